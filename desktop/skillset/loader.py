@@ -1,0 +1,184 @@
+"""Finds skills in their folders, works out which are usable, and renders them for the system prompt.
+
+Progressive loading: always-on skills are inlined, every other skill costs only a summary entry
+whose SKILL.md the model reads when it needs it. Parsed files are cached by path, mtime and size,
+so rebuilding the prompt every turn re-reads nothing unless a SKILL.md changed.
+"""
+
+from __future__ import annotations
+
+import functools
+import os
+import re
+import shutil
+from collections.abc import Callable, Collection, Sequence
+from dataclasses import dataclass
+from pathlib import Path
+from xml.sax.saxutils import escape
+
+from desktop.config import LoadedConfig, save_config
+from desktop.paths import bundled
+from desktop.skillset.frontmatter import SkillDoc, current_os, parse_skill
+
+SOURCES = ("workspace", "builtin", "user")  # highest precedence first
+_MENTION = re.compile(r"(?<![\w$])\$([A-Za-z0-9](?:[\w-]*[A-Za-z0-9])?)")
+
+SUMMARY_INTRO = (
+    "# Skills\n\n"
+    "Skills are instructions for specific tasks. Before using one, read its SKILL.md (<location>) with "
+    "read_file and follow it; read or run the files it mentions only when needed. When "
+    'available="false", <requires> says what is missing: tell the user how to install it, or work another way.'
+)
+ACTIVE_INTRO = "# Active skills\n\nThese skills are always on; follow them whenever they apply."
+
+
+@dataclass(frozen=True)
+class SkillStatus:
+    """One SKILL.md as a person managing skills sees it (the skills window and `skills list`)."""
+
+    doc: SkillDoc
+    source: str  # one of SOURCES
+    enabled: bool  # not in skills.disabled
+    missing: tuple[str, ...]  # unmet requirements: "CLI: gh", "ENV: TOKEN", "OS: darwin"
+    shadowed_by: str | None = None  # source of a same-named skill that takes precedence
+
+    @property
+    def name(self) -> str:
+        return self.doc.name
+
+    @property
+    def available(self) -> bool:
+        return not self.missing
+
+    @property
+    def in_effect(self) -> bool:
+        """Loaded, enabled and not overridden: the copy the agent uses."""
+        return self.doc.loadable and self.enabled and self.shadowed_by is None
+
+
+def skill_roots(workspace: Path) -> list[tuple[str, Path]]:
+    """The three skill folders in precedence order; missing folders are simply empty."""
+    return [("workspace", workspace / "skills"), ("builtin", bundled("skills")),
+            ("user", Path.home() / ".agents" / "skills")]
+
+
+class SkillsLoader:
+    """Skill discovery with a parse cache. Safe to call from worker threads (the cache is swapped,
+    never mutated in place)."""
+
+    def __init__(self, roots: Sequence[tuple[str, Path]],
+                 disabled: Callable[[], Collection[str]] = tuple) -> None:
+        self.roots = list(roots)
+        self._disabled = disabled  # read on every scan so toggles apply on the next turn
+        self._cache: dict[str, tuple[int, int, SkillDoc]] = {}  # SKILL.md path -> mtime_ns, size, parsed
+        self._rendered: tuple[tuple[object, ...], list[str]] = ((), [])
+
+    def scan(self) -> list[SkillStatus]:
+        """Every SKILL.md found, sorted by name then precedence; broken and shadowed ones included."""
+        disabled = set(self._disabled())
+        which = functools.cache(shutil.which)
+        cache: dict[str, tuple[int, int, SkillDoc]] = {}
+        old = self._cache
+        found: list[SkillStatus] = []
+        claimed: dict[str, str] = {}
+        for source, root in self.roots:
+            for path in _skill_files(root):
+                try:
+                    st = os.stat(path)
+                except OSError:
+                    continue  # a folder without SKILL.md is not a skill
+                hit = old.get(path)
+                if hit is not None and hit[0] == st.st_mtime_ns and hit[1] == st.st_size:
+                    doc = hit[2]
+                else:
+                    doc = parse_skill(Path(path))
+                cache[path] = (st.st_mtime_ns, st.st_size, doc)
+                shadow = claimed.get(doc.name) if doc.loadable else None
+                if doc.loadable and shadow is None:
+                    claimed[doc.name] = source
+                found.append(SkillStatus(doc, source, doc.name not in disabled, _missing(doc, which), shadow))
+        self._cache = cache
+        rank = {source: i for i, (source, _) in enumerate(self.roots)}
+        found.sort(key=lambda s: (s.name, rank[s.source]))
+        return found
+
+    def active(self) -> list[SkillStatus]:
+        """The skills the agent uses, by name."""
+        return [s for s in self.scan() if s.in_effect]
+
+    def prompt_sections(self) -> list[str]:
+        """The system prompt's skill sections: always-on bodies, then the summary of the rest.
+        Either is left out when it would be empty."""
+        shown = [s for s in self.active() if s.doc.model_invocable]
+        key = tuple((s.doc, s.missing) for s in shown)
+        if key == self._rendered[0]:
+            return list(self._rendered[1])
+        always = [s for s in shown if s.doc.always and s.available]
+        others = [s for s in shown if not (s.doc.always and s.available)]
+        sections = []
+        if always:
+            sections.append("\n\n".join([ACTIVE_INTRO, *(f"## Skill: {s.name}\n\n{s.doc.body}" for s in always)]))
+        if others:
+            sections.append(f"{SUMMARY_INTRO}\n\n{skills_xml(others)}")
+        self._rendered = (key, sections)
+        return list(sections)
+
+    def expand_mentions(self, text: str) -> str:
+        """Bodies of the skills named as `$name` in a user message, for that turn only ("" if none)."""
+        if "$" not in text:
+            return ""
+        wanted = dict.fromkeys(m.group(1) for m in _MENTION.finditer(text))
+        if not wanted:
+            return ""
+        by_name = {s.name: s for s in self.active()}
+        blocks = []
+        for name in wanted:
+            status = by_name.get(name)
+            if status is None:
+                continue
+            note = f" Its requirements are not met ({', '.join(status.missing)})." if status.missing else ""
+            blocks.append(f"[The user asked for skill ${name}; follow these instructions. Its folder is "
+                          f"{status.doc.path.parent}.{note}]\n\n{status.doc.body}")
+        return "\n\n".join(blocks)
+
+
+def skills_xml(statuses: Sequence[SkillStatus]) -> str:
+    """One line per skill: indentation would cost ~9 tokens a skill for nothing the model needs."""
+    lines = ["<skills>"]
+    for s in statuses:
+        requires = f"<requires>{escape(', '.join(s.missing))}</requires>" if s.missing else ""
+        lines.append(f'<skill available="{str(s.available).lower()}"><name>{escape(s.name)}</name>'
+                     f"<description>{escape(' '.join(s.doc.description.split()))}</description>"
+                     f"<location>{escape(str(s.doc.path))}</location>{requires}</skill>")
+    lines.append("</skills>")
+    return "\n".join(lines)
+
+
+def set_skill_enabled(loaded: LoadedConfig, name: str, enabled: bool) -> None:
+    """Add or remove `name` in skills.disabled and save config.yaml. The list is changed in place so
+    a loader reading it sees the change at once. Refused while config.yaml has problems, because
+    saving would replace the user's broken file with defaults."""
+    if loaded.broken:
+        raise ValueError(f"{loaded.path} has problems ({loaded.problems[0]}); fix it before changing skills")
+    disabled = loaded.config.skills.disabled
+    disabled[:] = [n for n in disabled if n != name] + ([] if enabled else [name])
+    save_config(loaded.path, loaded.config)
+
+
+def _skill_files(root: Path) -> list[str]:
+    """Candidate SKILL.md paths as plain strings: the warm scan stays cheap without pathlib objects."""
+    try:
+        with os.scandir(root) as entries:
+            return [e.path + os.sep + "SKILL.md" for e in entries if not e.name.startswith(".") and e.is_dir()]
+    except OSError:
+        return []
+
+
+def _missing(doc: SkillDoc, which: Callable[[str], str | None]) -> tuple[str, ...]:
+    if not (doc.bins or doc.env or doc.os):
+        return ()
+    missing = [f"CLI: {b}" for b in doc.bins if not which(b)]
+    missing += [f"ENV: {e}" for e in doc.env if not os.environ.get(e)]
+    if doc.os and current_os() not in doc.os:
+        missing.append(f"OS: {' or '.join(doc.os)}")
+    return tuple(missing)

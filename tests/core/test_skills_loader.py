@@ -1,0 +1,347 @@
+"""Skill discovery, frontmatter parsing, availability and the prompt sections, on real folders."""
+
+from __future__ import annotations
+
+import os
+import stat
+import sys
+from pathlib import Path
+
+import pytest
+import yaml
+
+from desktop.agent.context import ContextBuilder
+from desktop.agent.workspace import ensure_workspace
+from desktop.config import load_config
+from desktop.skillset.frontmatter import ERROR, WARNING, current_os
+from desktop.skillset.loader import SkillsLoader, SkillStatus, set_skill_enabled
+
+
+def make_skill(root: Path, folder: str, frontmatter: str, body: str = "Do the thing.\n") -> Path:
+    path = root / folder / "SKILL.md"
+    path.parent.mkdir(parents=True, exist_ok=True)
+    path.write_text(f"---\n{frontmatter.strip()}\n---\n{body}", encoding="utf-8")
+    return path
+
+
+def simple(name: str, description: str = "Does things. Use when asked.", extra: str = "") -> str:
+    return f"name: {name}\ndescription: {description}\n{extra}"
+
+
+@pytest.fixture
+def roots(tmp_path: Path) -> dict[str, Path]:
+    return {source: tmp_path / source for source in ("workspace", "builtin", "user")}
+
+
+def loader_for(roots: dict[str, Path], disabled: list[str] | None = None) -> SkillsLoader:
+    names = disabled if disabled is not None else []
+    return SkillsLoader(list(roots.items()), lambda: names)
+
+
+def one(loader: SkillsLoader, name: str) -> SkillStatus:
+    (status,) = [s for s in loader.scan() if s.name == name]
+    return status
+
+
+def messages(status: SkillStatus, level: str) -> list[str]:
+    return [d.message for d in status.doc.diagnostics if d.level == level]
+
+
+# --- frontmatter ---------------------------------------------------------------------------------
+
+def test_block_scalar_and_quoted_colons(roots: dict[str, Path]) -> None:
+    make_skill(roots["workspace"], "notes", "name: notes\ndescription: |-\n  Keeps notes.\n  Use when: the user says 'note'.\n")
+    make_skill(roots["workspace"], "quoted", 'name: quoted\ndescription: "Use when: a colon appears: twice"\n')
+    loader = loader_for(roots)
+    notes, quoted = one(loader, "notes"), one(loader, "quoted")
+    assert notes.doc.description == "Keeps notes.\nUse when: the user says 'note'."
+    assert quoted.doc.description == "Use when: a colon appears: twice"
+    assert notes.doc.diagnostics == () and quoted.doc.diagnostics == ()
+    summary = loader.prompt_sections()[-1]
+    assert "<description>Keeps notes. Use when: the user says 'note'.</description>" in summary
+
+
+def test_crlf_and_bom(roots: dict[str, Path]) -> None:
+    path = roots["workspace"] / "win" / "SKILL.md"
+    path.parent.mkdir(parents=True)
+    text = "---\r\nname: win\r\ndescription: Saved on Windows.\r\n---\r\n# Steps\r\n\r\nStep one.\r\n"
+    path.write_bytes(b"\xef\xbb\xbf" + text.encode())
+    status = one(loader_for(roots), "win")
+    assert status.doc.diagnostics == ()
+    assert status.doc.description == "Saved on Windows."
+    assert status.doc.body == "# Steps\n\nStep one."
+
+
+def test_metadata_as_json_string_mapping_and_openclaw_fallback(roots: dict[str, Path]) -> None:
+    ws = roots["workspace"]
+    make_skill(ws, "json-meta", simple("json-meta", extra='metadata: \'{"nanobot": {"emoji": "🐙", "always": true, '
+                                                           '"requires": {"bins": ["sh"]}, "homepage": "https://x.org"}}\''))
+    make_skill(ws, "yaml-meta", simple("yaml-meta", extra="metadata:\n  nanobot:\n    emoji: '🌤️'\n    requires:\n"
+                                                           "      env: [SOME_TOKEN]\n    install:\n"
+                                                           "      - 'brew install thing'\n"
+                                                           "      - {kind: apt, package: thing}\n"))
+    make_skill(ws, "claw", simple("claw", extra='metadata: {"openclaw": {"emoji": "🦞", "os": ["macos", "linux"]}}'))
+    make_skill(ws, "top-always", simple("top-always", extra="always: true"))
+    loader = loader_for(roots)
+    j, y, c, t = (one(loader, n).doc for n in ("json-meta", "yaml-meta", "claw", "top-always"))
+    assert (j.emoji, j.always, j.bins, j.homepage) == ("🐙", True, ("sh",), "https://x.org")
+    assert (y.emoji, y.env, y.install) == ("🌤️", ("SOME_TOKEN",), ("brew install thing", "apt thing"))
+    assert (c.emoji, c.os) == ("🦞", ("darwin", "linux"))
+    assert t.always is True
+    assert all(d.diagnostics == () for d in (j, y, c, t))
+
+
+def test_every_agent_skills_and_claude_field_is_tolerated(roots: dict[str, Path]) -> None:
+    make_skill(roots["workspace"], "full", """
+name: full
+description: Uses every field.
+license: Apache-2.0
+compatibility: Needs network access
+allowed-tools: Bash(git:*) Read
+disable-model-invocation: false
+user-invocable: true
+argument-hint: "[file]"
+model: sonnet
+context: fork
+hooks: {}
+metadata:
+  author: someone
+  version: "1.0"
+""")
+    status = one(loader_for(roots), "full")
+    assert status.doc.diagnostics == () and status.in_effect
+
+
+def test_broken_skills_are_skipped_with_a_diagnostic(roots: dict[str, Path]) -> None:
+    ws = roots["workspace"]
+    make_skill(ws, "no-desc", "name: no-desc")
+    make_skill(ws, "bad-yaml", "name: bad-yaml\ndescription: Use when: things happen")
+    make_skill(ws, "not-text", "name: not-text\ndescription: [1, 2]")
+    (ws / "no-front").mkdir()
+    (ws / "no-front" / "SKILL.md").write_text("# Just markdown\n", encoding="utf-8")
+    (ws / "latin1").mkdir()
+    (ws / "latin1" / "SKILL.md").write_bytes("---\nname: latin1\ndescription: Café\n---\nx\n".encode("latin-1"))
+    make_skill(ws, "huge", simple("huge"), body="x" * (1024 * 1024 + 1))
+    make_skill(ws, "fine", simple("fine"))
+    loader = loader_for(roots)
+    errors = {s.name: messages(s, ERROR) for s in loader.scan()}
+    assert "no description" in errors["no-desc"][0]
+    assert "not valid YAML at line 3" in errors["bad-yaml"][0] and "quotes" in errors["bad-yaml"][0]
+    assert "description must be text" in errors["not-text"][0]
+    assert "no frontmatter" in errors["no-front"][0]
+    assert "not UTF-8" in errors["latin1"][0]
+    assert "limit is 1,048,576" in errors["huge"][0]
+    assert errors["fine"] == []
+    assert [s.name for s in loader.active()] == ["fine"]
+    assert "<name>fine</name>" in loader.prompt_sections()[0]
+    assert "no-desc" not in "".join(loader.prompt_sections())
+
+
+@pytest.mark.parametrize(("folder", "name", "expected"), [
+    ("My_Skill", "My_Skill", "may use only a-z"),
+    ("lead", "-lead", "may use only a-z"),
+    ("trail", "trail-", "may use only a-z"),
+    ("dou--ble", "dou--ble", "may use only a-z"),
+    ("x" * 65, "x" * 65, "must be 1-64 characters"),
+    ("folder", "other", "does not match its folder 'folder'"),
+])
+def test_bad_names_load_with_a_warning(roots: dict[str, Path], folder: str, name: str, expected: str) -> None:
+    make_skill(roots["workspace"], folder, f"name: '{name}'\ndescription: Fine otherwise.")
+    status = one(loader_for(roots), folder)
+    assert status.in_effect
+    assert any(expected in m for m in messages(status, WARNING)), messages(status, WARNING)
+    assert messages(status, ERROR) == []
+
+
+def test_long_description_and_missing_name_warn(roots: dict[str, Path]) -> None:
+    make_skill(roots["workspace"], "wordy", simple("wordy", description="a" * 1025))
+    make_skill(roots["workspace"], "anon", "description: No name given.")
+    loader = loader_for(roots)
+    assert messages(one(loader, "wordy"), WARNING) == ["description is 1025 characters; keep it under 1024"]
+    assert messages(one(loader, "anon"), WARNING) == ["no 'name' field: using the folder name"]
+    assert {s.name for s in loader.active()} == {"wordy", "anon"}
+
+
+# --- sources, precedence, disabled ---------------------------------------------------------------
+
+def test_workspace_overrides_builtin_overrides_user(roots: dict[str, Path]) -> None:
+    for source in ("workspace", "builtin", "user"):
+        make_skill(roots[source], "shared", simple("shared", description=f"The {source} copy."))
+    make_skill(roots["builtin"], "shipped", simple("shipped"))
+    make_skill(roots["user"], "mine", simple("mine"))
+    loader = loader_for(roots)
+    shared = [s for s in loader.scan() if s.name == "shared"]
+    assert [(s.source, s.shadowed_by) for s in shared] == [("workspace", None), ("builtin", "workspace"),
+                                                         ("user", "workspace")]
+    assert {s.name: s.source for s in loader.active()} == {"shared": "workspace", "shipped": "builtin", "mine": "user"}
+    summary = loader.prompt_sections()[-1]
+    assert "The workspace copy." in summary and "The builtin copy." not in summary
+    assert str(roots["workspace"] / "shared" / "SKILL.md") in summary
+
+
+def test_a_broken_override_does_not_hide_the_working_skill(roots: dict[str, Path]) -> None:
+    make_skill(roots["workspace"], "shared", "name: shared")
+    make_skill(roots["builtin"], "shared", simple("shared", description="Built-in copy."))
+    loader = loader_for(roots)
+    assert [(s.source, s.in_effect) for s in loader.scan()] == [("workspace", False), ("builtin", True)]
+
+
+def test_missing_roots_folders_without_skill_md_and_hidden_folders_are_ignored(roots: dict[str, Path]) -> None:
+    (roots["workspace"] / "empty-folder").mkdir(parents=True)
+    make_skill(roots["workspace"], ".hidden", simple(".hidden"))
+    (roots["workspace"] / "README.md").write_text("not a skill")
+    loader = loader_for(roots)
+    assert loader.scan() == [] and loader.prompt_sections() == []
+
+
+def test_disabled_skills_are_hidden_and_toggle_through_config(roots: dict[str, Path], tmp_path: Path) -> None:
+    make_skill(roots["builtin"], "weather", simple("weather"))
+    make_skill(roots["builtin"], "github", simple("github"))
+    config_path = tmp_path / "config.yaml"
+    config_path.write_text("skills:\n  disabled: [weather]\n", encoding="utf-8")
+    loaded = load_config(config_path)
+    loader = SkillsLoader(list(roots.items()), lambda: loaded.config.skills.disabled)
+    assert [(s.name, s.enabled) for s in loader.scan()] == [("github", True), ("weather", False)]
+    assert "weather" not in loader.prompt_sections()[0]
+    assert loader.expand_mentions("try $weather") == ""
+
+    set_skill_enabled(loaded, "weather", True)
+    set_skill_enabled(loaded, "github", False)
+    assert "<name>weather</name>" in loader.prompt_sections()[0]
+    assert "<name>github</name>" not in loader.prompt_sections()[0]
+    assert yaml.safe_load(config_path.read_text(encoding="utf-8"))["skills"]["disabled"] == ["github"]
+
+
+def test_toggling_refuses_to_overwrite_a_broken_config(tmp_path: Path) -> None:
+    config_path = tmp_path / "config.yaml"
+    original = "skills:\n  disabled: [weather]\ntypo_key: 1\n"
+    config_path.write_text(original, encoding="utf-8")
+    loaded = load_config(config_path)
+    with pytest.raises(ValueError, match="fix it before changing skills"):
+        set_skill_enabled(loaded, "github", False)
+    assert config_path.read_text(encoding="utf-8") == original
+
+
+# --- availability and the summary ----------------------------------------------------------------
+
+def fake_program(folder: Path, name: str) -> None:
+    folder.mkdir(parents=True, exist_ok=True)
+    program = folder / (f"{name}.bat" if sys.platform == "win32" else name)
+    program.write_text("@echo off\n" if sys.platform == "win32" else "#!/bin/sh\n")
+    program.chmod(program.stat().st_mode | stat.S_IXUSR)
+
+
+def test_availability_from_bins_env_and_os(roots: dict[str, Path], tmp_path: Path,
+                                           monkeypatch: pytest.MonkeyPatch) -> None:
+    bin_dir = tmp_path / "bin"
+    fake_program(bin_dir, "present-tool")
+    monkeypatch.setenv("PATH", f"{bin_dir}{os.pathsep}{os.environ.get('PATH', '')}")
+    monkeypatch.setenv("SET_TOKEN", "x")
+    monkeypatch.delenv("UNSET_TOKEN", raising=False)
+    other_os = "windows" if current_os() != "windows" else "linux"
+    here = {"darwin": "macos", "linux": "linux", "windows": "windows"}[current_os()]
+    ws = roots["workspace"]
+    make_skill(ws, "ready", simple("ready", extra="metadata: {nanobot: {requires: {bins: [present-tool], "
+                                                  f"env: [SET_TOKEN]}}, os: [{here}]}}}}"))
+    make_skill(ws, "needy", simple("needy", extra="metadata: {nanobot: {requires: {bins: [present-tool, "
+                                                  f"absent-tool-xyz], env: [UNSET_TOKEN]}}, os: [{other_os}]}}}}"))
+    loader = loader_for(roots)
+    ready, needy = one(loader, "ready"), one(loader, "needy")
+    assert ready.available and ready.missing == ()
+    assert needy.missing == ("CLI: absent-tool-xyz", "ENV: UNSET_TOKEN", f"OS: {other_os}")
+    summary = loader.prompt_sections()[-1]
+    assert '<skill available="true"><name>ready</name>' in summary
+    assert '<skill available="false"><name>needy</name>' in summary
+    assert f"<requires>CLI: absent-tool-xyz, ENV: UNSET_TOKEN, OS: {other_os}</requires>" in summary
+    assert summary.count("</requires>") == 1
+
+    monkeypatch.setenv("UNSET_TOKEN", "now set")  # picked up on the next build, no restart
+    assert "ENV: UNSET_TOKEN" not in loader.prompt_sections()[-1]
+
+
+def test_always_on_skills_are_inlined_only_when_available(roots: dict[str, Path]) -> None:
+    ws = roots["workspace"]
+    make_skill(ws, "house-rules", simple("house-rules", extra="metadata: {nanobot: {always: true}}"),
+               body="Always answer in haiku.\n")
+    make_skill(ws, "needs-tool", simple("needs-tool", extra="metadata: {nanobot: {always: true, requires: "
+                                                            "{bins: [absent-tool-xyz]}}}"), body="Tool body.\n")
+    make_skill(ws, "on-demand", simple("on-demand"), body="On-demand body.\n")
+    active, summary = loader_for(roots).prompt_sections()
+    assert active.startswith("# Active skills")
+    assert "Always answer in haiku." in active and "---\nname" not in active
+    assert "Tool body." not in active and "On-demand body." not in summary
+    assert "<name>needs-tool</name>" in summary and "<name>house-rules</name>" not in summary
+    assert "read_file" in summary
+
+
+def test_summary_text_is_xml_escaped(roots: dict[str, Path]) -> None:
+    make_skill(roots["workspace"], "a&b", "name: a&b\ndescription: 'Turns <b>bold</b> & \"quotes\" into </skill>'")
+    summary = loader_for(roots).prompt_sections()[0]
+    assert "<name>a&amp;b</name>" in summary
+    assert "Turns &lt;b&gt;bold&lt;/b&gt; &amp; \"quotes\" into &lt;/skill&gt;" in summary
+    assert str(roots["workspace"] / "a&b").replace("&", "&amp;") in summary
+    assert summary.count("</skill>") == 1
+
+
+def test_model_invocation_disabled_keeps_skill_out_of_the_prompt_but_mentionable(roots: dict[str, Path]) -> None:
+    make_skill(roots["workspace"], "deploy", simple("deploy", extra="disable-model-invocation: true"),
+               body="Deploy steps.\n")
+    loader = loader_for(roots)
+    assert loader.prompt_sections() == []
+    assert "Deploy steps." in loader.expand_mentions("run $deploy now")
+
+
+# --- cache ---------------------------------------------------------------------------------------
+
+def test_warm_rebuild_reuses_parsed_files_and_a_changed_file_is_picked_up(roots: dict[str, Path]) -> None:
+    path = make_skill(roots["workspace"], "cached", simple("cached", description="First version."))
+    loader = loader_for(roots)
+    assert "First version." in loader.prompt_sections()[0]
+
+    before = path.stat()
+    path.write_text(path.read_text(encoding="utf-8").replace("First", "Other"), encoding="utf-8")
+    os.utime(path, ns=(before.st_atime_ns, before.st_mtime_ns))  # same size and mtime: cache still valid
+    assert "First version." in loader.prompt_sections()[0], "a warm rebuild must not re-read the file"
+
+    os.utime(path, ns=(before.st_atime_ns, before.st_mtime_ns + 1_000_000))
+    assert "Other version." in loader.prompt_sections()[0]
+
+    path.write_text(path.read_text(encoding="utf-8").replace("Other version.", "Third, longer version."),
+                    encoding="utf-8")
+    assert "Third, longer version." in loader.prompt_sections()[0]
+    path.unlink()
+    assert loader.prompt_sections() == []
+
+
+# --- $skill mentions -----------------------------------------------------------------------------
+
+def test_mentions_inline_known_skills_once(roots: dict[str, Path]) -> None:
+    make_skill(roots["builtin"], "weather", simple("weather", extra="metadata: {nanobot: {requires: "
+                                                                    "{bins: [absent-tool-xyz]}}}"),
+               body="Weather steps.\n")
+    make_skill(roots["builtin"], "github", simple("github"), body="GitHub steps.\n")
+    loader = loader_for(roots)
+    text = loader.expand_mentions("Use $weather, then $github and $weather again; it costs $5 or $HOME")
+    assert text.count("Weather steps.") == 1 and text.index("Weather steps.") < text.index("GitHub steps.")
+    assert "requirements are not met (CLI: absent-tool-xyz)" in text
+    assert str(roots["builtin"] / "weather") in text
+    assert loader.expand_mentions("no mention here, US$weather either") == ""
+
+
+# --- the system prompt ---------------------------------------------------------------------------
+
+def test_system_prompt_sections_in_order(roots: dict[str, Path]) -> None:
+    workspace = roots["workspace"].parent / "ws"
+    ensure_workspace(workspace)
+    (workspace / "AGENTS.md").write_text("Agent rules here.", encoding="utf-8")
+    (workspace / "memory" / "MEMORY.md").write_text("The user likes tea.", encoding="utf-8")
+    make_skill(workspace / "skills", "rules", simple("rules", extra="always: true"), body="Rule body.\n")
+    make_skill(roots["builtin"], "weather", simple("weather"))
+    skills = SkillsLoader([("workspace", workspace / "skills"), ("builtin", roots["builtin"])])
+    prompt = ContextBuilder(workspace, skills).system_prompt()
+    order = [prompt.index(marker) for marker in ("# Nanobot", "Agent rules here.", "# Memory", "The user likes tea.",
+                                                 "# Active skills", "Rule body.", "# Skills", "<name>weather</name>")]
+    assert order == sorted(order)
+
+    plain = ContextBuilder(workspace, SkillsLoader([])).system_prompt()
+    assert "# Active skills" not in plain and "<skills>" not in plain and plain.endswith("The user likes tea.")
