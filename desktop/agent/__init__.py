@@ -1,0 +1,1 @@
+"""The agent core: context, runner and loop. Plain asyncio; never imports Qt."""

@@ -1,0 +1,102 @@
+"""Slash commands: handled by the loop itself, never sent to the model."""
+
+from __future__ import annotations
+
+from collections.abc import Awaitable, Callable
+from dataclasses import dataclass
+from typing import TYPE_CHECKING
+
+from desktop.bus import InboundMessage
+from desktop.session import Session
+
+if TYPE_CHECKING:
+    from desktop.agent.loop import AgentLoop
+
+
+@dataclass
+class CommandContext:
+    loop: AgentLoop
+    session: Session
+    message: InboundMessage
+
+    @property
+    def args(self) -> str:
+        parts = self.message.content.strip().split(maxsplit=1)
+        return parts[1] if len(parts) > 1 else ""
+
+
+Handler = Callable[[CommandContext], Awaitable[str]]
+
+
+@dataclass
+class Command:
+    name: str
+    summary: str
+    handler: Handler
+    immediate: bool = False  # answered at once even while the session's turn runs
+
+
+class Commands:
+    """The table of slash commands; features (memory, subagents) add their own with `add`."""
+
+    def __init__(self) -> None:
+        self._table: dict[str, Command] = {}
+        self.add(Command("/new", "start a new conversation (the old one is archived to memory)", _new))
+        self.add(Command("/stop", "stop the running turn (the partial answer is kept)", _never_called))
+        self.add(Command("/help", "list the commands", _help, immediate=True))
+        self.add(Command("/status", "model, context use and running tasks", _status, immediate=True))
+        self.add(Command("/model", "show or switch the model: /model NAME", _model))
+
+    def add(self, command: Command) -> None:
+        self._table[command.name] = command
+
+    @property
+    def immediate(self) -> set[str]:
+        return {name for name, c in self._table.items() if c.immediate}
+
+    def all(self) -> list[Command]:
+        return list(self._table.values())
+
+    def name_of(self, content: str) -> str | None:
+        word = content.strip().split(maxsplit=1)[0].lower() if content.strip() else ""
+        return word if word in self._table else None
+
+    async def run(self, name: str, ctx: CommandContext) -> str:
+        return await self._table[name].handler(ctx)
+
+
+async def _never_called(ctx: CommandContext) -> str:
+    raise AssertionError("/stop is handled by the loop's dispatcher")
+
+
+async def _new(ctx: CommandContext) -> str:
+    hooks = ctx.loop.before_clear
+    for hook in hooks:
+        await hook(ctx.session)
+    await ctx.loop.sessions.clear(ctx.session)
+    return "Started a new conversation."
+
+
+async def _help(ctx: CommandContext) -> str:
+    lines = [f"{c.name} — {c.summary}" for c in ctx.loop.commands.all()]
+    return "Commands:\n" + "\n".join(lines)
+
+
+async def _status(ctx: CommandContext) -> str:
+    loop = ctx.loop
+    config = loop.config
+    history = ctx.session.history()
+    estimate = loop.estimate_tokens(history)
+    running = loop.busy_sessions
+    return (f"Model: {config.model or '(not configured)'}\n"
+            f"Context: about {estimate:,} of {config.context_window_tokens:,} tokens "
+            f"({len(history)} messages since the last consolidation)\n"
+            f"Running: {', '.join(running) if running else 'nothing'}")
+
+
+async def _model(ctx: CommandContext) -> str:
+    name = ctx.args.strip()
+    if not name:
+        return f"Current model: {ctx.loop.config.model or '(not configured)'}"
+    ctx.loop.config.model = name
+    return f"Model switched to {name} for this run of the app (set `model` in config.yaml to keep it)."

@@ -1,0 +1,87 @@
+"""Builds what the model sees: a stable system prompt plus the history and the new user message."""
+
+from __future__ import annotations
+
+import base64
+import mimetypes
+import platform
+import sys
+from datetime import datetime
+from pathlib import Path
+from string import Template
+from typing import Any
+
+from desktop.agent.workspace import BOOTSTRAP_FILES, is_untouched_template
+from desktop.paths import bundled
+from desktop.skillset.loader import SkillsLoader
+
+SEPARATOR = "\n\n---\n\n"
+
+
+def prompt_text(name: str, workspace: Path) -> str:
+    """A prompt file from resources/prompts, unless the user overrides it in <workspace>/prompts."""
+    override = workspace / "prompts" / name
+    if override.is_file():
+        return override.read_text(encoding="utf-8")
+    return (bundled("resources") / "prompts" / name).read_text(encoding="utf-8")
+
+
+class ContextBuilder:
+    def __init__(self, workspace: Path, skills: SkillsLoader | None = None) -> None:
+        self.workspace = workspace
+        self.skills = skills
+
+    def system_prompt(self) -> str:
+        """Identity, bootstrap files, memory, skills. Stable across turns for caching."""
+        parts = [self._identity()]
+        for name in BOOTSTRAP_FILES:
+            path = self.workspace / name
+            if path.is_file() and not is_untouched_template(path):
+                parts.append(f"## {name}\n\n{path.read_text(encoding='utf-8').strip()}")
+        memory = self.workspace / "memory" / "MEMORY.md"
+        if memory.is_file() and not is_untouched_template(memory):
+            parts.append(f"# Memory\n\n{memory.read_text(encoding='utf-8').strip()}")
+        if self.skills is not None:
+            parts.extend(self.skills.prompt_sections())
+        return SEPARATOR.join(parts)
+
+    def build_messages(self, history: list[dict[str, Any]], content: str, *, channel: str, chat_id: str,
+                       media: list[str] | None = None) -> list[dict[str, Any]]:
+        runtime = runtime_block(channel, chat_id)
+        mentioned = self.skills.expand_mentions(content) if self.skills is not None else ""
+        if mentioned:  # `$skill-name` inlines that skill for this turn only (never saved in the session)
+            runtime = f"{runtime}\n\n{mentioned}"
+        return [{"role": "system", "content": self.system_prompt()}, *history,
+                {"role": "user", "content": user_content(f"{runtime}\n\n{content}", media or [])}]
+
+    def _identity(self) -> str:
+        runtime = (f"{platform.system()} {platform.release()} ({platform.machine()}), "
+                   f"Python {sys.version.split()[0]}")
+        return Template(prompt_text("identity.md", self.workspace)).safe_substitute(
+            workspace=str(self.workspace), runtime=runtime).strip()
+
+
+def runtime_block(channel: str, chat_id: str) -> str:
+    """Volatile facts ride on the user message so the system prompt stays cacheable."""
+    now = datetime.now().astimezone()
+    return (f"[Runtime context: metadata, not instructions]\n"
+            f"Current time: {now:%Y-%m-%d %H:%M (%A)} {now.tzname()}\nChannel: {channel}:{chat_id}")
+
+
+def user_content(text: str, media: list[str]) -> str | list[dict[str, Any]]:
+    """Images become image parts; other attachments are named by path for the file tools."""
+    images: list[dict[str, Any]] = []
+    others: list[str] = []
+    for item in media:
+        mime = mimetypes.guess_type(item)[0] or ""
+        path = Path(item)
+        if mime.startswith("image/") and path.is_file():
+            data = base64.b64encode(path.read_bytes()).decode()
+            images.append({"type": "image_url", "image_url": {"url": f"data:{mime};base64,{data}"}})
+        else:
+            others.append(item)
+    if others:
+        text += "\n\nAttached files:\n" + "\n".join(f"- {p}" for p in others)
+    if not images:
+        return text
+    return [{"type": "text", "text": text}, *images]

@@ -1,0 +1,206 @@
+"""The agent loop: drains the inbound queue and runs turns (serial per session, bounded overall)."""
+
+from __future__ import annotations
+
+import asyncio
+import logging
+from collections import deque
+from collections.abc import Awaitable, Callable
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any
+from urllib.parse import quote
+
+from desktop.agent.commands import CommandContext, Commands
+from desktop.agent.context import ContextBuilder
+from desktop.agent.runner import Runner, output_text
+from desktop.atomic import atomic_write_text
+from desktop.bus import InboundMessage, MessageBus, OutboundMessage, TurnError, TurnFinished, TurnStarted
+from desktop.config import Config
+from desktop.providers.llm import LLMProvider, ProviderError
+from desktop.session import Session, SessionStore
+from desktop.tools.base import ToolContext
+from desktop.tokens import estimate_messages
+from desktop.tools.registry import ToolRegistry
+
+log = logging.getLogger(__name__)
+
+HISTORY_PREVIEW = 500
+FAILED_PLACEHOLDER = "(No reply: the model request failed.)"
+AfterTurn = Callable[[Session], Awaitable[None]]
+
+
+@dataclass
+class _SessionState:
+    pending: deque[InboundMessage] = field(default_factory=deque)
+    injected: list[InboundMessage] = field(default_factory=list)
+    worker: asyncio.Task[None] | None = None
+    turn: asyncio.Task[None] | None = None
+
+
+class AgentLoop:
+    """All decisions about inbound messages pass through `dispatch`, called from one `while` in `run`."""
+
+    def __init__(self, config: Config, bus: MessageBus, provider: LLMProvider, tools: ToolRegistry,
+                 sessions: SessionStore, context: ContextBuilder, tool_outputs_dir: Path) -> None:
+        self.config = config
+        self.bus = bus
+        self.provider = provider
+        self.tools = tools
+        self.sessions = sessions
+        self.context = context
+        self.tool_outputs_dir = tool_outputs_dir
+        self.commands = Commands()
+        self.after_turn: list[AfterTurn] = []  # background work once a reply is delivered (memory)
+        self.before_clear: list[AfterTurn] = []  # run by /new before a session is emptied
+        self._states: dict[str, _SessionState] = {}
+        self._gate = asyncio.Semaphore(config.max_concurrent_turns)
+        self._background: set[asyncio.Task[Any]] = set()
+
+    async def run(self) -> None:
+        while True:
+            self.dispatch(await self.bus.inbound.get())
+
+    def dispatch(self, msg: InboundMessage) -> None:
+        key = msg.session_key
+        state = self._states.setdefault(key, _SessionState())
+        name = self.commands.name_of(msg.content)
+        if name == "/stop":
+            self._stop(key, state)
+            return
+        if name == "/new" and state.turn is not None:
+            state.turn.cancel()  # a new conversation replaces the running one
+        if name in self.commands.immediate:
+            self.spawn(self._command(msg, name))
+        elif state.turn is not None and not name:
+            state.injected.append(msg)  # the running turn picks it up after its next tool step
+        else:
+            state.pending.append(msg)
+            if state.worker is None:
+                state.worker = self.spawn(self._drain(key, state))
+
+    @property
+    def busy_sessions(self) -> list[str]:
+        return [k for k, s in self._states.items() if s.turn is not None]
+
+    def estimate_tokens(self, history: list[dict[str, Any]]) -> int:
+        system = {"role": "system", "content": self.context.system_prompt()}
+        return estimate_messages([system, *history], self.config.model)
+
+    def spawn(self, coro: Awaitable[Any]) -> asyncio.Task[Any]:
+        """Start background work that is kept referenced until done."""
+        task = asyncio.ensure_future(coro)
+        self._background.add(task)
+        task.add_done_callback(self._background.discard)
+        return task
+
+    async def shutdown(self, grace: float = 2.0) -> None:
+        """Let running turns finish saving for a moment, then cancel the rest."""
+        turns = [s.turn for s in self._states.values() if s.turn is not None]
+        if turns:
+            await asyncio.wait(turns, timeout=grace)
+        for task in list(self._background):
+            task.cancel()
+        if self._background:
+            await asyncio.wait(list(self._background), timeout=grace)
+
+    def _stop(self, key: str, state: _SessionState) -> None:
+        state.pending.clear()
+        if state.turn is not None:
+            state.turn.cancel()
+        else:
+            self.bus.publish(OutboundMessage(key, "Nothing is running."))
+
+    async def _drain(self, key: str, state: _SessionState) -> None:
+        try:
+            while state.pending:
+                msg = state.pending.popleft()
+                async with self._gate:
+                    state.turn = asyncio.ensure_future(self._turn(msg, state))
+                    try:
+                        await state.turn
+                    except asyncio.CancelledError:
+                        current = asyncio.current_task()
+                        if current is not None and current.cancelling():
+                            raise
+                    finally:
+                        state.turn = None
+                        leftovers, state.injected = state.injected, []
+                        state.pending.extendleft(reversed(leftovers))
+        finally:
+            state.worker = None
+
+    async def _command(self, msg: InboundMessage, name: str) -> None:
+        session = await self.sessions.load(msg.session_key)
+        reply = await self.commands.run(name, CommandContext(self, session, msg))
+        self.bus.publish(OutboundMessage(session.key, reply, {"command": name}))
+        self.bus.publish(TurnFinished(session.key, reply))
+
+    async def _turn(self, msg: InboundMessage, state: _SessionState) -> None:
+        name = self.commands.name_of(msg.content)
+        if name:
+            await self._command(msg, name)
+            return
+        session = await self.sessions.load(msg.session_key)
+        key = session.key
+        self.bus.publish(TurnStarted(key))
+        user = {"role": "user", "content": msg.content}
+        if msg.media:
+            user["media"] = list(msg.media)
+        history = session.history()
+        await self.sessions.append(session, user)  # saved before the model is called
+        if not session.metadata.get("title"):
+            session.metadata["title"] = _title_from(msg.content)
+        messages = await asyncio.to_thread(self.context.build_messages, history, msg.content,
+                                           channel=msg.channel, chat_id=msg.chat_id, media=msg.media)
+        ctx = ToolContext(key, msg.channel, msg.chat_id, self.bus.publish)
+        runner = Runner(self.provider, self.tools, self.bus, self.config.max_iterations)
+
+        async def record(message: dict[str, Any]) -> None:
+            await self.sessions.append(session, await self._for_history(key, message))
+
+        def take_injected() -> list[str]:
+            taken, state.injected = state.injected, []
+            return [m.content for m in taken]
+
+        try:
+            result = await runner.run(messages, ctx, record, take_injected)
+        except asyncio.CancelledError:
+            self.bus.publish(TurnFinished(key, _last_partial(session), stopped=True))
+            raise
+        except ProviderError as exc:
+            await self.sessions.append(session, {"role": "assistant", "content": FAILED_PLACEHOLDER,
+                                                 "failed": True})
+            self.bus.publish(TurnError(key, str(exc)))
+            return
+        except Exception as exc:  # a bug must end the turn visibly, not hang the session
+            log.exception("turn failed in %s", key)
+            self.bus.publish(TurnError(key, f"Internal error: {type(exc).__name__}: {exc}"))
+            return
+        self.bus.publish(OutboundMessage(key, result.content))
+        self.bus.publish(TurnFinished(key, result.content))
+        for hook in self.after_turn:
+            self.spawn(hook(session))
+
+    async def _for_history(self, key: str, message: dict[str, Any]) -> dict[str, Any]:
+        """Tool results keep a short preview in history; the full text goes to a file it points to."""
+        if message.get("role") != "tool":
+            return message
+        text = output_text(message["content"])
+        if len(text) <= HISTORY_PREVIEW and isinstance(message["content"], str):
+            return message
+        path = self.tool_outputs_dir / quote(key, safe="") / f"{quote(message['tool_call_id'], safe='')}.txt"
+        await asyncio.to_thread(atomic_write_text, path, text)
+        preview = (f"{text[:HISTORY_PREVIEW]}\n... [{len(text)} characters in all; "
+                   f"full output saved at {path}]")
+        return {**message, "content": preview, "full_output": str(path)}
+
+
+def _title_from(content: str) -> str:
+    line = content.strip().splitlines()[0] if content.strip() else "New chat"
+    return line[:60] + ("…" if len(line) > 60 else "")
+
+
+def _last_partial(session: Session) -> str:
+    last = session.messages[-1] if session.messages else {}
+    return str(last.get("content") or "") if last.get("role") == "assistant" else ""

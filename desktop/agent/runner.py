@@ -1,0 +1,135 @@
+"""One turn's ReAct loop: call the model, run the tools it asks for, repeat until it answers."""
+
+from __future__ import annotations
+
+import asyncio
+import json
+import time
+from collections.abc import Awaitable, Callable
+from dataclasses import dataclass
+from typing import Any
+
+from desktop.bus import MessageBus, ReasoningDelta, TextDelta, ToolFinished, ToolStarted
+from desktop.providers.llm import LLMProvider, LLMResponse, ProviderError
+from desktop.tools.base import ToolContext, ToolOutput, cap_text
+from desktop.tools.registry import ToolRegistry
+
+MODEL_RESULT_CAP = 16_000
+INTERRUPTED = "Interrupted: the user stopped this turn before the tool finished."
+LIMIT_NOTE = ("You have used every tool step allowed for this turn. Without calling tools, tell the user "
+              "briefly what was done and what remains.")
+
+Record = Callable[[dict[str, Any]], Awaitable[None]]
+Injected = Callable[[], list[str]]
+
+
+@dataclass
+class TurnResult:
+    content: str
+    iterations: int
+
+
+class Runner:
+    def __init__(self, provider: LLMProvider, tools: ToolRegistry, bus: MessageBus, max_iterations: int) -> None:
+        self.provider = provider
+        self.tools = tools
+        self.bus = bus
+        self.max_iterations = max_iterations
+
+    async def run(self, messages: list[dict[str, Any]], ctx: ToolContext, record: Record,
+                  take_injected: Injected = lambda: []) -> TurnResult:
+        """Run until a final answer. `record` persists each new message the moment it is complete;
+        on cancellation (/stop) the partial answer and 'interrupted' tool results are recorded too."""
+        key = ctx.session_key
+        partial: list[str] = []
+        open_calls: list[dict[str, Any]] = []
+        try:
+            for iteration in range(1, self.max_iterations + 1):
+                partial.clear()
+                response = await self.provider.chat(
+                    messages, self.tools.schemas() or None,
+                    on_text=lambda s: (partial.append(s), self.bus.publish(TextDelta(key, s))),
+                    on_reasoning=lambda s: self.bus.publish(ReasoningDelta(key, s)))
+                if not response.tool_calls:
+                    await self._add(messages, record, assistant_message(response))
+                    return TurnResult(response.content, iteration)
+                assistant = assistant_message(response)
+                open_calls = list(assistant["tool_calls"])
+                await self._add(messages, record, assistant)
+                while open_calls:
+                    call = open_calls[0]
+                    result = await self._run_tool(call, ctx)
+                    open_calls.pop(0)
+                    await self._add(messages, record, result)
+                for text in take_injected():
+                    await self._add(messages, record, {"role": "user", "content": text})
+            return TurnResult(await self._limit_summary(messages, record, key), self.max_iterations)
+        except asyncio.CancelledError:
+            if open_calls:
+                for call in open_calls:
+                    await record(tool_message(call, INTERRUPTED))
+            elif partial:
+                await record({"role": "assistant", "content": "".join(partial), "stopped": True})
+            raise
+
+    async def _run_tool(self, call: dict[str, Any], ctx: ToolContext) -> dict[str, Any]:
+        fn = call["function"]
+        started = time.monotonic()
+        self.bus.publish(ToolStarted(ctx.session_key, call["id"], fn["name"], _loose_args(fn["arguments"])))
+        outcome = await self.tools.run(fn["name"], fn["arguments"], ctx)
+        text = output_text(outcome.output)
+        self.bus.publish(ToolFinished(ctx.session_key, call["id"], fn["name"], text, outcome.ok,
+                                      time.monotonic() - started))
+        message = tool_message(call, outcome.output if isinstance(outcome.output, list)
+                               else cap_text(text, MODEL_RESULT_CAP))
+        message["ok"] = outcome.ok
+        return message
+
+    async def _limit_summary(self, messages: list[dict[str, Any]], record: Record, key: str) -> str:
+        try:
+            response = await self.provider.chat(
+                [*messages, {"role": "user", "content": LIMIT_NOTE}],
+                on_text=lambda s: self.bus.publish(TextDelta(key, s)))
+            content = response.content
+        except ProviderError:
+            content = ""
+        if not content:
+            content = (f"I stopped after {self.max_iterations} tool steps, the most allowed for one turn, "
+                       "before finishing. Ask me to continue if you want me to go on.")
+        await self._add(messages, record, {"role": "assistant", "content": content})
+        return content
+
+    @staticmethod
+    async def _add(messages: list[dict[str, Any]], record: Record, message: dict[str, Any]) -> None:
+        messages.append({k: v for k, v in message.items() if k not in ("ok", "stopped")})
+        await record(message)
+
+
+def assistant_message(response: LLMResponse) -> dict[str, Any]:
+    message: dict[str, Any] = {"role": "assistant", "content": response.content or None}
+    if response.tool_calls:
+        message["tool_calls"] = [{"id": c.id, "type": "function",
+                                  "function": {"name": c.name, "arguments": c.arguments}}
+                                 for c in response.tool_calls]
+    if response.reasoning:
+        message["reasoning_content"] = response.reasoning
+    return message
+
+
+def tool_message(call: dict[str, Any], content: ToolOutput) -> dict[str, Any]:
+    return {"role": "tool", "tool_call_id": call["id"], "name": call["function"]["name"], "content": content}
+
+
+def output_text(output: ToolOutput) -> str:
+    if isinstance(output, str):
+        return output
+    return "\n".join(p.get("text", f"[{p.get('type', 'content')}]") for p in output)
+
+
+def _loose_args(raw: str) -> dict[str, Any]:
+    """Arguments for display: parsed when possible, raw text otherwise."""
+    try:
+        value = json.loads(raw) if raw.strip() else {}
+    except json.JSONDecodeError:
+        return {"_raw": raw}
+    return value if isinstance(value, dict) else {"_raw": raw}

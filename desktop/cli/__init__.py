@@ -1,0 +1,36 @@
+"""Command line: `nanobot-tray` starts the tray app; subcommands work headless."""
+
+from __future__ import annotations
+
+import argparse
+import logging
+import sys
+
+from desktop import __version__
+from desktop.cli import agent_cmd, doctor_cmd, keys_cmd, skills_cmd
+
+# Each subcommand module offers `add_parser(subparsers)` and sets `func` on its parser.
+SUBCOMMANDS = [agent_cmd, keys_cmd, doctor_cmd, skills_cmd]
+
+
+def build_parser() -> argparse.ArgumentParser:
+    parser = argparse.ArgumentParser(prog="nanobot-tray", description="A personal AI assistant in your system tray.")
+    parser.add_argument("--version", action="version", version=f"nanobot-tray {__version__}")
+    parser.add_argument("--quick", nargs="?", const="", metavar="TEXT",
+                        help="open the quick prompt in the running app (optionally pre-filled)")
+    parser.add_argument("-v", "--verbose", action="store_true", help="log debug details to stderr")
+    sub = parser.add_subparsers(dest="command", metavar="COMMAND")
+    for module in SUBCOMMANDS:
+        module.add_parser(sub)
+    return parser
+
+
+def main(argv: list[str] | None = None) -> int:
+    args = build_parser().parse_args(argv)
+    logging.basicConfig(level=logging.DEBUG if args.verbose else logging.WARNING,
+                        format="%(levelname)s %(name)s: %(message)s", stream=sys.stderr)
+    if args.command is None:
+        from desktop.app import run_app
+
+        return run_app(args)
+    return int(args.func(args) or 0)

@@ -1,0 +1,138 @@
+"""`nanobot-tray agent`: one turn (`-m`) or an interactive terminal chat, headless."""
+
+from __future__ import annotations
+
+import argparse
+import asyncio
+import contextlib
+import json
+import signal
+import sys
+
+from desktop.bus import (Event, InboundMessage, OutboundMessage, TextDelta, ToolFinished, ToolStarted, TurnError,
+                         TurnFinished)
+from desktop.core import Core, build_core
+
+
+def add_parser(sub: argparse._SubParsersAction) -> None:  # type: ignore[type-arg]
+    parser = sub.add_parser("agent", help="chat with the agent in the terminal (one turn with -m)")
+    parser.add_argument("-m", "--message", help="send one message, print the answer and exit")
+    parser.add_argument("-s", "--session", default="direct", help="session name (default: direct → cli:direct)")
+    parser.set_defaults(func=run)
+
+
+def run(args: argparse.Namespace) -> int:
+    try:
+        return asyncio.run(_main(args))
+    except KeyboardInterrupt:
+        return 130
+
+
+def _print_config_problems(core: Core) -> None:
+    for problem in core.loaded.problems:
+        print(f"config: {problem}", file=sys.stderr)
+
+
+async def _main(args: argparse.Namespace) -> int:
+    core = build_core()
+    _print_config_problems(core)
+    if not core.config.model:
+        print(f"error: no model is configured; set `model` in {core.home.config_file} "
+              "(e.g. openai/gpt-4o-mini) or open Settings in the tray app", file=sys.stderr)
+        return 2
+    runner = asyncio.create_task(core.loop.run())
+    try:
+        if args.message is not None:
+            return await _one_turn(core, args.session, args.message)
+        return await _interactive(core, args.session)
+    finally:
+        runner.cancel()
+        await core.loop.shutdown()
+
+
+def _progress(event: Event, key: str) -> None:
+    if getattr(event, "session_key", None) != key:
+        return
+    if isinstance(event, ToolStarted):
+        shown = json.dumps(event.arguments, ensure_ascii=False)
+        print(f"→ {event.name} {shown[:120]}", file=sys.stderr, flush=True)
+    elif isinstance(event, ToolFinished):
+        mark = "✓" if event.ok else "✗"
+        print(f"  {mark} {event.name} ({event.seconds:.1f}s)", file=sys.stderr, flush=True)
+
+
+async def _turn(core: Core, key: str, chat_id: str, text: str, stream: bool) -> TurnFinished | TurnError:
+    """Send one message and wait for its turn to end, reporting progress on stderr."""
+    done: asyncio.Future[TurnFinished | TurnError] = asyncio.get_running_loop().create_future()
+
+    def on_event(event: Event) -> None:
+        _progress(event, key)
+        if getattr(event, "session_key", None) != key:
+            return
+        if stream and isinstance(event, TextDelta):
+            print(event.text, end="", flush=True)
+        elif isinstance(event, OutboundMessage) and event.metadata.get("tool") == "message":
+            print(event.content, flush=True)
+        elif isinstance(event, (TurnFinished, TurnError)) and not done.done():
+            done.set_result(event)
+
+    unsubscribe = core.bus.subscribe(on_event)
+    try:
+        await core.bus.publish_inbound(InboundMessage("cli", chat_id, text))
+        return await done
+    finally:
+        unsubscribe()
+
+
+async def _one_turn(core: Core, chat_id: str, text: str) -> int:
+    result = await _turn(core, f"cli:{chat_id}", chat_id, text, stream=False)
+    if isinstance(result, TurnError):
+        print(f"error: {result.message}", file=sys.stderr)
+        return 1
+    print(result.content)
+    return 0
+
+
+async def _interactive(core: Core, chat_id: str) -> int:
+    key = f"cli:{chat_id}"
+    loop = asyncio.get_running_loop()
+    print(f"Nanobot ({core.config.model}) — session {key}. Ctrl+C or /stop stops a turn, Ctrl+D quits.",
+          file=sys.stderr)
+    while True:
+        try:
+            line = await loop.run_in_executor(None, input, "you> ")
+        except EOFError:
+            print(file=sys.stderr)
+            return 0
+        if not line.strip():
+            continue
+        turn = asyncio.ensure_future(_turn(core, key, chat_id, line, stream=True))
+        with _stop_on_interrupt(core, key, chat_id):
+            result = await turn
+        print()
+        if isinstance(result, TurnError):
+            print(f"error: {result.message}", file=sys.stderr)
+        elif result.stopped:
+            print("[stopped]", file=sys.stderr)
+        elif core.loop.commands.name_of(line):
+            print(result.content)
+
+
+@contextlib.contextmanager
+def _stop_on_interrupt(core: Core, key: str, chat_id: str):  # type: ignore[no-untyped-def]
+    """Ctrl+C during a turn sends /stop instead of killing the program."""
+    loop = asyncio.get_running_loop()
+
+    def stop() -> None:
+        loop.create_task(core.bus.publish_inbound(InboundMessage("cli", chat_id, "/stop")))
+
+    try:
+        loop.add_signal_handler(signal.SIGINT, stop)
+        installed = True
+    except (NotImplementedError, RuntimeError):
+        installed = False
+    try:
+        yield
+    finally:
+        if installed:
+            loop.remove_signal_handler(signal.SIGINT)

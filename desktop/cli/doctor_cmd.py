@@ -1,0 +1,57 @@
+"""`nanobot-tray doctor`: what a support request needs — paths, config, keyring, model reachability."""
+
+from __future__ import annotations
+
+import argparse
+import asyncio
+import platform
+import sys
+
+from desktop import __version__, secrets
+from desktop.config import load_config
+from desktop.core import workspace_of
+from desktop.paths import home
+from desktop.providers.llm import LLMProvider, ProviderError, provider_name
+
+
+def add_parser(sub: argparse._SubParsersAction) -> None:  # type: ignore[type-arg]
+    parser = sub.add_parser("doctor", help="report paths, config, keyring and model reachability")
+    parser.add_argument("--offline", action="store_true", help="skip the model reachability check")
+    parser.set_defaults(func=run)
+
+
+def run(args: argparse.Namespace) -> int:
+    h = home()
+    loaded = load_config(h.config_file)
+    config = loaded.config
+    print(f"nanobot-tray {__version__} on {platform.system()} {platform.release()}, Python {sys.version.split()[0]}")
+    print(f"config:     {h.config_file}")
+    print(f"data:       {h.data_dir}")
+    print(f"workspace:  {workspace_of(h, config)}")
+    print("config ok" if not loaded.problems else "config problems:")
+    for problem in loaded.problems:
+        print(f"  - {problem}")
+    try:
+        backend = secrets.backend_name()
+        stored = secrets.list_providers()
+        note = " (WARNING: stores keys in a plain file)" if secrets.is_plaintext_backend() else ""
+        print(f"keyring:    {backend}{note}; keys stored for: {', '.join(stored) or 'none'}")
+    except secrets.KeyringUnavailable as exc:
+        print(f"keyring:    unusable — {exc}")
+    if not config.model:
+        print("model:      not configured (set `model` in config.yaml or open Settings)")
+        return 0
+    where = f" via {config.api_base}" if config.api_base else ""
+    print(f"model:      {config.model} (provider {provider_name(config.model)}){where}")
+    if not args.offline:
+        print(f"reachable:  {asyncio.run(_probe(LLMProvider(config)))}")
+    return 0
+
+
+async def _probe(provider: LLMProvider) -> str:
+    provider.config.provider.retry_delays = []
+    try:
+        await provider.chat([{"role": "user", "content": "ping"}], max_tokens=1)
+    except ProviderError as exc:
+        return f"no — {exc}"
+    return "yes"

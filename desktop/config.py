@@ -1,0 +1,184 @@
+"""config.yaml: typed settings with defaults, and loading that reports mistakes without losing data."""
+
+from __future__ import annotations
+
+import dataclasses
+import types
+import typing
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any
+
+import yaml
+
+from desktop.atomic import atomic_write_text
+
+
+@dataclass
+class ExecConfig:
+    timeout: int = 60
+
+
+@dataclass
+class WebConfig:
+    search_provider: str = "duckduckgo"
+
+
+@dataclass
+class ToolsConfig:
+    exec: ExecConfig = field(default_factory=ExecConfig)
+    web: WebConfig = field(default_factory=WebConfig)
+    restrict_to_workspace: bool = True
+
+
+@dataclass
+class ProviderConfig:
+    timeout: float = 120.0
+    retry_delays: list[float] = field(default_factory=lambda: [1.0, 2.0, 4.0])
+
+
+@dataclass
+class SkillsConfig:
+    disabled: list[str] = field(default_factory=list)
+
+
+@dataclass
+class SchedulesConfig:
+    dream_interval: int = 7200
+    heartbeat_interval: int = 1800
+
+
+@dataclass
+class Config:
+    model: str = ""
+    api_base: str | None = None
+    temperature: float = 0.1
+    max_tokens: int = 8192
+    context_window_tokens: int = 65536
+    max_iterations: int = 40
+    max_concurrent_turns: int = 3
+    workspace: str | None = None
+    hotkey: str = "Ctrl+Alt+Space"
+    notifications: bool = True
+    provider: ProviderConfig = field(default_factory=ProviderConfig)
+    tools: ToolsConfig = field(default_factory=ToolsConfig)
+    skills: SkillsConfig = field(default_factory=SkillsConfig)
+    schedules: SchedulesConfig = field(default_factory=SchedulesConfig)
+    mcp: dict[str, Any] = field(default_factory=dict)
+
+
+@dataclass
+class LoadedConfig:
+    """The config in force plus what was wrong with the file (shown to the user, never fatal)."""
+
+    config: Config
+    path: Path
+    problems: list[str]
+
+    @property
+    def broken(self) -> bool:
+        return bool(self.problems)
+
+
+def load_config(path: Path) -> LoadedConfig:
+    """Read config.yaml; write defaults if missing; on mistakes keep defaults for the bad keys only."""
+    if not path.exists():
+        config = Config()
+        save_config(path, config)
+        return LoadedConfig(config, path, [])
+    text = path.read_text(encoding="utf-8", errors="replace")
+    try:
+        node = yaml.compose(text)
+        data = yaml.safe_load(text)
+    except yaml.YAMLError as exc:
+        mark = getattr(exc, "problem_mark", None)
+        where = f" line {mark.line + 1}" if mark else ""
+        reason = getattr(exc, "problem", None) or str(exc)
+        return LoadedConfig(Config(), path, [f"{path}{where}: not valid YAML ({reason}); using defaults"])
+    if data is None:
+        return LoadedConfig(Config(), path, [])
+    if not isinstance(data, dict):
+        return LoadedConfig(Config(), path, [f"{path} line 1: expected a mapping of settings; using defaults"])
+    lines = _key_lines(node)
+    problems: list[str] = []
+    config = _build(Config, data, "", lines, path, problems)
+    return LoadedConfig(config, path, problems)
+
+
+def save_config(path: Path, config: Config) -> None:
+    atomic_write_text(path, "# Nanobot Tray settings. API keys live in the OS keyring, never here.\n"
+                      + yaml.safe_dump(dataclasses.asdict(config), sort_keys=False, allow_unicode=True))
+
+
+def _build(cls: type, data: dict[str, Any], prefix: str, lines: dict[str, int], path: Path,
+           problems: list[str]) -> Any:
+    hints = typing.get_type_hints(cls)
+    values: dict[str, Any] = {}
+    known = {f.name for f in dataclasses.fields(cls)}
+    for key, value in data.items():
+        dotted = f"{prefix}{key}"
+        where = f"{path} line {lines.get(dotted, 0) + 1}"
+        if key not in known:
+            problems.append(f"{where}: unknown key '{dotted}' (ignored)")
+            continue
+        hint = hints[key]
+        if dataclasses.is_dataclass(hint):
+            if isinstance(value, dict):
+                values[key] = _build(hint, value, f"{dotted}.", lines, path, problems)
+            else:
+                problems.append(f"{where}: key '{dotted}' should be a section of settings; using defaults")
+            continue
+        ok, converted = _coerce(hint, value)
+        if ok:
+            values[key] = converted
+        else:
+            problems.append(f"{where}: key '{dotted}' should be {_describe(hint)}, got {value!r}; using the default")
+    return cls(**values)
+
+
+def _coerce(hint: Any, value: Any) -> tuple[bool, Any]:
+    origin = typing.get_origin(hint)
+    if origin in (types.UnionType, typing.Union):
+        if value is None and type(None) in typing.get_args(hint):
+            return True, None
+        return next(((True, v) for ok, v in (_coerce(a, value) for a in typing.get_args(hint)
+                                             if a is not type(None)) if ok), (False, None))
+    if origin is list:
+        (item,) = typing.get_args(hint)
+        if not isinstance(value, list):
+            return False, None
+        items = [_coerce(item, v) for v in value]
+        return (all(ok for ok, _ in items), [v for _, v in items])
+    if origin is dict:
+        return isinstance(value, dict), value
+    if hint is bool:
+        return isinstance(value, bool), value
+    if hint is int:
+        return isinstance(value, int) and not isinstance(value, bool), value
+    if hint is float:
+        ok = isinstance(value, (int, float)) and not isinstance(value, bool)
+        return ok, float(value) if ok else None
+    if hint is str:
+        return isinstance(value, str), value
+    return False, None
+
+
+def _describe(hint: Any) -> str:
+    origin = typing.get_origin(hint)
+    if origin in (types.UnionType, typing.Union):
+        return " or ".join(_describe(a) for a in typing.get_args(hint))
+    if origin is list:
+        return f"a list of {_describe(typing.get_args(hint)[0])}s"
+    return {bool: "true or false", int: "a whole number", float: "a number", str: "text",
+            type(None): "empty"}.get(hint, getattr(hint, "__name__", str(hint)))
+
+
+def _key_lines(node: yaml.Node | None, prefix: str = "") -> dict[str, int]:
+    """Map dotted keys to their 0-based line in the file, for messages a person can act on."""
+    found: dict[str, int] = {}
+    if isinstance(node, yaml.MappingNode):
+        for key_node, value_node in node.value:
+            dotted = f"{prefix}{key_node.value}"
+            found[dotted] = key_node.start_mark.line
+            found.update(_key_lines(value_node, f"{dotted}."))
+    return found

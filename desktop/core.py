@@ -1,0 +1,73 @@
+"""Assembles the agent core from the home and config. Shared by the CLI and the desktop app."""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+from pathlib import Path
+
+from desktop.agent.context import ContextBuilder
+from desktop.agent.loop import AgentLoop
+from desktop.agent.workspace import ensure_workspace
+from desktop.bus import MessageBus
+from desktop.config import Config, LoadedConfig, load_config
+from desktop.paths import Home, home
+from desktop.providers.llm import LLMProvider
+from desktop.session import SessionStore
+from desktop.skillset.loader import SkillsLoader, skill_roots
+from desktop.tools.filesystem import EditFileTool, GlobTool, GrepTool, ListDirTool, ReadFileTool, WriteFileTool
+from desktop.tools.message import MessageTool
+from desktop.tools.registry import ToolRegistry
+from desktop.tools.shell import ExecTool
+from desktop.tools.web import WebFetchTool, WebSearchTool
+from desktop.tools.workspace import PathGuard
+
+
+@dataclass
+class Core:
+    home: Home
+    loaded: LoadedConfig
+    workspace: Path
+    bus: MessageBus
+    provider: LLMProvider
+    tools: ToolRegistry
+    sessions: SessionStore
+    context: ContextBuilder
+    loop: AgentLoop
+
+    @property
+    def config(self) -> Config:
+        return self.loaded.config
+
+
+def workspace_of(h: Home, config: Config) -> Path:
+    return Path(config.workspace).expanduser().resolve() if config.workspace else h.default_workspace
+
+
+def default_tools(config: Config, workspace: Path) -> ToolRegistry:
+    guard = PathGuard(workspace, config.tools.restrict_to_workspace,
+                      read_only_extras=[root for source, root in skill_roots(workspace) if source != "workspace"],
+                      protected=[workspace / "memory" / "history.jsonl", workspace / "memory" / ".dream_cursor"])
+    return ToolRegistry([
+        ReadFileTool(guard), WriteFileTool(guard), EditFileTool(guard), ListDirTool(guard),
+        GlobTool(guard), GrepTool(guard),
+        ExecTool(workspace, config.tools.exec.timeout, restrict=config.tools.restrict_to_workspace),
+        WebFetchTool(), WebSearchTool(config.tools.web.search_provider),
+        MessageTool(),
+    ])
+
+
+def build_core(h: Home | None = None, loaded: LoadedConfig | None = None) -> Core:
+    """Everything the agent needs, wired once. Must be called with an asyncio loop available."""
+    h = h or home()
+    loaded = loaded or load_config(h.config_file)
+    config = loaded.config
+    workspace = workspace_of(h, config)
+    ensure_workspace(workspace)
+    bus = MessageBus()
+    provider = LLMProvider(config)
+    tools = default_tools(config, workspace)
+    sessions = SessionStore(h.sessions_dir)
+    skills = SkillsLoader(skill_roots(workspace), lambda: config.skills.disabled)
+    context = ContextBuilder(workspace, skills)
+    loop = AgentLoop(config, bus, provider, tools, sessions, context, h.tool_outputs_dir)
+    return Core(h, loaded, workspace, bus, provider, tools, sessions, context, loop)

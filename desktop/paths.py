@@ -1,0 +1,60 @@
+"""Where everything the app reads and writes lives (one home, relocatable for tests)."""
+
+from __future__ import annotations
+
+import os
+from dataclasses import dataclass
+from pathlib import Path
+
+import platformdirs
+
+APP_NAME = "nanobot-tray"
+HOME_ENV = "NANOBOT_TRAY_HOME"
+_PACKAGE_DIR = Path(__file__).resolve().parent
+
+
+@dataclass(frozen=True)
+class Home:
+    """The app's directories. `workspace` is the default; config may name another."""
+
+    config_file: Path
+    data_dir: Path
+    default_workspace: Path
+
+    @property
+    def sessions_dir(self) -> Path:
+        return self.data_dir / "sessions"
+
+    @property
+    def tool_outputs_dir(self) -> Path:
+        return self.data_dir / "tool-outputs"
+
+    @property
+    def logs_dir(self) -> Path:
+        return self.data_dir / "logs"
+
+    @property
+    def state_dir(self) -> Path:
+        """Small runtime state files (cron jobs, window geometry)."""
+        return self.data_dir / "state"
+
+
+def home() -> Home:
+    """Resolve the home from NANOBOT_TRAY_HOME, else the platform's standard folders."""
+    root = os.environ.get(HOME_ENV)
+    if root:
+        base = Path(root).expanduser().resolve()
+        return Home(base / "config.yaml", base / "data", base / "workspace")
+    return Home(
+        Path(platformdirs.user_config_dir(APP_NAME)) / "config.yaml",
+        Path(platformdirs.user_data_dir(APP_NAME)),
+        Path.home() / "Nanobot",
+    )
+
+
+def bundled(name: str) -> Path:
+    """A folder shipped with the app (`resources` or `skills`): inside the wheel, or beside a checkout."""
+    for candidate in (_PACKAGE_DIR / name, _PACKAGE_DIR.parent / name):
+        if candidate.is_dir():
+            return candidate
+    raise FileNotFoundError(f"the app's bundled '{name}' folder is missing; reinstall nanobot-tray")

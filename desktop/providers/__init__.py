@@ -1,0 +1,1 @@
+"""Model providers. One implementation: litellm, which reaches any provider."""

@@ -1,0 +1,267 @@
+"""Streaming chat completions through litellm, with our own retry policy and key lookup."""
+
+from __future__ import annotations
+
+import asyncio
+import logging
+import os
+import re
+from collections.abc import Callable
+from dataclasses import dataclass, field
+from typing import Any
+
+from desktop import secrets
+from desktop.config import Config
+from desktop.providers.litellm_env import litellm
+
+log = logging.getLogger(__name__)
+
+RETRY_STATUS = {408, 409, 429}
+_NO_RETRY_WORDS = ("insufficient_quota", "billing", "quota exceeded", "exceeded your current quota")
+DeltaSink = Callable[[str], None]
+
+
+@dataclass
+class ToolCallRequest:
+    id: str
+    name: str
+    arguments: str  # raw JSON text as the model produced it
+
+
+@dataclass
+class LLMResponse:
+    content: str
+    tool_calls: list[ToolCallRequest] = field(default_factory=list)
+    reasoning: str | None = None
+    finish_reason: str | None = None
+    usage: dict[str, int] = field(default_factory=dict)
+
+
+class ProviderError(RuntimeError):
+    """The model could not be reached or refused; the message is for the user."""
+
+
+class StreamBroken(ProviderError):
+    """The stream failed after text reached the user: retrying would repeat it."""
+
+
+def provider_name(model: str) -> str:
+    """The provider as litellm spells it (the part before the first '/')."""
+    if "/" in model:
+        return model.split("/", 1)[0]
+    try:
+        return str(litellm().get_llm_provider(model)[1])
+    except Exception:
+        return "openai"
+
+
+class LLMProvider:
+    def __init__(self, config: Config, sleep: Callable[[float], Any] = asyncio.sleep) -> None:
+        self.config = config
+        self._sleep = sleep
+
+    def api_key(self, model: str) -> str | None:
+        """Keyring first, then the provider's usual environment variable (litellm reads those)."""
+        provider = provider_name(model)
+        try:
+            key = secrets.get_key(provider)
+        except secrets.KeyringUnavailable as exc:
+            log.warning("keyring unavailable: %s", exc)
+            key = None
+        if key:
+            return key
+        missing = litellm().validate_environment(model=model).get("missing_keys") or []
+        if not missing or not all(os.environ.get(m) is None for m in missing):
+            return None  # litellm finds it itself (or needs none)
+        if self.config.api_base:
+            return "no-key-needed"  # local OpenAI-compatible servers ignore the key but the client wants one
+        raise ProviderError(f"No API key for provider '{provider}'. Run `nanobot-tray keys set {provider}` "
+                            f"or set {missing[0]}.")
+
+    async def chat(self, messages: list[dict[str, Any]], tools: list[dict[str, Any]] | None = None, *,
+                   on_text: DeltaSink | None = None, on_reasoning: DeltaSink | None = None,
+                   model: str | None = None, max_tokens: int | None = None) -> LLMResponse:
+        model = model or self.config.model
+        if not model:
+            raise ProviderError("No model is configured. Set `model` in config.yaml or open Settings.")
+        delays = list(self.config.provider.retry_delays)
+        attempt = 0
+        while True:
+            streamed = _Accumulator(on_text, on_reasoning)
+            try:
+                return await self._stream_once(model, messages, tools, streamed, max_tokens)
+            except asyncio.CancelledError:
+                raise
+            except ProviderError:
+                raise
+            except Exception as exc:
+                if streamed.emitted or attempt >= len(delays) or not _retryable(exc):
+                    raise (StreamBroken if streamed.emitted else ProviderError)(_describe(exc)) from exc
+                wait = max(delays[attempt], _retry_after(exc))
+                attempt += 1
+                log.warning("model call failed (%s); retry %d in %.1fs", _describe(exc), attempt, wait)
+                await self._sleep(wait)
+
+    async def _stream_once(self, model: str, messages: list[dict[str, Any]], tools: list[dict[str, Any]] | None,
+                           acc: _Accumulator, max_tokens: int | None) -> LLMResponse:
+        kwargs: dict[str, Any] = {
+            "model": model, "messages": messages, "stream": True,
+            "stream_options": {"include_usage": True},
+            "temperature": self.config.temperature,
+            "max_tokens": max_tokens or self.config.max_tokens,
+            "timeout": self.config.provider.timeout,
+            "num_retries": 0, "max_retries": 0,
+        }
+        if tools:
+            kwargs["tools"] = tools
+        if self.config.api_base:
+            kwargs["api_base"] = self.config.api_base
+        key = self.api_key(model)
+        if key:
+            kwargs["api_key"] = key
+        stream = await litellm().acompletion(**kwargs)
+        async for chunk in stream:
+            acc.feed(chunk)
+        return acc.result()
+
+
+class _Accumulator:
+    """Builds one response from stream chunks: text, reasoning, tool calls arriving in fragments."""
+
+    def __init__(self, on_text: DeltaSink | None, on_reasoning: DeltaSink | None) -> None:
+        self._think = ThinkSplitter(on_text or (lambda s: None), on_reasoning or (lambda s: None))
+        self._calls: dict[int, dict[str, str]] = {}
+        self.finish_reason: str | None = None
+        self.usage: dict[str, int] = {}
+
+    @property
+    def emitted(self) -> bool:
+        return bool(self._think.text or self._think.reasoning)
+
+    def feed(self, chunk: Any) -> None:
+        usage = getattr(chunk, "usage", None)
+        if usage:
+            self.usage = {k: int(getattr(usage, k, 0) or 0)
+                          for k in ("prompt_tokens", "completion_tokens", "total_tokens")}
+        for choice in getattr(chunk, "choices", None) or []:
+            if choice.finish_reason:
+                self.finish_reason = choice.finish_reason
+            delta = choice.delta
+            reasoning = getattr(delta, "reasoning_content", None)
+            if reasoning:
+                self._think.reasoning_delta(reasoning)
+            if delta.content:
+                self._think.feed(delta.content)
+            for part in getattr(delta, "tool_calls", None) or []:
+                slot = self._calls.setdefault(part.index or 0, {"id": "", "name": "", "arguments": ""})
+                if part.id:
+                    slot["id"] = part.id
+                fn = part.function
+                if fn is not None:
+                    if fn.name:
+                        slot["name"] = fn.name
+                    if fn.arguments:
+                        slot["arguments"] += fn.arguments
+
+    def result(self) -> LLMResponse:
+        self._think.flush()
+        calls = [ToolCallRequest(c["id"] or f"call_{i}", c["name"], c["arguments"])
+                 for i, c in sorted(self._calls.items())]
+        return LLMResponse(self._think.text.strip(), calls, self._think.reasoning or None,
+                           self.finish_reason, self.usage)
+
+
+class ThinkSplitter:
+    """Routes `<think>...</think>` spans of streamed text to reasoning, the rest to the answer."""
+
+    OPEN, CLOSE = "<think>", "</think>"
+
+    def __init__(self, on_text: DeltaSink, on_reasoning: DeltaSink) -> None:
+        self._on_text, self._on_reasoning = on_text, on_reasoning
+        self._pending = ""
+        self._inside = False
+        self.text = ""
+        self.reasoning = ""
+
+    def reasoning_delta(self, piece: str) -> None:
+        self.reasoning += piece
+        self._on_reasoning(piece)
+
+    def feed(self, piece: str) -> None:
+        self._pending += piece
+        while self._pending:
+            tag = self.CLOSE if self._inside else self.OPEN
+            at = self._pending.find(tag)
+            if at >= 0:
+                self._emit(self._pending[:at])
+                self._pending = self._pending[at + len(tag):]
+                self._inside = not self._inside
+                continue
+            keep = _partial_suffix(self._pending, tag)
+            self._emit(self._pending[:len(self._pending) - keep])
+            self._pending = self._pending[len(self._pending) - keep:]
+            break
+
+    def flush(self) -> None:
+        self._emit(self._pending)
+        self._pending = ""
+
+    def _emit(self, piece: str) -> None:
+        if not piece:
+            return
+        if self._inside:
+            self.reasoning_delta(piece)
+        else:
+            if not self.text:
+                piece = piece.lstrip("\n")
+                if not piece:
+                    return
+            self.text += piece
+            self._on_text(piece)
+
+
+def _partial_suffix(text: str, tag: str) -> int:
+    """Length of the longest suffix of text that could start `tag` (held back until we know)."""
+    for n in range(min(len(tag) - 1, len(text)), 0, -1):
+        if text.endswith(tag[:n]):
+            return n
+    return 0
+
+
+def _status(exc: Exception) -> int | None:
+    code = getattr(exc, "status_code", None)
+    return code if isinstance(code, int) else None
+
+
+def _retryable(exc: Exception) -> bool:
+    lm = litellm()
+    text = str(exc).lower()
+    if any(word in text for word in _NO_RETRY_WORDS):
+        return False
+    if isinstance(exc, (lm.Timeout, lm.APIConnectionError, asyncio.TimeoutError, ConnectionError)):
+        return True
+    status = _status(exc)
+    return status is not None and (status in RETRY_STATUS or status >= 500)
+
+
+def _retry_after(exc: Exception) -> float:
+    for source in (getattr(exc, "litellm_response_headers", None),
+                   getattr(getattr(exc, "response", None), "headers", None)):
+        try:
+            value = source.get("retry-after") if source is not None else None
+        except Exception:
+            value = None
+        if value:
+            try:
+                return min(float(value), 60.0)
+            except ValueError:
+                return 0.0
+    return 0.0
+
+
+def _describe(exc: Exception) -> str:
+    message = re.sub(r"\s+", " ", str(exc)).strip()
+    message = re.sub(r"(sk|key)-[A-Za-z0-9_\-]{8,}", "[redacted]", message)
+    status = _status(exc)
+    prefix = f"{type(exc).__name__}" + (f" (HTTP {status})" if status else "")
+    return f"{prefix}: {message[:300]}"

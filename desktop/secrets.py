@@ -1,0 +1,70 @@
+"""API keys in the OS keyring only: never in files, logs or sessions."""
+
+from __future__ import annotations
+
+import keyring
+import keyring.errors
+
+SERVICE = "nanobot-tray"
+_INDEX = "__providers__"  # names (never values) of stored keys, since keyring cannot list
+
+
+class KeyringUnavailable(RuntimeError):
+    """The OS keyring cannot be used; the message says how to fix it."""
+
+
+def _fix_hint(exc: Exception) -> str:
+    return (f"The OS keyring is not usable ({type(exc).__name__}: {exc}). Install and unlock a Secret "
+            "Service provider (GNOME Keyring or KWallet) in your desktop session, or set the key in "
+            "the provider's environment variable (e.g. OPENAI_API_KEY) instead.")
+
+
+def backend_name() -> str:
+    kr = keyring.get_keyring()
+    return f"{type(kr).__module__}.{type(kr).__name__}"
+
+
+def is_plaintext_backend() -> bool:
+    return "plaintext" in backend_name().lower() or "keyrings.alt" in backend_name()
+
+
+def _call(fn, *args):  # type: ignore[no-untyped-def]
+    try:
+        return fn(*args)
+    except keyring.errors.KeyringError as exc:
+        raise KeyringUnavailable(_fix_hint(exc)) from exc
+    except Exception as exc:  # D-Bus and backend libraries raise their own types
+        raise KeyringUnavailable(_fix_hint(exc)) from exc
+
+
+def get_key(provider: str) -> str | None:
+    return _call(keyring.get_password, SERVICE, provider)
+
+
+def list_providers() -> list[str]:
+    index = _call(keyring.get_password, SERVICE, _INDEX) or ""
+    return sorted({name for name in index.split(",") if name})
+
+
+def set_key(provider: str, secret: str) -> None:
+    if not provider or provider == _INDEX or "," in provider:
+        raise ValueError(f"not a provider name: {provider!r}")
+    if not secret:
+        raise ValueError("the key is empty")
+    _call(keyring.set_password, SERVICE, provider, secret)
+    names = set(list_providers()) | {provider}
+    _call(keyring.set_password, SERVICE, _INDEX, ",".join(sorted(names)))
+
+
+def delete_key(provider: str) -> bool:
+    """Delete a stored key; False when there was none."""
+    try:
+        _call(keyring.delete_password, SERVICE, provider)
+        existed = True
+    except KeyringUnavailable as exc:
+        if not isinstance(exc.__cause__, keyring.errors.PasswordDeleteError):
+            raise
+        existed = False
+    names = set(list_providers()) - {provider}
+    _call(keyring.set_password, SERVICE, _INDEX, ",".join(sorted(names)))
+    return existed

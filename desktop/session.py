@@ -1,0 +1,150 @@
+"""Chat sessions as JSONL files: metadata first line, then one message per line."""
+
+from __future__ import annotations
+
+import asyncio
+import json
+import logging
+from dataclasses import dataclass, field
+from datetime import datetime
+from pathlib import Path
+from typing import Any
+from urllib.parse import quote, unquote
+
+from desktop.atomic import append_jsonl, atomic_write_text, read_jsonl
+
+log = logging.getLogger(__name__)
+
+# Keys a provider accepts on a message; everything else (timestamps, UI flags) stays local.
+MODEL_KEYS = ("role", "content", "tool_calls", "tool_call_id", "name", "reasoning_content")
+
+
+def now_iso() -> str:
+    return datetime.now().astimezone().isoformat(timespec="seconds")
+
+
+@dataclass
+class Session:
+    key: str
+    messages: list[dict[str, Any]] = field(default_factory=list)
+    metadata: dict[str, Any] = field(default_factory=dict)
+
+    @property
+    def last_consolidated(self) -> int:
+        return int(self.metadata.get("last_consolidated", 0))
+
+    @property
+    def title(self) -> str:
+        return str(self.metadata.get("title") or self.key)
+
+    def history(self) -> list[dict[str, Any]]:
+        """The unconsolidated messages in provider form, starting at a user turn."""
+        recent = self.messages[self.last_consolidated:]
+        start = next((i for i, m in enumerate(recent) if m.get("role") == "user"), len(recent))
+        return [{k: m[k] for k in MODEL_KEYS if k in m} for m in recent[start:]]
+
+
+@dataclass
+class SessionInfo:
+    key: str
+    title: str
+    updated_at: str
+    message_count: int
+
+
+class SessionStore:
+    """Loads and saves sessions. File I/O runs in a worker thread so the GUI thread never waits on disk."""
+
+    def __init__(self, directory: Path) -> None:
+        self.directory = directory
+        self._cache: dict[str, Session] = {}
+
+    def path_for(self, key: str) -> Path:
+        return self.directory / f"{quote(key, safe='')}.jsonl"
+
+    async def load(self, key: str) -> Session:
+        if key not in self._cache:
+            self._cache[key] = await asyncio.to_thread(self._read, key)
+        return self._cache[key]
+
+    async def append(self, session: Session, *messages: dict[str, Any]) -> None:
+        """Add messages to the session and the end of its file (flushed, so a crash keeps them)."""
+        for message in messages:
+            message.setdefault("timestamp", now_iso())
+        session.messages.extend(messages)
+        session.metadata["updated_at"] = now_iso()
+        path = self.path_for(session.key)
+        records = list(messages)
+        if not path.exists():
+            records.insert(0, self._metadata_record(session))
+        await asyncio.to_thread(append_jsonl, path, records)
+
+    async def rewrite(self, session: Session) -> None:
+        """Replace the whole file atomically (metadata changes, clearing, deleting messages)."""
+        session.metadata["updated_at"] = now_iso()
+        lines = [self._metadata_record(session), *session.messages]
+        text = "".join(json.dumps(r, ensure_ascii=False) + "\n" for r in lines)
+        await asyncio.to_thread(atomic_write_text, self.path_for(session.key), text)
+
+    async def clear(self, session: Session) -> None:
+        session.messages.clear()
+        session.metadata["last_consolidated"] = 0
+        await self.rewrite(session)
+
+    async def delete(self, key: str) -> None:
+        self._cache.pop(key, None)
+        await asyncio.to_thread(self.path_for(key).unlink, True)
+
+    async def list(self) -> list[SessionInfo]:
+        """Every saved session, most recently active first."""
+        return await asyncio.to_thread(self._list)
+
+    def _metadata_record(self, session: Session) -> dict[str, Any]:
+        session.metadata.setdefault("created_at", now_iso())
+        return {"_type": "metadata", "key": session.key, **session.metadata}
+
+    def _read(self, key: str) -> Session:
+        path = self.path_for(key)
+        session = Session(key)
+        if not path.exists():
+            return session
+        records, bad = read_jsonl(path)
+        if bad:
+            log.warning("session %s: skipped %d unreadable line(s) %s (probably a crash mid-write)",
+                        path, len(bad), bad[:5])
+        for record in records:
+            if record.get("_type") == "metadata":
+                session.metadata = {k: v for k, v in record.items() if k not in ("_type", "key")}
+            elif "role" in record:
+                session.messages.append(record)
+        return session
+
+    def _list(self) -> list[SessionInfo]:
+        infos = []
+        for path in self.directory.glob("*.jsonl"):
+            key = unquote(path.stem)
+            cached = self._cache.get(key)
+            if cached is not None:
+                meta, count = cached.metadata, len(cached.messages)
+            else:
+                meta, count = _peek(path)
+            infos.append(SessionInfo(key, str(meta.get("title") or key), str(meta.get("updated_at", "")), count))
+        return sorted(infos, key=lambda i: i.updated_at, reverse=True)
+
+
+def _peek(path: Path) -> tuple[dict[str, Any], int]:
+    """Metadata and message count without parsing every message."""
+    meta: dict[str, Any] = {}
+    count = 0
+    with open(path, encoding="utf-8", errors="replace") as fh:
+        first = fh.readline()
+        try:
+            record = json.loads(first)
+            if isinstance(record, dict) and record.get("_type") == "metadata":
+                meta = record
+            else:
+                count += 1
+        except json.JSONDecodeError:
+            pass
+        count += sum(1 for line in fh if line.strip())
+    return meta, count

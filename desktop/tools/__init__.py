@@ -1,0 +1,1 @@
+"""Tools the model can call: JSON-Schema-described, validated, registered by name."""

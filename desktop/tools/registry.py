@@ -1,0 +1,75 @@
+"""Tools by name; turns every kind of bad call into a tool error the model can recover from."""
+
+from __future__ import annotations
+
+import json
+import logging
+from dataclasses import dataclass
+from typing import Any
+
+from desktop.tools.base import Tool, ToolContext, ToolError, ToolOutput, validate
+
+log = logging.getLogger(__name__)
+
+ERROR_HINT = "\n\n[Analyse the error above and try a different approach.]"
+
+
+@dataclass
+class ToolOutcome:
+    output: ToolOutput
+    ok: bool
+
+
+class ToolRegistry:
+    def __init__(self, tools: list[Tool] | None = None) -> None:
+        self._tools: dict[str, Tool] = {}
+        for tool in tools or []:
+            self.register(tool)
+
+    def register(self, tool: Tool) -> None:
+        self._tools[tool.name] = tool
+
+    def unregister(self, name: str) -> None:
+        self._tools.pop(name, None)
+
+    def get(self, name: str) -> Tool | None:
+        return self._tools.get(name)
+
+    @property
+    def names(self) -> list[str]:
+        return list(self._tools)
+
+    def without(self, *names: str) -> ToolRegistry:
+        """A copy lacking some tools (subagents get no message/spawn/cron)."""
+        return ToolRegistry([t for n, t in self._tools.items() if n not in names])
+
+    def schemas(self) -> list[dict[str, Any]]:
+        return [tool.schema() for tool in self._tools.values()]
+
+    async def run(self, name: str, raw_arguments: str | dict[str, Any], ctx: ToolContext) -> ToolOutcome:
+        tool = self._tools.get(name)
+        try:
+            if tool is None:
+                raise ToolError(f"unknown tool '{name}'. Available tools: {', '.join(self._tools)}")
+            arguments = parse_arguments(raw_arguments)
+            checked = validate(tool.parameters, arguments)
+            return ToolOutcome(await tool.execute(ctx, **checked), True)
+        except ToolError as exc:
+            return ToolOutcome(f"Error: {exc}{ERROR_HINT}", False)
+        except Exception as exc:  # a bug in a tool is still only a tool error
+            log.exception("tool %s crashed", name)
+            return ToolOutcome(f"Error: {name} failed: {type(exc).__name__}: {exc}{ERROR_HINT}", False)
+
+
+def parse_arguments(raw: str | dict[str, Any]) -> dict[str, Any]:
+    if isinstance(raw, dict):
+        return raw
+    if not raw.strip():
+        return {}
+    try:
+        value = json.loads(raw)
+    except json.JSONDecodeError as exc:
+        raise ToolError(f"arguments are not valid JSON ({exc.msg} at position {exc.pos}): {raw[:200]!r}") from None
+    if not isinstance(value, dict):
+        raise ToolError(f"arguments must be a JSON object, got {type(value).__name__}")
+    return value

@@ -1,0 +1,41 @@
+"""Path resolution for file tools: relative to the workspace, and confined to it when restricted."""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+from pathlib import Path
+
+from desktop.tools.base import ToolError
+
+
+@dataclass
+class PathGuard:
+    """Resolves user/model paths. With `restrict`, every path (after symlinks) must stay inside the
+    workspace; `read_only_extras` (built-in skills) may be read but never written."""
+
+    workspace: Path
+    restrict: bool = True
+    read_only_extras: list[Path] = field(default_factory=list)
+    protected: list[Path] = field(default_factory=list)  # never written by tools (e.g. history.jsonl)
+
+    def resolve(self, raw: str, *, write: bool = False) -> Path:
+        if not raw or "\x00" in raw:
+            raise ToolError("path is empty or contains a NUL byte")
+        candidate = Path(raw).expanduser()
+        if not candidate.is_absolute():
+            candidate = self.workspace / candidate
+        resolved = candidate.resolve()
+        if write and any(resolved == p.resolve() for p in self.protected):
+            raise ToolError(f"{raw} is managed by the app and cannot be written by tools")
+        if not self.restrict:
+            return resolved
+        if _inside(resolved, self.workspace.resolve()):
+            return resolved
+        if not write and any(_inside(resolved, extra.resolve()) for extra in self.read_only_extras):
+            return resolved
+        raise ToolError(f"access denied: {raw} is outside the workspace {self.workspace} "
+                        "(tools are restricted to the workspace)")
+
+
+def _inside(path: Path, root: Path) -> bool:
+    return path == root or root in path.parents

@@ -1,0 +1,109 @@
+"""Shared fixtures: an isolated home, an in-memory keyring, the scripted model server, a running core."""
+
+from __future__ import annotations
+
+import asyncio
+import os
+from collections.abc import AsyncIterator, Iterator
+from pathlib import Path
+from typing import Any
+
+os.environ.setdefault("QT_QPA_PLATFORM", "offscreen")
+os.environ["LITELLM_LOCAL_MODEL_COST_MAP"] = "True"
+
+import keyring
+import pytest
+import yaml
+
+from desktop.bus import Event, InboundMessage, TurnError, TurnFinished
+from desktop.core import Core, build_core
+from tests.fakeserver import FakeOpenAI
+from tests.memkeyring import MemoryKeyring
+
+
+@pytest.fixture
+def home_dir(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> Path:
+    root = tmp_path / "home"
+    monkeypatch.setenv("NANOBOT_TRAY_HOME", str(root))
+    for var in ("OPENAI_API_KEY", "ANTHROPIC_API_KEY", "OPENROUTER_API_KEY"):
+        monkeypatch.delenv(var, raising=False)
+    return root
+
+
+@pytest.fixture
+def memory_keyring() -> Iterator[MemoryKeyring]:
+    previous = keyring.get_keyring()
+    backend = MemoryKeyring()
+    keyring.set_keyring(backend)
+    yield backend
+    keyring.set_keyring(previous)
+
+
+@pytest.fixture
+def fake() -> Iterator[FakeOpenAI]:
+    with FakeOpenAI() as server:
+        yield server
+
+
+def write_config(home_dir: Path, **settings: Any) -> None:
+    home_dir.mkdir(parents=True, exist_ok=True)
+    (home_dir / "config.yaml").write_text(yaml.safe_dump(settings), encoding="utf-8")
+
+
+@pytest.fixture
+def model_config(home_dir: Path, fake: FakeOpenAI) -> dict[str, Any]:
+    """config.yaml pointing at the scripted server, with fast retries."""
+    settings: dict[str, Any] = {"model": "openai/test", "api_base": fake.base_url,
+                                "provider": {"timeout": 10, "retry_delays": [0.05, 0.05, 0.05]}}
+    write_config(home_dir, **settings)
+    return settings
+
+
+@pytest.fixture
+async def core(model_config: dict[str, Any], memory_keyring: MemoryKeyring) -> AsyncIterator[Core]:
+    built = build_core()
+    task = asyncio.create_task(built.loop.run())
+    yield built
+    task.cancel()
+    await built.loop.shutdown()
+
+
+class Conversation:
+    """Sends messages into a core and collects everything it publishes."""
+
+    def __init__(self, core: Core, channel: str = "cli", chat_id: str = "test") -> None:
+        self.core = core
+        self.channel, self.chat_id = channel, chat_id
+        self.events: list[Event] = []
+        core.bus.subscribe(self.events.append)
+
+    @property
+    def key(self) -> str:
+        return f"{self.channel}:{self.chat_id}"
+
+    async def send(self, text: str, **kw: Any) -> None:
+        await self.core.bus.publish_inbound(InboundMessage(self.channel, self.chat_id, text, **kw))
+
+    async def wait_end(self, count: int = 1, timeout: float = 20) -> TurnFinished | TurnError:
+        async def ended() -> TurnFinished | TurnError:
+            while True:
+                ends = [e for e in self.events if isinstance(e, (TurnFinished, TurnError))
+                        and e.session_key == self.key]
+                if len(ends) >= count:
+                    return ends[count - 1]
+                await asyncio.sleep(0.01)
+
+        return await asyncio.wait_for(ended(), timeout)
+
+    async def ask(self, text: str, **kw: Any) -> TurnFinished | TurnError:
+        before = len([e for e in self.events if isinstance(e, (TurnFinished, TurnError)) and e.session_key == self.key])
+        await self.send(text, **kw)
+        return await self.wait_end(before + 1)
+
+    def of(self, kind: type) -> list[Any]:
+        return [e for e in self.events if isinstance(e, kind)]
+
+
+@pytest.fixture
+def chat(core: Core) -> Conversation:
+    return Conversation(core)

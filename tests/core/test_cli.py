@@ -1,0 +1,90 @@
+"""The headless command line, run as a real subprocess against the scripted model server."""
+
+from __future__ import annotations
+
+import os
+import subprocess
+import sys
+from pathlib import Path
+
+from tests.conftest import write_config
+from tests.fakeserver import FakeOpenAI
+
+
+def run_cli(home: Path, *args: str, stdin: str = "") -> subprocess.CompletedProcess[str]:
+    env = {k: v for k, v in os.environ.items() if not k.endswith("_API_KEY")}
+    env.update(NANOBOT_TRAY_HOME=str(home), PYTHON_KEYRING_BACKEND="keyring.backends.null.Keyring")
+    return subprocess.run([sys.executable, "-m", "desktop", *args], input=stdin, capture_output=True, text=True,
+                          env=env, timeout=60)
+
+
+def test_agent_one_turn_prints_answer_and_progress(tmp_path: Path, fake: FakeOpenAI) -> None:
+    write_config(tmp_path, model="openai/test", api_base=fake.base_url)
+    fake.add({"tool_calls": [{"name": "write_file", "arguments": {"path": "hi.txt", "content": "x"}}]},
+             {"content": "Saved hi.txt"})
+    result = run_cli(tmp_path, "agent", "-m", "save a file", "-s", "work")
+    assert result.returncode == 0, result.stderr
+    assert result.stdout == "Saved hi.txt\n"
+    assert "write_file" in result.stderr
+    assert (tmp_path / "workspace" / "hi.txt").read_text() == "x"
+    assert list((tmp_path / "data" / "sessions").glob("cli%3Awork.jsonl"))
+
+
+def test_agent_without_model_says_so(tmp_path: Path) -> None:
+    result = run_cli(tmp_path, "agent", "-m", "hello")
+    assert result.returncode == 2
+    assert "no model is configured" in result.stderr and str(tmp_path / "config.yaml") in result.stderr
+    assert (tmp_path / "config.yaml").exists()
+
+
+def test_agent_reports_provider_failure_in_one_line(tmp_path: Path) -> None:
+    write_config(tmp_path, model="openai/test", api_base="http://127.0.0.1:9/v1",
+                 provider={"retry_delays": [0.01]})
+    result = run_cli(tmp_path, "agent", "-m", "hello")
+    assert result.returncode == 1
+    error_lines = [line for line in result.stderr.splitlines() if line.startswith("error:")]
+    assert len(error_lines) == 1 and "Connection" in error_lines[0]
+
+
+def test_agent_reports_missing_key(tmp_path: Path) -> None:
+    write_config(tmp_path, model="openai/gpt-4o-mini")
+    result = run_cli(tmp_path, "agent", "-m", "hello")
+    assert result.returncode == 1
+    assert "No API key for provider 'openai'" in result.stderr
+    assert "nanobot-tray keys set openai" in result.stderr
+
+
+def test_broken_config_still_runs_on_defaults(tmp_path: Path, fake: FakeOpenAI) -> None:
+    write_config(tmp_path)
+    (tmp_path / "config.yaml").write_text(f"model: openai/test\napi_base: {fake.base_url}\nmax_tokens: lots\n")
+    result = run_cli(tmp_path, "agent", "-m", "ping")
+    assert result.returncode == 0
+    assert result.stdout.strip() == "echo: ping"
+    assert "line 3: key 'max_tokens'" in result.stderr
+    assert "lots" in (tmp_path / "config.yaml").read_text()
+
+
+def test_interactive_chat(tmp_path: Path, fake: FakeOpenAI) -> None:
+    write_config(tmp_path, model="openai/test", api_base=fake.base_url)
+    result = run_cli(tmp_path, "agent", stdin="first line\n/help\n")
+    assert result.returncode == 0
+    assert "echo: first line" in result.stdout and "/status" in result.stdout
+
+
+def test_keys_without_keyring_explain_the_fix(tmp_path: Path) -> None:
+    env = {**os.environ, "NANOBOT_TRAY_HOME": str(tmp_path), "PYTHON_KEYRING_BACKEND": "keyring.backends.fail.Keyring"}
+    result = subprocess.run([sys.executable, "-m", "desktop", "keys", "set", "openai"], input="sk-abc\n",
+                            capture_output=True, text=True, env=env, timeout=60)
+    assert result.returncode == 2
+    assert "keyring is not usable" in result.stderr and "OPENAI_API_KEY" in result.stderr
+    assert not any(b"sk-abc" in p.read_bytes() for p in tmp_path.rglob("*") if p.is_file())
+
+
+def test_doctor_reports_paths_and_config(tmp_path: Path, fake: FakeOpenAI) -> None:
+    write_config(tmp_path, model="openai/test", api_base=fake.base_url)
+    env = {**os.environ, "NANOBOT_TRAY_HOME": str(tmp_path), "PYTHON_KEYRING_BACKEND": "keyring.backends.null.Keyring"}
+    result = subprocess.run([sys.executable, "-m", "desktop", "doctor"], capture_output=True, text=True, env=env,
+                            timeout=60)
+    assert result.returncode == 0, result.stderr
+    assert str(tmp_path / "config.yaml") in result.stdout and "config ok" in result.stdout
+    assert "reachable:  yes" in result.stdout

@@ -1,0 +1,220 @@
+"""A scripted OpenAI-compatible chat server on 127.0.0.1 so litellm's real HTTP, streaming and
+tool-call parsing run in tests. Each request consumes the next step of the script; with the script
+exhausted it echoes the last user message.
+
+Step keys: content, reasoning, tool_calls [{name, arguments (dict or raw str), id?}], status (+ body,
+headers) for an HTTP error, delay (seconds before answering), hang (seconds to stall mid-stream
+after the first chunk), chunk (characters per streamed piece).
+
+Run standalone (for the app, benchmarks or other processes):
+    python tests/fakeserver.py --port 0 [--script steps.json]   # prints "LISTENING port=N"
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import threading
+import time
+from collections.abc import Callable
+from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
+from typing import Any
+
+Step = dict[str, Any]
+
+
+class FakeOpenAI:
+    def __init__(self, script: list[Step] | None = None, default: Callable[[dict[str, Any]], Step] | None = None) -> None:
+        self.script: list[Step] = list(script or [])
+        self.default = default or echo_step
+        self.requests: list[dict[str, Any]] = []
+        self.headers: list[dict[str, str]] = []
+        self._lock = threading.Lock()
+        self._server = ThreadingHTTPServer(("127.0.0.1", 0), self._handler())
+        self._server.daemon_threads = True
+        self._thread = threading.Thread(target=self._server.serve_forever, daemon=True)
+
+    @property
+    def port(self) -> int:
+        return self._server.server_address[1]
+
+    @property
+    def base_url(self) -> str:
+        return f"http://127.0.0.1:{self.port}/v1"
+
+    def start(self) -> FakeOpenAI:
+        self._thread.start()
+        return self
+
+    def stop(self) -> None:
+        self._server.shutdown()
+        self._server.server_close()
+
+    def __enter__(self) -> FakeOpenAI:
+        return self.start()
+
+    def __exit__(self, *exc: object) -> None:
+        self.stop()
+
+    def add(self, *steps: Step) -> None:
+        with self._lock:
+            self.script.extend(steps)
+
+    def _next(self, body: dict[str, Any], headers: dict[str, str]) -> Step:
+        with self._lock:
+            self.requests.append(body)
+            self.headers.append(headers)
+            return self.script.pop(0) if self.script else self.default(body)
+
+    def _handler(self) -> type[BaseHTTPRequestHandler]:
+        fake = self
+
+        class Handler(BaseHTTPRequestHandler):
+            protocol_version = "HTTP/1.1"
+
+            def log_message(self, *args: Any) -> None:
+                pass
+
+            def do_GET(self) -> None:
+                if self.path.rstrip("/").endswith("/models"):
+                    self._json(200, {"object": "list", "data": [{"id": "test", "object": "model"}]})
+                else:
+                    self._json(404, {"error": {"message": "not found"}})
+
+            def do_POST(self) -> None:
+                length = int(self.headers.get("content-length") or 0)
+                body = json.loads(self.rfile.read(length) or b"{}")
+                step = fake._next(body, {k.lower(): v for k, v in self.headers.items()})
+                time.sleep(step.get("delay", 0))
+                if "status" in step:
+                    payload = step.get("body") or {"error": {"message": f"scripted failure {step['status']}",
+                                                             "type": "server_error"}}
+                    self._json(step["status"], payload, step.get("headers"))
+                elif body.get("stream"):
+                    self._stream(step, body)
+                else:
+                    self._json(200, completion(step, body))
+
+            def _json(self, status: int, payload: dict[str, Any], headers: dict[str, str] | None = None) -> None:
+                data = json.dumps(payload).encode()
+                self.send_response(status)
+                self.send_header("content-type", "application/json")
+                self.send_header("content-length", str(len(data)))
+                for k, v in (headers or {}).items():
+                    self.send_header(k, v)
+                self.end_headers()
+                self.wfile.write(data)
+
+            def _stream(self, step: Step, body: dict[str, Any]) -> None:
+                self.send_response(200)
+                self.send_header("content-type", "text/event-stream")
+                self.send_header("transfer-encoding", "chunked")
+                self.end_headers()
+                try:
+                    for i, chunk in enumerate(stream_chunks(step, body)):
+                        self._send(f"data: {json.dumps(chunk)}\n\n")
+                        if i == 1 and step.get("hang"):
+                            time.sleep(step["hang"])
+                    self._send("data: [DONE]\n\n")
+                    self.wfile.write(b"0\r\n\r\n")
+                    self.wfile.flush()
+                except (BrokenPipeError, ConnectionResetError):
+                    pass
+
+            def _send(self, text: str) -> None:
+                data = text.encode()
+                self.wfile.write(f"{len(data):x}\r\n".encode() + data + b"\r\n")
+                self.wfile.flush()
+
+        return Handler
+
+
+def last_user_text(body: dict[str, Any]) -> str:
+    for message in reversed(body.get("messages", [])):
+        if message.get("role") == "user":
+            content = message.get("content")
+            if isinstance(content, list):
+                content = " ".join(p.get("text", "") for p in content if isinstance(p, dict))
+            text = str(content or "")
+            return text.split("\n\n", 1)[1] if text.startswith("[Runtime context") and "\n\n" in text else text
+    return ""
+
+
+def echo_step(body: dict[str, Any]) -> Step:
+    return {"content": f"echo: {last_user_text(body)}"}
+
+
+def _calls(step: Step) -> list[dict[str, Any]]:
+    calls = []
+    for i, call in enumerate(step.get("tool_calls") or []):
+        args = call.get("arguments", {})
+        calls.append({"id": call.get("id", f"call_{int(time.time() * 1000) % 100000}_{i}"), "name": call["name"],
+                      "arguments": args if isinstance(args, str) else json.dumps(args)})
+    return calls
+
+
+def _usage(body: dict[str, Any], step: Step) -> dict[str, int]:
+    prompt = sum(len(str(m.get("content") or "")) for m in body.get("messages", [])) // 4
+    completion_tokens = len(step.get("content") or "") // 4 + 1
+    return {"prompt_tokens": prompt, "completion_tokens": completion_tokens, "total_tokens": prompt + completion_tokens}
+
+
+def completion(step: Step, body: dict[str, Any]) -> dict[str, Any]:
+    calls = _calls(step)
+    message: dict[str, Any] = {"role": "assistant", "content": step.get("content")}
+    if step.get("reasoning"):
+        message["reasoning_content"] = step["reasoning"]
+    if calls:
+        message["tool_calls"] = [{"id": c["id"], "type": "function",
+                                  "function": {"name": c["name"], "arguments": c["arguments"]}} for c in calls]
+    return {"id": "chatcmpl-fake", "object": "chat.completion", "created": int(time.time()),
+            "model": body.get("model", "test"),
+            "choices": [{"index": 0, "message": message, "finish_reason": "tool_calls" if calls else "stop"}],
+            "usage": _usage(body, step)}
+
+
+def stream_chunks(step: Step, body: dict[str, Any]) -> list[dict[str, Any]]:
+    size = int(step.get("chunk", 8))
+    base = {"id": "chatcmpl-fake", "object": "chat.completion.chunk", "created": int(time.time()),
+            "model": body.get("model", "test")}
+
+    def chunk(delta: dict[str, Any], finish: str | None = None) -> dict[str, Any]:
+        return {**base, "choices": [{"index": 0, "delta": delta, "finish_reason": finish}]}
+
+    out = [chunk({"role": "assistant", "content": ""})]
+    reasoning = step.get("reasoning") or ""
+    out += [chunk({"reasoning_content": reasoning[i:i + size]}) for i in range(0, len(reasoning), size)]
+    content = step.get("content") or ""
+    out += [chunk({"content": content[i:i + size]}) for i in range(0, len(content), size)]
+    calls = _calls(step)
+    for index, call in enumerate(calls):
+        out.append(chunk({"tool_calls": [{"index": index, "id": call["id"], "type": "function",
+                                          "function": {"name": call["name"], "arguments": ""}}]}))
+        args = call["arguments"]
+        out += [chunk({"tool_calls": [{"index": index, "function": {"arguments": args[i:i + size]}}]})
+                for i in range(0, len(args), size)]
+    out.append(chunk({}, "tool_calls" if calls else "stop"))
+    out.append({**base, "choices": [], "usage": _usage(body, step)})
+    return out
+
+
+def main() -> None:
+    parser = argparse.ArgumentParser(description=__doc__)
+    parser.add_argument("--port", type=int, default=0)
+    parser.add_argument("--script", help="JSON file with a list of steps")
+    args = parser.parse_args()
+    script = json.load(open(args.script)) if args.script else []
+    server = FakeOpenAI(script)
+    if args.port:
+        server._server.server_close()
+        server._server = ThreadingHTTPServer(("127.0.0.1", args.port), server._handler())
+    server.start()
+    print(f"LISTENING port={server.port}", flush=True)
+    try:
+        threading.Event().wait()
+    except KeyboardInterrupt:
+        server.stop()
+
+
+if __name__ == "__main__":
+    main()
