@@ -1,0 +1,420 @@
+"""File tools: read, write, edit, list, glob and grep, every path checked by the workspace guard."""
+
+from __future__ import annotations
+
+import asyncio
+import base64
+import difflib
+import fnmatch
+import os
+import re
+from collections.abc import Callable
+from pathlib import Path, PurePosixPath
+from typing import Any, TypeVar
+
+from desktop.atomic import atomic_write_text
+from desktop.tools.base import Tool, ToolContext, ToolError, ToolOutput, display_path
+from desktop.tools.workspace import PathGuard
+
+READ_CHAR_LIMIT = 16_000
+IMAGE_BYTE_LIMIT = 10 * 1024 * 1024
+LIST_LIMIT = 200
+GLOB_LIMIT = 200
+GREP_LIMIT = 200
+GREP_LINE_CHARS = 300
+_SNIFF_BYTES = 8192
+_IMAGE_TYPES = {".png": "image/png", ".jpg": "image/jpeg", ".jpeg": "image/jpeg",
+                ".gif": "image/gif", ".webp": "image/webp"}
+
+# Mode for files the tools create: what the user's shell would give them (mkstemp alone gives 0600).
+_UMASK = os.umask(0o022)
+os.umask(_UMASK)
+_NEW_FILE_MODE = 0o666 & ~_UMASK
+
+T = TypeVar("T")
+
+
+async def _in_thread(fn: Callable[..., T], *args: Any) -> T:
+    """Run blocking file work off the event loop; OS failures become errors the model can read."""
+    try:
+        return await asyncio.to_thread(fn, *args)
+    except OSError as exc:
+        where = f" ({exc.filename})" if exc.filename else ""
+        raise ToolError(f"{exc.strerror or exc}{where}") from None
+
+
+def _path_param(description: str) -> dict[str, Any]:
+    return {"type": "string", "minLength": 1, "description": description}
+
+
+class _FileTool(Tool):
+    def __init__(self, guard: PathGuard) -> None:
+        self.guard = guard
+
+    def shown(self, path: Path) -> str:
+        return display_path(path, self.guard.workspace.resolve())
+
+
+class ReadFileTool(_FileTool):
+    name = "read_file"
+    description = ("Read a text file (shown with line numbers, which are not part of the file) or an image "
+                   "(png, jpg, gif, webp). Long files are cut: use offset/limit to read further.")
+    parameters = {
+        "type": "object",
+        "properties": {
+            "path": _path_param("File path, relative to the workspace or absolute."),
+            "offset": {"type": "integer", "minimum": 1, "description": "First line to read (1-based)."},
+            "limit": {"type": "integer", "minimum": 1, "description": "Maximum number of lines to read."},
+        },
+        "required": ["path"],
+        "additionalProperties": False,
+    }
+
+    async def execute(self, ctx: ToolContext, path: str, offset: int = 1,  # type: ignore[override]
+                      limit: int | None = None) -> ToolOutput:
+        target = self.guard.resolve(path)
+        return await _in_thread(self._read, target, offset, limit)
+
+    def _read(self, target: Path, offset: int, limit: int | None) -> ToolOutput:
+        _require_file(target, self.shown(target))
+        if target.suffix.lower() in _IMAGE_TYPES:
+            return self._image(target)
+        _require_text(target, self.shown(target))
+        numbered: list[str] = []
+        used = total = 0
+        cut = False
+        with open(target, encoding="utf-8", errors="replace") as fh:
+            for total, line in enumerate(fh, 1):
+                if total < offset or cut or (limit is not None and len(numbered) >= limit):
+                    continue
+                entry = f"{total:>6}\t" + line.rstrip("\n")
+                if used + len(entry) + 1 > READ_CHAR_LIMIT:
+                    if not numbered:  # one huge line: show its start rather than nothing
+                        numbered.append(entry[:READ_CHAR_LIMIT] + " ... [line cut]")
+                    cut = True
+                    continue
+                numbered.append(entry)
+                used += len(entry) + 1
+        if total == 0:
+            return f"({self.shown(target)} is empty)"
+        if offset > total:
+            raise ToolError(f"offset {offset} is past the end of {self.shown(target)} ({total} lines)")
+        last = offset + len(numbered) - 1
+        text = "\n".join(numbered)
+        if last < total:
+            why = "output cut at the size limit" if cut else "limit reached"
+            text += (f"\n\n[Showing lines {offset}-{last} of {total} ({why}). "
+                     f"Use offset={last + 1} to read more.]")
+        return text
+
+    def _image(self, target: Path) -> ToolOutput:
+        size = target.stat().st_size
+        if size > IMAGE_BYTE_LIMIT:
+            raise ToolError(f"{self.shown(target)} is too large to view ({size:,} bytes; "
+                            f"the limit is {IMAGE_BYTE_LIMIT:,})")
+        data = base64.b64encode(target.read_bytes()).decode("ascii")
+        mime = _IMAGE_TYPES[target.suffix.lower()]
+        return [{"type": "text", "text": f"Image {self.shown(target)} ({size:,} bytes)"},
+                {"type": "image_url", "image_url": {"url": f"data:{mime};base64,{data}"}}]
+
+
+class WriteFileTool(_FileTool):
+    name = "write_file"
+    description = "Create or overwrite a text file with the given content (parent folders are created)."
+    parameters = {
+        "type": "object",
+        "properties": {
+            "path": _path_param("File path, relative to the workspace or absolute."),
+            "content": {"type": "string", "description": "The complete new content of the file."},
+        },
+        "required": ["path", "content"],
+        "additionalProperties": False,
+    }
+
+    async def execute(self, ctx: ToolContext, path: str, content: str) -> ToolOutput:  # type: ignore[override]
+        target = self.guard.resolve(path, write=True)
+        return await _in_thread(self._write, target, content)
+
+    def _write(self, target: Path, content: str) -> str:
+        if target.is_dir():
+            raise ToolError(f"{self.shown(target)} is a folder")
+        verb = "Overwrote" if target.exists() else "Created"
+        write_text_keeping_mode(target, content)
+        return f"{verb} {self.shown(target)} ({len(content):,} characters)."
+
+
+class EditFileTool(_FileTool):
+    name = "edit_file"
+    description = ("Replace old_text with new_text in a file. old_text must match the file exactly (whitespace "
+                   "included) and occur exactly once, unless replace_all is true.")
+    parameters = {
+        "type": "object",
+        "properties": {
+            "path": _path_param("File path, relative to the workspace or absolute."),
+            "old_text": {"type": "string", "minLength": 1, "description": "Exact text to find."},
+            "new_text": {"type": "string", "description": "Replacement text."},
+            "replace_all": {"type": "boolean", "description": "Replace every occurrence (default false)."},
+        },
+        "required": ["path", "old_text", "new_text"],
+        "additionalProperties": False,
+    }
+
+    async def execute(self, ctx: ToolContext, path: str, old_text: str,  # type: ignore[override]
+                      new_text: str, replace_all: bool = False) -> ToolOutput:
+        target = self.guard.resolve(path, write=True)
+        return await _in_thread(self._edit, target, old_text, new_text, replace_all)
+
+    def _edit(self, target: Path, old: str, new: str, replace_all: bool) -> str:
+        if old == new:
+            raise ToolError("old_text and new_text are identical: nothing to change")
+        _require_file(target, self.shown(target))
+        _require_text(target, self.shown(target))
+        try:
+            with open(target, encoding="utf-8", newline="") as fh:  # newline="" keeps CRLF files CRLF
+                content = fh.read()
+        except UnicodeDecodeError:
+            raise ToolError(f"{self.shown(target)} is not UTF-8 text; edit_file only edits UTF-8 files") from None
+        if old not in content and "\r\n" in content and "\r\n" not in old:
+            old, new = old.replace("\n", "\r\n"), new.replace("\n", "\r\n")
+        count = content.count(old)
+        if count == 0:
+            raise ToolError(f"old_text was not found in {self.shown(target)}.{_near_match_hint(content, old)}")
+        if count > 1 and not replace_all:
+            lines = _line_numbers_of(content, old)
+            raise ToolError(f"old_text occurs {count} times in {self.shown(target)} (lines {lines}). Include "
+                            "more surrounding text so it matches once, or set replace_all to true.")
+        write_text_keeping_mode(target, content.replace(old, new))
+        return f"Edited {self.shown(target)}: replaced {count} occurrence{'s' if count > 1 else ''}."
+
+
+class ListDirTool(_FileTool):
+    name = "list_dir"
+    description = "List a folder: sub-folders end with '/', files show their size."
+    parameters = {
+        "type": "object",
+        "properties": {"path": _path_param("Folder path, relative to the workspace (default: the workspace).")},
+        "additionalProperties": False,
+    }
+
+    async def execute(self, ctx: ToolContext, path: str = ".") -> ToolOutput:  # type: ignore[override]
+        target = self.guard.resolve(path)
+        return await _in_thread(self._list, target)
+
+    def _list(self, target: Path) -> str:
+        if not target.exists():
+            raise ToolError(f"{self.shown(target)} does not exist")
+        if not target.is_dir():
+            raise ToolError(f"{self.shown(target)} is a file, not a folder; use read_file")
+        with os.scandir(target) as it:
+            entries = sorted(it, key=lambda e: (not e.is_dir(), e.name.lower()))
+        if not entries:
+            return f"{self.shown(target)} is empty."
+        lines = [_describe_entry(e) for e in entries[:LIST_LIMIT]]
+        if len(entries) > LIST_LIMIT:
+            lines.append(f"... and {len(entries) - LIST_LIMIT} more entries (showing the first {LIST_LIMIT})")
+        return "\n".join(lines)
+
+
+class GlobTool(_FileTool):
+    name = "glob"
+    description = ("Find files by glob pattern (e.g. '**/*.py', 'notes/*.md'), relative to the workspace or to "
+                   "`path`. Results are sorted; .git folders are skipped.")
+    parameters = {
+        "type": "object",
+        "properties": {
+            "pattern": {"type": "string", "minLength": 1, "description": "Glob pattern; ** matches any depth."},
+            "path": _path_param("Folder to search from (default: the workspace)."),
+        },
+        "required": ["pattern"],
+        "additionalProperties": False,
+    }
+
+    async def execute(self, ctx: ToolContext, pattern: str, path: str = ".") -> ToolOutput:  # type: ignore[override]
+        base = self.guard.resolve(path)
+        if pattern.startswith(("/", "~")) or ".." in PurePosixPath(pattern).parts:
+            raise ToolError("pattern must be relative and must not contain '..'; pass the folder as `path`")
+        return await _in_thread(self._glob, base, pattern)
+
+    def _glob(self, base: Path, pattern: str) -> str:
+        if not base.is_dir():
+            raise ToolError(f"{self.shown(base)} is not a folder")
+        found: list[str] = []
+        for match in base.glob(pattern):
+            if ".git" in match.relative_to(base).parts or not self._allowed(match):
+                continue
+            found.append(self.shown(match) + ("/" if match.is_dir() else ""))
+        if not found:
+            return f"No files match {pattern!r} in {self.shown(base)}."
+        found.sort()
+        lines = found[:GLOB_LIMIT]
+        if len(found) > GLOB_LIMIT:
+            lines.append(f"... and {len(found) - GLOB_LIMIT} more (showing {GLOB_LIMIT} of {len(found)})")
+        return "\n".join(lines)
+
+    def _allowed(self, path: Path) -> bool:
+        """A match may be a symlink leading out of the workspace: apply the guard to each result."""
+        try:
+            self.guard.resolve(str(path))
+        except ToolError:
+            return False
+        return True
+
+
+class GrepTool(_FileTool):
+    name = "grep"
+    description = ("Search file contents for a regular expression (or a fixed string) under a folder or in one "
+                   "file. Prints 'path:line: text'. Binary files and .git folders are skipped.")
+    parameters = {
+        "type": "object",
+        "properties": {
+            "pattern": {"type": "string", "minLength": 1, "description": "Python regular expression."},
+            "path": _path_param("Folder or file to search (default: the workspace)."),
+            "glob": {"type": "string", "description": "Only search files whose name matches, e.g. '*.md'."},
+            "fixed_strings": {"type": "boolean", "description": "Treat pattern as plain text (default false)."},
+            "ignore_case": {"type": "boolean", "description": "Case-insensitive search (default false)."},
+        },
+        "required": ["pattern"],
+        "additionalProperties": False,
+    }
+
+    async def execute(self, ctx: ToolContext, pattern: str, path: str = ".",  # type: ignore[override]
+                      glob: str | None = None, fixed_strings: bool = False,
+                      ignore_case: bool = False) -> ToolOutput:
+        root = self.guard.resolve(path)
+        try:
+            regex = re.compile(re.escape(pattern) if fixed_strings else pattern,
+                               re.IGNORECASE if ignore_case else 0)
+        except re.error as exc:
+            raise ToolError(f"invalid regular expression {pattern!r}: {exc}. "
+                            "Escape special characters or set fixed_strings to true.") from None
+        return await _in_thread(self._grep, root, regex, glob)
+
+    def _grep(self, root: Path, regex: re.Pattern[str], glob: str | None) -> str:
+        if not root.exists():
+            raise ToolError(f"{self.shown(root)} does not exist")
+        hits: list[str] = []
+        more = False
+        for file in self._files(root, glob):
+            for number, line in _matching_lines(file, regex):
+                if len(hits) >= GREP_LIMIT:
+                    more = True
+                    break
+                text = line if len(line) <= GREP_LINE_CHARS else line[:GREP_LINE_CHARS] + " ..."
+                hits.append(f"{self.shown(file)}:{number}: {text}")
+            if more:
+                break
+        if not hits:
+            return f"No matches for {regex.pattern!r} in {self.shown(root)}."
+        if more:
+            hits.append(f"... [stopped at {GREP_LIMIT} matches; narrow the pattern, path or glob]")
+        return "\n".join(hits)
+
+    def _files(self, root: Path, glob: str | None) -> list[Path]:
+        if root.is_file():
+            return [root]
+        files: list[Path] = []
+        for folder, dirs, names in os.walk(root):
+            dirs[:] = sorted(d for d in dirs if d != ".git")
+            for name in sorted(names):
+                file = Path(folder) / name
+                if glob and not _glob_matches(file.relative_to(root), glob):
+                    continue
+                try:
+                    self.guard.resolve(str(file))  # a symlink may point outside the workspace
+                except ToolError:
+                    continue
+                files.append(file)
+        return files
+
+
+def write_text_keeping_mode(target: Path, text: str) -> None:
+    """Atomic write that keeps an existing file's permissions (a script stays executable)."""
+    try:
+        mode = target.stat().st_mode & 0o7777
+    except FileNotFoundError:
+        mode = _NEW_FILE_MODE
+    atomic_write_text(target, text)
+    os.chmod(target, mode)
+
+
+def _require_file(target: Path, label: str) -> None:
+    if not target.exists():
+        raise ToolError(f"{label} does not exist")
+    if target.is_dir():
+        raise ToolError(f"{label} is a folder; use list_dir")
+
+
+def _require_text(target: Path, label: str) -> None:
+    with open(target, "rb") as fh:
+        head = fh.read(_SNIFF_BYTES)
+    if b"\x00" in head:
+        raise ToolError(f"{label} looks like a binary file ({target.stat().st_size:,} bytes); "
+                        "only text files and images can be read")
+
+
+def _matching_lines(file: Path, regex: re.Pattern[str]) -> list[tuple[int, str]]:
+    try:
+        with open(file, "rb") as fh:
+            if b"\x00" in fh.read(_SNIFF_BYTES):
+                return []
+        with open(file, encoding="utf-8", errors="replace") as fh:
+            return [(n, line.rstrip("\n")) for n, line in enumerate(fh, 1) if regex.search(line)]
+    except OSError:  # unreadable or vanished while walking: skip, like grep -s
+        return []
+
+
+def _glob_matches(relative: Path, glob: str) -> bool:
+    if "/" in glob:
+        return PurePosixPath(relative.as_posix()).match(glob)
+    return fnmatch.fnmatch(relative.name, glob)
+
+
+def _describe_entry(entry: os.DirEntry[str]) -> str:
+    try:
+        if entry.is_dir():
+            return f"{entry.name}/"
+        size = entry.stat().st_size
+    except OSError:  # a dangling symlink
+        return f"{entry.name} (broken link)"
+    return f"{entry.name}  ({_human_size(size)})"
+
+
+def _human_size(size: int) -> str:
+    if size < 1024:
+        return f"{size} B"
+    value = float(size)
+    for unit in ("KB", "MB", "GB"):
+        value /= 1024
+        if value < 1024 or unit == "GB":
+            break
+    return f"{value:.1f} {unit}"
+
+
+def _line_numbers_of(content: str, old: str) -> str:
+    starts, at = [], content.find(old)
+    while at != -1 and len(starts) < 10:
+        starts.append(str(content.count("\n", 0, at) + 1))
+        at = content.find(old, at + 1)
+    return ", ".join(starts)
+
+
+def _near_match_hint(content: str, old: str) -> str:
+    """Point at the most similar passage, so the model can copy the exact text instead of guessing."""
+    lines = content.splitlines()
+    width = max(1, len(old.splitlines()))
+    if not lines or len(lines) > 20_000:
+        return " Read the file again and copy the exact text."
+    best, best_at = 0.0, 0
+    matcher = difflib.SequenceMatcher(autojunk=False)
+    matcher.set_seq2(old)
+    for start in range(0, max(1, len(lines) - width + 1)):
+        matcher.set_seq1("\n".join(lines[start:start + width]))
+        if matcher.real_quick_ratio() > best and matcher.quick_ratio() > best:
+            ratio = matcher.ratio()
+            if ratio > best:
+                best, best_at = ratio, start
+    if best < 0.5:
+        return " Read the file again and copy the exact text (whitespace and indentation must match)."
+    snippet = "\n".join(lines[best_at:best_at + width])
+    return (f" The most similar text ({best:.0%} alike) starts at line {best_at + 1}:\n{snippet}\n"
+            "Copy it exactly (whitespace and indentation must match).")

@@ -1,0 +1,392 @@
+"""The `exec` tool: run a shell command in the workspace with a timeout, a clean environment and guard rails."""
+
+from __future__ import annotations
+
+import asyncio
+import contextlib
+import os
+import re
+import shlex
+import signal
+from pathlib import Path
+
+from desktop.tools.base import Tool, ToolContext, ToolError, ToolOutput, cap_text
+
+OUTPUT_LIMIT = 10_000
+MAX_TIMEOUT = 600
+_CAPTURE_BYTES = 200_000  # per stream, head and tail each: enough for any capped result
+_PIPE_GRACE = 2.0  # seconds to wait for output after the shell exits (background jobs may hold pipes)
+_ENV_KEYS = ("PATH", "HOME", "LANG", "LC_ALL", "USER", "TMPDIR", "SHELL")
+_PROTECTED_NAMES = ("history.jsonl", ".dream_cursor")  # memory files only the app may write
+_HARMLESS_DEVICES = {"/dev/null", "/dev/zero", "/dev/stdin", "/dev/stdout", "/dev/stderr", "/dev/tty",
+                     "/dev/random", "/dev/urandom"}
+# Words that run the command after them (so "sudo rm -rf /" is checked as rm).
+_WRAPPERS = {"sudo", "doas", "env", "nohup", "time", "nice", "ionice", "command", "builtin", "exec", "xargs",
+             "stdbuf", "timeout", "if", "elif", "then", "else", "while", "until", "do", "!"}
+_PROTECTED_MESSAGE = ("memory/history.jsonl and memory/.dream_cursor are managed by the app; "
+                      "do not write, move or delete them")
+_SHELLS = {"sh", "bash", "zsh", "dash", "ksh", "fish"}
+_FORMATTERS = {"mke2fs", "mkswap", "wipefs", "fdisk", "sfdisk", "cfdisk", "parted", "gdisk", "sgdisk"}
+_POWER = {"shutdown", "reboot", "poweroff", "halt"}
+_FORK_BOMB = re.compile(r"([\w:.]+)\s*\(\s*\)\s*\{[^}]*\1\s*\|\s*\1(?!\w)")
+_SEGMENT_BREAK = re.compile(r"^(?:[;&|()`]+|\$)$")  # "$" starts "$(...)"
+
+
+class ExecTool(Tool):
+    """Runs commands through the user's shell.
+
+    Refusals are a safety net against accidents, not a sandbox: they parse the command with shlex and
+    catch the common spellings of destructive commands. With `restrict`, paths that visibly leave the
+    workspace (absolute paths, ~, $HOME, ../) are refused too; a command that builds a path at run time
+    (variables, scripts, `python -c`) is not detectable and is not stopped."""
+
+    name = "exec"
+    description = ("Run a shell command in the workspace and return its stdout, stderr and exit code. "
+                   "No input is available (stdin is empty). Output is capped; long runs time out.")
+    parameters = {
+        "type": "object",
+        "properties": {
+            "command": {"type": "string", "minLength": 1, "description": "The shell command line."},
+            "working_dir": {"type": "string", "minLength": 1,
+                            "description": "Folder to run in, relative to the workspace (default: the workspace)."},
+            "timeout": {"type": "integer", "minimum": 1, "maximum": MAX_TIMEOUT,
+                        "description": "Seconds before the command is killed."},
+        },
+        "required": ["command"],
+        "additionalProperties": False,
+    }
+
+    def __init__(self, workspace: Path, timeout: int, restrict: bool) -> None:
+        self.workspace = workspace.resolve()
+        self.timeout = min(timeout, MAX_TIMEOUT)
+        self.restrict = restrict
+
+    async def execute(self, ctx: ToolContext, command: str,  # type: ignore[override]
+                      working_dir: str | None = None, timeout: int | None = None) -> ToolOutput:
+        cwd = self._working_dir(working_dir)
+        reason = refusal(command, cwd, self.workspace if self.restrict else None)
+        if reason:
+            raise ToolError(f"command refused: {reason}")
+        return await self._run(command, cwd, timeout or self.timeout)
+
+    def _working_dir(self, raw: str | None) -> Path:
+        if not raw:
+            return self.workspace
+        path = Path(raw).expanduser()
+        path = (path if path.is_absolute() else self.workspace / path).resolve()
+        if self.restrict and not _inside(path, self.workspace):
+            raise ToolError(f"working_dir {raw} is outside the workspace {self.workspace}")
+        if not path.is_dir():
+            raise ToolError(f"working_dir {raw} is not an existing folder")
+        return path
+
+    async def _run(self, command: str, cwd: Path, timeout: int) -> str:
+        # Shielded: cancelling asyncio's own spawn kills only the shell and then waits for its pipes,
+        # which the shell's children still hold open (a /stop right after start would hang until they exit).
+        spawn = asyncio.ensure_future(asyncio.create_subprocess_shell(
+            command, cwd=cwd, env=child_environment(), stdin=asyncio.subprocess.DEVNULL,
+            stdout=asyncio.subprocess.PIPE, stderr=asyncio.subprocess.PIPE, start_new_session=True))
+        try:
+            proc = await asyncio.shield(spawn)
+        except asyncio.CancelledError:
+            with contextlib.suppress(OSError):
+                await _stop(await spawn)
+            raise
+        except OSError as exc:
+            raise ToolError(f"could not start the shell: {exc}") from None
+        assert proc.stdout is not None and proc.stderr is not None
+        out, err = _Capture(), _Capture()
+        readers = [asyncio.create_task(out.drain(proc.stdout)), asyncio.create_task(err.drain(proc.stderr))]
+        try:
+            if not await _exited(proc, readers, timeout):
+                await _stop(proc)
+                await asyncio.wait(readers, timeout=_PIPE_GRACE)
+                raise ToolError(f"command timed out after {timeout} s and was killed (with every process it "
+                                f"started). Output so far:\n{_report(out, err, None)}") from None
+            _, pending = await asyncio.wait(readers, timeout=_PIPE_GRACE)
+            note = ("\n(background processes still hold the output open; their later output is not shown)"
+                    if pending else "")
+            return _report(out, err, proc.returncode) + note
+        finally:
+            if proc.returncode is None:  # cancelled (/stop): leave nothing running
+                await _stop(proc)
+            for reader in readers:
+                reader.cancel()
+
+
+def child_environment() -> dict[str, str]:
+    """Only what commands need to behave normally; API keys and other secrets in our environment stay here."""
+    env = {key: os.environ[key] for key in _ENV_KEYS if key in os.environ}
+    env.setdefault("PATH", os.defpath)
+    env.setdefault("LANG", "C.UTF-8")
+    env["TERM"] = "dumb"  # no colour codes or pagers: the output is read by a model
+    return env
+
+
+class _Capture:
+    """Keeps the head and tail of a stream so a chatty command cannot fill memory."""
+
+    def __init__(self) -> None:
+        self.head = bytearray()
+        self.tail = bytearray()
+        self.dropped = 0
+
+    async def drain(self, stream: asyncio.StreamReader) -> None:
+        while chunk := await stream.read(65536):
+            room = _CAPTURE_BYTES - len(self.head)
+            self.head += chunk[:room]
+            self.tail += chunk[room:] if room > 0 else chunk
+            if len(self.tail) > _CAPTURE_BYTES:
+                excess = len(self.tail) - _CAPTURE_BYTES
+                del self.tail[:excess]
+                self.dropped += excess
+
+    def text(self) -> str:
+        gap = f"\n... [{self.dropped} bytes omitted] ...\n" if self.dropped else ""
+        return (self.head.decode("utf-8", "replace") + gap + self.tail.decode("utf-8", "replace")).rstrip("\n")
+
+
+def _report(out: _Capture, err: _Capture, code: int | None) -> str:
+    parts = []
+    if stdout := out.text():
+        parts.append(stdout)
+    if stderr := err.text():
+        parts.append(f"STDERR:\n{stderr}")
+    if not parts:
+        parts.append("(no output)")
+    if code is not None:
+        parts.append(f"Exit code: {code}")
+    return cap_text("\n".join(parts), OUTPUT_LIMIT)
+
+
+async def _exited(proc: asyncio.subprocess.Process, readers: list[asyncio.Task[None]], timeout: float) -> bool:
+    """Wait for the shell to exit; False on timeout. Process.wait() alone would also wait for every
+    background job still holding the output pipes, so the exit status is checked while the pipes are open."""
+    loop = asyncio.get_running_loop()
+    deadline = loop.time() + timeout
+    while proc.returncode is None:
+        remaining = deadline - loop.time()
+        if remaining <= 0:
+            return False
+        if all(reader.done() for reader in readers):
+            try:
+                await asyncio.wait_for(proc.wait(), remaining)
+            except TimeoutError:
+                return False
+        else:
+            await asyncio.wait(readers, timeout=min(remaining, 0.2))
+    return True
+
+
+async def _stop(proc: asyncio.subprocess.Process) -> None:
+    """Kill the shell and everything in its session (start_new_session made it a process group)."""
+    try:
+        os.killpg(proc.pid, signal.SIGKILL)
+    except (ProcessLookupError, PermissionError):
+        pass
+    with contextlib.suppress(TimeoutError):
+        await asyncio.wait_for(proc.wait(), _PIPE_GRACE)
+
+
+# --- refusals -----------------------------------------------------------------------------------------
+
+def refusal(command: str, cwd: Path, workspace: Path | None) -> str | None:
+    """Why `command` must not run, or None. `workspace` set means paths must stay inside it."""
+    if _FORK_BOMB.search(command):
+        return "it looks like a fork bomb"
+    try:
+        lexer = shlex.shlex(command, posix=True, punctuation_chars=True)
+        lexer.whitespace_split = True
+        tokens = list(lexer)
+    except ValueError:  # unbalanced quotes: fall back to plain splitting, still checked
+        tokens = command.split()
+    for segment in _segments(tokens):
+        reason = _segment_refusal(segment, cwd, workspace)
+        if reason:
+            return reason
+    return None
+
+
+def _segments(tokens: list[str]) -> list[list[str]]:
+    segments: list[list[str]] = [[]]
+    for token in tokens:
+        if _SEGMENT_BREAK.match(token):
+            segments.append([])
+            continue
+        if token.startswith("`"):  # `command substitution` is a command of its own
+            segments.append([])
+        segments[-1].append(token.strip("`"))
+        if token.endswith("`"):
+            segments.append([])
+    return [s for s in segments if s]
+
+
+def _segment_refusal(segment: list[str], cwd: Path, workspace: Path | None) -> str | None:
+    words = _command_words(segment)
+    if words:
+        name = os.path.basename(words[0])
+        args = words[1:]
+        if name in _SHELLS or name == "eval":
+            inner = _inline_script(name, args)
+            if inner is not None:
+                return refusal(inner, cwd, workspace)
+        reason = _dangerous(name, args)
+        if reason:
+            return reason
+    reason = _redirect_refusal(segment) or _touches_protected(words)
+    if reason:
+        return reason
+    if workspace is not None:
+        return _escapes(segment, words, cwd, workspace)
+    return None
+
+
+def _command_words(segment: list[str]) -> list[str]:
+    """The command and its arguments, past redirections, VAR=value prefixes and wrappers like sudo."""
+    words: list[str] = []
+    skip_next = False
+    for token in segment:
+        if skip_next:
+            skip_next = False
+            continue
+        if _is_redirect(token):
+            skip_next = True
+            continue
+        if token.isdigit() and not words:  # the "2" of "2>file"
+            continue
+        words.append(token)
+    while words:
+        first = words[0]
+        if re.match(r"^[A-Za-z_][A-Za-z0-9_]*=", first):
+            words.pop(0)
+        elif os.path.basename(first) in _WRAPPERS:
+            words.pop(0)
+            while words and (words[0].startswith("-") or re.match(r"^\d+[smhd]?$", words[0])):
+                words.pop(0)
+        else:
+            break
+    return words
+
+
+def _inline_script(name: str, args: list[str]) -> str | None:
+    if name == "eval":
+        return " ".join(args)
+    for i, arg in enumerate(args):
+        if arg.startswith("-") and "c" in arg[1:] and not arg.startswith("--") and i + 1 < len(args):
+            return args[i + 1]
+    return None
+
+
+def _dangerous(name: str, args: list[str]) -> str | None:
+    if name == "rm":
+        recursive = any(a == "--recursive" or (a.startswith("-") and not a.startswith("--") and
+                                                ("r" in a or "R" in a)) for a in args)
+        if "--no-preserve-root" in args:
+            return "rm --no-preserve-root is never run"
+        targets = [a for a in args if not a.startswith("-")]
+        broad = [t for t in targets if _is_broad(t)]
+        if recursive and broad:
+            return (f"recursive delete of a broad path ({broad[0]}) is not allowed; "
+                    "delete specific files or folders instead")
+    if name.startswith("mkfs") or name in _FORMATTERS:
+        return f"{name} formats or repartitions disks and is never run"
+    if name == "dd" and any(_is_device(a[3:]) for a in args if a.startswith("of=")):
+        return "dd to a device is not allowed"
+    if name in _POWER or (name == "systemctl" and any(a in ("poweroff", "reboot", "halt", "kexec") for a in args)) \
+            or (name in ("init", "telinit") and args[:1] in (["0"], ["6"])):
+        return "shutting down or rebooting the computer is not allowed"
+    return None
+
+
+def _is_broad(target: str) -> bool:
+    """True for /, top-level folders, the home folder (or a parent of it), ~, $HOME, *, . and .."""
+    t = target
+    while t.endswith(("/*", "/")) and len(t) > 1:
+        t = t[:-2] if t.endswith("/*") else t[:-1]
+    if t in ("", "/", "*", ".", "..", ".*", "~", "$HOME", "${HOME}") or re.fullmatch(r"(\.\./)*\.\.", t):
+        return True
+    if t.startswith(("~", "$HOME", "${HOME}")):
+        return False  # something below home: a specific folder
+    if t.startswith("/"):
+        path = Path(os.path.normpath(t))
+        return len(path.parts) <= 2 or path == Path.home() or path in Path.home().parents
+    return False
+
+
+def _is_device(path: str) -> bool:
+    return path.startswith("/dev/") and path not in _HARMLESS_DEVICES
+
+
+def _is_redirect(token: str) -> bool:
+    return bool(re.fullmatch(r"&?[<>]+[|&]?", token))
+
+
+def _redirect_refusal(segment: list[str]) -> str | None:
+    for i, token in enumerate(segment[:-1]):
+        if _is_redirect(token) and ">" in token:
+            if _is_protected(segment[i + 1]):
+                return _PROTECTED_MESSAGE
+            if _is_device(segment[i + 1]):
+                return "writing to a device is not allowed"
+    return None
+
+
+def _is_protected(token: str) -> bool:
+    return any(name in token for name in _PROTECTED_NAMES)
+
+
+def _touches_protected(words: list[str]) -> str | None:
+    """Writes, moves or deletes of the memory history files (reading them, e.g. with grep, is fine)."""
+    if not words:
+        return None
+    name, args = os.path.basename(words[0]), words[1:]
+    in_place = name in ("sed", "perl") and any((a.startswith("-") and not a.startswith("--") and "i" in a)
+                                               or a.startswith("--in-place") for a in args)
+    writes = (name in ("rm", "mv", "truncate", "shred", "tee", "unlink", "ln") or in_place) and \
+        any(_is_protected(a) for a in args)
+    copies_onto = name in ("cp", "install", "rsync") and bool(args) and _is_protected(args[-1])
+    dd_onto = name == "dd" and any(a.startswith("of=") and _is_protected(a) for a in args)
+    return _PROTECTED_MESSAGE if writes or copies_onto or dd_onto else None
+
+
+def _escapes(segment: list[str], words: list[str], cwd: Path, workspace: Path) -> str | None:
+    """With restrict on: refuse visible references to paths outside the workspace (best effort)."""
+    if words and words[0] == "cd" and len(words) == 1:
+        return "cd without a folder goes to the home folder, outside the workspace"
+    command_word = words[0] if words else None
+    for token in segment:
+        if command_word is not None and token == command_word:
+            command_word = None  # the program itself may live anywhere (/usr/bin/python3)
+            continue
+        if _is_redirect(token):
+            continue
+        for candidate in filter(None, (token, token.partition("=")[2])):
+            path = _as_path(candidate, cwd)
+            if path is not None and not _inside(path, workspace) and str(path) not in _HARMLESS_DEVICES:
+                return (f"{candidate} is outside the workspace {workspace} "
+                        "(commands are restricted to the workspace)")
+    return None
+
+
+def _as_path(token: str, cwd: Path) -> Path | None:
+    """The filesystem path a token visibly names, or None when it does not look like one."""
+    home = str(Path.home())
+    for prefix in ("${HOME}", "$HOME", "~"):
+        if token == prefix or token.startswith(prefix + "/"):
+            token = home + token[len(prefix):]
+            break
+    try:
+        if token.startswith("/"):
+            top = Path("/", *Path(token).parts[1:2])
+            # "/api/v1" in a grep pattern is not a path on this machine
+            return Path(token).resolve() if top.exists() else None
+        candidate = cwd / token
+        if ".." in Path(token).parts or os.path.lexists(candidate):  # lexists: a symlink may lead out
+            return candidate.resolve()
+    except (OSError, RuntimeError, ValueError):  # too long, a symlink loop, a NUL byte: not a usable path
+        return None
+    return None
+
+
+def _inside(path: Path, root: Path) -> bool:
+    return path == root or root in path.parents
