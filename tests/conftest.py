@@ -17,14 +17,22 @@ import yaml
 
 from desktop.bus import Event, InboundMessage, TurnError, TurnFinished
 from desktop.core import Core, build_core
+from desktop.providers.litellm_env import litellm
 from tests.fakeserver import FakeOpenAI
 from tests.memkeyring import MemoryKeyring
+
+
+@pytest.fixture(scope="session", autouse=True)
+def _litellm_loaded() -> None:
+    """Import litellm once up front (seconds on a busy machine) so no test's own timeout pays for it."""
+    litellm()
 
 
 @pytest.fixture
 def home_dir(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> Path:
     root = tmp_path / "home"
     monkeypatch.setenv("NANOBOT_TRAY_HOME", str(root))
+    monkeypatch.setenv("HOME", str(tmp_path / "user"))  # keep the machine's ~/.agents/skills out of tests
     for var in ("OPENAI_API_KEY", "ANTHROPIC_API_KEY", "OPENROUTER_API_KEY"):
         monkeypatch.delenv(var, raising=False)
     return root
@@ -84,7 +92,7 @@ class Conversation:
     async def send(self, text: str, **kw: Any) -> None:
         await self.core.bus.publish_inbound(InboundMessage(self.channel, self.chat_id, text, **kw))
 
-    async def wait_end(self, count: int = 1, timeout: float = 20) -> TurnFinished | TurnError:
+    async def wait_end(self, count: int = 1, timeout: float = 60) -> TurnFinished | TurnError:
         async def ended() -> TurnFinished | TurnError:
             while True:
                 ends = [e for e in self.events if isinstance(e, (TurnFinished, TurnError))

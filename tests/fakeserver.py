@@ -14,6 +14,7 @@ from __future__ import annotations
 
 import argparse
 import json
+import socket
 import threading
 import time
 from collections.abc import Callable
@@ -74,6 +75,11 @@ class FakeOpenAI:
 
             def log_message(self, *args: Any) -> None:
                 pass
+
+            def setup(self) -> None:
+                super().setup()
+                # Small SSE writes + Nagle + the client's delayed ACK would add ~40 ms stalls per request.
+                self.connection.setsockopt(socket.IPPROTO_TCP, socket.TCP_NODELAY, 1)
 
             def do_GET(self) -> None:
                 if self.path.rstrip("/").endswith("/models"):

@@ -6,6 +6,7 @@ import asyncio
 import logging
 import os
 import re
+import threading
 from collections.abc import Callable
 from dataclasses import dataclass, field
 from typing import Any
@@ -13,6 +14,7 @@ from typing import Any
 from desktop import secrets
 from desktop.config import Config
 from desktop.providers.litellm_env import litellm
+from desktop.providers.model_thread import run_on_model_thread, to_caller
 
 log = logging.getLogger(__name__)
 
@@ -87,10 +89,13 @@ class LLMProvider:
         delays = list(self.config.provider.retry_delays)
         attempt = 0
         while True:
-            streamed = _Accumulator(on_text, on_reasoning)
+            live = threading.Event()
+            live.set()
+            streamed = _Accumulator(to_caller(on_text, live), to_caller(on_reasoning, live))
             try:
-                return await self._stream_once(model, messages, tools, streamed, max_tokens)
+                return await run_on_model_thread(self._stream_once(model, messages, tools, streamed, max_tokens))
             except asyncio.CancelledError:
+                live.clear()  # deltas still in flight must not reach a stopped turn
                 raise
             except ProviderError:
                 raise

@@ -1,0 +1,1 @@
+"""The Qt layer: adapts the agent core to windows, the tray and notifications."""

@@ -1,0 +1,36 @@
+"""Turns bus events into a Qt signal and user actions into inbound messages.
+
+The qasync loop runs on the GUI thread, so bus subscribers are called there and can emit directly."""
+
+from __future__ import annotations
+
+import asyncio
+from typing import Any
+
+from PySide6.QtCore import QObject, Signal
+
+from desktop.bus import Event, InboundMessage
+from desktop.core import Core
+
+
+class CoreBridge(QObject):
+    """Windows subscribe to `event` and call `send`; none of them touch the bus directly."""
+
+    event = Signal(object)  # any desktop.bus event
+
+    def __init__(self, core: Core, parent: QObject | None = None) -> None:
+        super().__init__(parent)
+        self.core = core
+        self._unsubscribe = core.bus.subscribe(self.event.emit)
+        self._pending: set[asyncio.Task[Any]] = set()
+
+    def send(self, session_key: str, text: str, media: list[str] | None = None) -> None:
+        """Queue a message for the agent; `session_key` is `channel:chat_id`."""
+        channel, _, chat_id = session_key.partition(":")
+        message = InboundMessage(channel, chat_id, text, list(media or []))
+        task = asyncio.ensure_future(self.core.bus.publish_inbound(message))
+        self._pending.add(task)
+        task.add_done_callback(self._pending.discard)
+
+    def close(self) -> None:
+        self._unsubscribe()

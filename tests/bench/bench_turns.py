@@ -1,0 +1,92 @@
+"""Per-turn overhead of the agent core against the scripted loopback model (answers instantly).
+
+    python tests/bench/bench_turns.py [--turns 200] [--profile]
+
+Prints the median and p90 of echo turns and of turns with 3 tool calls, in one process and one growing
+session, and with --profile where the time goes (cumulative seconds per area)."""
+
+from __future__ import annotations
+
+import argparse
+import asyncio
+import cProfile
+import os
+import pstats
+import statistics
+import sys
+import tempfile
+import time
+from pathlib import Path
+
+sys.path.insert(0, str(Path(__file__).resolve().parents[2]))
+os.environ.setdefault("PYTHON_KEYRING_BACKEND", "keyring.backends.null.Keyring")
+
+from desktop.bus import TurnError, TurnFinished  # noqa: E402
+from desktop.core import build_core  # noqa: E402
+from tests.conftest import Conversation, write_config  # noqa: E402
+from tests.fakeserver import FakeOpenAI  # noqa: E402
+
+THREE_TOOLS = [{"tool_calls": [{"name": "list_dir", "arguments": {"path": "."}}]},
+               {"tool_calls": [{"name": "read_file", "arguments": {"path": "AGENTS.md"}}]},
+               {"tool_calls": [{"name": "glob", "arguments": {"pattern": "*.md"}}]},
+               {"content": "done"}]
+
+
+async def measure(turns: int, fake: FakeOpenAI, chat: Conversation, tools: bool) -> list[float]:
+    times = []
+    for i in range(turns):
+        if tools:
+            fake.add(*THREE_TOOLS)
+        started = time.perf_counter()
+        end = await chat.ask(f"message {i}")
+        times.append((time.perf_counter() - started) * 1000)
+        assert isinstance(end, TurnFinished), end
+    return times
+
+
+def report(name: str, times: list[float]) -> None:
+    times_sorted = sorted(times)
+    p90 = times_sorted[int(len(times_sorted) * 0.9)]
+    print(f"{name:<28} median {statistics.median(times):6.1f} ms   p90 {p90:6.1f} ms   (n={len(times)})")
+
+
+async def main(args: argparse.Namespace) -> None:
+    home = Path(tempfile.mkdtemp(prefix="bench-turns-"))
+    os.environ["NANOBOT_TRAY_HOME"] = str(home)
+    with FakeOpenAI() as fake:
+        write_config(home, model="openai/test", api_base=fake.base_url, context_window_tokens=1_000_000)
+        core = build_core()
+        runner = asyncio.create_task(core.loop.run())
+        chat = Conversation(core, chat_id="bench")
+        await measure(5, fake, chat, tools=False)  # warm-up: litellm import, first connection
+        profiler = cProfile.Profile() if args.profile else None
+        if profiler:
+            profiler.enable()
+        echo = await measure(args.turns, fake, chat, tools=False)
+        three = await measure(max(args.turns // 4, 20), fake, chat, tools=True)
+        if profiler:
+            profiler.disable()
+        runner.cancel()
+        await core.loop.shutdown()
+        errors = [e for e in chat.events if isinstance(e, TurnError)]
+        print(f"session grew to {len(core.sessions._cache[chat.key].messages)} messages; errors: {len(errors)}")
+        report("echo turn", echo)
+        report("turn with 3 tool calls", three)
+        if profiler:
+            stats = pstats.Stats(profiler)
+            areas = {"litellm (request+parse)": "litellm", "openai client": "openai", "httpx/httpcore": "httpcore",
+                     "session append (fsync)": "atomic.py", "context build": "context.py",
+                     "tool execution": "desktop/tools", "skills prompt": "skillset"}
+            total = sum(v[3] for k, v in stats.stats.items() if k[2] == "_run")  # type: ignore[attr-defined]
+            print("cumulative seconds by area (overlapping, from cProfile):")
+            for label, needle in areas.items():
+                cum = max((v[3] for k, v in stats.stats.items() if needle in k[0]), default=0.0)  # type: ignore[attr-defined]
+                print(f"  {label:<26} {cum:6.2f} s")
+            print(f"  event-loop callbacks total {total:6.2f} s")
+
+
+if __name__ == "__main__":
+    parser = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
+    parser.add_argument("--turns", type=int, default=200)
+    parser.add_argument("--profile", action="store_true")
+    asyncio.run(main(parser.parse_args()))
