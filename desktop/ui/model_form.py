@@ -1,0 +1,235 @@
+"""Provider, model, server address and API key, with a connection test: shared by Settings and onboarding.
+
+The key field never shows a stored key: it only says whether one is stored, and a typed key goes
+straight to the OS keyring on save."""
+
+from __future__ import annotations
+
+import asyncio
+
+from PySide6.QtCore import QSignalBlocker, Qt
+from PySide6.QtWidgets import (QComboBox, QCompleter, QFormLayout, QHBoxLayout, QLineEdit, QPushButton,
+                               QVBoxLayout, QWidget)
+
+from desktop import secrets
+from desktop.config import Config
+from desktop.providers import catalog
+from desktop.providers.llm import ProviderError
+from desktop.settings_apply import KeyringState, forget_key, has_key, keyring_state, store_key, test_connection
+from desktop.ui.form_widgets import ERROR_COLOUR, OK_COLOUR, WARN_COLOUR, note_label, set_note, with_note
+from desktop.ui.tasks import spawn
+
+
+
+class ModelForm(QWidget):
+    def __init__(self, parent: QWidget | None = None) -> None:
+        super().__init__(parent)
+        self._models: dict[str, list[str]] = {}
+        self._stored_key = False
+        self._keyring: KeyringState | None = None
+
+        self.provider = QComboBox()
+        self.provider.setEditable(True)
+        self.provider.addItems(list(catalog.POPULAR))
+        self.provider.setToolTip("The provider as litellm names it, e.g. openai, anthropic, openrouter, ollama_chat")
+        self.provider.currentTextChanged.connect(self._provider_changed)
+        self.model = QComboBox()
+        self.model.setEditable(True)
+        self.model.setInsertPolicy(QComboBox.InsertPolicy.NoInsert)
+        self.model.lineEdit().setPlaceholderText("Loading the model list…")
+        completer = self.model.completer()
+        completer.setFilterMode(Qt.MatchFlag.MatchContains)
+        completer.setCompletionMode(QCompleter.CompletionMode.PopupCompletion)
+        self.model.currentTextChanged.connect(self._model_text_changed)
+        self.api_base = QLineEdit()
+        self.api_base.setPlaceholderText("Only for local or OpenAI-compatible servers, e.g. http://127.0.0.1:1234/v1")
+        self.api_base.textChanged.connect(lambda _t: self._show_key_state())
+        self.key = QLineEdit()
+        self.key.setEchoMode(QLineEdit.EchoMode.Password)
+        self.key.setClearButtonEnabled(True)
+        self.forget = QPushButton("Forget stored key")
+        self.forget.setFlat(True)
+        self.forget.setCursor(Qt.CursorShape.PointingHandCursor)
+        self.forget.clicked.connect(lambda: spawn(self._forget()))
+        key_row = QHBoxLayout()
+        key_row.setContentsMargins(0, 0, 0, 0)
+        key_row.addWidget(self.key, 1)
+        key_row.addWidget(self.forget)
+        self.keyring_note = note_label()
+
+        self.test_button = QPushButton("Test connection")
+        self.test_button.setToolTip("Sends one tiny request (one token) with the settings above")
+        self.test_button.clicked.connect(self._start_test)
+        self.test_result = note_label()
+        test_row = QHBoxLayout()
+        test_row.setContentsMargins(0, 0, 0, 0)
+        test_row.addWidget(self.test_button, 0, Qt.AlignmentFlag.AlignTop)
+        test_row.addWidget(self.test_result, 1)
+
+        for edited in (self.provider.currentTextChanged, self.model.currentTextChanged, self.api_base.textChanged,
+                       self.key.textChanged):
+            edited.connect(self._forget_test_result)
+
+        form = QFormLayout()
+        form.setContentsMargins(0, 0, 0, 0)
+        form.setFieldGrowthPolicy(QFormLayout.FieldGrowthPolicy.AllNonFixedFieldsGrow)
+        form.addRow("Provider", self.provider)
+        form.addRow("Model", self.model)
+        form.addRow("Server address", self.api_base)
+        form.addRow("API key", with_note(key_row, self.keyring_note))
+        layout = QVBoxLayout(self)
+        layout.setContentsMargins(0, 0, 0, 0)
+        layout.setSpacing(10)
+        layout.addLayout(form)
+        layout.addLayout(test_row)
+
+    # ----- values
+    def load(self, config: Config) -> None:
+        provider, _, name = config.model.partition("/") if "/" in config.model else ("", "", config.model)
+        with QSignalBlocker(self.provider):
+            self.provider.setCurrentText(provider)
+        self._fill_models(provider)
+        self.model.setCurrentText(name)
+        self.api_base.setText(config.api_base or "")
+        self.key.clear()
+        self.test_result.clear()
+        spawn(self._load_catalog())
+        spawn(self._refresh_key_state())
+
+    def model_name(self) -> str:
+        """The model as litellm wants it: `provider/name` (free text allowed)."""
+        provider = self.provider.currentText().strip()
+        name = self.model.currentText().strip()
+        if not name or not provider or name.startswith(f"{provider}/"):
+            return name
+        return f"{provider}/{name}"
+
+    def apply_to(self, config: Config) -> None:
+        config.model = self.model_name()
+        config.api_base = self.api_base.text().strip() or None
+
+    def set_local(self, model: str, api_base: str) -> None:
+        """Fill in a detected local server."""
+        provider, _, name = model.partition("/")
+        self.provider.setCurrentText(provider)
+        self.model.setCurrentText(name)
+        self.api_base.setText(api_base)
+
+    async def store_typed_key(self) -> str | None:
+        """Put a typed key in the keyring. Returns a message for the user when that failed (the key stays typed)."""
+        typed = self.key.text().strip()
+        provider = self.key_provider()
+        if not typed:
+            return None
+        if not provider:
+            return "Choose a provider so the key can be stored under its name."
+        try:
+            await store_key(provider, typed)
+        except (ValueError, secrets.KeyringUnavailable) as exc:  # the keyring's message says how to fix it
+            return f"The API key was not stored: {exc}"
+        self.key.clear()
+        await self._refresh_key_state()
+        return None
+
+    def key_provider(self) -> str:
+        return self.provider.currentText().strip() or self.model.currentText().partition("/")[0].strip()
+
+    # ----- actions
+    def _start_test(self) -> None:
+        self.test_button.setEnabled(False)
+        set_note(self.test_result, "Testing…", None)
+        spawn(self.run_test())
+
+    async def run_test(self) -> None:
+        config = Config()
+        self.apply_to(config)
+        try:
+            message = await test_connection(config, self.key.text().strip() or None)
+        except ProviderError as exc:
+            set_note(self.test_result, f"✗ {exc}", ERROR_COLOUR)
+        else:
+            set_note(self.test_result, f"✓ {message}", OK_COLOUR)
+        finally:
+            self.test_button.setEnabled(True)
+
+    def _forget_test_result(self) -> None:
+        """A result is about the values it tested; once they change it would mislead."""
+        if self.test_button.isEnabled():
+            self.test_result.clear()
+
+    async def _forget(self) -> None:
+        provider = self.key_provider()
+        try:
+            await forget_key(provider)
+        except secrets.KeyringUnavailable as exc:
+            set_note(self.test_result, f"✗ Could not remove the key: {exc}", ERROR_COLOUR)
+        await self._refresh_key_state()
+
+    # ----- model list
+    async def _load_catalog(self) -> None:
+        self._models = await asyncio.to_thread(catalog.chat_models)
+        current = self.provider.currentText()
+        with QSignalBlocker(self.provider):
+            self.provider.clear()
+            self.provider.addItems(list(self._models))
+            self.provider.setCurrentText(current)
+        self._fill_models(current)
+
+    def _fill_models(self, provider: str) -> None:
+        text = self.model.currentText()
+        names = [m.removeprefix(f"{provider}/") for m in self._models.get(provider, [])]
+        with QSignalBlocker(self.model):
+            self.model.clear()
+            self.model.addItems(names)
+            self.model.setCurrentText(text)
+        hint = ("Type a model name" if not names else f"{len(names)} known models; free text allowed") \
+            if self._models else "Loading the model list…"
+        self.model.lineEdit().setPlaceholderText(hint)
+
+    def _provider_changed(self, provider: str) -> None:
+        self._fill_models(provider.strip())
+        self.model.setCurrentText("")
+        spawn(self._refresh_key_state())
+
+    def _model_text_changed(self, text: str) -> None:
+        """A pasted `provider/model` picks its provider."""
+        prefix, slash, rest = text.partition("/")
+        if slash and prefix in self._models and prefix != self.provider.currentText():
+            with QSignalBlocker(self.provider):
+                self.provider.setCurrentText(prefix)
+            self._fill_models(prefix)
+            with QSignalBlocker(self.model):
+                self.model.setCurrentText(rest)
+            spawn(self._refresh_key_state())
+
+    # ----- key and keyring state
+    async def _refresh_key_state(self) -> None:
+        if self._keyring is None:
+            self._keyring = await keyring_state()
+        provider = self.key_provider()
+        try:
+            self._stored_key = bool(provider) and self._keyring.problem is None and await has_key(provider)
+        except secrets.KeyringUnavailable:
+            self._stored_key = False
+        self._show_key_state()
+
+    def _show_key_state(self) -> None:
+        provider = self.key_provider() or "this provider"
+        local = bool(self.api_base.text().strip()) or not catalog.needs_key(provider)
+        if self._stored_key:
+            self.key.setPlaceholderText(f"A key for {provider} is stored; type here to replace it")
+        elif local:
+            self.key.setPlaceholderText("Usually not needed for a local server")
+        else:
+            self.key.setPlaceholderText(f"Paste your {provider} API key")
+        self.forget.setVisible(self._stored_key)
+        state = self._keyring
+        if state is None:
+            set_note(self.keyring_note, "Checking the OS keyring…", None)
+        elif state.problem:
+            set_note(self.keyring_note, f"⚠ {state.problem}", ERROR_COLOUR)
+        elif state.plaintext:
+            set_note(self.keyring_note, f"⚠ {state.summary} Anyone who can read your files can read the key. "
+                       "Install and unlock GNOME Keyring or KWallet to keep it encrypted.", WARN_COLOUR)
+        else:
+            set_note(self.keyring_note, f"{state.summary} It is never written to config.yaml.", None)

@@ -1,0 +1,258 @@
+"""The Settings window: model and key, workspace, hotkey, schedules, autostart, notifications.
+
+Save writes config.yaml atomically and switches the running core to it, so nothing needs a restart.
+A config.yaml that had problems is only replaced after the user agrees, and a copy of it is kept."""
+
+from __future__ import annotations
+
+import asyncio
+import copy
+from pathlib import Path
+
+from PySide6.QtCore import Qt
+from PySide6.QtGui import QCloseEvent, QKeySequence, QShowEvent
+from PySide6.QtWidgets import (QCheckBox, QFileDialog, QFormLayout, QHBoxLayout, QKeySequenceEdit, QLabel,
+                               QLineEdit, QMessageBox, QPushButton, QSpinBox, QTabWidget, QVBoxLayout, QWidget)
+
+from desktop.config import Config
+from desktop.core import workspace_of
+from desktop.settings_apply import read_current, save_and_apply
+from desktop.ui import hotkey
+from desktop.ui.bridge import CoreBridge
+from desktop.ui.form_widgets import ERROR_COLOUR, OK_COLOUR, heading, note_label, set_note, with_note
+from desktop.ui.model_form import ModelForm
+from desktop.ui.tasks import spawn
+
+STYLE = """
+#banner { background: #fff4d6; color: #5c4400; border: 1px solid #e8cf8a; border-radius: 4px; padding: 8px; }
+"""
+
+
+class SettingsWindow(QWidget):
+    def __init__(self, bridge: CoreBridge, parent: QWidget | None = None) -> None:
+        super().__init__(parent, Qt.WindowType.Window)
+        self.bridge = bridge
+        self._autostart_was: bool | None = None
+        self.setWindowTitle("Settings — Nanobot Tray")
+        self.setStyleSheet(STYLE)
+        self.resize(660, 560)
+
+        self.banner = QLabel()
+        self.banner.setObjectName("banner")
+        self.banner.setWordWrap(True)
+        self.banner.hide()
+        self.tabs = QTabWidget()
+        self.model_form = ModelForm()
+        self.tabs.addTab(_page(self.model_form, "Which model answers, and how to reach it."), "Model")
+        self.tabs.addTab(self._general_page(), "General")
+
+        self.status = QLabel()
+        self.status.setWordWrap(True)
+        self.save_button = QPushButton("Save")
+        self.save_button.setDefault(True)
+        self.save_button.clicked.connect(lambda: spawn(self.save()))
+        close = QPushButton("Close")
+        close.clicked.connect(self.close)
+        footer = QHBoxLayout()
+        footer.addWidget(self.status, 1)
+        footer.addWidget(close)
+        footer.addWidget(self.save_button)
+
+        layout = QVBoxLayout(self)
+        layout.setContentsMargins(14, 14, 14, 12)
+        layout.addWidget(self.banner)
+        layout.addWidget(self.tabs, 1)
+        layout.addLayout(footer)
+
+    def _general_page(self) -> QWidget:
+        self.workspace = QLineEdit()
+        browse = QPushButton("Browse…")
+        browse.clicked.connect(self._browse)
+        row = QHBoxLayout()
+        row.setContentsMargins(0, 0, 0, 0)
+        row.addWidget(self.workspace, 1)
+        row.addWidget(browse)
+        self.hotkey = QKeySequenceEdit()
+        self.hotkey.setMaximumSequenceLength(1)
+        self.hotkey.setClearButtonEnabled(True)
+        self.hotkey_note = note_label()
+        self.dream = _minutes_box()
+        self.heartbeat = _minutes_box()
+        self.autostart = QCheckBox("Start Nanobot Tray when I log in")
+        self.notifications = QCheckBox("Show desktop notifications (background results, reminders, approvals)")
+
+        form = QFormLayout()
+        form.setContentsMargins(0, 0, 0, 0)
+        form.setVerticalSpacing(8)
+        form.setFieldGrowthPolicy(QFormLayout.FieldGrowthPolicy.AllNonFixedFieldsGrow)
+        form.addRow(heading("Workspace"))
+        form.addRow("Folder", with_note(row, note_label(
+            "Memory, skills and the assistant's files live here. Another folder takes effect at once; "
+            "the old one is left untouched.")))
+        form.addRow(heading("Quick prompt"))
+        form.addRow("Global hotkey", with_note(self.hotkey, self.hotkey_note))
+        form.addRow(heading("Background work"))
+        form.addRow("Dream (tidy memory) every", self.dream)
+        form.addRow("Heartbeat (HEARTBEAT.md) every", self.heartbeat)
+        form.addRow(heading("Desktop"))
+        form.addRow(self.autostart)
+        form.addRow(self.notifications)
+        holder = QWidget()
+        holder.setLayout(form)
+        return _page(holder, "Where the assistant works and how it reaches you.")
+
+    # ----- load
+    def showEvent(self, event: QShowEvent) -> None:  # noqa: N802
+        super().showEvent(event)
+        spawn(self.reload())
+
+    def closeEvent(self, event: QCloseEvent) -> None:  # noqa: N802
+        event.ignore()
+        self.hide()
+
+    async def reload(self) -> None:
+        """Show what config.yaml holds now (it may have been edited by hand)."""
+        loaded = await read_current(self.bridge.core)
+        self._show_problems(loaded.problems)
+        self.load(loaded.config)
+        from desktop.ui import autostart  # lazy: only Settings needs it
+
+        self.autostart.setEnabled(autostart.is_supported())
+        if not autostart.is_supported():
+            self.autostart.setToolTip("Only supported on Linux desktops so far")
+        self._autostart_was = await asyncio.to_thread(autostart.is_enabled)
+        self.autostart.setChecked(self._autostart_was)
+
+    def load(self, config: Config) -> None:
+        self.model_form.load(config)
+        self.workspace.setText(config.workspace or "")
+        self.workspace.setPlaceholderText(str(self.bridge.core.home.default_workspace))
+        self.hotkey.setKeySequence(QKeySequence.fromString(config.hotkey.replace("Super", "Meta"),
+                                                           QKeySequence.SequenceFormat.PortableText))
+        status = hotkey.current_status(config.hotkey)
+        self.hotkey_note.setText(status.message[:1].upper() + status.message[1:]
+                                 + (f". {status.hint}" if status.hint else ""))
+        self.dream.setValue(config.schedules.dream_interval // 60)
+        self.heartbeat.setValue(config.schedules.heartbeat_interval // 60)
+        self.notifications.setChecked(config.notifications)
+        self.status.clear()
+
+    def _show_problems(self, problems: list[str]) -> None:
+        self.banner.setVisible(bool(problems))
+        if problems:
+            shown = "\n".join(f"• {p}" for p in problems[:5]) + ("\n• …" if len(problems) > 5 else "")
+            self.banner.setText(f"config.yaml has problems; defaults are used for these settings:\n{shown}")
+
+    # ----- save
+    def form_config(self, base: Config) -> Config | str:
+        """`base` with the form's values, or a message saying which value is wrong."""
+        config = copy.deepcopy(base)
+        self.model_form.apply_to(config)
+        folder = self.workspace.text().strip()
+        if folder and not Path(folder).expanduser().is_absolute():
+            return f"The workspace folder must be a full path, e.g. {Path.home() / 'Nanobot'}"
+        if folder and Path(folder).expanduser().is_file():
+            return f"The workspace must be a folder; {folder} is a file."
+        config.workspace = folder or None
+        chord = self.hotkey.keySequence().toString(QKeySequence.SequenceFormat.PortableText).replace("Meta", "Super")
+        try:
+            hotkey.parse_chord(chord)
+        except ValueError as exc:
+            return f"Hotkey: {exc}"
+        config.hotkey = chord
+        config.schedules.dream_interval = self.dream.value() * 60
+        config.schedules.heartbeat_interval = self.heartbeat.value() * 60
+        config.notifications = self.notifications.isChecked()
+        return config
+
+    async def save(self) -> None:
+        self.save_button.setEnabled(False)
+        try:
+            await self._save()
+        finally:
+            self.save_button.setEnabled(True)
+
+    async def _save(self) -> None:
+        core = self.bridge.core
+        current = await read_current(core)
+        new = self.form_config(current.config)
+        if isinstance(new, str):
+            self._say(new, ERROR_COLOUR)
+            return
+        if current.problems and not await self._confirm_replace(current.problems):
+            self._say("Not saved: config.yaml was left as it is.", ERROR_COLOUR)
+            return
+        moved_workspace = workspace_of(core.home, new) != core.workspace
+        try:
+            kept = await save_and_apply(core, new, keep_broken_copy=bool(current.problems))
+        except OSError as exc:
+            self._say(f"Could not save: {exc}", ERROR_COLOUR)
+            return
+        self._show_problems([])
+        messages = ["Saved. Changes are in effect."]
+        if kept is not None:
+            messages.append(f"The old file was kept as {kept.name}.")
+        if moved_workspace:
+            messages.append(f"Workspace: {core.workspace}.")
+        problem = await self.model_form.store_typed_key()
+        problem = problem or await self._apply_autostart()
+        if problem:
+            self._say(f"{' '.join(messages)} But: {problem}", ERROR_COLOUR)
+        else:
+            self._say(" ".join(messages), OK_COLOUR)
+
+    async def _apply_autostart(self) -> str | None:
+        wanted = self.autostart.isChecked()
+        if self._autostart_was is None or wanted == self._autostart_was:
+            return None
+        from desktop.ui import autostart
+
+        try:
+            await asyncio.to_thread(autostart.set_enabled, wanted)
+        except OSError as exc:
+            return f"starting at login could not be changed ({exc})."
+        self._autostart_was = wanted
+        return None
+
+    async def _confirm_replace(self, problems: list[str]) -> bool:
+        box = QMessageBox(QMessageBox.Icon.Warning, "Replace config.yaml?",
+                          "config.yaml has problems, so some of your settings could not be read. Saving "
+                          "replaces the file with the settings shown here; the old file is kept as a copy "
+                          "next to it.", QMessageBox.StandardButton.NoButton, self)
+        box.setDetailedText("\n".join(problems))
+        replace = box.addButton("Save and keep a copy", QMessageBox.ButtonRole.AcceptRole)
+        box.addButton(QMessageBox.StandardButton.Cancel)
+        answer: asyncio.Future[bool] = asyncio.get_running_loop().create_future()
+        box.finished.connect(lambda _r: answer.done() or answer.set_result(box.clickedButton() is replace))
+        box.open()  # not exec(): a nested event loop would stall the agent
+        return await answer
+
+    def _browse(self) -> None:
+        dialog = QFileDialog(self, "Choose the workspace folder",
+                             self.workspace.text() or self.workspace.placeholderText())
+        dialog.setFileMode(QFileDialog.FileMode.Directory)
+        dialog.setOption(QFileDialog.Option.ShowDirsOnly, True)
+        dialog.fileSelected.connect(self.workspace.setText)
+        dialog.open()
+
+    def _say(self, text: str, colour: str) -> None:
+        set_note(self.status, text, colour)
+
+
+def _page(content: QWidget, caption: str) -> QWidget:
+    page = QWidget()
+    layout = QVBoxLayout(page)
+    layout.setContentsMargins(18, 14, 18, 14)
+    layout.setSpacing(14)
+    layout.addWidget(note_label(caption))
+    layout.addWidget(content)
+    layout.addStretch(1)
+    return page
+
+
+def _minutes_box() -> QSpinBox:
+    box = QSpinBox()
+    box.setRange(1, 7 * 24 * 60)
+    box.setSuffix(" min")
+    box.setMaximumWidth(140)
+    return box

@@ -1,0 +1,71 @@
+"""The quick prompt as a user drives it: type, Enter, read the streamed answer, Esc, Ctrl+Enter."""
+
+from __future__ import annotations
+
+import pytest
+from PySide6.QtCore import Qt
+from pytestqt.qtbot import QtBot
+
+from desktop.bus import TextDelta
+from desktop.providers.litellm_env import litellm
+from desktop.ui.bridge import CoreBridge
+from desktop.ui.quick_prompt import DEFAULT_SESSION, QuickPrompt
+from tests.fakeserver import FakeOpenAI
+from tests.ui.conftest import until
+
+pytestmark = pytest.mark.usefixtures("litellm_imported")
+
+
+@pytest.fixture(scope="module")
+def litellm_imported() -> None:
+    """Import litellm (seconds on a busy machine) before the waits start, as the app does at start-up."""
+    litellm()
+
+
+async def test_enter_streams_the_answer_inline_and_esc_hides(qtbot: QtBot, bridge: CoreBridge,
+                                                             fake: FakeOpenAI) -> None:
+    fake.add({"content": "The capital of **France** is Paris.", "chunk": 4})
+    deltas: list[str] = []
+    bridge.event.connect(lambda e: deltas.append(e.text) if isinstance(e, TextDelta) else None)
+    prompt = QuickPrompt(bridge)
+    qtbot.addWidget(prompt)
+    prompt.popup()
+    assert prompt.isVisible() and prompt.windowFlags() & Qt.WindowType.FramelessWindowHint
+    collapsed = prompt.height()
+    qtbot.keyClicks(prompt.input, "Capital of France?")
+    qtbot.keyClick(prompt.input, Qt.Key.Key_Return)
+    await until(lambda: prompt.status.text() == "Done", message="answer finished")
+    assert len(deltas) > 3  # it really streamed in pieces
+    assert prompt.answer.toPlainText() == "The capital of France is Paris."
+    assert prompt.question.text() == "Capital of France?" and prompt.input.text() == ""
+    assert prompt.height() > collapsed  # grew to show the answer
+    assert fake.requests[-1]["messages"][-1]["content"].endswith("Capital of France?")
+    session = await bridge.core.sessions.load(DEFAULT_SESSION)
+    assert [m["role"] for m in session.messages] == ["user", "assistant"]
+    qtbot.keyClick(prompt.input, Qt.Key.Key_Escape)
+    assert not prompt.isVisible()
+
+
+async def test_popup_prefills_and_ctrl_enter_continues_in_chat(qtbot: QtBot, bridge: CoreBridge,
+                                                               fake: FakeOpenAI) -> None:
+    prompt = QuickPrompt(bridge)
+    qtbot.addWidget(prompt)
+    opened: list[str] = []
+    prompt.open_in_chat.connect(opened.append)
+    prompt.popup("summarise this selection", session_key="desktop:abc")
+    assert prompt.input.text() == "summarise this selection"
+    qtbot.keyClick(prompt.input, Qt.Key.Key_Return, Qt.KeyboardModifier.ControlModifier)
+    assert opened == ["desktop:abc"] and not prompt.isVisible()
+    await until(lambda: len(fake.requests) == 1, message="the prefilled text was sent")
+    assert fake.requests[0]["messages"][-1]["content"].endswith("summarise this selection")
+
+
+async def test_a_failed_turn_shows_the_error_inline(qtbot: QtBot, bridge: CoreBridge, fake: FakeOpenAI) -> None:
+    fake.add({"status": 401, "body": {"error": {"message": "invalid api key"}}})
+    prompt = QuickPrompt(bridge)
+    qtbot.addWidget(prompt)
+    prompt.popup()
+    qtbot.keyClicks(prompt.input, "hello")
+    qtbot.keyClick(prompt.input, Qt.Key.Key_Enter)
+    await until(lambda: prompt.status.property("error") is True, message="error shown")
+    assert "invalid api key" in prompt.status.text()

@@ -1,0 +1,177 @@
+"""Settings as a user drives it: values saved to config.yaml and the keyring, in effect without a restart,
+a connection test that says what is wrong, and a broken config.yaml only replaced on request."""
+
+from __future__ import annotations
+
+import logging
+from pathlib import Path
+
+import keyring
+import keyring.backends.fail
+import pytest
+import yaml
+from PySide6.QtGui import QKeySequence
+from PySide6.QtWidgets import QApplication, QLabel, QLineEdit, QMessageBox, QPushButton
+from pytestqt.qtbot import QtBot
+
+from desktop.providers.litellm_env import litellm
+from desktop.ui.bridge import CoreBridge
+from desktop.ui.settings import SettingsWindow
+from tests.fakeserver import FakeOpenAI
+from tests.memkeyring import MemoryKeyring
+from tests.ui.conftest import until
+
+pytestmark = pytest.mark.usefixtures("litellm_imported")
+SECRET = "sk-test-0123456789abcdef"
+
+
+@pytest.fixture(scope="module")
+def litellm_imported() -> None:
+    """Import litellm (seconds on a busy machine) before the waits start, as the app does at start-up."""
+    litellm()
+
+
+async def opened(qtbot: QtBot, bridge: CoreBridge) -> SettingsWindow:
+    window = SettingsWindow(bridge)
+    qtbot.addWidget(window)
+    window.show()
+    form = window.model_form
+    await until(lambda: form.provider.count() > 20 and "keyring" in form.keyring_note.text(),
+                message="model list and keyring state loaded")
+    return window
+
+
+async def save(window: SettingsWindow) -> str:
+    window.status.clear()
+    window.save_button.click()
+    await until(lambda: window.status.text(), message="save finished")
+    return window.status.text()
+
+
+def visible_texts(window: SettingsWindow) -> str:
+    return "\n".join([w.text() for w in window.findChildren(QLineEdit)] + [w.text() for w in window.findChildren(QLabel)])
+
+
+async def test_save_writes_config_and_keyring_and_applies_at_once(
+        qtbot: QtBot, bridge: CoreBridge, fake: FakeOpenAI, memory_keyring: MemoryKeyring, tmp_path: Path,
+        caplog: pytest.LogCaptureFixture) -> None:
+    caplog.set_level(logging.DEBUG)
+    core = bridge.core
+    shared_config = core.config
+    window = await opened(qtbot, bridge)
+    form = window.model_form
+    assert form.provider.currentText() == "openai" and form.model.currentText() == "test"
+    form.provider.setCurrentText("openrouter")
+    form.model.setCurrentText("some/model")
+    qtbot.keyClicks(form.key, SECRET)
+    window.tabs.setCurrentIndex(1)
+    new_workspace = tmp_path / "elsewhere"
+    window.workspace.setText(str(new_workspace))
+    window.hotkey.setKeySequence(QKeySequence("Ctrl+Shift+K"))
+    window.dream.setValue(45)
+    window.notifications.setChecked(False)
+
+    assert "Saved" in await save(window)
+    on_disk = yaml.safe_load(core.loaded.path.read_text(encoding="utf-8"))
+    assert on_disk["model"] == "openrouter/some/model" and on_disk["api_base"] == fake.base_url
+    assert on_disk["workspace"] == str(new_workspace) and on_disk["hotkey"] == "Ctrl+Shift+K"
+    assert on_disk["schedules"]["dream_interval"] == 45 * 60 and on_disk["notifications"] is False
+    assert memory_keyring.store[("nanobot-tray", "openrouter")] == SECRET
+    assert SECRET not in core.loaded.path.read_text(encoding="utf-8")
+    # in effect without a restart: the same Config object every part holds has the new values
+    assert core.config is shared_config and core.loop.config.model == "openrouter/some/model"
+    assert core.workspace == new_workspace.resolve() and (new_workspace / "memory").is_dir()
+    # the key is never shown back, and never logged
+    assert form.key.text() == "" and "stored" in form.key.placeholderText()
+    window.hide()
+    window.show()
+    await until(lambda: form.model.currentText() == "some/model")
+    assert SECRET not in visible_texts(window) and SECRET not in caplog.text
+
+
+async def test_new_workspace_is_where_the_tools_write(qtbot: QtBot, bridge: CoreBridge, fake: FakeOpenAI,
+                                                      tmp_path: Path) -> None:
+    window = await opened(qtbot, bridge)
+    window.workspace.setText(str(tmp_path / "ws2"))
+    assert "Saved" in await save(window)
+    fake.add({"tool_calls": [{"name": "write_file", "arguments": {"path": "note.txt", "content": "hi"}}]},
+             {"content": "Written."})
+    finished: list[object] = []
+    bridge.event.connect(lambda e: finished.append(e) if type(e).__name__ == "TurnFinished" else None)
+    bridge.send("desktop:ws", "write a note")
+    await until(lambda: finished, timeout=20)
+    assert (tmp_path / "ws2" / "note.txt").read_text() == "hi"
+
+
+async def test_connection_test_succeeds_against_the_server_and_names_a_dead_port(
+        qtbot: QtBot, bridge: CoreBridge, fake: FakeOpenAI) -> None:
+    window = await opened(qtbot, bridge)
+    form = window.model_form
+    form.test_button.click()
+    await until(form.test_button.isEnabled, timeout=30, message="test finished")
+    assert form.test_result.text().startswith("✓ Connected: openai/test answered")
+    assert fake.requests[-1]["max_tokens"] == 1
+    form.api_base.setText("http://127.0.0.1:9/v1")  # the discard port: nothing listens there
+    form.test_button.click()
+    await until(form.test_button.isEnabled, timeout=30, message="test finished")
+    assert form.test_result.text() == ("✗ Nothing answers at http://127.0.0.1:9/v1. "
+                                       "Is the server running, and is the address right?")
+    assert yaml.safe_load(bridge.core.loaded.path.read_text())["api_base"] == fake.base_url  # testing saves nothing
+
+
+async def test_broken_config_is_only_replaced_after_confirmation(qtbot: QtBot, bridge: CoreBridge) -> None:
+    path = bridge.core.loaded.path
+    broken = path.read_text(encoding="utf-8") + "temperature: warm\nmax_tokens: lots\n"
+    path.write_text(broken, encoding="utf-8")
+    window = await opened(qtbot, bridge)
+    assert window.banner.isVisible() and "temperature" in window.banner.text()
+
+    def dialog() -> QMessageBox | None:
+        return next((w for w in QApplication.topLevelWidgets() if isinstance(w, QMessageBox) and w.isVisible()), None)
+
+    window.save_button.click()
+    await until(dialog, message="asked before replacing")
+    box = dialog()
+    assert box is not None and "problems" in box.text()
+    box.button(QMessageBox.StandardButton.Cancel).click()
+    await until(lambda: "Not saved" in window.status.text())
+    assert path.read_text(encoding="utf-8") == broken
+
+    window.save_button.click()
+    await until(dialog)
+    box = dialog()
+    assert box is not None
+    next(b for b in box.findChildren(QPushButton) if b.text() == "Save and keep a copy").click()
+    await until(lambda: "Saved" in window.status.text())
+    kept = list(path.parent.glob("config.yaml.broken-*"))
+    assert len(kept) == 1 and kept[0].read_text(encoding="utf-8") == broken
+    assert yaml.safe_load(path.read_text(encoding="utf-8"))["temperature"] == 0.1
+    assert not window.banner.isVisible() and bridge.core.loaded.problems == []
+
+
+async def test_unusable_keyring_explains_the_fix_and_keeps_the_typed_key(qtbot: QtBot, bridge: CoreBridge) -> None:
+    keyring.set_keyring(keyring.backends.fail.Keyring())  # the memory_keyring fixture restores the previous one
+    window = SettingsWindow(bridge)
+    qtbot.addWidget(window)
+    window.show()
+    form = window.model_form
+    await until(lambda: "not usable" in form.keyring_note.text())
+    assert "GNOME Keyring" in form.keyring_note.text()
+    form.provider.setCurrentText("anthropic")
+    qtbot.keyClicks(form.key, SECRET)
+    status = await save(window)
+    assert "The API key was not stored" in status and "GNOME Keyring" in status
+    assert form.key.text() == SECRET  # not lost: the user can fix the keyring and save again
+
+
+async def test_plaintext_keyring_is_flagged(qtbot: QtBot, bridge: CoreBridge) -> None:
+    class PlaintextKeyring(MemoryKeyring):
+        """Named like keyrings.alt's file backend, which keeps keys readable on disk."""
+
+    keyring.set_keyring(PlaintextKeyring())
+    window = SettingsWindow(bridge)
+    qtbot.addWidget(window)
+    window.show()
+    await until(lambda: "plain file" in window.model_form.keyring_note.text())
+    assert window.model_form.keyring_note.text().startswith("⚠")
+
