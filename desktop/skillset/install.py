@@ -26,6 +26,14 @@ class InstallError(Exception):
     """Why a skill was not installed; nothing was changed."""
 
 
+class SkillExistsError(InstallError):
+    """The skill's name is taken; installing again with force=True replaces it."""
+
+    def __init__(self, message: str, name: str) -> None:
+        super().__init__(message)
+        self.name = name
+
+
 def install_skill(source: Path, skills_dir: Path, *, force: bool = False) -> SkillDoc:
     """Install `source` as `skills_dir/<name>` and return the installed skill as the loader sees it."""
     if not source.exists():
@@ -51,8 +59,8 @@ def install_skill(source: Path, skills_dir: Path, *, force: bool = False) -> Ski
         target = skills_dir / name
         if target.exists() or target.is_symlink():
             if not force:
-                raise InstallError(f"a skill named '{name}' already exists at {target}; "
-                                   "use --force to replace it")
+                raise SkillExistsError(f"a skill named '{name}' already exists at {target}; "
+                                       "use --force to replace it", name)
             old = staging / "old"
             os.replace(target, old)
             try:

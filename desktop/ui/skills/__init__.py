@@ -1,0 +1,1 @@
+"""Parts of the skills manager window (desktop/ui/skills_window.py)."""

@@ -1,0 +1,265 @@
+"""The skills window, driven like a user would (clicks, buttons, dialogs answered by stand-ins),
+checked against the files on disk and the agent's next system prompt."""
+
+from __future__ import annotations
+
+import zipfile
+from collections.abc import AsyncIterator, Collection
+from pathlib import Path
+
+import pytest
+import shiboken6
+import yaml
+from PySide6.QtCore import QEvent, QPointF, Qt, QUrl
+from PySide6.QtGui import QMouseEvent
+from PySide6.QtWidgets import QApplication, QDialogButtonBox
+
+from desktop.bus import TurnFinished
+from desktop.skillset.frontmatter import parse_skill
+from desktop.ui.bridge import CoreBridge
+from desktop.ui.skills.dialogs import NameDialog
+from desktop.ui.skills_window import SkillsWindow
+from tests.ui.conftest import until
+
+
+@pytest.fixture
+async def window(bridge: CoreBridge) -> AsyncIterator[SkillsWindow]:
+    made = SkillsWindow(bridge)
+    made.resize(1100, 720)
+    made.show()
+    await made.refresh()
+    yield made
+    await until(lambda: not made._tasks, message="window tasks to finish")
+    made.hide()  # deleting a visible window counts as closing the last one and quits the Qt loop
+    made.deleteLater()
+    await until(lambda: not shiboken6.isValid(made), message="the window to be deleted")
+
+
+@pytest.fixture
+def broken_config(model_config: dict[str, object], home_dir: Path) -> Path:
+    """config.yaml with a mistake in it, written before the core starts."""
+    path = home_dir / "config.yaml"
+    path.write_text(path.read_text(encoding="utf-8") + "surprise_setting: 1\n", encoding="utf-8")
+    return path
+
+
+def prompt(window: SkillsWindow) -> str:
+    return window.bridge.core.context.system_prompt()
+
+
+def disabled_in_config(window: SkillsWindow) -> list[str]:
+    data = yaml.safe_load(window.bridge.core.loaded.path.read_text(encoding="utf-8"))
+    return list((data.get("skills") or {}).get("disabled") or [])
+
+
+def write_skill(folder: Path, name: str, description: str = "Does a thing. Use when testing.") -> Path:
+    folder.mkdir(parents=True, exist_ok=True)
+    (folder / "SKILL.md").write_text(f"---\nname: {name}\ndescription: {description}\n---\n\n# {name}\n\nSteps.\n",
+                                     encoding="utf-8")
+    return folder
+
+
+def click_switch(window: SkillsWindow, name: str, source: str) -> None:
+    """A left click on the row's switch, delivered straight to the list (no nested event loop)."""
+    assert window.select(name, source)
+    view = window.list_view
+    rect = view.visualRect(view.currentIndex())
+    point = QPointF(view.itemDelegate().switch_rect(rect).center())
+    for kind in (QEvent.Type.MouseButtonPress, QEvent.Type.MouseButtonRelease):
+        event = QMouseEvent(kind, point, view.viewport().mapToGlobal(point), Qt.MouseButton.LeftButton,
+                            Qt.MouseButton.LeftButton, Qt.KeyboardModifier.NoModifier)
+        QApplication.sendEvent(view.viewport(), event)
+
+
+async def settled(window: SkillsWindow) -> None:
+    await until(lambda: not window._tasks, message="window actions to finish")
+
+
+async def test_switch_disables_a_skill_in_config_and_the_next_prompt(window: SkillsWindow) -> None:
+    assert "<name>weather</name>" in prompt(window)
+    click_switch(window, "weather", "builtin")
+    await until(lambda: "weather" in disabled_in_config(window))
+    await settled(window)
+    assert "<name>weather</name>" not in prompt(window)
+    assert not window.status_of("weather", "builtin").enabled
+    assert not window.details.enabled_box.isChecked()
+
+    window.details.enabled_box.click()  # the details pane's checkbox turns it back on
+    await until(lambda: "weather" not in disabled_in_config(window))
+    await settled(window)
+    assert "<name>weather</name>" in prompt(window)
+    assert window.status_of("weather", "builtin").enabled
+
+
+async def test_toggle_is_refused_while_config_is_broken(broken_config: Path, window: SkillsWindow) -> None:
+    before = broken_config.read_bytes()
+    click_switch(window, "github", "builtin")
+    await settled(window)
+    assert "fix it before changing skills" in window.banner.text()
+    assert "surprise_setting" in window.banner.text()
+    assert broken_config.read_bytes() == before
+    assert window.status_of("github", "builtin").enabled  # the switch went back on
+    assert "<name>github</name>" in prompt(window)
+
+
+async def test_new_skill_writes_a_valid_skeleton_that_reaches_the_prompt(window: SkillsWindow) -> None:
+    asked: list[Collection[str]] = []
+
+    async def answer(taken: Collection[str]) -> str | None:
+        asked.append(taken)
+        return "release-notes"
+
+    window.ask_name = answer
+    window.new_button.click()
+    path = window.bridge.core.workspace / "skills" / "release-notes" / "SKILL.md"
+    await until(lambda: window.editing is not None)
+    await settled(window)
+    assert path.is_file() and parse_skill(path).diagnostics == ()
+    assert window.editor.text() == path.read_text(encoding="utf-8")
+    assert window.status_of("release-notes", "workspace") is not None
+    assert f"<location>{path}</location>" in prompt(window)
+    assert asked and "release-notes" not in asked[0]
+
+    assert await window.close_editor()
+    assert not await window.create_skill("release-notes")  # taken: refused, file untouched
+    assert "already exists" in window.banner.text()
+    assert parse_skill(path).diagnostics == ()
+
+
+def test_name_dialog_only_accepts_names_that_follow_the_rules(qtbot) -> None:  # type: ignore[no-untyped-def]
+    dialog = NameDialog({"notes"})
+    qtbot.addWidget(dialog)
+    create = dialog.buttons.button(QDialogButtonBox.StandardButton.Ok)
+    for bad in ("", "My Skill", "a--b", "-x", "x" * 65, "notes"):
+        dialog.field.setText(bad)
+        assert not create.isEnabled(), bad
+    dialog.field.setText("My Skill")
+    assert "my-skill" in dialog.message.text()
+    dialog.field.setText("notes")
+    assert "already has" in dialog.message.text()
+    dialog.field.setText("meeting-notes")
+    assert create.isEnabled()
+
+
+async def test_install_a_folder_and_an_archive(window: SkillsWindow, tmp_path: Path) -> None:
+    folder = write_skill(tmp_path / "src" / "pdf-helper", "pdf-helper")
+    archive = tmp_path / "csv-tools.skill"
+    with zipfile.ZipFile(archive, "w") as zf:
+        zf.writestr("csv-tools/SKILL.md", "---\nname: csv-tools\ndescription: Clean CSV files. Use for CSV.\n---\n"
+                                          "\nVersion one.\n")
+    picks = {"folder": folder, "archive": archive}
+
+    async def pick(kind: str) -> Path | None:
+        return picks[kind]
+
+    answers: list[bool] = []
+
+    async def confirm(title: str, text: str, action: str) -> bool:
+        return answers.pop(0)
+
+    window.pick_source, window.confirm = pick, confirm
+    skills = window.bridge.core.workspace / "skills"
+    window.install_folder_action.trigger()
+    await until(lambda: (skills / "pdf-helper" / "SKILL.md").is_file())
+    window.install_archive_action.trigger()
+    await until(lambda: (skills / "csv-tools" / "SKILL.md").is_file())
+    await settled(window)
+    assert window.status_of("pdf-helper", "workspace") and window.status_of("csv-tools", "workspace")
+    assert window.current().name == "csv-tools"
+    assert "<name>pdf-helper</name>" in prompt(window) and "<name>csv-tools</name>" in prompt(window)
+
+    with zipfile.ZipFile(archive, "w") as zf:
+        zf.writestr("csv-tools/SKILL.md", "---\nname: csv-tools\ndescription: Clean CSV files. Use for CSV.\n---\n"
+                                          "\nVersion two.\n")
+    answers[:] = [False]
+    window.install_archive_action.trigger()
+    await settled(window)
+    assert "Version one." in (skills / "csv-tools" / "SKILL.md").read_text(encoding="utf-8")
+    assert "left as it was" in window.banner.text()
+    answers[:] = [True]
+    window.install_archive_action.trigger()
+    await settled(window)
+    assert "Version two." in (skills / "csv-tools" / "SKILL.md").read_text(encoding="utf-8")
+    assert not answers
+
+
+async def test_a_refused_archive_says_why_and_installs_nothing(window: SkillsWindow, tmp_path: Path) -> None:
+    archive = tmp_path / "evil.zip"
+    with zipfile.ZipFile(archive, "w") as zf:
+        zf.writestr("SKILL.md", "---\nname: evil\ndescription: Nope. Use never.\n---\nx\n")
+        zf.writestr("../outside.txt", "escaped")
+    assert not await window.install(archive)
+    assert "contains '..'" in window.banner.text()
+    assert not (window.bridge.core.workspace / "skills" / "evil").exists()
+    assert not (tmp_path / "outside.txt").exists()
+
+
+async def test_editor_validates_live_and_saves_a_broken_skill_with_its_diagnostic(window: SkillsWindow) -> None:
+    assert await window.create_skill("notes")
+    path = window.editor.path
+    assert path is not None and "Looks good" in window.editor.check.text()
+    broken = "---\nname: notes\ndescription: Keep notes: anything\n---\n\nBody.\n"
+    window.editor.text_edit.setPlainText(broken)
+    await until(lambda: "not valid YAML" in window.editor.check.text())
+
+    window.editor.save_button.click()
+    await until(lambda: path.read_text(encoding="utf-8") == broken)
+    await settled(window)
+    assert "cannot be loaded" in window.banner.text()
+    assert window.editing is not None  # still open, to fix it
+    assert not window.editor.is_modified()
+    assert not window.status_of("notes", "workspace").doc.loadable
+    assert "<name>notes</name>" not in prompt(window)
+
+    window.editor.text_edit.setPlainText(broken.replace("Keep notes: anything", '"Keep notes: anything"'))
+    window.editor.save_button.click()
+    await until(lambda: window.editing is None)
+    await settled(window)
+    assert "Keep notes: anything" in prompt(window)
+    assert window.status_of("notes", "workspace").doc.diagnostics == ()
+
+
+async def test_closing_the_editor_with_unsaved_changes_asks_first(window: SkillsWindow) -> None:
+    assert await window.create_skill("drafts")
+    window.editor.text_edit.appendPlainText("More.")
+    answers = [False, True]
+
+    async def confirm(title: str, text: str, action: str) -> bool:
+        return answers.pop(0)
+
+    window.confirm = confirm
+    assert not await window.close_editor()
+    assert window.editing is not None and "More." in window.editor.text()
+    assert await window.close_editor()
+    assert window.editing is None
+    assert "More." not in (window.bridge.core.workspace / "skills" / "drafts" / "SKILL.md").read_text(encoding="utf-8")
+
+
+async def test_builtin_skill_is_read_only_but_can_be_copied_to_the_workspace(window: SkillsWindow) -> None:
+    builtin = window.status_of("weather", "builtin")
+    window.select("weather", "builtin")
+    assert window.details.edit_button.isHidden() and not window.details.copy_button.isHidden()
+    window.details.copy_button.click()
+    copy = window.bridge.core.workspace / "skills" / "weather" / "SKILL.md"
+    await until(lambda: window.editing is not None)
+    await settled(window)
+    assert copy.read_bytes() == builtin.doc.path.read_bytes()
+    assert window.status_of("weather", "builtin").shadowed_by == "workspace"
+    assert f"<location>{copy}</location>" in prompt(window)
+    assert f"<location>{builtin.doc.path}</location>" not in prompt(window)
+
+
+async def test_reveal_opens_the_skill_folder(window: SkillsWindow) -> None:
+    opened: list[QUrl] = []
+    window.open_url = opened.append
+    window.select("github", "builtin")
+    window.details.reveal_button.click()
+    assert opened == [QUrl.fromLocalFile(str(window.status_of("github", "builtin").doc.path.parent))]
+
+
+async def test_a_skill_the_agent_wrote_shows_up_after_its_turn(window: SkillsWindow) -> None:
+    """As if the agent had used write_file: the end of its turn rescans the open window."""
+    write_skill(window.bridge.core.workspace / "skills" / "from-agent", "from-agent")
+    window.bridge.core.bus.publish(TurnFinished("desktop:main", "I wrote the skill."))
+    await until(lambda: window.status_of("from-agent", "workspace") is not None)
+
