@@ -238,6 +238,8 @@ async def test_closing_the_editor_with_unsaved_changes_asks_first(window: Skills
 async def test_builtin_skill_is_read_only_but_can_be_copied_to_the_workspace(window: SkillsWindow) -> None:
     builtin = window.status_of("weather", "builtin")
     window.select("weather", "builtin")
+    shown = window.details.body.toPlainText()
+    assert shown.startswith("Weather") and "wttr.in" in shown and "description:" not in shown  # Markdown body
     assert window.details.edit_button.isHidden() and not window.details.copy_button.isHidden()
     window.details.copy_button.click()
     copy = window.bridge.core.workspace / "skills" / "weather" / "SKILL.md"

@@ -14,6 +14,7 @@ from PySide6.QtWidgets import (QCheckBox, QFrame, QHBoxLayout, QLabel, QPlainTex
 
 from desktop.skillset.frontmatter import ERROR, Diagnostic, SkillDoc, parse_skill_text
 from desktop.skillset.loader import SkillStatus
+from desktop.ui.markdown import prose_document
 from desktop.ui.skills.model import AMBER, GREEN, GREY, RED, SOURCE_COLORS, SOURCE_LABELS
 
 VALIDATE_DELAY_MS = 300
@@ -87,6 +88,7 @@ class SkillDetails(QWidget):
     def __init__(self, parent: QWidget | None = None) -> None:
         super().__init__(parent)
         self.status: SkillStatus | None = None
+        self._rendered: QTextDocument | None = None
         self.emoji = QLabel()
         self.emoji.setFixedSize(52, 52)
         self.emoji.setAlignment(Qt.AlignmentFlag.AlignCenter)
@@ -120,7 +122,6 @@ class SkillDetails(QWidget):
         self.body.setOpenLinks(False)
         self.body.anchorClicked.connect(self.link_clicked)
         self.body.setFrameShape(QFrame.Shape.NoFrame)
-        self.body.document().setDocumentMargin(14)
 
         header = QHBoxLayout()
         header.setSpacing(12)
@@ -179,11 +180,15 @@ class SkillDetails(QWidget):
         self.edit_button.setVisible(writable)
         self.copy_button.setVisible(not writable and status.shadowed_by is None)
         self.body.setSearchPaths([str(doc.path.parent)])
-        if doc.body:
-            self.body.setMarkdown(doc.body)
-        else:
-            self.body.setMarkdown("*This SKILL.md has no instructions to show.*" if doc.loadable else
-                                  "*Nothing to show until the problem above is fixed.*")
+        text = doc.body or ("*This SKILL.md has no instructions to show.*" if doc.loadable else
+                            "*Nothing to show until the problem above is fixed.*")
+        rendered = prose_document(text, self.body.font(), self.body.palette(), self.body.viewport().width())
+        rendered.setDocumentMargin(14)
+        rendered.setParent(self.body)  # kept alive by the view, not by Python
+        self.body.setDocument(rendered)
+        if self._rendered is not None:
+            self._rendered.deleteLater()
+        self._rendered = rendered
 
     @staticmethod
     def _facts(status: SkillStatus) -> str:
