@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import functools
+from collections.abc import Collection
 
 from desktop.providers.litellm_env import litellm
 
@@ -28,7 +29,7 @@ def chat_models() -> dict[str, list[str]]:
     return {p: sorted(grouped[p]) for p in ordered_providers(grouped)}
 
 
-def ordered_providers(names: set[str] | dict[str, object]) -> list[str]:
+def ordered_providers(names: Collection[str]) -> list[str]:
     popular = [p for p in POPULAR if p in names]
     return popular + sorted(set(names) - set(popular))
 

@@ -2,15 +2,26 @@
 
 from __future__ import annotations
 
+import asyncio
+from collections.abc import Callable
+
 from PySide6.QtCore import Qt
-from PySide6.QtWidgets import QLabel, QLayout, QVBoxLayout, QWidget
+from PySide6.QtWidgets import QLabel, QLayout, QMessageBox, QVBoxLayout, QWidget
+
+from desktop.config import Config
+from desktop.core import Core, workspace_of
+from desktop.settings_apply import read_current, save_and_apply
 
 OK_COLOUR, WARN_COLOUR, ERROR_COLOUR = "#2e7d32", "#b26a00", "#c0392b"
 
 
 def heading(text: str) -> QLabel:
     label = QLabel(text)
-    label.setStyleSheet("font-weight: bold; padding-top: 6px;")
+    font = label.font()
+    font.setBold(True)
+    font.setPointSizeF(font.pointSizeF() * 1.08)
+    label.setFont(font)
+    label.setContentsMargins(0, 6, 0, 0)
     return label
 
 
@@ -41,3 +52,47 @@ def with_note(field: QWidget | QLayout, note: QLabel) -> QWidget:
         layout.addWidget(field)
     layout.addWidget(note)
     return box
+
+
+async def confirm_replace_broken(parent: QWidget, problems: list[str]) -> bool:
+    """Ask before a config.yaml that could not be fully read is replaced (its old text is kept as a copy)."""
+    box = QMessageBox(QMessageBox.Icon.Warning, "Replace config.yaml?",
+                      "config.yaml has problems, so some of your settings could not be read. Saving "
+                      "replaces the file with the settings shown here; the old file is kept as a copy "
+                      "next to it.", QMessageBox.StandardButton.NoButton, parent)
+    box.setDetailedText("\n".join(problems))
+    replace = box.addButton("Save and keep a copy", QMessageBox.ButtonRole.AcceptRole)
+    box.addButton(QMessageBox.StandardButton.Cancel)
+    answer: asyncio.Future[bool] = asyncio.get_running_loop().create_future()
+
+    def decided(_result: int) -> None:
+        if not answer.done():
+            answer.set_result(box.clickedButton() is replace)
+
+    box.finished.connect(decided)
+    box.open()  # not exec(): a nested event loop would stall the agent
+    return await answer
+
+
+async def save_edited_config(parent: QWidget, core: Core, edit: Callable[[Config], str | None]) -> tuple[bool, str]:
+    """Read config.yaml as it is now (hand edits survive), let `edit` put the form's values in (it returns a
+    message when one is wrong), ask before replacing a file that had problems, then save and apply.
+    Returns whether it saved and a line for the user."""
+    current = await read_current(core)
+    config = current.config
+    wrong = edit(config)
+    if wrong:
+        return False, wrong
+    if current.problems and not await confirm_replace_broken(parent, current.problems):
+        return False, "Not saved: config.yaml was left as it is."
+    moved = workspace_of(core.home, config) != core.workspace
+    try:
+        kept = await save_and_apply(core, config, keep_broken_copy=bool(current.problems))
+    except OSError as exc:
+        return False, f"Could not save: {exc}"
+    message = "Saved. Changes are in effect."
+    if kept is not None:
+        message += f" The old file was kept as {kept.name}."
+    if moved:
+        message += f" Workspace: {core.workspace}."
+    return True, message

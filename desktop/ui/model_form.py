@@ -36,10 +36,14 @@ class ModelForm(QWidget):
         self.model = QComboBox()
         self.model.setEditable(True)
         self.model.setInsertPolicy(QComboBox.InsertPolicy.NoInsert)
-        self.model.lineEdit().setPlaceholderText("Loading the model list…")
-        completer = self.model.completer()
+        self._model_edit = QLineEdit()
+        self._model_edit.setPlaceholderText("Loading the model list…")
+        self.model.setLineEdit(self._model_edit)
+        completer = QCompleter(self.model.model(), self.model)
+        completer.setCaseSensitivity(Qt.CaseSensitivity.CaseInsensitive)
         completer.setFilterMode(Qt.MatchFlag.MatchContains)
         completer.setCompletionMode(QCompleter.CompletionMode.PopupCompletion)
+        self.model.setCompleter(completer)
         self.model.currentTextChanged.connect(self._model_text_changed)
         self.api_base = QLineEdit()
         self.api_base.setPlaceholderText("Only for local or OpenAI-compatible servers, e.g. http://127.0.0.1:1234/v1")
@@ -131,6 +135,10 @@ class ModelForm(QWidget):
         await self._refresh_key_state()
         return None
 
+    @property
+    def has_stored_key(self) -> bool:
+        return self._stored_key
+
     def key_provider(self) -> str:
         return self.provider.currentText().strip() or self.model.currentText().partition("/")[0].strip()
 
@@ -184,7 +192,7 @@ class ModelForm(QWidget):
             self.model.setCurrentText(text)
         hint = ("Type a model name" if not names else f"{len(names)} known models; free text allowed") \
             if self._models else "Loading the model list…"
-        self.model.lineEdit().setPlaceholderText(hint)
+        self._model_edit.setPlaceholderText(hint)
 
     def _provider_changed(self, provider: str) -> None:
         self._fill_models(provider.strip())

@@ -2,8 +2,9 @@
 
 from __future__ import annotations
 
-from PySide6.QtCore import QEvent, QObject, QPoint, Qt, Signal
-from PySide6.QtGui import QCursor, QFont, QGuiApplication, QKeyEvent, QTextBlockFormat, QTextCursor, QTextDocument, QTextFormat
+from PySide6.QtCore import QEvent, QObject, QPoint, QRect, Qt, Signal
+from PySide6.QtGui import (QColor, QCursor, QFont, QGuiApplication, QKeyEvent, QTextBlockFormat, QTextCursor,
+                           QTextDocument, QTextFormat)
 from PySide6.QtWidgets import (QFrame, QHBoxLayout, QLabel, QLineEdit, QPushButton, QTextBrowser, QVBoxLayout,
                                QWidget)
 
@@ -89,12 +90,12 @@ class QuickPrompt(QWidget):
         body.addWidget(self.answer)
         body.addLayout(footer)
 
-        layout = QVBoxLayout(self)
-        layout.setContentsMargins(0, 0, 0, 0)
-        layout.setSpacing(0)
-        layout.addLayout(top)
-        layout.addWidget(self.rule)
-        layout.addLayout(body)
+        self._layout = QVBoxLayout(self)
+        self._layout.setContentsMargins(0, 0, 0, 0)
+        self._layout.setSpacing(0)
+        self._layout.addLayout(top)
+        self._layout.addWidget(self.rule)
+        self._layout.addLayout(body)
         self._reset()
         bridge.event.connect(self._on_event)
 
@@ -218,12 +219,11 @@ class QuickPrompt(QWidget):
             self.answer.setFixedHeight(max(24, min(needed, limit)))
             policy = Qt.ScrollBarPolicy.ScrollBarAsNeeded if needed > limit else Qt.ScrollBarPolicy.ScrollBarAlwaysOff
             self.answer.setVerticalScrollBarPolicy(policy)
-        layout = self.layout()
-        layout.invalidate()
-        layout.activate()
-        self.resize(WIDTH, layout.sizeHint().height())
+        self._layout.invalidate()
+        self._layout.activate()
+        self.resize(WIDTH, self._layout.sizeHint().height())
 
-    def _screen_rect(self):  # type: ignore[no-untyped-def]
+    def _screen_rect(self) -> QRect:
         screen = QGuiApplication.screenAt(QCursor.pos()) or QGuiApplication.primaryScreen()
         return screen.availableGeometry()
 
@@ -233,7 +233,7 @@ class QuickPrompt(QWidget):
         self.move(QPoint(area.center().x() - WIDTH // 2, area.top() + int(area.height() * 0.22)))
 
 
-def _shade_code_blocks(doc: QTextDocument, colour) -> None:  # type: ignore[no-untyped-def]
+def _shade_code_blocks(doc: QTextDocument, colour: QColor) -> None:
     """Markdown import marks fenced code but draws it unshaded; give it a background like a code view."""
     shade = QTextBlockFormat()
     shade.setBackground(colour)

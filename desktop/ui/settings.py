@@ -6,20 +6,19 @@ A config.yaml that had problems is only replaced after the user agrees, and a co
 from __future__ import annotations
 
 import asyncio
-import copy
 from pathlib import Path
 
 from PySide6.QtCore import Qt
 from PySide6.QtGui import QCloseEvent, QKeySequence, QShowEvent
 from PySide6.QtWidgets import (QCheckBox, QFileDialog, QFormLayout, QHBoxLayout, QKeySequenceEdit, QLabel,
-                               QLineEdit, QMessageBox, QPushButton, QSpinBox, QTabWidget, QVBoxLayout, QWidget)
+                               QLineEdit, QPushButton, QSpinBox, QTabWidget, QVBoxLayout, QWidget)
 
 from desktop.config import Config
-from desktop.core import workspace_of
-from desktop.settings_apply import read_current, save_and_apply
+from desktop.settings_apply import read_current
 from desktop.ui import hotkey
 from desktop.ui.bridge import CoreBridge
-from desktop.ui.form_widgets import ERROR_COLOUR, OK_COLOUR, heading, note_label, set_note, with_note
+from desktop.ui.form_widgets import (ERROR_COLOUR, OK_COLOUR, heading, note_label, save_edited_config, set_note,
+                                     with_note)
 from desktop.ui.model_form import ModelForm
 from desktop.ui.tasks import spawn
 
@@ -144,9 +143,8 @@ class SettingsWindow(QWidget):
             self.banner.setText(f"config.yaml has problems; defaults are used for these settings:\n{shown}")
 
     # ----- save
-    def form_config(self, base: Config) -> Config | str:
-        """`base` with the form's values, or a message saying which value is wrong."""
-        config = copy.deepcopy(base)
+    def form_config(self, config: Config) -> str | None:
+        """Put the form's values into `config`; a message says which value is wrong."""
         self.model_form.apply_to(config)
         folder = self.workspace.text().strip()
         if folder and not Path(folder).expanduser().is_absolute():
@@ -163,7 +161,7 @@ class SettingsWindow(QWidget):
         config.schedules.dream_interval = self.dream.value() * 60
         config.schedules.heartbeat_interval = self.heartbeat.value() * 60
         config.notifications = self.notifications.isChecked()
-        return config
+        return None
 
     async def save(self) -> None:
         self.save_button.setEnabled(False)
@@ -173,33 +171,17 @@ class SettingsWindow(QWidget):
             self.save_button.setEnabled(True)
 
     async def _save(self) -> None:
-        core = self.bridge.core
-        current = await read_current(core)
-        new = self.form_config(current.config)
-        if isinstance(new, str):
-            self._say(new, ERROR_COLOUR)
-            return
-        if current.problems and not await self._confirm_replace(current.problems):
-            self._say("Not saved: config.yaml was left as it is.", ERROR_COLOUR)
-            return
-        moved_workspace = workspace_of(core.home, new) != core.workspace
-        try:
-            kept = await save_and_apply(core, new, keep_broken_copy=bool(current.problems))
-        except OSError as exc:
-            self._say(f"Could not save: {exc}", ERROR_COLOUR)
+        saved, message = await save_edited_config(self, self.bridge.core, self.form_config)
+        if not saved:
+            self._say(message, ERROR_COLOUR)
             return
         self._show_problems([])
-        messages = ["Saved. Changes are in effect."]
-        if kept is not None:
-            messages.append(f"The old file was kept as {kept.name}.")
-        if moved_workspace:
-            messages.append(f"Workspace: {core.workspace}.")
         problem = await self.model_form.store_typed_key()
         problem = problem or await self._apply_autostart()
         if problem:
-            self._say(f"{' '.join(messages)} But: {problem}", ERROR_COLOUR)
+            self._say(f"{message} But: {problem}", ERROR_COLOUR)
         else:
-            self._say(" ".join(messages), OK_COLOUR)
+            self._say(message, OK_COLOUR)
 
     async def _apply_autostart(self) -> str | None:
         wanted = self.autostart.isChecked()
@@ -213,19 +195,6 @@ class SettingsWindow(QWidget):
             return f"starting at login could not be changed ({exc})."
         self._autostart_was = wanted
         return None
-
-    async def _confirm_replace(self, problems: list[str]) -> bool:
-        box = QMessageBox(QMessageBox.Icon.Warning, "Replace config.yaml?",
-                          "config.yaml has problems, so some of your settings could not be read. Saving "
-                          "replaces the file with the settings shown here; the old file is kept as a copy "
-                          "next to it.", QMessageBox.StandardButton.NoButton, self)
-        box.setDetailedText("\n".join(problems))
-        replace = box.addButton("Save and keep a copy", QMessageBox.ButtonRole.AcceptRole)
-        box.addButton(QMessageBox.StandardButton.Cancel)
-        answer: asyncio.Future[bool] = asyncio.get_running_loop().create_future()
-        box.finished.connect(lambda _r: answer.done() or answer.set_result(box.clickedButton() is replace))
-        box.open()  # not exec(): a nested event loop would stall the agent
-        return await answer
 
     def _browse(self) -> None:
         dialog = QFileDialog(self, "Choose the workspace folder",

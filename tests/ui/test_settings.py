@@ -49,7 +49,8 @@ async def save(window: SettingsWindow) -> str:
 
 
 def visible_texts(window: SettingsWindow) -> str:
-    return "\n".join([w.text() for w in window.findChildren(QLineEdit)] + [w.text() for w in window.findChildren(QLabel)])
+    return "\n".join([w.text() for w in window.findChildren(QLineEdit)]
+                     + [w.text() for w in window.findChildren(QLabel)])
 
 
 async def test_save_writes_config_and_keyring_and_applies_at_once(

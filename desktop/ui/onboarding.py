@@ -1,0 +1,211 @@
+"""First run: shown in the chat window until a model is configured.
+
+It looks for a local OpenAI-compatible server (one click uses it) and for a workspace left by the
+nanobot CLI (offered so its memory and skills carry over); otherwise it asks for a provider and key."""
+
+from __future__ import annotations
+
+from collections.abc import Callable
+from pathlib import Path
+
+from PySide6.QtCore import Qt, Signal
+from PySide6.QtGui import QFont
+from PySide6.QtWidgets import (QCheckBox, QComboBox, QFrame, QHBoxLayout, QLabel, QPushButton, QScrollArea,
+                               QVBoxLayout, QWidget)
+
+from desktop.config import Config
+from desktop.providers import catalog
+from desktop.providers.discovery import KNOWN_SERVERS, KnownServer, LocalServer, existing_nanobot_workspace, \
+    probe_local_servers
+from desktop.ui.bridge import CoreBridge
+from desktop.ui.form_widgets import ERROR_COLOUR, OK_COLOUR, heading, note_label, save_edited_config, set_note
+from desktop.ui.model_form import ModelForm
+from desktop.ui.tasks import spawn
+
+STYLE = """
+#card { background: palette(base); border: 1px solid palette(midlight); border-radius: 8px; }
+"""
+
+
+class OnboardingPanel(QWidget):
+    configured = Signal()  # a model is saved and in effect: the chat window can show the conversation
+
+    def __init__(self, bridge: CoreBridge, parent: QWidget | None = None, *,
+                 servers: tuple[KnownServer, ...] = KNOWN_SERVERS) -> None:
+        super().__init__(parent)
+        self.bridge = bridge
+        self._servers = servers
+        self.setStyleSheet(STYLE)
+
+        title = QLabel("Welcome to Nanobot Tray")
+        font = QFont(self.font())
+        font.setPointSizeF(font.pointSizeF() * 1.7)
+        font.setBold(True)
+        title.setFont(font)
+        intro = note_label("Pick the model that will answer. You can change it any time in Settings.")
+
+        self.local_status = note_label("Looking for a model server on this computer "
+                                       f"({', '.join(s.name for s in servers)})…")
+        self.local_rows = QVBoxLayout()
+        self.local_rows.setSpacing(8)
+        self.rescan = QPushButton("Look again")
+        self.rescan.clicked.connect(self.scan)
+        self.rescan.hide()
+        rescan_row = QHBoxLayout()
+        rescan_row.addWidget(self.rescan)
+        rescan_row.addStretch(1)
+        local = _card(heading("A model on this computer"), self.local_status, self.local_rows, rescan_row)
+
+        self.workspace_choice = QCheckBox()
+        self.workspace_choice.setChecked(True)
+        self.workspace_card = _card(
+            heading("Your nanobot workspace"), self.workspace_choice,
+            note_label("Its memory, skills and notes carry over. Leave this unticked to start a fresh workspace."))
+        self.workspace_card.hide()
+
+        self.model_form = ModelForm()
+        self.save_button = QPushButton("Save and start chatting")
+        self.save_button.setDefault(True)
+        self.save_button.clicked.connect(lambda: spawn(self.save_form()))
+        self.status = note_label()
+        save_row = QHBoxLayout()
+        save_row.addWidget(self.status, 1)
+        save_row.addWidget(self.save_button, 0, Qt.AlignmentFlag.AlignTop)
+        cloud = _card(heading("Or a provider with an API key"),
+                      note_label("OpenAI, Anthropic, OpenRouter, Gemini and many more. The key is kept in your "
+                                 "system keyring."), self.model_form, save_row)
+
+        column = QVBoxLayout()
+        column.setSpacing(14)
+        for part in (title, intro, local, self.workspace_card, cloud):
+            column.addWidget(part)
+        column.addStretch(1)
+        holder = QWidget()
+        holder.setLayout(column)
+        holder.setMaximumWidth(640)
+        centred = QHBoxLayout()
+        centred.addStretch(1)
+        centred.addWidget(holder, 100)
+        centred.addStretch(1)
+        inner = QWidget()
+        inner.setLayout(centred)
+        scroll = QScrollArea()
+        scroll.setWidgetResizable(True)
+        scroll.setFrameShape(QFrame.Shape.NoFrame)
+        scroll.setWidget(inner)
+        layout = QVBoxLayout(self)
+        layout.setContentsMargins(0, 0, 0, 0)
+        layout.addWidget(scroll)
+
+        self.model_form.load(Config(model="openai/"))
+        self._show_workspace(existing_nanobot_workspace())
+        self.scan()
+
+    # ----- detection
+    def scan(self) -> None:
+        self.rescan.hide()
+        set_note(self.local_status, "Looking for a model server on this computer…", None)
+        spawn(self._scan())
+
+    async def _scan(self) -> None:
+        found = await probe_local_servers(self._servers)
+        while self.local_rows.count():
+            item = self.local_rows.takeAt(0)
+            widget = item.widget() if item is not None else None
+            if widget is not None:
+                widget.deleteLater()
+        usable = [s for s in found if s.models]
+        for server in usable:
+            self.local_rows.addWidget(self._server_row(server))
+        if usable:
+            set_note(self.local_status, "Found — one click and it answers. Nothing leaves this computer.", None)
+        else:
+            idle = [s.kind.name for s in found]
+            reason = (f"{', '.join(idle)} is running but has no model loaded. " if idle else
+                      "No local model server found. ")
+            set_note(self.local_status, reason + "Start Ollama, LM Studio or llama.cpp (with a model) and "
+                     "look again, or use a provider below.", None)
+            self.rescan.show()
+
+    def _server_row(self, server: LocalServer) -> QWidget:
+        row = QWidget()
+        line = QHBoxLayout(row)
+        line.setContentsMargins(0, 0, 0, 0)
+        label = QLabel(f"<b>{server.kind.name}</b> at {server.root}")
+        models = QComboBox()
+        models.addItems(list(server.models))
+        models.setMinimumContentsLength(18)
+        use = QPushButton("Use this")
+        use.clicked.connect(lambda: spawn(self.use_local(server, models.currentText())))
+        line.addWidget(label)
+        line.addStretch(1)
+        line.addWidget(models)
+        line.addWidget(use)
+        return row
+
+    def _show_workspace(self, path: Path | None) -> None:
+        self.workspace_card.setVisible(path is not None)
+        if path is not None:
+            self.workspace_choice.setText(f"Use {path} as the workspace")
+            self.workspace_choice.setProperty("path", str(path))
+
+    # ----- saving
+    async def use_local(self, server: LocalServer, model_id: str) -> None:
+        def edit(config: Config) -> None:
+            config.model = server.model_for(model_id)
+            config.api_base = server.api_base
+            self._edit_workspace(config)
+
+        await self._save(edit, self.local_status)
+
+    async def save_form(self) -> None:
+        form = self.model_form
+        provider = form.key_provider()
+        if not form.model.currentText().strip():
+            set_note(self.status, "Choose or type a model first.", ERROR_COLOUR)
+            return
+        if (catalog.needs_key(provider) and not form.api_base.text().strip() and not form.key.text().strip()
+                and not form.has_stored_key):
+            set_note(self.status, f"Paste your {provider} API key first.", ERROR_COLOUR)
+            return
+
+        problem = await form.store_typed_key()  # first, so the first message already finds the key
+        if problem:
+            set_note(self.status, problem, ERROR_COLOUR)
+            return
+
+        def edit(config: Config) -> None:
+            form.apply_to(config)
+            self._edit_workspace(config)
+
+        await self._save(edit, self.status)
+
+    def _edit_workspace(self, config: Config) -> None:
+        if self.workspace_card.isVisible() and self.workspace_choice.isChecked():
+            config.workspace = str(self.workspace_choice.property("path"))
+
+    async def _save(self, edit: Callable[[Config], None], status: QLabel) -> None:
+        self.save_button.setEnabled(False)
+        try:
+            saved, message = await save_edited_config(self, self.bridge.core, edit)
+        finally:
+            self.save_button.setEnabled(True)
+        if not saved:
+            set_note(status, message, ERROR_COLOUR)
+            return
+        set_note(status, f"Ready: {self.bridge.core.config.model} will answer.", OK_COLOUR)
+        self.configured.emit()
+
+
+def _card(*parts: QWidget | QHBoxLayout | QVBoxLayout) -> QFrame:
+    card = QFrame()
+    card.setObjectName("card")
+    layout = QVBoxLayout(card)
+    layout.setContentsMargins(16, 12, 16, 14)
+    layout.setSpacing(8)
+    for part in parts:
+        if isinstance(part, QWidget):
+            layout.addWidget(part)
+        else:
+            layout.addLayout(part)
+    return card

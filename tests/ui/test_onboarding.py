@@ -1,0 +1,119 @@
+"""First run: the onboarding panel finds a local server (here the scripted one, posing as LM Studio) and a
+nanobot CLI workspace, or takes a provider and key; after one click the chat answers."""
+
+from __future__ import annotations
+
+import socket
+from pathlib import Path
+from typing import Any
+
+import pytest
+import yaml
+from PySide6.QtWidgets import QLabel, QPushButton
+from pytestqt.qtbot import QtBot
+
+from desktop.bus import TurnFinished
+from desktop.providers.discovery import KnownServer
+from desktop.providers.litellm_env import litellm
+from desktop.ui.bridge import CoreBridge
+from desktop.ui.onboarding import OnboardingPanel
+from tests.conftest import write_config
+from tests.fakeserver import FakeOpenAI
+from tests.memkeyring import MemoryKeyring
+from tests.ui.conftest import until
+
+pytestmark = pytest.mark.usefixtures("litellm_imported")
+
+
+@pytest.fixture(scope="module")
+def litellm_imported() -> None:
+    """Import litellm (seconds on a busy machine) before the waits start, as the app does at start-up."""
+    litellm()
+
+
+@pytest.fixture
+def model_config(home_dir: Path) -> dict[str, Any]:
+    """A first run: config.yaml without a model."""
+    settings: dict[str, Any] = {"provider": {"timeout": 10, "retry_delays": [0.05]}}
+    write_config(home_dir, **settings)
+    return settings
+
+
+def closed_port() -> int:
+    with socket.socket() as s:
+        s.bind(("127.0.0.1", 0))
+        return s.getsockname()[1]
+
+
+def panel_for(qtbot: QtBot, bridge: CoreBridge, *servers: KnownServer) -> OnboardingPanel:
+    panel = OnboardingPanel(bridge, servers=servers)
+    qtbot.addWidget(panel)
+    panel.resize(760, 900)
+    panel.show()
+    return panel
+
+
+def use_buttons(panel: OnboardingPanel) -> list[QPushButton]:
+    return [b for b in panel.findChildren(QPushButton) if b.text() == "Use this"]
+
+
+async def answer(bridge: CoreBridge, text: str) -> str:
+    done: list[TurnFinished] = []
+    bridge.event.connect(lambda e: done.append(e) if isinstance(e, TurnFinished) else None)
+    bridge.send("desktop:first", text)
+    await until(lambda: done, timeout=20)
+    return done[0].content
+
+
+async def test_one_click_uses_a_detected_local_server(qtbot: QtBot, bridge: CoreBridge, fake: FakeOpenAI) -> None:
+    assert bridge.core.config.model == ""
+    panel = panel_for(qtbot, bridge, KnownServer("LM Studio", fake.port, "openai"),
+                      KnownServer("llama.cpp", closed_port(), "openai"))
+    configured: list[bool] = []
+    panel.configured.connect(lambda: configured.append(True))
+    await until(lambda: use_buttons(panel), message="the server was offered")
+    labels = [label.text() for label in panel.findChildren(QLabel)]
+    assert len(use_buttons(panel)) == 1 and f"<b>LM Studio</b> at http://127.0.0.1:{fake.port}" in labels
+    use_buttons(panel)[0].click()
+    await until(lambda: configured, message="saved")
+    on_disk = yaml.safe_load(bridge.core.loaded.path.read_text(encoding="utf-8"))
+    assert on_disk["model"] == "openai/test" and on_disk["api_base"] == fake.base_url
+    assert await answer(bridge, "hello there") == "echo: hello there"
+
+
+async def test_existing_nanobot_workspace_is_offered_and_kept(qtbot: QtBot, bridge: CoreBridge, fake: FakeOpenAI,
+                                                              home_dir: Path) -> None:
+    old = Path.home() / ".nanobot" / "workspace"
+    (old / "memory").mkdir(parents=True)
+    (old / "memory" / "MEMORY.md").write_text("The user's cat is called Miso.\n", encoding="utf-8")
+    panel = panel_for(qtbot, bridge, KnownServer("Ollama-like", fake.port, "openai"))
+    assert panel.workspace_card.isVisible() and panel.workspace_choice.isChecked()
+    assert str(old) in panel.workspace_choice.text()
+    await until(lambda: use_buttons(panel))
+    use_buttons(panel)[0].click()
+    await until(lambda: bridge.core.config.model)
+    assert bridge.core.workspace == old.resolve()
+    assert (old / "memory" / "MEMORY.md").read_text(encoding="utf-8") == "The user's cat is called Miso.\n"
+    await answer(bridge, "what is my cat called?")
+    assert "Miso" in fake.requests[-1]["messages"][0]["content"]  # its memory reached the model
+
+
+async def test_without_a_local_server_it_takes_a_provider_and_key(qtbot: QtBot, bridge: CoreBridge,
+                                                                  fake: FakeOpenAI,
+                                                                  memory_keyring: MemoryKeyring) -> None:
+    panel = panel_for(qtbot, bridge, KnownServer("LM Studio", closed_port(), "openai"))
+    await until(lambda: panel.rescan.isVisible(), message="nothing found")
+    assert "No local model server found" in panel.local_status.text()
+    assert not panel.workspace_card.isVisible()
+    form = panel.model_form
+    form.model.setCurrentText("test")
+    panel.save_button.click()
+    await until(lambda: "API key" in panel.status.text())
+    assert bridge.core.config.model == ""  # nothing saved without a key
+    qtbot.keyClicks(form.key, "sk-first-run-key-123456")
+    form.api_base.setText(fake.base_url)  # the scripted server stands in for the provider
+    panel.save_button.click()
+    await until(lambda: bridge.core.config.model == "openai/test")
+    assert memory_keyring.store[("nanobot-tray", "openai")] == "sk-first-run-key-123456"
+    assert await answer(bridge, "hi") == "echo: hi"
+    assert fake.headers[-1]["authorization"] == "Bearer sk-first-run-key-123456"
