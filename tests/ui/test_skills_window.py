@@ -10,8 +10,8 @@ from pathlib import Path
 import pytest
 import shiboken6
 import yaml
-from PySide6.QtCore import QEvent, QPointF, Qt, QUrl
-from PySide6.QtGui import QMouseEvent
+from PySide6.QtCore import QEvent, QMimeData, QPointF, Qt, QUrl
+from PySide6.QtGui import QDragEnterEvent, QDropEvent, QMouseEvent
 from PySide6.QtWidgets import QApplication, QDialogButtonBox
 
 from desktop.bus import TurnFinished
@@ -265,3 +265,20 @@ async def test_a_skill_the_agent_wrote_shows_up_after_its_turn(window: SkillsWin
     window.bridge.core.bus.publish(TurnFinished("desktop:main", "I wrote the skill."))
     await until(lambda: window.status_of("from-agent", "workspace") is not None)
 
+
+
+async def test_dropping_an_archive_on_the_window_installs_it(window: SkillsWindow, tmp_path: Path) -> None:
+    archive = tmp_path / "dropped.zip"
+    with zipfile.ZipFile(archive, "w") as zf:
+        zf.writestr("SKILL.md", "---\nname: dropped\ndescription: Came by drag and drop. Use in tests.\n---\nHi.\n")
+    data = QMimeData()
+    data.setUrls([QUrl.fromLocalFile(str(archive))])
+    point = QPointF(window.width() / 2, window.height() / 2)
+    enter = QDragEnterEvent(point, Qt.DropAction.CopyAction, data, Qt.MouseButton.LeftButton,
+                            Qt.KeyboardModifier.NoModifier)
+    QApplication.sendEvent(window, enter)
+    assert enter.isAccepted()
+    QApplication.sendEvent(window, QDropEvent(point, Qt.DropAction.CopyAction, data, Qt.MouseButton.LeftButton,
+                                              Qt.KeyboardModifier.NoModifier))
+    await until(lambda: window.status_of("dropped", "workspace") is not None)
+    assert (window.bridge.core.workspace / "skills" / "dropped" / "SKILL.md").is_file()

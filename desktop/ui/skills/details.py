@@ -59,6 +59,12 @@ class Notice(QFrame):
         return "" if self.isHidden() else _plain(self.label.text())
 
 
+def _short_path(path: Path) -> str:
+    """The path with the home folder as ~, as people read it."""
+    home = Path.home()
+    return f"~/{path.relative_to(home)}" if path.is_relative_to(home) else str(path)
+
+
 def _plain(rich: str) -> str:
     doc = QTextDocument()
     doc.setHtml(rich)
@@ -164,7 +170,8 @@ class SkillDetails(QWidget):
         self.title.setText(status.name)
         source = SOURCE_LABELS.get(status.source, status.source)
         self.subtitle.setText(f"<span style='color:{SOURCE_COLORS.get(status.source, GREY)}'><b>{source}</b></span>"
-                              f" &nbsp;·&nbsp; <span style='color:{GREY}'>{html.escape(str(doc.path))}</span>")
+                              f" &nbsp;·&nbsp; <span style='color:{GREY}'>{html.escape(_short_path(doc.path))}</span>")
+        self.subtitle.setToolTip(str(doc.path))
         self.enabled_box.setChecked(status.enabled)
         self.description.setText(doc.description or "(no description)")
         self.description.setVisible(doc.loadable)

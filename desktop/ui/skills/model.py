@@ -11,7 +11,7 @@ from typing import Any
 
 from PySide6.QtCore import (QAbstractListModel, QEvent, QModelIndex, QPersistentModelIndex, QRect, QRectF,
                             QSize, QSortFilterProxyModel, Qt, Signal)
-from PySide6.QtGui import QColor, QFont, QFontMetrics, QKeyEvent, QMouseEvent, QPainter, QPalette
+from PySide6.QtGui import QColor, QFont, QFontMetrics, QIcon, QKeyEvent, QMouseEvent, QPainter, QPalette
 from PySide6.QtWidgets import QStyle, QStyledItemDelegate, QStyleOptionViewItem, QWidget
 
 from desktop.skillset.frontmatter import ERROR
@@ -31,22 +31,26 @@ def short_missing(item: str) -> str:
     return f"{what} only" if kind == "OS" else what or item
 
 
-def pills(status: SkillStatus) -> list[tuple[str, str]]:
-    """(text, colour) badges after a skill's name, most important first."""
-    out = [(SOURCE_LABELS.get(status.source, status.source), SOURCE_COLORS.get(status.source, GREY))]
+Icon = QStyle.StandardPixmap | None
+
+
+def pills(status: SkillStatus) -> list[tuple[str, str, Icon]]:
+    """(text, colour, icon) badges after a skill's name, most important first."""
+    out: list[tuple[str, str, Icon]] = [
+        (SOURCE_LABELS.get(status.source, status.source), SOURCE_COLORS.get(status.source, GREY), None)]
     errors = sum(d.level == ERROR for d in status.doc.diagnostics)
     warnings = len(status.doc.diagnostics) - errors
     if errors:
-        out.append(("error", RED))
+        out.append(("error", RED, QStyle.StandardPixmap.SP_MessageBoxCritical))
     if status.shadowed_by:
-        out.append((f"overridden by {SOURCE_LABELS.get(status.shadowed_by, status.shadowed_by)}", GREY))
+        out.append((f"overridden by {SOURCE_LABELS.get(status.shadowed_by, status.shadowed_by)}", GREY, None))
     if status.doc.always and status.doc.loadable:
-        out.append(("always on", GREEN))
+        out.append(("always on", GREEN, None))
     if status.missing:
         extra = f" +{len(status.missing) - 1}" if len(status.missing) > 1 else ""
-        out.append((f"needs {short_missing(status.missing[0])}{extra}", AMBER))
+        out.append((f"needs {short_missing(status.missing[0])}{extra}", AMBER, None))
     if warnings:
-        out.append((f"{warnings} warning{'s' * (warnings > 1)}", AMBER))
+        out.append((f"{warnings} warning{'s' * (warnings > 1)}", AMBER, QStyle.StandardPixmap.SP_MessageBoxWarning))
     return out
 
 
@@ -163,8 +167,9 @@ class SkillDelegate(QStyledItemDelegate):
         x = left + fm.horizontalAdvance(name) + 8
         small = QFont(option.font)
         small.setPointSizeF(option.font.pointSizeF() * 0.82)
-        for text, color in pills(status):
-            width = self._paint_pill(painter, small, x, rect.top() + 10, fm.height(), text, QColor(color), right)
+        for text, color, icon in pills(status):
+            width = self._paint_pill(painter, small, x, rect.top() + 10, fm.height(), text, QColor(color), right,
+                                     option.widget.style().standardIcon(icon) if icon and option.widget else None)
             if not width:
                 break
             x += width + 5
@@ -227,21 +232,24 @@ class SkillDelegate(QStyledItemDelegate):
 
     @staticmethod
     def _paint_pill(painter: QPainter, font: QFont, x: int, top: int, line: int, text: str, color: QColor,
-                    limit: int) -> int:
+                    limit: int, icon: QIcon | None) -> int:
         fm = QFontMetrics(font)
-        width = fm.horizontalAdvance(text) + 12
+        height = fm.height() + 2
+        glyph = height - 4 if icon else 0
+        width = fm.horizontalAdvance(text) + 12 + (glyph + 3 if icon else 0)
         if x + width > limit:
             return 0
-        height = fm.height() + 2
         box = QRectF(x, top + (line - height) / 2, width, height)
         fill = QColor(color)
         fill.setAlpha(34)
         painter.setPen(Qt.PenStyle.NoPen)
         painter.setBrush(fill)
         painter.drawRoundedRect(box, height / 2, height / 2)
+        if icon:
+            icon.paint(painter, QRect(int(box.left()) + 5, int(box.top()) + 2, glyph, glyph))
         painter.setFont(font)
         painter.setPen(color)
-        painter.drawText(box, Qt.AlignmentFlag.AlignCenter, text)
+        painter.drawText(box.adjusted(glyph + 3 if icon else 0, 0, 0, 0), Qt.AlignmentFlag.AlignCenter, text)
         return width
 
     @staticmethod
