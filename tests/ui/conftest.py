@@ -6,7 +6,8 @@ task and then hangs teardown); poll with `await until(...)` instead."""
 from __future__ import annotations
 
 import asyncio
-from collections.abc import AsyncIterator, Callable
+import gc
+from collections.abc import AsyncIterator, Callable, Iterator
 
 import pytest
 import qasync
@@ -18,6 +19,14 @@ from desktop.ui.bridge import CoreBridge
 
 def pytest_asyncio_loop_factories(config, item):  # type: ignore[no-untyped-def]
     return {"qasync": lambda: qasync.QEventLoop(QApplication.instance() or QApplication([]))}
+
+
+@pytest.fixture(autouse=True)
+def collect_on_gui_thread() -> Iterator[None]:
+    """Free each test's Qt objects on this thread: left to the cycle collector, they may be freed on the
+    model worker thread, which leaves dangling Qt timers (a segfault about five tests later)."""
+    yield
+    gc.collect()
 
 
 async def until(predicate: Callable[[], object], timeout: float = 10.0, message: str = "") -> None:

@@ -1,0 +1,326 @@
+"""One session's transcript as a Qt list model: rows built from the saved session, then kept live
+from bus events. Streamed text is appended at once but announced to views at most every
+FLUSH_MS, so a fast stream costs one re-render per frame, not one per token."""
+
+from __future__ import annotations
+
+import itertools
+import json
+from dataclasses import dataclass, field
+from enum import Enum
+from typing import Any
+
+from PySide6.QtCore import (
+    QAbstractListModel,
+    QModelIndex,
+    QObject,
+    QPersistentModelIndex,
+    Qt,
+    QTimer,
+    Signal,
+)
+
+from desktop.bus import (
+    Event,
+    OutboundMessage,
+    ReasoningDelta,
+    TextDelta,
+    ToolFinished,
+    ToolStarted,
+    TurnError,
+    TurnFinished,
+    TurnStarted,
+)
+
+FLUSH_MS = 30
+STOPPED_NOTE = "Stopped."
+INTERRUPTED = "Interrupted by Stop."
+NO_RESULT = "No result was saved."
+_uids = itertools.count(1)
+
+
+class Kind(Enum):
+    USER = "user"
+    ASSISTANT = "assistant"
+    REASONING = "reasoning"
+    TOOL = "tool"
+    ERROR = "error"    # a failed turn, with Retry
+    NOTICE = "notice"  # a quiet line: "Stopped.", a failed turn in a saved session
+
+
+@dataclass
+class ToolCall:
+    call_id: str
+    name: str
+    arguments: dict[str, Any]
+    result: str | None = None
+    ok: bool | None = None  # None while running
+    seconds: float | None = None  # unknown for saved sessions
+
+
+@dataclass(eq=False)
+class ChatRow:
+    kind: Kind
+    text: str = ""
+    media: list[str] = field(default_factory=list)
+    tool: ToolCall | None = None
+    expanded: bool = False
+    streaming: bool = False
+    stopped: bool = False
+    retried: bool = False
+    uid: int = field(default_factory=lambda: next(_uids))
+    version: int = 0  # bumped on every visible change; views cache layouts by (uid, version)
+
+
+RowRole = Qt.ItemDataRole.UserRole + 1
+
+
+class TranscriptModel(QAbstractListModel):
+    """Rows of one session. `apply` takes the bus events of this session."""
+
+    busy_changed = Signal(bool)
+
+    def __init__(self, session_key: str, parent: QObject | None = None) -> None:
+        super().__init__(parent)
+        self.session_key = session_key
+        self.rows: list[ChatRow] = []
+        self.busy = False
+        self.loaded = False
+        self._text_row: ChatRow | None = None
+        self._reasoning_row: ChatRow | None = None
+        self._tool_rows: dict[str, ChatRow] = {}
+        self._dirty: dict[int, ChatRow] = {}
+        self._index_of: dict[int, int] = {}
+        self._flush = QTimer(self, singleShot=True, interval=FLUSH_MS)
+        self._flush.timeout.connect(self.flush)
+
+    # -- Qt model interface
+
+    def rowCount(self, parent: QModelIndex | QPersistentModelIndex = QModelIndex()) -> int:  # noqa: B008 - Qt signature
+        return 0 if parent.isValid() else len(self.rows)
+
+    def data(self, index: QModelIndex | QPersistentModelIndex, role: int = Qt.ItemDataRole.DisplayRole) -> Any:
+        if not index.isValid() or index.row() >= len(self.rows):
+            return None
+        row = self.rows[index.row()]
+        if role == Qt.ItemDataRole.DisplayRole:
+            return row.text if row.tool is None else f"{row.tool.name} {tool_summary(row.tool)}"
+        if role == RowRole:
+            return row
+        return None
+
+    # -- changes
+
+    def load(self, rows: list[ChatRow]) -> None:
+        """Saved rows go first; anything that arrived while the file was read stays after them."""
+        self.flush()
+        self.beginResetModel()
+        self.rows = [*rows, *self.rows]
+        self._index_of = {row.uid: i for i, row in enumerate(self.rows)}
+        for row in rows:  # calls saved without a result: still running, or cut off by a crash
+            if row.tool is not None and row.tool.ok is None:
+                if self.busy:
+                    self._tool_rows[row.tool.call_id] = row
+                else:
+                    row.tool.result, row.tool.ok = NO_RESULT, False
+        self.loaded = True
+        self.endResetModel()
+
+    def append(self, row: ChatRow) -> ChatRow:
+        self.flush()
+        position = len(self.rows)
+        self.beginInsertRows(QModelIndex(), position, position)
+        self.rows.append(row)
+        self._index_of[row.uid] = position
+        self.endInsertRows()
+        return row
+
+    def add_user(self, text: str, media: list[str] | None = None) -> ChatRow:
+        return self.append(ChatRow(Kind.USER, text, list(media or [])))
+
+    def toggle(self, row: ChatRow) -> None:
+        """Expand or collapse a tool call or reasoning row."""
+        row.expanded = not row.expanded
+        self.touch(row, now=True)
+
+    def touch(self, row: ChatRow, now: bool = False) -> None:
+        """Mark a row changed; views hear about it on the next flush (at once with `now`)."""
+        self._dirty[row.uid] = row
+        if now:
+            self.flush()
+        elif not self._flush.isActive():
+            self._flush.start()
+
+    def flush(self) -> None:
+        self._flush.stop()
+        dirty, self._dirty = self._dirty, {}
+        for row in dirty.values():
+            row.version += 1
+            position = self._index_of.get(row.uid)
+            if position is not None:
+                index = self.index(position)
+                self.dataChanged.emit(index, index)
+
+    def last_user(self) -> ChatRow | None:
+        return next((r for r in reversed(self.rows) if r.kind is Kind.USER), None)
+
+    def _set_busy(self, busy: bool) -> None:
+        if busy != self.busy:
+            self.busy = busy
+            self.busy_changed.emit(busy)
+
+    # -- bus events
+
+    def apply(self, event: Event) -> None:
+        handler = _HANDLERS.get(type(event))
+        if handler is not None:
+            handler(self, event)
+
+    def _turn_started(self, event: TurnStarted) -> None:
+        self._close_streams()
+        self._set_busy(True)
+
+    def _reasoning(self, event: ReasoningDelta) -> None:
+        row = self._reasoning_row
+        if row is None or self._text_row is not None:
+            self._close_streams()
+            row = self._reasoning_row = self.append(ChatRow(Kind.REASONING, streaming=True))
+        row.text += event.text
+        self.touch(row)
+
+    def _text(self, event: TextDelta) -> None:
+        row = self._text_row
+        if row is None:
+            self._end_reasoning()
+            row = self._text_row = self.append(ChatRow(Kind.ASSISTANT, streaming=True))
+        row.text += event.text
+        self.touch(row)
+
+    def _tool_started(self, event: ToolStarted) -> None:
+        self._close_streams()
+        call = ToolCall(event.call_id, event.name, event.arguments)
+        self._tool_rows[event.call_id] = self.append(ChatRow(Kind.TOOL, tool=call))
+
+    def _tool_finished(self, event: ToolFinished) -> None:
+        row = self._tool_rows.pop(event.call_id, None)
+        if row is None or row.tool is None:
+            return
+        row.tool.result, row.tool.ok, row.tool.seconds = event.result, event.ok, event.seconds
+        self.touch(row, now=True)
+
+    def _outbound(self, event: OutboundMessage) -> None:
+        """A turn's final answer was already streamed; anything else (the message tool, a command's
+        reply, a note from background work) becomes an assistant message of its own."""
+        final_answer = self.busy and self._text_row is not None and not event.metadata
+        if final_answer and self._text_row is not None:
+            if event.content and self._text_row.text != event.content:
+                self._text_row.text = event.content  # e.g. <think> blocks stripped from the streamed text
+                self.touch(self._text_row)
+        elif event.content:
+            self._close_streams()
+            self.append(ChatRow(Kind.ASSISTANT, event.content))
+
+    def _turn_finished(self, event: TurnFinished) -> None:
+        if event.stopped:
+            if self._text_row is not None:
+                self._text_row.stopped = True
+                self.touch(self._text_row)
+            for row in self._tool_rows.values():
+                if row.tool is not None:
+                    row.tool.result, row.tool.ok = INTERRUPTED, False
+                    self.touch(row)
+            self._tool_rows.clear()
+            if self._text_row is None:
+                self.append(ChatRow(Kind.NOTICE, STOPPED_NOTE))
+        self._close_streams()
+        self._set_busy(False)
+
+    def _turn_error(self, event: TurnError) -> None:
+        self._close_streams()
+        self.append(ChatRow(Kind.ERROR, event.message))
+        self._set_busy(False)
+
+    def _end_reasoning(self) -> None:
+        if self._reasoning_row is not None:
+            self._reasoning_row.streaming = False
+            self.touch(self._reasoning_row)
+            self._reasoning_row = None
+
+    def _close_streams(self) -> None:
+        self._end_reasoning()
+        if self._text_row is not None:
+            self._text_row.streaming = False
+            self.touch(self._text_row)
+            self._text_row = None
+        self.flush()
+
+
+_HANDLERS: dict[type, Any] = {
+    TurnStarted: TranscriptModel._turn_started, ReasoningDelta: TranscriptModel._reasoning,
+    TextDelta: TranscriptModel._text, ToolStarted: TranscriptModel._tool_started,
+    ToolFinished: TranscriptModel._tool_finished, OutboundMessage: TranscriptModel._outbound,
+    TurnFinished: TranscriptModel._turn_finished, TurnError: TranscriptModel._turn_error,
+}
+
+_KEY_ARGUMENTS = ("command", "path", "url", "query", "pattern", "name", "content")
+
+
+def tool_summary(call: ToolCall) -> str:
+    """The one argument that says what the call does (the command, the path, ...), on one line."""
+    args = call.arguments
+    value = next((args[k] for k in _KEY_ARGUMENTS if isinstance(args.get(k), str)), None)
+    if value is None:
+        value = next((v for v in args.values() if isinstance(v, (str, int, float))), "")
+    return " ".join(str(value).split())
+
+
+def format_arguments(arguments: dict[str, Any]) -> str:
+    if set(arguments) == {"_raw"}:
+        return str(arguments["_raw"])
+    return json.dumps(arguments, indent=2, ensure_ascii=False)
+
+
+def rows_from_messages(messages: list[dict[str, Any]]) -> list[ChatRow]:
+    """Rows for a saved session: pure Python, so it can run in a worker thread."""
+    rows: list[ChatRow] = []
+    calls: dict[str, ToolCall] = {}
+    for message in messages:
+        role = message.get("role")
+        if role == "user":
+            rows.append(ChatRow(Kind.USER, _text_of(message.get("content")), list(message.get("media") or [])))
+        elif role == "assistant":
+            if message.get("reasoning_content"):
+                rows.append(ChatRow(Kind.REASONING, str(message["reasoning_content"])))
+            content = _text_of(message.get("content"))
+            if message.get("failed"):
+                rows.append(ChatRow(Kind.NOTICE, content))
+            elif content:
+                rows.append(ChatRow(Kind.ASSISTANT, content, stopped=bool(message.get("stopped"))))
+            for raw in message.get("tool_calls") or []:
+                function = raw.get("function") or {}
+                call = ToolCall(str(raw.get("id", "")), str(function.get("name", "?")),
+                                _parse_arguments(function.get("arguments")))
+                calls[call.call_id] = call
+                rows.append(ChatRow(Kind.TOOL, tool=call))
+        elif role == "tool":
+            found = calls.pop(str(message.get("tool_call_id", "")), None)
+            if found is not None:
+                found.result = _text_of(message.get("content"))
+                found.ok = bool(message.get("ok", True))
+    return rows
+
+
+def _text_of(content: Any) -> str:
+    if isinstance(content, list):
+        return "\n".join(str(p.get("text", f"[{p.get('type', 'content')}]")) for p in content if isinstance(p, dict))
+    return "" if content is None else str(content)
+
+
+def _parse_arguments(raw: Any) -> dict[str, Any]:
+    if isinstance(raw, dict):
+        return raw
+    try:
+        value = json.loads(raw) if isinstance(raw, str) and raw.strip() else {}
+    except json.JSONDecodeError:
+        return {"_raw": raw}
+    return value if isinstance(value, dict) else {"_raw": raw}

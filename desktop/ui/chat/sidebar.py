@@ -1,0 +1,252 @@
+"""The list of chats beside the transcript: new, switch, rename in place (F2 or the menu), delete
+after a confirmation that never blocks the event loop (QMessageBox.open, not exec)."""
+
+from __future__ import annotations
+
+from datetime import datetime
+
+from PySide6.QtCore import (
+    QModelIndex,
+    QPersistentModelIndex,
+    QPoint,
+    QRect,
+    QSize,
+    Qt,
+    Signal,
+)
+from PySide6.QtGui import QFont, QFontMetrics, QKeyEvent, QPainter, QPalette
+from PySide6.QtWidgets import (
+    QAbstractItemView,
+    QListWidget,
+    QListWidgetItem,
+    QMenu,
+    QMessageBox,
+    QPushButton,
+    QStyle,
+    QStyledItemDelegate,
+    QStyleOptionViewItem,
+    QVBoxLayout,
+    QWidget,
+)
+
+from desktop.session import SessionInfo
+from desktop.ui.markdown import mix
+
+KEY_ROLE = Qt.ItemDataRole.UserRole + 1
+DETAIL_ROLE = Qt.ItemDataRole.UserRole + 2
+BUSY_ROLE = Qt.ItemDataRole.UserRole + 3
+NEW_TITLE = "New chat"
+
+
+class _SessionDelegate(QStyledItemDelegate):
+    """Two lines per chat: the title, then when it was active and how long it is."""
+
+    def sizeHint(self, option: QStyleOptionViewItem, index: QModelIndex | QPersistentModelIndex) -> QSize:
+        metrics = QFontMetrics(option.font)
+        return QSize(200, int(metrics.lineSpacing() * 2.4 + 14))
+
+    def paint(self, painter: QPainter, option: QStyleOptionViewItem,
+              index: QModelIndex | QPersistentModelIndex) -> None:
+        opt = QStyleOptionViewItem(option)
+        self.initStyleOption(opt, index)
+        style = opt.widget.style() if opt.widget is not None else None
+        text = opt.text
+        opt.text = ""
+        if style is not None:
+            style.drawControl(QStyle.ControlElement.CE_ItemViewItem, opt, painter, opt.widget)
+        selected = bool(opt.state & QStyle.StateFlag.State_Selected)
+        role = QPalette.ColorRole.HighlightedText if selected else QPalette.ColorRole.Text
+        color = opt.palette.color(role)
+        rect = opt.rect.adjusted(12, 7, -10, -7)
+        title_font = QFont(opt.font)
+        title_font.setWeight(QFont.Weight.Medium)
+        small = QFont(opt.font)
+        small.setPointSizeF(max(opt.font.pointSizeF() - 1, 7.0))
+        line = QFontMetrics(title_font).lineSpacing()
+        busy = bool(index.data(BUSY_ROLE))
+        painter.save()
+        painter.setFont(title_font)
+        painter.setPen(color)
+        title_rect = QRect(rect.x(), rect.y(), rect.width() - (14 if busy else 0), line)
+        painter.drawText(title_rect, int(Qt.AlignmentFlag.AlignLeft | Qt.AlignmentFlag.AlignVCenter),
+                         QFontMetrics(title_font).elidedText(text, Qt.TextElideMode.ElideRight, title_rect.width()))
+        if busy:
+            painter.setPen(Qt.PenStyle.NoPen)
+            painter.setBrush(opt.palette.color(QPalette.ColorRole.Highlight) if not selected else color)
+            painter.setRenderHint(QPainter.RenderHint.Antialiasing)
+            painter.drawEllipse(QPoint(rect.right() - 4, rect.y() + line // 2), 4, 4)
+        painter.setFont(small)
+        painter.setPen(mix(color, opt.palette.color(QPalette.ColorRole.Base), 0.4) if not selected else color)
+        detail_rect = QRect(rect.x(), rect.y() + line + 2, rect.width(), rect.height() - line - 2)
+        painter.drawText(detail_rect, int(Qt.AlignmentFlag.AlignLeft | Qt.AlignmentFlag.AlignTop),
+                         str(index.data(DETAIL_ROLE) or ""))
+        painter.restore()
+
+    def updateEditorGeometry(self, editor: QWidget, option: QStyleOptionViewItem,
+                             index: QModelIndex | QPersistentModelIndex) -> None:
+        rect = option.rect.adjusted(6, 4, -6, 0)
+        rect.setHeight(QFontMetrics(option.font).lineSpacing() + 10)
+        editor.setGeometry(rect)
+
+
+class _List(QListWidget):
+    rename_key = Signal()
+    delete_key = Signal()
+
+    def keyPressEvent(self, event: QKeyEvent) -> None:
+        if event.key() == Qt.Key.Key_F2:
+            self.rename_key.emit()
+        elif event.key() == Qt.Key.Key_Delete:
+            self.delete_key.emit()
+        else:
+            super().keyPressEvent(event)
+
+
+class SessionList(QWidget):
+    selected = Signal(str)
+    new_requested = Signal()
+    rename_requested = Signal(str, str)  # key, new title
+    delete_requested = Signal(str)       # confirmed by the user
+
+    def __init__(self, parent: QWidget | None = None) -> None:
+        super().__init__(parent)
+        self.setObjectName("sidebar")
+        self.delete_box: QMessageBox | None = None
+        self.new_button = QPushButton("+  New chat", self)
+        self.new_button.setObjectName("newChat")
+        self.new_button.setToolTip("Start a new chat (Ctrl+N)")
+        self.new_button.clicked.connect(self.new_requested)
+        self.list = _List(self)
+        self.list.setItemDelegate(_SessionDelegate(self.list))
+        self.list.setEditTriggers(QAbstractItemView.EditTrigger.NoEditTriggers)
+        self.list.setHorizontalScrollBarPolicy(Qt.ScrollBarPolicy.ScrollBarAlwaysOff)
+        self.list.setContextMenuPolicy(Qt.ContextMenuPolicy.CustomContextMenu)
+        self.list.customContextMenuRequested.connect(self._menu)
+        self.list.currentItemChanged.connect(self._current_changed)
+        self.list.itemChanged.connect(self._edited)
+        self.list.rename_key.connect(lambda: self.start_rename(self.current_key()))
+        self.list.delete_key.connect(lambda: self.confirm_delete(self.current_key()))
+        layout = QVBoxLayout(self)
+        layout.setContentsMargins(8, 10, 4, 8)
+        layout.setSpacing(8)
+        layout.addWidget(self.new_button)
+        layout.addWidget(self.list, 1)
+
+    def session_keys(self) -> list[str]:
+        return [self.list.item(i).data(KEY_ROLE) for i in range(self.list.count())]
+
+    def title_of(self, key: str) -> str:
+        item = self._item(key)
+        return item.text() if item is not None else ""
+
+    def current_key(self) -> str:
+        item = self.list.currentItem()
+        return item.data(KEY_ROLE) if item is not None else ""
+
+    def set_sessions(self, infos: list[SessionInfo], current: str, busy: set[str]) -> None:
+        """Show the saved chats (most recent first); the current one is kept even before it is saved."""
+        if self.list.state() == QAbstractItemView.State.EditingState:
+            return  # do not pull the list from under an open rename editor
+        if current and all(info.key != current for info in infos):
+            infos = [SessionInfo(current, NEW_TITLE, datetime.now().astimezone().isoformat(), 0), *infos]
+        self.list.blockSignals(True)
+        self.list.clear()
+        for info in infos:
+            item = QListWidgetItem(info.title)
+            item.setData(KEY_ROLE, info.key)
+            item.setData(DETAIL_ROLE, _detail(info))
+            item.setData(BUSY_ROLE, info.key in busy)
+            item.setToolTip(info.key)
+            item.setFlags(item.flags() | Qt.ItemFlag.ItemIsEditable)
+            self.list.addItem(item)
+            if info.key == current:
+                self.list.setCurrentItem(item)
+        self.list.blockSignals(False)
+
+    def set_busy(self, key: str, busy: bool) -> None:
+        item = self._item(key)
+        if item is not None:
+            self.list.blockSignals(True)
+            item.setData(BUSY_ROLE, busy)
+            self.list.blockSignals(False)
+
+    def select(self, key: str) -> None:
+        item = self._item(key)
+        if item is not None:
+            self.list.blockSignals(True)
+            self.list.setCurrentItem(item)
+            self.list.blockSignals(False)
+
+    def start_rename(self, key: str) -> None:
+        item = self._item(key)
+        if item is not None:
+            self.list.setCurrentItem(item)
+            self.list.editItem(item)
+
+    def confirm_delete(self, key: str) -> None:
+        item = self._item(key)
+        if item is None:
+            return
+        box = QMessageBox(QMessageBox.Icon.Question, "Delete chat",
+                          f"Delete “{item.text()}”?\nIts messages are removed from disk; this cannot be undone.",
+                          QMessageBox.StandardButton.Yes | QMessageBox.StandardButton.Cancel, self)
+        box.button(QMessageBox.StandardButton.Yes).setText("Delete")
+        box.setDefaultButton(QMessageBox.StandardButton.Cancel)
+        box.setWindowModality(Qt.WindowModality.WindowModal)
+
+        def finished() -> None:
+            if box.clickedButton() is box.button(QMessageBox.StandardButton.Yes):
+                self.delete_requested.emit(key)
+            box.deleteLater()
+            if self.delete_box is box:
+                self.delete_box = None
+
+        box.finished.connect(finished)
+        self.delete_box = box
+        box.open()
+
+    def _item(self, key: str) -> QListWidgetItem | None:
+        return next((self.list.item(i) for i in range(self.list.count()) if self.list.item(i).data(KEY_ROLE) == key),
+                    None)
+
+    def _current_changed(self, item: QListWidgetItem | None) -> None:
+        if item is not None:
+            self.selected.emit(item.data(KEY_ROLE))
+
+    def _edited(self, item: QListWidgetItem) -> None:
+        title = " ".join(item.text().split())
+        if title:
+            self.rename_requested.emit(item.data(KEY_ROLE), title)
+
+    def _menu(self, pos: QPoint) -> None:
+        item = self.list.itemAt(pos)
+        if item is None:
+            return
+        key = item.data(KEY_ROLE)
+        menu = QMenu(self)
+        menu.addAction("Rename", lambda: self.start_rename(key))
+        menu.addAction("Delete…", lambda: self.confirm_delete(key))
+        menu.popup(self.list.viewport().mapToGlobal(pos))
+
+
+def _detail(info: SessionInfo) -> str:
+    count = f"{info.message_count} message{'s' if info.message_count != 1 else ''}"
+    return f"{_ago(info.updated_at)} · {count}" if info.updated_at else count
+
+
+def _ago(stamp: str) -> str:
+    try:
+        then = datetime.fromisoformat(stamp)
+    except ValueError:
+        return ""
+    now = datetime.now(then.tzinfo)
+    seconds = (now - then).total_seconds()
+    if seconds < 60:
+        return "just now"
+    if seconds < 3600:
+        return f"{int(seconds // 60)} min ago"
+    if seconds < 86400 and then.date() == now.date():
+        return then.strftime("%H:%M")
+    if (now.date() - then.date()).days == 1:
+        return "yesterday"
+    return then.strftime("%d %b %Y" if then.year != now.year else "%d %b")

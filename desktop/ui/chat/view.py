@@ -1,0 +1,360 @@
+"""The transcript view: paints only the rows on screen, whatever the length of the session.
+
+Off-screen rows have estimated heights; a row is measured exactly when it first comes into view,
+and the first visible row stays put while heights above it are corrected. QListView was not used
+because it re-lays out every row when one row's height changes, which a streaming answer does
+thirty times a second (about 90 ms per relayout at 10,000 rows)."""
+
+from __future__ import annotations
+
+from bisect import bisect_right
+from collections.abc import Callable
+from itertools import accumulate
+
+from PySide6.QtCore import (
+    QEvent,
+    QModelIndex,
+    QPointF,
+    QRectF,
+    Qt,
+    QTimer,
+    QUrl,
+    Signal,
+    SignalInstance,
+)
+from PySide6.QtGui import (
+    QContextMenuEvent,
+    QDesktopServices,
+    QGuiApplication,
+    QKeyEvent,
+    QMouseEvent,
+    QPainter,
+    QPaintEvent,
+    QPalette,
+    QResizeEvent,
+)
+from PySide6.QtWidgets import QAbstractScrollArea, QMenu, QWidget
+
+from desktop.ui.chat.model import ChatRow, Kind, TranscriptModel, format_arguments
+from desktop.ui.chat.render import PaintState, RowLayout, RowRenderer
+
+COLUMN_MAX = 860   # readable line length on wide windows
+MARGIN = 18
+FOOTER = 34        # room for "Working…" under the last row while a turn runs
+COPIED_MS = 1500
+
+
+class MessageView(QAbstractScrollArea):
+    retry_requested = Signal(object)  # the ERROR ChatRow whose turn should be sent again
+
+    def __init__(self, parent: QWidget | None = None) -> None:
+        super().__init__(parent)
+        self.setFrameShape(QAbstractScrollArea.Shape.NoFrame)
+        self.setHorizontalScrollBarPolicy(Qt.ScrollBarPolicy.ScrollBarAlwaysOff)
+        self.viewport().setMouseTracking(True)
+        self.viewport().setAutoFillBackground(True)
+        self.viewport().setBackgroundRole(QPalette.ColorRole.Base)
+        self.setFocusPolicy(Qt.FocusPolicy.StrongFocus)
+        self.verticalScrollBar().setSingleStep(48)
+        self.verticalScrollBar().valueChanged.connect(self._scrolled)
+        self.renderer = RowRenderer(self.font(), self.palette())
+        self._model: TranscriptModel | None = None
+        self._heights: list[float] = []
+        self._exact: list[bool] = []
+        self._tops: list[float] | None = None
+        self._offset = 0.0          # pixels scrolled from the top of the transcript
+        self._stick = True          # follow new output while the bottom is in view
+        self._hover: tuple[int, str] | None = None
+        self._pressed: tuple[int, str] | None = None
+        self._copied: tuple[int, str] | None = None
+        self._copied_timer = QTimer(self, singleShot=True, interval=COPIED_MS)
+        self._copied_timer.timeout.connect(self._clear_copied)
+
+    # -- model
+
+    def model(self) -> TranscriptModel | None:
+        return self._model
+
+    def set_model(self, model: TranscriptModel) -> None:
+        if self._model is not None:
+            for signal, slot in self._connections():
+                signal.disconnect(slot)
+        self._model = model
+        for signal, slot in self._connections():
+            signal.connect(slot)
+        self._reset()
+
+    def _connections(self) -> list[tuple[SignalInstance, Callable[..., None]]]:
+        assert self._model is not None
+        m = self._model
+        return [(m.modelReset, self._reset), (m.rowsInserted, self._inserted), (m.dataChanged, self._changed),
+                (m.busy_changed, self._busy_changed)]
+
+    def _reset(self) -> None:
+        rows = self._rows()
+        width = self._column_width()
+        self._heights = [self.renderer.estimate(r, width) for r in rows]
+        self._exact = [False] * len(rows)
+        self._tops = None
+        self._stick = True
+        self._hover = self._pressed = None
+        self._relayout()
+
+    def _inserted(self, parent: QModelIndex, first: int, last: int) -> None:
+        rows = self._rows()
+        width = self._column_width()
+        self._heights[first:first] = [self.renderer.estimate(rows[i], width) for i in range(first, last + 1)]
+        self._exact[first:first] = [False] * (last - first + 1)
+        self._tops = None
+        self._relayout()
+
+    def _changed(self, top_left: QModelIndex, bottom_right: QModelIndex, roles: object = None) -> None:
+        for i in range(top_left.row(), bottom_right.row() + 1):
+            if i < len(self._exact):
+                self._exact[i] = False  # keep the old height as the estimate: it is close
+        self._relayout()
+
+    def _busy_changed(self, busy: bool) -> None:
+        self._tops = None
+        self._relayout()
+
+    def _rows(self) -> list[ChatRow]:
+        return self._model.rows if self._model is not None else []
+
+    # -- geometry
+
+    def _column_width(self) -> float:
+        return float(max(min(self.viewport().width() - 2 * MARGIN, COLUMN_MAX), 200))
+
+    def _column_x(self) -> float:
+        return max((self.viewport().width() - self._column_width()) / 2, MARGIN / 2)
+
+    def _ensure_tops(self) -> list[float]:
+        if self._tops is None or len(self._tops) != len(self._heights) + 1:
+            self._tops = [0.0, *accumulate(self._heights)]
+        return self._tops
+
+    def _content_height(self) -> float:
+        busy = self._model is not None and self._model.busy
+        return self._ensure_tops()[-1] + 12 + (FOOTER if busy else 0)
+
+    def _row_at(self, y: float) -> int:
+        """The row under content coordinate y (clamped to the rows that exist)."""
+        tops = self._ensure_tops()
+        return max(min(bisect_right(tops, y) - 1, len(self._heights) - 1), 0)
+
+    def _max_offset(self) -> float:
+        return max(self._content_height() - self.viewport().height(), 0.0)
+
+    def _measure_visible(self) -> None:
+        """Measure the rows in view exactly, keeping the first visible row where it is on screen."""
+        if not self._heights:
+            return
+        width = self._column_width()
+        rows = self._rows()
+        for _ in range(6):  # corrections converge in one or two passes
+            if self._stick:
+                self._offset = self._max_offset()
+            tops = self._ensure_tops()
+            anchor = self._row_at(self._offset)
+            anchor_shift = self._offset - tops[anchor]
+            last = self._row_at(self._offset + self.viewport().height())
+            changed = False
+            for i in range(anchor, last + 1):
+                if not self._exact[i]:
+                    height = self.renderer.layout(rows[i], width).height
+                    self._exact[i] = True
+                    if height != self._heights[i]:
+                        self._heights[i] = height
+                        changed = True
+            if not changed:
+                break
+            self._tops = None
+            if not self._stick:
+                self._offset = min(self._ensure_tops()[anchor] + anchor_shift, self._max_offset())
+        self._offset = min(max(self._offset, 0.0), self._max_offset())
+        self._stick = self._stick or self._offset >= self._max_offset() - 1
+        self._sync_scrollbar()
+
+    def _sync_scrollbar(self) -> None:
+        bar = self.verticalScrollBar()
+        bar.blockSignals(True)
+        bar.setRange(0, int(self._max_offset()))
+        bar.setPageStep(max(self.viewport().height() - 40, 40))
+        bar.setValue(int(self._offset))
+        bar.blockSignals(False)
+
+    def _relayout(self) -> None:
+        self._measure_visible()
+        self.viewport().update()
+
+    def _scrolled(self, value: int) -> None:
+        self._offset = float(value)
+        self._stick = value >= self.verticalScrollBar().maximum() - 2
+        self.viewport().update()
+
+    def row_rect(self, index: int) -> QRectF:
+        """Where row `index` is, in viewport coordinates (it may be off screen)."""
+        tops = self._ensure_tops()
+        return QRectF(self._column_x(), tops[index] - self._offset, self._column_width(), self._heights[index])
+
+    def control_rect(self, index: int, action: str) -> QRectF | None:
+        """Where a row's first control for `action` ("toggle", "copy", "retry") is, in viewport coordinates."""
+        row = self._rows()[index]
+        layout = self.renderer.layout(row, self._column_width())
+        spot = next((h for h in layout.hotspots if h.action == action), None)
+        return spot.rect.translated(self.row_rect(index).topLeft()) if spot is not None else None
+
+    def scroll_to_bottom(self) -> None:
+        self._stick = True
+        self._relayout()
+
+    def at_bottom(self) -> bool:
+        return self._stick
+
+    # -- events
+
+    def resizeEvent(self, event: QResizeEvent) -> None:
+        super().resizeEvent(event)
+        if event.size().width() != event.oldSize().width():
+            self._exact = [False] * len(self._heights)
+        self._relayout()
+
+    def changeEvent(self, event: QEvent) -> None:
+        super().changeEvent(event)
+        if event.type() in (QEvent.Type.PaletteChange, QEvent.Type.FontChange, QEvent.Type.StyleChange):
+            self.renderer.configure(self.font(), self.palette())
+            self._exact = [False] * len(self._heights)
+            self._relayout()
+
+    def paintEvent(self, event: QPaintEvent) -> None:
+        self._measure_visible()
+        painter = QPainter(self.viewport())
+        painter.setRenderHint(QPainter.RenderHint.Antialiasing)
+        painter.setRenderHint(QPainter.RenderHint.TextAntialiasing)
+        exposed = QRectF(event.rect())
+        rows = self._rows()
+        tops = self._ensure_tops()
+        width = self._column_width()
+        x = self._column_x()
+        state = PaintState(self.renderer.colors, QRectF())
+        if rows:
+            first = self._row_at(self._offset + exposed.top())
+            last = self._row_at(self._offset + exposed.bottom())
+            for i in range(first, last + 1):
+                top = tops[i] - self._offset
+                layout = self.renderer.layout(rows[i], width)
+                uid = rows[i].uid
+                state.clip = exposed.translated(-x, -top)
+                state.hover = self._hover[1] if self._hover and self._hover[0] == uid else None
+                state.copied = self._copied[1] if self._copied and self._copied[0] == uid else None
+                painter.save()
+                painter.translate(x, top)
+                layout.paint(painter, state)
+                painter.restore()
+        if self._model is not None and self._model.busy:
+            painter.setFont(self.renderer.small)
+            painter.setPen(self.renderer.colors.muted)
+            footer = QRectF(x + 4, tops[-1] - self._offset + 8, width, FOOTER - 8)
+            painter.drawText(footer, int(Qt.AlignmentFlag.AlignLeft | Qt.AlignmentFlag.AlignTop), "●  Working…")
+        elif not rows:
+            painter.setFont(self.renderer.font)
+            painter.setPen(self.renderer.colors.muted)
+            painter.drawText(QRectF(self.viewport().rect()), int(Qt.AlignmentFlag.AlignCenter),
+                             "Ask anything. Type / for commands, drop files to attach them.")
+        painter.end()
+
+    def _hit(self, pos: QPointF) -> tuple[ChatRow, RowLayout, QPointF] | None:
+        rows = self._rows()
+        if not rows:
+            return None
+        y = pos.y() + self._offset
+        i = self._row_at(y)
+        tops = self._ensure_tops()
+        if not tops[i] <= y < tops[i + 1]:
+            return None
+        layout = self.renderer.layout(rows[i], self._column_width())
+        return rows[i], layout, QPointF(pos.x() - self._column_x(), y - tops[i])
+
+    def mouseMoveEvent(self, event: QMouseEvent) -> None:
+        hit = self._hit(event.position())
+        hover: tuple[int, str] | None = None
+        link = ""
+        if hit is not None:
+            row, layout, local = hit
+            spot = layout.hotspot_at(local)
+            hover = (row.uid, spot.key) if spot is not None else None
+            link = "" if spot is not None else layout.link_at(local)
+        pointing = hover is not None or bool(link)
+        self.viewport().setCursor(Qt.CursorShape.PointingHandCursor if pointing else Qt.CursorShape.ArrowCursor)
+        self.viewport().setToolTip(link)
+        if hover != self._hover:
+            self._hover = hover
+            self.viewport().update()
+
+    def leaveEvent(self, event: QEvent) -> None:
+        self._hover = None
+        self.viewport().update()
+
+    def mousePressEvent(self, event: QMouseEvent) -> None:
+        self._pressed = None
+        hit = self._hit(event.position())
+        if hit is not None and event.button() == Qt.MouseButton.LeftButton:
+            row, layout, local = hit
+            spot = layout.hotspot_at(local)
+            self._pressed = (row.uid, spot.key) if spot else (row.uid, "link:" + layout.link_at(local))
+
+    def mouseReleaseEvent(self, event: QMouseEvent) -> None:
+        pressed, self._pressed = self._pressed, None
+        hit = self._hit(event.position())
+        if pressed is None or hit is None or event.button() != Qt.MouseButton.LeftButton:
+            return
+        row, layout, local = hit
+        spot = layout.hotspot_at(local)
+        if spot is not None and pressed == (row.uid, spot.key):
+            self.activate(row, spot.action, spot.key, spot.payload)
+        elif spot is None and pressed[1] != "link:":
+            link = layout.link_at(local)
+            if link and pressed == (row.uid, "link:" + link):
+                QDesktopServices.openUrl(QUrl(link))
+
+    def activate(self, row: ChatRow, action: str, key: str = "", payload: str = "") -> None:
+        """What a click on a row's button does: expand/collapse, copy, or retry."""
+        if action == "toggle" and self._model is not None:
+            self._stick = False  # keep the clicked row in place
+            self._model.toggle(row)
+        elif action == "copy":
+            QGuiApplication.clipboard().setText(payload)
+            self._copied = (row.uid, key)
+            self._copied_timer.start()
+            self.viewport().update()
+        elif action == "retry":
+            self.retry_requested.emit(row)
+
+    def _clear_copied(self) -> None:
+        self._copied = None
+        self.viewport().update()
+
+    def contextMenuEvent(self, event: QContextMenuEvent) -> None:
+        hit = self._hit(QPointF(event.pos()))
+        if hit is None:
+            return
+        row = hit[0]
+        text = row.text
+        if row.tool is not None:
+            text = f"{row.tool.name} {format_arguments(row.tool.arguments)}\n\n{row.tool.result or ''}"
+        if not text.strip():
+            return
+        menu = QMenu(self)
+        label = "Copy message" if row.kind in (Kind.USER, Kind.ASSISTANT) else "Copy"
+        menu.addAction(label, lambda: QGuiApplication.clipboard().setText(text))
+        menu.popup(event.globalPos())
+
+    def keyPressEvent(self, event: QKeyEvent) -> None:
+        bar = self.verticalScrollBar()
+        if event.key() == Qt.Key.Key_Home:
+            bar.setValue(0)
+        elif event.key() == Qt.Key.Key_End:
+            self.scroll_to_bottom()
+        else:
+            super().keyPressEvent(event)

@@ -1,0 +1,316 @@
+"""The chat window: the list of chats, the transcript of the open one, and the editor.
+
+Every session opened in this run keeps its TranscriptModel, fed by bus events even while another
+chat is shown, so switching back to a running chat shows its live answer. Session files are read
+off the GUI thread (SessionStore does the I/O in a worker, rows are built in another)."""
+
+from __future__ import annotations
+
+import asyncio
+import importlib.util
+import logging
+import uuid
+from pathlib import Path
+
+from PySide6.QtCore import Qt, QTimer
+from PySide6.QtGui import (
+    QCloseEvent,
+    QDragEnterEvent,
+    QDropEvent,
+    QKeyEvent,
+    QKeySequence,
+    QShortcut,
+    QShowEvent,
+)
+from PySide6.QtWidgets import (
+    QHBoxLayout,
+    QLabel,
+    QSplitter,
+    QStackedWidget,
+    QVBoxLayout,
+    QWidget,
+)
+
+from desktop.bus import Event, TurnError, TurnFinished, TurnStarted
+from desktop.ui.bridge import CoreBridge
+from desktop.ui.chat.composer import Composer
+from desktop.ui.chat.model import ChatRow, TranscriptModel, rows_from_messages
+from desktop.ui.chat.sidebar import NEW_TITLE, SessionList
+from desktop.ui.chat.view import MessageView
+from desktop.ui.tasks import spawn
+
+log = logging.getLogger(__name__)
+
+CHANNEL = "desktop"
+STOP = "/stop"
+_STYLE = """
+#sidebar { background: palette(window); }
+#newChat { text-align: left; padding: 7px 12px; border-radius: 7px; }
+#sidebar QListWidget { border: none; background: transparent; outline: 0; }
+#sidebar QListWidget::item { border-radius: 7px; margin: 1px 0; }
+#header { border-bottom: 1px solid palette(midlight); background: palette(base); }
+#title { font-weight: 600; }
+#composer { border: 1px solid palette(mid); border-radius: 12px; background: palette(base); }
+#composer QPlainTextEdit { background: transparent; }
+#hint { color: palette(placeholder-text); }
+#composerArea { background: palette(base); }
+#chip { border: 1px solid palette(midlight); border-radius: 6px; padding: 2px 8px; }
+"""
+
+
+def new_session_key() -> str:
+    return f"{CHANNEL}:{uuid.uuid4().hex[:8]}"
+
+
+class ChatWindow(QWidget):
+    """Closing hides the window (the app lives in the tray); Esc does the same."""
+
+    def __init__(self, bridge: CoreBridge, parent: QWidget | None = None) -> None:
+        super().__init__(parent)
+        self.bridge = bridge
+        self.setWindowTitle("Nanobot")
+        self.setAcceptDrops(True)
+        self.resize(1040, 720)
+        self.setStyleSheet(_STYLE)
+        self.models: dict[str, TranscriptModel] = {}
+        self.current_key = ""
+        self._busy: set[str] = set()
+        self._onboarding: QWidget | None = None
+
+        self.sidebar = SessionList(self)
+        self.sidebar.selected.connect(self.show_session)
+        self.sidebar.new_requested.connect(self.new_chat)
+        self.sidebar.rename_requested.connect(lambda key, title: spawn(self.rename_session(key, title)))
+        self.sidebar.delete_requested.connect(lambda key: spawn(self.delete_session(key)))
+
+        self.title = QLabel(NEW_TITLE)
+        self.title.setObjectName("title")
+        self.model_label = QLabel()
+        self.model_label.setObjectName("hint")
+        header = QWidget()
+        header.setObjectName("header")
+        header_layout = QHBoxLayout(header)
+        header_layout.setContentsMargins(18, 10, 18, 10)
+        header_layout.addWidget(self.title, 1)
+        header_layout.addWidget(self.model_label)
+
+        self.view = MessageView()
+        self.view.retry_requested.connect(self.retry)
+        self.stack = QStackedWidget()
+        self.stack.addWidget(self.view)
+
+        self.composer = Composer(self._commands)
+        self.composer.submitted.connect(self.send)
+        self.composer.stop_requested.connect(self.stop)
+        composer_area = QWidget()
+        composer_area.setObjectName("composerArea")
+        area_layout = QVBoxLayout(composer_area)
+        area_layout.setContentsMargins(18, 6, 18, 14)
+        area_layout.addWidget(self.composer)
+
+        main = QWidget()
+        main_layout = QVBoxLayout(main)
+        main_layout.setContentsMargins(0, 0, 0, 0)
+        main_layout.setSpacing(0)
+        main_layout.addWidget(header)
+        main_layout.addWidget(self.stack, 1)
+        main_layout.addWidget(composer_area)
+
+        splitter = QSplitter(Qt.Orientation.Horizontal, self)
+        splitter.addWidget(self.sidebar)
+        splitter.addWidget(main)
+        splitter.setStretchFactor(1, 1)
+        splitter.setSizes([250, 790])
+        splitter.setChildrenCollapsible(False)
+        layout = QHBoxLayout(self)
+        layout.setContentsMargins(0, 0, 0, 0)
+        layout.addWidget(splitter)
+
+        QShortcut(QKeySequence("Ctrl+N"), self, self.new_chat)
+        self._refresh_timer = QTimer(self, singleShot=True, interval=150)  # coalesce sidebar refreshes
+        self._refresh_timer.timeout.connect(lambda: spawn(self.refresh_sessions()))
+        bridge.event.connect(self._on_event)
+
+    # -- public API used by the app
+
+    def show_session(self, key: str) -> None:
+        """Open a chat (loading its file in the background); a key without a file is a new chat."""
+        if not key:
+            return
+        if key == self.current_key and key in self.models:
+            self.sidebar.select(key)
+            return
+        self.current_key = key
+        model = self._model_for(key)
+        self.view.set_model(model)
+        self.composer.set_busy(model.busy)
+        self._update_header()
+        self._update_onboarding()
+        self.sidebar.select(key)
+        self._refresh_timer.start()
+
+    def focus_input(self) -> None:
+        if not self.isVisible():
+            self.show()
+        self.raise_()
+        self.activateWindow()
+        self.composer.input.setFocus()
+
+    def new_chat(self) -> None:
+        self.show_session(new_session_key())
+        self.composer.input.setFocus()
+
+    # -- sending
+
+    def send(self, text: str, media: list[str]) -> None:
+        if not self.current_key:
+            self.show_session(new_session_key())
+        if text.strip().lower() == STOP:
+            self.stop()
+            return
+        model = self._model_for(self.current_key)
+        model.add_user(text, media)
+        self.view.scroll_to_bottom()
+        self.bridge.send(self.current_key, text, media)
+        self._refresh_timer.start()
+
+    def stop(self) -> None:
+        if self.current_key:
+            self.bridge.send(self.current_key, STOP)
+
+    def retry(self, row: ChatRow) -> None:
+        """Send the last user message of the failed turn again."""
+        model = self.view.model()
+        if model is None or row.retried:
+            return
+        last = model.last_user()
+        if last is None:
+            return
+        row.retried = True
+        model.touch(row, now=True)
+        self.send(last.text, list(last.media))
+
+    # -- sessions
+
+    async def refresh_sessions(self) -> None:
+        infos = await self.bridge.core.sessions.list()
+        self.sidebar.set_sessions(infos, self.current_key, self._busy)
+        self._update_header()
+
+    async def rename_session(self, key: str, title: str) -> None:
+        store = self.bridge.core.sessions
+        session = await store.load(key)
+        session.metadata["title"] = title
+        await store.rewrite(session)
+        await self.refresh_sessions()
+
+    async def delete_session(self, key: str) -> None:
+        if key in self._busy:
+            self.bridge.send(key, STOP)
+        await self.bridge.core.sessions.delete(key)
+        self.models.pop(key, None)
+        if key == self.current_key:
+            remaining = [k for k in self.sidebar.session_keys() if k != key]
+            self.current_key = ""
+            self.show_session(remaining[0] if remaining else new_session_key())
+        await self.refresh_sessions()
+
+    def _model_for(self, key: str) -> TranscriptModel:
+        model = self.models.get(key)
+        if model is None:
+            model = self.models[key] = TranscriptModel(key, self)
+            model.busy = key in self.bridge.core.loop.busy_sessions
+            model.busy_changed.connect(lambda busy, k=key: self._busy_changed(k, busy))
+            spawn(self._load(model))
+        return model
+
+    async def _load(self, model: TranscriptModel) -> None:
+        session = await self.bridge.core.sessions.load(model.session_key)
+        rows = await asyncio.to_thread(rows_from_messages, list(session.messages))
+        if self.models.get(model.session_key) is model:
+            model.load(rows)
+
+    # -- events
+
+    def _on_event(self, event: Event) -> None:
+        key = getattr(event, "session_key", "")
+        model = self.models.get(key)
+        if model is not None:
+            model.apply(event)
+        if isinstance(event, TurnStarted):
+            self._busy.add(key)
+            self.sidebar.set_busy(key, True)
+        elif isinstance(event, (TurnFinished, TurnError)):
+            self._busy.discard(key)
+            self.sidebar.set_busy(key, False)
+            self._refresh_timer.start()  # titles and order change when a turn ends
+
+    def _busy_changed(self, key: str, busy: bool) -> None:
+        if key == self.current_key:
+            self.composer.set_busy(busy)
+
+    def _commands(self) -> list[tuple[str, str]]:
+        return [(c.name, c.summary) for c in self.bridge.core.loop.commands.all()]
+
+    # -- first run
+
+    def _update_header(self) -> None:
+        self.title.setText(self.sidebar.title_of(self.current_key) or NEW_TITLE)
+        self.model_label.setText(self.bridge.core.config.model or "no model configured")
+
+    def _update_onboarding(self) -> None:
+        """Without a model the transcript area shows the onboarding panel (or a pointer to Settings)."""
+        needed = not self.bridge.core.config.model
+        if needed and self._onboarding is None:
+            self._onboarding = _onboarding_panel(self.bridge)
+            self.stack.addWidget(self._onboarding)
+        self.stack.setCurrentWidget(self._onboarding if needed and self._onboarding else self.view)
+
+    # -- window behaviour
+
+    def showEvent(self, event: QShowEvent) -> None:
+        super().showEvent(event)
+        self._update_onboarding()
+        self._update_header()
+        if not self.current_key:
+            spawn(self._open_latest())
+        else:
+            self._refresh_timer.start()
+
+    async def _open_latest(self) -> None:
+        infos = await self.bridge.core.sessions.list()
+        if not self.current_key:
+            desktop = [i.key for i in infos if i.key.startswith(f"{CHANNEL}:")]
+            self.show_session(desktop[0] if desktop else new_session_key())
+
+    def keyPressEvent(self, event: QKeyEvent) -> None:
+        if event.key() == Qt.Key.Key_Escape:
+            self.hide()
+        else:
+            super().keyPressEvent(event)
+
+    def closeEvent(self, event: QCloseEvent) -> None:
+        event.ignore()
+        self.hide()
+
+    def dragEnterEvent(self, event: QDragEnterEvent) -> None:
+        if any(url.isLocalFile() for url in event.mimeData().urls()):
+            event.acceptProposedAction()
+
+    def dropEvent(self, event: QDropEvent) -> None:
+        paths = [url.toLocalFile() for url in event.mimeData().urls() if url.isLocalFile()]
+        self.composer.add_files([p for p in paths if Path(p).is_file()])
+        event.acceptProposedAction()
+        self.composer.input.setFocus()
+
+
+def _onboarding_panel(bridge: CoreBridge) -> QWidget:
+    if importlib.util.find_spec("desktop.ui.onboarding") is not None:
+        from desktop.ui.onboarding import OnboardingPanel  # type: ignore[import-not-found]
+
+        panel: QWidget = OnboardingPanel(bridge)
+        return panel
+    label = QLabel("No model is configured yet.\nOpen Settings from the tray menu to choose one.")
+    label.setAlignment(Qt.AlignmentFlag.AlignCenter)
+    label.setObjectName("hint")
+    return label

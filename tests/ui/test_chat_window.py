@@ -1,0 +1,310 @@
+"""The chat window against a running core and the scripted model: what a user sees and clicks."""
+
+from __future__ import annotations
+
+import json
+from collections.abc import AsyncIterator
+from pathlib import Path
+
+import pytest
+from PySide6.QtCore import QMimeData, QPoint, QPointF, Qt, QUrl
+from PySide6.QtGui import QDragEnterEvent, QDropEvent, QGuiApplication
+from PySide6.QtWidgets import QLineEdit, QMessageBox
+
+from desktop.session import Session
+from desktop.ui.bridge import CoreBridge
+from desktop.ui.chat.model import ChatRow, Kind, TranscriptModel
+from desktop.ui.chat.window import ChatWindow
+from tests.fakeserver import FakeOpenAI, last_user_text
+from tests.ui.conftest import until
+
+TURN = 90  # seconds: the first model call imports litellm, slow on a loaded machine
+PNG = bytes.fromhex("89504e470d0a1a0a0000000d4948445200000001000000010806000000"
+                    "1f15c4890000000d49444154789c6360000002000001e221bc330000000049454e44ae426082")
+
+
+@pytest.fixture
+async def window(bridge: CoreBridge, qtbot) -> AsyncIterator[ChatWindow]:  # type: ignore[no-untyped-def]
+    made = ChatWindow(bridge)
+    qtbot.addWidget(made)
+    made.resize(900, 640)
+    made.show()
+    made.show_session("desktop:test")
+    await until(lambda: made.models["desktop:test"].loaded)
+    yield made
+    made.hide()
+
+
+def model_of(window: ChatWindow) -> TranscriptModel:
+    return window.models[window.current_key]
+
+
+def kinds(window: ChatWindow) -> list[Kind]:
+    return [r.kind for r in model_of(window).rows]
+
+
+def type_and_send(qtbot, window: ChatWindow, text: str) -> None:  # type: ignore[no-untyped-def]
+    qtbot.keyClicks(window.composer.input, text)
+    qtbot.keyClick(window.composer.input, Qt.Key.Key_Return)
+
+
+def click(qtbot, window: ChatWindow, index: int, action: str) -> None:  # type: ignore[no-untyped-def]
+    window.view.viewport().repaint()  # measure what is on screen, as a real paint would
+    rect = window.view.control_rect(index, action)
+    assert rect is not None, f"row {index} has no {action} control"
+    qtbot.mouseClick(window.view.viewport(), Qt.MouseButton.LeftButton, pos=rect.center().toPoint())
+
+
+def saved_messages(bridge: CoreBridge, key: str) -> list[dict]:
+    path = bridge.core.sessions.path_for(key)
+    return [json.loads(line) for line in path.read_text(encoding="utf-8").splitlines()[1:]]
+
+
+async def test_enter_sends_and_the_answer_streams_into_the_transcript(window: ChatWindow, fake: FakeOpenAI,
+                                                                      qtbot) -> None:  # type: ignore[no-untyped-def]
+    fake.add({"content": "Hello **there**, here is the first part and then the rest.", "chunk": 6, "hang": 0.6})
+    qtbot.keyClicks(window.composer.input, "first line")
+    qtbot.keyClick(window.composer.input, Qt.Key.Key_Return, Qt.KeyboardModifier.ShiftModifier)
+    qtbot.keyClicks(window.composer.input, "second line")
+    assert window.composer.input.toPlainText() == "first line\nsecond line"  # Shift+Enter: newline, not send
+    qtbot.keyClick(window.composer.input, Qt.Key.Key_Return)
+    assert window.composer.input.toPlainText() == ""
+    assert kinds(window) == [Kind.USER] and model_of(window).rows[0].text == "first line\nsecond line"
+
+    await until(lambda: len(model_of(window).rows) == 2 and model_of(window).rows[1].text, timeout=TURN)
+    partial = model_of(window).rows[1]
+    assert partial.kind is Kind.ASSISTANT and partial.streaming and model_of(window).busy
+    assert "Hello **there**".startswith(partial.text) or partial.text.startswith("Hello")
+    assert window.composer.stop_button.isVisible()
+    window.view.viewport().repaint()
+
+    await until(lambda: not model_of(window).busy, timeout=TURN)
+    assert partial.text == "Hello **there**, here is the first part and then the rest." and not partial.streaming
+    assert kinds(window) == [Kind.USER, Kind.ASSISTANT]
+    assert not window.composer.stop_button.isVisible()
+    assert last_user_text(fake.requests[-1]) == "first line\nsecond line"
+
+
+async def test_tool_calls_show_as_rows_with_status_and_duration(window: ChatWindow, fake: FakeOpenAI,
+                                                                qtbot) -> None:  # type: ignore[no-untyped-def]
+    fake.add({"tool_calls": [{"name": "exec", "arguments": {"command": "echo tool-output-here"}},
+                             {"name": "no_such_tool", "arguments": {"x": 1}}]},
+             {"content": "Done."})
+    type_and_send(qtbot, window, "run it")
+    await until(lambda: not model_of(window).busy and Kind.ASSISTANT in kinds(window), timeout=TURN)
+    assert kinds(window) == [Kind.USER, Kind.TOOL, Kind.TOOL, Kind.ASSISTANT]
+    ok_row, bad_row = model_of(window).rows[1], model_of(window).rows[2]
+    assert ok_row.tool and ok_row.tool.name == "exec" and ok_row.tool.ok is True
+    assert ok_row.tool.seconds is not None and "tool-output-here" in (ok_row.tool.result or "")
+    assert model_of(window).data(model_of(window).index(1)) == "exec echo tool-output-here"
+    assert bad_row.tool and bad_row.tool.ok is False
+
+    collapsed = window.view.row_rect(1).height()
+    click(qtbot, window, 1, "toggle")
+    assert ok_row.expanded
+    window.view.viewport().repaint()
+    assert window.view.row_rect(1).height() > collapsed + 40  # arguments and result are shown
+
+    click(qtbot, window, 1, "copy")  # the Copy button of the expanded arguments
+    assert json.loads(QGuiApplication.clipboard().text()) == {"command": "echo tool-output-here"}
+
+
+async def test_a_saved_session_shows_tool_calls_reasoning_and_results(bridge: CoreBridge, qtbot) -> None:  # type: ignore[no-untyped-def]
+    store = bridge.core.sessions
+    session = Session("desktop:saved")
+    await store.append(session,
+                       {"role": "user", "content": "list my notes"},
+                       {"role": "assistant", "content": None, "reasoning_content": "I should look.",
+                        "tool_calls": [{"id": "c1", "type": "function",
+                                        "function": {"name": "list_dir", "arguments": '{"path": "notes"}'}}]},
+                       {"role": "tool", "tool_call_id": "c1", "name": "list_dir", "content": "a.md\nb.md", "ok": True},
+                       {"role": "assistant", "content": "You have `a.md` and `b.md`."})
+    window = ChatWindow(bridge)
+    qtbot.addWidget(window)
+    window.show()
+    window.show_session("desktop:saved")
+    await until(lambda: model_of(window).loaded)
+    assert kinds(window) == [Kind.USER, Kind.REASONING, Kind.TOOL, Kind.ASSISTANT]
+    tool = model_of(window).rows[2].tool
+    assert tool is not None and tool.name == "list_dir" and tool.arguments == {"path": "notes"}
+    assert tool.ok is True and tool.result == "a.md\nb.md"
+    reasoning = model_of(window).rows[1]
+    assert not reasoning.expanded
+    click(qtbot, window, 1, "toggle")
+    assert reasoning.expanded
+
+
+async def test_stop_keeps_the_partial_answer_and_ends_the_turn(window: ChatWindow, fake: FakeOpenAI, bridge: CoreBridge,
+                                                               qtbot) -> None:  # type: ignore[no-untyped-def]
+    fake.add({"content": "The partial answer, and then a long pause before the rest.", "chunk": 12, "hang": 5})
+    type_and_send(qtbot, window, "tell me")
+    await until(lambda: Kind.ASSISTANT in kinds(window) and model_of(window).rows[-1].text, timeout=TURN)
+    qtbot.mouseClick(window.composer.stop_button, Qt.MouseButton.LeftButton)
+    await until(lambda: not model_of(window).busy, timeout=4)
+    answer = model_of(window).rows[-1]
+    assert answer.kind is Kind.ASSISTANT and answer.stopped and answer.text.startswith("The partial")
+    assert "the rest" not in answer.text
+    assert not window.composer.stop_button.isVisible()
+    saved = saved_messages(bridge, "desktop:test")
+    assert saved[-1]["role"] == "assistant" and saved[-1].get("stopped") and saved[-1]["content"] == answer.text
+
+
+async def test_a_failed_turn_shows_the_error_and_retry_sends_the_message_again(
+        window: ChatWindow, fake: FakeOpenAI, qtbot) -> None:  # type: ignore[no-untyped-def]
+    fake.add({"status": 400, "body": {"error": {"message": "model is overloaded", "type": "invalid_request_error"}}},
+             {"content": "Second time lucky."})
+    type_and_send(qtbot, window, "please answer")
+    await until(lambda: Kind.ERROR in kinds(window), timeout=TURN)
+    error = model_of(window).rows[-1]
+    assert "overloaded" in error.text and not model_of(window).busy
+    click(qtbot, window, len(model_of(window).rows) - 1, "retry")
+    await until(lambda: kinds(window)[-1] is Kind.ASSISTANT and not model_of(window).busy, timeout=TURN)
+    assert error.retried
+    assert model_of(window).rows[-1].text == "Second time lucky."
+    assert last_user_text(fake.requests[-1]) == "please answer"
+    assert window.view.control_rect(kinds(window).index(Kind.ERROR), "retry") is None  # no second retry
+
+
+async def test_command_replies_and_the_message_tool_show_as_assistant_messages(
+        window: ChatWindow, fake: FakeOpenAI, qtbot) -> None:  # type: ignore[no-untyped-def]
+    type_and_send(qtbot, window, "/help")
+    await until(lambda: Kind.ASSISTANT in kinds(window), timeout=TURN)
+    assert "/stop" in model_of(window).rows[-1].text
+
+    fake.add({"tool_calls": [{"name": "message", "arguments": {"content": "Working on it, one moment."}}]},
+             {"content": "All finished."})
+    type_and_send(qtbot, window, "do the thing")
+    await until(lambda: not model_of(window).busy and model_of(window).rows[-1].text == "All finished.", timeout=TURN)
+    texts = [r.text for r in model_of(window).rows if r.kind is Kind.ASSISTANT]
+    assert texts[-2:] == ["Working on it, one moment.", "All finished."]
+
+
+async def test_slash_completion_offers_the_commands(window: ChatWindow, qtbot) -> None:  # type: ignore[no-untyped-def]
+    qtbot.keyClicks(window.composer.input, "/st")
+    popup = window.composer.completer.popup()
+    assert popup.isVisible()
+    offered = [popup.model().index(i, 0).data() for i in range(popup.model().rowCount())]
+    assert [o.split()[0] for o in offered] == ["/status", "/stop"]
+    qtbot.keyClick(popup, Qt.Key.Key_Down)
+    qtbot.keyClick(popup, Qt.Key.Key_Return)
+    assert window.composer.input.toPlainText() == "/stop "
+    assert not popup.isVisible()
+    assert window.isVisible()  # choosing a command does not send or hide anything
+    assert kinds(window) == []
+
+
+async def test_esc_and_close_hide_the_window(window: ChatWindow, qtbot) -> None:  # type: ignore[no-untyped-def]
+    window.composer.input.setFocus()
+    qtbot.keyClick(window.composer.input, Qt.Key.Key_Escape)
+    assert not window.isVisible()
+    window.show()
+    window.close()
+    assert not window.isVisible()
+    window.focus_input()
+    assert window.isVisible() and window.windowTitle() == "Nanobot"
+
+
+async def test_new_rename_and_delete_chats(window: ChatWindow, bridge: CoreBridge, fake: FakeOpenAI,
+                                           qtbot) -> None:  # type: ignore[no-untyped-def]
+    type_and_send(qtbot, window, "first chat")
+    await until(lambda: not model_of(window).busy and Kind.ASSISTANT in kinds(window), timeout=TURN)
+
+    qtbot.mouseClick(window.sidebar.new_button, Qt.MouseButton.LeftButton)
+    key = window.current_key
+    assert key.startswith("desktop:") and key != "desktop:test" and kinds(window) == []
+    await until(lambda: key in window.sidebar.session_keys())
+    type_and_send(qtbot, window, "Plan my week")
+    await until(lambda: window.sidebar.title_of(key) == "Plan my week", timeout=TURN)
+    assert window.title.text() == "Plan my week"
+
+    window.sidebar.start_rename(key)
+    editor = window.sidebar.list.findChild(QLineEdit)
+    assert editor is not None and editor.text() == "Plan my week"
+    editor.setText("Weekly plan")
+    qtbot.keyClick(editor, Qt.Key.Key_Return)
+    await until(lambda: json.loads(bridge.core.sessions.path_for(key).read_text().splitlines()[0]).get("title")
+                == "Weekly plan")
+    await until(lambda: window.sidebar.title_of(key) == "Weekly plan")
+
+    window.sidebar.confirm_delete(key)
+    box = window.sidebar.delete_box
+    assert box is not None and box.isVisible() and "Weekly plan" in box.text()
+    box.button(QMessageBox.StandardButton.Cancel).click()
+    await until(lambda: not box.isVisible())
+    assert bridge.core.sessions.path_for(key).exists()
+
+    window.sidebar.confirm_delete(key)
+    box = window.sidebar.delete_box
+    assert box is not None
+    box.button(QMessageBox.StandardButton.Yes).click()
+    await until(lambda: key not in window.sidebar.session_keys())
+    assert not bridge.core.sessions.path_for(key).exists()
+    assert window.current_key == "desktop:test" and Kind.ASSISTANT in kinds(window)  # the next chat is shown
+
+
+async def test_attached_image_reaches_the_model_as_image_content(window: ChatWindow, fake: FakeOpenAI, tmp_path: Path,
+                                                                 qtbot) -> None:  # type: ignore[no-untyped-def]
+    image = tmp_path / "dot.png"
+    image.write_bytes(PNG)
+    mime = QMimeData()
+    mime.setUrls([QUrl.fromLocalFile(str(image))])
+    enter = QDragEnterEvent(QPoint(50, 50), Qt.DropAction.CopyAction, mime, Qt.MouseButton.LeftButton,
+                            Qt.KeyboardModifier.NoModifier)
+    window.event(enter)  # QApplication.sendEvent ignores drag events that no real drag started
+    assert enter.isAccepted()
+    drop = QDropEvent(QPointF(50, 50), Qt.DropAction.CopyAction, mime, Qt.MouseButton.LeftButton,
+                      Qt.KeyboardModifier.NoModifier)
+    window.event(drop)
+    assert window.composer.attachments == [str(image)]
+    type_and_send(qtbot, window, "what is this?")
+    assert window.composer.attachments == []
+    await until(lambda: not model_of(window).busy and Kind.ASSISTANT in kinds(window), timeout=TURN)
+    assert model_of(window).rows[0].media == [str(image)]
+    content = fake.requests[-1]["messages"][-1]["content"]
+    assert any(part.get("type") == "image_url" for part in content)
+
+
+async def test_ten_thousand_messages_open_and_scroll(bridge: CoreBridge, qtbot) -> None:  # type: ignore[no-untyped-def]
+    key = "desktop:long"
+    path = bridge.core.sessions.path_for(key)
+    path.parent.mkdir(parents=True, exist_ok=True)
+    lines = [json.dumps({"_type": "metadata", "key": key, "title": "Long"})]
+    for i in range(5000):
+        lines.append(json.dumps({"role": "user", "content": f"question {i}"}))
+        lines.append(json.dumps({"role": "assistant", "content": f"Answer **{i}** with `code` and a list:\n\n- a\n- b"}))
+    path.write_text("\n".join(lines) + "\n", encoding="utf-8")
+    window = ChatWindow(bridge)
+    qtbot.addWidget(window)
+    window.resize(900, 640)
+    window.show()
+    window.show_session(key)
+    await until(lambda: model_of(window).loaded, timeout=30)
+    assert model_of(window).rowCount() == 10_000
+    window.view.viewport().repaint()
+    assert window.view.at_bottom()
+    last = window.view.row_rect(9999)
+    assert 0 < last.bottom() <= window.view.viewport().height()
+    window.view.verticalScrollBar().setValue(0)
+    window.view.viewport().repaint()
+    assert window.view.row_rect(0).top() == 0 and not window.view.at_bottom()
+
+
+async def test_without_a_model_the_transcript_area_shows_onboarding(bridge: CoreBridge, qtbot) -> None:  # type: ignore[no-untyped-def]
+    bridge.core.config.model = ""
+    window = ChatWindow(bridge)
+    qtbot.addWidget(window)
+    window.show()
+    window.show_session("desktop:first")
+    assert window.stack.currentWidget() is not window.view
+    bridge.core.config.model = "openai/test"
+    window.hide()
+    window.show()
+    assert window.stack.currentWidget() is window.view
+
+
+def test_rows_keep_user_messages_in_order(qtbot) -> None:  # type: ignore[no-untyped-def]
+    model = TranscriptModel("desktop:x")
+    model.add_user("one")
+    model.append(ChatRow(Kind.ASSISTANT, "two"))
+    assert [model.data(model.index(i)) for i in range(model.rowCount())] == ["one", "two"]
+    assert model.last_user() is model.rows[0]
