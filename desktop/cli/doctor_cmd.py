@@ -38,6 +38,10 @@ def run(args: argparse.Namespace) -> int:
         print(f"keyring:    {backend}{note}; keys stored for: {', '.join(stored) or 'none'}")
     except secrets.KeyringUnavailable as exc:
         print(f"keyring:    unusable — {exc}")
+    from desktop.ui.diagnostics import lines as desktop_lines  # Qt-light; only doctor needs it
+
+    for line in desktop_lines(config.hotkey):
+        print(line)
     if not config.model:
         print("model:      not configured (set `model` in config.yaml or open Settings)")
         return 0

@@ -1,0 +1,445 @@
+"""The tray app: one QApplication whose event loop is a qasync loop that also runs the agent core.
+
+Start-up order is what keeps it feeling instant: the tray icon appears first, the core is built on a
+worker thread, and litellm (seconds to import) loads on another while the UI stays responsive. Windows
+are imported and created the first time they are shown. This is the only place that wires qasync and
+QTimers; everything else reacts to signals."""
+
+from __future__ import annotations
+
+import argparse
+import asyncio
+import importlib
+import logging
+import os
+import signal
+import sys
+import time
+from datetime import datetime
+from typing import TYPE_CHECKING, Any
+
+import qasync
+from PySide6.QtCore import QEvent, QFileSystemWatcher, QObject, QTimer
+from PySide6.QtWidgets import QApplication, QMessageBox, QSystemTrayIcon, QWidget
+
+from desktop import notify
+from desktop.bus import Event, TurnError, TurnFinished, TurnStarted
+from desktop.paths import Home, home
+from desktop.ui.hotkey import Hotkey, current_status
+from desktop.ui.icons import install_theme_icons
+from desktop.ui.notifier import Notifier
+from desktop.ui.shell_state import ShellState, load_state, save_state, state_path
+from desktop.ui.single_instance import InstanceServer, InstanceUnresponsive, send_to_running, server_name
+from desktop.ui.tray import Tray
+
+if TYPE_CHECKING:  # the core takes a while to import: it loads on a worker thread after the tray is up
+    from desktop.core import Core
+
+log = logging.getLogger(__name__)
+
+# kind → (module, class); each class takes (bridge, parent=None). Imported on first use.
+WINDOWS: dict[str, tuple[str, str]] = {
+    "chat": ("desktop.ui.chat.window", "ChatWindow"),
+    "quick": ("desktop.ui.quick_prompt", "QuickPrompt"),
+    "settings": ("desktop.ui.settings", "SettingsWindow"),
+    "memory": ("desktop.ui.memory_window", "MemoryWindow"),
+    "skills": ("desktop.ui.skills_window", "SkillsWindow"),
+}
+QUIT_GRACE = 2.0  # seconds running turns get to save on Quit
+TRAY_RECHECK_MS = 5000
+CONFIG_SETTLE_MS = 300
+PREVIEW_CHARS = 200
+NO_TRAY_TEXT = (
+    "Nanobot Tray could not find a system tray on this desktop, so the chat opens as a normal window.\n\n"
+    "Everything else works: run nanobot-tray again to bring this window back, or bind "
+    "“nanobot-tray --quick” to a key for the quick prompt. Closing this window quits the app while "
+    "there is no tray. (On GNOME, the AppIndicator extension adds a tray; the app notices it.)")
+
+
+def request_from_args(args: argparse.Namespace) -> dict[str, Any]:
+    """What this launch asks for, in the form handed to a running instance."""
+    quick = getattr(args, "quick", None)
+    return {"action": "quick", "text": quick} if quick is not None else {"action": "show"}
+
+
+def run_app(args: argparse.Namespace) -> int:
+    """`nanobot-tray` with no subcommand: hand over to a running instance, or become it."""
+    started = time.perf_counter()
+    h = home()
+    request = request_from_args(args)
+    name = server_name(h)
+    try:
+        if send_to_running(name, request) is not None:
+            return 0
+    except InstanceUnresponsive as exc:
+        print(f"nanobot-tray: {exc}", file=sys.stderr)
+        return 1
+    app = QApplication.instance() or QApplication([sys.argv[0]])
+    assert isinstance(app, QApplication)
+    app.setApplicationName("nanobot-tray")
+    app.setApplicationDisplayName("Nanobot Tray")
+    app.setDesktopFileName("nanobot-tray")
+    app.setQuitOnLastWindowClosed(False)  # the app lives in the tray
+    server = InstanceServer(name)
+    if not server.listen():  # another instance won a start-up race: hand over to it after all
+        return 0 if send_to_running(name, request) is not None else 1
+    shell = Shell(app, h, server, request, started)
+    loop = qasync.QEventLoop(app)
+    asyncio.set_event_loop(loop)
+    with loop:
+        return loop.run_until_complete(shell.run())
+
+
+class StallMeter(QObject):
+    """The worst gap between ticks of a 16 ms timer: how long the GUI thread was unable to paint."""
+
+    def __init__(self, parent: QObject | None = None) -> None:
+        super().__init__(parent)
+        self._timer = QTimer(self)
+        self._timer.setInterval(16)
+        self._timer.timeout.connect(self._tick)
+        self._last = 0.0
+        self.worst = 0.0
+
+    def start(self) -> None:
+        self._last, self.worst = time.perf_counter(), 0.0
+        self._timer.start()
+
+    def stop(self) -> float:
+        self._tick()
+        self._timer.stop()
+        return self.worst
+
+    def _tick(self) -> None:
+        now = time.perf_counter()
+        self.worst = max(self.worst, now - self._last)
+        self._last = now
+
+
+def _build_core(h: Home) -> Core:
+    """Runs on a worker thread: the imports and the workspace set-up touch many files."""
+    from desktop.core import build_core
+
+    return build_core(h)
+
+
+def _load_model() -> None:
+    from desktop.providers.litellm_env import litellm
+
+    litellm()
+
+
+class Shell(QObject):
+    """Owns the tray, the windows, notifications, the hotkey and the core for one app run."""
+
+    def __init__(self, app: QApplication, h: Home, server: InstanceServer, first_request: dict[str, Any],
+                 started: float) -> None:
+        super().__init__()
+        self.app, self.home, self.server = app, h, server
+        self.started = started
+        self.first_request = first_request
+        self.core: Core | None = None
+        self.bridge: Any = None  # CoreBridge once the core is built
+        self.state = ShellState()
+        self.tray_available = False
+        self.exit_code = 0
+        self._windows: dict[str, QWidget] = {}
+        self._pending: list[dict[str, Any]] = []
+        self._turns: set[str] = set()
+        self._tasks: set[asyncio.Future[Any]] = set()
+        self._agent: asyncio.Future[Any] | None = None
+        self._quit = asyncio.Event()
+        self._bound_hotkey = ""
+        self._explanation: QMessageBox | None = None
+
+        install_theme_icons()  # before the icon is shown: StatusNotifierItem hosts look it up by name
+        self.tray = Tray(self)
+        self.tray.toggle_chat.connect(self.toggle_chat)
+        self.tray.show_chat.connect(lambda: self.show_chat())
+        self.tray.new_chat.connect(self.new_chat)
+        self.tray.quick_prompt.connect(lambda: self.open_quick())
+        self.tray.skills.connect(lambda: self.open_window("skills"))
+        self.tray.memory.connect(lambda: self.open_window("memory"))
+        self.tray.settings.connect(lambda: self.open_window("settings"))
+        self.tray.quit_requested.connect(self.quit)
+        self.tray.dnd_changed.connect(self._set_dnd)
+        self.notifier = Notifier(self.tray.icon, self._notifications_allowed, self)
+        self.notifier.open_session.connect(lambda key: self.show_chat(key or None))
+        self.hotkey = Hotkey(self)
+        self.hotkey.activated.connect(lambda: self.open_quick())
+        self.server.received.connect(self.handle)
+        self.server.status = self.status
+        self._tray_timer = QTimer(self)
+        self._tray_timer.setInterval(TRAY_RECHECK_MS)
+        self._tray_timer.timeout.connect(self._recheck_tray)
+        self._config_timer = QTimer(self)
+        self._config_timer.setSingleShot(True)
+        self._config_timer.setInterval(CONFIG_SETTLE_MS)
+        self._config_timer.timeout.connect(lambda: self.spawn(self._config_changed()))
+        self._watcher = QFileSystemWatcher(self)
+        self._watcher.directoryChanged.connect(lambda _path: self._config_timer.start())
+        self._watcher.fileChanged.connect(lambda _path: self._config_timer.start())
+        self.tray.show()
+        log.info("tray icon shown %.3f s after launch", time.perf_counter() - started)
+
+    # ----- lifetime
+    async def run(self) -> int:
+        loop = asyncio.get_running_loop()
+        for signum in (signal.SIGINT, signal.SIGTERM):
+            try:
+                loop.add_signal_handler(signum, self.quit)
+            except (NotImplementedError, RuntimeError, AttributeError):  # Windows
+                pass
+        try:
+            await self._boot()
+        except Exception as exc:
+            log.exception("start-up failed")
+            self.exit_code = 1
+            box = QMessageBox(QMessageBox.Icon.Critical, "Nanobot Tray could not start",
+                              f"{type(exc).__name__}: {exc}", QMessageBox.StandardButton.Close)
+            box.finished.connect(self.quit)
+            box.open()  # not exec(): a nested event loop inside a coroutine stalls the loop
+            self._explanation = box
+        await self._quit.wait()
+        await self._shutdown()
+        return self.exit_code
+
+    async def _boot(self) -> None:
+        self.state = await asyncio.to_thread(load_state, state_path(self.home))
+        self.tray.set_dnd(self.state.do_not_disturb)
+        self.core = await asyncio.to_thread(_build_core, self.home)
+        from desktop.ui.bridge import CoreBridge
+
+        self.bridge = CoreBridge(self.core, self)
+        self.bridge.event.connect(self.on_event)
+        config = self.core.config
+        self.tray.set_model(config.model)
+        await self.notifier.start()
+        notify.install(self._notify)
+        log.info("core ready %.3f s after launch", time.perf_counter() - self.started)
+        self.tray_available = QSystemTrayIcon.isSystemTrayAvailable()
+        self._tray_timer.start()
+        self._watcher.addPaths([str(self.home.config_file.parent), str(self.home.config_file)])
+        if self.core.loaded.problems:
+            self._notify("Settings file has problems", "\n".join(self.core.loaded.problems[:3]))
+        first, self.first_request = self.first_request, {}
+        if first.get("action") == "quick":
+            self.handle(first)
+        elif not self.tray_available or not config.model:  # no tray, or first run: show the chat (onboarding)
+            self.show_chat()
+        for request in self._pending:
+            self.handle(request)
+        self._pending.clear()
+        if not self.tray_available:
+            self._explain_no_tray()
+        await self._bind_hotkey(config.hotkey)
+        await self._start_agent()
+
+    async def _start_agent(self) -> None:
+        """Import litellm off the GUI thread, then let the agent take messages (queued ones wait meanwhile)."""
+        assert self.core is not None
+        meter = StallMeter(self)
+        meter.start()
+        began = time.perf_counter()
+        try:
+            await asyncio.to_thread(_load_model)
+        except Exception as exc:
+            log.exception("loading litellm failed")
+            self._notify("The model library failed to load", f"{type(exc).__name__}: {exc}")
+        stall = meter.stop()
+        log.info("model ready %.3f s after launch (litellm import %.2f s, worst GUI stall %.0f ms)",
+                 time.perf_counter() - self.started, time.perf_counter() - began, stall * 1000)
+        self._agent = self.spawn(self.core.loop.run())
+        self.window("quick", log_missing=False)  # built now so the hotkey shows it without delay
+
+    def quit(self) -> None:
+        self._quit.set()
+
+    async def _shutdown(self) -> None:
+        for widget in self._windows.values():
+            widget.hide()
+        self._tray_timer.stop()
+        self.hotkey.stop()
+        if self.core is not None:
+            await self.core.loop.shutdown(grace=QUIT_GRACE)
+        for task in list(self._tasks):
+            task.cancel()
+        await self.notifier.close()
+        notify.install(None)
+        if self.bridge is not None:
+            self.bridge.close()
+        self.server.close()
+        self.tray.hide()
+        log.info("quit cleanly")
+
+    def spawn(self, coro: Any) -> asyncio.Future[Any]:
+        task = asyncio.ensure_future(coro)
+        self._tasks.add(task)
+        task.add_done_callback(self._tasks.discard)
+        return task
+
+    # ----- requests from later launches
+    def handle(self, request: dict[str, Any]) -> None:
+        if self.bridge is None:  # still starting: act once the core exists
+            self._pending.append(request)
+            return
+        action = request.get("action")
+        if action == "show":
+            self.show_chat()
+        elif action == "quick":
+            self.open_quick(str(request.get("text") or ""))
+        elif action != "status":
+            log.warning("ignored an unknown request from a later launch: %r", request)
+
+    def status(self) -> dict[str, Any]:
+        """Live details for `nanobot-tray doctor` while the app runs."""
+        return {"pid": os.getpid(), "hotkey": current_status(self._bound_hotkey).message,
+                "notifications": self.notifier.backend, "tray": self.tray_available}
+
+    # ----- windows
+    def window(self, kind: str, log_missing: bool = True) -> QWidget | None:
+        """The window of this kind, imported and built on first use; None (with a log line) if unavailable."""
+        if kind in self._windows:
+            return self._windows[kind]
+        if self.bridge is None:
+            return None
+        module_name, class_name = WINDOWS[kind]
+        try:
+            module = importlib.import_module(module_name)
+            widget = getattr(module, class_name)(self.bridge)
+        except Exception as exc:
+            if log_missing:
+                log.error("the %s window (%s.%s) is not available: %s: %s",
+                          kind, module_name, class_name, type(exc).__name__, exc)
+                self.tray.icon.showMessage("Nanobot Tray", f"The {kind} window is not available in this build.",
+                                           QSystemTrayIcon.MessageIcon.Warning, 5000)
+            return None
+        self._windows[kind] = widget
+        if kind == "chat":
+            widget.installEventFilter(self)
+        if kind == "quick" and hasattr(widget, "open_in_chat"):
+            widget.open_in_chat.connect(lambda key: self.show_chat(key or None))
+        return widget
+
+    def show_chat(self, session: str | None = None) -> None:
+        chat = self.window("chat")
+        if chat is None:
+            return
+        if session:
+            chat.show_session(session)  # type: ignore[attr-defined]
+        _bring_to_front(chat)
+        chat.focus_input()  # type: ignore[attr-defined]
+        self.tray.set_attention(False)
+
+    def toggle_chat(self) -> None:
+        chat = self._windows.get("chat")
+        if chat is not None and chat.isVisible() and not chat.isMinimized():
+            chat.hide()
+        else:
+            self.show_chat()
+
+    def new_chat(self) -> None:
+        self.show_chat(f"desktop:{datetime.now():%Y%m%d-%H%M%S}")
+
+    def open_quick(self, text: str = "") -> None:
+        quick = self.window("quick")
+        if quick is not None:
+            quick.popup(text)  # type: ignore[attr-defined]
+
+    def open_window(self, kind: str) -> None:
+        widget = self.window(kind)
+        if widget is not None:
+            _bring_to_front(widget)
+
+    def eventFilter(self, watched: QObject, event: QEvent) -> bool:  # noqa: N802 (Qt override)
+        """Without a tray there is no other way back to the app, so closing the chat quits it."""
+        if event.type() == QEvent.Type.Close and watched is self._windows.get("chat") and not self.tray_available:
+            self.quit()
+        return False
+
+    # ----- agent events and notifications
+    def on_event(self, event: Event) -> None:
+        self.tray.on_event(event)
+        if isinstance(event, TurnStarted):
+            self._turns.add(event.session_key)
+            return
+        if not isinstance(event, (TurnFinished, TurnError)) or event.session_key not in self._turns:
+            return
+        self._turns.discard(event.session_key)
+        if self._on_screen(event.session_key):
+            return
+        if isinstance(event, TurnError):
+            self._notify("Reply failed", event.message, event.session_key)
+        elif not event.stopped:
+            self._notify("Reply ready", _preview(event.content), event.session_key)
+
+    def _on_screen(self, session: str) -> bool:
+        chat, quick = self._windows.get("chat"), self._windows.get("quick")
+        if chat is not None and chat.isVisible() and not chat.isMinimized():
+            return True
+        return session.startswith("quick:") and quick is not None and quick.isVisible()
+
+    def _notify(self, title: str, body: str, action_session: str | None = None) -> None:
+        """The sink behind desktop.notify: a chat to open means the user is wanted, so the icon says so."""
+        self.notifier.notify(title, body, action_session)
+        if action_session:
+            self.tray.set_attention(True)
+
+    def _notifications_allowed(self) -> bool:
+        return not self.state.do_not_disturb and (self.core is None or self.core.config.notifications)
+
+    def _set_dnd(self, on: bool) -> None:
+        self.state.do_not_disturb = on
+        self.spawn(asyncio.to_thread(save_state, state_path(self.home), self.state))
+
+    # ----- hotkey, settings, tray host
+    async def _bind_hotkey(self, chord: str) -> None:
+        self._bound_hotkey = chord
+        status = await self.hotkey.bind(chord)
+        if not status.active and status.backend != "none":
+            self.tray.icon.showMessage("Global hotkey unavailable", f"{status.message}\n{status.hint}",
+                                       QSystemTrayIcon.MessageIcon.Warning, 15_000)
+
+    async def _config_changed(self) -> None:
+        """config.yaml changed (Settings or an editor): apply what the shell owns."""
+        from desktop.config import load_config
+
+        path = str(self.home.config_file)
+        if path not in self._watcher.files() and self.home.config_file.exists():
+            self._watcher.addPath(path)  # an atomic replace drops the watch on the old file
+        loaded = await asyncio.to_thread(load_config, self.home.config_file)
+        self.tray.set_model(loaded.config.model)
+        if loaded.config.hotkey != self._bound_hotkey:
+            await self._bind_hotkey(loaded.config.hotkey)
+
+    def _recheck_tray(self) -> None:
+        available = QSystemTrayIcon.isSystemTrayAvailable()
+        if available and not self.tray_available:
+            log.info("a system tray appeared; the app now lives there")
+            self.tray.hide()
+            self.tray.show()
+        self.tray_available = available
+
+    def _explain_no_tray(self) -> None:
+        """Once per home: say why the chat opened as a window and how to get back to it."""
+        if self.state.no_tray_explained:
+            return
+        self.state.no_tray_explained = True
+        self.spawn(asyncio.to_thread(save_state, state_path(self.home), self.state))
+        box = QMessageBox(QMessageBox.Icon.Information, "No system tray", NO_TRAY_TEXT,
+                          QMessageBox.StandardButton.Ok, self._windows.get("chat"))
+        box.open()  # not exec(): a nested event loop would stall the agent
+        self._explanation = box
+
+
+def _bring_to_front(widget: QWidget) -> None:
+    if widget.isMinimized():
+        widget.showNormal()
+    widget.show()
+    widget.raise_()
+    widget.activateWindow()
+
+
+def _preview(text: str) -> str:
+    flat = " ".join(text.split())
+    return flat if len(flat) <= PREVIEW_CHARS else flat[:PREVIEW_CHARS - 1] + "…"

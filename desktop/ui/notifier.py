@@ -1,0 +1,136 @@
+"""Desktop notifications with an "Open" action that brings up the chat they are about.
+
+On Linux they go to org.freedesktop.Notifications over D-Bus (jeepney on the asyncio loop: Qt's
+own D-Bus marshalling cannot produce the Notify signature, and QSystemTrayIcon.showMessage only
+reaches the service on StatusNotifierItem trays). Elsewhere, or without the service, the tray
+balloon is used."""
+
+from __future__ import annotations
+
+import asyncio
+import html
+import logging
+import os
+import sys
+from collections.abc import Callable
+from typing import Any
+
+from PySide6.QtCore import QObject, Signal
+from PySide6.QtWidgets import QSystemTrayIcon
+
+log = logging.getLogger(__name__)
+
+BUS_NAME = "org.freedesktop.Notifications"
+OBJECT_PATH = "/org/freedesktop/Notifications"
+APP_NAME = "Nanobot Tray"
+ICON_NAME = "nanobot-tray"
+DBUS_TIMEOUT = 5.0
+
+
+class Notifier(QObject):
+    """`notify` is the sink for desktop.notify; `open_session` fires when the user clicks a notification."""
+
+    open_session = Signal(str)  # session key, or "" for "just open the chat"
+
+    def __init__(self, tray: QSystemTrayIcon, allowed: Callable[[], bool], parent: QObject | None = None) -> None:
+        super().__init__(parent)
+        self._tray = tray
+        self._allowed = allowed
+        self._router: Any = None
+        self._router_cm: Any = None
+        self._listener: asyncio.Task[None] | None = None
+        self._sessions: dict[int, str] = {}  # notification id → session to open
+        self._by_session: dict[str, int] = {}  # so a newer note about a chat replaces the older one
+        self._balloon_session = ""
+        self._tasks: set[asyncio.Task[Any]] = set()
+        tray.messageClicked.connect(lambda: self.open_session.emit(self._balloon_session))
+
+    @property
+    def backend(self) -> str:
+        return BUS_NAME if self._router is not None else "tray balloon"
+
+    async def start(self) -> None:
+        """Connect to the session bus if there is one; otherwise stay on tray balloons."""
+        if not sys.platform.startswith("linux") or not os.environ.get("DBUS_SESSION_BUS_ADDRESS"):
+            return
+        try:
+            from jeepney import MatchRule
+            from jeepney.bus_messages import message_bus
+            from jeepney.io.asyncio import open_dbus_router
+
+            self._router_cm = open_dbus_router(bus="SESSION")
+            router = await asyncio.wait_for(self._router_cm.__aenter__(), DBUS_TIMEOUT)
+            rule = MatchRule(type="signal", interface=BUS_NAME, path=OBJECT_PATH)
+            await asyncio.wait_for(router.send_and_get_reply(message_bus.AddMatch(rule)), DBUS_TIMEOUT)
+        except Exception as exc:  # no bus, refused, or jeepney missing: balloons still work
+            log.warning("desktop notifications unavailable (%s); using tray balloons", exc)
+            self._router_cm = None
+            return
+        self._router = router
+        self._listener = asyncio.ensure_future(self._listen(router, rule))
+
+    async def close(self) -> None:
+        if self._listener is not None:
+            self._listener.cancel()
+        if self._router_cm is not None:
+            try:
+                await self._router_cm.__aexit__(None, None, None)
+            except Exception:
+                log.debug("closing the D-Bus connection failed", exc_info=True)
+        self._router = self._router_cm = None
+
+    def notify(self, title: str, body: str, action_session: str | None = None) -> bool:
+        """Show a notification unless the user silenced them; False when suppressed."""
+        if not self._allowed():
+            log.info("notification suppressed (do not disturb or notifications off): %s", title)
+            return False
+        if self._router is None:
+            self._balloon(title, body, action_session)
+            return True
+        task = asyncio.ensure_future(self._send(title, body, action_session))
+        self._tasks.add(task)
+        task.add_done_callback(self._tasks.discard)
+        return True
+
+    def _balloon(self, title: str, body: str, action_session: str | None) -> None:
+        self._balloon_session = action_session or ""
+        self._tray.showMessage(title, body, QSystemTrayIcon.MessageIcon.Information, 10_000)
+
+    async def _send(self, title: str, body: str, action_session: str | None) -> None:
+        from jeepney import DBusAddress, HeaderFields, MessageType, new_method_call
+
+        address = DBusAddress(OBJECT_PATH, bus_name=BUS_NAME, interface=BUS_NAME)
+        replaces = self._by_session.get(action_session or "", 0)
+        hints = {"desktop-entry": ("s", "nanobot-tray")}
+        message = new_method_call(address, "Notify", "susssasa{sv}i",
+                                  (APP_NAME, replaces, ICON_NAME, title, html.escape(body, quote=False),
+                                   ["default", "Open"], hints, -1))
+        try:
+            reply = await asyncio.wait_for(self._router.send_and_get_reply(message), DBUS_TIMEOUT)
+            if reply.header.message_type == MessageType.error:
+                raise RuntimeError(f"{reply.header.fields.get(HeaderFields.error_name)}: {reply.body}")
+        except Exception as exc:
+            log.warning("desktop notification failed (%s); showing a tray balloon", exc)
+            self._balloon(title, body, action_session)
+            return
+        note_id = int(reply.body[0])
+        self._sessions[note_id] = action_session or ""
+        if action_session:
+            self._by_session[action_session] = note_id
+
+    async def _listen(self, router: Any, rule: Any) -> None:
+        from jeepney import HeaderFields
+
+        queue: asyncio.Queue[Any] = asyncio.Queue()
+        with router.filter(rule, queue=queue):
+            while True:
+                message = await queue.get()
+                member = message.header.fields.get(HeaderFields.member)
+                if member == "ActionInvoked":
+                    note_id, _action = message.body
+                    if note_id in self._sessions:
+                        self.open_session.emit(self._sessions[note_id])
+                elif member == "NotificationClosed":
+                    session = self._sessions.pop(message.body[0], None)
+                    if session and self._by_session.get(session) == message.body[0]:
+                        del self._by_session[session]

@@ -1,0 +1,113 @@
+"""The tray icon: shows what the agent is doing and offers the app's entry points.
+
+It only emits signals for the user's choices; desktop/app.py decides what each one opens."""
+
+from __future__ import annotations
+
+from PySide6.QtCore import QObject, Signal
+from PySide6.QtGui import QAction
+from PySide6.QtWidgets import QMenu, QSystemTrayIcon
+
+from desktop.bus import Event, TurnError, TurnFinished, TurnStarted
+from desktop.ui.icons import TrayState, tray_icon
+
+APP_TITLE = "Nanobot Tray"
+MAX_LISTED_TASKS = 3
+
+
+class Tray(QObject):
+    new_chat = Signal()
+    quick_prompt = Signal()
+    show_chat = Signal()
+    toggle_chat = Signal()  # left click on the icon
+    skills = Signal()
+    memory = Signal()
+    settings = Signal()
+    quit_requested = Signal()
+    dnd_changed = Signal(bool)
+
+    def __init__(self, parent: QObject | None = None) -> None:
+        super().__init__(parent)
+        self.icon = QSystemTrayIcon(tray_icon(TrayState.IDLE), self)
+        self.menu = QMenu()
+        self._running: list[str] = []
+        self._attention = False
+        self._model = ""
+        self._state = TrayState.IDLE
+        for label, signal in (("New chat", self.new_chat), ("Quick prompt", self.quick_prompt),
+                              ("Chat", self.show_chat), ("Skills", self.skills),
+                              ("Memory && history", self.memory), ("Settings", self.settings)):
+            action = self.menu.addAction(label)
+            action.triggered.connect(signal.emit)
+        self.menu.addSeparator()
+        self.dnd_action: QAction = self.menu.addAction("Do not disturb")
+        self.dnd_action.setCheckable(True)
+        self.dnd_action.toggled.connect(self.dnd_changed.emit)
+        self.menu.addSeparator()
+        self.menu.addAction("Quit").triggered.connect(self.quit_requested.emit)
+        self.icon.setContextMenu(self.menu)
+        self.icon.activated.connect(self._activated)
+        self._refresh()
+
+    @property
+    def state(self) -> TrayState:
+        return self._state
+
+    @property
+    def running(self) -> list[str]:
+        return list(self._running)
+
+    def show(self) -> None:
+        self.icon.show()
+
+    def hide(self) -> None:
+        self.icon.hide()
+
+    def set_model(self, model: str) -> None:
+        self._model = model
+        self._refresh()
+
+    def set_dnd(self, on: bool) -> None:
+        """Reflect a stored setting without announcing it as a user change."""
+        self.dnd_action.blockSignals(True)
+        self.dnd_action.setChecked(on)
+        self.dnd_action.blockSignals(False)
+
+    def set_attention(self, on: bool) -> None:
+        self._attention = on
+        self._refresh()
+
+    def on_event(self, event: Event) -> None:
+        if isinstance(event, TurnStarted):
+            if event.session_key not in self._running:
+                self._running.append(event.session_key)
+        elif isinstance(event, (TurnFinished, TurnError)):
+            if event.session_key in self._running:
+                self._running.remove(event.session_key)
+        else:
+            return
+        self._refresh()
+
+    def tooltip(self) -> str:
+        lines = [APP_TITLE, f"Model: {self._model or 'not configured'}"]
+        if self._running:
+            shown = ", ".join(self._running[:MAX_LISTED_TASKS])
+            more = f" and {len(self._running) - MAX_LISTED_TASKS} more" if len(self._running) > MAX_LISTED_TASKS else ""
+            lines.append(f"Working on {len(self._running)}: {shown}{more}")
+        else:
+            lines.append("Idle")
+        if self._attention:
+            lines.append("Something needs your attention")
+        return "\n".join(lines)
+
+    def _refresh(self) -> None:
+        state = (TrayState.ATTENTION if self._attention
+                 else TrayState.WORKING if self._running else TrayState.IDLE)
+        if state != self._state or self.icon.icon().isNull():
+            self.icon.setIcon(tray_icon(state))
+            self._state = state
+        self.icon.setToolTip(self.tooltip())
+
+    def _activated(self, reason: QSystemTrayIcon.ActivationReason) -> None:
+        if reason == QSystemTrayIcon.ActivationReason.Trigger:
+            self.toggle_chat.emit()

@@ -1,0 +1,87 @@
+"""The tray icon: its menu, and the state a user reads off the icon and tooltip."""
+
+from __future__ import annotations
+
+from PySide6.QtGui import QImage
+from PySide6.QtWidgets import QSystemTrayIcon
+
+from desktop.bus import TextDelta, TurnError, TurnFinished, TurnStarted
+from desktop.ui.icons import TrayState
+from desktop.ui.tray import Tray
+
+
+def _image(tray: Tray) -> QImage:
+    return tray.icon.icon().pixmap(32, 32).toImage()
+
+
+def test_menu_offers_every_entry_point_in_order(qtbot) -> None:  # type: ignore[no-untyped-def]
+    tray = Tray()
+    labels = [a.text() for a in tray.menu.actions()]
+    assert labels == ["New chat", "Quick prompt", "Chat", "Skills", "Memory && history", "Settings", "",
+                      "Do not disturb", "", "Quit"]
+    fired: list[str] = []
+    for name in ("new_chat", "quick_prompt", "show_chat", "skills", "memory", "settings", "quit_requested"):
+        getattr(tray, name).connect(lambda name=name: fired.append(name))
+    for action in tray.menu.actions():
+        if action.text() and not action.isCheckable():
+            action.trigger()
+    assert fired == ["new_chat", "quick_prompt", "show_chat", "skills", "memory", "settings", "quit_requested"]
+
+
+def test_icon_and_tooltip_follow_the_agent(qtbot) -> None:  # type: ignore[no-untyped-def]
+    tray = Tray()
+    tray.set_model("openai/gpt-test")
+    idle = _image(tray)
+    assert tray.state is TrayState.IDLE
+    assert "Model: openai/gpt-test" in tray.icon.toolTip() and "Idle" in tray.icon.toolTip()
+
+    tray.on_event(TurnStarted("desktop:a"))
+    tray.on_event(TurnStarted("quick:default"))
+    tray.on_event(TextDelta("desktop:a", "hi"))
+    assert tray.state is TrayState.WORKING
+    assert _image(tray) != idle
+    assert "Working on 2: desktop:a, quick:default" in tray.icon.toolTip()
+
+    tray.on_event(TurnFinished("desktop:a", "done"))
+    assert tray.state is TrayState.WORKING and "Working on 1: quick:default" in tray.icon.toolTip()
+    tray.on_event(TurnError("quick:default", "boom"))
+    assert tray.state is TrayState.IDLE and _image(tray) == idle
+
+
+def test_attention_wins_over_working_until_cleared(qtbot) -> None:  # type: ignore[no-untyped-def]
+    tray = Tray()
+    tray.on_event(TurnStarted("desktop:a"))
+    working = _image(tray)
+    tray.set_attention(True)
+    assert tray.state is TrayState.ATTENTION
+    assert _image(tray) != working
+    assert "needs your attention" in tray.icon.toolTip()
+    tray.set_attention(False)
+    assert tray.state is TrayState.WORKING
+
+
+def test_many_running_tasks_are_summarised(qtbot) -> None:  # type: ignore[no-untyped-def]
+    tray = Tray()
+    for i in range(5):
+        tray.on_event(TurnStarted(f"desktop:{i}"))
+    assert "Working on 5: desktop:0, desktop:1, desktop:2 and 2 more" in tray.icon.toolTip()
+
+
+def test_left_click_toggles_chat_and_right_click_does_not(qtbot) -> None:  # type: ignore[no-untyped-def]
+    tray = Tray()
+    toggles: list[bool] = []
+    tray.toggle_chat.connect(lambda: toggles.append(True))
+    tray.icon.activated.emit(QSystemTrayIcon.ActivationReason.Context)
+    assert toggles == []
+    tray.icon.activated.emit(QSystemTrayIcon.ActivationReason.Trigger)
+    assert toggles == [True]
+
+
+def test_do_not_disturb_reports_user_changes_only(qtbot) -> None:  # type: ignore[no-untyped-def]
+    tray = Tray()
+    changes: list[bool] = []
+    tray.dnd_changed.connect(changes.append)
+    tray.set_dnd(True)  # restoring the stored setting is not a change
+    assert tray.dnd_action.isChecked() and changes == []
+    tray.dnd_action.trigger()  # the user unticks it
+    assert changes == [False]
