@@ -10,6 +10,7 @@ from desktop.agent.loop import AgentLoop
 from desktop.agent.workspace import ensure_workspace
 from desktop.bus import MessageBus
 from desktop.config import Config, LoadedConfig, load_config
+from desktop.memory import Memory, attach_memory
 from desktop.paths import Home, home
 from desktop.providers.llm import LLMProvider
 from desktop.session import SessionStore
@@ -33,6 +34,7 @@ class Core:
     sessions: SessionStore
     context: ContextBuilder
     loop: AgentLoop
+    memory: Memory
 
     @property
     def config(self) -> Config:
@@ -70,4 +72,5 @@ def build_core(h: Home | None = None, loaded: LoadedConfig | None = None) -> Cor
     skills = SkillsLoader(skill_roots(workspace), lambda: config.skills.disabled)
     context = ContextBuilder(workspace, skills)
     loop = AgentLoop(config, bus, provider, tools, sessions, context, h.tool_outputs_dir)
-    return Core(h, loaded, workspace, bus, provider, tools, sessions, context, loop)
+    memory = attach_memory(loop, workspace)
+    return Core(h, loaded, workspace, bus, provider, tools, sessions, context, loop, memory)

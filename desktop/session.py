@@ -58,6 +58,7 @@ class SessionStore:
     def __init__(self, directory: Path) -> None:
         self.directory = directory
         self._cache: dict[str, Session] = {}
+        self._write_locks: dict[str, asyncio.Lock] = {}  # an append must never land in a file being replaced
 
     def path_for(self, key: str) -> Path:
         return self.directory / f"{quote(key, safe='')}.jsonl"
@@ -71,20 +72,21 @@ class SessionStore:
         """Add messages to the session and the end of its file (flushed, so a crash keeps them)."""
         for message in messages:
             message.setdefault("timestamp", now_iso())
-        session.messages.extend(messages)
-        session.metadata["updated_at"] = now_iso()
         path = self.path_for(session.key)
-        records = list(messages)
-        if not path.exists():
-            records.insert(0, self._metadata_record(session))
-        await asyncio.to_thread(append_jsonl, path, records)
+        async with self._write_lock(session.key):
+            session.messages.extend(messages)
+            session.metadata["updated_at"] = now_iso()
+            records = list(messages)
+            if not path.exists():
+                records.insert(0, self._metadata_record(session))
+            await asyncio.to_thread(append_jsonl, path, records)
 
     async def rewrite(self, session: Session) -> None:
         """Replace the whole file atomically (metadata changes, clearing, deleting messages)."""
-        session.metadata["updated_at"] = now_iso()
-        lines = [self._metadata_record(session), *session.messages]
-        text = "".join(json.dumps(r, ensure_ascii=False) + "\n" for r in lines)
-        await asyncio.to_thread(atomic_write_text, self.path_for(session.key), text)
+        async with self._write_lock(session.key):
+            session.metadata["updated_at"] = now_iso()
+            lines = [self._metadata_record(session), *session.messages]
+            await asyncio.to_thread(_write_records, self.path_for(session.key), lines)
 
     async def clear(self, session: Session) -> None:
         session.messages.clear()
@@ -98,6 +100,9 @@ class SessionStore:
     async def list(self) -> list[SessionInfo]:
         """Every saved session, most recently active first."""
         return await asyncio.to_thread(self._list)
+
+    def _write_lock(self, key: str) -> asyncio.Lock:
+        return self._write_locks.setdefault(key, asyncio.Lock())
 
     def _metadata_record(self, session: Session) -> dict[str, Any]:
         session.metadata.setdefault("created_at", now_iso())
@@ -130,6 +135,11 @@ class SessionStore:
                 meta, count = _peek(path)
             infos.append(SessionInfo(key, str(meta.get("title") or key), str(meta.get("updated_at", "")), count))
         return sorted(infos, key=lambda i: i.updated_at, reverse=True)
+
+
+def _write_records(path: Path, records: list[dict[str, Any]]) -> None:
+    """Serialised in the worker thread too: a long session takes a while to encode."""
+    atomic_write_text(path, "".join(json.dumps(r, ensure_ascii=False) + "\n" for r in records))
 
 
 def _peek(path: Path) -> tuple[dict[str, Any], int]:

@@ -51,6 +51,7 @@ class AgentLoop:
         self.context = context
         self.tool_outputs_dir = tool_outputs_dir
         self.commands = Commands()
+        self.before_turn: list[AfterTurn] = []  # awaited before the prompt is built (memory: make it fit)
         self.after_turn: list[AfterTurn] = []  # background work once a reply is delivered (memory)
         self.before_clear: list[AfterTurn] = []  # run by /new before a session is emptied
         self._states: dict[str, _SessionState] = {}
@@ -147,12 +148,9 @@ class AgentLoop:
         user = {"role": "user", "content": msg.content}
         if msg.media:
             user["media"] = list(msg.media)
-        history = session.history()
         await self.sessions.append(session, user)  # saved before the model is called
         if not session.metadata.get("title"):
             session.metadata["title"] = _title_from(msg.content)
-        messages = await asyncio.to_thread(self.context.build_messages, history, msg.content,
-                                           channel=msg.channel, chat_id=msg.chat_id, media=msg.media)
         ctx = ToolContext(key, msg.channel, msg.chat_id, self.bus.publish)
         runner = Runner(self.provider, self.tools, self.bus, self.config.max_iterations)
 
@@ -164,6 +162,11 @@ class AgentLoop:
             return [m.content for m in taken]
 
         try:
+            for hook in self.before_turn:
+                await hook(session)
+            history = session.history()[:-1]  # everything before this turn's message
+            messages = await asyncio.to_thread(self.context.build_messages, history, msg.content,
+                                               channel=msg.channel, chat_id=msg.chat_id, media=msg.media)
             result = await runner.run(messages, ctx, record, take_injected)
         except asyncio.CancelledError:
             self.bus.publish(TurnFinished(key, _last_partial(session), stopped=True))

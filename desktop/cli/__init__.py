@@ -7,10 +7,10 @@ import logging
 import sys
 
 from desktop import __version__
-from desktop.cli import agent_cmd, doctor_cmd, keys_cmd, skills_cmd
+from desktop.cli import agent_cmd, doctor_cmd, dream_cmd, keys_cmd, skills_cmd
 
 # Each subcommand module offers `add_parser(subparsers)` and sets `func` on its parser.
-SUBCOMMANDS = [agent_cmd, keys_cmd, doctor_cmd, skills_cmd]
+SUBCOMMANDS = [agent_cmd, keys_cmd, doctor_cmd, skills_cmd, dream_cmd]
 
 
 def build_parser() -> argparse.ArgumentParser:

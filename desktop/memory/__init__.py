@@ -1,0 +1,37 @@
+"""File-based memory: consolidation under token pressure, Dream, and the git history of memory files."""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+from pathlib import Path
+from typing import TYPE_CHECKING
+
+from desktop.memory.commands import add_memory_commands
+from desktop.memory.consolidator import Consolidator
+from desktop.memory.dream import Dream
+from desktop.memory.git_history import GitHistory
+from desktop.memory.store import MemoryStore
+
+if TYPE_CHECKING:
+    from desktop.agent.loop import AgentLoop
+
+
+@dataclass
+class Memory:
+    store: MemoryStore
+    consolidator: Consolidator
+    git: GitHistory
+    dream: Dream
+
+
+def attach_memory(loop: AgentLoop, workspace: Path) -> Memory:
+    """Build the memory parts and hook them into the loop (turn hooks and slash commands)."""
+    store = MemoryStore(workspace)
+    consolidator = Consolidator(store, loop.provider, loop.sessions, loop.context, loop.config, loop.spawn)
+    loop.before_turn.append(consolidator.before_turn)
+    loop.after_turn.append(consolidator.after_turn)
+    loop.before_clear.append(consolidator.before_clear)
+    git = GitHistory(store)
+    dream = Dream(store, loop.provider, loop.config, git)
+    add_memory_commands(loop.commands, dream)
+    return Memory(store, consolidator, git, dream)

@@ -1,0 +1,233 @@
+"""Dream: turns new history entries into lasting memory. Phase 1 asks the model what should change
+(tagged findings); phase 2 lets it apply them with the file tools, confined to the memory files and
+new skills. Every run that changes files becomes one git commit."""
+
+from __future__ import annotations
+
+import asyncio
+import logging
+import re
+from dataclasses import dataclass, field
+from datetime import datetime
+from pathlib import Path
+from string import Template
+from typing import Any
+
+from desktop.agent.context import prompt_text
+from desktop.agent.runner import Runner
+from desktop.bus import MessageBus
+from desktop.config import Config
+from desktop.memory.consolidator import budget_of
+from desktop.memory.git_history import GitHistory, is_memory_path
+from desktop.memory.store import MEMORY_FILES, HistoryEntry, MemoryStore
+from desktop.providers.llm import LLMProvider, ProviderError
+from desktop.skillset.loader import skill_roots
+from desktop.tokens import count_text
+from desktop.tools.base import ToolContext, ToolError
+from desktop.tools.filesystem import EditFileTool, ReadFileTool, WriteFileTool
+from desktop.tools.registry import ToolRegistry
+from desktop.tools.workspace import PathGuard
+
+log = logging.getLogger(__name__)
+
+APPLY_MAX_ITERATIONS = 15
+_FINDING = re.compile(r"^\s*(?:[-*]\s*)?\[(USER|SOUL|MEMORY|SKILL)(-REMOVE)?\]\s*(\S.*)$", re.IGNORECASE)
+
+
+class DreamError(RuntimeError):
+    """The Dream did not finish; the cursor did not move, so the next run retries."""
+
+
+@dataclass
+class DreamResult:
+    processed: int  # history entries reviewed
+    findings: list[str] = field(default_factory=list)
+    changed: list[str] = field(default_factory=list)  # workspace-relative paths
+    rev: str | None = None
+
+    def describe(self) -> str:
+        if not self.processed:
+            return "Dream: no new history since the last run."
+        if not self.changed:
+            return f"Dream: reviewed {self.processed} history entries; the memory files needed no change."
+        where = f" (commit {self.rev[:7]}; `/dream-log {self.rev[:7]}` shows the diff)" if self.rev else ""
+        return (f"Dream: reviewed {self.processed} history entries and updated "
+                f"{', '.join(self.changed)}{where}.")
+
+
+def parse_findings(text: str) -> list[str]:
+    """The tagged lines of a phase-1 answer, normalised; [SKIP] and prose yield nothing."""
+    found = []
+    for line in text.splitlines():
+        match = _FINDING.match(line)
+        if match is None:
+            continue
+        target, remove, rest = match.group(1).upper(), (match.group(2) or "").upper(), match.group(3).strip()
+        if target == "SKILL" and remove:
+            continue  # skills are only ever added
+        found.append(f"[{target}{remove}] {rest}")
+    return found
+
+
+@dataclass
+class DreamGuard(PathGuard):
+    """Write access for Dream: the three memory files, and skills/<name>/SKILL.md for names that did
+    not exist when the run started (an existing skill is never overwritten)."""
+
+    taken_skills: frozenset[str] = frozenset()
+
+    def resolve(self, raw: str, *, write: bool = False) -> Path:
+        path = super().resolve(raw, write=write)
+        if not write:
+            return path
+        relative = path.relative_to(self.workspace.resolve()).as_posix()  # restrict=True: inside the workspace
+        if relative in MEMORY_FILES:
+            return path
+        if relative.startswith("skills/") and is_memory_path(relative):
+            name = relative.split("/")[1]
+            if name in self.taken_skills:
+                raise ToolError(f"a skill named '{name}' already exists; Dream never overwrites a skill")
+            return path
+        raise ToolError(f"Dream may only change USER.md, SOUL.md, memory/MEMORY.md or create "
+                        f"skills/<name>/SKILL.md, not {raw}")
+
+
+class Dream:
+    def __init__(self, store: MemoryStore, provider: LLMProvider, config: Config, git: GitHistory) -> None:
+        self.store = store
+        self.provider = provider
+        self.config = config
+        self.git = git
+        self._lock = asyncio.Lock()
+
+    @property
+    def running(self) -> bool:
+        return self._lock.locked()
+
+    async def run_if_due(self, busy: bool) -> DreamResult | None:
+        """The scheduler's decision: only when no turn runs, no Dream runs and there is new history."""
+        if busy or self.running or not await asyncio.to_thread(self.store.has_unprocessed):
+            return None
+        return await self.run()
+
+    async def run(self) -> DreamResult:
+        if self._lock.locked():
+            raise DreamError("a Dream is already running")
+        async with self._lock:
+            return await self._run()
+
+    async def _run(self) -> DreamResult:
+        workspace = self.store.workspace
+        since = await asyncio.to_thread(self.store.dream_cursor)
+        entries = await asyncio.to_thread(self._entries_for_run, since)
+        if not entries:
+            return DreamResult(0)
+        files = await asyncio.to_thread(_read_memory_files, workspace)
+        taken = await asyncio.to_thread(_taken_skill_names, workspace)
+        try:
+            analysis = await self.provider.chat([
+                {"role": "system", "content": await asyncio.to_thread(prompt_text, "dream_analyse.md", workspace)},
+                {"role": "user", "content": _analysis_input(entries, files, taken)}])
+        except ProviderError as exc:
+            raise DreamError(f"the analysis call failed: {exc}") from exc
+        findings = parse_findings(analysis.content)
+        result = DreamResult(len(entries), findings)
+        if findings:
+            await self.git.commit(list(MEMORY_FILES), "Changes made outside Dream")  # keep Dream's diff its own
+            before = await asyncio.to_thread(_snapshot, workspace)
+            try:
+                await self._apply(workspace, findings, files, taken)
+            except ProviderError as exc:  # edits made so far stay (each one atomic) and are committed as such
+                changed = _changed(before, await asyncio.to_thread(_snapshot, workspace))
+                if changed:
+                    await self.git.commit(changed, _message(changed, findings, entries, stopped=True))
+                raise DreamError(f"applying the findings failed: {exc}") from exc
+            result.changed = _changed(before, await asyncio.to_thread(_snapshot, workspace))
+        await asyncio.to_thread(self.store.set_dream_cursor, entries[-1].cursor)
+        dropped = await asyncio.to_thread(self.store.compact_history)
+        if dropped:
+            log.info("history compacted: %d old entries dropped", dropped)
+        if result.changed:
+            result.rev = await self.git.commit(result.changed, _message(result.changed, findings, entries))
+        return result
+
+    async def _apply(self, workspace: Path, findings: list[str], files: dict[str, str],
+                     taken: frozenset[str]) -> None:
+        extras = [root for source, root in skill_roots(workspace) if source != "workspace"]
+        guard = DreamGuard(workspace, True, read_only_extras=extras, taken_skills=taken)
+        tools = ToolRegistry([ReadFileTool(guard), EditFileTool(guard), WriteFileTool(guard)])
+        instructions = Template(await asyncio.to_thread(prompt_text, "dream_apply.md", workspace))
+        messages: list[dict[str, Any]] = [
+            {"role": "system", "content": instructions.safe_substitute(workspace=str(workspace))},
+            {"role": "user", "content": _apply_input(findings, files, taken)}]
+
+        async def record(message: dict[str, Any]) -> None:
+            pass  # the transcript of a Dream is not kept; its result is the commit
+
+        runner = Runner(self.provider, tools, MessageBus(), APPLY_MAX_ITERATIONS)
+        await runner.run(messages, ToolContext("system:dream", "system", "dream"), record)
+
+    def _entries_for_run(self, since: int) -> list[HistoryEntry]:
+        """New entries, oldest first, as many as fit half the prompt budget (the rest wait for the next run)."""
+        entries = self.store.read_history(since)
+        room = max(budget_of(self.config) // 2, 1)
+        taken, used = [], 0
+        for entry in entries:
+            used += count_text(entry.content, self.config.model) + 20
+            if taken and used > room:
+                break
+            taken.append(entry)
+        return taken
+
+
+def _read_memory_files(workspace: Path) -> dict[str, str]:
+    return {name: (workspace / name).read_text(encoding="utf-8") if (workspace / name).is_file() else ""
+            for name in MEMORY_FILES}
+
+
+def _taken_skill_names(workspace: Path) -> frozenset[str]:
+    names = set()
+    for _, root in skill_roots(workspace):
+        if root.is_dir():
+            names.update(p.name for p in root.iterdir() if p.is_dir())
+    return frozenset(names)
+
+
+def _snapshot(workspace: Path) -> dict[str, str | None]:
+    """Contents of every file Dream may touch, to tell afterwards what it changed."""
+    names = list(MEMORY_FILES)
+    skills = workspace / "skills"
+    if skills.is_dir():
+        names += [f"skills/{p.parent.name}/SKILL.md" for p in skills.glob("*/SKILL.md")]
+    return {n: (workspace / n).read_text(encoding="utf-8", errors="replace") if (workspace / n).is_file() else None
+            for n in names}
+
+
+def _changed(before: dict[str, str | None], after: dict[str, str | None]) -> list[str]:
+    return sorted(n for n in set(before) | set(after) if before.get(n) != after.get(n))
+
+
+def _analysis_input(entries: list[HistoryEntry], files: dict[str, str], taken: frozenset[str]) -> str:
+    history = "\n\n".join(f"[{e.timestamp[:16].replace('T', ' ')} · {e.session_key}]\n{e.content}" for e in entries)
+    parts = [f"Today is {datetime.now().astimezone():%Y-%m-%d (%A)}.",
+             f"## New history entries\n\n{history}"]
+    parts += [f"## {name}\n\n{text.strip() or '(empty)'}" for name, text in files.items()]
+    parts.append(f"## Existing skills\n\n{', '.join(sorted(taken)) or '(none)'}")
+    return "\n\n".join(parts)
+
+
+def _apply_input(findings: list[str], files: dict[str, str], taken: frozenset[str]) -> str:
+    parts = ["## Findings to apply\n\n" + "\n".join(findings)]
+    parts += [f"## Current {name}\n\n````\n{text}\n````" for name, text in files.items()]
+    parts.append(f"## Skill names already taken\n\n{', '.join(sorted(taken)) or '(none)'}")
+    return "\n\n".join(parts)
+
+
+def _message(changed: list[str], findings: list[str], entries: list[HistoryEntry], stopped: bool = False) -> str:
+    head = "Dream (stopped early)" if stopped else "Dream"
+    lines = [f"{head}: update {', '.join(changed)}", ""]
+    lines += [f"- {f}" for f in findings[:20]]
+    if len(findings) > 20:
+        lines.append(f"- … and {len(findings) - 20} more findings")
+    lines += ["", f"From {len(entries)} history entries (cursor {entries[0].cursor}–{entries[-1].cursor})."]
+    return "\n".join(lines)

@@ -1,0 +1,235 @@
+"""Dream against the scripted model server: findings applied with the real file tools, one git commit
+per run, cursor and compaction, failures that change nothing, restore, and the command line."""
+
+from __future__ import annotations
+
+import json
+import os
+import subprocess
+import sys
+from pathlib import Path
+from typing import Any
+
+import pytest
+
+from desktop.core import Core
+from desktop.memory.dream import DreamError, parse_findings
+from desktop.memory.git_history import GitError
+from tests.conftest import Conversation
+from tests.fakeserver import FakeOpenAI
+
+FINDINGS = ("[USER] Name is Sam\n"
+            "[MEMORY] Project Atlas runs on Postgres 16\n"
+            "[SKILL] release-notes: collect merged changes and write release notes\n"
+            "Some prose the parser ignores.")
+SKILL = "---\nname: release-notes\ndescription: Write release notes from merged changes.\n---\n# Steps\n1. ...\n"
+
+
+@pytest.fixture(params=["git", "dulwich"])
+def backend(request: pytest.FixtureRequest, core: Core) -> str:
+    core.memory.git.use_cli = request.param == "git"
+    return request.param
+
+
+def add_history(core: Core, *texts: str) -> None:
+    for text in texts:
+        core.memory.store.append_history("desktop:abc", text)
+
+
+def apply_steps() -> list[dict[str, Any]]:
+    return [
+        {"tool_calls": [{"name": "edit_file", "arguments": {"path": "USER.md", "old_text": "- Name:",
+                                                            "new_text": "- Name: Sam"}}]},
+        {"tool_calls": [{"name": "edit_file", "arguments": {
+            "path": "memory/MEMORY.md", "old_text": "Nanobot keeps this up to date.",
+            "new_text": "Nanobot keeps this up to date.\n\n## Projects\n- Atlas runs on Postgres 16"}}]},
+        {"tool_calls": [{"name": "write_file", "arguments": {"path": "skills/release-notes/SKILL.md",
+                                                             "content": SKILL}}]},
+        {"content": "Updated USER.md and MEMORY.md, added release-notes."},
+    ]
+
+
+def git_subjects(core: Core) -> list[str]:
+    out = subprocess.run(["git", "log", "--format=%s"], cwd=core.workspace, capture_output=True, text=True)
+    return out.stdout.splitlines()
+
+
+async def test_dream_applies_findings_commits_and_advances(core: Core, fake: FakeOpenAI, backend: str) -> None:
+    add_history(core, "Sam said their name and that Atlas uses Postgres 16.", "Sam wrote release notes again.")
+    fake.add({"content": FINDINGS}, *apply_steps())
+    result = await core.memory.dream.run()
+
+    phase1 = fake.requests[0]
+    assert "tools" not in phase1
+    sent = phase1["messages"][-1]["content"]
+    assert "Atlas uses Postgres 16" in sent and "## USER.md" in sent and "## memory/MEMORY.md" in sent
+    assert {t["function"]["name"] for t in fake.requests[1]["tools"]} == {"read_file", "edit_file", "write_file"}
+    assert "[USER] Name is Sam" in fake.requests[1]["messages"][-1]["content"]
+
+    ws = core.workspace
+    assert "- Name: Sam" in (ws / "USER.md").read_text()
+    assert "Atlas runs on Postgres 16" in (ws / "memory" / "MEMORY.md").read_text()
+    assert (ws / "skills" / "release-notes" / "SKILL.md").read_text() == SKILL
+    assert result.processed == 2
+    assert result.findings == ["[USER] Name is Sam", "[MEMORY] Project Atlas runs on Postgres 16",
+                               "[SKILL] release-notes: collect merged changes and write release notes"]
+    assert result.changed == ["USER.md", "memory/MEMORY.md", "skills/release-notes/SKILL.md"]
+    assert core.memory.store.dream_cursor() == 2 and not core.memory.store.has_unprocessed()
+
+    log = await core.memory.git.log()
+    assert [c.subject for c in log] == [
+        "Dream: update USER.md, memory/MEMORY.md, skills/release-notes/SKILL.md",
+        "Baseline: memory files before any recorded change"]
+    assert log[0].rev == result.rev and "- [USER] Name is Sam" in log[0].body
+    _, files, diff = await core.memory.git.show(result.rev[:7])
+    assert files == result.changed and "+- Name: Sam" in diff
+    tracked = subprocess.run(["git", "ls-files"], cwd=ws, capture_output=True, text=True).stdout.split()
+    assert sorted(tracked) == ["SOUL.md", "USER.md", "memory/MEMORY.md", "skills/release-notes/SKILL.md"]
+
+
+async def test_dream_tools_cannot_leave_the_memory_files(core: Core, fake: FakeOpenAI) -> None:
+    add_history(core, "something")
+    builtin = next(p.parent.name for p in (Path(__file__).parents[2] / "skills").glob("*/SKILL.md"))
+    fake.add({"content": "[MEMORY] x\n[SKILL] weather-check: check weather"},
+             {"tool_calls": [{"name": "write_file", "arguments": {"path": "AGENTS.md", "content": "hacked"}},
+                             {"name": "write_file", "arguments": {"path": f"skills/{builtin}/SKILL.md",
+                                                                  "content": "hacked"}},
+                             {"name": "write_file", "arguments": {"path": "memory/history.jsonl", "content": ""}},
+                             {"name": "edit_file", "arguments": {"path": "../outside.md", "old_text": "a",
+                                                                 "new_text": "b"}}]},
+             {"content": "Could not apply."})
+    agents = (core.workspace / "AGENTS.md").read_text()
+    result = await core.memory.dream.run()
+    results = [m["content"] for m in fake.requests[2]["messages"] if m["role"] == "tool"]
+    assert "may only change USER.md, SOUL.md, memory/MEMORY.md" in results[0]
+    assert f"a skill named '{builtin}' already exists" in results[1]
+    assert "Error" in results[2] and "Error" in results[3]
+    assert (core.workspace / "AGENTS.md").read_text() == agents
+    assert not (core.workspace / "skills" / builtin).exists()
+    assert json.loads(core.memory.store.history_file.read_text())["content"] == "something"
+    assert result.changed == [] and result.rev is None
+    assert core.memory.store.dream_cursor() == 1  # the run itself succeeded
+
+
+async def test_failing_analysis_changes_nothing(core: Core, fake: FakeOpenAI) -> None:
+    add_history(core, "Sam likes tea")
+    before = {p: (core.workspace / p).read_text() for p in ("USER.md", "SOUL.md", "memory/MEMORY.md")}
+    history_before = core.memory.store.history_file.read_text()
+    fake.add(*[{"status": 500}] * 4)  # the first try and three retries
+    with pytest.raises(DreamError, match="analysis call failed"):
+        await core.memory.dream.run()
+    assert {p: (core.workspace / p).read_text() for p in before} == before
+    assert core.memory.store.dream_cursor() == 0 and core.memory.store.has_unprocessed()
+    assert core.memory.store.history_file.read_text() == history_before
+    assert not (core.workspace / ".git").exists() or git_subjects(core) == [
+        "Baseline: memory files before any recorded change"]
+    fake.add({"content": "[SKIP]"})  # the next run retries the same entries
+    assert (await core.memory.dream.run()).processed == 1
+    assert core.memory.store.dream_cursor() == 1
+
+
+async def test_failure_while_applying_keeps_whole_edits_and_the_cursor(core: Core, fake: FakeOpenAI) -> None:
+    add_history(core, "Sam, Atlas")
+    fake.add({"content": FINDINGS}, apply_steps()[0], *[{"status": 500}] * 4)
+    with pytest.raises(DreamError, match="applying the findings failed"):
+        await core.memory.dream.run()
+    assert "- Name: Sam" in (core.workspace / "USER.md").read_text()  # the finished edit, whole
+    assert "Atlas" not in (core.workspace / "memory" / "MEMORY.md").read_text()
+    assert core.memory.store.dream_cursor() == 0
+    assert git_subjects(core)[0] == "Dream (stopped early): update USER.md"
+
+
+async def test_history_is_compacted_but_unprocessed_entries_stay(core: Core, fake: FakeOpenAI) -> None:
+    add_history(core, *[f"entry {i} " + "word " * 40 for i in range(1300)])
+    core.config.max_tokens = 100
+    core.config.context_window_tokens = 100 + 1024 + 2 * 20_000  # half the budget holds ~300 entries
+    fake.default = lambda body: {"content": "[SKIP]"}
+    first = await core.memory.dream.run()
+    assert 0 < first.processed < 1300
+    kept = core.memory.store.read_history()
+    assert kept[-1].cursor == 1300 and kept[0].cursor <= first.processed + 1  # nothing unprocessed dropped
+    while core.memory.store.has_unprocessed():
+        await core.memory.dream.run()
+    kept = core.memory.store.read_history()
+    assert len(kept) == 1000 and kept[-1].cursor == 1300
+
+
+async def test_restore_puts_files_back_as_a_new_commit(core: Core, chat: Conversation, fake: FakeOpenAI,
+                                                       backend: str) -> None:
+    add_history(core, "Sam")
+    template_user = (core.workspace / "USER.md").read_text()
+    fake.add({"content": FINDINGS}, *apply_steps())
+    dream = await core.memory.dream.run()
+    reply = await chat.ask(f"/dream-restore {dream.rev[:7]}")
+    assert reply.content.startswith("Restored USER.md, memory/MEMORY.md, skills/release-notes/SKILL.md to before")
+    assert (core.workspace / "USER.md").read_text() == template_user
+    assert not (core.workspace / "skills" / "release-notes").exists()
+    log = await core.memory.git.log()
+    assert log[0].subject.startswith("Restore USER.md") and log[1].rev == dream.rev
+    undo = await core.memory.git.restore_before(log[0].rev)  # a restore is itself undoable
+    assert undo[0] is not None and "- Name: Sam" in (core.workspace / "USER.md").read_text()
+    with pytest.raises(GitError, match="unknown revision"):
+        await core.memory.git.restore_before("deadbeef")
+
+
+async def test_dream_commands_in_chat(core: Core, chat: Conversation, fake: FakeOpenAI) -> None:
+    assert (await chat.ask("/dream")).content == "Dream: no new history since the last run."
+    assert (await chat.ask("/dream-log")).content == "No memory changes recorded yet."
+    add_history(core, "Sam")
+    fake.add({"content": FINDINGS}, *apply_steps())
+    done = (await chat.ask("/dream")).content
+    assert done.startswith("Dream: reviewed 1 history entries and updated USER.md")
+    listing = (await chat.ask("/dream-log")).content
+    assert "Dream: update USER.md" in listing and "Baseline" in listing
+    rev = (await core.memory.git.log())[0].short
+    shown = (await chat.ask(f"/dream-log {rev}")).content
+    assert "```diff" in shown and "+- Name: Sam" in shown
+    assert "unknown revision" in (await chat.ask("/dream-log nope")).content
+    assert (await chat.ask("/dream-restore")).content.startswith("Usage: /dream-restore REV")
+
+
+async def test_scheduler_runs_only_when_idle_with_new_history(core: Core, fake: FakeOpenAI) -> None:
+    dream = core.memory.dream
+    assert await dream.run_if_due(busy=False) is None  # no history
+    add_history(core, "Sam")
+    assert await dream.run_if_due(busy=True) is None  # a turn is running
+    assert fake.requests == []
+    fake.add({"content": "[SKIP]"})
+    result = await dream.run_if_due(busy=False)
+    assert result is not None and result.processed == 1 and len(fake.requests) == 1
+
+
+def test_parse_findings_keeps_only_tagged_lines() -> None:
+    text = "Here you go:\n- [user] likes tea\n[MEMORY-REMOVE] old meeting (2 months ago)\n[SKILL-REMOVE] x\n[SKIP]"
+    assert parse_findings(text) == ["[USER] likes tea", "[MEMORY-REMOVE] old meeting (2 months ago)"]
+
+
+def test_dream_command_line(home_dir: Path, fake: FakeOpenAI, model_config: dict[str, Any]) -> None:
+    env = {**os.environ, "NANOBOT_TRAY_HOME": str(home_dir), "OPENAI_API_KEY": "sk-test",
+           "PYTHON_KEYRING_BACKEND": "keyring.backends.null.Keyring"}
+    history = home_dir / "workspace" / "memory" / "history.jsonl"
+    history.parent.mkdir(parents=True)
+    history.write_text(json.dumps({"cursor": 1, "timestamp": "2026-05-01T10:00:00+00:00",
+                                   "session_key": "cli:direct", "content": "Sam likes tea"}) + "\n")
+    fake.add({"content": "[USER] likes tea"},
+             {"tool_calls": [{"name": "edit_file", "arguments": {"path": "USER.md", "old_text": "- Name:",
+                                                                 "new_text": "- Name:\n- Likes tea"}}]},
+             {"content": "done"})
+    done = subprocess.run([sys.executable, "-m", "desktop", "dream"], env=env, capture_output=True, text=True,
+                          timeout=120)
+    assert done.returncode == 0, done.stderr
+    assert "updated USER.md" in done.stdout and "[USER] likes tea" in done.stdout
+    assert "- Likes tea" in (home_dir / "workspace" / "USER.md").read_text()
+
+
+async def test_dream_command_line_failure(home_dir: Path, fake: FakeOpenAI, model_config: dict[str, Any],
+                                          memory_keyring: Any, capsys: pytest.CaptureFixture[str]) -> None:
+    from desktop.cli.dream_cmd import _main
+
+    history = home_dir / "workspace" / "memory" / "history.jsonl"
+    history.parent.mkdir(parents=True)
+    history.write_text(json.dumps({"cursor": 1, "timestamp": "2026-05-01T10:00:00+00:00",
+                                   "session_key": "cli:direct", "content": "more"}) + "\n")
+    fake.add(*[{"status": 500}] * 4)
+    assert await _main() == 1
+    assert "Dream failed" in capsys.readouterr().err
