@@ -111,16 +111,17 @@ class SettingsWindow(QWidget):
 
     async def reload(self) -> None:
         """Show what config.yaml holds now (it may have been edited by hand)."""
+        from desktop.ui import autostart  # lazy: only Settings needs it
+
+        self.autostart.setEnabled(False)  # until its current state is known
         loaded = await read_current(self.bridge.core)
         self._show_problems(loaded.problems)
         self.load(loaded.config)
-        from desktop.ui import autostart  # lazy: only Settings needs it
-
+        self._autostart_was = await asyncio.to_thread(autostart.is_enabled)
+        self.autostart.setChecked(self._autostart_was)
         self.autostart.setEnabled(autostart.is_supported())
         if not autostart.is_supported():
             self.autostart.setToolTip("Only supported on Linux desktops so far")
-        self._autostart_was = await asyncio.to_thread(autostart.is_enabled)
-        self.autostart.setChecked(self._autostart_was)
 
     def load(self, config: Config) -> None:
         self.model_form.load(config)

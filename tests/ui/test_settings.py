@@ -176,3 +176,18 @@ async def test_plaintext_keyring_is_flagged(qtbot: QtBot, bridge: CoreBridge) ->
     await until(lambda: "plain file" in window.model_form.keyring_note.text())
     assert window.model_form.keyring_note.text().startswith("⚠")
 
+
+
+async def test_start_at_login_writes_and_removes_the_autostart_entry(
+        qtbot: QtBot, bridge: CoreBridge, tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    monkeypatch.setenv("XDG_CONFIG_HOME", str(tmp_path / "xdg"))
+    entry = tmp_path / "xdg" / "autostart" / "nanobot-tray.desktop"
+    window = await opened(qtbot, bridge)
+    await until(window.autostart.isEnabled)
+    assert not window.autostart.isChecked()
+    window.autostart.setChecked(True)
+    assert "Saved" in await save(window)
+    assert entry.is_file() and "Exec=" in entry.read_text()
+    window.autostart.setChecked(False)
+    assert "Saved" in await save(window)
+    assert not entry.exists()
