@@ -65,6 +65,8 @@ def request_from_args(args: argparse.Namespace) -> dict[str, Any]:
 def run_app(args: argparse.Namespace) -> int:
     """`nanobot-tray` with no subcommand: hand over to a running instance, or become it."""
     started = time.perf_counter()
+    if logging.getLogger().level < logging.INFO:
+        logging.getLogger("qasync").setLevel(logging.INFO)  # its DEBUG lines (one per thread call) drown -v
     h = home()
     request = request_from_args(args)
     name = server_name(h)

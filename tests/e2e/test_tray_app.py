@@ -1,0 +1,193 @@
+"""The real app on an X desktop with an XEmbed tray (trayer) and a notification daemon (dunst), driven
+like a user would: clicks and keys through xdotool, notifications through dunstctl. One app process
+serves the module; the tests run in order and each leaves the chat and quick prompt hidden.
+Screenshots of every step land in tests/artifacts/."""
+
+from __future__ import annotations
+
+import json
+import subprocess
+import sys
+import time
+from collections.abc import Iterator
+from pathlib import Path
+
+import pytest
+
+from tests.e2e.conftest import make_home
+from tests.e2e.desktop import REPO, AppProcess, Desktop, Window, wait_for
+from tests.fakeserver import FakeOpenAI
+
+pytestmark = pytest.mark.e2e
+
+CHAT = "Nanobot — "  # the chat window's title ("Nanobot", to which Qt appends " — Nanobot Tray")
+QUICK = "Quick prompt"
+
+
+@pytest.fixture(scope="module")
+def app(desktop: Desktop, model_server: FakeOpenAI, tmp_path_factory: pytest.TempPathFactory) -> Iterator[AppProcess]:
+    home = make_home(tmp_path_factory.mktemp("tray-app") / "home", model_server)
+    running = AppProcess(desktop, home)
+    running.wait_log(r"model ready", timeout=90)
+    yield running
+    running.stop()
+
+
+_last_click = [0.0]
+
+
+def _click_icon(desktop: Desktop, button: int = 1) -> None:
+    """Click the icon; clicks closer together than a double-click interval would count as one double click."""
+    time.sleep(max(0.0, _last_click[0] + 0.8 - time.monotonic()))
+    icon = desktop.tray_icon()
+    desktop.click(icon.x + icon.width // 2, icon.y + icon.height // 2, button)
+    _last_click[0] = time.monotonic()
+
+
+def _chat(desktop: Desktop) -> Window | None:
+    return next((w for w in desktop.windows() if w.name.startswith(CHAT) and w.width > 200), None)
+
+
+def _show_chat(desktop: Desktop) -> Window:
+    if _chat(desktop) is None:
+        _click_icon(desktop)
+    return wait_for(lambda: _chat(desktop), 20, "the chat window")
+
+
+def _hide_chat(desktop: Desktop) -> None:
+    if _chat(desktop) is not None:
+        _click_icon(desktop)
+    wait_for(lambda: _chat(desktop) is None, 20, "the chat window to hide")
+
+
+def _assistant_messages(home: Path) -> list[str]:
+    found = []
+    for path in sorted((home / "data" / "sessions").glob("*.jsonl")):
+        for line in path.read_text(encoding="utf-8").splitlines():
+            record = json.loads(line)
+            if record.get("role") == "assistant" and isinstance(record.get("content"), str):
+                found.append(record["content"])
+    return found
+
+
+def _type_into_chat(desktop: Desktop, chat: Window, text: str) -> None:
+    desktop.xdo("windowfocus", "--sync", chat.wid)
+    desktop.xdo("type", "--delay", "12", text)
+    desktop.xdo("key", "Return")
+
+
+def test_clicking_the_tray_icon_toggles_the_chat_window(desktop: Desktop, app: AppProcess) -> None:
+    icon = desktop.tray_icon()
+    assert icon.width <= 48 and icon.y < 40  # docked in the panel at the top
+    desktop.screenshot("e2e-01-tray-icon")
+    assert _chat(desktop) is None  # a configured app starts quietly in the tray
+    _click_icon(desktop)
+    chat = wait_for(lambda: _chat(desktop), 20, "the chat window")
+    assert chat.width > 400 and chat.height > 300
+    desktop.screenshot("e2e-02-chat-shown")
+    _click_icon(desktop)
+    wait_for(lambda: _chat(desktop) is None, 20, "the chat window to hide")
+
+
+def test_a_typed_message_gets_a_streamed_answer(desktop: Desktop, app: AppProcess, model_server: FakeOpenAI) -> None:
+    chat = _show_chat(desktop)
+    answer = "Streaming works: " + " ".join(f"word{i}" for i in range(60))
+    model_server.add({"content": answer, "chunk": 6, "hang": 2.0})  # first chunk, then a 2 s stall
+    before = len(model_server.requests)
+    _type_into_chat(desktop, chat, "hello from xdotool")
+    wait_for(lambda: len(model_server.requests) > before, 30, "the model request")
+    time.sleep(0.8)  # the first chunk is on screen, the rest is still coming
+    assert answer not in _assistant_messages(app.home)
+    partial = desktop.screenshot("e2e-03-streaming")
+    wait_for(lambda: answer in _assistant_messages(app.home), 30, "the answer saved in the session")
+    time.sleep(0.3)
+    final = desktop.screenshot("e2e-04-answered")
+    assert _crop(partial, chat) != _crop(final, chat)  # the transcript grew after the first chunk
+    request = model_server.requests[before]
+    assert request["stream"] is True and "hello from xdotool" in json.dumps(request["messages"])
+    _hide_chat(desktop)
+
+
+def test_the_hotkey_opens_the_quick_prompt_with_and_without_numlock(desktop: Desktop, app: AppProcess) -> None:
+    desktop.xdo("key", "ctrl+alt+space")
+    quick = desktop.window(QUICK, timeout=10)
+    assert quick.width >= 600
+    desktop.screenshot("e2e-05-quick-prompt")
+    desktop.xdo("key", "Escape")
+    desktop.gone(QUICK)
+    desktop.xdo("key", "Num_Lock")  # NumLock on: the grab must still match
+    try:
+        desktop.xdo("key", "ctrl+alt+space")
+        desktop.window(QUICK, timeout=10)
+        desktop.xdo("key", "Escape")
+        desktop.gone(QUICK)
+    finally:
+        desktop.xdo("key", "Num_Lock")
+
+
+def test_a_second_launch_hands_over_and_exits(desktop: Desktop, app: AppProcess) -> None:
+    _hide_chat(desktop)
+    second = app.launch()
+    assert second.returncode == 0, second.stderr
+    wait_for(lambda: _chat(desktop), 20, "the running app to raise its chat window")
+    assert app.proc.poll() is None  # the same process, still running
+    desktop.screenshot("e2e-06-second-launch-raised-chat")
+    _hide_chat(desktop)
+
+    prefilled = app.launch("--quick", "from the command line")
+    assert prefilled.returncode == 0, prefilled.stderr
+    desktop.window(QUICK, timeout=20)
+    desktop.screenshot("e2e-07-second-launch-quick-prefilled")
+    desktop.xdo("key", "Escape")
+    desktop.gone(QUICK)
+
+
+def test_a_reply_finished_in_the_background_notifies_and_the_notification_opens_the_chat(
+        desktop: Desktop, app: AppProcess, model_server: FakeOpenAI) -> None:
+    chat = _show_chat(desktop)
+    model_server.add({"content": "Background answer is here.", "delay": 2.0})
+    _type_into_chat(desktop, chat, "take your time")
+    _click_icon(desktop)  # hide the chat while the model works
+    wait_for(lambda: _chat(desktop) is None, 10, "the chat window to hide")
+    wait_for(lambda: 'string "Reply ready"' in desktop.notifications_log(), 30, "the Reply ready notification")
+    log = desktop.notifications_log()
+    assert 'string "Background answer is here."' in log and 'string "Open"' in log
+    time.sleep(0.3)
+    desktop.screenshot("e2e-08-notification")
+    subprocess.run(["dunstctl", "action", "0"], env=desktop.env, check=True, timeout=10)  # the user clicks it
+    wait_for(lambda: _chat(desktop), 20, "the chat window opened by the notification")
+    desktop.screenshot("e2e-09-opened-from-notification")
+    _hide_chat(desktop)
+
+
+def test_a_hotkey_taken_by_another_program_is_reported(desktop: Desktop, app: AppProcess,
+                                                       model_server: FakeOpenAI, tmp_path: Path) -> None:
+    other = AppProcess(desktop, make_home(tmp_path / "other-home", model_server))  # a second user of the chord
+    try:
+        other.wait_log(r"global hotkey: .*already used by another program", timeout=90)
+        time.sleep(0.5)
+        desktop.screenshot("e2e-10-hotkey-conflict")
+        doctor = subprocess.run([sys.executable, "-m", "desktop", "doctor", "--offline"], env=other.env,
+                                cwd=str(REPO), capture_output=True, text=True, timeout=60)
+        hotkey_line = next(line for line in doctor.stdout.splitlines() if line.startswith("hotkey:"))
+        assert "Ctrl+Alt+Space is already used by another program" in hotkey_line
+    finally:
+        assert other.stop() == 0
+
+
+def test_quit_from_the_tray_menu_saves_and_exits_cleanly(desktop: Desktop, app: AppProcess) -> None:
+    _click_icon(desktop, button=3)
+    wait_for(lambda: any(w.height > 100 and w.name == "Nanobot Tray" for w in desktop.windows()), 10,
+             "the tray menu")
+    desktop.screenshot("e2e-11-tray-menu")
+    desktop.xdo("key", "Up", "Return")  # the last entry: Quit
+    assert app.proc.wait(30) == 0
+    assert "quit cleanly" in app.log_text()
+    assert "hello from xdotool" in "".join(p.read_text() for p in (app.home / "data" / "sessions").glob("*.jsonl"))
+
+
+def _crop(path: Path, window: Window) -> bytes:
+    """The window's pixels from a full-screen screenshot (raw RGB), to tell two moments apart."""
+    geometry = f"{window.width}x{window.height}+{window.x}+{window.y}"
+    return subprocess.run(["/usr/bin/convert", str(path), "-crop", geometry, "rgb:-"], capture_output=True,
+                          check=True, timeout=30).stdout
