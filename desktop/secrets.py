@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+import time
+
 import keyring
 import keyring.errors
 
@@ -37,8 +39,34 @@ def _call(fn, *args):  # type: ignore[no-untyped-def]
         raise KeyringUnavailable(_fix_hint(exc)) from exc
 
 
+_cache: dict[tuple[int, str], tuple[str | None, float]] = {}
+_seen: set[str] = set()
+CACHE_SECONDS = 300.0  # keyring lookups can be slow D-Bus calls (or a desktop prompt): not once per model call
+
+
 def get_key(provider: str) -> str | None:
-    return _call(keyring.get_password, SERVICE, provider)
+    """The stored key, cached briefly; changes made through this module are seen at once."""
+    cached = _cache.get(_slot(provider))
+    if cached is not None and time.monotonic() - cached[1] < CACHE_SECONDS:
+        return cached[0]
+    value = _call(keyring.get_password, SERVICE, provider)
+    _remember(provider, value)
+    return value
+
+
+def values_seen() -> set[str]:
+    """Keys this process has handled, so logging can scrub them."""
+    return set(_seen)
+
+
+def _slot(provider: str) -> tuple[int, str]:
+    return id(keyring.get_keyring()), provider
+
+
+def _remember(provider: str, value: str | None) -> None:
+    _cache[_slot(provider)] = (value, time.monotonic())
+    if value:
+        _seen.add(value)
 
 
 def list_providers() -> list[str]:
@@ -52,6 +80,7 @@ def set_key(provider: str, secret: str) -> None:
     if not secret:
         raise ValueError("the key is empty")
     _call(keyring.set_password, SERVICE, provider, secret)
+    _remember(provider, secret)
     names = set(list_providers()) | {provider}
     _call(keyring.set_password, SERVICE, _INDEX, ",".join(sorted(names)))
 
@@ -65,6 +94,7 @@ def delete_key(provider: str) -> bool:
         if not isinstance(exc.__cause__, keyring.errors.PasswordDeleteError):
             raise
         existed = False
+    _remember(provider, None)
     names = set(list_providers()) - {provider}
     _call(keyring.set_password, SERVICE, _INDEX, ",".join(sorted(names)))
     return existed

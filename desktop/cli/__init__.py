@@ -3,10 +3,10 @@
 from __future__ import annotations
 
 import argparse
-import logging
-import sys
 
 from desktop import __version__
+from desktop.logs import setup_logging
+from desktop.paths import home
 from desktop.cli import agent_cmd, doctor_cmd, dream_cmd, keys_cmd, skills_cmd
 
 # Each subcommand module offers `add_parser(subparsers)` and sets `func` on its parser.
@@ -27,10 +27,10 @@ def build_parser() -> argparse.ArgumentParser:
 
 def main(argv: list[str] | None = None) -> int:
     args = build_parser().parse_args(argv)
-    logging.basicConfig(level=logging.DEBUG if args.verbose else logging.WARNING,
-                        format="%(levelname)s %(name)s: %(message)s", stream=sys.stderr)
     if args.command is None:
+        setup_logging(args.verbose, home().logs_dir)
         from desktop.app import run_app
 
         return run_app(args)
+    setup_logging(args.verbose)
     return int(args.func(args) or 0)

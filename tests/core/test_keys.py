@@ -26,3 +26,24 @@ def test_bad_input_is_refused(memory_keyring: MemoryKeyring) -> None:
     with pytest.raises(ValueError):
         secrets.set_key("__providers__", "x")
     assert secrets.list_providers() == []
+
+
+def test_keys_are_scrubbed_from_logs(memory_keyring: MemoryKeyring, tmp_path, capsys) -> None:
+    import logging
+
+    from desktop.logs import setup_logging
+
+    root = logging.getLogger()
+    before = list(root.handlers)
+    try:
+        setup_logging(verbose=True, log_dir=tmp_path)
+        secrets.set_key("openai", "plain-looking-key-123")
+        logging.getLogger("anything").debug("calling with %s and sk-abcdefghijkl", "plain-looking-key-123")
+        for handler in root.handlers:
+            handler.flush()
+    finally:
+        for handler in set(root.handlers) - set(before):
+            root.removeHandler(handler)
+    written = (tmp_path / "nanobot-tray.log").read_text() + capsys.readouterr().err
+    assert "calling with [redacted] and [redacted]" in written
+    assert "plain-looking-key-123" not in written and "sk-abcdefghijkl" not in written
