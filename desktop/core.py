@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import dataclasses
 from dataclasses import dataclass
 from pathlib import Path
 
@@ -39,6 +40,23 @@ class Core:
     @property
     def config(self) -> Config:
         return self.loaded.config
+
+    def apply_config(self, new: Config) -> None:
+        """Take new settings without a restart. Every part holds this same Config object and reads it at
+        call time, so it is updated in place; a new workspace also re-points the tools and the context."""
+        for f in dataclasses.fields(Config):
+            setattr(self.config, f.name, getattr(new, f.name))
+        workspace = workspace_of(self.home, self.config)
+        fresh = default_tools(self.config, workspace)  # tools copy their settings when built
+        for name in fresh.names:
+            self.tools.register(fresh.get(name))  # type: ignore[arg-type]
+        if workspace == self.workspace:
+            return
+        ensure_workspace(workspace)
+        self.workspace = workspace
+        self.context.workspace = workspace
+        self.memory.store.workspace = workspace
+        self.context.skills = SkillsLoader(skill_roots(workspace), lambda: self.config.skills.disabled)
 
 
 def workspace_of(h: Home, config: Config) -> Path:
