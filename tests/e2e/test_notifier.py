@@ -1,0 +1,46 @@
+"""Desktop notifications through the real daemon (dunst on a private session bus), in process."""
+
+from __future__ import annotations
+
+import asyncio
+
+import pytest
+from PySide6.QtWidgets import QSystemTrayIcon
+
+from desktop.ui.notifier import Notifier
+from tests.e2e.desktop import Desktop
+from tests.ui.conftest import until
+
+pytestmark = pytest.mark.e2e
+
+
+async def _dunstctl(desktop: Desktop, *args: str) -> None:
+    proc = await asyncio.create_subprocess_exec("dunstctl", *args, env=desktop.env)
+    assert await asyncio.wait_for(proc.wait(), 10) == 0
+
+
+async def test_a_notification_reaches_the_daemon_and_its_action_opens_the_chat(
+        desktop: Desktop, monkeypatch: pytest.MonkeyPatch) -> None:
+    monkeypatch.setenv("DBUS_SESSION_BUS_ADDRESS", desktop.env["DBUS_SESSION_BUS_ADDRESS"])
+    await _dunstctl(desktop, "close-all")
+    allowed = [True]
+    notifier = Notifier(QSystemTrayIcon(), lambda: allowed[0])
+    await notifier.start()
+    opened: list[str] = []
+    notifier.open_session.connect(opened.append)
+    try:
+        assert notifier.backend == "org.freedesktop.Notifications"
+        assert notifier.notify("Reminder due", "Water the <plants> & herbs", "desktop:garden")
+        await until(lambda: 'string "Reminder due"' in desktop.notifications_log())
+        log = desktop.notifications_log()
+        assert 'string "Water the &lt;plants&gt; &amp; herbs"' in log  # markup-safe body
+        assert 'string "default"' in log and 'string "Open"' in log
+        await _dunstctl(desktop, "action", "0")  # the user clicks the notification
+        await until(lambda: opened == ["desktop:garden"])
+
+        allowed[0] = False  # Do not disturb
+        assert not notifier.notify("Silenced", "should not appear", "desktop:garden")
+        await asyncio.sleep(0.5)
+        assert "Silenced" not in desktop.notifications_log()
+    finally:
+        await notifier.close()
