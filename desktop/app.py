@@ -15,7 +15,6 @@ import os
 import signal
 import sys
 import time
-from datetime import datetime
 from typing import TYPE_CHECKING, Any
 
 import qasync
@@ -260,7 +259,12 @@ class Shell(QObject):
     async def _shutdown(self) -> None:
         for widget in self._windows.values():
             widget.hide()
+            widget.deleteLater()  # their timers must not fire into a closed event loop
+        self._windows.clear()
         self._tray_timer.stop()
+        self._config_timer.stop()
+        if self._watcher.files() or self._watcher.directories():
+            self._watcher.removePaths(self._watcher.files() + self._watcher.directories())
         self.hotkey.stop()
         if self.core is not None:
             await self.core.loop.shutdown(grace=QUIT_GRACE)
@@ -341,7 +345,10 @@ class Shell(QObject):
             self.show_chat()
 
     def new_chat(self) -> None:
-        self.show_chat(f"desktop:{datetime.now():%Y%m%d-%H%M%S}")
+        chat = self.window("chat")
+        if chat is not None:
+            chat.new_chat()  # type: ignore[attr-defined]
+            self.show_chat()
 
     def open_quick(self, text: str = "") -> None:
         quick = self.window("quick")

@@ -1,0 +1,160 @@
+"""The app shell in process (offscreen, so there is no tray host): start-up, background replies,
+Do not disturb, requests from later launches, settings edits, missing windows and Quit."""
+
+from __future__ import annotations
+
+import asyncio
+import json
+import logging
+import time
+from collections.abc import AsyncIterator
+from pathlib import Path
+from typing import Any
+
+import pytest
+import yaml
+from PySide6.QtWidgets import QApplication, QMessageBox
+
+from desktop import app as app_module
+from desktop.app import Shell
+from desktop.bus import TurnFinished
+from desktop.paths import home
+from desktop.ui.icons import TrayState
+from desktop.ui.shell_state import load_state, state_path
+from desktop.ui.single_instance import InstanceServer, server_name
+from tests.fakeserver import FakeOpenAI
+from tests.ui.conftest import until
+
+
+@pytest.fixture
+async def shell(model_config: dict[str, Any], memory_keyring: object, tmp_path: Path,
+                monkeypatch: pytest.MonkeyPatch) -> AsyncIterator[Shell]:
+    for var in ("DISPLAY", "WAYLAND_DISPLAY", "XDG_SESSION_TYPE", "DBUS_SESSION_BUS_ADDRESS"):
+        monkeypatch.delenv(var, raising=False)  # no hotkey grab or notifications on the developer's desktop
+    runtime = tmp_path / "run"
+    runtime.mkdir(mode=0o700)
+    monkeypatch.setenv("XDG_RUNTIME_DIR", str(runtime))
+    app = QApplication.instance()
+    assert isinstance(app, QApplication)
+    made = Shell(app, home(), InstanceServer(server_name(home())), {"action": "show"}, time.perf_counter())
+    task = asyncio.ensure_future(made.run())
+    await until(lambda: made._agent is not None, timeout=60, message="the shell to finish starting")
+    yield made
+    made.quit()
+    assert await asyncio.wait_for(task, 30) == 0
+    for widget in QApplication.topLevelWidgets():
+        widget.close()
+
+
+def _visible_boxes() -> list[QMessageBox]:
+    return [w for w in QApplication.topLevelWidgets() if isinstance(w, QMessageBox) and w.isVisible()]
+
+
+def _record_notifications(shell: Shell) -> list[tuple[str, str, str | None]]:
+    sent: list[tuple[str, str, str | None]] = []
+    original = shell.notifier.notify
+
+    def record(title: str, body: str, action_session: str | None = None) -> bool:
+        sent.append((title, body, action_session))
+        return original(title, body, action_session)
+
+    shell.notifier.notify = record  # type: ignore[method-assign]
+    return sent
+
+
+async def test_without_a_tray_the_chat_opens_with_a_one_time_explanation(shell: Shell) -> None:
+    chat = shell.window("chat")
+    assert chat is not None and chat.isVisible()
+    assert [box.windowTitle() for box in _visible_boxes()] == ["No system tray"]
+    await until(lambda: load_state(state_path(shell.home)).no_tray_explained)
+
+
+async def test_a_reply_finished_out_of_sight_is_announced(shell: Shell, fake: FakeOpenAI) -> None:
+    sent = _record_notifications(shell)
+    chat = shell.window("chat")
+    assert chat is not None
+    chat.hide()
+    done: list[TurnFinished] = []
+    shell.bridge.event.connect(lambda e: done.append(e) if isinstance(e, TurnFinished) else None)
+    fake.add({"content": "The long job is finished.", "delay": 0.3})
+    shell.bridge.send("desktop:background", "do the long job")
+    await until(lambda: done)
+    assert sent == [("Reply ready", "The long job is finished.", "desktop:background")]
+    assert shell.tray.state is TrayState.ATTENTION
+    shell.show_chat("desktop:background")  # what clicking the notification does
+    assert chat.isVisible() and shell.tray.state is TrayState.IDLE
+
+    fake.add({"content": "Seen as it happens."})  # with the chat on screen: no notification
+    shell.bridge.send("desktop:background", "and now?")
+    await until(lambda: len(done) == 2)
+    assert len(sent) == 1 and shell.tray.state is TrayState.IDLE
+
+
+async def test_a_failed_turn_out_of_sight_is_announced_too(shell: Shell, fake: FakeOpenAI) -> None:
+    sent = _record_notifications(shell)
+    shell.window("chat").hide()  # type: ignore[union-attr]
+    fake.add({"status": 400, "body": {"error": {"message": "model does not exist"}}})
+    shell.bridge.send("desktop:broken", "hello?")
+    await until(lambda: sent)
+    assert sent[0][0] == "Reply failed" and sent[0][2] == "desktop:broken"
+    assert "model does not exist" in sent[0][1]
+
+
+async def test_do_not_disturb_silences_and_is_remembered(shell: Shell) -> None:
+    sent = _record_notifications(shell)
+    shell.tray.dnd_action.trigger()
+    await until(lambda: load_state(state_path(shell.home)).do_not_disturb)
+    app_module.notify.notify("Reminder", "stretch", "desktop:x")  # what a background feature calls
+    assert sent == [("Reminder", "stretch", "desktop:x")]
+    assert not shell._notifications_allowed()
+    assert shell.tray.state is TrayState.ATTENTION  # the icon still says something is waiting
+
+
+async def test_later_launches_open_the_quick_prompt_prefilled(shell: Shell, caplog: pytest.LogCaptureFixture) -> None:
+    shell.handle({"action": "quick", "text": "what's the weather?"})
+    quick = shell.window("quick")
+    assert quick is not None and quick.isVisible()
+    assert quick.input.text() == "what's the weather?"  # type: ignore[attr-defined]
+    with caplog.at_level(logging.WARNING):
+        shell.handle({"action": "dance"})
+    assert "ignored an unknown request" in caplog.text
+
+
+async def test_a_missing_window_is_a_log_line_not_a_crash(shell: Shell, monkeypatch: pytest.MonkeyPatch,
+                                                          caplog: pytest.LogCaptureFixture) -> None:
+    monkeypatch.setitem(app_module.WINDOWS, "memory", ("desktop.ui.no_such_window", "MemoryWindow"))
+    with caplog.at_level(logging.ERROR):
+        shell.tray.memory.emit()
+    assert "the memory window (desktop.ui.no_such_window.MemoryWindow) is not available" in caplog.text
+    shell.tray.quick_prompt.emit()  # everything else keeps working
+    assert shell.window("quick").isVisible()  # type: ignore[union-attr]
+
+
+async def test_settings_edits_reach_the_tray_without_restart(shell: Shell, home_dir: Path) -> None:
+    config_file = home_dir / "config.yaml"
+    settings = yaml.safe_load(config_file.read_text())
+    settings["model"] = "openai/another-model"
+    config_file.write_text(yaml.safe_dump(settings))
+    await until(lambda: "Model: openai/another-model" in shell.tray.icon.toolTip(), timeout=10)
+
+
+async def test_quit_lets_a_running_turn_finish_saving(model_config: dict[str, Any], memory_keyring: object,
+                                                      fake: FakeOpenAI, tmp_path: Path,
+                                                      monkeypatch: pytest.MonkeyPatch) -> None:
+    for var in ("DISPLAY", "WAYLAND_DISPLAY", "DBUS_SESSION_BUS_ADDRESS"):
+        monkeypatch.delenv(var, raising=False)
+    monkeypatch.setenv("XDG_RUNTIME_DIR", str(tmp_path))
+    app = QApplication.instance()
+    assert isinstance(app, QApplication)
+    shell = Shell(app, home(), InstanceServer(server_name(home())), {"action": "show"}, time.perf_counter())
+    task = asyncio.ensure_future(shell.run())
+    await until(lambda: shell._agent is not None, timeout=60)
+    fake.add({"content": "Saved just in time.", "delay": 0.6})
+    shell.bridge.send("desktop:late", "one more thing")
+    await until(lambda: shell.tray.state is TrayState.WORKING)
+    shell.quit()  # Quit while the model is still answering
+    assert await asyncio.wait_for(task, 30) == 0
+    saved = (home().sessions_dir / "desktop%3Alate.jsonl").read_text()
+    assert [json.loads(line).get("content") for line in saved.splitlines()][-1] == "Saved just in time."
+    for widget in QApplication.topLevelWidgets():
+        widget.close()
