@@ -11,7 +11,7 @@ import pytest
 import shiboken6
 import yaml
 from PySide6.QtCore import QEvent, QMimeData, QPointF, Qt, QUrl
-from PySide6.QtGui import QDragEnterEvent, QDropEvent, QMouseEvent
+from PySide6.QtGui import QDragEnterEvent, QDropEvent, QKeyEvent, QMouseEvent
 from PySide6.QtWidgets import QApplication, QDialogButtonBox
 
 from desktop.bus import TurnFinished
@@ -89,6 +89,13 @@ async def test_switch_disables_a_skill_in_config_and_the_next_prompt(window: Ski
     await settled(window)
     assert "<name>weather</name>" in prompt(window)
     assert window.status_of("weather", "builtin").enabled
+
+    window.select("tmux", "builtin")  # and Space on the focused row flips it too
+    QApplication.sendEvent(window.list_view, QKeyEvent(QEvent.Type.KeyPress, Qt.Key.Key_Space,
+                                                       Qt.KeyboardModifier.NoModifier, " "))
+    await until(lambda: "tmux" in disabled_in_config(window))
+    await settled(window)
+    assert "<name>tmux</name>" not in prompt(window)
 
 
 async def test_toggle_is_refused_while_config_is_broken(broken_config: Path, window: SkillsWindow) -> None:
@@ -251,12 +258,14 @@ async def test_builtin_skill_is_read_only_but_can_be_copied_to_the_workspace(win
     assert f"<location>{builtin.doc.path}</location>" not in prompt(window)
 
 
-async def test_reveal_opens_the_skill_folder(window: SkillsWindow) -> None:
+async def test_reveal_and_links_open_through_the_desktop(window: SkillsWindow) -> None:
     opened: list[QUrl] = []
     window.open_url = opened.append
     window.select("github", "builtin")
     window.details.reveal_button.click()
     assert opened == [QUrl.fromLocalFile(str(window.status_of("github", "builtin").doc.path.parent))]
+    window.details.facts.linkActivated.emit("https://cli.github.com")  # the Homepage link
+    assert opened[-1] == QUrl("https://cli.github.com")
 
 
 async def test_a_skill_the_agent_wrote_shows_up_after_its_turn(window: SkillsWindow) -> None:

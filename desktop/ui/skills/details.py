@@ -115,6 +115,7 @@ class SkillDetails(QWidget):
         self.description.setTextInteractionFlags(Qt.TextInteractionFlag.TextSelectableByMouse)
         self.facts = QLabel()
         self.facts.setTextFormat(Qt.TextFormat.RichText)
+        self.facts.linkActivated.connect(lambda link: self.link_clicked.emit(QUrl(link)))
         self.requirements = Notice()
         self.diagnostics = Notice()
         self.note = Notice()
