@@ -93,12 +93,12 @@ def mix(a: QColor, b: QColor, amount: float) -> QColor:
 
 
 def prose_document(text: str, font: QFont, palette: QPalette, width: float) -> QTextDocument:
-    """Rendered Markdown: inline code gets a tinted background, headings stay modest."""
+    """Rendered Markdown (GitHub dialect), laid out at `width`."""
     doc = QTextDocument()
     doc.setDefaultFont(font)
     doc.setDocumentMargin(0)
     doc.setMarkdown(text, QTextDocument.MarkdownFeature.MarkdownDialectGitHub)
-    _polish(doc, palette)
+    _polish(doc, text, palette)
     _trim_outer_margins(doc)
     doc.setTextWidth(width)
     return doc
@@ -126,11 +126,13 @@ def code_font(base: QFont) -> QFont:
     return font
 
 
-def _polish(doc: QTextDocument, palette: QPalette) -> None:
-    inline_code = QTextCharFormat()
-    inline_code.setBackground(mix(palette.color(QPalette.ColorRole.Base), palette.color(QPalette.ColorRole.Text), 0.09))
-    link = QTextCharFormat()
-    link.setForeground(palette.color(QPalette.ColorRole.Link))
+def _polish(doc: QTextDocument, text: str, palette: QPalette) -> None:
+    """Modest headings and tinted inline code. (Links already take the application palette's colour.)"""
+    inline_code: QTextCharFormat | None = None
+    if "`" in text:  # the fragment walk is the costly part; most pieces have no inline code
+        inline_code = QTextCharFormat()
+        inline_code.setBackground(mix(palette.color(QPalette.ColorRole.Base),
+                                      palette.color(QPalette.ColorRole.Text), 0.09))
     block = doc.begin()
     while block.isValid():
         level = block.blockFormat().headingLevel()
@@ -144,16 +146,16 @@ def _polish(doc: QTextDocument, palette: QPalette) -> None:
             size.setProperty(QTextCharFormat.Property.FontSizeAdjustment, _HEADING_SIZE.get(level, 0))
             cursor.movePosition(QTextCursor.MoveOperation.EndOfBlock, QTextCursor.MoveMode.KeepAnchor)
             cursor.mergeCharFormat(size)
-        fragments = block.begin()
-        while not fragments.atEnd():
-            fragment = fragments.fragment()
-            chars = fragment.charFormat()
-            if chars.fontFixedPitch() or chars.isAnchor():
-                cursor = QTextCursor(doc)
-                cursor.setPosition(fragment.position())
-                cursor.setPosition(fragment.position() + fragment.length(), QTextCursor.MoveMode.KeepAnchor)
-                cursor.mergeCharFormat(inline_code if chars.fontFixedPitch() else link)
-            fragments += 1
+        if inline_code is not None:
+            fragments = block.begin()
+            while not fragments.atEnd():
+                fragment = fragments.fragment()
+                if fragment.charFormat().fontFixedPitch():
+                    cursor = QTextCursor(doc)
+                    cursor.setPosition(fragment.position())
+                    cursor.setPosition(fragment.position() + fragment.length(), QTextCursor.MoveMode.KeepAnchor)
+                    cursor.mergeCharFormat(inline_code)
+                fragments += 1
         block = block.next()
 
 

@@ -50,6 +50,9 @@ class _Input(QPlainTextEdit):
         lines = min(max(int(self.document().size().height()), 1), MAX_LINES)
         return QSize(200, int(lines * line + 2 * self.document().documentMargin() + 4))
 
+    def minimumSizeHint(self) -> QSize:
+        return self.sizeHint()
+
     def keyPressEvent(self, event: QKeyEvent) -> None:
         popup = self.completer.popup() if self.completer is not None else None
         key = event.key()

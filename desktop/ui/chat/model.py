@@ -48,7 +48,7 @@ class Kind(Enum):
     NOTICE = "notice"  # a quiet line: "Stopped.", a failed turn in a saved session
 
 
-@dataclass
+@dataclass(slots=True)
 class ToolCall:
     call_id: str
     name: str
@@ -58,7 +58,7 @@ class ToolCall:
     seconds: float | None = None  # unknown for saved sessions
 
 
-@dataclass(eq=False)
+@dataclass(eq=False, slots=True)  # identity equality: rows are found with list.index
 class ChatRow:
     kind: Kind
     text: str = ""
@@ -90,7 +90,6 @@ class TranscriptModel(QAbstractListModel):
         self._reasoning_row: ChatRow | None = None
         self._tool_rows: dict[str, ChatRow] = {}
         self._dirty: dict[int, ChatRow] = {}
-        self._index_of: dict[int, int] = {}
         self._flush = QTimer(self, singleShot=True, interval=FLUSH_MS)
         self._flush.timeout.connect(self.flush)
 
@@ -116,7 +115,6 @@ class TranscriptModel(QAbstractListModel):
         self.flush()
         self.beginResetModel()
         self.rows = [*rows, *self.rows]
-        self._index_of = {row.uid: i for i, row in enumerate(self.rows)}
         for row in rows:  # calls saved without a result: still running, or cut off by a crash
             if row.tool is not None and row.tool.ok is None:
                 if self.busy:
@@ -131,7 +129,6 @@ class TranscriptModel(QAbstractListModel):
         position = len(self.rows)
         self.beginInsertRows(QModelIndex(), position, position)
         self.rows.append(row)
-        self._index_of[row.uid] = position
         self.endInsertRows()
         return row
 
@@ -156,10 +153,20 @@ class TranscriptModel(QAbstractListModel):
         dirty, self._dirty = self._dirty, {}
         for row in dirty.values():
             row.version += 1
-            position = self._index_of.get(row.uid)
+            position = self._position(row)
             if position is not None:
                 index = self.index(position)
                 self.dataChanged.emit(index, index)
+
+    def _position(self, row: ChatRow) -> int | None:
+        """Changed rows are nearly always the last ones (the streaming answer, the running tool)."""
+        for i in range(len(self.rows) - 1, max(len(self.rows) - 8, 0) - 1, -1):
+            if self.rows[i] is row:
+                return i
+        try:
+            return self.rows.index(row)
+        except ValueError:
+            return None
 
     def last_user(self) -> ChatRow | None:
         return next((r for r in reversed(self.rows) if r.kind is Kind.USER), None)

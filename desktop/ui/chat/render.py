@@ -68,7 +68,7 @@ class Colors:
         return cls(text=text, muted=mix(text, base, 0.45), base=base, bubble=mix(base, accent, 0.16),
                    box=mix(base, text, 0.045), box_header=mix(base, text, 0.085), border=mix(base, text, 0.16),
                    error_fill=mix(base, BAD, 0.1), error_border=mix(base, BAD, 0.55),
-                   button=mix(base, text, 0.1), button_hover=mix(base, text, 0.2), accent=accent)
+                   button=base, button_hover=mix(base, text, 0.12), accent=accent)
 
 
 class _Op(Protocol):
@@ -136,9 +136,9 @@ class _Button:
 
     def paint(self, painter: QPainter, state: PaintState) -> None:
         colors = state.colors
-        painter.setPen(Qt.PenStyle.NoPen)
+        painter.setPen(colors.border)
         painter.setBrush(colors.button_hover if state.hover == self.key else colors.button)
-        painter.drawRoundedRect(self.rect, 5, 5)
+        painter.drawRoundedRect(self.rect.adjusted(0.5, 0.5, -0.5, -0.5), 5, 5)
         painter.setFont(self.font)
         painter.setPen(colors.text)
         label = self.done_label if self.done_label and state.copied == self.key else self.label
@@ -153,10 +153,8 @@ class RowLayout:
     docs: list[_Doc] = field(default_factory=list)  # for links and text hit-testing
 
     def paint(self, painter: QPainter, state: PaintState) -> None:
-        for op in self.ops:
-            painter.save()
+        for op in self.ops:  # each op sets the pen, brush and font it needs
             op.paint(painter, state)
-            painter.restore()
 
     def hotspot_at(self, pos: QPointF) -> Hotspot | None:
         return next((h for h in self.hotspots if h.rect.contains(pos)), None)
@@ -192,7 +190,7 @@ class RowRenderer:
 
     def __init__(self, font: QFont, palette: QPalette) -> None:
         self._docs = _Lru(800)
-        self._layouts = _Lru(400)
+        self._layouts = _Lru(600)
         self.configure(font, palette)
 
     def configure(self, font: QFont, palette: QPalette) -> None:
@@ -227,6 +225,9 @@ class RowRenderer:
         text = row.text if row.tool is None else format_arguments(row.tool.arguments) + (row.tool.result or "")
         lines = text.count("\n") + 1 + len(text) / per_line
         return lines * self.line * 1.15 + 40 + len(row.media) * (self.small_line + 6)
+
+    def has_layout(self, row: ChatRow, width: float) -> bool:
+        return (row.uid, row.version, round(width)) in self._layouts
 
     def layout(self, row: ChatRow, width: float) -> RowLayout:
         key = (row.uid, row.version, round(width))
@@ -315,7 +316,7 @@ class RowRenderer:
         chips = [p.replace("\\", "/").rsplit("/", 1)[-1] for p in row.media]
         chip_width = max((QFontMetricsF(self.small).horizontalAdvance(c) + 36 for c in chips), default=0.0)
         inner = min(inner_max, max(inner, chip_width))
-        x = width - inner - 2 * pad_x
+        x = width - 4 - inner - 2 * pad_x
         bubble = RowLayout(0)
         y = self._stack(bubble, row.text, x + pad_x, top + pad_y, inner) if row.text.strip() else top + pad_y - 6
         for name in chips:

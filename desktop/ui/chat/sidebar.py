@@ -10,6 +10,7 @@ from PySide6.QtCore import (
     QPersistentModelIndex,
     QPoint,
     QRect,
+    QRectF,
     QSize,
     Qt,
     Signal,
@@ -17,6 +18,7 @@ from PySide6.QtCore import (
 from PySide6.QtGui import QFont, QFontMetrics, QKeyEvent, QPainter, QPalette
 from PySide6.QtWidgets import (
     QAbstractItemView,
+    QFrame,
     QListWidget,
     QListWidgetItem,
     QMenu,
@@ -49,34 +51,36 @@ class _SessionDelegate(QStyledItemDelegate):
               index: QModelIndex | QPersistentModelIndex) -> None:
         opt = QStyleOptionViewItem(option)
         self.initStyleOption(opt, index)
-        style = opt.widget.style() if opt.widget is not None else None
-        text = opt.text
-        opt.text = ""
-        if style is not None:
-            style.drawControl(QStyle.ControlElement.CE_ItemViewItem, opt, painter, opt.widget)
+        palette = opt.palette
+        window, text_color = palette.color(QPalette.ColorRole.Window), palette.color(QPalette.ColorRole.Text)
         selected = bool(opt.state & QStyle.StateFlag.State_Selected)
-        role = QPalette.ColorRole.HighlightedText if selected else QPalette.ColorRole.Text
-        color = opt.palette.color(role)
+        hovered = bool(opt.state & QStyle.StateFlag.State_MouseOver)
+        painter.save()
+        painter.setRenderHint(QPainter.RenderHint.Antialiasing)
+        if selected or hovered:
+            accent = palette.color(QPalette.ColorRole.Highlight)
+            painter.setPen(Qt.PenStyle.NoPen)
+            painter.setBrush(mix(window, accent, 0.2) if selected else mix(window, text_color, 0.06))
+            painter.drawRoundedRect(QRectF(opt.rect).adjusted(2, 1, -2, -1), 7, 7)
         rect = opt.rect.adjusted(12, 7, -10, -7)
         title_font = QFont(opt.font)
-        title_font.setWeight(QFont.Weight.Medium)
+        title_font.setWeight(QFont.Weight.DemiBold if selected else QFont.Weight.Normal)
         small = QFont(opt.font)
         small.setPointSizeF(max(opt.font.pointSizeF() - 1, 7.0))
-        line = QFontMetrics(title_font).lineSpacing()
+        metrics = QFontMetrics(title_font)
+        line = metrics.lineSpacing()
         busy = bool(index.data(BUSY_ROLE))
-        painter.save()
         painter.setFont(title_font)
-        painter.setPen(color)
+        painter.setPen(text_color)
         title_rect = QRect(rect.x(), rect.y(), rect.width() - (14 if busy else 0), line)
         painter.drawText(title_rect, int(Qt.AlignmentFlag.AlignLeft | Qt.AlignmentFlag.AlignVCenter),
-                         QFontMetrics(title_font).elidedText(text, Qt.TextElideMode.ElideRight, title_rect.width()))
-        if busy:
+                         metrics.elidedText(opt.text, Qt.TextElideMode.ElideRight, title_rect.width()))
+        if busy:  # a turn is running in this chat
             painter.setPen(Qt.PenStyle.NoPen)
-            painter.setBrush(opt.palette.color(QPalette.ColorRole.Highlight) if not selected else color)
-            painter.setRenderHint(QPainter.RenderHint.Antialiasing)
+            painter.setBrush(palette.color(QPalette.ColorRole.Highlight))
             painter.drawEllipse(QPoint(rect.right() - 4, rect.y() + line // 2), 4, 4)
         painter.setFont(small)
-        painter.setPen(mix(color, opt.palette.color(QPalette.ColorRole.Base), 0.4) if not selected else color)
+        painter.setPen(mix(text_color, window, 0.45))
         detail_rect = QRect(rect.x(), rect.y() + line + 2, rect.width(), rect.height() - line - 2)
         painter.drawText(detail_rect, int(Qt.AlignmentFlag.AlignLeft | Qt.AlignmentFlag.AlignTop),
                          str(index.data(DETAIL_ROLE) or ""))
@@ -119,6 +123,9 @@ class SessionList(QWidget):
         self.list = _List(self)
         self.list.setItemDelegate(_SessionDelegate(self.list))
         self.list.setEditTriggers(QAbstractItemView.EditTrigger.NoEditTriggers)
+        self.list.setFrameShape(QFrame.Shape.NoFrame)
+        self.list.viewport().setBackgroundRole(QPalette.ColorRole.Window)
+        self.list.setMouseTracking(True)
         self.list.setHorizontalScrollBarPolicy(Qt.ScrollBarPolicy.ScrollBarAlwaysOff)
         self.list.setContextMenuPolicy(Qt.ContextMenuPolicy.CustomContextMenu)
         self.list.customContextMenuRequested.connect(self._menu)

@@ -7,6 +7,7 @@ thirty times a second (about 90 ms per relayout at 10,000 rows)."""
 
 from __future__ import annotations
 
+import time
 from bisect import bisect_right
 from collections.abc import Callable
 from itertools import accumulate
@@ -25,6 +26,8 @@ from PySide6.QtCore import (
 from PySide6.QtGui import (
     QContextMenuEvent,
     QDesktopServices,
+    QFont,
+    QFontMetricsF,
     QGuiApplication,
     QKeyEvent,
     QMouseEvent,
@@ -42,6 +45,9 @@ COLUMN_MAX = 860   # readable line length on wide windows
 MARGIN = 18
 FOOTER = 34        # room for "Working…" under the last row while a turn runs
 COPIED_MS = 1500
+PREFETCH_BUDGET = 0.004  # seconds of layout work per idle slice
+WELCOME = "What can I help with?"
+WELCOME_HINT = "Ask anything. Type / for commands; drop files or images on the window to attach them."
 
 
 class MessageView(QAbstractScrollArea):
@@ -69,6 +75,8 @@ class MessageView(QAbstractScrollArea):
         self._copied: tuple[int, str] | None = None
         self._copied_timer = QTimer(self, singleShot=True, interval=COPIED_MS)
         self._copied_timer.timeout.connect(self._clear_copied)
+        self._prefetch_timer = QTimer(self, singleShot=True, interval=0)
+        self._prefetch_timer.timeout.connect(self._prefetch)
 
     # -- model
 
@@ -103,9 +111,15 @@ class MessageView(QAbstractScrollArea):
     def _inserted(self, parent: QModelIndex, first: int, last: int) -> None:
         rows = self._rows()
         width = self._column_width()
-        self._heights[first:first] = [self.renderer.estimate(rows[i], width) for i in range(first, last + 1)]
-        self._exact[first:first] = [False] * (last - first + 1)
-        self._tops = None
+        added = [self.renderer.estimate(rows[i], width) for i in range(first, last + 1)]
+        appended = first == len(self._heights)
+        self._heights[first:first] = added
+        self._exact[first:first] = [False] * len(added)
+        if appended and self._tops is not None:
+            self._tops.extend(accumulate(added, initial=self._tops[-1]))
+            del self._tops[first + 1]  # `initial` repeats the old total
+        else:
+            self._tops = None
         self._relayout()
 
     def _changed(self, top_left: QModelIndex, bottom_right: QModelIndex, roles: object = None) -> None:
@@ -115,8 +129,7 @@ class MessageView(QAbstractScrollArea):
         self._relayout()
 
     def _busy_changed(self, busy: bool) -> None:
-        self._tops = None
-        self._relayout()
+        self._relayout()  # the footer comes or goes
 
     def _rows(self) -> list[ChatRow]:
         return self._model.rows if self._model is not None else []
@@ -162,19 +175,30 @@ class MessageView(QAbstractScrollArea):
             changed = False
             for i in range(anchor, last + 1):
                 if not self._exact[i]:
-                    height = self.renderer.layout(rows[i], width).height
                     self._exact[i] = True
-                    if height != self._heights[i]:
-                        self._heights[i] = height
-                        changed = True
+                    changed = self._set_height(i, self.renderer.layout(rows[i], width).height) or changed
             if not changed:
                 break
-            self._tops = None
             if not self._stick:
                 self._offset = min(self._ensure_tops()[anchor] + anchor_shift, self._max_offset())
         self._offset = min(max(self._offset, 0.0), self._max_offset())
         self._stick = self._stick or self._offset >= self._max_offset() - 1
         self._sync_scrollbar()
+
+    def _set_height(self, index: int, height: float) -> bool:
+        """Record a measured height; the running sums are patched in place when that is cheap (the
+        streaming row is the last one) and rebuilt lazily otherwise."""
+        delta = height - self._heights[index]
+        if not delta:
+            return False
+        self._heights[index] = height
+        tops = self._tops
+        if tops is not None and len(tops) - index < 512:
+            for j in range(index + 1, len(tops)):
+                tops[j] += delta
+        else:
+            self._tops = None
+        return True
 
     def _sync_scrollbar(self) -> None:
         bar = self.verticalScrollBar()
@@ -227,8 +251,29 @@ class MessageView(QAbstractScrollArea):
             self._exact = [False] * len(self._heights)
             self._relayout()
 
+    def _prefetch(self) -> None:
+        """Lay out the rows a screen above and below the view in idle slices of PREFETCH_BUDGET, so
+        scrolling finds them ready. Only the renderer's cache is warmed; heights change when rows show."""
+        rows = self._rows()
+        if not rows:
+            return
+        width = self._column_width()
+        screen = self.viewport().height()
+        first = self._row_at(self._offset)
+        last = self._row_at(self._offset + screen)
+        above = range(first - 1, self._row_at(self._offset - screen) - 1, -1)
+        below = range(last + 1, self._row_at(self._offset + 2 * screen) + 1)
+        deadline = time.perf_counter() + PREFETCH_BUDGET
+        for i in (*below, *above):
+            if not self.renderer.has_layout(rows[i], width):
+                if time.perf_counter() > deadline:
+                    self._prefetch_timer.start()  # more to do: continue after pending events
+                    return
+                self.renderer.layout(rows[i], width)
+
     def paintEvent(self, event: QPaintEvent) -> None:
         self._measure_visible()
+        self._prefetch_timer.start()
         painter = QPainter(self.viewport())
         painter.setRenderHint(QPainter.RenderHint.Antialiasing)
         painter.setRenderHint(QPainter.RenderHint.TextAntialiasing)
@@ -257,12 +302,25 @@ class MessageView(QAbstractScrollArea):
             painter.setPen(self.renderer.colors.muted)
             footer = QRectF(x + 4, tops[-1] - self._offset + 8, width, FOOTER - 8)
             painter.drawText(footer, int(Qt.AlignmentFlag.AlignLeft | Qt.AlignmentFlag.AlignTop), "●  Working…")
-        elif not rows:
-            painter.setFont(self.renderer.font)
-            painter.setPen(self.renderer.colors.muted)
-            painter.drawText(QRectF(self.viewport().rect()), int(Qt.AlignmentFlag.AlignCenter),
-                             "Ask anything. Type / for commands, drop files to attach them.")
+        elif not rows and (self._model is None or self._model.loaded):
+            self._paint_welcome(painter)
         painter.end()
+
+    def _paint_welcome(self, painter: QPainter) -> None:
+        area = QRectF(self.viewport().rect())
+        title = QFont(self.renderer.font)
+        title.setPointSizeF(title.pointSizeF() * 1.6)
+        title.setWeight(QFont.Weight.DemiBold)
+        line = QFontMetricsF(title).lineSpacing()
+        middle = area.center().y() - line
+        painter.setFont(title)
+        painter.setPen(self.renderer.colors.text)
+        painter.drawText(QRectF(area.left(), middle - line, area.width(), line),
+                         int(Qt.AlignmentFlag.AlignCenter), WELCOME)
+        painter.setFont(self.renderer.font)
+        painter.setPen(self.renderer.colors.muted)
+        painter.drawText(QRectF(area.left(), middle + 8, area.width(), line * 2),
+                         int(Qt.AlignmentFlag.AlignHCenter | Qt.AlignmentFlag.AlignTop), WELCOME_HINT)
 
     def _hit(self, pos: QPointF) -> tuple[ChatRow, RowLayout, QPointF] | None:
         rows = self._rows()

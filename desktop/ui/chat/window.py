@@ -10,6 +10,7 @@ import asyncio
 import importlib.util
 import logging
 import uuid
+from collections.abc import Callable
 from pathlib import Path
 
 from PySide6.QtCore import Qt, QTimer
@@ -45,9 +46,8 @@ CHANNEL = "desktop"
 STOP = "/stop"
 _STYLE = """
 #sidebar { background: palette(window); }
+QSplitter::handle { background: palette(midlight); }
 #newChat { text-align: left; padding: 7px 12px; border-radius: 7px; }
-#sidebar QListWidget { border: none; background: transparent; outline: 0; }
-#sidebar QListWidget::item { border-radius: 7px; margin: 1px 0; }
 #header { border-bottom: 1px solid palette(midlight); background: palette(base); }
 #title { font-weight: 600; }
 #composer { border: 1px solid palette(mid); border-radius: 12px; background: palette(base); }
@@ -122,6 +122,7 @@ class ChatWindow(QWidget):
         splitter.setStretchFactor(1, 1)
         splitter.setSizes([250, 790])
         splitter.setChildrenCollapsible(False)
+        splitter.setHandleWidth(1)
         layout = QHBoxLayout(self)
         layout.setContentsMargins(0, 0, 0, 0)
         layout.addWidget(splitter)
@@ -262,9 +263,15 @@ class ChatWindow(QWidget):
         """Without a model the transcript area shows the onboarding panel (or a pointer to Settings)."""
         needed = not self.bridge.core.config.model
         if needed and self._onboarding is None:
-            self._onboarding = _onboarding_panel(self.bridge)
+            self._onboarding = _onboarding_panel(self.bridge, self._configured)
             self.stack.addWidget(self._onboarding)
         self.stack.setCurrentWidget(self._onboarding if needed and self._onboarding else self.view)
+        self.composer.setEnabled(not needed)
+
+    def _configured(self) -> None:
+        self._update_onboarding()
+        self._update_header()
+        self.composer.input.setFocus()
 
     # -- window behaviour
 
@@ -304,11 +311,13 @@ class ChatWindow(QWidget):
         self.composer.input.setFocus()
 
 
-def _onboarding_panel(bridge: CoreBridge) -> QWidget:
+def _onboarding_panel(bridge: CoreBridge, configured: Callable[[], None]) -> QWidget:
+    """The first-run panel (imported only when needed), or a pointer to Settings in builds without it."""
     if importlib.util.find_spec("desktop.ui.onboarding") is not None:
-        from desktop.ui.onboarding import OnboardingPanel  # type: ignore[import-not-found]
+        from desktop.ui.onboarding import OnboardingPanel
 
-        panel: QWidget = OnboardingPanel(bridge)
+        panel = OnboardingPanel(bridge)
+        panel.configured.connect(configured)
         return panel
     label = QLabel("No model is configured yet.\nOpen Settings from the tray menu to choose one.")
     label.setAlignment(Qt.AlignmentFlag.AlignCenter)
