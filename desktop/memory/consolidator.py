@@ -6,6 +6,7 @@ from __future__ import annotations
 import asyncio
 import logging
 from collections.abc import Awaitable, Callable
+from functools import lru_cache
 from typing import Any
 
 from desktop.agent.context import ContextBuilder, prompt_text
@@ -28,18 +29,16 @@ def budget_of(config: Config) -> int:
     return config.context_window_tokens - config.max_tokens - SAFETY_TOKENS
 
 
-def pick_boundary(messages: list[dict[str, Any]], costs: list[int], need: int,
+def pick_boundary(messages: list[dict[str, Any]], keep_from: int,
                   max_chunk: int = MAX_CHUNK_MESSAGES) -> int | None:
-    """Where to cut: the index of a user message, so whole turns are archived. The first cut that
-    removes `need` tokens, else the furthest one within `max_chunk` messages; None when there is none."""
-    removed = 0
+    """Where to cut: the index of a user message, so whole turns are archived. The first one at or after
+    `keep_from` (what stays then fits), else the furthest within `max_chunk` messages; None if there is none."""
     best = None
     for index in range(1, min(len(messages), max_chunk + 1)):
-        removed += costs[index - 1]
         if messages[index].get("role") != "user":
             continue
         best = index
-        if removed >= need:
+        if index >= keep_from:
             break
     return best
 
@@ -72,7 +71,8 @@ class Consolidator:
 
     async def before_turn(self, session: Session) -> None:
         lock = self._lock(session.key)
-        if not lock.locked() and await self.estimate(session) < self.budget:
+        recent = session.messages[session.last_consolidated:]
+        if not lock.locked() and await asyncio.to_thread(self._keep_from, recent, self.budget - 1) == 0:
             return
         async with lock:
             await self.consolidate(session)
@@ -86,8 +86,9 @@ class Consolidator:
             self._spawn(self._archive_cleared(session.key, snapshot))
 
     async def estimate(self, session: Session) -> int:
-        estimate, _ = await asyncio.to_thread(self._measure, session.messages[session.last_consolidated:])
-        return estimate
+        """The whole prompt estimate (the decisions themselves only count the newest messages they need)."""
+        recent = session.messages[session.last_consolidated:]
+        return await asyncio.to_thread(lambda: self._system_tokens() + sum(self._costs(recent)))
 
     async def consolidate(self, session: Session) -> int:
         """Archive the oldest turns while the prompt estimate is at or over the budget, down to half of it.
@@ -102,18 +103,18 @@ class Consolidator:
         for round_ in range(MAX_ROUNDS):
             start = session.last_consolidated
             recent = session.messages[start:]
-            estimate, costs = await asyncio.to_thread(self._measure, recent)
-            if round_ == 0 and estimate < budget:
-                return 0
-            if estimate <= target:
-                return round_
-            cut = pick_boundary(recent, costs, estimate - target)
+            if round_ == 0 and await asyncio.to_thread(self._keep_from, recent, budget - 1) == 0:
+                return 0  # under the budget
+            keep_from = await asyncio.to_thread(self._keep_from, recent, target)
+            if keep_from == 0:
+                return round_  # at or under half the budget
+            cut = pick_boundary(recent, keep_from)
             if cut is None:
                 log.warning("consolidation of %s stopped: no user turn starts within %d messages",
                             key, MAX_CHUNK_MESSAGES)
                 return round_
-            log.info("consolidation round %d for %s: %d/%d tokens, chunk of %d messages",
-                     round_ + 1, key, estimate, budget, cut)
+            log.info("consolidation round %d for %s (budget %d tokens): archiving %d of %d messages",
+                     round_ + 1, key, budget, cut, len(recent))
             self._in_flight[key] = start + cut
             try:
                 await self.archive(key, recent[:cut])
@@ -147,17 +148,46 @@ class Consolidator:
             self.store.append_history(key, raw_archive(format_messages(messages), "the app was closing"))
             raise
 
-    def _measure(self, recent: list[dict[str, Any]]) -> tuple[int, list[int]]:
-        """Prompt estimate (system prompt + history as the loop sends it) and each message's share.
-        Messages before the first user turn are not sent, so they cost nothing."""
-        model = self.config.model
-        system = estimate_messages([{"role": "system", "content": self.context.system_prompt()}], model)
+    def _keep_from(self, recent: list[dict[str, Any]], limit: int) -> int:
+        """The oldest index from which the prompt (system + recent[i:]) stays within `limit` tokens; 0 when
+        all of it fits. Counts from the newest message back and stops at the limit, so the cost of the
+        check grows with the budget, not with the length of the session."""
+        used = self._system_tokens()
         first_user = next((i for i, m in enumerate(recent) if m.get("role") == "user"), len(recent))
-        costs = [0] * first_user + [estimate_messages([m], model) for m in recent[first_user:]]
-        return system + sum(costs), costs
+        index = len(recent)
+        model = self.config.model
+        while index > first_user:
+            cost = message_tokens(recent[index - 1], model)
+            if used + cost > limit:
+                return index
+            used += cost
+            index -= 1
+        return 0 if used <= limit else len(recent)
+
+    def _costs(self, recent: list[dict[str, Any]]) -> list[int]:
+        """Each message's share; messages before the first user turn are not sent, so they cost nothing."""
+        first_user = next((i for i, m in enumerate(recent) if m.get("role") == "user"), len(recent))
+        return [0] * first_user + [message_tokens(m, self.config.model) for m in recent[first_user:]]
+
+    def _system_tokens(self) -> int:
+        return _text_message_tokens(self.context.system_prompt(), self.config.model)
 
     def _lock(self, key: str) -> asyncio.Lock:
         return self._locks.setdefault(key, asyncio.Lock())
+
+
+def message_tokens(message: dict[str, Any], model: str) -> int:
+    """One message's share of the estimate. Plain text messages are remembered by their text, so the
+    estimate that runs before every turn and in every round costs a dictionary lookup per message."""
+    content = message.get("content")
+    if isinstance(content, str) and not message.get("tool_calls"):
+        return _text_message_tokens(content, model)
+    return estimate_messages([message], model)
+
+
+@lru_cache(maxsize=50_000)
+def _text_message_tokens(content: str, model: str) -> int:
+    return estimate_messages([{"content": content}], model)
 
 
 def raw_archive(transcript: str, reason: str) -> str:

@@ -1,0 +1,199 @@
+"""The Memory tab: MEMORY.md, USER.md and SOUL.md, rendered or edited. A save is atomic and recorded
+in the memory history (so it can be undone); changes made on disk by others show up by themselves."""
+
+from __future__ import annotations
+
+import asyncio
+from pathlib import Path
+
+from PySide6.QtCore import QFileSystemWatcher, QStringListModel, Qt, QTimer, Signal
+from PySide6.QtGui import QFont, QFontDatabase, QKeySequence, QShortcut
+from PySide6.QtWidgets import (QAbstractItemView, QHBoxLayout, QLabel, QListView, QPlainTextEdit, QPushButton,
+                               QStackedWidget, QTextBrowser, QVBoxLayout, QWidget)
+
+from desktop.atomic import atomic_write_text
+from desktop.memory.git_history import GitError
+from desktop.ui.bridge import CoreBridge
+from desktop.ui.skills.details import Notice
+from desktop.ui.skills.model import AMBER, GREEN, RED
+from desktop.ui.tasks import spawn
+
+# (label in the list, path relative to the workspace)
+FILES = (("MEMORY.md — long-term facts", "memory/MEMORY.md"),
+         ("USER.md — about you", "USER.md"),
+         ("SOUL.md — the assistant's manner", "SOUL.md"))
+RELOAD_DELAY_MS = 200
+
+
+def _read(path: Path) -> str:
+    return path.read_text(encoding="utf-8", errors="replace") if path.is_file() else ""
+
+
+class MemoryFilesTab(QWidget):
+    saved = Signal(str)  # workspace-relative path, after a save was written and recorded
+
+    def __init__(self, bridge: CoreBridge, parent: QWidget | None = None) -> None:
+        super().__init__(parent)
+        self.bridge = bridge
+        self.current = FILES[0][1]
+        self._disk: dict[str, str] = {}  # what each file held when last read or saved
+        self._on_disk_now: dict[str, str] | None = None  # newer disk contents held back while editing
+        self._editing = False
+
+        self.files = QListView()
+        self.files.setModel(QStringListModel([label for label, _ in FILES], self))
+        self.files.setEditTriggers(QAbstractItemView.EditTrigger.NoEditTriggers)
+        self.files.setHorizontalScrollBarPolicy(Qt.ScrollBarPolicy.ScrollBarAlwaysOff)
+        self.files.setFixedWidth(max(self.fontMetrics().horizontalAdvance(label) for label, _ in FILES) + 24)
+        self.view = QTextBrowser()
+        self.view.setOpenExternalLinks(True)
+        self.editor = QPlainTextEdit()
+        mono = QFontDatabase.systemFont(QFontDatabase.SystemFont.FixedFont)
+        mono.setStyleHint(QFont.StyleHint.Monospace)
+        self.editor.setFont(mono)
+        self.stack = QStackedWidget()
+        self.stack.addWidget(self.view)
+        self.stack.addWidget(self.editor)
+        self.title = QLabel()
+        self.title.setTextInteractionFlags(Qt.TextInteractionFlag.TextSelectableByMouse)
+        self.edit_button = QPushButton("Edit")
+        self.save_button = QPushButton("Save")
+        self.cancel_button = QPushButton("Cancel")
+        self.notice = Notice()
+        self.load_theirs = QPushButton("Load the version on disk")
+        self.load_theirs.hide()
+        buttons = QHBoxLayout()
+        buttons.addWidget(self.title, 1)
+        for button in (self.load_theirs, self.edit_button, self.cancel_button, self.save_button):
+            buttons.addWidget(button)
+        right = QVBoxLayout()
+        right.addLayout(buttons)
+        right.addWidget(self.notice)
+        right.addWidget(self.stack, 1)
+        layout = QHBoxLayout(self)
+        layout.addWidget(self.files)
+        layout.addLayout(right, 1)
+
+        self.watcher = QFileSystemWatcher(self)
+        self._reload_timer = QTimer(self)
+        self._reload_timer.setSingleShot(True)
+        self._reload_timer.setInterval(RELOAD_DELAY_MS)
+        self._reload_timer.timeout.connect(lambda: spawn(self.reload()))
+        self.watcher.fileChanged.connect(lambda _p: self._reload_timer.start())
+        self.watcher.directoryChanged.connect(lambda _p: self._reload_timer.start())
+        self.files.selectionModel().currentRowChanged.connect(lambda index, _prev: self._pick(index.row()))
+        self.edit_button.clicked.connect(self.start_editing)
+        self.cancel_button.clicked.connect(self.stop_editing)
+        self.save_button.clicked.connect(lambda: spawn(self.save()))
+        self.load_theirs.clicked.connect(self._take_disk_version)
+        QShortcut(QKeySequence.StandardKey.Save, self.editor, activated=lambda: spawn(self.save()))
+        self.files.setCurrentIndex(self.files.model().index(0, 0))
+        self._show_mode()
+
+    def path(self, name: str | None = None) -> Path:
+        return self.bridge.core.workspace / (name or self.current)
+
+    @property
+    def dirty(self) -> bool:
+        return self._editing and self.editor.toPlainText() != self._disk.get(self.current, "")
+
+    async def reload(self) -> None:
+        """Read the files again; show the current one unless the user has unsaved edits of it."""
+        workspace = self.bridge.core.workspace
+        texts = await asyncio.to_thread(lambda: {name: _read(workspace / name) for _, name in FILES})
+        self._watch(workspace)
+        changed = texts.get(self.current) != self._disk.get(self.current)
+        if self.dirty and changed:
+            self.notice.show_html(AMBER, f"{self.current} was changed outside this window. Your edits are "
+                                         "kept until you save or load the version on disk.")
+            self.load_theirs.show()
+            self._on_disk_now = texts
+            return
+        self._disk = texts
+        if changed or not self._editing:
+            self._render()
+
+    def start_editing(self) -> None:
+        self._editing = True
+        self.editor.setPlainText(self._disk.get(self.current, ""))
+        self._show_mode()
+        self.editor.setFocus()
+
+    def stop_editing(self) -> None:
+        self._editing = False
+        self.load_theirs.hide()
+        self.notice.hide()
+        self._render()
+        self._show_mode()
+
+    async def save(self) -> bool:
+        if not self._editing:
+            return False
+        name, text = self.current, self.editor.toPlainText()
+        git = self.bridge.core.memory.git
+        try:
+            await git.ensure()  # a first-ever change needs the version before it recorded first
+        except GitError as exc:
+            self.notice.show_html(AMBER, f"The memory history is unavailable ({exc}); saving anyway.")
+        try:
+            await asyncio.to_thread(atomic_write_text, self.path(name), text)
+        except OSError as exc:
+            self.notice.show_html(RED, f"Could not save {name}: {exc.strerror or exc}. Your text is still here.")
+            return False
+        self._disk[name] = text
+        self._editing = False
+        self.load_theirs.hide()
+        self._render()
+        self._show_mode()
+        try:
+            rev = await git.commit([name], f"Edit {name} by hand")
+        except GitError as exc:
+            self.notice.show_html(AMBER, f"Saved {name}, but it could not be recorded in the history: {exc}")
+        else:
+            note = f" (change {rev[:7]}, undoable in Changes)" if rev else ""
+            self.notice.show_html(GREEN, f"Saved {name}{note}.")
+        self.saved.emit(name)
+        return True
+
+    def _pick(self, row: int) -> None:
+        if row < 0 or FILES[row][1] == self.current:
+            return
+        if self.dirty:  # never lose typing: stay on the file being edited
+            self.notice.show_html(AMBER, f"Save or cancel your edits of {self.current} first.")
+            index = next(i for i, (_, n) in enumerate(FILES) if n == self.current)
+            self.files.setCurrentIndex(self.files.model().index(index, 0))
+            return
+        self.current = FILES[row][1]
+        self._editing = False
+        self.notice.hide()
+        self._render()
+        self._show_mode()
+
+    def _render(self) -> None:
+        text = self._disk.get(self.current, "")
+        self.title.setText(f"<b>{self.current}</b>  <span style='color:gray'>{self.path()}</span>")
+        if self._editing:
+            self.editor.setPlainText(text)
+        else:
+            self.view.setMarkdown(text or "*This file is empty.*")
+
+    def _show_mode(self) -> None:
+        self.stack.setCurrentWidget(self.editor if self._editing else self.view)
+        self.edit_button.setVisible(not self._editing)
+        self.save_button.setVisible(self._editing)
+        self.cancel_button.setVisible(self._editing)
+
+    def _take_disk_version(self) -> None:
+        if self._on_disk_now is not None:
+            self._disk, self._on_disk_now = self._on_disk_now, None
+        self.load_theirs.hide()
+        self.notice.hide()
+        self.editor.setPlainText(self._disk.get(self.current, ""))
+
+    def _watch(self, workspace: Path) -> None:
+        """Atomic writes replace files, which drops them from the watcher: re-add every time."""
+        wanted = [str(workspace / name) for _, name in FILES if (workspace / name).exists()]
+        wanted += [str(workspace), str(workspace / "memory")]
+        missing = [p for p in wanted if p not in self.watcher.files() + self.watcher.directories()]
+        if missing:
+            self.watcher.addPaths(missing)

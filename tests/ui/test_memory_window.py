@@ -1,0 +1,237 @@
+"""The memory window driven like a user would: edit and save a memory file, see outside edits, restore a
+change, search the history, manage sessions; and the Dream timer's notification."""
+
+from __future__ import annotations
+
+import json
+import os
+import subprocess
+from collections.abc import AsyncIterator
+from datetime import datetime, timedelta
+from pathlib import Path
+from typing import Any
+
+import pytest
+from PySide6.QtCore import QDate, Qt
+
+from desktop import notify
+from desktop.ui import tasks
+from desktop.ui.bridge import CoreBridge
+from desktop.ui.dream_timer import BUSY_RETRY_MS, DreamTimer
+from desktop.ui.memory_window import MemoryWindow
+from tests.fakeserver import FakeOpenAI
+from tests.ui.conftest import until
+
+SHOTS = os.environ.get("MEMORY_SHOTS")  # a folder: save screenshots of each tab there
+
+
+@pytest.fixture
+async def window(bridge: CoreBridge, qtbot) -> AsyncIterator[MemoryWindow]:  # type: ignore[no-untyped-def]
+    made = MemoryWindow(bridge)
+    qtbot.addWidget(made)
+    made.resize(1040, 700)
+    made.show()
+    yield made
+    made.hide()
+    await until(lambda: not tasks._running, message="the window's background work to finish")
+
+
+def shot(widget: Any, name: str) -> None:
+    if SHOTS:
+        Path(SHOTS).mkdir(parents=True, exist_ok=True)
+        widget.grab().save(str(Path(SHOTS) / f"{name}.png"))
+
+
+def type_text(qtbot, widget: Any, text: str) -> None:  # type: ignore[no-untyped-def]
+    """keyClicks cannot type a newline: press Return between lines."""
+    for number, line in enumerate(text.split("\n")):
+        if number:
+            qtbot.keyClick(widget, Qt.Key.Key_Return)
+        if line:
+            qtbot.keyClicks(widget, line)
+
+
+def git_subjects(workspace: Path) -> list[str]:
+    out = subprocess.run(["git", "log", "--format=%s"], cwd=workspace, capture_output=True, text=True)
+    return out.stdout.splitlines()
+
+
+async def test_edit_and_save_a_memory_file(window: MemoryWindow, qtbot) -> None:  # type: ignore[no-untyped-def]
+    tab = window.memory
+    workspace = window.bridge.core.workspace
+    await until(lambda: "Long-term memory" in tab.view.toPlainText())
+    qtbot.mouseClick(tab.edit_button, Qt.MouseButton.LeftButton)
+    assert tab.stack.currentWidget() is tab.editor
+    tab.editor.moveCursor(tab.editor.textCursor().MoveOperation.End)
+    type_text(qtbot, tab.editor, "\n## Projects\n- Atlas runs on Postgres 16\n")
+    shot(window, "memory-editing")
+    qtbot.mouseClick(tab.save_button, Qt.MouseButton.LeftButton)
+    await until(lambda: "Saved memory/MEMORY.md" in tab.notice.text())
+    saved = (workspace / "memory" / "MEMORY.md").read_text()
+    assert saved.endswith("## Projects\n- Atlas runs on Postgres 16\n")
+    assert tab.stack.currentWidget() is tab.view and "Atlas runs on Postgres 16" in tab.view.toPlainText()
+    assert git_subjects(workspace)[0] == "Edit memory/MEMORY.md by hand"
+    assert "Atlas" in window.bridge.core.context.system_prompt()  # the next turn sees it
+    shot(window, "memory")
+
+
+async def test_outside_edits_reload_but_never_overwrite_typing(window: MemoryWindow, qtbot) -> None:  # type: ignore[no-untyped-def]
+    tab = window.memory
+    user = window.bridge.core.workspace / "USER.md"
+    tab.files.setCurrentIndex(tab.files.model().index(1, 0))
+    await until(lambda: "About the user" in tab.view.toPlainText())
+    user.write_text("# About the user\n\n- Name: Sam\n")
+    await until(lambda: "Name: Sam" in tab.view.toPlainText(), message="the outside edit to show")
+    qtbot.mouseClick(tab.edit_button, Qt.MouseButton.LeftButton)
+    qtbot.keyClicks(tab.editor, "my words ")
+    user.write_text("# About the user\n\n- Name: Alex\n")
+    await until(lambda: tab.load_theirs.isVisible(), message="the conflict notice")
+    assert "changed outside this window" in tab.notice.text()
+    assert tab.editor.toPlainText().startswith("my words ")  # typing kept
+    qtbot.mouseClick(tab.load_theirs, Qt.MouseButton.LeftButton)
+    assert "Name: Alex" in tab.editor.toPlainText()
+
+
+async def test_restore_a_change_from_its_diff(window: MemoryWindow, qtbot) -> None:  # type: ignore[no-untyped-def]
+    core = window.bridge.core
+    user = core.workspace / "USER.md"
+    original = user.read_text()
+    await core.memory.git.ensure()
+    user.write_text(original.replace("- Name:", "- Name: Sam"))
+    rev = await core.memory.git.commit(["USER.md"], "Dream: update USER.md\n\n- [USER] Name is Sam")
+    assert rev is not None
+    window.show_commit(rev[:7])
+    tab = window.changes
+    await until(lambda: tab.shown_rev == rev and "Name: Sam" in tab.diff.toPlainText())
+    assert window.tabs.currentWidget() is tab
+    assert "background:#dcfce7" in tab.diff.toHtml().replace(" ", "") or "#dcfce7" in tab.diff.toHtml()
+    assert "Dream: update USER.md" in tab.title.text()
+    shot(window, "changes")
+    qtbot.mouseClick(tab.restore_button, Qt.MouseButton.LeftButton)
+    await until(lambda: "Restored USER.md" in tab.notice.text())
+    assert user.read_text() == original
+    await until(lambda: tab.model.rowCount() == 3)
+    assert tab.model.item(0).text().startswith(f"Restore USER.md to before {rev[:7]}")
+    assert git_subjects(core.workspace)[:2] == [f"Restore USER.md to before {rev[:7]}", "Dream: update USER.md"]
+
+
+def write_history(path: Path, count: int) -> None:
+    start = datetime(2026, 1, 1, 9, 0)
+    with open(path, "w", encoding="utf-8") as fh:
+        for i in range(1, count + 1):
+            day = start + timedelta(days=i // 100)
+            content = f"Entry {i}: " + ("found the blue needle in the haystack" if i % 250 == 0 else "ordinary talk")
+            fh.write(json.dumps({"cursor": i, "timestamp": day.isoformat(), "session_key": f"desktop:s{i % 7}",
+                                 "content": content}) + "\n")
+
+
+async def test_history_search_by_text_regex_and_date(window: MemoryWindow, qtbot) -> None:  # type: ignore[no-untyped-def]
+    write_history(window.bridge.core.memory.store.history_file, 3000)
+    tab = window.history
+    window.tabs.setCurrentWidget(tab)
+    await until(lambda: tab.loaded and not tab.searching and tab.model.rowCount() == 3000)
+    assert tab.model.entries[0].cursor == 3000  # newest first
+    assert tab.model.index(0, 2).data() == "Entry 3000: found the blue needle in the haystack"
+
+    qtbot.keyClicks(tab.text, "BLUE needle")
+    await until(lambda: tab.status.text().startswith("12 matches"), message="the substring search")
+    assert [e.cursor for e in tab.model.entries][:3] == [3000, 2750, 2500]
+    shot(window, "history")
+
+    tab.text.clear()
+    qtbot.keyClicks(tab.text, r"Entry 2\d{3}: found")
+    tab.regex.setChecked(True)
+    await until(lambda: tab.status.text().startswith("4 matches"), message="the regex search")
+    assert [e.cursor for e in tab.model.entries] == [2750, 2500, 2250, 2000]
+
+    tab.regex.setChecked(False)
+    tab.text.setText("needle")
+    tab.by_date.setChecked(True)
+    tab.first_day.setDate(QDate(2026, 1, 3))  # entries 200-299
+    tab.last_day.setDate(QDate(2026, 1, 8))  # ... to 799
+    await until(lambda: tab.status.text().startswith("3 matches"), message="the date range")
+    assert [e.cursor for e in tab.model.entries] == [750, 500, 250]
+
+    tab.by_date.setChecked(False)
+    tab.regex.setChecked(True)
+    tab.text.setText("needle(")
+    await until(lambda: tab.status.text().startswith("Invalid regular expression"))
+    assert tab.model.rowCount() == 0
+
+    tab.regex.setChecked(False)
+    tab.text.setText("needle")
+    await until(lambda: not tab.searching and tab.model.rowCount() == 12)
+    tab.table.selectRow(1)
+    assert tab.detail.toPlainText().endswith("Entry 2750: found the blue needle in the haystack")
+    assert "desktop:s" in tab.detail.toPlainText()
+
+
+async def test_sessions_open_export_and_delete(window: MemoryWindow, tmp_path: Path) -> None:
+    core = window.bridge.core
+    for key, title in (("desktop:a", "Trip to Lyon"), ("desktop:b", "Tax forms")):
+        session = await core.sessions.load(key)
+        session.metadata["title"] = title
+        await core.sessions.append(session, {"role": "user", "content": f"About {title}"},
+                                   {"role": "assistant", "content": f"Sure, {title}."})
+    tab = window.sessions
+    window.tabs.setCurrentWidget(tab)
+    await until(lambda: tab.model.rowCount() == 2)
+    titles = {tab.model.item(r, 0).text(): tab.model.item(r, 2).data(Qt.ItemDataRole.DisplayRole)
+              for r in range(2)}
+    assert titles == {"Trip to Lyon": 2, "Tax forms": 2}
+    shot(window, "sessions")
+
+    opened: list[str] = []
+    window.open_session.connect(opened.append)
+    tab.select("desktop:a")
+    tab.open_button.click()
+    assert opened == ["desktop:a"]
+
+    target = tmp_path / "lyon.md"
+
+    async def pick(suggested: str) -> Path:
+        assert suggested == "Trip-to-Lyon.md"
+        return target
+
+    tab.pick_export_path = pick
+    assert await tab.export() == target
+    text = target.read_text()
+    assert text.startswith("# Trip to Lyon\n") and "**You**" in text and "About Trip to Lyon" in text
+    assert "**Nanobot**" in text and "Sure, Trip to Lyon." in text
+
+    answers = [False, True]
+
+    async def confirm(title: str, text: str, action: str) -> bool:
+        assert action == "Delete" and "Trip to Lyon" in text
+        return answers.pop(0)
+
+    tab.confirm = confirm
+    assert await tab.delete() is False and core.sessions.path_for("desktop:a").exists()
+    assert await tab.delete() is True
+    assert not core.sessions.path_for("desktop:a").exists()
+    assert [tab.model.item(r, 0).text() for r in range(tab.model.rowCount())] == ["Tax forms"]
+
+
+async def test_dream_timer_notifies_with_the_changed_files(bridge: CoreBridge, fake: FakeOpenAI) -> None:
+    core = bridge.core
+    timer = DreamTimer(core)
+    notes: list[tuple[str, str]] = []
+    notify.install(lambda title, body, session: notes.append((title, body)))
+    updates: list[tuple[str, list[str]]] = []
+    timer.memory_updated.connect(lambda rev, files: updates.append((rev, files)))
+    try:
+        assert await timer.run_once() is None  # no history yet: no model call
+        assert fake.requests == []
+        core.memory.store.append_history("desktop:x", "Sam likes tea")
+        fake.add({"content": "[USER] likes tea"},
+                 {"tool_calls": [{"name": "edit_file", "arguments": {"path": "USER.md", "old_text": "- Name:",
+                                                                     "new_text": "- Name:\n- Likes tea"}}]},
+                 {"content": "done"})
+        result = await timer.run_once()
+    finally:
+        notify.install(None)
+        timer.stop()
+    assert result is not None and result.changed == ["USER.md"]
+    assert notes == [("Memory updated", "Dream updated USER.md.")]
+    assert updates == [(result.rev, ["USER.md"])]
+    assert BUSY_RETRY_MS < timer.interval_ms
