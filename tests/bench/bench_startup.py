@@ -23,11 +23,11 @@ from pathlib import Path
 
 sys.path.insert(0, str(Path(__file__).resolve().parents[2]))
 
-from Xlib import X, XK, display  # noqa: E402
+from Xlib import XK, X, display  # noqa: E402
 from Xlib.ext import xtest  # noqa: E402
 
 from tests.e2e.conftest import make_home  # noqa: E402
-from tests.e2e.desktop import AppProcess, Desktop, missing_tools, wait_for  # noqa: E402
+from tests.e2e.xdesktop import AppProcess, Desktop, missing_tools, wait_for  # noqa: E402
 from tests.fakeserver import FakeOpenAI  # noqa: E402
 
 APP_CLASS = b"nanobot-tray"

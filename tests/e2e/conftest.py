@@ -1,4 +1,4 @@
-"""End-to-end fixtures: a private X desktop (see desktop.py), the scripted model server, app homes.
+"""End-to-end fixtures: a private X desktop (see xdesktop.py), the scripted model server, app homes.
 
 In-process tests here run on a qasync loop like tests/ui (same loop factory and `until`)."""
 
@@ -11,7 +11,7 @@ from pathlib import Path
 import pytest
 import yaml
 
-from tests.e2e.desktop import Desktop, missing_tools
+from tests.e2e.xdesktop import Desktop, missing_tools
 from tests.fakeserver import FakeOpenAI
 from tests.ui.conftest import pytest_asyncio_loop_factories  # noqa: F401  (the qasync loop for async tests)
 

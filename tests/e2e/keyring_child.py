@@ -43,8 +43,8 @@ async def save_through_settings(secret: str) -> dict[str, Any]:
     bridge.event.connect(lambda e: ends.append(e) if isinstance(e, (TurnFinished, TurnError)) else None)
     bridge.send("desktop:keyring", "ping")
     await until(lambda: ends, timeout=60)
-    lookup = subprocess.run(["secret-tool", "lookup", "service", "nanobot-tray", "username", "openai"],
-                            capture_output=True, text=True, timeout=30)
+    lookup = await asyncio.to_thread(subprocess.run, ["secret-tool", "lookup", "service", "nanobot-tray",
+                                                      "username", "openai"], capture_output=True, text=True, timeout=30)
     result = {"backend": secrets.backend_name(), "note": note, "status": window.status.text(),
               "stored": await asyncio.to_thread(secrets.get_key, "openai") == secret,
               "secret_tool": lookup.stdout.strip() == secret, "turn": type(ends[0]).__name__}

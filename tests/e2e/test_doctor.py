@@ -8,7 +8,7 @@ from pathlib import Path
 
 import pytest
 
-from tests.e2e.desktop import REPO, Desktop
+from tests.e2e.xdesktop import REPO, Desktop
 
 pytestmark = pytest.mark.e2e
 

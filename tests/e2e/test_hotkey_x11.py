@@ -9,7 +9,7 @@ from PySide6.QtCore import QThread
 from PySide6.QtWidgets import QApplication
 
 from desktop.ui.hotkey import Hotkey
-from tests.e2e.desktop import Desktop
+from tests.e2e.xdesktop import Desktop
 from tests.ui.conftest import until
 
 pytestmark = pytest.mark.e2e

@@ -14,7 +14,7 @@ from pathlib import Path
 import pytest
 
 from tests.e2e.conftest import make_home
-from tests.e2e.desktop import REPO
+from tests.e2e.xdesktop import REPO
 from tests.fakeserver import FakeOpenAI
 
 pytestmark = pytest.mark.e2e

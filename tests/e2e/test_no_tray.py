@@ -11,7 +11,7 @@ from collections.abc import Iterator
 import pytest
 
 from tests.e2e.conftest import make_home, start_desktop
-from tests.e2e.desktop import AppProcess, Desktop, wait_for
+from tests.e2e.xdesktop import AppProcess, Desktop, wait_for
 from tests.fakeserver import FakeOpenAI
 
 pytestmark = pytest.mark.e2e

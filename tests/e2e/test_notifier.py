@@ -8,7 +8,7 @@ import pytest
 from PySide6.QtWidgets import QSystemTrayIcon
 
 from desktop.ui.notifier import Notifier
-from tests.e2e.desktop import Desktop
+from tests.e2e.xdesktop import Desktop
 from tests.ui.conftest import until
 
 pytestmark = pytest.mark.e2e

@@ -12,7 +12,7 @@ from jeepney import DBusAddress, Properties
 from jeepney.io.blocking import open_dbus_connection
 
 from tests.e2e.conftest import make_home, start_desktop
-from tests.e2e.desktop import AppProcess, Desktop, wait_for
+from tests.e2e.xdesktop import AppProcess, Desktop, wait_for
 from tests.fakeserver import FakeOpenAI
 
 pytestmark = pytest.mark.e2e

@@ -15,7 +15,7 @@ from pathlib import Path
 import pytest
 
 from tests.e2e.conftest import make_home
-from tests.e2e.desktop import REPO, AppProcess, Desktop, Window, wait_for
+from tests.e2e.xdesktop import REPO, AppProcess, Desktop, Window, wait_for
 from tests.fakeserver import FakeOpenAI
 
 pytestmark = pytest.mark.e2e

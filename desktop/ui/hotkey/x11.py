@@ -34,7 +34,7 @@ def keysym_name(key: str) -> str:
 def grab(chord: Chord) -> tuple[Any, int, list[tuple[int, int]]]:
     """Open a display connection and grab `chord` in all lock variants → (display, keycode, grabs)."""
     try:
-        from Xlib import X, XK, display, error
+        from Xlib import XK, X, display, error
     except ImportError as exc:
         raise HotkeyError("python-xlib is not installed, so the hotkey cannot be grabbed on X11 "
                           "(pip install python-xlib)") from exc

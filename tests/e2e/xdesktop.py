@@ -106,8 +106,7 @@ class Desktop:
             self._spawn("panel", ["xfce4-panel", "--disable-wm-check"], env)
             wait_for(lambda: self.bus_has("org.kde.StatusNotifierWatcher"), 30, "xfce4-panel's SNI watcher")
         self._spawn("dunst", ["dunst", "-verbosity", "info"], env)
-        self._spawn("dbus-monitor", ["dbus-monitor", "--session", "interface='org.freedesktop.Notifications'"], env,
-                    stdout=open(self.logs / "dbus-monitor.log", "wb"))
+        self._spawn("dbus-monitor", ["dbus-monitor", "--session", "interface='org.freedesktop.Notifications'"], env)
         wait_for(lambda: self.bus_has("org.freedesktop.Notifications"), 15, "dunst on the session bus")
 
     def start_tray(self) -> None:
@@ -129,10 +128,10 @@ class Desktop:
                 proc.wait(5)
         self.procs.clear()
 
-    def _spawn(self, name: str, argv: list[str], env: dict[str, str], **kw: Any) -> subprocess.Popen[Any]:
-        kw.setdefault("stdout", open(self.logs / f"{name}.log", "ab"))
-        proc = subprocess.Popen(argv, env=env, stdin=subprocess.DEVNULL, stderr=open(self.logs / f"{name}.err", "ab"),
-                                **kw)
+    def _spawn(self, name: str, argv: list[str], env: dict[str, str], stdout: Any = None,
+               **kw: Any) -> subprocess.Popen[Any]:
+        with open(self.logs / f"{name}.log", "ab") as out, open(self.logs / f"{name}.err", "ab") as err:
+            proc = subprocess.Popen(argv, env=env, stdin=subprocess.DEVNULL, stdout=stdout or out, stderr=err, **kw)
         self.procs.append(proc)
         return proc
 
@@ -182,7 +181,7 @@ class Desktop:
         return path
 
     def notifications_log(self) -> str:
-        return (self.logs / "dbus-monitor.log").read_text(errors="replace")
+        return (self.logs / "dbus-monitor.log").read_text(errors="replace")  # written by _spawn
 
     def bus_has(self, name: str) -> bool:
         out = self._run(["dbus-send", "--session", "--print-reply", "--dest=org.freedesktop.DBus", "/",
@@ -209,8 +208,9 @@ class AppProcess:
                     "LITELLM_LOCAL_MODEL_COST_MAP": "True", **(extra_env or {})}
         self.log = home.parent / f"{home.name}-app.log"
         self.started = time.monotonic()
-        self.proc = subprocess.Popen([sys.executable, "-m", "desktop", "-v", *args], env=self.env, cwd=str(REPO),
-                                     stdin=subprocess.DEVNULL, stdout=open(self.log, "ab"), stderr=subprocess.STDOUT)
+        with open(self.log, "ab") as out:
+            self.proc = subprocess.Popen([sys.executable, "-m", "desktop", "-v", *args], env=self.env, cwd=str(REPO),
+                                         stdin=subprocess.DEVNULL, stdout=out, stderr=subprocess.STDOUT)
 
     def log_text(self) -> str:
         return self.log.read_text(errors="replace") if self.log.exists() else ""
