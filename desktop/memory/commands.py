@@ -12,6 +12,8 @@ DIFF_CHARS = 8000
 
 def add_memory_commands(commands: Commands, dream: Dream) -> None:
     async def run_dream(ctx: CommandContext) -> str:
+        if dream.running:
+            return "A Dream is already running; `/dream-log` shows what it changed once it is done."
         try:
             return (await dream.run()).describe()
         except (DreamError, GitError) as exc:

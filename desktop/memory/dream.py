@@ -171,7 +171,8 @@ class Dream:
         """New entries, oldest first, as many as fit half the prompt budget (the rest wait for the next run)."""
         entries = self.store.read_history(since)
         room = max(budget_of(self.config) // 2, 1)
-        taken, used = [], 0
+        taken: list[HistoryEntry] = []
+        used = 0
         for entry in entries:
             used += count_text(entry.content, self.config.model) + 20
             if taken and used > room:
@@ -186,7 +187,7 @@ def _read_memory_files(workspace: Path) -> dict[str, str]:
 
 
 def _taken_skill_names(workspace: Path) -> frozenset[str]:
-    names = set()
+    names: set[str] = set()
     for _, root in skill_roots(workspace):
         if root.is_dir():
             names.update(p.name for p in root.iterdir() if p.is_dir())

@@ -11,7 +11,7 @@ import shutil
 from dataclasses import dataclass
 from datetime import datetime, timedelta, timezone
 from pathlib import Path
-from typing import TYPE_CHECKING, Any, TypeVar
+from typing import TYPE_CHECKING, Any, TypeVar, cast
 
 from desktop.atomic import atomic_write_text
 from desktop.memory.store import MEMORY_FILES, MemoryStore
@@ -236,8 +236,10 @@ class _DulwichGit:
 
             names = []
             for change in tree_changes(repo.object_store, _parent_tree(repo, commit), commit.tree):
-                entry = change.new if change.new is not None and change.new.path else change.old
-                names.append(entry.path.decode(errors="replace"))
+                for side in (change.new, change.old):  # a deletion has only the old side
+                    if side is not None and side.path:
+                        names.append(side.path.decode(errors="replace"))
+                        break
             return names
 
         return await asyncio.to_thread(self._with_commit, rev, changed)
@@ -260,7 +262,7 @@ class _DulwichGit:
                 _, sha = tree_lookup_path(repo.__getitem__, commit.tree, path.encode())
             except KeyError:
                 return None
-            return repo[sha].data
+            return repo[sha].as_raw_string()
 
         return await asyncio.to_thread(self._with_commit, rev, blob)
 
@@ -290,7 +292,7 @@ class _DulwichGit:
                 porcelain.add(repo, present)
             tree = repo.open_index().commit(repo.object_store)
             try:
-                head_tree = repo[repo.head()].tree
+                head_tree = cast("RawCommit", repo[repo.head()]).tree
             except KeyError:
                 head_tree = None if present else tree  # an empty first commit is not worth making
             if tree == head_tree:
@@ -319,4 +321,4 @@ def _commit_of(repo: Repo, commit: RawCommit) -> Commit:
 
 
 def _parent_tree(repo: Repo, commit: RawCommit) -> Any:
-    return repo[commit.parents[0]].tree if commit.parents else None
+    return cast("RawCommit", repo[commit.parents[0]]).tree if commit.parents else None

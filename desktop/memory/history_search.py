@@ -14,6 +14,7 @@ from pathlib import Path
 from desktop.memory.store import HistoryEntry
 
 BATCH = 500
+_BLOCK = 256 * 1024
 
 
 @dataclass(frozen=True)
@@ -30,37 +31,33 @@ class Query:
     def matcher(self) -> Callable[[HistoryEntry], bool]:
         """Case-insensitive. Raises re.error for a bad regular expression (the caller shows it)."""
         first, last = self.first_day, self.last_day
-        if self.regex and self.text:
-            pattern = re.compile(self.text, re.IGNORECASE)
-            found: Callable[[str], bool] = lambda content: pattern.search(content) is not None  # noqa: E731
-        else:  # plain text: lower() and `in` are several times faster than an IGNORECASE regex
-            needle = self.text.lower()
-            found = lambda content: needle in content.lower()  # noqa: E731
+        pattern = re.compile(self.text, re.IGNORECASE) if self.regex and self.text else None
+        needle = self.text.lower()  # plain text: lower() and `in` are several times faster than an IGNORECASE regex
 
         def matches(entry: HistoryEntry) -> bool:
             day = entry.timestamp[:10]
             if (first and day < first) or (last and day > last):
                 return False
-            return found(entry.content)
+            if pattern is not None:
+                return pattern.search(entry.content) is not None
+            return needle in entry.content.lower()
 
         return matches
 
 
 def read_newest(path: Path, count: int) -> list[HistoryEntry]:
     """The last `count` readable entries, newest first, reading backwards from the end of the file."""
+    data = b""
     try:
-        fh = open(path, "rb")
+        with open(path, "rb") as fh:
+            position = fh.seek(0, os.SEEK_END)
+            while position > 0 and data.count(b"\n") <= count:
+                step = min(_BLOCK, position)
+                position -= step
+                fh.seek(position)
+                data = fh.read(step) + data
     except FileNotFoundError:
         return []
-    with fh:
-        position = fh.seek(0, os.SEEK_END)
-        block = 256 * 1024
-        data = b""
-        while position > 0 and data.count(b"\n") <= count:
-            step = min(block, position)
-            position -= step
-            fh.seek(position)
-            data = fh.read(step) + data
     lines = data.split(b"\n")
     if position > 0:
         lines = lines[1:]  # the first line of the window may be cut

@@ -50,7 +50,7 @@ def apply_steps() -> list[dict[str, Any]]:
 
 
 def git_subjects(core: Core) -> list[str]:
-    out = subprocess.run(["git", "log", "--format=%s"], cwd=core.workspace, capture_output=True, text=True)
+    out = subprocess.run(["git", "log", "--format=%s"], check=False, cwd=core.workspace, capture_output=True, text=True)
     return out.stdout.splitlines()
 
 
@@ -83,7 +83,7 @@ async def test_dream_applies_findings_commits_and_advances(core: Core, fake: Fak
     assert log[0].rev == result.rev and "- [USER] Name is Sam" in log[0].body
     _, files, diff = await core.memory.git.show(result.rev[:7])
     assert files == result.changed and "+- Name: Sam" in diff
-    tracked = subprocess.run(["git", "ls-files"], cwd=ws, capture_output=True, text=True).stdout.split()
+    tracked = subprocess.run(["git", "ls-files"], check=True, cwd=ws, capture_output=True, text=True).stdout.split()
     assert sorted(tracked) == ["SOUL.md", "USER.md", "memory/MEMORY.md", "skills/release-notes/SKILL.md"]
 
 
@@ -215,7 +215,7 @@ def test_dream_command_line(home_dir: Path, fake: FakeOpenAI, model_config: dict
              {"tool_calls": [{"name": "edit_file", "arguments": {"path": "USER.md", "old_text": "- Name:",
                                                                  "new_text": "- Name:\n- Likes tea"}}]},
              {"content": "done"})
-    done = subprocess.run([sys.executable, "-m", "desktop", "dream"], env=env, capture_output=True, text=True,
+    done = subprocess.run([sys.executable, "-m", "desktop", "dream"], check=False, env=env, capture_output=True, text=True,
                           timeout=120)
     assert done.returncode == 0, done.stderr
     assert "updated USER.md" in done.stdout and "[USER] likes tea" in done.stdout

@@ -86,7 +86,7 @@ class MemoryFilesTab(QWidget):
         self.cancel_button.clicked.connect(self.stop_editing)
         self.save_button.clicked.connect(lambda: spawn(self.save()))
         self.load_theirs.clicked.connect(self._take_disk_version)
-        QShortcut(QKeySequence.StandardKey.Save, self.editor, activated=lambda: spawn(self.save()))
+        QShortcut(QKeySequence.StandardKey.Save, self.editor).activated.connect(lambda: spawn(self.save()))
         self.files.setCurrentIndex(self.files.model().index(0, 0))
         self._show_mode()
 
