@@ -87,6 +87,7 @@ async def test_outside_edits_reload_but_never_overwrite_typing(window: MemoryWin
     user.write_text("# About the user\n\n- Name: Alex\n")
     await until(lambda: tab.load_theirs.isVisible(), message="the conflict notice")
     assert "changed outside this window" in tab.notice.text()
+    shot(window, "memory-conflict")
     assert tab.editor.toPlainText().startswith("my words ")  # typing kept
     qtbot.mouseClick(tab.load_theirs, Qt.MouseButton.LeftButton)
     assert "Name: Alex" in tab.editor.toPlainText()
@@ -112,6 +113,9 @@ async def test_restore_a_change_from_its_diff(window: MemoryWindow, qtbot) -> No
     assert user.read_text() == original
     await until(lambda: tab.model.rowCount() == 3)
     assert tab.model.item(0).text().startswith(f"Restore USER.md to before {rev[:7]}")
+    await until(lambda: tab.title.text().startswith("<b>Restore USER.md"), message="the new change to show")
+    assert "+- Name:" in tab.diff.toPlainText()  # its diff puts the old line back
+    shot(window, "changes-restored")
     assert git_subjects(core.workspace)[:2] == [f"Restore USER.md to before {rev[:7]}", "Dream: update USER.md"]
 
 

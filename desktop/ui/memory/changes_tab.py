@@ -135,7 +135,6 @@ class ChangesTab(QWidget):
             return
         self.notice.show_html(GREEN, html.escape(f"Restored {', '.join(files)} to before {rev[:7]} "
                                                  f"(new change {new[:7]})."))
-        self.shown_rev = new
         await self.load(new)
         self.restored.emit(new)
 
