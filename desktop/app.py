@@ -152,6 +152,8 @@ class Shell(QObject):
         self._quit = asyncio.Event()
         self._bound_hotkey = ""
         self._explanation: QMessageBox | None = None
+        self._dream: Any = None  # DreamTimer once the agent runs
+        self._dream_interval = 0
 
         install_theme_icons()  # before the icon is shown: StatusNotifierItem hosts look it up by name
         self.tray = Tray(self)
@@ -251,6 +253,11 @@ class Shell(QObject):
         log.info("model ready %.3f s after launch (litellm import %.2f s, worst GUI stall %.0f ms)",
                  time.perf_counter() - self.started, time.perf_counter() - began, stall * 1000)
         self._agent = self.spawn(self.core.loop.run())
+        from desktop.ui.dream_timer import DreamTimer
+
+        self._dream = DreamTimer(self.core, self)
+        self._dream_interval = self.core.config.schedules.dream_interval
+        self._dream.start()
         self.window("quick", log_missing=False)  # built now so the hotkey shows it without delay
 
     def quit(self) -> None:
@@ -263,6 +270,8 @@ class Shell(QObject):
         self._windows.clear()
         self._tray_timer.stop()
         self._config_timer.stop()
+        if self._dream is not None:
+            self._dream.stop()
         if self._watcher.files() or self._watcher.directories():
             self._watcher.removePaths(self._watcher.files() + self._watcher.directories())
         self.hotkey.stop()
@@ -323,8 +332,10 @@ class Shell(QObject):
         self._windows[kind] = widget
         if kind == "chat":
             widget.installEventFilter(self)
-        if kind == "quick" and hasattr(widget, "open_in_chat"):
-            widget.open_in_chat.connect(lambda key: self.show_chat(key or None))
+        if kind == "quick":
+            widget.open_in_chat.connect(lambda key: self.show_chat(key or None))  # type: ignore[attr-defined]
+        if kind == "memory":
+            widget.open_session.connect(lambda key: self.show_chat(key or None))  # type: ignore[attr-defined]
         return widget
 
     def show_chat(self, session: str | None = None) -> None:
@@ -420,6 +431,10 @@ class Shell(QObject):
         self.tray.set_model(loaded.config.model)
         if loaded.config.hotkey != self._bound_hotkey:
             await self._bind_hotkey(loaded.config.hotkey)
+        interval = loaded.config.schedules.dream_interval
+        if self._dream is not None and interval != self._dream_interval:
+            self._dream_interval = interval
+            self._dream.start()  # re-armed with the interval Settings just saved
 
     def _recheck_tray(self) -> None:
         available = QSystemTrayIcon.isSystemTrayAvailable()

@@ -158,3 +158,15 @@ async def test_quit_lets_a_running_turn_finish_saving(model_config: dict[str, An
     assert [json.loads(line).get("content") for line in saved.splitlines()][-1] == "Saved just in time."
     for widget in QApplication.topLevelWidgets():
         widget.close()
+
+
+async def test_windows_that_point_at_a_chat_open_it(shell: Shell) -> None:
+    chat = shell.window("chat")
+    assert chat is not None
+    chat.hide()
+    shell.tray.memory.emit()  # Memory & history → Sessions tab → "Open in chat"
+    shell.window("memory").open_session.emit("desktop:from-memory")  # type: ignore[union-attr]
+    assert chat.isVisible() and chat.current_key == "desktop:from-memory"  # type: ignore[attr-defined]
+    chat.hide()
+    shell.window("quick").open_in_chat.emit("quick:default")  # type: ignore[union-attr]
+    assert chat.isVisible() and chat.current_key == "quick:default"  # type: ignore[attr-defined]
