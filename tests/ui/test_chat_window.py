@@ -134,6 +134,23 @@ async def test_a_saved_session_shows_tool_calls_reasoning_and_results(bridge: Co
     assert reasoning.expanded
 
 
+async def test_message_text_can_be_selected_and_copied(window: ChatWindow, qtbot) -> None:  # type: ignore[no-untyped-def]
+    model = model_of(window)
+    model.add_user("hello")
+    model.append(ChatRow(Kind.ASSISTANT, "Some **selectable** answer text.\n\n```\ncode\n```"))
+    window.view.viewport().repaint()
+    row = window.view.row_rect(1)
+    qtbot.mouseMove(window.view.viewport(), (row.topLeft() + QPointF(30, 18)).toPoint())
+    selector = window.view.selector
+    assert selector.isVisible() and selector.toPlainText() == "Some selectable answer text."
+    assert selector.geometry().intersects(row.toAlignedRect())
+    selector.selectAll()
+    qtbot.keyClick(selector, Qt.Key.Key_C, Qt.KeyboardModifier.ControlModifier)
+    assert QGuiApplication.clipboard().text() == "Some selectable answer text."
+    qtbot.mouseClick(window.view.viewport(), Qt.MouseButton.LeftButton, pos=QPoint(5, 5))  # click elsewhere
+    assert not selector.isVisible()
+
+
 async def test_stop_keeps_the_partial_answer_and_ends_the_turn(window: ChatWindow, fake: FakeOpenAI, bridge: CoreBridge,
                                                                qtbot) -> None:  # type: ignore[no-untyped-def]
     fake.add({"content": "The partial answer, and then a long pause before the rest.", "chunk": 12, "hang": 5})

@@ -81,6 +81,7 @@ class PaintState:
     clip: QRectF            # exposed area in row coordinates
     hover: str | None = None
     copied: str | None = None
+    skip: QTextDocument | None = None  # drawn by the text selector laid over it
 
 
 @dataclass
@@ -103,6 +104,8 @@ class _Doc:
     color: QColor
 
     def paint(self, painter: QPainter, state: PaintState) -> None:
+        if self.doc is state.skip:
+            return
         painter.save()
         painter.translate(self.pos)
         context = QAbstractTextDocumentLayout.PaintContext()
@@ -159,13 +162,15 @@ class RowLayout:
     def hotspot_at(self, pos: QPointF) -> Hotspot | None:
         return next((h for h in self.hotspots if h.rect.contains(pos)), None)
 
-    def link_at(self, pos: QPointF) -> str:
+    def doc_at(self, pos: QPointF) -> _Doc | None:
         for placed in self.docs:
-            local = pos - placed.pos
-            size = placed.doc.size()
-            if 0 <= local.x() <= size.width() and 0 <= local.y() <= size.height():
-                return placed.doc.documentLayout().anchorAt(local)
-        return ""
+            if QRectF(placed.pos, placed.doc.size()).contains(pos):
+                return placed
+        return None
+
+    def link_at(self, pos: QPointF) -> str:
+        placed = self.doc_at(pos)
+        return placed.doc.documentLayout().anchorAt(pos - placed.pos) if placed is not None else ""
 
 
 class _Lru(OrderedDict):  # type: ignore[type-arg]
@@ -213,18 +218,28 @@ class RowRenderer:
 
     # -- sizes
 
-    def estimate(self, row: ChatRow, width: float) -> float:
-        """A cheap height guess for rows not measured yet (off screen)."""
-        kind = row.kind
-        if kind is Kind.TOOL and not row.expanded or kind is Kind.REASONING and not row.expanded:
-            return self._tool_header() + 6
-        if kind is Kind.NOTICE:
-            return self.small_line + 12
-        inner = width * (BUBBLE_SHARE if kind is Kind.USER else 1.0) - 28
-        per_line = max(inner / self.char, 10.0)
-        text = row.text if row.tool is None else format_arguments(row.tool.arguments) + (row.tool.result or "")
-        lines = text.count("\n") + 1 + len(text) / per_line
-        return lines * self.line * 1.15 + 40 + len(row.media) * (self.small_line + 6)
+    def estimates(self, rows: list[ChatRow], width: float) -> list[float]:
+        """Cheap height guesses for rows not measured yet (off screen): one tight loop, since a long
+        session is estimated whole when it opens."""
+        compact = self._tool_header() + 6  # collapsed tool and reasoning rows: exact
+        notice = self.small_line + 12
+        line = self.line * 1.15
+        chip = self.small_line + 6
+        per_line = {True: max((width * BUBBLE_SHARE - 28) / self.char, 10.0),
+                    False: max((width - 28) / self.char, 10.0)}
+        user, tool, reasoning, notice_kind = Kind.USER, Kind.TOOL, Kind.REASONING, Kind.NOTICE
+        out = []
+        for row in rows:
+            kind = row.kind
+            if (kind is tool or kind is reasoning) and not row.expanded:
+                out.append(compact)
+            elif kind is notice_kind:
+                out.append(notice)
+            else:
+                text = row.text if row.tool is None else format_arguments(row.tool.arguments) + (row.tool.result or "")
+                lines = text.count("\n") + 1 + len(text) / per_line[kind is user]
+                out.append(lines * line + 40 + len(row.media) * chip)
+        return out
 
     def has_layout(self, row: ChatRow, width: float) -> bool:
         return (row.uid, row.version, round(width)) in self._layouts

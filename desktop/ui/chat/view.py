@@ -35,11 +35,13 @@ from PySide6.QtGui import (
     QPaintEvent,
     QPalette,
     QResizeEvent,
+    QTextDocument,
 )
 from PySide6.QtWidgets import QAbstractScrollArea, QMenu, QWidget
 
 from desktop.ui.chat.model import ChatRow, Kind, TranscriptModel, format_arguments
 from desktop.ui.chat.render import PaintState, RowLayout, RowRenderer
+from desktop.ui.chat.selection import TextSelector
 
 COLUMN_MAX = 860   # readable line length on wide windows
 MARGIN = 18
@@ -75,6 +77,7 @@ class MessageView(QAbstractScrollArea):
         self._copied: tuple[int, str] | None = None
         self._copied_timer = QTimer(self, singleShot=True, interval=COPIED_MS)
         self._copied_timer.timeout.connect(self._clear_copied)
+        self.selector = TextSelector(self)
         self._prefetch_timer = QTimer(self, singleShot=True, interval=0)
         self._prefetch_timer.timeout.connect(self._prefetch)
 
@@ -101,17 +104,18 @@ class MessageView(QAbstractScrollArea):
     def _reset(self) -> None:
         rows = self._rows()
         width = self._column_width()
-        self._heights = [self.renderer.estimate(r, width) for r in rows]
+        self._heights = self.renderer.estimates(rows, width)
         self._exact = [False] * len(rows)
         self._tops = None
         self._stick = True
         self._hover = self._pressed = None
+        self.selector.release()
         self._relayout()
 
     def _inserted(self, parent: QModelIndex, first: int, last: int) -> None:
         rows = self._rows()
         width = self._column_width()
-        added = [self.renderer.estimate(rows[i], width) for i in range(first, last + 1)]
+        added = self.renderer.estimates(rows[first:last + 1], width)
         appended = first == len(self._heights)
         self._heights[first:first] = added
         self._exact[first:first] = [False] * len(added)
@@ -210,12 +214,36 @@ class MessageView(QAbstractScrollArea):
 
     def _relayout(self) -> None:
         self._measure_visible()
+        self._place_selector()
         self.viewport().update()
 
     def _scrolled(self, value: int) -> None:
         self._offset = float(value)
         self._stick = value >= self.verticalScrollBar().maximum() - 2
+        self._place_selector()
         self.viewport().update()
+
+    def _place_selector(self) -> None:
+        """Keep the text selector over its block as the transcript moves; drop it once that block
+        is gone (re-rendered while streaming, or scrolled away) ."""
+        placed = self.selector.placed
+        if placed is None:
+            return
+        uid, doc = placed
+        rows = self._rows()
+        first = self._row_at(self._offset)
+        last = self._row_at(self._offset + self.viewport().height())
+        index = next((i for i in range(first, last + 1) if rows[i].uid == uid), None) if rows else None
+        if index is not None:
+            layout = self.renderer.layout(rows[index], self._column_width())
+            match = next((d for d in layout.docs if d.doc is doc), None)
+            if match is not None:
+                self.selector.show_over(uid, doc, self._doc_rect(index, match.pos, doc), match.color)
+                return
+        self.selector.release()
+
+    def _doc_rect(self, index: int, pos: QPointF, doc: QTextDocument) -> QRectF:
+        return QRectF(self.row_rect(index).topLeft() + pos, doc.size())
 
     def row_rect(self, index: int) -> QRectF:
         """Where row `index` is, in viewport coordinates (it may be off screen)."""
@@ -283,6 +311,7 @@ class MessageView(QAbstractScrollArea):
         width = self._column_width()
         x = self._column_x()
         state = PaintState(self.renderer.colors, QRectF())
+        state.skip = self.selector.placed[1] if self.selector.placed and self.selector.isVisible() else None
         if rows:
             first = self._row_at(self._offset + exposed.top())
             last = self._row_at(self._offset + exposed.bottom())
@@ -343,6 +372,11 @@ class MessageView(QAbstractScrollArea):
             spot = layout.hotspot_at(local)
             hover = (row.uid, spot.key) if spot is not None else None
             link = "" if spot is not None else layout.link_at(local)
+            placed = layout.doc_at(local) if spot is None else None
+            if placed is not None and not self.selector.selecting():
+                index = self._row_at(event.position().y() + self._offset)
+                self.selector.show_over(row.uid, placed.doc, self._doc_rect(index, placed.pos, placed.doc),
+                                        placed.color)
         pointing = hover is not None or bool(link)
         self.viewport().setCursor(Qt.CursorShape.PointingHandCursor if pointing else Qt.CursorShape.ArrowCursor)
         self.viewport().setToolTip(link)
@@ -356,6 +390,7 @@ class MessageView(QAbstractScrollArea):
 
     def mousePressEvent(self, event: QMouseEvent) -> None:
         self._pressed = None
+        self.selector.release()  # a click outside the selected text ends the selection
         hit = self._hit(event.position())
         if hit is not None and event.button() == Qt.MouseButton.LeftButton:
             row, layout, local = hit
