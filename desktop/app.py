@@ -75,6 +75,11 @@ def run_app(args: argparse.Namespace) -> int:
     except InstanceUnresponsive as exc:
         print(f"nanobot-tray: {exc}", file=sys.stderr)
         return 1
+    if (sys.platform.startswith("linux") and not os.environ.get("QT_QPA_PLATFORM")
+            and not (os.environ.get("DISPLAY") or os.environ.get("WAYLAND_DISPLAY"))):
+        print("nanobot-tray: no graphical session here (DISPLAY and WAYLAND_DISPLAY are unset). Start it from "
+              "your desktop, or use `nanobot-tray agent` in a terminal.", file=sys.stderr)
+        return 1
     app = QApplication.instance() or QApplication([sys.argv[0]])
     assert isinstance(app, QApplication)
     app.setApplicationName("nanobot-tray")
@@ -92,7 +97,7 @@ def run_app(args: argparse.Namespace) -> int:
 
 
 class StallMeter(QObject):
-    """The worst gap between ticks of a 16 ms timer: how long the GUI thread was unable to paint."""
+    """How late a 16 ms timer ticked at worst: how long the GUI thread could not run Python (or paint)."""
 
     def __init__(self, parent: QObject | None = None) -> None:
         super().__init__(parent)
@@ -113,7 +118,7 @@ class StallMeter(QObject):
 
     def _tick(self) -> None:
         now = time.perf_counter()
-        self.worst = max(self.worst, now - self._last)
+        self.worst = max(self.worst, now - self._last - self._timer.interval() / 1000)
         self._last = now
 
 
