@@ -89,12 +89,14 @@ class Composer(QFrame):
         self.completer.setCompletionRole(_NAME_ROLE)
         self.completer.setCaseSensitivity(Qt.CaseSensitivity.CaseInsensitive)
         self.completer.setWidget(self.input)
+        self._popup().setStyleSheet("QListView::item { padding: 4px 10px; }")
         self.completer.activated.connect(self._chosen_text)
         self.input.completer = self.completer
 
         self.chips = QHBoxLayout()
         self.chips.setContentsMargins(0, 0, 0, 0)
         self.chips.setSpacing(6)
+        self.chips.addStretch(1)
         self._chip_row = QWidget(self)
         self._chip_row.setLayout(self.chips)
         self._chip_row.hide()
@@ -160,7 +162,7 @@ class Composer(QFrame):
 
     def clear_attachments(self) -> None:
         self.attachments.clear()
-        while self.chips.count():
+        while self.chips.count() > 1:  # the chips, not the stretch after them
             item = self.chips.takeAt(0)
             chip = item.widget() if item is not None else None
             if chip is not None:
@@ -173,7 +175,7 @@ class Composer(QFrame):
         chip.setText(f"{Path(path).name}  ✕")
         chip.setToolTip(f"{path}\nClick to remove")
         chip.clicked.connect(lambda: self._remove(path, chip))
-        self.chips.insertWidget(self.chips.count(), chip)
+        self.chips.insertWidget(self.chips.count() - 1, chip)
 
     def _remove(self, path: str, chip: QToolButton) -> None:
         if path in self.attachments:
