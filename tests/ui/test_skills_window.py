@@ -10,7 +10,7 @@ from pathlib import Path
 import pytest
 import shiboken6
 import yaml
-from PySide6.QtCore import QEvent, QMimeData, QPointF, Qt, QUrl
+from PySide6.QtCore import QEvent, QMimeData, QPoint, QPointF, Qt, QUrl
 from PySide6.QtGui import QDragEnterEvent, QDropEvent, QKeyEvent, QMouseEvent
 from PySide6.QtWidgets import QApplication, QDialogButtonBox
 
@@ -282,12 +282,12 @@ async def test_dropping_an_archive_on_the_window_installs_it(window: SkillsWindo
         zf.writestr("SKILL.md", "---\nname: dropped\ndescription: Came by drag and drop. Use in tests.\n---\nHi.\n")
     data = QMimeData()
     data.setUrls([QUrl.fromLocalFile(str(archive))])
-    point = QPointF(window.width() / 2, window.height() / 2)
+    point = QPoint(window.width() // 2, window.height() // 2)
     enter = QDragEnterEvent(point, Qt.DropAction.CopyAction, data, Qt.MouseButton.LeftButton,
                             Qt.KeyboardModifier.NoModifier)
     QApplication.sendEvent(window, enter)
     assert enter.isAccepted()
-    QApplication.sendEvent(window, QDropEvent(point, Qt.DropAction.CopyAction, data, Qt.MouseButton.LeftButton,
+    QApplication.sendEvent(window, QDropEvent(QPointF(point), Qt.DropAction.CopyAction, data, Qt.MouseButton.LeftButton,
                                               Qt.KeyboardModifier.NoModifier))
     await until(lambda: window.status_of("dropped", "workspace") is not None)
     assert (window.bridge.core.workspace / "skills" / "dropped" / "SKILL.md").is_file()
