@@ -64,13 +64,14 @@ def workspace_of(h: Home, config: Config) -> Path:
 
 
 def default_tools(config: Config, workspace: Path) -> ToolRegistry:
-    guard = PathGuard(workspace, config.tools.restrict_to_workspace,
-                      read_only_extras=[root for source, root in skill_roots(workspace) if source != "workspace"],
+    extras = [root for source, root in skill_roots(workspace) if source != "workspace"]
+    guard = PathGuard(workspace, config.tools.restrict_to_workspace, read_only_extras=extras,
                       protected=[workspace / "memory" / "history.jsonl", workspace / "memory" / ".dream_cursor"])
     return ToolRegistry([
         ReadFileTool(guard), WriteFileTool(guard), EditFileTool(guard), ListDirTool(guard),
         GlobTool(guard), GrepTool(guard),
-        ExecTool(workspace, config.tools.exec.timeout, restrict=config.tools.restrict_to_workspace),
+        ExecTool(workspace, config.tools.exec.timeout, restrict=config.tools.restrict_to_workspace,
+                 run_extras=tuple(extras)),
         WebFetchTool(), WebSearchTool(config.tools.web.search_provider),
         MessageTool(),
     ])

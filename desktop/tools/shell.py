@@ -56,15 +56,17 @@ class ExecTool(Tool):
         "additionalProperties": False,
     }
 
-    def __init__(self, workspace: Path, timeout: int, restrict: bool) -> None:
+    def __init__(self, workspace: Path, timeout: int, restrict: bool, run_extras: tuple[Path, ...] = ()) -> None:
         self.workspace = workspace.resolve()
         self.timeout = min(timeout, MAX_TIMEOUT)
         self.restrict = restrict
+        # Folders commands may also name with restrict on (skill folders, so their scripts can run).
+        self.allowed = (self.workspace, *(p.resolve() for p in run_extras))
 
     async def execute(self, ctx: ToolContext, command: str,  # type: ignore[override]
                       working_dir: str | None = None, timeout: int | None = None) -> ToolOutput:
         cwd = self._working_dir(working_dir)
-        reason = refusal(command, cwd, self.workspace if self.restrict else None)
+        reason = refusal(command, cwd, self.allowed if self.restrict else None)
         if reason:
             raise ToolError(f"command refused: {reason}")
         return await self._run(command, cwd, timeout or self.timeout)
@@ -190,8 +192,9 @@ async def _stop(proc: asyncio.subprocess.Process) -> None:
 
 # --- refusals -----------------------------------------------------------------------------------------
 
-def refusal(command: str, cwd: Path, workspace: Path | None) -> str | None:
-    """Why `command` must not run, or None. `workspace` set means paths must stay inside it."""
+def refusal(command: str, cwd: Path, workspace: tuple[Path, ...] | None) -> str | None:
+    """Why `command` must not run, or None. `workspace` set means paths must stay inside those folders
+    (the workspace first)."""
     if _FORK_BOMB.search(command):
         return "it looks like a fork bomb"
     try:
@@ -221,7 +224,7 @@ def _segments(tokens: list[str]) -> list[list[str]]:
     return [s for s in segments if s]
 
 
-def _segment_refusal(segment: list[str], cwd: Path, workspace: Path | None) -> str | None:
+def _segment_refusal(segment: list[str], cwd: Path, workspace: tuple[Path, ...] | None) -> str | None:
     words = _command_words(segment)
     if words:
         name = os.path.basename(words[0])
@@ -349,7 +352,7 @@ def _touches_protected(words: list[str]) -> str | None:
     return _PROTECTED_MESSAGE if writes or copies_onto or dd_onto else None
 
 
-def _escapes(segment: list[str], words: list[str], cwd: Path, workspace: Path) -> str | None:
+def _escapes(segment: list[str], words: list[str], cwd: Path, workspace: tuple[Path, ...]) -> str | None:
     """With restrict on: refuse visible references to paths outside the workspace (best effort)."""
     if words and words[0] == "cd" and len(words) == 1:
         return "cd without a folder goes to the home folder, outside the workspace"
@@ -362,8 +365,9 @@ def _escapes(segment: list[str], words: list[str], cwd: Path, workspace: Path) -
             continue
         for candidate in filter(None, (token, token.partition("=")[2])):
             path = _as_path(candidate, cwd)
-            if path is not None and not _inside(path, workspace) and str(path) not in _HARMLESS_DEVICES:
-                return (f"{candidate} is outside the workspace {workspace} "
+            if (path is not None and not any(_inside(path, root) for root in workspace)
+                    and str(path) not in _HARMLESS_DEVICES):
+                return (f"{candidate} is outside the workspace {workspace[0]} "
                         "(commands are restricted to the workspace)")
     return None
 
