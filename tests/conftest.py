@@ -83,7 +83,12 @@ class Conversation:
         self.core = core
         self.channel, self.chat_id = channel, chat_id
         self.events: list[Event] = []
-        core.bus.subscribe(self.events.append)
+        self._arrived = asyncio.Event()
+        core.bus.subscribe(self._on_event)
+
+    def _on_event(self, event: Event) -> None:
+        self.events.append(event)
+        self._arrived.set()
 
     @property
     def key(self) -> str:
@@ -95,11 +100,12 @@ class Conversation:
     async def wait_end(self, count: int = 1, timeout: float = 60) -> TurnFinished | TurnError:
         async def ended() -> TurnFinished | TurnError:
             while True:
+                self._arrived.clear()
                 ends = [e for e in self.events if isinstance(e, (TurnFinished, TurnError))
                         and e.session_key == self.key]
                 if len(ends) >= count:
                     return ends[count - 1]
-                await asyncio.sleep(0.01)
+                await self._arrived.wait()
 
         return await asyncio.wait_for(ended(), timeout)
 

@@ -15,6 +15,7 @@ from __future__ import annotations
 import argparse
 import json
 import socket
+import sys
 import threading
 import time
 from collections.abc import Callable
@@ -24,6 +25,14 @@ from typing import Any
 Step = dict[str, Any]
 
 
+class _Server(ThreadingHTTPServer):
+    daemon_threads = True
+
+    def handle_error(self, request: Any, client_address: Any) -> None:
+        if not isinstance(sys.exc_info()[1], (ConnectionResetError, BrokenPipeError)):  # clients drop keep-alives
+            super().handle_error(request, client_address)
+
+
 class FakeOpenAI:
     def __init__(self, script: list[Step] | None = None, default: Callable[[dict[str, Any]], Step] | None = None) -> None:
         self.script: list[Step] = list(script or [])
@@ -31,8 +40,7 @@ class FakeOpenAI:
         self.requests: list[dict[str, Any]] = []
         self.headers: list[dict[str, str]] = []
         self._lock = threading.Lock()
-        self._server = ThreadingHTTPServer(("127.0.0.1", 0), self._handler())
-        self._server.daemon_threads = True
+        self._server = _Server(("127.0.0.1", 0), self._handler())
         self._thread = threading.Thread(target=self._server.serve_forever, daemon=True)
 
     @property
@@ -213,7 +221,7 @@ def main() -> None:
     server = FakeOpenAI(script)
     if args.port:
         server._server.server_close()
-        server._server = ThreadingHTTPServer(("127.0.0.1", args.port), server._handler())
+        server._server = _Server(("127.0.0.1", args.port), server._handler())
     server.start()
     print(f"LISTENING port={server.port}", flush=True)
     try:

@@ -8,6 +8,7 @@ import threading
 from pathlib import Path
 from types import ModuleType
 
+PASSED_THROUGH = ("messages", "tools")
 _lock = threading.Lock()
 _module: ModuleType | None = None
 
@@ -34,5 +35,26 @@ def litellm() -> ModuleType:
             module.suppress_debug_info = True
             module.drop_params = True
             module.telemetry = False
+            _pass_messages_through()
             _module = module
         return _module
+
+
+def _pass_messages_through() -> None:
+    """The openai client (litellm's route for openai/ and compatible servers) walks every message and
+    tool schema through its TypedDict transformer on each request: ~0.25 ms per message, most of a
+    turn's cost in a long session. Chat-completion request types declare no aliases or formats, so
+    the walk returns them unchanged (tests/core/test_provider_fastpath.py checks that); transform
+    the few other fields and pass these through as they are."""
+    from openai.resources.chat.completions import completions
+
+    original = completions.async_maybe_transform
+
+    async def transform(data: object, expected_type: object) -> object:
+        if isinstance(data, dict) and "messages" in data:
+            bulky = {k: data[k] for k in PASSED_THROUGH if k in data}
+            rest = await original({k: v for k, v in data.items() if k not in bulky}, expected_type)
+            return {**rest, **bulky} if isinstance(rest, dict) else rest
+        return await original(data, expected_type)
+
+    completions.async_maybe_transform = transform

@@ -1,17 +1,16 @@
 """Per-turn overhead of the agent core against the scripted loopback model (answers instantly).
 
-    python tests/bench/bench_turns.py [--turns 200] [--profile]
+    python tests/bench/bench_turns.py [--turns 200]
 
 Prints the median and p90 of echo turns and of turns with 3 tool calls, in one process and one growing
-session, and with --profile where the time goes (cumulative seconds per area)."""
+session. Model calls run on a worker thread, so profile with a sampling profiler that sees every thread:
+    py-spy record -o profile.svg -- python tests/bench/bench_turns.py"""
 
 from __future__ import annotations
 
 import argparse
 import asyncio
-import cProfile
 import os
-import pstats
 import statistics
 import sys
 import tempfile
@@ -59,34 +58,17 @@ async def main(args: argparse.Namespace) -> None:
         runner = asyncio.create_task(core.loop.run())
         chat = Conversation(core, chat_id="bench")
         await measure(5, fake, chat, tools=False)  # warm-up: litellm import, first connection
-        profiler = cProfile.Profile() if args.profile else None
-        if profiler:
-            profiler.enable()
         echo = await measure(args.turns, fake, chat, tools=False)
         three = await measure(max(args.turns // 4, 20), fake, chat, tools=True)
-        if profiler:
-            profiler.disable()
         runner.cancel()
         await core.loop.shutdown()
         errors = [e for e in chat.events if isinstance(e, TurnError)]
         print(f"session grew to {len(core.sessions._cache[chat.key].messages)} messages; errors: {len(errors)}")
         report("echo turn", echo)
         report("turn with 3 tool calls", three)
-        if profiler:
-            stats = pstats.Stats(profiler)
-            areas = {"litellm (request+parse)": "litellm", "openai client": "openai", "httpx/httpcore": "httpcore",
-                     "session append (fsync)": "atomic.py", "context build": "context.py",
-                     "tool execution": "desktop/tools", "skills prompt": "skillset"}
-            total = sum(v[3] for k, v in stats.stats.items() if k[2] == "_run")  # type: ignore[attr-defined]
-            print("cumulative seconds by area (overlapping, from cProfile):")
-            for label, needle in areas.items():
-                cum = max((v[3] for k, v in stats.stats.items() if needle in k[0]), default=0.0)  # type: ignore[attr-defined]
-                print(f"  {label:<26} {cum:6.2f} s")
-            print(f"  event-loop callbacks total {total:6.2f} s")
 
 
 if __name__ == "__main__":
     parser = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
     parser.add_argument("--turns", type=int, default=200)
-    parser.add_argument("--profile", action="store_true")
     asyncio.run(main(parser.parse_args()))
