@@ -135,7 +135,9 @@ class AgentLoop:
         session = await self.sessions.load(msg.session_key)
         reply = await self.commands.run(name, CommandContext(self, session, msg))
         self.bus.publish(OutboundMessage(session.key, reply, {"command": name}))
-        self.bus.publish(TurnFinished(session.key, reply))
+        state = self._states.get(session.key)
+        if state is None or state.turn is None or name not in self.commands.immediate:
+            self.bus.publish(TurnFinished(session.key, reply))  # /status during a turn must not end it
 
     async def _turn(self, msg: InboundMessage, state: _SessionState) -> None:
         name = self.commands.name_of(msg.content)

@@ -23,5 +23,5 @@ class MessageTool(Tool):
 
     async def execute(self, ctx: ToolContext, content: str,  # type: ignore[override]
                       session_key: str | None = None) -> ToolOutput:
-        ctx.publish(OutboundMessage(session_key or ctx.session_key, content))
+        ctx.publish(OutboundMessage(session_key or ctx.session_key, content, {"tool": "message"}))
         return "Message sent."

@@ -7,7 +7,7 @@ import json
 from pathlib import Path
 
 from desktop.agent.loop import FAILED_PLACEHOLDER
-from desktop.bus import ReasoningDelta, TextDelta, ToolFinished, ToolStarted, TurnError, TurnFinished
+from desktop.bus import OutboundMessage, ReasoningDelta, TextDelta, ToolFinished, ToolStarted, TurnError, TurnFinished
 from desktop.core import Core
 from tests.conftest import Conversation
 from tests.fakeserver import FakeOpenAI
@@ -255,3 +255,20 @@ async def test_api_key_is_sent_but_never_written(core: Core, fake: FakeOpenAI, m
     for path in home_dir.rglob("*"):
         if path.is_file():
             assert b"SECRET-4242" not in path.read_bytes(), path
+
+
+async def test_status_during_a_turn_does_not_end_it(chat: Conversation, fake: FakeOpenAI) -> None:
+    fake.add({"content": "slow", "delay": 0.8})
+    await chat.send("work")
+    await asyncio.sleep(0.2)
+    await chat.send("/status")
+    end = await chat.wait_end()
+    assert end.content == "slow"
+    assert any(isinstance(e, OutboundMessage) and e.metadata.get("command") == "/status" for e in chat.events)
+
+
+async def test_message_tool_reaches_the_user_marked(chat: Conversation, fake: FakeOpenAI) -> None:
+    fake.add({"tool_calls": [{"name": "message", "arguments": {"content": "halfway there"}}]}, {"content": "done"})
+    await chat.ask("go")
+    sent = [e for e in chat.events if isinstance(e, OutboundMessage) and e.metadata.get("tool") == "message"]
+    assert [e.content for e in sent] == ["halfway there"]
