@@ -173,6 +173,7 @@ class Shell(QObject):
         self.tray.dnd_changed.connect(self._set_dnd)
         self.notifier = Notifier(self.tray.icon, self._notifications_allowed, self)
         self.notifier.open_session.connect(lambda key: self.show_chat(key or None))
+        self.tray.icon_replaced.connect(lambda: self.notifier.attach(self.tray.icon))
         self.hotkey = Hotkey(self)
         self.hotkey.activated.connect(lambda: self.open_quick())
         self.server.received.connect(self.handle)
@@ -198,17 +199,20 @@ class Shell(QObject):
                 loop.add_signal_handler(signum, self.quit)
             except (NotImplementedError, RuntimeError, AttributeError):  # Windows
                 pass
-        try:
-            await self._boot()
-        except Exception as exc:
-            log.exception("start-up failed")
+        boot = self.spawn(self._boot())
+        quitting = self.spawn(self._quit.wait())
+        await asyncio.wait({boot, quitting}, return_when=asyncio.FIRST_COMPLETED)
+        if boot.done() and not boot.cancelled() and boot.exception() is not None:
+            exc = boot.exception()
+            log.error("start-up failed", exc_info=exc)
             self.exit_code = 1
             box = QMessageBox(QMessageBox.Icon.Critical, "Nanobot Tray could not start",
                               f"{type(exc).__name__}: {exc}", QMessageBox.StandardButton.Close)
             box.finished.connect(self.quit)
             box.open()  # not exec(): a nested event loop inside a coroutine stalls the loop
             self._explanation = box
-        await self._quit.wait()
+        await quitting
+        boot.cancel()  # Quit during start-up: stop waiting for the rest of it
         await self._shutdown()
         return self.exit_code
 
@@ -266,9 +270,12 @@ class Shell(QObject):
         self.window("quick", log_missing=False)  # built now so the hotkey shows it without delay
 
     def quit(self) -> None:
+        if not self._quit.is_set():
+            log.info("quitting")
         self._quit.set()
 
     async def _shutdown(self) -> None:
+        self.tray.hide()  # gone for the user at once; saving below may take a moment
         for widget in self._windows.values():
             widget.hide()
             widget.deleteLater()  # their timers must not fire into a closed event loop
@@ -289,7 +296,6 @@ class Shell(QObject):
         if self.bridge is not None:
             self.bridge.close()
         self.server.close()
-        self.tray.hide()
         log.info("quit cleanly")
 
     def spawn(self, coro: Any) -> asyncio.Future[Any]:
@@ -378,7 +384,9 @@ class Shell(QObject):
 
     def eventFilter(self, watched: QObject, event: QEvent) -> bool:  # noqa: N802 (Qt override)
         """Without a tray there is no other way back to the app, so closing the chat quits it."""
-        if event.type() == QEvent.Type.Close and watched is self._windows.get("chat") and not self.tray_available:
+        if (event.type() == QEvent.Type.Close and watched is self._windows.get("chat")
+                and not QSystemTrayIcon.isSystemTrayAvailable()):  # asked now: a tray may have just appeared
+            log.info("the chat window was closed and there is no tray: quitting")
             self.quit()
         return False
 
@@ -445,8 +453,7 @@ class Shell(QObject):
         available = QSystemTrayIcon.isSystemTrayAvailable()
         if available and not self.tray_available:
             log.info("a system tray appeared; the app now lives there")
-            self.tray.hide()
-            self.tray.show()
+            self.tray.recreate_icon()
         self.tray_available = available
 
     def _explain_no_tray(self) -> None:

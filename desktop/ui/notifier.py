@@ -34,7 +34,6 @@ class Notifier(QObject):
 
     def __init__(self, tray: QSystemTrayIcon, allowed: Callable[[], bool], parent: QObject | None = None) -> None:
         super().__init__(parent)
-        self._tray = tray
         self._allowed = allowed
         self._router: Any = None
         self._router_cm: Any = None
@@ -43,6 +42,11 @@ class Notifier(QObject):
         self._by_session: dict[str, int] = {}  # so a newer note about a chat replaces the older one
         self._balloon_session = ""
         self._tasks: set[asyncio.Task[Any]] = set()
+        self.attach(tray)
+
+    def attach(self, tray: QSystemTrayIcon) -> None:
+        """Use this tray icon for balloons (the tray may replace its icon object)."""
+        self._tray = tray
         tray.messageClicked.connect(lambda: self.open_session.emit(self._balloon_session))
 
     @property

@@ -25,6 +25,7 @@ class Tray(QObject):
     settings = Signal()
     quit_requested = Signal()
     dnd_changed = Signal(bool)
+    icon_replaced = Signal()  # `icon` is a new QSystemTrayIcon (see recreate_icon)
 
     def __init__(self, parent: QObject | None = None) -> None:
         super().__init__(parent)
@@ -45,8 +46,7 @@ class Tray(QObject):
         self.dnd_action.toggled.connect(self.dnd_changed.emit)
         self.menu.addSeparator()
         self.menu.addAction("Quit").triggered.connect(self.quit_requested.emit)
-        self.icon.setContextMenu(self.menu)
-        self.icon.activated.connect(self._activated)
+        self._wire(self.icon)
         self._refresh()
 
     @property
@@ -62,6 +62,17 @@ class Tray(QObject):
 
     def hide(self) -> None:
         self.icon.hide()
+
+    def recreate_icon(self) -> None:
+        """Qt binds an icon to XEmbed or StatusNotifierItem when it is created, so a tray host that
+        appears later (e.g. GNOME's AppIndicator extension) needs a new icon object."""
+        old, self.icon = self.icon, QSystemTrayIcon(tray_icon(self._state), self)
+        self._wire(self.icon)
+        self.icon.setToolTip(self.tooltip())
+        old.hide()
+        old.deleteLater()
+        self.icon.show()
+        self.icon_replaced.emit()
 
     def set_model(self, model: str) -> None:
         self._model = model
@@ -107,6 +118,10 @@ class Tray(QObject):
             self.icon.setIcon(tray_icon(state))
             self._state = state
         self.icon.setToolTip(self.tooltip())
+
+    def _wire(self, icon: QSystemTrayIcon) -> None:
+        icon.setContextMenu(self.menu)
+        icon.activated.connect(self._activated)
 
     def _activated(self, reason: QSystemTrayIcon.ActivationReason) -> None:
         if reason == QSystemTrayIcon.ActivationReason.Trigger:

@@ -97,24 +97,29 @@ class Desktop:
             self._spawn("openbox", ["openbox"], env)
             wait_for(lambda: "window id" in self._run(["xprop", "-root", "_NET_SUPPORTING_WM_CHECK"]), 15,
                      "openbox")
-        if self.tray == "trayer":
-            self._spawn("trayer", ["trayer", "--edge", "top", "--align", "right", "--widthtype", "request",
-                                   "--height", "32", "--SetDockType", "true", "--transparent", "false",
-                                   "--tint", "0x202020", "--expand", "true"], env)
-            wait_for(self.xembed_tray_present, 15, "trayer to own the system tray selection")
-        elif self.tray == "xfce4-panel":
-            self._spawn("panel", ["xfce4-panel", "--disable-wm-check"], env)
-            wait_for(lambda: self.bus_has("org.kde.StatusNotifierWatcher"), 30, "xfce4-panel's SNI watcher")
+        if self.tray != "none":
+            self.start_tray_host(self.tray)
         self._spawn("dunst", ["dunst", "-verbosity", "info"], env)
         self._spawn("dbus-monitor", ["dbus-monitor", "--session", "interface='org.freedesktop.Notifications'"], env)
         wait_for(lambda: self.bus_has("org.freedesktop.Notifications"), 15, "dunst on the session bus")
 
-    def start_tray(self) -> None:
-        """Bring up trayer later (a tray host that appears after the app)."""
-        self._spawn("trayer", ["trayer", "--edge", "top", "--align", "right", "--widthtype", "request",
-                               "--height", "32", "--SetDockType", "true", "--transparent", "false",
-                               "--tint", "0x202020", "--expand", "true"], self.env)
-        wait_for(self.xembed_tray_present, 15, "trayer to own the system tray selection")
+    def start_tray_host(self, kind: str) -> None:
+        """trayer (XEmbed) or xfce4-panel (StatusNotifierItem); also used to add a tray host later."""
+        if kind == "trayer":
+            self._spawn("trayer", ["trayer", "--edge", "top", "--align", "right", "--widthtype", "request",
+                                   "--height", "32", "--SetDockType", "true", "--transparent", "false",
+                                   "--tint", "0x202020", "--expand", "true"], self.env)
+            wait_for(self.xembed_tray_present, 15, "trayer to own the system tray selection")
+        else:
+            self._spawn("panel", ["xfce4-panel", "--disable-wm-check"], self.env)
+            wait_for(lambda: self.bus_has("org.kde.StatusNotifierWatcher"), 30, "xfce4-panel's SNI watcher")
+
+    def sni_items(self) -> list[str]:
+        """Items registered with the StatusNotifierItem host ("service/path")."""
+        out = self._run(["dbus-send", "--session", "--print-reply", "--dest=org.kde.StatusNotifierWatcher",
+                         "/StatusNotifierWatcher", "org.freedesktop.DBus.Properties.Get",
+                         "string:org.kde.StatusNotifierWatcher", "string:RegisteredStatusNotifierItems"])
+        return re.findall(r'string "([^"]+)"', out)
 
     def stop(self) -> None:
         for proc in reversed(self.procs):

@@ -85,3 +85,21 @@ def test_do_not_disturb_reports_user_changes_only(qtbot) -> None:  # type: ignor
     assert tray.dnd_action.isChecked() and changes == []
     tray.dnd_action.trigger()  # the user unticks it
     assert changes == [False]
+
+
+def test_a_recreated_icon_keeps_menu_state_and_clicks(qtbot) -> None:  # type: ignore[no-untyped-def]
+    tray = Tray()
+    tray.set_model("openai/m")
+    tray.on_event(TurnStarted("desktop:a"))
+    working = _image(tray)
+    old = tray.icon
+    replaced: list[bool] = []
+    tray.icon_replaced.connect(lambda: replaced.append(True))
+    tray.recreate_icon()
+    assert replaced == [True] and tray.icon is not old
+    assert tray.icon.contextMenu() is tray.menu and _image(tray) == working
+    assert "Model: openai/m" in tray.icon.toolTip() and "Working on 1" in tray.icon.toolTip()
+    toggles: list[bool] = []
+    tray.toggle_chat.connect(lambda: toggles.append(True))
+    tray.icon.activated.emit(QSystemTrayIcon.ActivationReason.Trigger)
+    assert toggles == [True]

@@ -78,7 +78,7 @@ async def test_a_reply_finished_out_of_sight_is_announced(shell: Shell, fake: Fa
     shell.bridge.event.connect(lambda e: done.append(e) if isinstance(e, TurnFinished) else None)
     fake.add({"content": "The long job is finished.", "delay": 0.3})
     shell.bridge.send("desktop:background", "do the long job")
-    await until(lambda: done)
+    await until(lambda: done, timeout=30)
     assert sent == [("Reply ready", "The long job is finished.", "desktop:background")]
     assert shell.tray.state is TrayState.ATTENTION
     shell.show_chat("desktop:background")  # what clicking the notification does
@@ -86,7 +86,7 @@ async def test_a_reply_finished_out_of_sight_is_announced(shell: Shell, fake: Fa
 
     fake.add({"content": "Seen as it happens."})  # with the chat on screen: no notification
     shell.bridge.send("desktop:background", "and now?")
-    await until(lambda: len(done) == 2)
+    await until(lambda: len(done) == 2, timeout=30)
     assert len(sent) == 1 and shell.tray.state is TrayState.IDLE
 
 
@@ -95,7 +95,7 @@ async def test_a_failed_turn_out_of_sight_is_announced_too(shell: Shell, fake: F
     shell.window("chat").hide()  # type: ignore[union-attr]
     fake.add({"status": 400, "body": {"error": {"message": "model does not exist"}}})
     shell.bridge.send("desktop:broken", "hello?")
-    await until(lambda: sent)
+    await until(lambda: sent, timeout=30)
     assert sent[0][0] == "Reply failed" and sent[0][2] == "desktop:broken"
     assert "model does not exist" in sent[0][1]
 
@@ -151,7 +151,7 @@ async def test_quit_lets_a_running_turn_finish_saving(model_config: dict[str, An
     await until(lambda: shell._agent is not None, timeout=60)
     fake.add({"content": "Saved just in time.", "delay": 0.6})
     shell.bridge.send("desktop:late", "one more thing")
-    await until(lambda: shell.tray.state is TrayState.WORKING)
+    await until(lambda: shell.tray.state is TrayState.WORKING, timeout=30)
     shell.quit()  # Quit while the model is still answering
     assert await asyncio.wait_for(task, 30) == 0
     saved = (home().sessions_dir / "desktop%3Alate.jsonl").read_text()
@@ -170,3 +170,18 @@ async def test_windows_that_point_at_a_chat_open_it(shell: Shell) -> None:
     chat.hide()
     shell.window("quick").open_in_chat.emit("quick:default")  # type: ignore[union-attr]
     assert chat.isVisible() and chat.current_key == "quick:default"  # type: ignore[attr-defined]
+
+
+async def test_quit_during_start_up_exits_cleanly(model_config: dict[str, Any], memory_keyring: object,
+                                                  tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    for var in ("DISPLAY", "WAYLAND_DISPLAY", "DBUS_SESSION_BUS_ADDRESS"):
+        monkeypatch.delenv(var, raising=False)
+    monkeypatch.setenv("XDG_RUNTIME_DIR", str(tmp_path))
+    app = QApplication.instance()
+    assert isinstance(app, QApplication)
+    shell = Shell(app, home(), InstanceServer(server_name(home())), {"action": "show"}, time.perf_counter())
+    task = asyncio.ensure_future(shell.run())
+    await asyncio.sleep(0)
+    shell.quit()  # before the core is even built
+    assert await asyncio.wait_for(task, 30) == 0
+    assert not shell.tray.icon.isVisible()
