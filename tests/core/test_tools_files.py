@@ -254,9 +254,9 @@ async def test_message_is_published_to_the_current_session(tools: ToolRegistry) 
     ctx = ToolContext("desktop:main", "desktop", "main", events.append)
     outcome = await tools.run("message", {"content": "Halfway there"}, ctx)
     assert outcome.output == "Message sent."
-    assert events == [OutboundMessage("desktop:main", "Halfway there")]
+    assert events == [OutboundMessage("desktop:main", "Halfway there", {"tool": "message"})]
     await tools.run("message", {"content": "hi", "session_key": "cli:other"}, ctx)
-    assert events[-1] == OutboundMessage("cli:other", "hi")
+    assert events[-1] == OutboundMessage("cli:other", "hi", {"tool": "message"})
 
 
 def test_new_files_get_normal_permissions(workspace: Path) -> None:
