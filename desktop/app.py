@@ -172,7 +172,7 @@ class Shell(QObject):
         self.tray.quit_requested.connect(self.quit)
         self.tray.dnd_changed.connect(self._set_dnd)
         self.notifier = Notifier(self.tray.icon, self._notifications_allowed, self)
-        self.notifier.open_session.connect(lambda key: self.show_chat(key or None))
+        self.notifier.open_session.connect(self.open_target)
         self.tray.icon_replaced.connect(lambda: self.notifier.attach(self.tray.icon))
         self.hotkey = Hotkey(self)
         self.hotkey.activated.connect(lambda: self.open_quick())
@@ -358,6 +358,16 @@ class Shell(QObject):
         _bring_to_front(chat)
         chat.focus_input()  # type: ignore[attr-defined]
         self.tray.set_attention(False)
+
+    def open_target(self, target: str) -> None:
+        """A clicked notification: a Dream commit opens the memory viewer on it, anything else a chat."""
+        if target.startswith(notify.MEMORY_CHANGE):
+            memory = self.window("memory")
+            if memory is not None:
+                memory.show_commit(target.removeprefix(notify.MEMORY_CHANGE))  # type: ignore[attr-defined]
+                _bring_to_front(memory)
+            return
+        self.show_chat(target or None)
 
     def toggle_chat(self) -> None:
         chat = self._windows.get("chat")

@@ -12,6 +12,12 @@ log = logging.getLogger(__name__)
 
 Sink = Callable[[str, str, "str | None"], None]
 _sink: Sink | None = None
+MEMORY_CHANGE = "memory-change:"  # an action target that opens the memory viewer on a commit
+
+
+def memory_change(rev: str) -> str:
+    """The action target for a notification about a Dream commit."""
+    return f"{MEMORY_CHANGE}{rev}"
 
 
 def install(sink: Sink | None) -> None:
@@ -21,7 +27,8 @@ def install(sink: Sink | None) -> None:
 
 
 def notify(title: str, body: str, action_session: str | None = None) -> None:
-    """Show a notification; `action_session` is the chat ("channel:chat_id") its "Open" action opens."""
+    """Show a notification; `action_session` is what its "Open" action opens: a chat ("channel:chat_id")
+    or a `memory_change(rev)`."""
     if _sink is None:
         log.info("notification: %s — %s", title, body)
         return

@@ -50,6 +50,7 @@ class DreamTimer(QObject):
         finally:
             self._timer.start(BUSY_RETRY_MS if busy else self.interval_ms)
         if result is not None and result.changed:
-            notify.notify("Memory updated", f"Dream updated {', '.join(result.changed)}.")
+            notify.notify("Memory updated", f"Dream updated {', '.join(result.changed)}.",
+                          notify.memory_change(result.rev) if result.rev else None)
             self.memory_updated.emit(result.rev or "", result.changed)
         return result

@@ -185,3 +185,17 @@ async def test_quit_during_start_up_exits_cleanly(model_config: dict[str, Any], 
     shell.quit()  # before the core is even built
     assert await asyncio.wait_for(task, 30) == 0
     assert not shell.tray.icon.isVisible()
+
+
+async def test_a_memory_notification_opens_the_viewer_on_its_change(shell: Shell) -> None:
+    from desktop import notify
+
+    ws = shell.core.workspace
+    await shell.core.memory.git.ensure()  # the baseline commit
+    (ws / "USER.md").write_text("# About the user\n\n- Name: Ada\n")
+    rev = await shell.core.memory.git.commit(["USER.md"], "Dream: update USER.md")
+    assert rev
+    shell.notifier.open_session.emit(notify.memory_change(rev))
+    memory = shell.window("memory")
+    assert memory is not None and memory.isVisible()
+    assert memory.tabs.currentWidget() is memory.changes  # type: ignore[attr-defined]
