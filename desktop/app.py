@@ -24,6 +24,7 @@ from PySide6.QtWidgets import QApplication, QMessageBox, QSystemTrayIcon, QWidge
 from desktop import notify
 from desktop.bus import Event, TurnError, TurnFinished, TurnStarted
 from desktop.paths import Home, home
+from desktop.ui.collector import GuiThreadCollector
 from desktop.ui.hotkey import Hotkey, current_status
 from desktop.ui.icons import install_theme_icons
 from desktop.ui.notifier import Notifier
@@ -159,6 +160,7 @@ class Shell(QObject):
         self._explanation: QMessageBox | None = None
         self._dream: Any = None  # DreamTimer once the agent runs
         self._dream_interval = 0
+        self.collector = GuiThreadCollector(self)  # Qt objects must never be freed on the model thread
 
         install_theme_icons()  # before the icon is shown: StatusNotifierItem hosts look it up by name
         self.tray = Tray(self)
@@ -296,6 +298,7 @@ class Shell(QObject):
         if self.bridge is not None:
             self.bridge.close()
         self.server.close()
+        self.collector.stop()
         log.info("quit cleanly")
 
     def spawn(self, coro: Any) -> asyncio.Future[Any]:
