@@ -5,8 +5,12 @@ from __future__ import annotations
 import json
 import os
 import tempfile
+import time
 from pathlib import Path
 from typing import Any
+
+
+YIELD_EVERY = 500  # lines between explicit releases of the interpreter lock while reading big files
 
 
 def atomic_write_text(path: Path, text: str) -> None:
@@ -41,6 +45,8 @@ def read_jsonl(path: Path) -> tuple[list[dict[str, Any]], list[int]]:
     bad: list[int] = []
     with open(path, encoding="utf-8", errors="replace") as fh:
         for number, line in enumerate(fh, 1):
+            if number % YIELD_EVERY == 0:
+                time.sleep(0)  # on a worker thread: let the GUI thread take the interpreter lock
             if not line.strip():
                 continue
             try:

@@ -23,6 +23,7 @@ from desktop.ui.bridge import CoreBridge
 from desktop.ui.tasks import spawn
 
 FIRST_SCREEN = 300  # entries shown before the whole file is loaded
+FIRST_PAINT_GRACE = 0.15  # seconds
 SEARCH_DELAY_MS = 150
 PREVIEW_CHARS = 200
 _COLUMNS = ("Time", "Session", "Text")
@@ -188,6 +189,9 @@ class HistoryTab(QWidget):
             self.model.replace(newest)
             self.status.setText(f"Newest {len(newest)} entries; loading the rest…" if len(newest) == FIRST_SCREEN
                                 else _count(len(newest), "entry", "entries"))
+        # Paint the first screen before the parse starts: a parsing thread competes for the interpreter
+        # lock with every model.data() call the table makes while it paints.
+        await asyncio.sleep(FIRST_PAINT_GRACE)
         entries = await asyncio.to_thread(self.bridge.core.memory.store.read_history)
         entries.reverse()
         self._all = entries
