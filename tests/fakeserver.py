@@ -34,13 +34,14 @@ class _Server(ThreadingHTTPServer):
 
 
 class FakeOpenAI:
-    def __init__(self, script: list[Step] | None = None, default: Callable[[dict[str, Any]], Step] | None = None) -> None:
+    def __init__(self, script: list[Step] | None = None, default: Callable[[dict[str, Any]], Step] | None = None,
+                 port: int = 0) -> None:
         self.script: list[Step] = list(script or [])
         self.default = default or echo_step
         self.requests: list[dict[str, Any]] = []
         self.headers: list[dict[str, str]] = []
         self._lock = threading.Lock()
-        self._server = _Server(("127.0.0.1", 0), self._handler())
+        self._server = _Server(("127.0.0.1", port), self._handler())
         self._thread = threading.Thread(target=self._server.serve_forever, daemon=True)
 
     @property
@@ -218,10 +219,7 @@ def main() -> None:
     parser.add_argument("--script", help="JSON file with a list of steps")
     args = parser.parse_args()
     script = json.load(open(args.script)) if args.script else []
-    server = FakeOpenAI(script)
-    if args.port:
-        server._server.server_close()
-        server._server = _Server(("127.0.0.1", args.port), server._handler())
+    server = FakeOpenAI(script, port=args.port)
     server.start()
     print(f"LISTENING port={server.port}", flush=True)
     try:
