@@ -8,7 +8,6 @@ import json
 import socket
 from collections.abc import Sequence
 from html.parser import HTMLParser
-from typing import Any
 from urllib.parse import parse_qs, urlsplit, urlunsplit
 
 import httpx

@@ -9,7 +9,7 @@ from typing import Any
 
 from PySide6.QtCore import QObject, Signal
 
-from desktop.bus import Event, InboundMessage
+from desktop.bus import InboundMessage
 from desktop.core import Core
 
 
