@@ -120,26 +120,6 @@ asyncio.run(main())
 '''
 
 
-class TurnWaiter(Conversation):
-    """Conversation whose `ask` wakes on the TurnFinished event itself instead of polling every 10 ms,
-    so the figure is the turn and not the poll interval (nanobot's `run` returns when the turn ends)."""
-
-    def __init__(self, *args: Any, **kw: Any) -> None:
-        super().__init__(*args, **kw)
-        self._ended: asyncio.Future[TurnFinished | TurnError] | None = None
-        self.core.bus.subscribe(self._on_event)
-
-    def _on_event(self, event: object) -> None:
-        ended = self._ended
-        if isinstance(event, (TurnFinished, TurnError)) and event.session_key == self.key and ended and not ended.done():
-            ended.set_result(event)
-
-    async def ask(self, text: str, **kw: Any) -> TurnFinished | TurnError:
-        self._ended = asyncio.get_running_loop().create_future()
-        await self.send(text, **kw)
-        return await asyncio.wait_for(self._ended, 60)
-
-
 # ---------------------------------------------------------------- 1. one-shot CLI
 
 def run_child(argv: list[str], env: dict[str, str]) -> tuple[float, float, int]:
@@ -244,7 +224,7 @@ async def turns_side_by_side(venv: Path, echo_turns: int, tool_turns: int, round
         write_config(home, model="openai/test", api_base=fake.base_url, context_window_tokens=1_000_000)
         core = build_core()
         runner = asyncio.create_task(core.loop.run())
-        chat = TurnWaiter(core, chat_id="bench")
+        chat = Conversation(core, chat_id="bench")  # wakes on the turn's end, no polling
         await measure(5, fake, chat, tools=False)  # warm-up: litellm import, first connection
         try:
             for r in range(rounds):
