@@ -26,17 +26,22 @@ from tests.fakeserver import FakeOpenAI
 from tests.ui.conftest import until
 
 
-@pytest.fixture
-async def shell(model_config: dict[str, Any], memory_keyring: object, tmp_path: Path,
-                monkeypatch: pytest.MonkeyPatch) -> AsyncIterator[Shell]:
+def _new_shell(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> Shell:
+    """A shell with no display, hotkey grab or session bus of the developer's desktop."""
     for var in ("DISPLAY", "WAYLAND_DISPLAY", "XDG_SESSION_TYPE", "DBUS_SESSION_BUS_ADDRESS"):
-        monkeypatch.delenv(var, raising=False)  # no hotkey grab or notifications on the developer's desktop
+        monkeypatch.delenv(var, raising=False)
     runtime = tmp_path / "run"
-    runtime.mkdir(mode=0o700)
+    runtime.mkdir(mode=0o700, exist_ok=True)
     monkeypatch.setenv("XDG_RUNTIME_DIR", str(runtime))
     app = QApplication.instance()
     assert isinstance(app, QApplication)
-    made = Shell(app, home(), InstanceServer(server_name(home())), {"action": "show"}, time.perf_counter())
+    return Shell(app, home(), InstanceServer(server_name(home())), {"action": "show"}, time.perf_counter())
+
+
+@pytest.fixture
+async def shell(model_config: dict[str, Any], memory_keyring: object, tmp_path: Path,
+                monkeypatch: pytest.MonkeyPatch) -> AsyncIterator[Shell]:
+    made = _new_shell(tmp_path, monkeypatch)
     task = asyncio.ensure_future(made.run())
     await until(lambda: made._agent is not None, timeout=60, message="the shell to finish starting")
     yield made
@@ -141,12 +146,7 @@ async def test_settings_edits_reach_the_tray_without_restart(shell: Shell, home_
 async def test_quit_lets_a_running_turn_finish_saving(model_config: dict[str, Any], memory_keyring: object,
                                                       fake: FakeOpenAI, tmp_path: Path,
                                                       monkeypatch: pytest.MonkeyPatch) -> None:
-    for var in ("DISPLAY", "WAYLAND_DISPLAY", "DBUS_SESSION_BUS_ADDRESS"):
-        monkeypatch.delenv(var, raising=False)
-    monkeypatch.setenv("XDG_RUNTIME_DIR", str(tmp_path))
-    app = QApplication.instance()
-    assert isinstance(app, QApplication)
-    shell = Shell(app, home(), InstanceServer(server_name(home())), {"action": "show"}, time.perf_counter())
+    shell = _new_shell(tmp_path, monkeypatch)
     task = asyncio.ensure_future(shell.run())
     await until(lambda: shell._agent is not None, timeout=60)
     fake.add({"content": "Saved just in time.", "delay": 0.6})
@@ -174,12 +174,7 @@ async def test_windows_that_point_at_a_chat_open_it(shell: Shell) -> None:
 
 async def test_quit_during_start_up_exits_cleanly(model_config: dict[str, Any], memory_keyring: object,
                                                   tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
-    for var in ("DISPLAY", "WAYLAND_DISPLAY", "DBUS_SESSION_BUS_ADDRESS"):
-        monkeypatch.delenv(var, raising=False)
-    monkeypatch.setenv("XDG_RUNTIME_DIR", str(tmp_path))
-    app = QApplication.instance()
-    assert isinstance(app, QApplication)
-    shell = Shell(app, home(), InstanceServer(server_name(home())), {"action": "show"}, time.perf_counter())
+    shell = _new_shell(tmp_path, monkeypatch)
     task = asyncio.ensure_future(shell.run())
     await asyncio.sleep(0)
     shell.quit()  # before the core is even built

@@ -162,6 +162,12 @@ class RowLayout:
     def hotspot_at(self, pos: QPointF) -> Hotspot | None:
         return next((h for h in self.hotspots if h.rect.contains(pos)), None)
 
+    def absorb(self, inner: RowLayout) -> None:
+        """Take over what a nested layout drew, painted after what this one already has."""
+        self.ops += inner.ops
+        self.hotspots += inner.hotspots
+        self.docs += inner.docs
+
     def doc_at(self, pos: QPointF) -> _Doc | None:
         for placed in self.docs:
             if QRectF(placed.pos, placed.doc.size()).contains(pos):
@@ -342,9 +348,7 @@ class RowRenderer:
             y = chip.bottom()
         rect = QRectF(x, top, inner + 2 * pad_x, y + pad_y - top)
         layout.ops.append(_Box(rect, self.colors.bubble, None, 14))
-        layout.ops += bubble.ops
-        layout.hotspots += bubble.hotspots
-        layout.docs += bubble.docs
+        layout.absorb(bubble)
         layout.height = rect.bottom() + 4
         return layout
 
@@ -421,9 +425,7 @@ class RowRenderer:
         layout.ops.append(_Label(QRectF(arrow_x, header.y(), 16, head), "▾" if row.expanded else "▸", self.small,
                                  colors.muted))
         layout.hotspots.append(Hotspot(header, "toggle", "toggle"))
-        layout.ops += body.ops
-        layout.hotspots += body.hotspots
-        layout.docs += body.docs
+        layout.absorb(body)
         layout.height = frame.bottom() + 3
         return layout
 
