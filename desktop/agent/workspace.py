@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+from functools import lru_cache
 from pathlib import Path
 
 from desktop.paths import bundled
@@ -13,7 +14,9 @@ _TEMPLATE_TARGETS = {
 }
 
 
+@lru_cache(maxsize=None)
 def template_text(name: str) -> str:
+    """A shipped template (read once: every system prompt compares the bootstrap files with them)."""
     return (bundled("resources") / "templates" / name).read_text(encoding="utf-8")
 
 
