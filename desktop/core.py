@@ -8,20 +8,20 @@ from pathlib import Path
 
 from desktop.agent.context import ContextBuilder
 from desktop.agent.loop import AgentLoop
-from desktop.agent.workspace import ensure_workspace
+from desktop.workspace import ensure_workspace
 from desktop.bus import MessageBus
 from desktop.config import Config, LoadedConfig, load_config
 from desktop.memory import Memory, attach_memory
 from desktop.paths import Home, home
 from desktop.providers.llm import LLMProvider
 from desktop.session import SessionStore
-from desktop.skillset.loader import SkillsLoader, skill_roots
+from desktop.skills.loader import SkillsLoader, skill_roots
 from desktop.tools.filesystem import EditFileTool, GlobTool, GrepTool, ListDirTool, ReadFileTool, WriteFileTool
 from desktop.tools.message import MessageTool
 from desktop.tools.registry import ToolRegistry
 from desktop.tools.shell import ExecTool
 from desktop.tools.web import WebFetchTool, WebSearchTool
-from desktop.tools.workspace import PathGuard
+from desktop.tools.path_guard import PathGuard
 
 
 @dataclass

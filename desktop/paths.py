@@ -53,8 +53,11 @@ def home() -> Home:
 
 
 def bundled(name: str) -> Path:
-    """A folder shipped with the app (`resources` or `skills`): inside the wheel, or beside a checkout."""
-    for candidate in (_PACKAGE_DIR / name, _PACKAGE_DIR.parent / name):
+    """A folder shipped with the app (`resources`, or `skills` for the built-in skills). The wheel holds
+    both as `desktop/resources/...`; a checkout keeps them at the top level beside `desktop/`."""
+    installed = _PACKAGE_DIR / "resources"
+    candidates = (installed if name == "resources" else installed / name, _PACKAGE_DIR.parent / name)
+    for candidate in candidates:
         if candidate.is_dir():
             return candidate
     raise FileNotFoundError(f"the app's bundled '{name}' folder is missing; reinstall nanobot-tray")

@@ -16,7 +16,7 @@ from urllib.parse import urlsplit
 from desktop import secrets
 from desktop.config import Config, LoadedConfig, ProviderConfig, load_config, save_config
 from desktop.core import Core, workspace_of
-from desktop.agent.workspace import ensure_workspace
+from desktop.workspace import ensure_workspace
 from desktop.providers.litellm_env import litellm
 from desktop.providers.llm import LLMProvider, ProviderError, provider_name
 

@@ -29,7 +29,7 @@ def main(argv: list[str] | None = None) -> int:
     args = build_parser().parse_args(argv)
     if args.command is None:
         setup_logging(args.verbose, home().logs_dir)
-        from desktop.app import run_app
+        from desktop.ui.app import run_app
 
         return run_app(args)
     setup_logging(args.verbose)

@@ -8,9 +8,9 @@ from pathlib import Path
 
 from desktop.config import load_config
 from desktop.paths import home
-from desktop.skillset.frontmatter import ERROR, SkillDoc, parse_skill
-from desktop.skillset.install import InstallError, install_skill
-from desktop.skillset.loader import SkillsLoader, SkillStatus, skill_roots
+from desktop.skills.frontmatter import ERROR, SkillDoc, parse_skill
+from desktop.skills.install import InstallError, install_skill
+from desktop.skills.loader import SkillsLoader, SkillStatus, skill_roots
 
 
 def add_parser(sub: argparse._SubParsersAction) -> None:  # type: ignore[type-arg]

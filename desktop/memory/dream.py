@@ -21,12 +21,12 @@ from desktop.memory.consolidator import budget_of
 from desktop.memory.git_history import GitHistory, is_memory_path
 from desktop.memory.store import MEMORY_FILES, HistoryEntry, MemoryStore
 from desktop.providers.llm import LLMProvider, ProviderError
-from desktop.skillset.loader import skill_roots
+from desktop.skills.loader import skill_roots
 from desktop.tokens import count_text
 from desktop.tools.base import ToolContext, ToolError
 from desktop.tools.filesystem import EditFileTool, ReadFileTool, WriteFileTool
 from desktop.tools.registry import ToolRegistry
-from desktop.tools.workspace import PathGuard
+from desktop.tools.path_guard import PathGuard
 
 log = logging.getLogger(__name__)
 

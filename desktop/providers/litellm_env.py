@@ -44,7 +44,7 @@ def _pass_messages_through() -> None:
     """The openai client (litellm's route for openai/ and compatible servers) walks every message and
     tool schema through its TypedDict transformer on each request: ~0.25 ms per message, most of a
     turn's cost in a long session. Chat-completion request types declare no aliases or formats, so
-    the walk returns them unchanged (tests/core/test_provider_fastpath.py checks that); transform
+    the walk returns them unchanged (tests/providers/test_fastpath.py checks that); transform
     the few other fields and pass these through as they are."""
     from openai.resources.chat.completions import completions
 

@@ -14,7 +14,7 @@ from typing import Any, TypeVar
 
 from desktop.atomic import atomic_write_text
 from desktop.tools.base import Tool, ToolContext, ToolError, ToolOutput, display_path
-from desktop.tools.workspace import PathGuard
+from desktop.tools.path_guard import PathGuard
 
 READ_CHAR_LIMIT = 16_000
 IMAGE_BYTE_LIMIT = 10 * 1024 * 1024

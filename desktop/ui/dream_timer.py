@@ -11,7 +11,7 @@ from desktop import notify
 from desktop.core import Core
 from desktop.memory.dream import DreamError, DreamResult
 from desktop.memory.git_history import GitError
-from desktop.ui.tasks import spawn
+from desktop.tasks import spawn
 
 log = logging.getLogger(__name__)
 

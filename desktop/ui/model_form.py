@@ -17,7 +17,7 @@ from desktop.providers import catalog
 from desktop.providers.llm import ProviderError
 from desktop.settings_apply import KeyringState, forget_key, has_key, keyring_state, store_key, test_connection
 from desktop.ui.form_widgets import ERROR_COLOUR, OK_COLOUR, WARN_COLOUR, note_label, set_note, with_note
-from desktop.ui.tasks import spawn
+from desktop.tasks import spawn
 
 
 

@@ -20,7 +20,7 @@ from desktop.providers.discovery import KNOWN_SERVERS, KnownServer, LocalServer,
 from desktop.ui.bridge import CoreBridge
 from desktop.ui.form_widgets import ERROR_COLOUR, OK_COLOUR, heading, note_label, save_edited_config, set_note
 from desktop.ui.model_form import ModelForm
-from desktop.ui.tasks import spawn
+from desktop.tasks import spawn
 
 STYLE = """
 #card { background: palette(base); border: 1px solid palette(midlight); border-radius: 8px; }

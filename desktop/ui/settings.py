@@ -20,7 +20,7 @@ from desktop.ui.bridge import CoreBridge
 from desktop.ui.form_widgets import (ERROR_COLOUR, OK_COLOUR, heading, note_label, save_edited_config, set_note,
                                      with_note)
 from desktop.ui.model_form import ModelForm
-from desktop.ui.tasks import spawn
+from desktop.tasks import spawn
 
 STYLE = """
 #banner { background: #fff4d6; color: #5c4400; border: 1px solid #e8cf8a; border-radius: 4px; padding: 8px; }
@@ -111,7 +111,7 @@ class SettingsWindow(QWidget):
 
     async def reload(self) -> None:
         """Show what config.yaml holds now (it may have been edited by hand)."""
-        from desktop.ui import autostart  # lazy: only Settings needs it
+        from desktop import autostart  # lazy: only Settings needs it
 
         self.autostart.setEnabled(False)  # until its current state is known
         loaded = await read_current(self.bridge.core)
@@ -188,7 +188,7 @@ class SettingsWindow(QWidget):
         wanted = self.autostart.isChecked()
         if self._autostart_was is None or wanted == self._autostart_was:
             return None
-        from desktop.ui import autostart
+        from desktop import autostart
 
         try:
             await asyncio.to_thread(autostart.set_enabled, wanted)

@@ -1,6 +1,6 @@
 """The tray icon: shows what the agent is doing and offers the app's entry points.
 
-It only emits signals for the user's choices; desktop/app.py decides what each one opens."""
+It only emits signals for the user's choices; desktop/ui/app.py decides what each one opens."""
 
 from __future__ import annotations
 

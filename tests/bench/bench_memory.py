@@ -33,7 +33,7 @@ from desktop.memory.history_search import Query, read_newest, search  # noqa: E4
 from desktop.session import SessionStore  # noqa: E402
 from desktop.tokens import count_text  # noqa: E402
 from desktop.ui.bridge import CoreBridge  # noqa: E402
-from desktop.ui.memory_window import MemoryWindow  # noqa: E402
+from desktop.ui.memory.window import MemoryWindow  # noqa: E402
 from tests.fakeserver import FakeOpenAI  # noqa: E402
 from tests.memkeyring import MemoryKeyring  # noqa: E402
 

@@ -38,7 +38,7 @@ from desktop.ui.chat.composer import Composer
 from desktop.ui.chat.model import ChatRow, TranscriptModel, rows_from_messages
 from desktop.ui.chat.sidebar import NEW_TITLE, SessionList
 from desktop.ui.chat.view import MessageView
-from desktop.ui.tasks import spawn
+from desktop.tasks import spawn
 
 log = logging.getLogger(__name__)
 

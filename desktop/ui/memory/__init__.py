@@ -1,1 +1,1 @@
-"""The tabs of the memory window (desktop/ui/memory_window.py)."""
+"""The tabs of the memory window (desktop/ui/memory/window.py)."""

@@ -14,7 +14,7 @@ from desktop.memory.git_history import Commit, GitError
 from desktop.ui.bridge import CoreBridge
 from desktop.ui.skills.details import Notice
 from desktop.ui.skills.model import GREEN, RED
-from desktop.ui.tasks import spawn
+from desktop.tasks import spawn
 
 REV_ROLE = Qt.ItemDataRole.UserRole + 1
 LOG_LIMIT = 500

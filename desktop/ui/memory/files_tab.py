@@ -16,7 +16,7 @@ from desktop.memory.git_history import GitError
 from desktop.ui.bridge import CoreBridge
 from desktop.ui.skills.details import Notice
 from desktop.ui.skills.model import AMBER, GREEN, RED
-from desktop.ui.tasks import spawn
+from desktop.tasks import spawn
 
 # (label in the list, path relative to the workspace)
 FILES = (("MEMORY.md — long-term facts", "memory/MEMORY.md"),

@@ -20,7 +20,7 @@ from PySide6.QtWidgets import (QAbstractItemView, QCheckBox, QDateEdit, QHBoxLay
 from desktop.memory.history_search import Query, read_newest, search
 from desktop.memory.store import HistoryEntry
 from desktop.ui.bridge import CoreBridge
-from desktop.ui.tasks import spawn
+from desktop.tasks import spawn
 
 FIRST_SCREEN = 300  # entries shown before the whole file is loaded
 FIRST_PAINT_GRACE = 0.15  # seconds

@@ -20,7 +20,7 @@ from desktop.ui.bridge import CoreBridge
 from desktop.ui.skills import dialogs
 from desktop.ui.skills.details import Notice
 from desktop.ui.skills.model import GREEN, RED
-from desktop.ui.tasks import spawn
+from desktop.tasks import spawn
 
 KEY_ROLE = Qt.ItemDataRole.UserRole + 1
 

@@ -1,1 +1,1 @@
-"""Parts of the skills manager window (desktop/ui/skills_window.py)."""
+"""Parts of the skills manager window (desktop/ui/skills/window.py)."""

@@ -12,8 +12,8 @@ from PySide6.QtGui import (QColor, QFont, QFontDatabase, QKeySequence, QShortcut
 from PySide6.QtWidgets import (QCheckBox, QFrame, QHBoxLayout, QLabel, QPlainTextEdit, QPushButton, QSizePolicy,
                                QStyle, QTextBrowser, QVBoxLayout, QWidget)
 
-from desktop.skillset.frontmatter import ERROR, Diagnostic, SkillDoc, parse_skill_text
-from desktop.skillset.loader import SkillStatus
+from desktop.skills.frontmatter import ERROR, Diagnostic, SkillDoc, parse_skill_text
+from desktop.skills.loader import SkillStatus
 from desktop.ui.markdown import prose_document
 from desktop.ui.skills.model import AMBER, GREEN, GREY, RED, SOURCE_COLORS, SOURCE_LABELS
 

@@ -13,7 +13,7 @@ from pathlib import Path
 from PySide6.QtWidgets import (QDialog, QDialogButtonBox, QFileDialog, QLabel, QLineEdit, QMessageBox, QVBoxLayout,
                                QWidget)
 
-from desktop.skillset.frontmatter import MAX_NAME, is_valid_name
+from desktop.skills.frontmatter import MAX_NAME, is_valid_name
 from desktop.ui.skills.model import GREY, RED
 
 

@@ -14,8 +14,8 @@ from PySide6.QtCore import (QAbstractListModel, QEvent, QModelIndex, QPersistent
 from PySide6.QtGui import QColor, QFont, QFontMetrics, QIcon, QKeyEvent, QMouseEvent, QPainter, QPalette
 from PySide6.QtWidgets import QStyle, QStyledItemDelegate, QStyleOptionViewItem, QWidget
 
-from desktop.skillset.frontmatter import ERROR
-from desktop.skillset.loader import SkillStatus
+from desktop.skills.frontmatter import ERROR
+from desktop.skills.loader import SkillStatus
 
 STATUS_ROLE = Qt.ItemDataRole.UserRole + 1
 SEARCH_ROLE = Qt.ItemDataRole.UserRole + 2

@@ -12,7 +12,7 @@ from desktop.ui.memory.changes_tab import ChangesTab
 from desktop.ui.memory.files_tab import MemoryFilesTab
 from desktop.ui.memory.history_tab import HistoryTab
 from desktop.ui.memory.sessions_tab import SessionsTab
-from desktop.ui.tasks import spawn
+from desktop.tasks import spawn
 
 
 class MemoryWindow(QWidget):

@@ -18,7 +18,7 @@ from xml.sax.saxutils import escape
 
 from desktop.config import LoadedConfig, save_config
 from desktop.paths import bundled
-from desktop.skillset.frontmatter import SkillDoc, current_os, parse_skill
+from desktop.skills.frontmatter import SkillDoc, current_os, parse_skill
 
 SOURCES = ("workspace", "builtin", "user")  # highest precedence first
 _MENTION = re.compile(r"(?<![\w$])\$([A-Za-z0-9](?:[\w-]*[A-Za-z0-9])?)")

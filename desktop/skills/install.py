@@ -15,7 +15,7 @@ import tempfile
 import zipfile
 from pathlib import Path, PurePosixPath
 
-from desktop.skillset.frontmatter import ERROR, SkillDoc, is_valid_name, parse_skill
+from desktop.skills.frontmatter import ERROR, SkillDoc, is_valid_name, parse_skill
 
 MAX_ARCHIVE_BYTES = 100 * 1024 * 1024  # uncompressed; a guard against zip bombs
 _JUNK = ("__MACOSX",)  # macOS Finder adds this folder to every zip it makes

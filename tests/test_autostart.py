@@ -9,7 +9,7 @@ from pathlib import Path
 
 import pytest
 
-from desktop.ui import autostart
+from desktop import autostart
 
 pytestmark = pytest.mark.skipif(not sys.platform.startswith("linux"), reason="freedesktop autostart is Linux-only")
 

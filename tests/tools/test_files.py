@@ -15,7 +15,7 @@ from desktop.tools.filesystem import (
     READ_CHAR_LIMIT, EditFileTool, GlobTool, GrepTool, ListDirTool, ReadFileTool, WriteFileTool)
 from desktop.tools.message import MessageTool
 from desktop.tools.registry import ToolOutcome, ToolRegistry
-from desktop.tools.workspace import PathGuard
+from desktop.tools.path_guard import PathGuard
 
 PNG_1PX = base64.b64decode(
     "iVBORw0KGgoAAAANSUhEUgAAAAEAAAABCAYAAAAfFcSJAAAADUlEQVR42mNk+M9QDwADhgGAWjR9awAAAABJRU5ErkJggg==")

@@ -15,8 +15,8 @@ import pytest
 from desktop.bus import TurnFinished
 from desktop.core import Core
 from desktop.paths import bundled
-from desktop.skillset.frontmatter import parse_skill
-from desktop.skillset.loader import SkillsLoader
+from desktop.skills.frontmatter import parse_skill
+from desktop.skills.loader import SkillsLoader
 from desktop.tools.base import ToolContext
 from tests.conftest import Conversation, write_config
 from tests.fakeserver import FakeOpenAI

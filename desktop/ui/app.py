@@ -28,7 +28,7 @@ from desktop.ui.collector import GuiThreadCollector
 from desktop.ui.hotkey import Hotkey, current_status
 from desktop.ui.icons import install_theme_icons
 from desktop.ui.notifier import Notifier
-from desktop.ui.shell_state import ShellState, load_state, save_state, state_path
+from desktop.shell_state import ShellState, load_state, save_state, state_path
 from desktop.ui.single_instance import InstanceServer, InstanceUnresponsive, send_to_running, server_name
 from desktop.ui.tray import Tray
 
@@ -42,8 +42,8 @@ WINDOWS: dict[str, tuple[str, str]] = {
     "chat": ("desktop.ui.chat.window", "ChatWindow"),
     "quick": ("desktop.ui.quick_prompt", "QuickPrompt"),
     "settings": ("desktop.ui.settings", "SettingsWindow"),
-    "memory": ("desktop.ui.memory_window", "MemoryWindow"),
-    "skills": ("desktop.ui.skills_window", "SkillsWindow"),
+    "memory": ("desktop.ui.memory.window", "MemoryWindow"),
+    "skills": ("desktop.ui.skills.window", "SkillsWindow"),
 }
 QUIT_GRACE = 2.0  # seconds running turns get to save on Quit
 TRAY_RECHECK_MS = 5000

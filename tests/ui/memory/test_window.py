@@ -15,10 +15,10 @@ import pytest
 from PySide6.QtCore import QDate, Qt
 
 from desktop import notify
-from desktop.ui import tasks
+from desktop import tasks
 from desktop.ui.bridge import CoreBridge
 from desktop.ui.dream_timer import BUSY_RETRY_MS, DreamTimer
-from desktop.ui.memory_window import MemoryWindow
+from desktop.ui.memory.window import MemoryWindow
 from tests.fakeserver import FakeOpenAI
 from tests.ui.conftest import until
 

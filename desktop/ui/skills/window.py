@@ -21,10 +21,11 @@ from PySide6.QtWidgets import (QFrame, QHBoxLayout, QLabel, QLineEdit, QListView
 
 from desktop.atomic import atomic_write_text
 from desktop.bus import TurnFinished
-from desktop.skillset.install import InstallError, SkillExistsError, install_skill
-from desktop.skillset.loader import SkillsLoader, SkillStatus, set_skill_enabled
+from desktop.skills.install import InstallError, SkillExistsError, install_skill
+from desktop.skills.loader import SkillsLoader, SkillStatus, set_skill_enabled
 from desktop.ui.bridge import CoreBridge
-from desktop.ui.skills import dialogs, files
+from desktop.skills import files
+from desktop.ui.skills import dialogs
 from desktop.ui.skills.details import Notice, SkillDetails, SkillEditor
 from desktop.ui.skills.model import AMBER, GREEN, GREY, RED, STATUS_ROLE, SkillDelegate, SkillFilter, SkillListModel
 

@@ -15,12 +15,12 @@ import pytest
 import yaml
 from PySide6.QtWidgets import QApplication, QMessageBox
 
-from desktop import app as app_module
-from desktop.app import Shell
+from desktop.ui import app as app_module
+from desktop.ui.app import Shell
 from desktop.bus import TurnFinished
 from desktop.paths import home
 from desktop.ui.icons import TrayState
-from desktop.ui.shell_state import load_state, state_path
+from desktop.shell_state import load_state, state_path
 from desktop.ui.single_instance import InstanceServer, server_name
 from tests.fakeserver import FakeOpenAI
 from tests.ui.conftest import until

@@ -10,7 +10,7 @@ from pathlib import Path
 
 import pytest
 
-from desktop.skillset.install import InstallError, install_skill
+from desktop.skills.install import InstallError, install_skill
 
 SKILL_MD = "---\nname: {name}\ndescription: Does {name} things.\n---\nSteps for {name}.\n"
 

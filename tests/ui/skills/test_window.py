@@ -15,10 +15,10 @@ from PySide6.QtGui import QDragEnterEvent, QDropEvent, QKeyEvent, QMouseEvent
 from PySide6.QtWidgets import QApplication, QDialogButtonBox
 
 from desktop.bus import TurnFinished
-from desktop.skillset.frontmatter import parse_skill
+from desktop.skills.frontmatter import parse_skill
 from desktop.ui.bridge import CoreBridge
 from desktop.ui.skills.dialogs import NameDialog
-from desktop.ui.skills_window import SkillsWindow
+from desktop.ui.skills.window import SkillsWindow
 from tests.ui.conftest import until
 
 
