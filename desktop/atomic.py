@@ -9,7 +9,6 @@ import time
 from pathlib import Path
 from typing import Any
 
-
 YIELD_EVERY = 500  # lines between explicit releases of the interpreter lock while reading big files
 
 

@@ -122,7 +122,7 @@ def _build(cls: type, data: dict[str, Any], prefix: str, lines: dict[str, int], 
             problems.append(f"{where}: unknown key '{dotted}' (ignored)")
             continue
         hint = hints[key]
-        if dataclasses.is_dataclass(hint):
+        if isinstance(hint, type) and dataclasses.is_dataclass(hint):
             if isinstance(value, dict):
                 values[key] = _build(hint, value, f"{dotted}.", lines, path, problems)
             else:

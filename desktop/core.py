@@ -1,14 +1,29 @@
-"""Assembles the agent core from the home and config. Shared by the CLI and the desktop app."""
+"""The composition root: assembles the agent core from the home and config, for the CLI and the app.
+
+Features attach themselves. Each feature package offers one `attach_<feature>(core)` that builds its
+service and plugs it into the extension points below; `build_core` calls each attach once, and
+`Core.start` / `Core.close` start and stop everything. Nothing a feature needs grows the loop or the
+shell. The extension points:
+
+- `core.loop.commands.add(Command(...))`: slash commands (`desktop/agent/commands.py`).
+- `core.loop.before_turn` / `after_turn` / `before_clear`: per-session hooks around a turn.
+- `core.tools.register(tool)`: tools the model can call (`desktop/tools/base.py`).
+- `core.on_start(fn)` / `core.on_close(fn)`: async work started with the core and awaited on close
+  (closers run in reverse order, before the loop stops).
+- `core.loop.spawn(coro)`: background work that the loop's shutdown cancels.
+"""
 
 from __future__ import annotations
 
+import asyncio
 import dataclasses
-from dataclasses import dataclass
+import logging
+from collections.abc import Awaitable, Callable
+from dataclasses import dataclass, field
 from pathlib import Path
 
 from desktop.agent.context import ContextBuilder
 from desktop.agent.loop import AgentLoop
-from desktop.workspace import ensure_workspace
 from desktop.bus import MessageBus
 from desktop.config import Config, LoadedConfig, load_config
 from desktop.memory import Memory, attach_memory
@@ -18,10 +33,14 @@ from desktop.session import SessionStore
 from desktop.skills.loader import SkillsLoader, skill_roots
 from desktop.tools.filesystem import EditFileTool, GlobTool, GrepTool, ListDirTool, ReadFileTool, WriteFileTool
 from desktop.tools.message import MessageTool
+from desktop.tools.path_guard import PathGuard
 from desktop.tools.registry import ToolRegistry
 from desktop.tools.shell import ExecTool
 from desktop.tools.web import WebFetchTool, WebSearchTool
-from desktop.tools.path_guard import PathGuard
+from desktop.workspace import ensure_workspace
+
+log = logging.getLogger(__name__)
+Lifecycle = Callable[[], Awaitable[None]]
 
 
 @dataclass
@@ -35,11 +54,46 @@ class Core:
     sessions: SessionStore
     context: ContextBuilder
     loop: AgentLoop
-    memory: Memory
+    memory: Memory = field(init=False)
+    _starters: list[Lifecycle] = field(default_factory=list, init=False)
+    _closers: list[Lifecycle] = field(default_factory=list, init=False)
+    _running: asyncio.Future[None] | None = field(default=None, init=False)
 
     @property
     def config(self) -> Config:
         return self.loaded.config
+
+    @property
+    def running(self) -> bool:
+        """Whether `start` has run: the loop takes messages."""
+        return self._running is not None
+
+    def on_start(self, starter: Lifecycle) -> None:
+        self._starters.append(starter)
+
+    def on_close(self, closer: Lifecycle) -> None:
+        self._closers.append(closer)
+
+    async def start(self) -> None:
+        """Let the loop take messages, then start what features registered."""
+        if self._running is not None:
+            return
+        self._running = asyncio.ensure_future(self.loop.run())
+        for starter in self._starters:
+            await starter()
+
+    async def close(self, grace: float = 2.0) -> None:
+        """Stop features (last attached first), let running turns save for `grace` seconds, stop the loop."""
+        for closer in reversed(self._closers):
+            try:
+                await closer()
+            except Exception:  # one feature failing to stop must not keep the others running
+                log.exception("closing a feature failed")
+        await self.loop.shutdown(grace)
+        if self._running is not None:
+            self._running.cancel()
+            await asyncio.gather(self._running, return_exceptions=True)
+            self._running = None
 
     def apply_config(self, new: Config) -> None:
         """Take new settings without a restart. Every part holds this same Config object and reads it at
@@ -91,5 +145,6 @@ def build_core(h: Home | None = None, loaded: LoadedConfig | None = None) -> Cor
     skills = SkillsLoader(skill_roots(workspace), lambda: config.skills.disabled)
     context = ContextBuilder(workspace, skills)
     loop = AgentLoop(config, bus, provider, tools, sessions, context, h.tool_outputs_dir)
-    memory = attach_memory(loop, workspace)
-    return Core(h, loaded, workspace, bus, provider, tools, sessions, context, loop, memory)
+    core = Core(h, loaded, workspace, bus, provider, tools, sessions, context, loop)
+    core.memory = attach_memory(core)
+    return core

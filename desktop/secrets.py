@@ -2,7 +2,9 @@
 
 from __future__ import annotations
 
+import asyncio
 import time
+from dataclasses import dataclass
 
 import keyring
 import keyring.errors
@@ -98,3 +100,48 @@ def delete_key(provider: str) -> bool:
     names = set(list_providers()) - {provider}
     _call(keyring.set_password, SERVICE, _INDEX, ",".join(sorted(names)))
     return existed
+
+
+# Async faces for the GUI thread: the keyring may be a slow D-Bus call or show a desktop prompt.
+
+async def store_key(provider: str, key: str) -> None:
+    # A closure, not to_thread(fn, key): executors log their call arguments and results at debug level.
+    await asyncio.to_thread(lambda: set_key(provider, key))
+
+
+async def has_key(provider: str) -> bool:
+    """Whether a key is stored (the value itself never leaves the worker thread)."""
+    return await asyncio.to_thread(lambda: bool(get_key(provider)))
+
+
+async def forget_key(provider: str) -> bool:
+    return await asyncio.to_thread(delete_key, provider)
+
+
+@dataclass(frozen=True)
+class KeyringState:
+    backend: str
+    plaintext: bool
+    problem: str | None  # why the keyring cannot be used, and how to fix that
+
+    @property
+    def summary(self) -> str:
+        short = self.backend.rsplit(".", 2)
+        name = ".".join(short[-2:])
+        if self.problem:
+            return f"The OS keyring is not usable ({name})."
+        if self.plaintext:
+            return f"Keys are stored by {name}, which keeps them in a plain file on disk."
+        return f"Keys are stored in the OS keyring ({name})."
+
+
+async def keyring_state() -> KeyringState:
+    def probe() -> KeyringState:
+        try:
+            list_providers()
+            problem = None
+        except KeyringUnavailable as exc:
+            problem = str(exc)
+        return KeyringState(backend_name(), is_plaintext_backend(), problem)
+
+    return await asyncio.to_thread(probe)

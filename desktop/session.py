@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import asyncio
+import builtins
 import json
 import logging
 from dataclasses import dataclass, field
@@ -124,7 +125,7 @@ class SessionStore:
                 session.messages.append(record)
         return session
 
-    def _list(self) -> list[SessionInfo]:
+    def _list(self) -> builtins.list[SessionInfo]:
         infos = []
         for path in self.directory.glob("*.jsonl"):
             key = unquote(path.stem)

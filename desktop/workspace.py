@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from functools import lru_cache
+from functools import cache
 from pathlib import Path
 
 from desktop.paths import bundled
@@ -14,7 +14,7 @@ _TEMPLATE_TARGETS = {
 }
 
 
-@lru_cache(maxsize=None)
+@cache
 def template_text(name: str) -> str:
     """A shipped template (read once: every system prompt compares the bootstrap files with them)."""
     return (bundled("resources") / "templates" / name).read_text(encoding="utf-8")

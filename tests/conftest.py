@@ -70,10 +70,9 @@ def model_config(home_dir: Path, fake: FakeOpenAI) -> dict[str, Any]:
 @pytest.fixture
 async def core(model_config: dict[str, Any], memory_keyring: MemoryKeyring) -> AsyncIterator[Core]:
     built = build_core()
-    task = asyncio.create_task(built.loop.run())
+    await built.start()
     yield built
-    task.cancel()
-    await built.loop.shutdown()
+    await built.close()
 
 
 class Conversation:

@@ -11,9 +11,9 @@ from pathlib import Path
 from string import Template
 from typing import Any
 
-from desktop.workspace import BOOTSTRAP_FILES, is_untouched_template
 from desktop.paths import bundled
 from desktop.skills.loader import SkillsLoader
+from desktop.workspace import BOOTSTRAP_FILES, is_untouched_template
 
 SEPARATOR = "\n\n---\n\n"
 

@@ -19,8 +19,9 @@ from desktop.bus import InboundMessage, MessageBus, OutboundMessage, TurnError, 
 from desktop.config import Config
 from desktop.providers.llm import LLMProvider, ProviderError
 from desktop.session import Session, SessionStore
-from desktop.tools.base import ToolContext
+from desktop.tasks import TaskSet
 from desktop.tokens import estimate_messages
+from desktop.tools.base import ToolContext
 from desktop.tools.registry import ToolRegistry
 
 log = logging.getLogger(__name__)
@@ -34,7 +35,7 @@ AfterTurn = Callable[[Session], Awaitable[None]]
 class _SessionState:
     pending: deque[InboundMessage] = field(default_factory=deque)
     injected: list[InboundMessage] = field(default_factory=list)
-    worker: asyncio.Task[None] | None = None
+    worker: asyncio.Future[None] | None = None
     turn: asyncio.Task[None] | None = None
 
 
@@ -56,7 +57,7 @@ class AgentLoop:
         self.before_clear: list[AfterTurn] = []  # run by /new before a session is emptied
         self._states: dict[str, _SessionState] = {}
         self._gate = asyncio.Semaphore(config.max_concurrent_turns)
-        self._background: set[asyncio.Task[Any]] = set()
+        self._background = TaskSet("the agent loop")
 
     async def run(self) -> None:
         while True:
@@ -88,22 +89,16 @@ class AgentLoop:
         system = {"role": "system", "content": self.context.system_prompt()}
         return estimate_messages([system, *history], self.config.model)
 
-    def spawn(self, coro: Awaitable[Any]) -> asyncio.Task[Any]:
-        """Start background work that is kept referenced until done."""
-        task = asyncio.ensure_future(coro)
-        self._background.add(task)
-        task.add_done_callback(self._background.discard)
-        return task
+    def spawn(self, coro: Awaitable[Any]) -> asyncio.Future[Any]:
+        """Start background work that `shutdown` cancels."""
+        return self._background.spawn(coro)
 
     async def shutdown(self, grace: float = 2.0) -> None:
         """Let running turns finish saving for a moment, then cancel the rest."""
         turns = [s.turn for s in self._states.values() if s.turn is not None]
         if turns:
             await asyncio.wait(turns, timeout=grace)
-        for task in list(self._background):
-            task.cancel()
-        if self._background:
-            await asyncio.wait(list(self._background), timeout=grace)
+        await self._background.cancel_all(grace)
 
     def _stop(self, key: str, state: _SessionState) -> None:
         state.pending.clear()
@@ -147,7 +142,7 @@ class AgentLoop:
         session = await self.sessions.load(msg.session_key)
         key = session.key
         self.bus.publish(TurnStarted(key))
-        user = {"role": "user", "content": msg.content}
+        user: dict[str, Any] = {"role": "user", "content": msg.content}
         if msg.media:
             user["media"] = list(msg.media)
         await self.sessions.append(session, user)  # saved before the model is called

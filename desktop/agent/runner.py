@@ -46,9 +46,13 @@ class Runner:
         try:
             for iteration in range(1, self.max_iterations + 1):
                 partial.clear()
+
+                def on_text(piece: str) -> None:
+                    partial.append(piece)
+                    self.bus.publish(TextDelta(key, piece))
+
                 response = await self.provider.chat(
-                    messages, self.tools.schemas() or None,
-                    on_text=lambda s: (partial.append(s), self.bus.publish(TextDelta(key, s))),
+                    messages, self.tools.schemas() or None, on_text=on_text,
                     on_reasoning=lambda s: self.bus.publish(ReasoningDelta(key, s)))
                 if not response.tool_calls:
                     await self._add(messages, record, assistant_message(response))

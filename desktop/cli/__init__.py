@@ -5,9 +5,9 @@ from __future__ import annotations
 import argparse
 
 from desktop import __version__
+from desktop.cli import agent_cmd, doctor_cmd, dream_cmd, keys_cmd, skills_cmd
 from desktop.logs import setup_logging
 from desktop.paths import home
-from desktop.cli import agent_cmd, doctor_cmd, dream_cmd, keys_cmd, skills_cmd
 
 # Each subcommand module offers `add_parser(subparsers)` and sets `func` on its parser.
 SUBCOMMANDS = [agent_cmd, keys_cmd, doctor_cmd, skills_cmd, dream_cmd]

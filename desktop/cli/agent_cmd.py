@@ -9,8 +9,16 @@ import json
 import signal
 import sys
 
-from desktop.bus import (Event, InboundMessage, OutboundMessage, TextDelta, ToolFinished, ToolStarted, TurnError,
-                         TurnFinished)
+from desktop.bus import (
+    Event,
+    InboundMessage,
+    OutboundMessage,
+    TextDelta,
+    ToolFinished,
+    ToolStarted,
+    TurnError,
+    TurnFinished,
+)
 from desktop.core import Core, build_core
 
 
@@ -40,14 +48,13 @@ async def _main(args: argparse.Namespace) -> int:
         print(f"error: no model is configured; set `model` in {core.home.config_file} "
               "(e.g. openai/gpt-4o-mini) or open Settings in the tray app", file=sys.stderr)
         return 2
-    runner = asyncio.create_task(core.loop.run())
+    await core.start()
     try:
         if args.message is not None:
             return await _one_turn(core, args.session, args.message)
         return await _interactive(core, args.session)
     finally:
-        runner.cancel()
-        await core.loop.shutdown()
+        await core.close()
 
 
 def _progress(event: Event, key: str) -> None:

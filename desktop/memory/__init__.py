@@ -3,7 +3,6 @@
 from __future__ import annotations
 
 from dataclasses import dataclass
-from pathlib import Path
 from typing import TYPE_CHECKING
 
 from desktop.memory.commands import add_memory_commands
@@ -13,7 +12,7 @@ from desktop.memory.git_history import GitHistory
 from desktop.memory.store import MemoryStore
 
 if TYPE_CHECKING:
-    from desktop.agent.loop import AgentLoop
+    from desktop.core import Core
 
 
 @dataclass
@@ -24,9 +23,10 @@ class Memory:
     dream: Dream
 
 
-def attach_memory(loop: AgentLoop, workspace: Path) -> Memory:
+def attach_memory(core: Core) -> Memory:
     """Build the memory parts and hook them into the loop (turn hooks and slash commands)."""
-    store = MemoryStore(workspace)
+    loop = core.loop
+    store = MemoryStore(core.workspace)
     consolidator = Consolidator(store, loop.provider, loop.sessions, loop.context, loop.config, loop.spawn)
     loop.before_turn.append(consolidator.before_turn)
     loop.after_turn.append(consolidator.after_turn)

@@ -21,7 +21,7 @@ log = logging.getLogger(__name__)
 SAFETY_TOKENS = 1024  # room for the tokenizer's estimation error
 MAX_CHUNK_MESSAGES = 60
 MAX_ROUNDS = 5
-Spawn = Callable[[Awaitable[Any]], asyncio.Task[Any]]
+Spawn = Callable[[Awaitable[Any]], asyncio.Future[Any]]
 
 
 def budget_of(config: Config) -> int:

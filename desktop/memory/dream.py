@@ -25,8 +25,8 @@ from desktop.skills.loader import skill_roots
 from desktop.tokens import count_text
 from desktop.tools.base import ToolContext, ToolError
 from desktop.tools.filesystem import EditFileTool, ReadFileTool, WriteFileTool
-from desktop.tools.registry import ToolRegistry
 from desktop.tools.path_guard import PathGuard
+from desktop.tools.registry import ToolRegistry
 
 log = logging.getLogger(__name__)
 

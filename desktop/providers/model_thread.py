@@ -43,4 +43,7 @@ def to_caller(callback: Callable[[str], None] | None, live: threading.Event) -> 
         if live.is_set():
             callback(piece)
 
-    return lambda piece: loop.call_soon_threadsafe(deliver, piece)
+    def forward(piece: str) -> None:
+        loop.call_soon_threadsafe(deliver, piece)
+
+    return forward

@@ -391,7 +391,8 @@ def _human_size(size: int) -> str:
 
 
 def _line_numbers_of(content: str, old: str) -> str:
-    starts, at = [], content.find(old)
+    starts: list[str] = []
+    at = content.find(old)
     while at != -1 and len(starts) < 10:
         starts.append(str(content.count("\n", 0, at) + 1))
         at = content.find(old, at + 1)

@@ -24,11 +24,12 @@ from PySide6.QtWidgets import QApplication, QMessageBox, QSystemTrayIcon, QWidge
 from desktop import notify
 from desktop.bus import Event, TurnError, TurnFinished, TurnStarted
 from desktop.paths import Home, home
+from desktop.shell_state import ShellState, load_state, save_state, state_path
+from desktop.tasks import TaskSet
 from desktop.ui.collector import GuiThreadCollector
 from desktop.ui.hotkey import Hotkey, current_status
 from desktop.ui.icons import install_theme_icons
 from desktop.ui.notifier import Notifier
-from desktop.shell_state import ShellState, load_state, save_state, state_path
 from desktop.ui.single_instance import InstanceServer, InstanceUnresponsive, send_to_running, server_name
 from desktop.ui.tray import Tray
 
@@ -153,8 +154,7 @@ class Shell(QObject):
         self._windows: dict[str, QWidget] = {}
         self._pending: list[dict[str, Any]] = []
         self._turns: set[str] = set()
-        self._tasks: set[asyncio.Future[Any]] = set()
-        self._agent: asyncio.Future[Any] | None = None
+        self._tasks = TaskSet("the shell")
         self._quit = asyncio.Event()
         self._bound_hotkey = ""
         self._explanation: QMessageBox | None = None
@@ -263,7 +263,7 @@ class Shell(QObject):
         stall = meter.stop()
         log.info("model ready %.3f s after launch (litellm import %.2f s, worst GUI stall %.0f ms)",
                  time.perf_counter() - self.started, time.perf_counter() - began, stall * 1000)
-        self._agent = self.spawn(self.core.loop.run())
+        await self.core.start()
         from desktop.ui.dream_timer import DreamTimer
 
         self._dream = DreamTimer(self.core, self)
@@ -290,9 +290,8 @@ class Shell(QObject):
             self._watcher.removePaths(self._watcher.files() + self._watcher.directories())
         self.hotkey.stop()
         if self.core is not None:
-            await self.core.loop.shutdown(grace=QUIT_GRACE)
-        for task in list(self._tasks):
-            task.cancel()
+            await self.core.close(grace=QUIT_GRACE)
+        await self._tasks.cancel_all()
         await self.notifier.close()
         notify.install(None)
         if self.bridge is not None:
@@ -302,10 +301,7 @@ class Shell(QObject):
         log.info("quit cleanly")
 
     def spawn(self, coro: Any) -> asyncio.Future[Any]:
-        task = asyncio.ensure_future(coro)
-        self._tasks.add(task)
-        task.add_done_callback(self._tasks.discard)
-        return task
+        return self._tasks.spawn(coro)
 
     # ----- requests from later launches
     def handle(self, request: dict[str, Any]) -> None:

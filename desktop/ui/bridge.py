@@ -4,33 +4,29 @@ The qasync loop runs on the GUI thread, so bus subscribers are called there and 
 
 from __future__ import annotations
 
-import asyncio
-from typing import Any
-
 from PySide6.QtCore import QObject, Signal
 
 from desktop.bus import InboundMessage
 from desktop.core import Core
+from desktop.tasks import TaskSet
 
 
 class CoreBridge(QObject):
     """Windows subscribe to `event` and call `send`; none of them touch the bus directly."""
 
-    event = Signal(object)  # any desktop.bus event
+    event = Signal(object)  # type: ignore[assignment]  # any desktop.bus event (QObject.event is a method)
 
     def __init__(self, core: Core, parent: QObject | None = None) -> None:
         super().__init__(parent)
         self.core = core
         self._unsubscribe = core.bus.subscribe(self.event.emit)
-        self._pending: set[asyncio.Task[Any]] = set()
+        self._pending = TaskSet("the bridge")
 
     def send(self, session_key: str, text: str, media: list[str] | None = None) -> None:
         """Queue a message for the agent; `session_key` is `channel:chat_id`."""
         channel, _, chat_id = session_key.partition(":")
         message = InboundMessage(channel, chat_id, text, list(media or []))
-        task = asyncio.ensure_future(self.core.bus.publish_inbound(message))
-        self._pending.add(task)
-        task.add_done_callback(self._pending.discard)
+        self._pending.spawn(self.core.bus.publish_inbound(message))
 
     def close(self) -> None:
         self._unsubscribe()

@@ -10,7 +10,7 @@ from PySide6.QtWidgets import QLabel, QLayout, QMessageBox, QVBoxLayout, QWidget
 
 from desktop.config import Config
 from desktop.core import Core, workspace_of
-from desktop.settings_apply import read_current, save_and_apply
+from desktop.settings import read_current, save_and_apply
 
 OK_COLOUR, WARN_COLOUR, ERROR_COLOUR = "#2e7d32", "#b26a00", "#c0392b"
 

@@ -8,17 +8,25 @@ from __future__ import annotations
 import asyncio
 
 from PySide6.QtCore import QSignalBlocker, Qt
-from PySide6.QtWidgets import (QComboBox, QCompleter, QFormLayout, QHBoxLayout, QLineEdit, QPushButton,
-                               QVBoxLayout, QWidget)
+from PySide6.QtWidgets import (
+    QComboBox,
+    QCompleter,
+    QFormLayout,
+    QHBoxLayout,
+    QLineEdit,
+    QPushButton,
+    QVBoxLayout,
+    QWidget,
+)
 
 from desktop import secrets
 from desktop.config import Config
 from desktop.providers import catalog
+from desktop.providers.connection import test_connection
 from desktop.providers.llm import ProviderError
-from desktop.settings_apply import KeyringState, forget_key, has_key, keyring_state, store_key, test_connection
-from desktop.ui.form_widgets import ERROR_COLOUR, OK_COLOUR, WARN_COLOUR, note_label, set_note, with_note
+from desktop.secrets import KeyringState, forget_key, has_key, keyring_state, store_key
 from desktop.tasks import spawn
-
+from desktop.ui.form_widgets import ERROR_COLOUR, OK_COLOUR, WARN_COLOUR, note_label, set_note, with_note
 
 
 class ModelForm(QWidget):

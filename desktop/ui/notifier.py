@@ -18,6 +18,8 @@ from typing import Any
 from PySide6.QtCore import QObject, Signal
 from PySide6.QtWidgets import QSystemTrayIcon
 
+from desktop.tasks import TaskSet
+
 log = logging.getLogger(__name__)
 
 BUS_NAME = "org.freedesktop.Notifications"
@@ -41,7 +43,7 @@ class Notifier(QObject):
         self._sessions: dict[int, str] = {}  # notification id → session to open
         self._by_session: dict[str, int] = {}  # so a newer note about a chat replaces the older one
         self._balloon_session = ""
-        self._tasks: set[asyncio.Task[Any]] = set()
+        self._tasks = TaskSet("notifications")
         self.attach(tray)
 
     def attach(self, tray: QSystemTrayIcon) -> None:
@@ -91,9 +93,7 @@ class Notifier(QObject):
         if self._router is None:
             self._balloon(title, body, action_session)
             return True
-        task = asyncio.ensure_future(self._send(title, body, action_session))
-        self._tasks.add(task)
-        task.add_done_callback(self._tasks.discard)
+        self._tasks.spawn(self._send(title, body, action_session))
         return True
 
     def _balloon(self, title: str, body: str, action_session: str | None) -> None:

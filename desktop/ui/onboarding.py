@@ -10,17 +10,31 @@ from pathlib import Path
 
 from PySide6.QtCore import Qt, Signal
 from PySide6.QtGui import QFont
-from PySide6.QtWidgets import (QCheckBox, QComboBox, QFrame, QHBoxLayout, QLabel, QPushButton, QScrollArea,
-                               QVBoxLayout, QWidget)
+from PySide6.QtWidgets import (
+    QCheckBox,
+    QComboBox,
+    QFrame,
+    QHBoxLayout,
+    QLabel,
+    QPushButton,
+    QScrollArea,
+    QVBoxLayout,
+    QWidget,
+)
 
 from desktop.config import Config
 from desktop.providers import catalog
-from desktop.providers.discovery import KNOWN_SERVERS, KnownServer, LocalServer, existing_nanobot_workspace, \
-    probe_local_servers
+from desktop.providers.discovery import (
+    KNOWN_SERVERS,
+    KnownServer,
+    LocalServer,
+    existing_nanobot_workspace,
+    probe_local_servers,
+)
+from desktop.tasks import spawn
 from desktop.ui.bridge import CoreBridge
 from desktop.ui.form_widgets import ERROR_COLOUR, OK_COLOUR, heading, note_label, save_edited_config, set_note
 from desktop.ui.model_form import ModelForm
-from desktop.tasks import spawn
 
 STYLE = """
 #card { background: palette(base); border: 1px solid palette(midlight); border-radius: 8px; }

@@ -10,17 +10,36 @@ from pathlib import Path
 
 from PySide6.QtCore import Qt
 from PySide6.QtGui import QCloseEvent, QKeySequence, QShowEvent
-from PySide6.QtWidgets import (QCheckBox, QFileDialog, QFormLayout, QHBoxLayout, QKeySequenceEdit, QLabel,
-                               QLineEdit, QPushButton, QSpinBox, QTabWidget, QVBoxLayout, QWidget)
+from PySide6.QtWidgets import (
+    QCheckBox,
+    QFileDialog,
+    QFormLayout,
+    QHBoxLayout,
+    QKeySequenceEdit,
+    QLabel,
+    QLineEdit,
+    QPushButton,
+    QSpinBox,
+    QTabWidget,
+    QVBoxLayout,
+    QWidget,
+)
 
 from desktop.config import Config
-from desktop.settings_apply import read_current
+from desktop.settings import read_current
+from desktop.tasks import spawn
 from desktop.ui import hotkey
 from desktop.ui.bridge import CoreBridge
-from desktop.ui.form_widgets import (ERROR_COLOUR, OK_COLOUR, heading, note_label, save_edited_config, set_note,
-                                     with_note)
+from desktop.ui.form_widgets import (
+    ERROR_COLOUR,
+    OK_COLOUR,
+    heading,
+    note_label,
+    save_edited_config,
+    set_note,
+    with_note,
+)
 from desktop.ui.model_form import ModelForm
-from desktop.tasks import spawn
 
 STYLE = """
 #banner { background: #fff4d6; color: #5c4400; border: 1px solid #e8cf8a; border-radius: 4px; padding: 8px; }

@@ -55,13 +55,12 @@ async def main(args: argparse.Namespace) -> None:
     with FakeOpenAI() as fake:
         write_config(home, model="openai/test", api_base=fake.base_url, context_window_tokens=1_000_000)
         core = build_core()
-        runner = asyncio.create_task(core.loop.run())
+        await core.start()
         chat = Conversation(core, chat_id="bench")
         await measure(5, fake, chat, tools=False)  # warm-up: litellm import, first connection
         echo = await measure(args.turns, fake, chat, tools=False)
         three = await measure(max(args.turns // 4, 20), fake, chat, tools=True)
-        runner.cancel()
-        await core.loop.shutdown()
+        await core.close()
         errors = [e for e in chat.events if isinstance(e, TurnError)]
         print(f"session grew to {len(core.sessions._cache[chat.key].messages)} messages; errors: {len(errors)}")
         report("echo turn", echo)

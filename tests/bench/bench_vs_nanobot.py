@@ -223,7 +223,7 @@ async def turns_side_by_side(venv: Path, echo_turns: int, tool_turns: int, round
     with FakeOpenAI() as fake:
         write_config(home, model="openai/test", api_base=fake.base_url, context_window_tokens=1_000_000)
         core = build_core()
-        runner = asyncio.create_task(core.loop.run())
+        await core.start()
         chat = Conversation(core, chat_id="bench")  # wakes on the turn's end, no polling
         await measure(5, fake, chat, tools=False)  # warm-up: litellm import, first connection
         try:
@@ -242,8 +242,7 @@ async def turns_side_by_side(venv: Path, echo_turns: int, tool_turns: int, round
                         figures[name][f"{kind}_cpu"].append(cpu_ms / n)
                 print(f"  turn round {r + 1}/{rounds} done", flush=True)
         finally:
-            runner.cancel()
-            await core.loop.shutdown()
+            await core.close()
             await nanobot.close()
     errors = [e for e in chat.events if isinstance(e, TurnError)]
     failed_tools = [e for e in chat.events if isinstance(e, ToolFinished) and not e.ok]

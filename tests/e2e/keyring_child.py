@@ -28,7 +28,7 @@ async def save_through_settings(secret: str) -> dict[str, Any]:
 
     await asyncio.to_thread(litellm)
     core = build_core()
-    agent = asyncio.ensure_future(core.loop.run())
+    await core.start()
     bridge = CoreBridge(core)
     window = SettingsWindow(bridge)
     window.show()
@@ -48,8 +48,7 @@ async def save_through_settings(secret: str) -> dict[str, Any]:
     result = {"backend": secrets.backend_name(), "note": note, "status": window.status.text(),
               "stored": await asyncio.to_thread(secrets.get_key, "openai") == secret,
               "secret_tool": lookup.stdout.strip() == secret, "turn": type(ends[0]).__name__}
-    agent.cancel()
-    await core.loop.shutdown()
+    await core.close()
     window.close()
     return result
 

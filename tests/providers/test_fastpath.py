@@ -8,8 +8,8 @@ import copy
 from openai._utils._transform import async_maybe_transform
 from openai.types.chat import completion_create_params
 
-from desktop.core import default_tools
 from desktop.config import Config
+from desktop.core import default_tools
 
 
 async def test_openai_transform_is_identity_for_our_messages_and_tools(tmp_path) -> None:

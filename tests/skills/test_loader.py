@@ -11,10 +11,10 @@ import pytest
 import yaml
 
 from desktop.agent.context import ContextBuilder
-from desktop.workspace import ensure_workspace
 from desktop.config import load_config
 from desktop.skills.frontmatter import ERROR, WARNING, current_os
 from desktop.skills.loader import SkillsLoader, SkillStatus, set_skill_enabled
+from desktop.workspace import ensure_workspace
 
 
 def make_skill(root: Path, folder: str, frontmatter: str, body: str = "Do the thing.\n") -> Path:

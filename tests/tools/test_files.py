@@ -12,10 +12,17 @@ import pytest
 from desktop.bus import Event, OutboundMessage
 from desktop.tools.base import ToolContext
 from desktop.tools.filesystem import (
-    READ_CHAR_LIMIT, EditFileTool, GlobTool, GrepTool, ListDirTool, ReadFileTool, WriteFileTool)
+    READ_CHAR_LIMIT,
+    EditFileTool,
+    GlobTool,
+    GrepTool,
+    ListDirTool,
+    ReadFileTool,
+    WriteFileTool,
+)
 from desktop.tools.message import MessageTool
-from desktop.tools.registry import ToolOutcome, ToolRegistry
 from desktop.tools.path_guard import PathGuard
+from desktop.tools.registry import ToolOutcome, ToolRegistry
 
 PNG_1PX = base64.b64decode(
     "iVBORw0KGgoAAAANSUhEUgAAAAEAAAABCAYAAAAfFcSJAAAADUlEQVR42mNk+M9QDwADhgGAWjR9awAAAABJRU5ErkJggg==")

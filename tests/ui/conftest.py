@@ -42,10 +42,9 @@ async def until(predicate: Callable[[], object], timeout: float = 10.0, message:
 async def qt_core(model_config, memory_keyring) -> AsyncIterator[Core]:  # type: ignore[no-untyped-def]
     """A running agent core on the Qt loop, talking to the scripted model server."""
     built = build_core()
-    task = asyncio.ensure_future(built.loop.run())
+    await built.start()
     yield built
-    task.cancel()
-    await built.loop.shutdown()
+    await built.close()
 
 
 @pytest.fixture

@@ -15,12 +15,12 @@ import pytest
 import yaml
 from PySide6.QtWidgets import QApplication, QMessageBox
 
-from desktop.ui import app as app_module
-from desktop.ui.app import Shell
 from desktop.bus import TurnFinished
 from desktop.paths import home
-from desktop.ui.icons import TrayState
 from desktop.shell_state import load_state, state_path
+from desktop.ui import app as app_module
+from desktop.ui.app import Shell
+from desktop.ui.icons import TrayState
 from desktop.ui.single_instance import InstanceServer, server_name
 from tests.fakeserver import FakeOpenAI
 from tests.ui.conftest import until
@@ -43,7 +43,7 @@ async def shell(model_config: dict[str, Any], memory_keyring: object, tmp_path: 
                 monkeypatch: pytest.MonkeyPatch) -> AsyncIterator[Shell]:
     made = _new_shell(tmp_path, monkeypatch)
     task = asyncio.ensure_future(made.run())
-    await until(lambda: made._agent is not None, timeout=60, message="the shell to finish starting")
+    await until(lambda: made.core is not None and made.core.running, timeout=60, message="the shell to finish starting")
     yield made
     made.quit()
     assert await asyncio.wait_for(task, 30) == 0
@@ -148,7 +148,7 @@ async def test_quit_lets_a_running_turn_finish_saving(model_config: dict[str, An
                                                       monkeypatch: pytest.MonkeyPatch) -> None:
     shell = _new_shell(tmp_path, monkeypatch)
     task = asyncio.ensure_future(shell.run())
-    await until(lambda: shell._agent is not None, timeout=60)
+    await until(lambda: shell.core is not None and shell.core.running, timeout=60)
     fake.add({"content": "Saved just in time.", "delay": 0.6})
     shell.bridge.send("desktop:late", "one more thing")
     await until(lambda: shell.tray.state is TrayState.WORKING, timeout=30)

@@ -33,12 +33,12 @@ from PySide6.QtWidgets import (
 )
 
 from desktop.bus import Event, TurnError, TurnFinished, TurnStarted
+from desktop.tasks import spawn
 from desktop.ui.bridge import CoreBridge
 from desktop.ui.chat.composer import Composer
 from desktop.ui.chat.model import ChatRow, TranscriptModel, rows_from_messages
 from desktop.ui.chat.sidebar import NEW_TITLE, SessionList
 from desktop.ui.chat.view import MessageView
-from desktop.tasks import spawn
 
 log = logging.getLogger(__name__)
 

@@ -62,7 +62,8 @@ class PortalShortcut:
         if version.header.message_type == MessageType.error:
             raise HotkeyError("the desktop portal has no GlobalShortcuts interface")
 
-        async def request(method: str, signature: str, args: tuple[Any, ...], options: dict[str, Any]) -> dict[str, Any]:
+        async def request(method: str, signature: str, args: tuple[Any, ...],
+                          options: dict[str, Any]) -> dict[str, Any]:
             token = f"nanobot_{secrets.token_hex(6)}"
             sender = router.unique_name.lstrip(":").replace(".", "_")
             path = f"{PORTAL_PATH}/request/{sender}/{token}"

@@ -7,14 +7,24 @@ import html
 
 from PySide6.QtCore import QModelIndex, Qt, Signal
 from PySide6.QtGui import QStandardItem, QStandardItemModel
-from PySide6.QtWidgets import (QAbstractItemView, QHBoxLayout, QHeaderView, QLabel, QPushButton, QSplitter,
-                               QTextBrowser, QTreeView, QVBoxLayout, QWidget)
+from PySide6.QtWidgets import (
+    QAbstractItemView,
+    QHBoxLayout,
+    QHeaderView,
+    QLabel,
+    QPushButton,
+    QSplitter,
+    QTextBrowser,
+    QTreeView,
+    QVBoxLayout,
+    QWidget,
+)
 
 from desktop.memory.git_history import Commit, GitError
+from desktop.tasks import spawn
 from desktop.ui.bridge import CoreBridge
 from desktop.ui.skills.details import Notice
 from desktop.ui.skills.model import GREEN, RED
-from desktop.tasks import spawn
 
 REV_ROLE = Qt.ItemDataRole.UserRole + 1
 LOG_LIMIT = 500

@@ -8,15 +8,25 @@ from pathlib import Path
 
 from PySide6.QtCore import QFileSystemWatcher, QStringListModel, Qt, QTimer, Signal
 from PySide6.QtGui import QFont, QFontDatabase, QKeySequence, QShortcut
-from PySide6.QtWidgets import (QAbstractItemView, QHBoxLayout, QLabel, QListView, QPlainTextEdit, QPushButton,
-                               QStackedWidget, QTextBrowser, QVBoxLayout, QWidget)
+from PySide6.QtWidgets import (
+    QAbstractItemView,
+    QHBoxLayout,
+    QLabel,
+    QListView,
+    QPlainTextEdit,
+    QPushButton,
+    QStackedWidget,
+    QTextBrowser,
+    QVBoxLayout,
+    QWidget,
+)
 
 from desktop.atomic import atomic_write_text
 from desktop.memory.git_history import GitError
+from desktop.tasks import spawn
 from desktop.ui.bridge import CoreBridge
 from desktop.ui.skills.details import Notice
 from desktop.ui.skills.model import AMBER, GREEN, RED
-from desktop.tasks import spawn
 
 # (label in the list, path relative to the workspace)
 FILES = (("MEMORY.md — long-term facts", "memory/MEMORY.md"),

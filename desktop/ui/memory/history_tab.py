@@ -12,15 +12,27 @@ from collections.abc import Sequence
 from pathlib import Path
 from typing import Any
 
-from PySide6.QtCore import (QAbstractTableModel, QDate, QModelIndex, QObject, QPersistentModelIndex, Qt, QTimer,
-                            Signal)
-from PySide6.QtWidgets import (QAbstractItemView, QCheckBox, QDateEdit, QHBoxLayout, QHeaderView, QLabel, QLineEdit,
-                               QPlainTextEdit, QPushButton, QSplitter, QTableView, QVBoxLayout, QWidget)
+from PySide6.QtCore import QAbstractTableModel, QDate, QModelIndex, QObject, QPersistentModelIndex, Qt, QTimer, Signal
+from PySide6.QtWidgets import (
+    QAbstractItemView,
+    QCheckBox,
+    QDateEdit,
+    QHBoxLayout,
+    QHeaderView,
+    QLabel,
+    QLineEdit,
+    QPlainTextEdit,
+    QPushButton,
+    QSplitter,
+    QTableView,
+    QVBoxLayout,
+    QWidget,
+)
 
 from desktop.memory.history_search import Query, read_newest, search
 from desktop.memory.store import HistoryEntry
-from desktop.ui.bridge import CoreBridge
 from desktop.tasks import spawn
+from desktop.ui.bridge import CoreBridge
 
 FIRST_SCREEN = 300  # entries shown before the whole file is loaded
 FIRST_PAINT_GRACE = 0.15  # seconds

@@ -7,10 +7,29 @@ import re
 from pathlib import Path
 
 from PySide6.QtCore import QRegularExpression, Qt, QTimer, QUrl, Signal
-from PySide6.QtGui import (QColor, QFont, QFontDatabase, QKeySequence, QShortcut, QSyntaxHighlighter,
-                           QTextCharFormat, QTextDocument)
-from PySide6.QtWidgets import (QCheckBox, QFrame, QHBoxLayout, QLabel, QPlainTextEdit, QPushButton, QSizePolicy,
-                               QStyle, QTextBrowser, QVBoxLayout, QWidget)
+from PySide6.QtGui import (
+    QColor,
+    QFont,
+    QFontDatabase,
+    QKeySequence,
+    QShortcut,
+    QSyntaxHighlighter,
+    QTextCharFormat,
+    QTextDocument,
+)
+from PySide6.QtWidgets import (
+    QCheckBox,
+    QFrame,
+    QHBoxLayout,
+    QLabel,
+    QPlainTextEdit,
+    QPushButton,
+    QSizePolicy,
+    QStyle,
+    QTextBrowser,
+    QVBoxLayout,
+    QWidget,
+)
 
 from desktop.skills.frontmatter import ERROR, Diagnostic, SkillDoc, parse_skill_text
 from desktop.skills.loader import SkillStatus

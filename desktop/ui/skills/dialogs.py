@@ -10,8 +10,16 @@ import re
 from collections.abc import Collection
 from pathlib import Path
 
-from PySide6.QtWidgets import (QDialog, QDialogButtonBox, QFileDialog, QLabel, QLineEdit, QMessageBox, QVBoxLayout,
-                               QWidget)
+from PySide6.QtWidgets import (
+    QDialog,
+    QDialogButtonBox,
+    QFileDialog,
+    QLabel,
+    QLineEdit,
+    QMessageBox,
+    QVBoxLayout,
+    QWidget,
+)
 
 from desktop.skills.frontmatter import MAX_NAME, is_valid_name
 from desktop.ui.skills.model import GREY, RED
@@ -21,7 +29,12 @@ async def run_dialog(dialog: QDialog) -> int:
     """Show `dialog` window-modally and wait for its result without blocking the loop. The caller
     reads what it needs from the dialog, then deletes it (deleteLater)."""
     done: asyncio.Future[int] = asyncio.get_running_loop().create_future()
-    dialog.finished.connect(lambda result: done.done() or done.set_result(result))
+
+    def finished(result: int) -> None:
+        if not done.done():
+            done.set_result(result)
+
+    dialog.finished.connect(finished)
     dialog.open()
     return await done
 

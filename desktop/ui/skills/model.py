@@ -9,8 +9,18 @@ import dataclasses
 import zlib
 from typing import Any
 
-from PySide6.QtCore import (QAbstractListModel, QEvent, QModelIndex, QPersistentModelIndex, QRect, QRectF,
-                            QSize, QSortFilterProxyModel, Qt, Signal)
+from PySide6.QtCore import (
+    QAbstractListModel,
+    QEvent,
+    QModelIndex,
+    QPersistentModelIndex,
+    QRect,
+    QRectF,
+    QSize,
+    QSortFilterProxyModel,
+    Qt,
+    Signal,
+)
 from PySide6.QtGui import QColor, QFont, QFontMetrics, QIcon, QKeyEvent, QMouseEvent, QPainter, QPalette
 from PySide6.QtWidgets import QStyle, QStyledItemDelegate, QStyleOptionViewItem, QWidget
 

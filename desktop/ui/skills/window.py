@@ -16,15 +16,29 @@ from typing import Any
 
 from PySide6.QtCore import Qt, QTimer, QUrl
 from PySide6.QtGui import QDesktopServices, QDragEnterEvent, QDropEvent, QFont, QShowEvent
-from PySide6.QtWidgets import (QFrame, QHBoxLayout, QLabel, QLineEdit, QListView, QMenu, QPushButton, QSplitter,
-                               QStackedWidget, QStyle, QToolButton, QVBoxLayout, QWidget)
+from PySide6.QtWidgets import (
+    QFrame,
+    QHBoxLayout,
+    QLabel,
+    QLineEdit,
+    QListView,
+    QMenu,
+    QPushButton,
+    QSplitter,
+    QStackedWidget,
+    QStyle,
+    QToolButton,
+    QVBoxLayout,
+    QWidget,
+)
 
 from desktop.atomic import atomic_write_text
 from desktop.bus import TurnFinished
+from desktop.skills import files
 from desktop.skills.install import InstallError, SkillExistsError, install_skill
 from desktop.skills.loader import SkillsLoader, SkillStatus, set_skill_enabled
+from desktop.tasks import TaskSet
 from desktop.ui.bridge import CoreBridge
-from desktop.skills import files
 from desktop.ui.skills import dialogs
 from desktop.ui.skills.details import Notice, SkillDetails, SkillEditor
 from desktop.ui.skills.model import AMBER, GREEN, GREY, RED, STATUS_ROLE, SkillDelegate, SkillFilter, SkillListModel
@@ -43,7 +57,9 @@ class MessageBar(Notice):
         close.setIcon(self.style().standardIcon(QStyle.StandardPixmap.SP_TitleBarCloseButton))
         close.setToolTip("Dismiss")
         close.clicked.connect(self.hide)
-        self.layout().addWidget(close)
+        row = self.layout()
+        assert row is not None
+        row.addWidget(close)
         self._timer = QTimer(self)
         self._timer.setSingleShot(True)
         self._timer.timeout.connect(self.hide)
@@ -74,7 +90,7 @@ class SkillsWindow(QWidget):
         self.confirm: Callable[[str, str, str], Awaitable[bool]] = (
             lambda title, text, action: dialogs.confirm(self, title, text, action))
         self.open_url: Callable[[QUrl], object] = QDesktopServices.openUrl
-        self._tasks: set[asyncio.Task[Any]] = set()
+        self._tasks = TaskSet("the skills window", self._failed)
         self._write_lock = asyncio.Lock()  # config.yaml writes, one at a time
         self._scan_lock = asyncio.Lock()  # scans apply in the order they ran
         self._editing: SkillStatus | None = None
@@ -340,7 +356,8 @@ class SkillsWindow(QWidget):
         self._show_current()
         warnings = f" It has {len(doc.diagnostics)} warning(s)." if doc.diagnostics else ""
         self.banner.show_message(AMBER if doc.diagnostics else GREEN,
-                                 f"Saved “{_esc(editing.name)}”; the assistant uses it from its next message.{warnings}")
+                                 f"Saved “{_esc(editing.name)}”; the assistant uses it from its next message."
+                                 f"{warnings}")
         return True
 
     async def close_editor(self) -> bool:
@@ -360,17 +377,11 @@ class SkillsWindow(QWidget):
 
     # -- plumbing ------------------------------------------------------------------------------
 
-    def _spawn(self, coro: Coroutine[Any, Any, Any]) -> asyncio.Task[Any]:
-        task = asyncio.ensure_future(coro)
-        self._tasks.add(task)
-        task.add_done_callback(self._finished)
-        return task
+    def _spawn(self, coro: Coroutine[Any, Any, Any]) -> asyncio.Future[Any]:
+        return self._tasks.spawn(coro)
 
-    def _finished(self, task: asyncio.Task[Any]) -> None:
-        self._tasks.discard(task)
-        if not task.cancelled() and task.exception() is not None:
-            log.error("skills window action failed", exc_info=task.exception())
-            self.banner.show_message(RED, f"<b>Something went wrong.</b> {_esc(task.exception())}")
+    def _failed(self, exc: BaseException) -> None:
+        self.banner.show_message(RED, f"<b>Something went wrong.</b> {_esc(exc)}")
 
     def _toggle_current(self, enabled: bool) -> None:
         index = self.list_view.currentIndex()

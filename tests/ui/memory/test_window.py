@@ -14,8 +14,7 @@ from typing import Any
 import pytest
 from PySide6.QtCore import QDate, Qt
 
-from desktop import notify
-from desktop import tasks
+from desktop import notify, tasks
 from desktop.ui.bridge import CoreBridge
 from desktop.ui.dream_timer import BUSY_RETRY_MS, DreamTimer
 from desktop.ui.memory.window import MemoryWindow
@@ -33,7 +32,7 @@ async def window(bridge: CoreBridge, qtbot) -> AsyncIterator[MemoryWindow]:  # t
     made.show()
     yield made
     made.hide()
-    await until(lambda: not tasks._running, message="the window's background work to finish")
+    await until(lambda: not tasks.pending(), message="the window's background work to finish")
 
 
 def shot(widget: Any, name: str) -> None:
