@@ -7,29 +7,57 @@ from __future__ import annotations
 
 import logging
 from collections.abc import Callable
+from dataclasses import dataclass
 
 log = logging.getLogger(__name__)
 
-Sink = Callable[[str, str, "str | None"], None]
+
+@dataclass(frozen=True)
+class OpenChat:
+    """Clicking opens this chat."""
+
+    session_key: str
+
+
+@dataclass(frozen=True)
+class OpenMemoryChange:
+    """Clicking opens the memory viewer on this change (a Dream commit)."""
+
+    rev: str
+
+
+Target = OpenChat | OpenMemoryChange
+
+
+@dataclass(frozen=True)
+class Notification:
+    title: str
+    body: str  # plain text: daemons and tray balloons show markup literally
+    target: Target | None = None  # what clicking it opens; None: nothing in particular
+
+
+Sink = Callable[[Notification], None]
 _sink: Sink | None = None
-MEMORY_CHANGE = "memory-change:"  # an action target that opens the memory viewer on a commit
 
 
-def memory_change(rev: str) -> str:
-    """The action target for a notification about a Dream commit."""
-    return f"{MEMORY_CHANGE}{rev}"
+def chat(session_key: str) -> OpenChat:
+    return OpenChat(session_key)
+
+
+def memory_change(rev: str) -> OpenMemoryChange:
+    return OpenMemoryChange(rev)
 
 
 def install(sink: Sink | None) -> None:
-    """Route notifications to `sink(title, body, action_session)`; None restores logging."""
+    """Route notifications to `sink`; None restores logging."""
     global _sink
     _sink = sink
 
 
-def notify(title: str, body: str, action_session: str | None = None) -> None:
-    """Show a notification; `action_session` is what its "Open" action opens: a chat ("channel:chat_id")
-    or a `memory_change(rev)`."""
+def notify(title: str, body: str, target: Target | None = None) -> None:
+    """Show a notification whose click opens `target` (`chat(key)` or `memory_change(rev)`)."""
+    note = Notification(title, body, target)
     if _sink is None:
         log.info("notification: %s — %s", title, body)
         return
-    _sink(title, body, action_session)
+    _sink(note)

@@ -69,6 +69,11 @@ class SessionStore:
             self._cache[key] = await asyncio.to_thread(self._read, key)
         return self._cache[key]
 
+    def title_of(self, key: str) -> str:
+        """The title of a loaded session, else its key (no disk access: safe on the GUI thread)."""
+        cached = self._cache.get(key)
+        return cached.title if cached is not None else key
+
     async def append(self, session: Session, *messages: dict[str, Any]) -> None:
         """Add messages to the session and the end of its file (flushed, so a crash keeps them)."""
         for message in messages:

@@ -22,7 +22,8 @@ from PySide6.QtCore import QEvent, QFileSystemWatcher, QObject, QTimer
 from PySide6.QtWidgets import QApplication, QMessageBox, QSystemTrayIcon, QWidget
 
 from desktop import notify
-from desktop.bus import Event, TurnError, TurnFinished, TurnStarted
+from desktop.bus import Event
+from desktop.notification_policy import TurnNotifications
 from desktop.paths import Home, home
 from desktop.shell_state import ShellState, load_state, save_state, state_path
 from desktop.tasks import TaskSet
@@ -49,7 +50,6 @@ WINDOWS: dict[str, tuple[str, str]] = {
 QUIT_GRACE = 2.0  # seconds running turns get to save on Quit
 TRAY_RECHECK_MS = 5000
 CONFIG_SETTLE_MS = 300
-PREVIEW_CHARS = 200
 NO_TRAY_TEXT = (
     "Nanobot Tray could not find a system tray on this desktop, so the chat opens as a normal window.\n\n"
     "Everything else works: run nanobot-tray again to bring this window back, or bind "
@@ -153,7 +153,7 @@ class Shell(QObject):
         self.exit_code = 0
         self._windows: dict[str, QWidget] = {}
         self._pending: list[dict[str, Any]] = []
-        self._turns: set[str] = set()
+        self._turn_notes = TurnNotifications(self._on_screen, self._chat_title)
         self._tasks = TaskSet("the shell")
         self._quit = asyncio.Event()
         self._bound_hotkey = ""
@@ -174,7 +174,7 @@ class Shell(QObject):
         self.tray.quit_requested.connect(self.quit)
         self.tray.dnd_changed.connect(self._set_dnd)
         self.notifier = Notifier(self.tray.icon, self._notifications_allowed, self)
-        self.notifier.open_session.connect(self.open_target)
+        self.notifier.activated.connect(self.open_target)
         self.tray.icon_replaced.connect(lambda: self.notifier.attach(self.tray.icon))
         self.hotkey = Hotkey(self)
         self.hotkey.activated.connect(lambda: self.open_quick())
@@ -235,7 +235,7 @@ class Shell(QObject):
         self._tray_timer.start()
         self._watcher.addPaths([str(self.home.config_file.parent), str(self.home.config_file)])
         if self.core.loaded.problems:
-            self._notify("Settings file has problems", "\n".join(self.core.loaded.problems[:3]))
+            notify.notify("Settings file has problems", "\n".join(self.core.loaded.problems[:3]))
         first, self.first_request = self.first_request, {}
         if first.get("action") == "quick":
             self.handle(first)
@@ -259,7 +259,7 @@ class Shell(QObject):
             await asyncio.to_thread(_load_model)
         except Exception as exc:
             log.exception("loading litellm failed")
-            self._notify("The model library failed to load", f"{type(exc).__name__}: {exc}")
+            notify.notify("The model library failed to load", f"{type(exc).__name__}: {exc}")
         stall = meter.stop()
         log.info("model ready %.3f s after launch (litellm import %.2f s, worst GUI stall %.0f ms)",
                  time.perf_counter() - self.started, time.perf_counter() - began, stall * 1000)
@@ -358,15 +358,15 @@ class Shell(QObject):
         chat.focus_input()  # type: ignore[attr-defined]
         self.tray.set_attention(False)
 
-    def open_target(self, target: str) -> None:
-        """A clicked notification: a Dream commit opens the memory viewer on it, anything else a chat."""
-        if target.startswith(notify.MEMORY_CHANGE):
+    def open_target(self, target: notify.Target | None) -> None:
+        """A clicked notification: a Dream commit opens the memory viewer on it, a chat that chat."""
+        if isinstance(target, notify.OpenMemoryChange):
             memory = self.window("memory")
             if memory is not None:
-                memory.show_commit(target.removeprefix(notify.MEMORY_CHANGE))  # type: ignore[attr-defined]
+                memory.show_commit(target.rev)  # type: ignore[attr-defined]
                 _bring_to_front(memory)
             return
-        self.show_chat(target or None)
+        self.show_chat(target.session_key if isinstance(target, notify.OpenChat) else None)
 
     def toggle_chat(self) -> None:
         chat = self._windows.get("chat")
@@ -402,18 +402,9 @@ class Shell(QObject):
     # ----- agent events and notifications
     def on_event(self, event: Event) -> None:
         self.tray.on_event(event)
-        if isinstance(event, TurnStarted):
-            self._turns.add(event.session_key)
-            return
-        if not isinstance(event, (TurnFinished, TurnError)) or event.session_key not in self._turns:
-            return
-        self._turns.discard(event.session_key)
-        if self._on_screen(event.session_key):
-            return
-        if isinstance(event, TurnError):
-            self._notify("Reply failed", event.message, event.session_key)
-        elif not event.stopped:
-            self._notify("Reply ready", _preview(event.content), event.session_key)
+        note = self._turn_notes.on_event(event)
+        if note is not None:
+            self._notify(note)
 
     def _on_screen(self, session: str) -> bool:
         chat, quick = self._windows.get("chat"), self._windows.get("quick")
@@ -421,11 +412,14 @@ class Shell(QObject):
             return True
         return session.startswith("quick:") and quick is not None and quick.isVisible()
 
-    def _notify(self, title: str, body: str, action_session: str | None = None) -> None:
-        """The sink behind desktop.notify: a chat to open means the user is wanted, so the icon says so."""
-        self.notifier.notify(title, body, action_session)
-        if action_session:
+    def _notify(self, note: notify.Notification) -> None:
+        """The sink behind desktop.notify: something to open means the user is wanted, so the icon says so."""
+        self.notifier.notify(note)
+        if note.target is not None:
             self.tray.set_attention(True)
+
+    def _chat_title(self, session_key: str) -> str:
+        return self.bridge.session_title(session_key) if self.bridge is not None else session_key
 
     def _notifications_allowed(self) -> bool:
         return not self.state.do_not_disturb and (self.core is None or self.core.config.notifications)
@@ -484,7 +478,3 @@ def _bring_to_front(widget: QWidget) -> None:
     widget.raise_()
     widget.activateWindow()
 
-
-def _preview(text: str) -> str:
-    flat = " ".join(text.split())
-    return flat if len(flat) <= PREVIEW_CHARS else flat[:PREVIEW_CHARS - 1] + "…"

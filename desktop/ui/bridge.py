@@ -28,5 +28,9 @@ class CoreBridge(QObject):
         message = InboundMessage(channel, chat_id, text, list(media or []))
         self._pending.spawn(self.core.bus.publish_inbound(message))
 
+    def session_title(self, session_key: str) -> str:
+        """The chat's title as the sidebar shows it (its key until a title is known)."""
+        return self.core.sessions.title_of(session_key)
+
     def close(self) -> None:
         self._unsubscribe()

@@ -18,6 +18,7 @@ from typing import Any
 from PySide6.QtCore import QObject, Signal
 from PySide6.QtWidgets import QSystemTrayIcon
 
+from desktop.notify import Notification, Target
 from desktop.tasks import TaskSet
 
 log = logging.getLogger(__name__)
@@ -30,9 +31,9 @@ DBUS_TIMEOUT = 5.0
 
 
 class Notifier(QObject):
-    """`notify` is the sink for desktop.notify; `open_session` fires when the user clicks a notification."""
+    """`notify` is the sink for desktop.notify; `activated` fires when the user clicks a notification."""
 
-    open_session = Signal(str)  # session key, or "" for "just open the chat"
+    activated = Signal(object)  # the notification's Target, or None for "just open the app"
 
     def __init__(self, tray: QSystemTrayIcon, allowed: Callable[[], bool], parent: QObject | None = None) -> None:
         super().__init__(parent)
@@ -40,16 +41,16 @@ class Notifier(QObject):
         self._router: Any = None
         self._router_cm: Any = None
         self._listener: asyncio.Task[None] | None = None
-        self._sessions: dict[int, str] = {}  # notification id → session to open
-        self._by_session: dict[str, int] = {}  # so a newer note about a chat replaces the older one
-        self._balloon_session = ""
+        self._targets: dict[int, Target | None] = {}  # notification id → what a click opens
+        self._by_target: dict[Target, int] = {}  # so a newer note about a chat replaces the older one
+        self._balloon_target: Target | None = None
         self._tasks = TaskSet("notifications")
         self.attach(tray)
 
     def attach(self, tray: QSystemTrayIcon) -> None:
         """Use this tray icon for balloons (the tray may replace its icon object)."""
         self._tray = tray
-        tray.messageClicked.connect(lambda: self.open_session.emit(self._balloon_session))
+        tray.messageClicked.connect(lambda: self.activated.emit(self._balloon_target))
 
     @property
     def backend(self) -> str:
@@ -85,26 +86,27 @@ class Notifier(QObject):
                 log.debug("closing the D-Bus connection failed", exc_info=True)
         self._router = self._router_cm = None
 
-    def notify(self, title: str, body: str, action_session: str | None = None) -> bool:
+    def notify(self, note: Notification) -> bool:
         """Show a notification unless the user silenced them; False when suppressed."""
         if not self._allowed():
-            log.info("notification suppressed (do not disturb or notifications off): %s", title)
+            log.info("notification suppressed (do not disturb or notifications off): %s", note.title)
             return False
         if self._router is None:
-            self._balloon(title, body, action_session)
+            self._balloon(note)
             return True
-        self._tasks.spawn(self._send(title, body, action_session))
+        self._tasks.spawn(self._send(note))
         return True
 
-    def _balloon(self, title: str, body: str, action_session: str | None) -> None:
-        self._balloon_session = action_session or ""
-        self._tray.showMessage(title, body, QSystemTrayIcon.MessageIcon.Information, 10_000)
+    def _balloon(self, note: Notification) -> None:
+        self._balloon_target = note.target
+        self._tray.showMessage(note.title, note.body, QSystemTrayIcon.MessageIcon.Information, 10_000)
 
-    async def _send(self, title: str, body: str, action_session: str | None) -> None:
+    async def _send(self, note: Notification) -> None:
         from jeepney import DBusAddress, HeaderFields, MessageType, new_method_call
 
         address = DBusAddress(OBJECT_PATH, bus_name=BUS_NAME, interface=BUS_NAME)
-        replaces = self._by_session.get(action_session or "", 0)
+        title, body, target = note.title, note.body, note.target
+        replaces = self._by_target.get(target, 0) if target is not None else 0
         hints = {"desktop-entry": ("s", "nanobot-tray")}
         message = new_method_call(address, "Notify", "susssasa{sv}i",
                                   (APP_NAME, replaces, ICON_NAME, title, html.escape(body, quote=False),
@@ -115,12 +117,12 @@ class Notifier(QObject):
                 raise RuntimeError(f"{reply.header.fields.get(HeaderFields.error_name)}: {reply.body}")
         except Exception as exc:
             log.warning("desktop notification failed (%s); showing a tray balloon", exc)
-            self._balloon(title, body, action_session)
+            self._balloon(note)
             return
         note_id = int(reply.body[0])
-        self._sessions[note_id] = action_session or ""
-        if action_session:
-            self._by_session[action_session] = note_id
+        self._targets[note_id] = target
+        if target is not None:
+            self._by_target[target] = note_id
 
     async def _listen(self, router: Any, rule: Any) -> None:
         from jeepney import HeaderFields
@@ -132,9 +134,9 @@ class Notifier(QObject):
                 member = message.header.fields.get(HeaderFields.member)
                 if member == "ActionInvoked":
                     note_id, _action = message.body
-                    if note_id in self._sessions:
-                        self.open_session.emit(self._sessions[note_id])
+                    if note_id in self._targets:
+                        self.activated.emit(self._targets[note_id])
                 elif member == "NotificationClosed":
-                    session = self._sessions.pop(message.body[0], None)
-                    if session and self._by_session.get(session) == message.body[0]:
-                        del self._by_session[session]
+                    target = self._targets.pop(message.body[0], None)
+                    if target is not None and self._by_target.get(target) == message.body[0]:
+                        del self._by_target[target]

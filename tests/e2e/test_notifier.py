@@ -7,6 +7,7 @@ import asyncio
 import pytest
 from PySide6.QtWidgets import QSystemTrayIcon
 
+from desktop import notify
 from desktop.ui.notifier import Notifier
 from tests.e2e.xdesktop import Desktop
 from tests.ui.conftest import until
@@ -26,20 +27,21 @@ async def test_a_notification_reaches_the_daemon_and_its_action_opens_the_chat(
     allowed = [True]
     notifier = Notifier(QSystemTrayIcon(), lambda: allowed[0])
     await notifier.start()
-    opened: list[str] = []
-    notifier.open_session.connect(opened.append)
+    opened: list[notify.Target | None] = []
+    notifier.activated.connect(opened.append)
     try:
         assert notifier.backend == "org.freedesktop.Notifications"
-        assert notifier.notify("Reminder due", "Water the <plants> & herbs", "desktop:garden")
+        assert notifier.notify(notify.Notification("Reminder due", "Water the <plants> & herbs",
+                                                   notify.chat("desktop:garden")))
         await until(lambda: 'string "Reminder due"' in desktop.notifications_log())
         log = desktop.notifications_log()
         assert 'string "Water the &lt;plants&gt; &amp; herbs"' in log  # markup-safe body
         assert 'string "default"' in log and 'string "Open"' in log
         await _dunstctl(desktop, "action", "0")  # the user clicks the notification
-        await until(lambda: opened == ["desktop:garden"])
+        await until(lambda: opened == [notify.chat("desktop:garden")])
 
         allowed[0] = False  # Do not disturb
-        assert not notifier.notify("Silenced", "should not appear", "desktop:garden")
+        assert not notifier.notify(notify.Notification("Silenced", "should not appear", notify.chat("desktop:garden")))
         await asyncio.sleep(0.5)
         assert "Silenced" not in desktop.notifications_log()
     finally:

@@ -15,6 +15,7 @@ import pytest
 import yaml
 from PySide6.QtWidgets import QApplication, QMessageBox
 
+from desktop import notify
 from desktop.bus import TurnFinished
 from desktop.paths import home
 from desktop.shell_state import load_state, state_path
@@ -55,13 +56,13 @@ def _visible_boxes() -> list[QMessageBox]:
     return [w for w in QApplication.topLevelWidgets() if isinstance(w, QMessageBox) and w.isVisible()]
 
 
-def _record_notifications(shell: Shell) -> list[tuple[str, str, str | None]]:
-    sent: list[tuple[str, str, str | None]] = []
+def _record_notifications(shell: Shell) -> list[tuple[str, str, notify.Target | None]]:
+    sent: list[tuple[str, str, notify.Target | None]] = []
     original = shell.notifier.notify
 
-    def record(title: str, body: str, action_session: str | None = None) -> bool:
-        sent.append((title, body, action_session))
-        return original(title, body, action_session)
+    def record(note: notify.Notification) -> bool:
+        sent.append((note.title, note.body, note.target))
+        return original(note)
 
     shell.notifier.notify = record  # type: ignore[method-assign]
     return sent
@@ -84,7 +85,7 @@ async def test_a_reply_finished_out_of_sight_is_announced(shell: Shell, fake: Fa
     fake.add({"content": "The long job is finished.", "delay": 0.3})
     shell.bridge.send("desktop:background", "do the long job")
     await until(lambda: done, timeout=30)
-    assert sent == [("Reply ready", "The long job is finished.", "desktop:background")]
+    assert sent == [("do the long job", "The long job is finished.", notify.chat("desktop:background"))]
     assert shell.tray.state is TrayState.ATTENTION
     shell.show_chat("desktop:background")  # what clicking the notification does
     assert chat.isVisible() and shell.tray.state is TrayState.IDLE
@@ -101,7 +102,7 @@ async def test_a_failed_turn_out_of_sight_is_announced_too(shell: Shell, fake: F
     fake.add({"status": 400, "body": {"error": {"message": "model does not exist"}}})
     shell.bridge.send("desktop:broken", "hello?")
     await until(lambda: sent, timeout=30)
-    assert sent[0][0] == "Reply failed" and sent[0][2] == "desktop:broken"
+    assert sent[0][0] == "hello?: reply failed" and sent[0][2] == notify.chat("desktop:broken")
     assert "model does not exist" in sent[0][1]
 
 
@@ -109,8 +110,8 @@ async def test_do_not_disturb_silences_and_is_remembered(shell: Shell) -> None:
     sent = _record_notifications(shell)
     shell.tray.dnd_action.trigger()
     await until(lambda: load_state(state_path(shell.home)).do_not_disturb)
-    app_module.notify.notify("Reminder", "stretch", "desktop:x")  # what a background feature calls
-    assert sent == [("Reminder", "stretch", "desktop:x")]
+    notify.notify("Reminder", "stretch", notify.chat("desktop:x"))  # what a background feature calls
+    assert sent == [("Reminder", "stretch", notify.chat("desktop:x"))]
     assert not shell._notifications_allowed()
     assert shell.tray.state is TrayState.ATTENTION  # the icon still says something is waiting
 
@@ -183,14 +184,12 @@ async def test_quit_during_start_up_exits_cleanly(model_config: dict[str, Any], 
 
 
 async def test_a_memory_notification_opens_the_viewer_on_its_change(shell: Shell) -> None:
-    from desktop import notify
-
     ws = shell.core.workspace
     await shell.core.memory.git.ensure()  # the baseline commit
     (ws / "USER.md").write_text("# About the user\n\n- Name: Ada\n")
     rev = await shell.core.memory.git.commit(["USER.md"], "Dream: update USER.md")
     assert rev
-    shell.notifier.open_session.emit(notify.memory_change(rev))
+    shell.notifier.activated.emit(notify.memory_change(rev))
     memory = shell.window("memory")
     assert memory is not None and memory.isVisible()
     assert memory.tabs.currentWidget() is memory.changes  # type: ignore[attr-defined]

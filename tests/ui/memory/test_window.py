@@ -219,7 +219,7 @@ async def test_dream_timer_notifies_with_the_changed_files(bridge: CoreBridge, f
     core = bridge.core
     timer = DreamTimer(core)
     notes: list[tuple[str, str]] = []
-    notify.install(lambda title, body, session: notes.append((title, body)))
+    notify.install(lambda note: notes.append((note.title, note.body)))
     updates: list[tuple[str, list[str]]] = []
     timer.memory_updated.connect(lambda rev, files: updates.append((rev, files)))
     try:

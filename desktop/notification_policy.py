@@ -1,0 +1,58 @@
+"""When the agent's own events become notifications, and what they say.
+
+Background features (subagents, reminders, heartbeat, approvals) call `desktop.notify.notify` themselves;
+this module decides for ordinary turns: a reply that finished or failed while its chat was not on screen.
+Qt-free: the shell supplies "is this chat on screen" and "what is this chat called"."""
+
+from __future__ import annotations
+
+import re
+from collections.abc import Callable
+
+from desktop.bus import Event, TurnError, TurnFinished, TurnStarted
+from desktop.notify import Notification, OpenChat
+
+PREVIEW_CHARS = 200
+_MARKUP = [
+    (re.compile(r"```[^\n]*\n?"), ""),  # code fence lines
+    (re.compile(r"!\[([^\]]*)\]\([^)]*\)"), r"\1"),  # images → their alt text
+    (re.compile(r"\[([^\]]+)\]\([^)]*\)"), r"\1"),  # links → their text
+    (re.compile(r"^\s{0,3}(#{1,6}|>+|[-*+]|\d+[.)])\s+", re.MULTILINE), ""),  # headings, quotes, list markers
+    (re.compile(r"(\*\*|__|~~|`)"), ""),  # emphasis and inline code marks
+    (re.compile(r"(?<![\w*])\*(?!\s)([^*\n]+)(?<!\s)\*(?![\w*])"), r"\1"),  # *italic*
+]
+
+
+def plain_text(markdown: str, limit: int = PREVIEW_CHARS) -> str:
+    """A one-paragraph plain-text preview of a Markdown answer."""
+    text = markdown
+    for pattern, replacement in _MARKUP:
+        text = pattern.sub(replacement, text)
+    flat = " ".join(text.split())
+    return flat if len(flat) <= limit else flat[:limit - 1] + "…"
+
+
+class TurnNotifications:
+    """Remembers which turns started, and turns their ends into notifications when nobody saw them."""
+
+    def __init__(self, on_screen: Callable[[str], bool], title_of: Callable[[str], str]) -> None:
+        self._on_screen = on_screen
+        self._title_of = title_of
+        self._running: set[str] = set()
+
+    def on_event(self, event: Event) -> Notification | None:
+        if isinstance(event, TurnStarted):
+            self._running.add(event.session_key)
+            return None
+        if not isinstance(event, (TurnFinished, TurnError)) or event.session_key not in self._running:
+            return None
+        key = event.session_key
+        self._running.discard(key)
+        if self._on_screen(key):
+            return None
+        title = self._title_of(key)
+        if isinstance(event, TurnError):
+            return Notification(f"{title}: reply failed", plain_text(event.message), OpenChat(key))
+        if event.stopped:
+            return None
+        return Notification(title, plain_text(event.content) or "(empty reply)", OpenChat(key))
