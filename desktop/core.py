@@ -37,7 +37,7 @@ from desktop.tools.path_guard import PathGuard
 from desktop.tools.registry import ToolRegistry
 from desktop.tools.shell import ExecTool
 from desktop.tools.web import WebFetchTool, WebSearchTool
-from desktop.workspace import ensure_workspace
+from desktop.workspace import APP_MANAGED_FILES, ensure_workspace
 
 log = logging.getLogger(__name__)
 Lifecycle = Callable[[], Awaitable[None]]
@@ -120,7 +120,7 @@ def workspace_of(h: Home, config: Config) -> Path:
 def default_tools(config: Config, workspace: Path) -> ToolRegistry:
     extras = [root for source, root in skill_roots(workspace) if source != "workspace"]
     guard = PathGuard(workspace, config.tools.restrict_to_workspace, read_only_extras=extras,
-                      protected=[workspace / "memory" / "history.jsonl", workspace / "memory" / ".dream_cursor"])
+                      protected=[workspace / name for name in APP_MANAGED_FILES])
     return ToolRegistry([
         ReadFileTool(guard), WriteFileTool(guard), EditFileTool(guard), ListDirTool(guard),
         GlobTool(guard), GrepTool(guard),

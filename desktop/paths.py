@@ -39,6 +39,11 @@ class Home:
         return self.data_dir / "state"
 
 
+def inside(path: Path, root: Path) -> bool:
+    """Whether `path` is `root` or below it (both already resolved: no symlink games here)."""
+    return path == root or root in path.parents
+
+
 def home() -> Home:
     """Resolve the home from NANOBOT_TRAY_HOME, else the platform's standard folders."""
     root = os.environ.get(HOME_ENV)

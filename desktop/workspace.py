@@ -1,4 +1,4 @@
-"""The workspace folder: first-run templates, and which bootstrap files still hold them."""
+"""The workspace folder's layout: first-run templates, prompt files, and the names of the memory files."""
 
 from __future__ import annotations
 
@@ -8,9 +8,14 @@ from pathlib import Path
 from desktop.paths import bundled
 
 BOOTSTRAP_FILES = ("AGENTS.md", "SOUL.md", "USER.md", "TOOLS.md")
+MEMORY_FILE = "memory/MEMORY.md"
+HISTORY_FILE = "memory/history.jsonl"
+DREAM_CURSOR_FILE = "memory/.dream_cursor"
+MEMORY_FILES = ("USER.md", "SOUL.md", MEMORY_FILE)  # what Dream and the memory window may change
+APP_MANAGED_FILES = (HISTORY_FILE, DREAM_CURSOR_FILE)  # only the app writes these; tools may read them
 _TEMPLATE_TARGETS = {
     "AGENTS.md": "AGENTS.md", "SOUL.md": "SOUL.md", "USER.md": "USER.md", "TOOLS.md": "TOOLS.md",
-    "HEARTBEAT.md": "HEARTBEAT.md", "MEMORY.md": "memory/MEMORY.md",
+    "HEARTBEAT.md": "HEARTBEAT.md", "MEMORY.md": MEMORY_FILE,
 }
 
 
@@ -38,3 +43,11 @@ def is_untouched_template(path: Path) -> bool:
     if template is None or not path.exists():
         return False
     return path.read_text(encoding="utf-8").strip() == template_text(template).strip()
+
+
+def prompt_text(name: str, workspace: Path) -> str:
+    """A prompt file from resources/prompts, unless the user overrides it in <workspace>/prompts."""
+    override = workspace / "prompts" / name
+    if override.is_file():
+        return override.read_text(encoding="utf-8")
+    return (bundled("resources") / "prompts" / name).read_text(encoding="utf-8")

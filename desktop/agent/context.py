@@ -11,19 +11,10 @@ from pathlib import Path
 from string import Template
 from typing import Any
 
-from desktop.paths import bundled
 from desktop.skills.loader import SkillsLoader
-from desktop.workspace import BOOTSTRAP_FILES, is_untouched_template
+from desktop.workspace import BOOTSTRAP_FILES, MEMORY_FILE, is_untouched_template, prompt_text
 
 SEPARATOR = "\n\n---\n\n"
-
-
-def prompt_text(name: str, workspace: Path) -> str:
-    """A prompt file from resources/prompts, unless the user overrides it in <workspace>/prompts."""
-    override = workspace / "prompts" / name
-    if override.is_file():
-        return override.read_text(encoding="utf-8")
-    return (bundled("resources") / "prompts" / name).read_text(encoding="utf-8")
 
 
 class ContextBuilder:
@@ -38,7 +29,7 @@ class ContextBuilder:
             path = self.workspace / name
             if path.is_file() and not is_untouched_template(path):
                 parts.append(f"## {name}\n\n{path.read_text(encoding='utf-8').strip()}")
-        memory = self.workspace / "memory" / "MEMORY.md"
+        memory = self.workspace / MEMORY_FILE
         if memory.is_file() and not is_untouched_template(memory):
             parts.append(f"# Memory\n\n{memory.read_text(encoding='utf-8').strip()}")
         if self.skills is not None:

@@ -9,12 +9,13 @@ from collections.abc import Awaitable, Callable
 from functools import lru_cache
 from typing import Any
 
-from desktop.agent.context import ContextBuilder, prompt_text
+from desktop.agent.context import ContextBuilder
 from desktop.config import Config
 from desktop.memory.store import HistoryEntry, MemoryStore, format_messages
 from desktop.providers.llm import LLMProvider
 from desktop.session import Session, SessionStore
 from desktop.tokens import estimate_messages
+from desktop.workspace import prompt_text
 
 log = logging.getLogger(__name__)
 

@@ -13,13 +13,12 @@ from pathlib import Path
 from string import Template
 from typing import Any
 
-from desktop.agent.context import prompt_text
 from desktop.agent.runner import Runner
 from desktop.bus import MessageBus
 from desktop.config import Config
 from desktop.memory.consolidator import budget_of
 from desktop.memory.git_history import GitHistory, is_memory_path
-from desktop.memory.store import MEMORY_FILES, HistoryEntry, MemoryStore
+from desktop.memory.store import HistoryEntry, MemoryStore
 from desktop.providers.llm import LLMProvider, ProviderError
 from desktop.skills.loader import skill_roots
 from desktop.tokens import count_text
@@ -27,6 +26,7 @@ from desktop.tools.base import ToolContext, ToolError
 from desktop.tools.filesystem import EditFileTool, ReadFileTool, WriteFileTool
 from desktop.tools.path_guard import PathGuard
 from desktop.tools.registry import ToolRegistry
+from desktop.workspace import MEMORY_FILES, prompt_text
 
 log = logging.getLogger(__name__)
 

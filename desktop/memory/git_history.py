@@ -14,7 +14,8 @@ from pathlib import Path
 from typing import TYPE_CHECKING, Any, TypeVar, cast
 
 from desktop.atomic import atomic_write_text
-from desktop.memory.store import MEMORY_FILES, MemoryStore
+from desktop.memory.store import MemoryStore
+from desktop.workspace import MEMORY_FILES
 
 if TYPE_CHECKING:  # dulwich is imported only when the git program is missing
     from collections.abc import Callable

@@ -12,14 +12,13 @@ from typing import Any
 
 from desktop.atomic import append_jsonl, atomic_write_text, read_jsonl
 from desktop.session import now_iso
+from desktop.workspace import DREAM_CURSOR_FILE, HISTORY_FILE
 
 log = logging.getLogger(__name__)
 
 HISTORY_KEEP = 1000  # entries kept after a Dream (unprocessed ones are always kept too)
 _TAIL_BYTES = 64 * 1024
 
-# The files Dream and the memory window may change, relative to the workspace (skills are added per run).
-MEMORY_FILES = ("USER.md", "SOUL.md", "memory/MEMORY.md")
 
 
 @dataclass(frozen=True)
@@ -55,11 +54,11 @@ class MemoryStore:
 
     @property
     def history_file(self) -> Path:
-        return self.workspace / "memory" / "history.jsonl"
+        return self.workspace / HISTORY_FILE
 
     @property
     def cursor_file(self) -> Path:
-        return self.workspace / "memory" / ".dream_cursor"
+        return self.workspace / DREAM_CURSOR_FILE
 
     def append_history(self, session_key: str, content: str) -> HistoryEntry:
         with self._lock:

@@ -15,6 +15,7 @@ import tempfile
 import zipfile
 from pathlib import Path, PurePosixPath
 
+from desktop.paths import inside
 from desktop.skills.frontmatter import ERROR, SkillDoc, is_valid_name, parse_skill
 
 MAX_ARCHIVE_BYTES = 100 * 1024 * 1024  # uncompressed; a guard against zip bombs
@@ -86,7 +87,7 @@ def _copy_folder(source: Path, dest: Path) -> None:
             path = Path(folder, name)
             if path.is_symlink():
                 link = os.readlink(path)
-                if os.path.isabs(link) or not _inside(path.resolve(), root):
+                if os.path.isabs(link) or not inside(path.resolve(), root):
                     raise InstallError(f"{path} is a link to {link}, outside the skill folder")
     shutil.copytree(source, dest, symlinks=True)
 
@@ -114,7 +115,7 @@ def _extract(archive: Path, dest: Path) -> str:
             if not parts:
                 continue
             path = dest.joinpath(*parts)
-            if not _inside(path.parent.resolve(), root):
+            if not inside(path.parent.resolve(), root):
                 raise InstallError(f"archive entry {info.filename} would be written outside the skill folder")
             mode = info.external_attr >> 16
             if info.is_dir():
@@ -146,9 +147,6 @@ def _link(path: Path, target: str, root: Path, entry: str) -> None:
         raise InstallError(f"archive entry {entry} is a link to an absolute path ({target})")
     path.parent.mkdir(parents=True, exist_ok=True)
     os.symlink(target, path)
-    if not _inside(path.resolve(), root):
+    if not inside(path.resolve(), root):
         raise InstallError(f"archive entry {entry} is a link to {target}, outside the skill folder")
 
-
-def _inside(path: Path, root: Path) -> bool:
-    return path == root or root in path.parents

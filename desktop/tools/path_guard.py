@@ -5,6 +5,7 @@ from __future__ import annotations
 from dataclasses import dataclass, field
 from pathlib import Path
 
+from desktop.paths import inside
 from desktop.tools.base import ToolError
 
 
@@ -29,13 +30,10 @@ class PathGuard:
             raise ToolError(f"{raw} is managed by the app and cannot be written by tools")
         if not self.restrict:
             return resolved
-        if _inside(resolved, self.workspace.resolve()):
+        if inside(resolved, self.workspace.resolve()):
             return resolved
-        if not write and any(_inside(resolved, extra.resolve()) for extra in self.read_only_extras):
+        if not write and any(inside(resolved, extra.resolve()) for extra in self.read_only_extras):
             return resolved
         raise ToolError(f"access denied: {raw} is outside the workspace {self.workspace} "
                         "(tools are restricted to the workspace)")
 
-
-def _inside(path: Path, root: Path) -> bool:
-    return path == root or root in path.parents

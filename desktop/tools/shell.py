@@ -10,21 +10,22 @@ import shlex
 import signal
 from pathlib import Path
 
+from desktop.paths import inside
 from desktop.tools.base import Tool, ToolContext, ToolError, ToolOutput, cap_text
+from desktop.workspace import APP_MANAGED_FILES
 
 OUTPUT_LIMIT = 10_000
 MAX_TIMEOUT = 600
 _CAPTURE_BYTES = 200_000  # per stream, head and tail each: enough for any capped result
 _PIPE_GRACE = 2.0  # seconds to wait for output after the shell exits (background jobs may hold pipes)
 _ENV_KEYS = ("PATH", "HOME", "LANG", "LC_ALL", "USER", "TMPDIR", "SHELL")
-_PROTECTED_NAMES = ("history.jsonl", ".dream_cursor")  # memory files only the app may write
+_PROTECTED_NAMES = tuple(Path(name).name for name in APP_MANAGED_FILES)
 _HARMLESS_DEVICES = {"/dev/null", "/dev/zero", "/dev/stdin", "/dev/stdout", "/dev/stderr", "/dev/tty",
                      "/dev/random", "/dev/urandom"}
 # Words that run the command after them (so "sudo rm -rf /" is checked as rm).
 _WRAPPERS = {"sudo", "doas", "env", "nohup", "time", "nice", "ionice", "command", "builtin", "exec", "xargs",
              "stdbuf", "timeout", "if", "elif", "then", "else", "while", "until", "do", "!"}
-_PROTECTED_MESSAGE = ("memory/history.jsonl and memory/.dream_cursor are managed by the app; "
-                      "do not write, move or delete them")
+_PROTECTED_MESSAGE = f"{' and '.join(APP_MANAGED_FILES)} are managed by the app; do not write, move or delete them"
 _SHELLS = {"sh", "bash", "zsh", "dash", "ksh", "fish"}
 _FORMATTERS = {"mke2fs", "mkswap", "wipefs", "fdisk", "sfdisk", "cfdisk", "parted", "gdisk", "sgdisk"}
 _POWER = {"shutdown", "reboot", "poweroff", "halt"}
@@ -76,7 +77,7 @@ class ExecTool(Tool):
             return self.workspace
         path = Path(raw).expanduser()
         path = (path if path.is_absolute() else self.workspace / path).resolve()
-        if self.restrict and not _inside(path, self.workspace):
+        if self.restrict and not inside(path, self.workspace):
             raise ToolError(f"working_dir {raw} is outside the workspace {self.workspace}")
         if not path.is_dir():
             raise ToolError(f"working_dir {raw} is not an existing folder")
@@ -365,7 +366,7 @@ def _escapes(segment: list[str], words: list[str], cwd: Path, workspace: tuple[P
             continue
         for candidate in filter(None, (token, token.partition("=")[2])):
             path = _as_path(candidate, cwd)
-            if (path is not None and not any(_inside(path, root) for root in workspace)
+            if (path is not None and not any(inside(path, root) for root in workspace)
                     and str(path) not in _HARMLESS_DEVICES):
                 return (f"{candidate} is outside the workspace {workspace[0]} "
                         "(commands are restricted to the workspace)")
@@ -391,6 +392,3 @@ def _as_path(token: str, cwd: Path) -> Path | None:
         return None
     return None
 
-
-def _inside(path: Path, root: Path) -> bool:
-    return path == root or root in path.parents

@@ -27,9 +27,10 @@ from desktop.tasks import spawn
 from desktop.ui.bridge import CoreBridge
 from desktop.ui.skills.details import Notice
 from desktop.ui.skills.model import AMBER, GREEN, RED
+from desktop.workspace import MEMORY_FILE
 
 # (label in the list, path relative to the workspace)
-FILES = (("MEMORY.md — long-term facts", "memory/MEMORY.md"),
+FILES = (("MEMORY.md — long-term facts", MEMORY_FILE),
          ("USER.md — about you", "USER.md"),
          ("SOUL.md — the assistant's manner", "SOUL.md"))
 RELOAD_DELAY_MS = 200
