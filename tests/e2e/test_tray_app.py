@@ -149,7 +149,7 @@ def test_a_reply_finished_in_the_background_notifies_and_the_notification_opens_
     _type_into_chat(desktop, chat, "take your time")
     _click_icon(desktop)  # hide the chat while the model works
     wait_for(lambda: _chat(desktop) is None, 10, "the chat window to hide")
-    wait_for(lambda: 'string "take your time"' in desktop.notifications_log(), 30, "the notification titled with the chat")
+    wait_for(lambda: 'string "Background answer is here."' in desktop.notifications_log(), 30, "the reply's notification")
     log = desktop.notifications_log()
     assert 'string "Background answer is here."' in log and 'string "Open"' in log
     time.sleep(0.3)
