@@ -29,7 +29,14 @@ _PROTECTED_MESSAGE = f"{' and '.join(APP_MANAGED_FILES)} are managed by the app;
 _SHELLS = {"sh", "bash", "zsh", "dash", "ksh", "fish"}
 _FORMATTERS = {"mke2fs", "mkswap", "wipefs", "fdisk", "sfdisk", "cfdisk", "parted", "gdisk", "sgdisk"}
 _POWER = {"shutdown", "reboot", "poweroff", "halt"}
-_FORK_BOMB = re.compile(r"([\w:.]+)\s*\(\s*\)\s*\{[^}]*\1\s*\|\s*\1(?!\w)")
+# A command is one argv string to the shell; Linux refuses longer ones (MAX_ARG_STRLEN, 128 KiB) anyway,
+# and the bound keeps the refusal checks below fast.
+MAX_COMMAND = 65_536
+# Fork bombs: a function that pipes itself into itself. Both patterns anchor at the start of a name, so
+# each is linear in the command's length (an unanchored name with a back-reference was quadratic).
+_FUNCTION_NAME = re.compile(r"(?<![\w:.])([\w:.]+)\s*\(\s*\)\s*\{")
+_SELF_PIPE = re.compile(r"(?<![\w:.])([\w:.]+)\s*\|\s*\1(?![\w:.])")
+_MAX_NESTING = 8
 _SEGMENT_BREAK = re.compile(r"^(?:[;&|()`]+|\$)$")  # "$" starts "$(...)"
 
 
@@ -66,8 +73,12 @@ class ExecTool(Tool):
 
     async def execute(self, ctx: ToolContext, command: str,  # type: ignore[override]
                       working_dir: str | None = None, timeout: int | None = None) -> ToolOutput:
+        if len(command) > MAX_COMMAND:
+            raise ToolError(f"command refused: it is {len(command):,} characters, the limit is {MAX_COMMAND:,}; "
+                            "write a long script to a file with write_file and run the file")
         cwd = self._working_dir(working_dir)
-        reason = refusal(command, cwd, self.allowed if self.restrict else None)
+        # Off the event loop: parsing a long command line takes a while and must not freeze the GUI.
+        reason = await asyncio.to_thread(refusal, command, cwd, self.allowed if self.restrict else None)
         if reason:
             raise ToolError(f"command refused: {reason}")
         return await self._run(command, cwd, timeout or self.timeout)
@@ -193,10 +204,12 @@ async def _stop(proc: asyncio.subprocess.Process) -> None:
 
 # --- refusals -----------------------------------------------------------------------------------------
 
-def refusal(command: str, cwd: Path, workspace: tuple[Path, ...] | None) -> str | None:
+def refusal(command: str, cwd: Path, workspace: tuple[Path, ...] | None, depth: int = 0) -> str | None:
     """Why `command` must not run, or None. `workspace` set means paths must stay inside those folders
-    (the workspace first)."""
-    if _FORK_BOMB.search(command):
+    (the workspace first). `depth` counts the inline scripts (sh -c, eval) this one is nested in."""
+    if depth > _MAX_NESTING:
+        return f"scripts nested more than {_MAX_NESTING} deep (sh -c, eval) cannot be checked"
+    if _is_fork_bomb(command):
         return "it looks like a fork bomb"
     try:
         lexer = shlex.shlex(command, posix=True, punctuation_chars=True)
@@ -205,10 +218,15 @@ def refusal(command: str, cwd: Path, workspace: tuple[Path, ...] | None) -> str 
     except ValueError:  # unbalanced quotes: fall back to plain splitting, still checked
         tokens = command.split()
     for segment in _segments(tokens):
-        reason = _segment_refusal(segment, cwd, workspace)
+        reason = _segment_refusal(segment, cwd, workspace, depth)
         if reason:
             return reason
     return None
+
+
+def _is_fork_bomb(command: str) -> bool:
+    defined = {m.group(1) for m in _FUNCTION_NAME.finditer(command)}
+    return bool(defined) and any(m.group(1) in defined for m in _SELF_PIPE.finditer(command))
 
 
 def _segments(tokens: list[str]) -> list[list[str]]:
@@ -225,7 +243,8 @@ def _segments(tokens: list[str]) -> list[list[str]]:
     return [s for s in segments if s]
 
 
-def _segment_refusal(segment: list[str], cwd: Path, workspace: tuple[Path, ...] | None) -> str | None:
+def _segment_refusal(segment: list[str], cwd: Path, workspace: tuple[Path, ...] | None,
+                     depth: int) -> str | None:
     words = _command_words(segment)
     if words:
         name = os.path.basename(words[0])
@@ -233,7 +252,7 @@ def _segment_refusal(segment: list[str], cwd: Path, workspace: tuple[Path, ...] 
         if name in _SHELLS or name == "eval":
             inner = _inline_script(name, args)
             if inner is not None:
-                return refusal(inner, cwd, workspace)
+                return refusal(inner, cwd, workspace, depth + 1)
         reason = _dangerous(name, args)
         if reason:
             return reason

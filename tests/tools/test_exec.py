@@ -145,6 +145,8 @@ async def test_timeout_argument_is_bounded(workspace: Path) -> None:
     ("sudo reboot", "shutting down"),
     ("systemctl poweroff", "shutting down"),
     (":(){ :|:& };:", "fork bomb"),
+    ("bomb() { bomb | bomb & }; bomb", "fork bomb"),
+    ("eval " * 12 + "true", "nested more than"),
     ("echo '{}' >> memory/history.jsonl", "managed by the app"),
     ("rm memory/history.jsonl", "managed by the app"),
     ("mv memory/history.jsonl /tmp/x", "managed by the app"),
@@ -157,6 +159,35 @@ async def test_dangerous_commands_are_refused(workspace: Path, command: str, why
         assert not outcome.ok, command
         assert "command refused" in str(outcome.output) and why in str(outcome.output), outcome.output
     assert (workspace / "memory" / "history.jsonl").read_text() == '{"cursor": 1}\n'
+
+
+async def test_a_huge_command_is_refused_at_once(workspace: Path) -> None:
+    """1 MB of shell used to take hours of regex backtracking on the event loop, freezing the app."""
+    outcome = await asyncio.wait_for(run(registry(workspace), "a" * 1_000_000), 30)
+    assert not outcome.ok and "1,000,000 characters, the limit is 65,536" in str(outcome.output)
+    bomb_like = await asyncio.wait_for(run(registry(workspace), "x(){ " + "x " * 32_000 + "; }"), 30)
+    assert bomb_like.ok and str(bomb_like.output).endswith("Exit code: 0")
+
+
+async def test_checking_a_long_command_leaves_the_event_loop_free(workspace: Path) -> None:
+    """The refusal check of a long command runs in a thread: a ticker on the loop keeps ticking meanwhile."""
+    ticks = 0
+
+    async def ticker() -> None:
+        nonlocal ticks
+        while True:
+            await asyncio.sleep(0.005)
+            ticks += 1
+
+    # ~60 k characters whose check takes a good fraction of a second; refused at its end, so nothing runs
+    command = "echo " + "a " * 30_000 + "; rm -rf /"
+    ticking = asyncio.create_task(ticker())
+    try:
+        outcome = await asyncio.wait_for(run(registry(workspace), command), 60)
+    finally:
+        ticking.cancel()
+    assert not outcome.ok and "broad path" in str(outcome.output)
+    assert ticks >= 3, f"the loop ticked only {ticks} times while the command was checked"
 
 
 @pytest.mark.parametrize("command", ["cat /etc/hostname", "cd /etc && ls", "ls ../", "cat ../../x",
