@@ -67,6 +67,81 @@ class Config:
     mcp: dict[str, Any] = field(default_factory=dict)
 
 
+@dataclass(frozen=True)
+class Bounds:
+    """The range a number setting must fall in (a list of numbers: each item)."""
+
+    low: float | None = None
+    high: float | None = None
+    above: bool = False  # `low` itself is not allowed
+
+    def admits(self, value: float) -> bool:
+        if self.low is not None and (value <= self.low if self.above else value < self.low):
+            return False
+        return self.high is None or value <= self.high
+
+    def describe(self) -> str:
+        if self.low is not None and self.high is not None:
+            return f"from {self.low:g} to {self.high:g}"
+        if self.low is not None:
+            return f"above {self.low:g}" if self.above else f"at least {self.low:g}"
+        return f"at most {self.high:g}"
+
+
+BOUNDS: dict[str, Bounds] = {
+    "temperature": Bounds(0, 2),
+    "max_tokens": Bounds(1),
+    "context_window_tokens": Bounds(1),
+    "max_iterations": Bounds(1),
+    "max_concurrent_turns": Bounds(1),
+    "provider.timeout": Bounds(0, above=True),
+    "provider.retry_delays": Bounds(0),
+    "tools.exec.timeout": Bounds(0, above=True),
+    "schedules.dream_interval": Bounds(0),
+    "schedules.heartbeat_interval": Bounds(0),
+}
+CHOICES: dict[str, tuple[str, ...]] = {"tools.web.search_provider": ("duckduckgo", "brave")}
+
+
+def out_of_range(dotted: str, value: Any) -> str | None:
+    """What `value` (already of the right type) should be instead, or None when it is allowed."""
+    bounds = BOUNDS.get(dotted)
+    if bounds is not None:
+        items = value if isinstance(value, list) else [value]
+        if not all(bounds.admits(v) for v in items):
+            kind = ("a list of numbers each" if isinstance(value, list)
+                    else "a whole number" if isinstance(value, int) else "a number")
+            return f"{kind} {bounds.describe()}"
+    choices = CHOICES.get(dotted)
+    if choices is not None and value not in choices:
+        return "one of " + ", ".join(choices)
+    return None
+
+
+def validate(config: Config) -> list[str]:
+    """Range problems in a config about to be saved, in the same words as when a file is read."""
+    found = []
+    for dotted, value in flatten(config).items():
+        wanted = out_of_range(dotted, value)
+        if wanted:
+            found.append(f"key '{dotted}' should be {wanted}, got {value!r}")
+    return found
+
+
+def flatten(value: Any, prefix: str = "") -> dict[str, Any]:
+    """Settings as dotted key -> value (sections and mappings opened up, lists kept whole)."""
+    if dataclasses.is_dataclass(value) and not isinstance(value, type):
+        items = {f.name: getattr(value, f.name) for f in dataclasses.fields(value)}.items()
+    elif isinstance(value, dict) and value:
+        items = value.items()
+    else:
+        return {prefix.rstrip("."): value}
+    found: dict[str, Any] = {}
+    for key, item in items:
+        found.update(flatten(item, f"{prefix}{key}."))
+    return found
+
+
 @dataclass
 class LoadedConfig:
     """The config in force plus what was wrong with the file (shown to the user, never fatal)."""
@@ -74,6 +149,7 @@ class LoadedConfig:
     config: Config
     path: Path
     problems: list[str]
+    unreadable: bool = False  # not YAML or not a mapping: nothing in it could be used
 
     @property
     def broken(self) -> bool:
@@ -94,11 +170,11 @@ def load_config(path: Path) -> LoadedConfig:
         mark = getattr(exc, "problem_mark", None)
         where = f" line {mark.line + 1}" if mark else ""
         reason = getattr(exc, "problem", None) or str(exc)
-        return LoadedConfig(Config(), path, [f"{path}{where}: not valid YAML ({reason}); using defaults"])
+        return LoadedConfig(Config(), path, [f"{path}{where}: not valid YAML ({reason}); using defaults"], True)
     if data is None:
         return LoadedConfig(Config(), path, [])
     if not isinstance(data, dict):
-        return LoadedConfig(Config(), path, [f"{path} line 1: expected a mapping of settings; using defaults"])
+        return LoadedConfig(Config(), path, [f"{path} line 1: expected a mapping of settings; using defaults"], True)
     lines = _key_lines(node)
     problems: list[str] = []
     config = _build(Config, data, "", lines, path, problems)
@@ -129,10 +205,11 @@ def _build(cls: type, data: dict[str, Any], prefix: str, lines: dict[str, int], 
                 problems.append(f"{where}: key '{dotted}' should be a section of settings; using defaults")
             continue
         ok, converted = _coerce(hint, value)
-        if ok:
-            values[key] = converted
+        wanted = _describe(hint) if not ok else out_of_range(dotted, converted)
+        if wanted:
+            problems.append(f"{where}: key '{dotted}' should be {wanted}, got {value!r}; using the default")
         else:
-            problems.append(f"{where}: key '{dotted}' should be {_describe(hint)}, got {value!r}; using the default")
+            values[key] = converted
     return cls(**values)
 
 

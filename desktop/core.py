@@ -11,12 +11,14 @@ shell. The extension points:
 - `core.on_start(fn)` / `core.on_close(fn)`: async work started with the core and awaited on close
   (closers run in reverse order, before the loop stops).
 - `core.loop.spawn(coro)`: background work that the loop's shutdown cancels.
+- `core.settings.subscribe(keys, listener)`: hear which settings changed (Settings saved, a hand edit
+  of config.yaml, a skill toggle, `/model`); parts read the shared `core.config` when they act and
+  subscribe only for what they copied (`desktop/settings.py`).
 """
 
 from __future__ import annotations
 
 import asyncio
-import dataclasses
 import logging
 from collections.abc import Awaitable, Callable
 from dataclasses import dataclass, field
@@ -25,11 +27,12 @@ from pathlib import Path
 from desktop.agent.context import ContextBuilder
 from desktop.agent.loop import AgentLoop
 from desktop.bus import MessageBus
-from desktop.config import Config, LoadedConfig, load_config
+from desktop.config import Config
 from desktop.memory import Memory, attach_memory
 from desktop.paths import Home, home
 from desktop.providers.llm import LLMProvider
 from desktop.session import SessionStore
+from desktop.settings import Settings
 from desktop.skills.loader import SkillsLoader, skill_roots
 from desktop.tools.filesystem import EditFileTool, GlobTool, GrepTool, ListDirTool, ReadFileTool, WriteFileTool
 from desktop.tools.message import MessageTool
@@ -46,7 +49,7 @@ Lifecycle = Callable[[], Awaitable[None]]
 @dataclass
 class Core:
     home: Home
-    loaded: LoadedConfig
+    settings: Settings
     workspace: Path
     bus: MessageBus
     provider: LLMProvider
@@ -61,7 +64,8 @@ class Core:
 
     @property
     def config(self) -> Config:
-        return self.loaded.config
+        """The settings in force: one object every part holds and reads when it acts."""
+        return self.settings.config
 
     @property
     def running(self) -> bool:
@@ -95,22 +99,17 @@ class Core:
             await asyncio.gather(self._running, return_exceptions=True)
             self._running = None
 
-    def apply_config(self, new: Config) -> None:
-        """Take new settings without a restart. Every part holds this same Config object and reads it at
-        call time, so it is updated in place; a new workspace also re-points the tools and the context."""
-        for f in dataclasses.fields(Config):
-            setattr(self.config, f.name, getattr(new, f.name))
+    async def _follow_settings(self, changed: frozenset[str]) -> None:
+        """A new workspace re-points the context and the tools; tools copy their settings when built."""
         workspace = workspace_of(self.home, self.config)
-        fresh = default_tools(self.config, workspace)  # tools copy their settings when built
+        if workspace != self.workspace:
+            await asyncio.to_thread(ensure_workspace, workspace)
+            self.workspace = workspace
+            self.context.workspace = workspace
+            self.context.skills = SkillsLoader(skill_roots(workspace), lambda: self.config.skills.disabled)
+        fresh = default_tools(self.config, workspace)
         for name in fresh.names:
             self.tools.register(fresh.get(name))  # type: ignore[arg-type]
-        if workspace == self.workspace:
-            return
-        ensure_workspace(workspace)
-        self.workspace = workspace
-        self.context.workspace = workspace
-        self.memory.store.workspace = workspace
-        self.context.skills = SkillsLoader(skill_roots(workspace), lambda: self.config.skills.disabled)
 
 
 def workspace_of(h: Home, config: Config) -> Path:
@@ -131,11 +130,11 @@ def default_tools(config: Config, workspace: Path) -> ToolRegistry:
     ])
 
 
-def build_core(h: Home | None = None, loaded: LoadedConfig | None = None) -> Core:
-    """Everything the agent needs, wired once. Must be called with an asyncio loop available."""
+def build_core(h: Home | None = None, settings: Settings | None = None) -> Core:
+    """Everything the agent needs, wired once. Blocking (reads files): call off the GUI thread."""
     h = h or home()
-    loaded = loaded or load_config(h.config_file)
-    config = loaded.config
+    settings = settings or Settings.open(h.config_file)
+    config = settings.config
     workspace = workspace_of(h, config)
     ensure_workspace(workspace)
     bus = MessageBus()
@@ -144,7 +143,8 @@ def build_core(h: Home | None = None, loaded: LoadedConfig | None = None) -> Cor
     sessions = SessionStore(h.sessions_dir)
     skills = SkillsLoader(skill_roots(workspace), lambda: config.skills.disabled)
     context = ContextBuilder(workspace, skills)
-    loop = AgentLoop(config, bus, provider, tools, sessions, context, h.tool_outputs_dir)
-    core = Core(h, loaded, workspace, bus, provider, tools, sessions, context, loop)
+    loop = AgentLoop(settings, bus, provider, tools, sessions, context, h.tool_outputs_dir)
+    core = Core(h, settings, workspace, bus, provider, tools, sessions, context, loop)
+    settings.subscribe(("workspace", "tools"), core._follow_settings)  # first: others read core.workspace
     core.memory = attach_memory(core)
     return core

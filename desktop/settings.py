@@ -1,40 +1,196 @@
-"""The settings writer: config.yaml read as it is on disk, written atomically, applied to the running core.
+"""The one settings writer: reads config.yaml, validates, writes it atomically and says which keys changed.
 
-Qt-free so the same steps serve the Settings window, the onboarding panel and tests."""
+Every part of the core holds the same live `Config` object and reads it when it acts; `Settings`
+updates that object in place and then tells the parts that copied a value (tools, the turn gate, the
+hotkey, Dream's timer, ...) which dotted keys changed. A part subscribes to the keys it cares about
+where it is built: `settings.subscribe("tools", listener)` hears `tools.exec.timeout` too.
+
+Three ways in, one way through:
+- `save(config)`: a form (Settings, onboarding) that read the file with `read()` saves its values.
+- `update(edit)`: a small change (a skill toggle, `nanobot-tray skills enable`) made to the file as it
+  is on disk now, never to the settings in force, so a hand edit is never reverted.
+- `reload()`: the file changed under us (an editor); the app's file watcher calls it.
+
+Session-only values (`/model NAME`) are `override`s: in force for this run, never written. A later
+change of the same key in the file (by hand or by a save) replaces the override; changes to other keys
+leave it alone.
+
+Qt-free: the app, the CLI and the tests use it alike."""
 
 from __future__ import annotations
 
 import asyncio
+import copy
+import dataclasses
+import inspect
+import logging
 import shutil
 import time
+from collections.abc import Awaitable, Callable, Iterable
 from pathlib import Path
+from typing import Any
 
-from desktop.config import Config, LoadedConfig, load_config, save_config
-from desktop.core import Core, workspace_of
-from desktop.workspace import ensure_workspace
+from desktop.config import Config, LoadedConfig, flatten, load_config, save_config, validate
 
+log = logging.getLogger(__name__)
 
-async def read_current(core: Core) -> LoadedConfig:
-    """config.yaml as it is on disk now (it may have been edited since start), with its problems."""
-    return await asyncio.to_thread(load_config, core.loaded.path)
+Listener = Callable[[frozenset[str]], Awaitable[None] | None]
 
 
-async def save_and_apply(core: Core, new: Config, *, keep_broken_copy: bool = False) -> Path | None:
-    """Write config.yaml atomically and switch the running core to it. With `keep_broken_copy`, the file
-    being replaced had problems: it is first copied aside so nothing the user wrote is lost; returns the copy."""
-    path = core.loaded.path
-    workspace = workspace_of(core.home, new)
+class SettingsError(Exception):
+    """A change that was refused; the message says why in words a user can act on."""
 
-    def write() -> Path | None:
-        copy = None
-        if keep_broken_copy and path.exists():
-            copy = path.with_name(f"{path.name}.broken-{time.strftime('%Y%m%d-%H%M%S')}")
-            shutil.copy2(path, copy)
-        ensure_workspace(workspace)
-        save_config(path, new)
-        return copy
 
-    copy = await asyncio.to_thread(write)
-    core.apply_config(new)
-    core.loaded.problems.clear()
-    return copy
+class Settings:
+    def __init__(self, loaded: LoadedConfig) -> None:
+        self.path = loaded.path
+        self.config = loaded.config  # the live object every part holds
+        self.problems = loaded.problems  # what was wrong with the file when last read
+        self._on_disk = copy.deepcopy(loaded.config)
+        self._overrides: dict[str, Any] = {}
+        self._listeners: list[tuple[tuple[str, ...], Listener]] = []
+        self._lock = asyncio.Lock()
+
+    @classmethod
+    def open(cls, path: Path) -> Settings:
+        """Read config.yaml (written with defaults when missing). Blocking: call off the GUI thread."""
+        return cls(load_config(path))
+
+    @property
+    def overrides(self) -> dict[str, Any]:
+        """Session-only values in force, by dotted key."""
+        return dict(self._overrides)
+
+    def subscribe(self, keys: str | Iterable[str], listener: Listener) -> Callable[[], None]:
+        """Call `listener(changed)` after a change to any of `keys` or below them; returns an unsubscribe."""
+        entry = ((keys,) if isinstance(keys, str) else tuple(keys), listener)
+        self._listeners.append(entry)
+        return lambda: self._listeners.remove(entry) if entry in self._listeners else None
+
+    async def read(self) -> LoadedConfig:
+        """config.yaml as it is on disk now, with its problems, for a form to edit. Changes nothing."""
+        return await asyncio.to_thread(load_config, self.path)
+
+    async def save(self, new: Config, *, keep_broken_copy: bool = False) -> Path | None:
+        """Write `new` as config.yaml and put it in force. With `keep_broken_copy` the file being replaced
+        had problems: it is copied aside first so nothing the user wrote is lost; returns the copy."""
+        _check(new)
+        async with self._lock:
+            copied = await asyncio.to_thread(self._write, new, keep_broken_copy)
+            self.problems.clear()
+            changed = self._take(new)
+        await self._publish(changed)
+        return copied
+
+    async def update(self, edit: Callable[[Config], None]) -> frozenset[str]:
+        """Apply `edit` to config.yaml as it is on disk now and put the result in force. Refused while the
+        file has problems: saving would replace what the user wrote with defaults."""
+        async with self._lock:
+            current = await self.read()
+            if current.problems:
+                raise SettingsError(f"{self.path} has problems ({current.problems[0]}); "
+                                    "fix it before changing settings")
+            new = current.config
+            edit(new)
+            _check(new)
+            await asyncio.to_thread(self._write, new, False)
+            self.problems.clear()
+            changed = self._take(new)
+        await self._publish(changed)
+        return changed
+
+    async def reload(self) -> frozenset[str]:
+        """Take config.yaml as edited by hand. Bad keys fall back to their defaults as at start; a file
+        that cannot be read at all keeps the settings in force (and its problem is reported)."""
+        async with self._lock:
+            current = await self.read()
+            self.problems[:] = current.problems
+            if current.unreadable:
+                log.warning("config.yaml could not be read; keeping the settings in force: %s", current.problems)
+                return frozenset()
+            changed = self._take(current.config)
+        await self._publish(changed)
+        return changed
+
+    async def override(self, key: str, value: Any) -> frozenset[str]:
+        """Put `value` in force for this run only (never written; see the module docstring)."""
+        async with self._lock:
+            self._overrides[key] = value
+            changed = self._take(self._on_disk)
+        await self._publish(changed)
+        return changed
+
+    # ----- internals
+    def _write(self, new: Config, keep_broken_copy: bool) -> Path | None:
+        copied = None
+        if keep_broken_copy and self.path.exists():
+            copied = self.path.with_name(f"{self.path.name}.broken-{time.strftime('%Y%m%d-%H%M%S')}")
+            shutil.copy2(self.path, copied)
+        save_config(self.path, new)
+        return copied
+
+    def _take(self, on_disk: Config) -> frozenset[str]:
+        """Make `on_disk` plus the overrides the settings in force; returns the keys whose value changed."""
+        moved = _changed(self._on_disk, on_disk)
+        for key in [k for k in self._overrides if _matches(k, moved)]:
+            del self._overrides[key]  # the file now says something about it: the file wins
+        live = copy.deepcopy(on_disk)
+        for key, value in self._overrides.items():
+            _set_dotted(live, key, value)
+        changed = _changed(self.config, live)
+        _assign(self.config, live)
+        self._on_disk = copy.deepcopy(on_disk)
+        return changed
+
+    async def _publish(self, changed: frozenset[str]) -> None:
+        if not changed:
+            return
+        log.info("settings changed: %s", ", ".join(sorted(changed)))
+        for keys, listener in list(self._listeners):
+            heard = frozenset(c for c in changed if any(_matches(k, {c}) for k in keys))
+            if not heard:
+                continue
+            try:
+                result = listener(heard)
+                if inspect.isawaitable(result):
+                    await result
+            except Exception:  # one part failing to follow must not keep the others on old settings
+                log.exception("a part failed to take new settings (%s)", ", ".join(sorted(heard)))
+
+
+def _check(config: Config) -> None:
+    wrong = validate(config)
+    if wrong:
+        raise SettingsError("Not saved: " + "; ".join(wrong))
+
+
+def _changed(old: Config, new: Config) -> frozenset[str]:
+    a, b = flatten(old), flatten(new)
+    return frozenset(k for k in a.keys() | b.keys() if a.get(k, _MISSING) != b.get(k, _MISSING))
+
+
+def _matches(key: str, changed: Iterable[str]) -> bool:
+    """`key` is one of `changed`, a section above one of them, or a key inside a changed mapping."""
+    return any(c == key or c.startswith(key + ".") or key.startswith(c + ".") for c in changed)
+
+
+def _set_dotted(config: Config, key: str, value: Any) -> None:
+    *sections, last = key.split(".")
+    target: Any = config
+    for name in sections:
+        target = getattr(target, name)
+    setattr(target, last, value)
+
+
+def _assign(target: Any, source: Any) -> None:
+    """Copy `source` into `target` field by field, keeping the section objects parts may hold."""
+    for f in dataclasses.fields(target):
+        new = getattr(source, f.name)
+        old = getattr(target, f.name)
+        if dataclasses.is_dataclass(old) and not isinstance(old, type):
+            _assign(old, new)
+        else:
+            setattr(target, f.name, new)
+
+
+_MISSING = object()

@@ -4,7 +4,7 @@ from __future__ import annotations
 
 from pathlib import Path
 
-from desktop.config import Config, load_config
+from desktop.config import Config, load_config, validate
 
 
 def test_missing_file_gets_defaults_written(tmp_path: Path) -> None:
@@ -56,3 +56,56 @@ def test_integers_are_accepted_for_numbers(tmp_path: Path) -> None:
     loaded = load_config(path)
     assert loaded.problems == []
     assert loaded.config.temperature == 1.0 and loaded.config.provider.retry_delays == [1.0, 2.5]
+
+
+def test_out_of_range_values_fall_back_with_their_line(tmp_path: Path) -> None:
+    path = tmp_path / "config.yaml"
+    text = ("model: openai/gpt-4o-mini\n"
+            "max_iterations: -3\n"
+            "temperature: 2.5\n"
+            "max_concurrent_turns: 0\n"
+            "context_window_tokens: 32000\n"
+            "provider:\n"
+            "  timeout: 0\n"
+            "  retry_delays: [1, -2]\n"
+            "tools:\n"
+            "  exec:\n"
+            "    timeout: -1\n"
+            "  web:\n"
+            "    search_provider: bing\n"
+            "schedules:\n"
+            "  dream_interval: -60\n"
+            "  heartbeat_interval: 0\n")
+    path.write_text(text)
+    loaded = load_config(path)
+    config, joined = loaded.config, "\n".join(loaded.problems)
+    defaults = Config()
+    assert config.max_iterations == defaults.max_iterations and config.temperature == defaults.temperature
+    assert config.max_concurrent_turns == defaults.max_concurrent_turns
+    assert config.provider.timeout == defaults.provider.timeout
+    assert config.provider.retry_delays == defaults.provider.retry_delays
+    assert config.tools.exec.timeout == 60 and config.tools.web.search_provider == "duckduckgo"
+    assert config.schedules.dream_interval == defaults.schedules.dream_interval
+    # the good keys are kept, 0 is a valid interval ("never")
+    assert config.model == "openai/gpt-4o-mini" and config.context_window_tokens == 32000
+    assert config.schedules.heartbeat_interval == 0
+    assert f"{path} line 2: key 'max_iterations' should be a whole number at least 1, got -3; using the default" \
+        in joined
+    assert f"{path} line 3: key 'temperature' should be a number from 0 to 2, got 2.5" in joined
+    assert f"{path} line 4: key 'max_concurrent_turns' should be a whole number at least 1" in joined
+    assert f"{path} line 7: key 'provider.timeout' should be a number above 0, got 0" in joined
+    assert f"{path} line 8: key 'provider.retry_delays' should be a list of numbers each at least 0" in joined
+    assert f"{path} line 11: key 'tools.exec.timeout' should be a whole number above 0, got -1" in joined
+    assert f"{path} line 13: key 'tools.web.search_provider' should be one of duckduckgo, brave, got 'bing'" \
+        in joined
+    assert f"{path} line 15: key 'schedules.dream_interval' should be a whole number at least 0" in joined
+    assert len(loaded.problems) == 8 and path.read_text() == text
+
+
+def test_validate_names_out_of_range_values_of_a_config_about_to_be_saved() -> None:
+    config = Config()
+    assert validate(config) == []
+    config.max_tokens = 0
+    config.temperature = -0.5
+    assert validate(config) == ["key 'temperature' should be a number from 0 to 2, got -0.5",
+                                "key 'max_tokens' should be a whole number at least 1, got 0"]

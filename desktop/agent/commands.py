@@ -98,5 +98,6 @@ async def _model(ctx: CommandContext) -> str:
     name = ctx.args.strip()
     if not name:
         return f"Current model: {ctx.loop.config.model or '(not configured)'}"
-    ctx.loop.config.model = name
-    return f"Model switched to {name} for this run of the app (set `model` in config.yaml to keep it)."
+    await ctx.loop.settings.override("model", name)  # session-only: never written to config.yaml
+    return (f"Model switched to {name} for this run of the app (set `model` in config.yaml or pick one in "
+            "Settings to keep it).")

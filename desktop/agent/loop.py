@@ -13,12 +13,13 @@ from urllib.parse import quote
 
 from desktop.agent.commands import CommandContext, Commands
 from desktop.agent.context import ContextBuilder
+from desktop.agent.gate import TurnGate
 from desktop.agent.runner import Runner, output_text
 from desktop.atomic import atomic_write_text
 from desktop.bus import InboundMessage, MessageBus, OutboundMessage, TurnError, TurnFinished, TurnStarted
-from desktop.config import Config
 from desktop.providers.llm import LLMProvider, ProviderError
 from desktop.session import Session, SessionStore
+from desktop.settings import Settings
 from desktop.tasks import TaskSet
 from desktop.tokens import estimate_messages
 from desktop.tools.base import ToolContext
@@ -42,9 +43,10 @@ class _SessionState:
 class AgentLoop:
     """All decisions about inbound messages pass through `dispatch`, called from one `while` in `run`."""
 
-    def __init__(self, config: Config, bus: MessageBus, provider: LLMProvider, tools: ToolRegistry,
+    def __init__(self, settings: Settings, bus: MessageBus, provider: LLMProvider, tools: ToolRegistry,
                  sessions: SessionStore, context: ContextBuilder, tool_outputs_dir: Path) -> None:
-        self.config = config
+        self.settings = settings
+        self.config = settings.config
         self.bus = bus
         self.provider = provider
         self.tools = tools
@@ -56,7 +58,8 @@ class AgentLoop:
         self.after_turn: list[AfterTurn] = []  # background work once a reply is delivered (memory)
         self.before_clear: list[AfterTurn] = []  # run by /new before a session is emptied
         self._states: dict[str, _SessionState] = {}
-        self._gate = asyncio.Semaphore(config.max_concurrent_turns)
+        self._gate = TurnGate(self.config.max_concurrent_turns)
+        settings.subscribe("max_concurrent_turns", lambda _: self._gate.resize(self.config.max_concurrent_turns))
         self._background = TaskSet("the agent loop")
 
     async def run(self) -> None:

@@ -37,7 +37,7 @@ def run(args: argparse.Namespace) -> int:
 
 
 def _print_config_problems(core: Core) -> None:
-    for problem in core.loaded.problems:
+    for problem in core.settings.problems:
         print(f"config: {problem}", file=sys.stderr)
 
 

@@ -25,7 +25,7 @@ def run(args: argparse.Namespace) -> int:
 
 async def _main() -> int:
     core = build_core()
-    for problem in core.loaded.problems:
+    for problem in core.settings.problems:
         print(f"config: {problem}", file=sys.stderr)
     if not core.config.model:
         print(f"error: no model is configured; set `model` in {core.home.config_file}", file=sys.stderr)

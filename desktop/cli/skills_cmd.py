@@ -1,16 +1,18 @@
-"""`nanobot-tray skills`: list the skills the agent sees, check SKILL.md files, install a skill."""
+"""`nanobot-tray skills`: list the skills the agent sees, check SKILL.md files, install, enable or disable
+a skill. Enabling and disabling go through the settings writer, so a running app follows at once."""
 
 from __future__ import annotations
 
 import argparse
+import asyncio
 import sys
 from pathlib import Path
 
-from desktop.config import load_config
 from desktop.paths import home
+from desktop.settings import Settings, SettingsError
 from desktop.skills.frontmatter import ERROR, SkillDoc, parse_skill
 from desktop.skills.install import InstallError, install_skill
-from desktop.skills.loader import SkillsLoader, SkillStatus, skill_roots
+from desktop.skills.loader import SkillsLoader, SkillStatus, set_skill_enabled, skill_roots
 
 
 def add_parser(sub: argparse._SubParsersAction) -> None:  # type: ignore[type-arg]
@@ -23,6 +25,9 @@ def add_parser(sub: argparse._SubParsersAction) -> None:  # type: ignore[type-ar
     p = skills.add_parser("install", help="install a skill folder, .zip or .skill archive into the workspace")
     p.add_argument("source", type=Path)
     p.add_argument("--force", action="store_true", help="replace an installed skill of the same name")
+    for action, what in (("enable", "let the agent use a skill again"), ("disable", "hide a skill from the agent")):
+        p = skills.add_parser(action, help=f"{what} (skills.disabled in config.yaml)")
+        p.add_argument("name")
     parser.set_defaults(func=run)
 
 
@@ -30,13 +35,15 @@ def run(args: argparse.Namespace) -> int:
     from desktop.core import workspace_of
 
     h = home()
-    loaded = load_config(h.config_file)
-    for problem in loaded.problems:
+    settings = Settings.open(h.config_file)
+    for problem in settings.problems:
         print(f"warning: {problem}", file=sys.stderr)
-    workspace = workspace_of(h, loaded.config)
+    workspace = workspace_of(h, settings.config)
     if args.skills_command == "install":
         return _install(args.source, workspace / "skills", args.force)
-    loader = SkillsLoader(skill_roots(workspace), lambda: loaded.config.skills.disabled)
+    loader = SkillsLoader(skill_roots(workspace), lambda: settings.config.skills.disabled)
+    if args.skills_command in ("enable", "disable"):
+        return _toggle(settings, loader, args.name, args.skills_command == "enable")
     if args.skills_command == "list":
         return _list(loader.scan())
     if args.path is None:
@@ -46,6 +53,20 @@ def run(args: argparse.Namespace) -> int:
         print(f"error: no SKILL.md found at {args.path}", file=sys.stderr)
         return 2
     return _check([(doc, str(doc.path.parent)) for doc in docs])
+
+
+def _toggle(settings: Settings, loader: SkillsLoader, name: str, enabled: bool) -> int:
+    known = {s.name for s in loader.scan() if s.doc.loadable}
+    if name not in known and not (enabled and name in settings.config.skills.disabled):
+        print(f"error: no skill named '{name}'; `nanobot-tray skills list` shows them", file=sys.stderr)
+        return 1
+    try:
+        asyncio.run(set_skill_enabled(settings, name, enabled))
+    except (SettingsError, OSError) as exc:
+        print(f"error: {exc}", file=sys.stderr)
+        return 1
+    print(f"{'Enabled' if enabled else 'Disabled'} skill '{name}'.")
+    return 0
 
 
 def _list(statuses: list[SkillStatus]) -> int:

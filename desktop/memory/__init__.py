@@ -34,4 +34,5 @@ def attach_memory(core: Core) -> Memory:
     git = GitHistory(store)
     dream = Dream(store, loop.provider, loop.config, git)
     add_memory_commands(loop.commands, dream)
+    core.settings.subscribe("workspace", lambda _: setattr(store, "workspace", core.workspace))
     return Memory(store, consolidator, git, dream)

@@ -16,8 +16,9 @@ from dataclasses import dataclass
 from pathlib import Path
 from xml.sax.saxutils import escape
 
-from desktop.config import LoadedConfig, save_config
+from desktop.config import Config
 from desktop.paths import bundled
+from desktop.settings import Settings
 from desktop.skills.frontmatter import SkillDoc, current_os, parse_skill
 
 SOURCES = ("workspace", "builtin", "user")  # highest precedence first
@@ -154,15 +155,15 @@ def skills_xml(statuses: Sequence[SkillStatus]) -> str:
     return "\n".join(lines)
 
 
-def set_skill_enabled(loaded: LoadedConfig, name: str, enabled: bool) -> None:
-    """Add or remove `name` in skills.disabled and save config.yaml. The list is changed in place so
-    a loader reading it sees the change at once. Refused while config.yaml has problems, because
-    saving would replace the user's broken file with defaults."""
-    if loaded.broken:
-        raise ValueError(f"{loaded.path} has problems ({loaded.problems[0]}); fix it before changing skills")
-    disabled = loaded.config.skills.disabled
-    disabled[:] = [n for n in disabled if n != name] + ([] if enabled else [name])
-    save_config(loaded.path, loaded.config)
+async def set_skill_enabled(settings: Settings, name: str, enabled: bool) -> None:
+    """Add or remove `name` in skills.disabled of config.yaml as it is on disk now, through the settings
+    writer (refused while the file has problems); a loader reading the live settings follows at once."""
+
+    def edit(config: Config) -> None:
+        kept = [n for n in config.skills.disabled if n != name]
+        config.skills.disabled = kept if enabled else [*kept, name]
+
+    await settings.update(edit)
 
 
 def _skill_files(root: Path) -> list[str]:

@@ -159,7 +159,6 @@ class Shell(QObject):
         self._bound_hotkey = ""
         self._explanation: QMessageBox | None = None
         self._dream: Any = None  # DreamTimer once the agent runs
-        self._dream_interval = 0
         self.collector = GuiThreadCollector(self)  # Qt objects must never be freed on the model thread
 
         install_theme_icons()  # before the icon is shown: StatusNotifierItem hosts look it up by name
@@ -228,14 +227,16 @@ class Shell(QObject):
         self.bridge.event.connect(self.on_event)
         config = self.core.config
         self.tray.set_model(config.model)
+        self.core.settings.subscribe("model", lambda _: self.tray.set_model(config.model))
+        self.core.settings.subscribe("hotkey", lambda _: self._bind_hotkey(config.hotkey))
         await self.notifier.start()
         notify.install(self._notify)
         log.info("core ready %.3f s after launch", time.perf_counter() - self.started)
         self.tray_available = QSystemTrayIcon.isSystemTrayAvailable()
         self._tray_timer.start()
         self._watcher.addPaths([str(self.home.config_file.parent), str(self.home.config_file)])
-        if self.core.loaded.problems:
-            notify.notify("Settings file has problems", "\n".join(self.core.loaded.problems[:3]))
+        if self.core.settings.problems:
+            notify.notify("Settings file has problems", "\n".join(self.core.settings.problems[:3]))
         first, self.first_request = self.first_request, {}
         if first.get("action") == "quick":
             self.handle(first)
@@ -266,8 +267,7 @@ class Shell(QObject):
         await self.core.start()
         from desktop.ui.dream_timer import DreamTimer
 
-        self._dream = DreamTimer(self.core, self)
-        self._dream_interval = self.core.config.schedules.dream_interval
+        self._dream = DreamTimer(self.core, self)  # it follows schedules.dream_interval itself
         self._dream.start()
         self.window("quick", log_missing=False)  # built now so the hotkey shows it without delay
 
@@ -437,20 +437,18 @@ class Shell(QObject):
                                        QSystemTrayIcon.MessageIcon.Warning, 15_000)
 
     async def _config_changed(self) -> None:
-        """config.yaml changed (Settings or an editor): apply what the shell owns."""
-        from desktop.config import load_config
-
+        """config.yaml changed (an editor, another process, or our own save): the settings writer reads it
+        and tells the parts that follow a changed key (model, hotkey, tools, Dream, ...)."""
         path = str(self.home.config_file)
         if path not in self._watcher.files() and self.home.config_file.exists():
             self._watcher.addPath(path)  # an atomic replace drops the watch on the old file
-        loaded = await asyncio.to_thread(load_config, self.home.config_file)
-        self.tray.set_model(loaded.config.model)
-        if loaded.config.hotkey != self._bound_hotkey:
-            await self._bind_hotkey(loaded.config.hotkey)
-        interval = loaded.config.schedules.dream_interval
-        if self._dream is not None and interval != self._dream_interval:
-            self._dream_interval = interval
-            self._dream.start()  # re-armed with the interval Settings just saved
+        if self.core is None:
+            return
+        before = list(self.core.settings.problems)
+        await self.core.settings.reload()
+        problems = self.core.settings.problems
+        if problems and problems != before:
+            notify.notify("Settings file has problems", "\n".join(problems[:3]))
 
     def _recheck_tray(self) -> None:
         available = QSystemTrayIcon.isSystemTrayAvailable()

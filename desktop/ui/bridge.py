@@ -4,11 +4,17 @@ The qasync loop runs on the GUI thread, so bus subscribers are called there and 
 
 from __future__ import annotations
 
+import asyncio
+from pathlib import Path
+
 from PySide6.QtCore import QObject, Signal
 
 from desktop.bus import InboundMessage
-from desktop.core import Core
+from desktop.config import Config, LoadedConfig
+from desktop.core import Core, workspace_of
+from desktop.skills.loader import set_skill_enabled
 from desktop.tasks import TaskSet
+from desktop.workspace import ensure_workspace
 
 
 class CoreBridge(QObject):
@@ -31,6 +37,28 @@ class CoreBridge(QObject):
     def session_title(self, session_key: str) -> str:
         """The chat's title as the sidebar shows it (its key until a title is known)."""
         return self.core.sessions.title_of(session_key)
+
+    # ----- settings (all through the one writer, desktop/settings.py)
+    async def read_settings(self) -> LoadedConfig:
+        """config.yaml as it is on disk now (it may have been edited by hand), with its problems."""
+        return await self.core.settings.read()
+
+    async def save_settings(self, config: Config, *, keep_broken_copy: bool = False) -> Path | None:
+        """Make the workspace folder, then write config.yaml and put it in force; returns a kept copy of a
+        broken file. Raises OSError when either cannot be written, SettingsError for a value out of range."""
+        await asyncio.to_thread(ensure_workspace, workspace_of(self.core.home, config))
+        return await self.core.settings.save(config, keep_broken_copy=keep_broken_copy)
+
+    async def set_skill_enabled(self, name: str, enabled: bool) -> None:
+        await set_skill_enabled(self.core.settings, name, enabled)
+
+    @property
+    def workspace(self) -> Path:
+        return self.core.workspace
+
+    @property
+    def default_workspace(self) -> Path:
+        return self.core.home.default_workspace
 
     def close(self) -> None:
         self._unsubscribe()

@@ -27,6 +27,7 @@ class DreamTimer(QObject):
         self._timer = QTimer(self)
         self._timer.setSingleShot(True)
         self._timer.timeout.connect(lambda: spawn(self.run_once()))
+        self._unsubscribe = core.settings.subscribe("schedules.dream_interval", lambda _: self.start())
 
     @property
     def interval_ms(self) -> int:
@@ -38,6 +39,7 @@ class DreamTimer(QObject):
 
     def stop(self) -> None:
         self._timer.stop()
+        self._unsubscribe()
 
     async def run_once(self) -> DreamResult | None:
         """One scheduled attempt; always re-arms the timer."""

@@ -9,8 +9,8 @@ from PySide6.QtCore import Qt
 from PySide6.QtWidgets import QLabel, QLayout, QMessageBox, QVBoxLayout, QWidget
 
 from desktop.config import Config
-from desktop.core import Core, workspace_of
-from desktop.settings import read_current, save_and_apply
+from desktop.settings import SettingsError
+from desktop.ui.bridge import CoreBridge
 
 OK_COLOUR, WARN_COLOUR, ERROR_COLOUR = "#2e7d32", "#b26a00", "#c0392b"
 
@@ -74,25 +74,28 @@ async def confirm_replace_broken(parent: QWidget, problems: list[str]) -> bool:
     return await answer
 
 
-async def save_edited_config(parent: QWidget, core: Core, edit: Callable[[Config], str | None]) -> tuple[bool, str]:
+async def save_edited_config(parent: QWidget, bridge: CoreBridge,
+                             edit: Callable[[Config], str | None]) -> tuple[bool, str]:
     """Read config.yaml as it is now (hand edits survive), let `edit` put the form's values in (it returns a
     message when one is wrong), ask before replacing a file that had problems, then save and apply.
     Returns whether it saved and a line for the user."""
-    current = await read_current(core)
+    current = await bridge.read_settings()
     config = current.config
     wrong = edit(config)
     if wrong:
         return False, wrong
     if current.problems and not await confirm_replace_broken(parent, current.problems):
         return False, "Not saved: config.yaml was left as it is."
-    moved = workspace_of(core.home, config) != core.workspace
+    before = bridge.workspace
     try:
-        kept = await save_and_apply(core, config, keep_broken_copy=bool(current.problems))
+        kept = await bridge.save_settings(config, keep_broken_copy=bool(current.problems))
+    except SettingsError as exc:
+        return False, str(exc)
     except OSError as exc:
         return False, f"Could not save: {exc}"
     message = "Saved. Changes are in effect."
     if kept is not None:
         message += f" The old file was kept as {kept.name}."
-    if moved:
-        message += f" Workspace: {core.workspace}."
+    if bridge.workspace != before:
+        message += f" Workspace: {bridge.workspace}."
     return True, message

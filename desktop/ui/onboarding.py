@@ -201,7 +201,7 @@ class OnboardingPanel(QWidget):
     async def _save(self, edit: Callable[[Config], None], status: QLabel) -> None:
         self.save_button.setEnabled(False)
         try:
-            saved, message = await save_edited_config(self, self.bridge.core, edit)
+            saved, message = await save_edited_config(self, self.bridge, edit)
         finally:
             self.save_button.setEnabled(True)
         if not saved:

@@ -26,7 +26,6 @@ from PySide6.QtWidgets import (
 )
 
 from desktop.config import Config
-from desktop.settings import read_current
 from desktop.tasks import spawn
 from desktop.ui import hotkey
 from desktop.ui.bridge import CoreBridge
@@ -133,7 +132,7 @@ class SettingsWindow(QWidget):
         from desktop import autostart  # lazy: only Settings needs it
 
         self.autostart.setEnabled(False)  # until its current state is known
-        loaded = await read_current(self.bridge.core)
+        loaded = await self.bridge.read_settings()
         self._show_problems(loaded.problems)
         self.load(loaded.config)
         self._autostart_was = await asyncio.to_thread(autostart.is_enabled)
@@ -145,7 +144,7 @@ class SettingsWindow(QWidget):
     def load(self, config: Config) -> None:
         self.model_form.load(config)
         self.workspace.setText(config.workspace or "")
-        self.workspace.setPlaceholderText(str(self.bridge.core.home.default_workspace))
+        self.workspace.setPlaceholderText(str(self.bridge.default_workspace))
         self.hotkey.setKeySequence(QKeySequence.fromString(config.hotkey.replace("Super", "Meta"),
                                                            QKeySequence.SequenceFormat.PortableText))
         status = hotkey.current_status(config.hotkey)
@@ -191,7 +190,7 @@ class SettingsWindow(QWidget):
             self.save_button.setEnabled(True)
 
     async def _save(self) -> None:
-        saved, message = await save_edited_config(self, self.bridge.core, self.form_config)
+        saved, message = await save_edited_config(self, self.bridge, self.form_config)
         if not saved:
             self._say(message, ERROR_COLOUR)
             return

@@ -11,6 +11,7 @@ import zipfile
 from pathlib import Path
 
 import pytest
+import yaml
 
 from desktop.bus import TurnFinished
 from desktop.core import Core
@@ -118,6 +119,28 @@ def test_cli_list_check_and_install(tmp_path: Path) -> None:
     relisted = run_cli(home, "list").stdout
     assert any(line.split()[:2] == ["weather", "workspace"] for line in relisted.splitlines())
     assert "overrides the builtin one" in relisted
+
+
+def test_cli_enable_and_disable_go_through_the_settings_writer(tmp_path: Path) -> None:
+    home = tmp_path / "home"
+    write_config(home, model="openai/kept", temperature=0.7, skills={"disabled": ["tmux"]})
+
+    disabled = run_cli(home, "disable", "github")
+    assert disabled.returncode == 0 and "Disabled skill 'github'" in disabled.stdout
+    enabled = run_cli(home, "enable", "tmux")
+    assert enabled.returncode == 0, enabled.stderr
+    saved = yaml.safe_load((home / "config.yaml").read_text())
+    assert saved["skills"]["disabled"] == ["github"] and saved["model"] == "openai/kept"
+    assert saved["temperature"] == 0.7
+    assert [line.split()[4] for line in run_cli(home, "list").stdout.splitlines() if line.startswith("github")] == ["no"]
+
+    unknown = run_cli(home, "disable", "no-such-skill")
+    assert unknown.returncode == 1 and "no skill named 'no-such-skill'" in unknown.stderr
+    broken = "skills:\n  disabled: [github]\ntemperature: warm\n"
+    (home / "config.yaml").write_text(broken)
+    refused = run_cli(home, "enable", "github")
+    assert refused.returncode == 1 and "fix it before changing settings" in refused.stderr
+    assert (home / "config.yaml").read_text() == broken
 
 
 # --- in a running core ---------------------------------------------------------------------------

@@ -11,7 +11,7 @@ import pytest
 import yaml
 
 from desktop.agent.context import ContextBuilder
-from desktop.config import load_config
+from desktop.settings import Settings, SettingsError
 from desktop.skills.frontmatter import ERROR, WARNING, current_os
 from desktop.skills.loader import SkillsLoader, SkillStatus, set_skill_enabled
 from desktop.workspace import ensure_workspace
@@ -194,31 +194,31 @@ def test_missing_roots_folders_without_skill_md_and_hidden_folders_are_ignored(r
     assert loader.scan() == [] and loader.prompt_sections() == []
 
 
-def test_disabled_skills_are_hidden_and_toggle_through_config(roots: dict[str, Path], tmp_path: Path) -> None:
+async def test_disabled_skills_are_hidden_and_toggle_through_config(roots: dict[str, Path], tmp_path: Path) -> None:
     make_skill(roots["builtin"], "weather", simple("weather"))
     make_skill(roots["builtin"], "github", simple("github"))
     config_path = tmp_path / "config.yaml"
     config_path.write_text("skills:\n  disabled: [weather]\n", encoding="utf-8")
-    loaded = load_config(config_path)
-    loader = SkillsLoader(list(roots.items()), lambda: loaded.config.skills.disabled)
+    settings = Settings.open(config_path)
+    loader = SkillsLoader(list(roots.items()), lambda: settings.config.skills.disabled)
     assert [(s.name, s.enabled) for s in loader.scan()] == [("github", True), ("weather", False)]
     assert "weather" not in loader.prompt_sections()[0]
     assert loader.expand_mentions("try $weather") == ""
 
-    set_skill_enabled(loaded, "weather", True)
-    set_skill_enabled(loaded, "github", False)
+    await set_skill_enabled(settings, "weather", True)
+    await set_skill_enabled(settings, "github", False)
     assert "<name>weather</name>" in loader.prompt_sections()[0]
     assert "<name>github</name>" not in loader.prompt_sections()[0]
     assert yaml.safe_load(config_path.read_text(encoding="utf-8"))["skills"]["disabled"] == ["github"]
 
 
-def test_toggling_refuses_to_overwrite_a_broken_config(tmp_path: Path) -> None:
+async def test_toggling_refuses_to_overwrite_a_broken_config(tmp_path: Path) -> None:
     config_path = tmp_path / "config.yaml"
     original = "skills:\n  disabled: [weather]\ntypo_key: 1\n"
     config_path.write_text(original, encoding="utf-8")
-    loaded = load_config(config_path)
-    with pytest.raises(ValueError, match="fix it before changing skills"):
-        set_skill_enabled(loaded, "github", False)
+    settings = Settings.open(config_path)
+    with pytest.raises(SettingsError, match="fix it before changing settings"):
+        await set_skill_enabled(settings, "github", False)
     assert config_path.read_text(encoding="utf-8") == original
 
 

@@ -136,12 +136,18 @@ async def test_a_missing_window_is_a_log_line_not_a_crash(shell: Shell, monkeypa
     assert shell.window("quick").isVisible()  # type: ignore[union-attr]
 
 
-async def test_settings_edits_reach_the_tray_without_restart(shell: Shell, home_dir: Path) -> None:
+async def test_a_hand_edit_reaches_the_tray_and_the_agent_without_restart(shell: Shell, home_dir: Path,
+                                                                         fake: FakeOpenAI) -> None:
     config_file = home_dir / "config.yaml"
     settings = yaml.safe_load(config_file.read_text())
     settings["model"] = "openai/another-model"
     config_file.write_text(yaml.safe_dump(settings))
     await until(lambda: "Model: openai/another-model" in shell.tray.icon.toolTip(), timeout=10)
+    finished: list[object] = []
+    shell.bridge.event.connect(lambda e: finished.append(e) if isinstance(e, TurnFinished) else None)
+    shell.bridge.send("desktop:edited", "hello")
+    await until(lambda: finished, timeout=20)
+    assert fake.requests[-1]["model"] == "another-model"
 
 
 async def test_quit_lets_a_running_turn_finish_saving(model_config: dict[str, Any], memory_keyring: object,

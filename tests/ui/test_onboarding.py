@@ -76,7 +76,7 @@ async def test_one_click_uses_a_detected_local_server(qtbot: QtBot, bridge: Core
     assert len(use_buttons(panel)) == 1 and f"<b>LM Studio</b> at http://127.0.0.1:{fake.port}" in labels
     use_buttons(panel)[0].click()
     await until(lambda: configured, message="saved")
-    on_disk = yaml.safe_load(bridge.core.loaded.path.read_text(encoding="utf-8"))
+    on_disk = yaml.safe_load(bridge.core.settings.path.read_text(encoding="utf-8"))
     assert on_disk["model"] == "openai/test" and on_disk["api_base"] == fake.base_url
     assert await answer(bridge, "hello there") == "echo: hello there"
 

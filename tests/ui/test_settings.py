@@ -73,12 +73,12 @@ async def test_save_writes_config_and_keyring_and_applies_at_once(
     window.notifications.setChecked(False)
 
     assert "Saved" in await save(window)
-    on_disk = yaml.safe_load(core.loaded.path.read_text(encoding="utf-8"))
+    on_disk = yaml.safe_load(core.settings.path.read_text(encoding="utf-8"))
     assert on_disk["model"] == "openrouter/some/model" and on_disk["api_base"] == fake.base_url
     assert on_disk["workspace"] == str(new_workspace) and on_disk["hotkey"] == "Ctrl+Shift+K"
     assert on_disk["schedules"]["dream_interval"] == 45 * 60 and on_disk["notifications"] is False
     assert memory_keyring.store[("nanobot-tray", "openrouter")] == SECRET
-    assert SECRET not in core.loaded.path.read_text(encoding="utf-8")
+    assert SECRET not in core.settings.path.read_text(encoding="utf-8")
     # in effect without a restart: the same Config object every part holds has the new values
     assert core.config is shared_config and core.loop.config.model == "openrouter/some/model"
     assert core.workspace == new_workspace.resolve() and (new_workspace / "memory").is_dir()
@@ -117,11 +117,11 @@ async def test_connection_test_succeeds_against_the_server_and_names_a_dead_port
     await until(form.test_button.isEnabled, timeout=30, message="test finished")
     assert form.test_result.text() == ("✗ Nothing answers at http://127.0.0.1:9/v1. "
                                        "Is the server running, and is the address right?")
-    assert yaml.safe_load(bridge.core.loaded.path.read_text())["api_base"] == fake.base_url  # testing saves nothing
+    assert yaml.safe_load(bridge.core.settings.path.read_text())["api_base"] == fake.base_url  # testing saves nothing
 
 
 async def test_broken_config_is_only_replaced_after_confirmation(qtbot: QtBot, bridge: CoreBridge) -> None:
-    path = bridge.core.loaded.path
+    path = bridge.core.settings.path
     broken = path.read_text(encoding="utf-8") + "temperature: warm\nmax_tokens: lots\n"
     path.write_text(broken, encoding="utf-8")
     window = await opened(qtbot, bridge)
@@ -147,7 +147,7 @@ async def test_broken_config_is_only_replaced_after_confirmation(qtbot: QtBot, b
     kept = list(path.parent.glob("config.yaml.broken-*"))
     assert len(kept) == 1 and kept[0].read_text(encoding="utf-8") == broken
     assert yaml.safe_load(path.read_text(encoding="utf-8"))["temperature"] == 0.1
-    assert not window.banner.isVisible() and bridge.core.loaded.problems == []
+    assert not window.banner.isVisible() and bridge.core.settings.problems == []
 
 
 async def test_unusable_keyring_explains_the_fix_and_keeps_the_typed_key(qtbot: QtBot, bridge: CoreBridge) -> None:

@@ -34,9 +34,10 @@ from PySide6.QtWidgets import (
 
 from desktop.atomic import atomic_write_text
 from desktop.bus import TurnFinished
+from desktop.settings import SettingsError
 from desktop.skills import files
 from desktop.skills.install import InstallError, SkillExistsError, install_skill
-from desktop.skills.loader import SkillsLoader, SkillStatus, set_skill_enabled
+from desktop.skills.loader import SkillsLoader, SkillStatus
 from desktop.tasks import TaskSet
 from desktop.ui.bridge import CoreBridge
 from desktop.ui.skills import dialogs
@@ -232,9 +233,9 @@ class SkillsWindow(QWidget):
         """Write skills.disabled; the agent's loader reads the same list, so the next prompt follows."""
         async with self._write_lock:
             try:
-                await asyncio.to_thread(set_skill_enabled, self.bridge.core.loaded, name, enabled)
+                await self.bridge.set_skill_enabled(name, enabled)
                 done = True
-            except (ValueError, OSError) as exc:
+            except (SettingsError, OSError) as exc:
                 self.banner.show_message(RED, f"<b>Could not {'enable' if enabled else 'disable'} “{_esc(name)}”.</b> "
                                               f"{_esc(exc)}")
                 done = False

@@ -48,7 +48,7 @@ def prompt(window: SkillsWindow) -> str:
 
 
 def disabled_in_config(window: SkillsWindow) -> list[str]:
-    data = yaml.safe_load(window.bridge.core.loaded.path.read_text(encoding="utf-8"))
+    data = yaml.safe_load(window.bridge.core.settings.path.read_text(encoding="utf-8"))
     return list((data.get("skills") or {}).get("disabled") or [])
 
 
@@ -102,7 +102,7 @@ async def test_toggle_is_refused_while_config_is_broken(broken_config: Path, win
     before = broken_config.read_bytes()
     click_switch(window, "github", "builtin")
     await settled(window)
-    assert "fix it before changing skills" in window.banner.text()
+    assert "fix it before changing settings" in window.banner.text()
     assert "surprise_setting" in window.banner.text()
     assert broken_config.read_bytes() == before
     assert window.status_of("github", "builtin").enabled  # the switch went back on

@@ -1,0 +1,171 @@
+"""The one settings writer: a skill toggle or a save never writes session-only values nor reverts a hand
+edit, a hand edit reaches the agent, parts follow the keys they subscribed to, and bad values are refused."""
+
+from __future__ import annotations
+
+import asyncio
+from collections.abc import Callable
+from pathlib import Path
+
+import pytest
+import yaml
+
+from desktop.agent.gate import TurnGate
+from desktop.bus import TurnFinished
+from desktop.config import Config
+from desktop.core import Core
+from desktop.settings import Settings, SettingsError
+from desktop.skills.loader import set_skill_enabled
+from tests.conftest import Conversation
+from tests.fakeserver import FakeOpenAI
+
+
+def on_disk(core: Core) -> dict:  # type: ignore[type-arg]
+    return yaml.safe_load(core.settings.path.read_text(encoding="utf-8"))
+
+
+def hand_edit(core: Core, **changes: object) -> None:
+    data = on_disk(core)
+    for dotted, value in changes.items():
+        *sections, last = dotted.split("__")
+        target = data
+        for name in sections:
+            target = target.setdefault(name, {})
+        target[last] = value
+    core.settings.path.write_text(yaml.safe_dump(data), encoding="utf-8")
+
+
+async def test_session_model_never_reaches_the_file_and_a_toggle_keeps_a_hand_edit(
+        core: Core, chat: Conversation, fake: FakeOpenAI) -> None:
+    reply = await chat.ask("/model openai/session-only")
+    assert isinstance(reply, TurnFinished) and "for this run" in reply.content
+    assert core.config.model == "openai/session-only" and on_disk(core)["model"] == "openai/test"
+    hand_edit(core, temperature=0.7)  # the app is not told (no watcher here): the file is the truth
+
+    await set_skill_enabled(core.settings, "weather", False)
+
+    saved = on_disk(core)
+    assert saved["model"] == "openai/test" and saved["temperature"] == 0.7
+    assert saved["skills"]["disabled"] == ["weather"]
+    assert core.config.model == "openai/session-only"  # the override outlives a change to another key
+    assert core.config.temperature == 0.7 and core.config.skills.disabled == ["weather"]
+    await chat.ask("hello")
+    assert fake.requests[-1]["model"] == "session-only"
+
+
+async def test_a_hand_edit_reaches_the_agent_and_replaces_a_session_model(
+        core: Core, chat: Conversation, fake: FakeOpenAI) -> None:
+    await chat.ask("/model openai/session-only")
+    hand_edit(core, max_iterations=7)
+    assert await core.settings.reload() == {"max_iterations"}
+    assert core.config.max_iterations == 7 and core.config.model == "openai/session-only"
+
+    hand_edit(core, model="openai/edited")
+    assert await core.settings.reload() == {"model"}
+    assert core.config.model == "openai/edited" and core.settings.overrides == {}
+    await chat.ask("hello")
+    assert fake.requests[-1]["model"] == "edited"
+    assert await core.settings.reload() == set()  # nothing new on disk: nobody is told anything
+
+
+async def test_parts_hear_only_the_keys_they_subscribed_to(core: Core) -> None:
+    heard: list[tuple[str, frozenset[str]]] = []
+    core.settings.subscribe("tools", lambda keys: heard.append(("tools", keys)))
+    core.settings.subscribe(["model", "hotkey"], lambda keys: heard.append(("model", keys)))
+
+    async def slow(keys: frozenset[str]) -> None:
+        await asyncio.sleep(0)
+        heard.append(("exec", keys))
+
+    core.settings.subscribe("tools.exec.timeout", slow)
+    hand_edit(core, tools__exec__timeout=5, tools__restrict_to_workspace=False, temperature=1.5)
+    await core.settings.reload()
+    assert heard == [("tools", {"tools.exec.timeout", "tools.restrict_to_workspace"}),
+                     ("exec", {"tools.exec.timeout"})]
+    # the tools copy their settings when built: they were rebuilt
+    exec_tool = core.tools.get("exec")
+    assert exec_tool is not None and exec_tool.timeout == 5  # type: ignore[attr-defined]
+
+
+async def until(predicate: Callable[[], object], timeout: float = 10.0) -> None:
+    deadline = asyncio.get_running_loop().time() + timeout
+    while not predicate():
+        assert asyncio.get_running_loop().time() < deadline, "timed out"
+        await asyncio.sleep(0.01)
+
+
+async def test_a_new_limit_of_concurrent_turns_applies_to_waiting_turns(core: Core, fake: FakeOpenAI) -> None:
+    hand_edit(core, max_concurrent_turns=1)
+    await core.settings.reload()
+    fake.add({"content": "slow", "delay": 2}, {"content": "fast"})
+    first, second = Conversation(core, chat_id="a"), Conversation(core, chat_id="b")
+    await first.send("one")
+    await until(lambda: len(fake.requests) == 1)
+    await second.send("two")
+    for _ in range(20):
+        await asyncio.sleep(0)
+    assert core.loop.busy_sessions == ["cli:a"]  # the second waits for the only place
+    hand_edit(core, max_concurrent_turns=2)
+    await core.settings.reload()
+    await second.wait_end()
+    assert not [e for e in first.of(TurnFinished) if e.session_key == first.key]  # it ran while the first one still held its place
+    await first.wait_end()
+
+
+async def test_the_gate_keeps_running_turns_when_the_limit_drops() -> None:
+    gate = TurnGate(2)
+    order: list[str] = []
+    release = asyncio.Event()
+
+    async def turn(name: str) -> None:
+        async with gate:
+            order.append(name)
+            await release.wait()
+
+    tasks = [asyncio.ensure_future(turn(n)) for n in "abc"]
+    await until(lambda: order == ["a", "b"])
+    gate.resize(1)
+    release.set()
+    await asyncio.gather(*tasks)
+    assert order == ["a", "b", "c"] and gate.running == 0
+
+
+async def test_an_unreadable_file_keeps_the_settings_in_force_and_blocks_toggles(core: Core) -> None:
+    path = core.settings.path
+    broken = "model: [unclosed\n"
+    path.write_text(broken, encoding="utf-8")
+    assert await core.settings.reload() == set()
+    assert core.config.model == "openai/test" and "not valid YAML" in core.settings.problems[0]
+    with pytest.raises(SettingsError, match="fix it before changing settings"):
+        await set_skill_enabled(core.settings, "weather", False)
+    assert path.read_text(encoding="utf-8") == broken
+
+
+async def test_a_bad_key_in_a_hand_edit_falls_back_to_its_default(core: Core) -> None:
+    hand_edit(core, max_iterations=-3, temperature=0.5)
+    await core.settings.reload()
+    assert core.config.max_iterations == Config().max_iterations and core.config.temperature == 0.5
+    assert "max_iterations" in core.settings.problems[0]
+
+
+async def test_out_of_range_values_are_never_written(tmp_path: Path) -> None:
+    path = tmp_path / "config.yaml"
+    settings = Settings.open(path)
+    before = path.read_text(encoding="utf-8")
+    config = Config(max_iterations=0)
+    with pytest.raises(SettingsError, match="key 'max_iterations' should be a whole number at least 1, got 0"):
+        await settings.save(config)
+    with pytest.raises(SettingsError):
+        await settings.update(lambda c: setattr(c, "temperature", 3.0))
+    assert path.read_text(encoding="utf-8") == before and settings.config == Config()
+
+
+async def test_save_replaces_a_broken_file_only_keeping_a_copy(tmp_path: Path) -> None:
+    path = tmp_path / "config.yaml"
+    path.write_text("temperature: warm\n", encoding="utf-8")
+    settings = Settings.open(path)
+    assert settings.problems
+    copied = await settings.save(Config(model="openai/x"), keep_broken_copy=True)
+    assert copied is not None and copied.read_text(encoding="utf-8") == "temperature: warm\n"
+    assert settings.problems == [] and settings.config.model == "openai/x"
+    assert yaml.safe_load(path.read_text(encoding="utf-8"))["model"] == "openai/x"
