@@ -96,7 +96,7 @@ class SettingsWindow(QWidget):
         self.dream = _minutes_box()
         self.heartbeat = _minutes_box()
         self.autostart = QCheckBox("Start Nanobot Tray when I log in")
-        self.notifications = QCheckBox("Show desktop notifications (background results, reminders, approvals)")
+        self.notifications = QCheckBox("Show desktop notifications (background answers, memory updates)")
 
         form = QFormLayout()
         form.setContentsMargins(0, 0, 0, 0)

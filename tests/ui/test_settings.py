@@ -70,6 +70,7 @@ async def test_save_writes_config_and_keyring_and_applies_at_once(
     window.workspace.setText(str(new_workspace))
     window.hotkey.setKeySequence(QKeySequence("Ctrl+Shift+K"))
     window.dream.setValue(45)
+    assert "reminders" not in window.notifications.text()  # offered only once reminders exist
     window.notifications.setChecked(False)
 
     assert "Saved" in await save(window)
