@@ -17,6 +17,7 @@ from desktop.atomic import atomic_write_text
 @dataclass
 class ExecConfig:
     timeout: int = 60
+    network: bool = True  # false: sandboxed commands get no network at all
 
 
 @dataclass

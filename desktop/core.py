@@ -38,6 +38,7 @@ from desktop.tools.filesystem import EditFileTool, GlobTool, GrepTool, ListDirTo
 from desktop.tools.message import MessageTool
 from desktop.tools.path_guard import PathGuard
 from desktop.tools.registry import ToolRegistry
+from desktop.tools.sandbox import exec_sandbox
 from desktop.tools.shell import ExecTool
 from desktop.tools.web import WebFetchTool, WebSearchTool
 from desktop.workspace import APP_MANAGED_FILES, ensure_workspace
@@ -107,7 +108,7 @@ class Core:
             self.workspace = workspace
             self.context.workspace = workspace
             self.context.skills = SkillsLoader(skill_roots(workspace), lambda: self.config.skills.disabled)
-        fresh = default_tools(self.config, workspace)
+        fresh = default_tools(self.config, workspace, self.home)
         for name in fresh.names:
             self.tools.register(fresh.get(name))  # type: ignore[arg-type]
 
@@ -116,15 +117,16 @@ def workspace_of(h: Home, config: Config) -> Path:
     return Path(config.workspace).expanduser().resolve() if config.workspace else h.default_workspace
 
 
-def default_tools(config: Config, workspace: Path) -> ToolRegistry:
+def default_tools(config: Config, workspace: Path, h: Home | None = None) -> ToolRegistry:
+    """The built-in tools for a workspace; `h` names the app's own folders the exec sandbox hides."""
     extras = [root for source, root in skill_roots(workspace) if source != "workspace"]
-    guard = PathGuard(workspace, config.tools.restrict_to_workspace, read_only_extras=extras,
-                      protected=[workspace / name for name in APP_MANAGED_FILES])
+    protected = [workspace / name for name in APP_MANAGED_FILES]
+    guard = PathGuard(workspace, config.tools.restrict_to_workspace, read_only_extras=extras, protected=protected)
     return ToolRegistry([
         ReadFileTool(guard), WriteFileTool(guard), EditFileTool(guard), ListDirTool(guard),
         GlobTool(guard), GrepTool(guard),
         ExecTool(workspace, config.tools.exec.timeout, restrict=config.tools.restrict_to_workspace,
-                 run_extras=tuple(extras)),
+                 run_extras=tuple(extras), sandbox=exec_sandbox(config, h or home(), workspace, extras, protected)),
         WebFetchTool(), WebSearchTool(config.tools.web.search_provider),
         MessageTool(),
     ])
@@ -139,7 +141,7 @@ def build_core(h: Home | None = None, settings: Settings | None = None) -> Core:
     ensure_workspace(workspace)
     bus = MessageBus()
     provider = LLMProvider(config)
-    tools = default_tools(config, workspace)
+    tools = default_tools(config, workspace, h)
     sessions = SessionStore(h.sessions_dir)
     skills = SkillsLoader(skill_roots(workspace), lambda: config.skills.disabled)
     context = ContextBuilder(workspace, skills)

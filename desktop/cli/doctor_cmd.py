@@ -12,6 +12,7 @@ from desktop.config import load_config
 from desktop.core import workspace_of
 from desktop.paths import home
 from desktop.providers.llm import LLMProvider, ProviderError, provider_name
+from desktop.tools.sandbox import RESTRICTION_OFF, exec_sandbox
 
 
 def add_parser(sub: argparse._SubParsersAction) -> None:  # type: ignore[type-arg]
@@ -28,6 +29,8 @@ def run(args: argparse.Namespace) -> int:
     print(f"config:     {h.config_file}")
     print(f"data:       {h.data_dir}")
     print(f"workspace:  {workspace_of(h, config)}")
+    sandbox = exec_sandbox(config, h, workspace_of(h, config))
+    print(f"commands:   {(sandbox.mode_now() if sandbox else RESTRICTION_OFF).description}")
     print("config ok" if not loaded.problems else "config problems:")
     for problem in loaded.problems:
         print(f"  - {problem}")

@@ -12,12 +12,14 @@ from pathlib import Path
 
 from desktop.paths import inside
 from desktop.tools.base import Tool, ToolContext, ToolError, ToolOutput, cap_text
+from desktop.tools.sandbox import RESTRICTION_OFF, Sandbox, SandboxMode
 from desktop.workspace import APP_MANAGED_FILES
 
 OUTPUT_LIMIT = 10_000
 MAX_TIMEOUT = 600
 _CAPTURE_BYTES = 200_000  # per stream, head and tail each: enough for any capped result
 _PIPE_GRACE = 2.0  # seconds to wait for output after the shell exits (background jobs may hold pipes)
+_SHELL = "/bin/sh"
 _ENV_KEYS = ("PATH", "HOME", "LANG", "LC_ALL", "USER", "TMPDIR", "SHELL")
 _PROTECTED_NAMES = tuple(Path(name).name for name in APP_MANAGED_FILES)
 _HARMLESS_DEVICES = {"/dev/null", "/dev/zero", "/dev/stdin", "/dev/stdout", "/dev/stderr", "/dev/tty",
@@ -41,12 +43,12 @@ _SEGMENT_BREAK = re.compile(r"^(?:[;&|()`]+|\$)$")  # "$" starts "$(...)"
 
 
 class ExecTool(Tool):
-    """Runs commands through the user's shell.
+    """Runs commands through /bin/sh, inside `sandbox` when bubblewrap works here (desktop/tools/sandbox.py).
 
-    Refusals are a safety net against accidents, not a sandbox: they parse the command with shlex and
-    catch the common spellings of destructive commands. With `restrict`, paths that visibly leave the
-    workspace (absolute paths, ~, $HOME, ../) are refused too; a command that builds a path at run time
-    (variables, scripts, `python -c`) is not detectable and is not stopped."""
+    The sandbox is what contains a command that builds a path at run time (variables, scripts, `python -c`).
+    Refusals are the second layer: they parse the command with shlex and catch the common spellings of
+    destructive commands. Without the sandbox and with `restrict`, paths that visibly leave the workspace
+    (absolute paths, ~, $HOME, ../) are refused too; what a command builds at run time is then not stopped."""
 
     name = "exec"
     description = ("Run a shell command in the workspace and return its stdout, stderr and exit code. "
@@ -64,8 +66,10 @@ class ExecTool(Tool):
         "additionalProperties": False,
     }
 
-    def __init__(self, workspace: Path, timeout: int, restrict: bool, run_extras: tuple[Path, ...] = ()) -> None:
+    def __init__(self, workspace: Path, timeout: int, restrict: bool, run_extras: tuple[Path, ...] = (),
+                 sandbox: Sandbox | None = None) -> None:
         self.workspace = workspace.resolve()
+        self.sandbox = sandbox
         self.timeout = min(timeout, MAX_TIMEOUT)
         self.restrict = restrict
         # Folders commands may also name with restrict on (skill folders, so their scripts can run).
@@ -77,11 +81,22 @@ class ExecTool(Tool):
             raise ToolError(f"command refused: it is {len(command):,} characters, the limit is {MAX_COMMAND:,}; "
                             "write a long script to a file with write_file and run the file")
         cwd = self._working_dir(working_dir)
+        sandbox = self.sandbox if (await self.mode()).sandboxed else None
+        # Visible paths out of the workspace are refused only without the sandbox: inside it they lead to
+        # read-only or hidden folders, and refusing `cat /etc/os-release` would only get in the way.
+        confine = self.allowed if self.restrict and sandbox is None else None
         # Off the event loop: parsing a long command line takes a while and must not freeze the GUI.
-        reason = await asyncio.to_thread(refusal, command, cwd, self.allowed if self.restrict else None)
+        reason = await asyncio.to_thread(refusal, command, cwd, confine)
         if reason:
             raise ToolError(f"command refused: {reason}")
-        return await self._run(command, cwd, timeout or self.timeout)
+        argv = [_SHELL, "-c", command]
+        if sandbox is not None:
+            argv = await asyncio.to_thread(sandbox.wrap, argv, cwd)
+        return await self._run(argv, cwd, timeout or self.timeout)
+
+    async def mode(self) -> SandboxMode:
+        """How commands are contained here, in words (doctor and Settings show it)."""
+        return RESTRICTION_OFF if self.sandbox is None else await self.sandbox.mode()
 
     def _working_dir(self, raw: str | None) -> Path:
         if not raw:
@@ -94,11 +109,11 @@ class ExecTool(Tool):
             raise ToolError(f"working_dir {raw} is not an existing folder")
         return path
 
-    async def _run(self, command: str, cwd: Path, timeout: int) -> str:
+    async def _run(self, argv: list[str], cwd: Path, timeout: int) -> str:
         # Shielded: cancelling asyncio's own spawn kills only the shell and then waits for its pipes,
         # which the shell's children still hold open (a /stop right after start would hang until they exit).
-        spawn = asyncio.ensure_future(asyncio.create_subprocess_shell(
-            command, cwd=cwd, env=child_environment(), stdin=asyncio.subprocess.DEVNULL,
+        spawn = asyncio.ensure_future(asyncio.create_subprocess_exec(
+            *argv, cwd=cwd, env=child_environment(), stdin=asyncio.subprocess.DEVNULL,
             stdout=asyncio.subprocess.PIPE, stderr=asyncio.subprocess.PIPE, start_new_session=True))
         try:
             proc = await asyncio.shield(spawn)

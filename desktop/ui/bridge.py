@@ -14,6 +14,7 @@ from desktop.config import Config, LoadedConfig
 from desktop.core import Core, workspace_of
 from desktop.skills.loader import set_skill_enabled
 from desktop.tasks import TaskSet
+from desktop.tools.shell import ExecTool
 from desktop.workspace import ensure_workspace
 
 
@@ -59,6 +60,10 @@ class CoreBridge(QObject):
     @property
     def default_workspace(self) -> Path:
         return self.core.home.default_workspace
+    async def command_mode(self) -> str:
+        """How `exec` commands are contained here (sandboxed, or not and why), for Settings to show."""
+        tool = self.core.tools.get("exec")
+        return (await tool.mode()).description if isinstance(tool, ExecTool) else "the exec tool is not loaded"
 
     def close(self) -> None:
         self._unsubscribe()

@@ -88,3 +88,15 @@ def test_doctor_reports_paths_and_config(tmp_path: Path, fake: FakeOpenAI) -> No
     assert result.returncode == 0, result.stderr
     assert str(tmp_path / "config.yaml") in result.stdout and "config ok" in result.stdout
     assert "reachable:  yes" in result.stdout
+    assert "commands:   sandboxed with bubblewrap" in result.stdout
+
+
+def test_doctor_says_when_commands_are_not_sandboxed(tmp_path: Path) -> None:
+    """Without bwrap on PATH the mode in force is named, with what to install."""
+    env = {**os.environ, "NANOBOT_TRAY_HOME": str(tmp_path), "PATH": str(tmp_path),
+           "PYTHON_KEYRING_BACKEND": "keyring.backends.null.Keyring"}
+    result = subprocess.run([sys.executable, "-m", "desktop", "doctor", "--offline"], capture_output=True,
+                            text=True, env=env, timeout=60)
+    assert result.returncode == 0, result.stderr
+    assert ("commands:   not sandboxed: bubblewrap (bwrap) is not installed — install the `bubblewrap` package; "
+            "dangerous commands are still refused") in result.stdout

@@ -17,5 +17,6 @@ async def test_builtin_skill_script_runs_under_restriction(core: Core) -> None:
     ran = await core.tools.run("exec", {"command": f"python3 {validator} skills/notes"}, ctx)
     assert ran.ok and "refused" not in str(ran.output)
     assert "Exit code: 0" in str(ran.output)
-    outside = await core.tools.run("exec", {"command": "cat /etc/passwd"}, ctx)
-    assert "refused" in str(outside.output)
+    outside = await core.tools.run("exec", {"command": f"touch {validator.parent}/planted"}, ctx)
+    assert "Read-only file system" in str(outside.output)  # the sandbox; refused outright without one
+    assert not (validator.parent / "planted").exists()

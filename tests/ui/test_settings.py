@@ -3,6 +3,7 @@ a connection test that says what is wrong, and a broken config.yaml only replace
 
 from __future__ import annotations
 
+import copy
 import logging
 from pathlib import Path
 
@@ -192,3 +193,14 @@ async def test_start_at_login_writes_and_removes_the_autostart_entry(
     window.autostart.setChecked(False)
     assert "Saved" in await save(window)
     assert not entry.exists()
+
+
+async def test_the_general_page_says_how_commands_are_contained(qtbot: QtBot, bridge: CoreBridge) -> None:
+    window = await opened(qtbot, bridge)
+    await until(lambda: window.command_mode.text(), message="the command mode shown")
+    assert window.command_mode.text().startswith("Sandboxed with bubblewrap: the workspace is writable")
+    config = copy.deepcopy(bridge.core.config)
+    config.tools.restrict_to_workspace = False
+    await bridge.save_settings(config)
+    await window.reload()
+    assert window.command_mode.text().startswith("Not sandboxed: tools.restrict_to_workspace is off")

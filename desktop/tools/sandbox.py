@@ -1,0 +1,200 @@
+"""The `exec` sandbox: bubblewrap (`bwrap`) confines each command on Linux.
+
+Refusing dangerous spellings cannot stop a command that builds a path at run time, so the OS does the
+containing: inside the sandbox the workspace is the only writable folder that persists, the system is
+read-only, /tmp is private, the home folder, the app's config and data and everything under /run (keyring,
+D-Bus session bus, ssh and gpg agents, docker socket) are hidden, skill folders and the app-managed memory
+files are read-only, the command has its own pid namespace (no /proc of the app), no capabilities and no new
+privileges, and the whole process tree dies with the tool call. Network stays on unless the config turns it
+off. Where bwrap cannot run, `mode` says why and exec falls back to its refusals alone.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import contextlib
+import os
+import shutil
+import subprocess
+import sys
+from collections.abc import Sequence
+from dataclasses import dataclass
+from pathlib import Path
+
+from desktop.config import Config
+from desktop.paths import Home
+
+PROGRAM = "bwrap"
+_PROBE_TIMEOUT = 10.0
+# Namespaces and privileges: own pids (the app's /proc is out of sight), no capabilities even when run as
+# root (bwrap always sets no_new_privs), killed with its parent so nothing outlives the tool call.
+_ISOLATION = ("--unshare-pid", "--die-with-parent", "--cap-drop", "ALL")
+_BASE = ("--ro-bind", "/", "/", "--dev", "/dev", "--proc", "/proc")
+
+
+@dataclass(frozen=True)
+class SandboxMode:
+    """Which containment is in force for `exec`, in words for doctor and Settings."""
+
+    sandboxed: bool
+    description: str
+
+
+class Sandbox:
+    """Builds the bwrap command line for one workspace. `read_only` folders (skills) stay visible but
+    unwritable, `protected` files (app-managed memory files) are read-only, `hidden` folders (home, app
+    config and data) are replaced by empty ones."""
+
+    def __init__(self, workspace: Path, *, read_only: Sequence[Path] = (), protected: Sequence[Path] = (),
+                 hidden: Sequence[Path] = (), network: bool = True, program: str = PROGRAM) -> None:
+        self.workspace = workspace.resolve()
+        self.read_only = [p.resolve() for p in read_only]
+        self.protected = [p.resolve() for p in protected]
+        self.hidden = [p.resolve() for p in hidden]
+        self.network = network
+        self.program = program
+
+    async def mode(self) -> SandboxMode:
+        """Whether bwrap really runs here (probed once per process and setting)."""
+        key = (self.program, self.network)
+        if key not in _probed:
+            _probed[key] = await _probe_async(self._probe_argv(), self.network)
+        return _probed[key]
+
+    def mode_now(self) -> SandboxMode:
+        """The same answer without an event loop (doctor)."""
+        key = (self.program, self.network)
+        if key not in _probed:
+            _probed[key] = _probe_sync(self._probe_argv(), self.network)
+        return _probed[key]
+
+    def wrap(self, argv: Sequence[str], cwd: Path) -> list[str]:
+        """`argv` as run inside the sandbox, starting in `cwd` (inside the workspace)."""
+        mounts = self._mounts()
+        flat = [word for _, _, words in sorted(mounts, key=lambda m: (m[0], m[1])) for word in words]
+        network = [] if self.network else ["--unshare-net"]
+        return [self.program, *_BASE, *flat, *_ISOLATION, *network, "--setenv", "TMPDIR", "/tmp",
+                "--chdir", str(cwd), "--", *argv]
+
+    def _mounts(self) -> list[tuple[int, int, list[str]]]:
+        """(depth, order, bwrap words): applied parents first, so a bind inside a hidden folder shows
+        through it and a hidden folder inside the workspace stays hidden."""
+        mounts: list[tuple[int, int, list[str]]] = []
+
+        def add(path: Path, order: int, kind: str) -> None:
+            words = [kind, str(path)] if kind == "--tmpfs" else [kind, str(path), str(path)]
+            if not any(words == seen for _, _, seen in mounts):
+                mounts.append((len(path.parts), order, words))
+
+        for path in self.hidden:
+            if path.is_dir():
+                add(path, 0, "--tmpfs")
+        resolver = Path("/etc/resolv.conf").resolve()
+        if resolver.is_file() and Path("/run") in resolver.parents:  # systemd-resolved keeps it under /run
+            add(resolver, 1, "--ro-bind")
+        add(self.workspace, 1, "--bind")
+        for path in self.read_only:
+            if path.exists():
+                add(path, 1, "--ro-bind")
+        for path in self.protected:
+            if not _inside(path, self.workspace):
+                continue
+            _ensure_file(path)
+            if path.parent != self.workspace:  # a mount point cannot be renamed: the folder stays put
+                add(path.parent, 1, "--bind")
+            add(path, 2, "--ro-bind")
+        return mounts
+
+    def _probe_argv(self) -> list[str] | None:
+        found = shutil.which(self.program)
+        if found is None:
+            return None
+        network = [] if self.network else ["--unshare-net"]
+        return [found, *_BASE, *_ISOLATION, *network, "--", "true"]
+
+
+_probed: dict[tuple[str, bool], SandboxMode] = {}
+RESTRICTION_OFF = SandboxMode(False, "not sandboxed: tools.restrict_to_workspace is off, so commands can "
+                                     "reach the whole computer")
+
+
+def _unavailable(why: str) -> SandboxMode:
+    return SandboxMode(False, f"not sandboxed: {why}; dangerous commands are still refused")
+
+
+def _not_installed() -> SandboxMode:
+    if not sys.platform.startswith("linux"):
+        return _unavailable("the sandbox (bubblewrap) exists on Linux only")
+    return _unavailable("bubblewrap (bwrap) is not installed — install the `bubblewrap` package")
+
+
+def _judge(returncode: int, stderr: str, network: bool) -> SandboxMode:
+    if returncode == 0:
+        return SandboxMode(True, "sandboxed with bubblewrap: the workspace is writable, the system read-only, "
+                                 "home and the app's own files hidden, "
+                                 + ("network on" if network else "no network (tools.exec.network: false)"))
+    reason = (stderr.strip().splitlines() or [f"exit code {returncode}"])[-1]
+    return _unavailable(f"bwrap cannot run here ({reason}); unprivileged user namespaces may be disabled")
+
+
+async def _probe_async(argv: list[str] | None, network: bool) -> SandboxMode:
+    if argv is None:
+        return _not_installed()
+    try:
+        proc = await asyncio.create_subprocess_exec(*argv, stdin=asyncio.subprocess.DEVNULL,
+                                                    stdout=asyncio.subprocess.DEVNULL,
+                                                    stderr=asyncio.subprocess.PIPE)
+    except OSError as exc:
+        return _unavailable(f"bwrap cannot start ({exc})")
+    try:
+        _, err = await asyncio.wait_for(proc.communicate(), _PROBE_TIMEOUT)
+    except TimeoutError:
+        with contextlib.suppress(ProcessLookupError):
+            proc.kill()
+        await proc.wait()
+        return _unavailable("bwrap did not answer")
+    return _judge(proc.returncode or 0, err.decode("utf-8", "replace"), network)
+
+
+def _probe_sync(argv: list[str] | None, network: bool) -> SandboxMode:
+    if argv is None:
+        return _not_installed()
+    try:
+        done = subprocess.run(argv, stdin=subprocess.DEVNULL, stdout=subprocess.DEVNULL, stderr=subprocess.PIPE,
+                              timeout=_PROBE_TIMEOUT, check=False)
+    except subprocess.TimeoutExpired:
+        return _unavailable("bwrap did not answer")
+    except OSError as exc:
+        return _unavailable(f"bwrap cannot start ({exc})")
+    return _judge(done.returncode, done.stderr.decode("utf-8", "replace"), network)
+
+
+def exec_sandbox(config: Config, h: Home, workspace: Path, skill_folders: Sequence[Path] = (),
+                 protected: Sequence[Path] = ()) -> Sandbox | None:
+    """The sandbox `exec` runs in, or None when the workspace restriction is off (the user let commands
+    reach the whole computer: RESTRICTION_OFF)."""
+    if not config.tools.restrict_to_workspace:
+        return None
+    return Sandbox(workspace, read_only=skill_folders, protected=protected,
+                   hidden=_hidden_folders(h), network=config.tools.exec.network)
+
+
+def _hidden_folders(h: Home) -> list[Path]:
+    """Everything personal or belonging to the app: homes, /run (keyring and agent sockets), temp folders
+    (a private /tmp), and the app's config and data wherever NANOBOT_TRAY_HOME put them."""
+    folders = [Path("/home"), Path("/root"), Path.home(), Path("/run"), Path("/tmp"), Path("/var/tmp"),
+               h.config_file.parent, h.data_dir]
+    if runtime := os.environ.get("XDG_RUNTIME_DIR"):
+        folders.append(Path(runtime))
+    return folders
+
+
+def _ensure_file(path: Path) -> None:
+    """A protected file must exist to be mounted read-only; an empty one means "nothing yet" to its reader."""
+    if not path.exists():
+        path.parent.mkdir(parents=True, exist_ok=True)
+        path.touch()
+
+
+def _inside(path: Path, root: Path) -> bool:
+    return path == root or root in path.parents

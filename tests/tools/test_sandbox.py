@@ -1,0 +1,206 @@
+"""exec inside the bubblewrap sandbox, with real bwrap: what a command can see, write and leave behind."""
+
+from __future__ import annotations
+
+import asyncio
+import os
+import socket
+import threading
+from collections.abc import Iterator
+from pathlib import Path
+
+import pytest
+
+from desktop.config import Config
+from desktop.paths import home
+from desktop.tools.base import ToolContext
+from desktop.tools.registry import ToolOutcome, ToolRegistry
+from desktop.tools.sandbox import Sandbox, exec_sandbox
+from desktop.tools.shell import ExecTool
+from desktop.workspace import APP_MANAGED_FILES, ensure_workspace
+
+CTX = ToolContext("cli:test", "cli", "test")
+
+
+class Layout:
+    """An app home (config, sessions), its workspace, and a user home with a canary and a skill folder."""
+
+    def __init__(self, tmp_path: Path) -> None:
+        self.app = tmp_path / "home"
+        self.workspace = self.app / "workspace"
+        ensure_workspace(self.workspace)
+        (self.app / "config.yaml").write_text("model: openai/test\n")
+        (self.app / "data" / "sessions").mkdir(parents=True)
+        (self.app / "data" / "sessions" / "cli_other.jsonl").write_text('{"secret": "other chat"}\n')
+        self.user = tmp_path / "user"
+        (self.user / ".ssh").mkdir(parents=True)
+        (self.user / ".ssh" / "id_rsa").write_text("PRIVATE KEY")
+        self.skills = self.user / ".agents" / "skills"
+        (self.skills / "demo").mkdir(parents=True)
+        (self.skills / "demo" / "SKILL.md").write_text("---\nname: demo\ndescription: d\n---\nbody\n")
+        (self.workspace / "memory" / "history.jsonl").write_text('{"cursor": 1}\n')
+
+    def tools(self, config: Config | None = None, timeout: int = 30) -> ToolRegistry:
+        config = config or Config()
+        protected = [self.workspace / name for name in APP_MANAGED_FILES]
+        sandbox = exec_sandbox(config, home(), self.workspace, [self.skills], protected)
+        return ToolRegistry([ExecTool(self.workspace, timeout, restrict=True, run_extras=(self.skills,),
+                                      sandbox=sandbox)])
+
+
+@pytest.fixture
+def layout(home_dir: Path, tmp_path: Path) -> Layout:
+    return Layout(tmp_path)
+
+
+async def run(tools: ToolRegistry, command: str, **args: object) -> ToolOutcome:
+    return await tools.run("exec", {"command": command, **args}, CTX)
+
+
+async def test_bwrap_works_here_and_the_mode_says_so(layout: Layout) -> None:
+    tool = layout.tools().get("exec")
+    assert isinstance(tool, ExecTool)
+    mode = await tool.mode()
+    assert mode.sandboxed and "bubblewrap" in mode.description
+
+
+async def test_a_missing_bwrap_is_named_and_commands_fall_back_to_refusals(layout: Layout) -> None:
+    sandbox = Sandbox(layout.workspace, program="/nonexistent/bwrap")
+    assert "bubblewrap (bwrap) is not installed" in (await sandbox.mode()).description
+    assert "not installed" in sandbox.mode_now().description
+    tools = ToolRegistry([ExecTool(layout.workspace, 30, restrict=True, sandbox=sandbox)])
+    assert (await run(tools, "echo plain")).output == "plain\nExit code: 0"
+    refused = await run(tools, "rm -rf ~")
+    assert not refused.ok and "command refused" in str(refused.output)
+
+
+async def test_run_time_paths_cannot_reach_home_config_or_sessions(layout: Layout) -> None:
+    """Paths built at run time get past the refusals; the sandbox hides what they point at."""
+    tools = layout.tools()
+    for target in (layout.user / ".ssh" / "id_rsa", layout.app / "config.yaml",
+                   layout.app / "data" / "sessions" / "cli_other.jsonl"):
+        built = str(target).replace("/", "$(printf /)")
+        outcome = await run(tools, f'cat "{built}"; python3 -c \'import pathlib; print(pathlib.Path("{target}").exists())\'')
+        text = str(outcome.output)
+        assert "No such file" in text and "False" in text and "PRIVATE KEY" not in text, text
+        assert "secret" not in text and "openai/test" not in text
+
+
+async def test_deletes_outside_the_workspace_change_nothing(layout: Layout) -> None:
+    tools = layout.tools()
+    script = (f"import shutil; shutil.rmtree('{layout.user}', ignore_errors=True); "
+              f"shutil.rmtree('{layout.skills}', ignore_errors=True); print('tried')")
+    outcome = await run(tools, f'python3 -c "{script}"; D=$(dirname "$PWD"); rm -rf "$D/config.yaml" "$D/data"')
+    assert "tried" in str(outcome.output)
+    assert (layout.user / ".ssh" / "id_rsa").read_text() == "PRIVATE KEY"
+    assert (layout.skills / "demo" / "SKILL.md").exists()
+    assert (layout.app / "config.yaml").exists() and (layout.app / "data" / "sessions").is_dir()
+
+
+async def test_the_workspace_is_writable_and_skills_are_readable_but_not_writable(layout: Layout) -> None:
+    tools = layout.tools()
+    outcome = await run(tools, f"echo made > made.txt && cat {layout.skills}/demo/SKILL.md | head -2 && "
+                               f"echo x > {layout.skills}/demo/evil.txt")
+    assert (layout.workspace / "made.txt").read_text() == "made\n"
+    assert "name: demo" in str(outcome.output) and "Read-only file system" in str(outcome.output)
+    assert not (layout.skills / "demo" / "evil.txt").exists()
+
+
+async def test_memory_files_managed_by_the_app_stay_read_only(layout: Layout) -> None:
+    tools = layout.tools()
+    (layout.workspace / "memory" / ".dream_cursor").unlink(missing_ok=True)
+    forged = ('H=memory/hist; H="${H}ory.jsonl"; echo \'{"cursor": 99}\' >> $H; '
+              "C=memory/.dream; echo 5 > ${C}_cursor; mv memory mem2; mkdir -p mem2; echo done")
+    outcome = await run(tools, forged)
+    assert "done" in str(outcome.output)
+    assert (layout.workspace / "memory" / "history.jsonl").read_text() == '{"cursor": 1}\n'
+    assert (layout.workspace / "memory" / ".dream_cursor").read_text() == ""  # made empty to be mounted
+    assert (layout.workspace / "memory" / "MEMORY.md").exists()
+    edited = await run(tools, "echo note >> memory/MEMORY.md && echo ok")
+    assert "ok" in str(edited.output)
+
+
+async def test_tmp_is_private_and_the_app_is_not_in_proc(layout: Layout, monkeypatch: pytest.MonkeyPatch,
+                                                        tmp_path: Path) -> None:
+    monkeypatch.setenv("OPENAI_API_KEY", "sk-planted-in-the-app")
+    tools = layout.tools()
+    outcome = await run(tools, "echo private > /tmp/note; ls /proc | grep -c '^[0-9]'; "
+                               "cat /proc/$PPID/environ /proc/1/environ | tr '\\0' '\\n'; ls /run /home")
+    text = str(outcome.output)
+    assert "sk-planted" not in text
+    processes = int(text.splitlines()[0])
+    assert processes < 10, f"{processes} processes visible: the pid namespace is not private"
+    assert not Path("/tmp/note").exists()
+
+
+async def test_background_processes_die_with_the_call(layout: Layout) -> None:
+    """Even a process that left the session (setsid) cannot outlive its tool call."""
+    marker = f"{os.getpid()}.77"
+    outcome = await run(layout.tools(), f"setsid sleep {marker} & nohup sleep {marker} >/dev/null 2>&1 & echo ok")
+    assert str(outcome.output).startswith("ok")
+    for _ in range(50):
+        if not _running("sleep", marker):
+            break
+        await asyncio.sleep(0.05)
+    assert not _running("sleep", marker)
+
+
+async def test_a_timeout_kills_the_sandboxed_tree(layout: Layout) -> None:
+    marker = f"{os.getpid()}.78"
+    outcome = await run(layout.tools(), f"setsid sleep {marker} & sleep {marker}", timeout=1)
+    assert not outcome.ok and "timed out" in str(outcome.output)
+    for _ in range(50):
+        if not _running("sleep", marker):
+            break
+        await asyncio.sleep(0.05)
+    assert not _running("sleep", marker)
+
+
+@pytest.fixture
+def listener() -> Iterator[tuple[int, list[bytes]]]:
+    server = socket.socket()
+    server.bind(("127.0.0.1", 0))
+    server.listen()
+    received: list[bytes] = []
+
+    def serve() -> None:
+        while True:
+            try:
+                conn, _ = server.accept()
+            except OSError:
+                return
+            received.append(conn.recv(100))
+            conn.close()
+
+    threading.Thread(target=serve, daemon=True).start()
+    yield server.getsockname()[1], received
+    server.close()
+
+
+async def test_network_on_by_default_and_off_with_the_setting(layout: Layout,
+                                                              listener: tuple[int, list[bytes]]) -> None:
+    port, received = listener
+    send = f"python3 -c \"import socket; s=socket.create_connection(('127.0.0.1', {port}), 2); s.send(b'hi')\""
+    on = await run(layout.tools(), f"{send} && echo sent")
+    assert "sent" in str(on.output)
+    config = Config()
+    config.tools.exec.network = False
+    off = await run(layout.tools(config), f"{send} && echo sent")
+    assert "sent" not in str(off.output) and "Errno" in str(off.output), off.output
+    for _ in range(50):
+        if received:
+            break
+        await asyncio.sleep(0.02)
+    assert received == [b"hi"]
+
+
+def _running(name: str, marker: str) -> bool:
+    for entry in Path("/proc").iterdir():
+        if entry.name.isdigit():
+            try:
+                argv = (entry / "cmdline").read_bytes().split(b"\0")
+            except OSError:
+                continue
+            if argv[:2] == [name.encode(), marker.encode()]:
+                return True
+    return False
