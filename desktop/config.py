@@ -50,6 +50,41 @@ class SchedulesConfig:
 
 
 @dataclass
+class McpServerConfig:
+    """One MCP server: a command run over stdio, or a URL (streamable HTTP, or SSE for older servers)."""
+
+    command: str | None = None
+    args: list[str] = field(default_factory=list)
+    env: dict[str, str] = field(default_factory=dict)  # values may be `keyring:NAME`
+    cwd: str | None = None
+    url: str | None = None
+    headers: dict[str, str] = field(default_factory=dict)  # values may be `keyring:NAME`
+    transport: str | None = None  # stdio, streamable-http or sse; by default from command/url
+    enabled: bool = True
+    timeout: float = 30.0  # seconds per tool call
+    tools: list[str] | None = None  # allow-list of the server's tool names; all when absent
+
+    def invalid(self) -> str | None:
+        """Why this entry cannot work, or None."""
+        if bool(self.command) == bool(self.url):
+            return "needs either 'command' (a program run over stdio) or 'url' (a remote server)"
+        if self.transport not in (None, "stdio", "streamable-http", "http", "sse"):
+            return f"has transport {self.transport!r}; use stdio, streamable-http or sse"
+        if self.command and self.transport not in (None, "stdio"):
+            return f"runs a command, so its transport must be stdio, not {self.transport!r}"
+        if self.url and self.transport == "stdio":
+            return "has a url, so its transport cannot be stdio"
+        if self.timeout <= 0:
+            return "needs a timeout above 0 seconds"
+        return None
+
+
+@dataclass
+class McpConfig:
+    servers: dict[str, McpServerConfig] = field(default_factory=dict)
+
+
+@dataclass
 class Config:
     model: str = ""
     api_base: str | None = None
@@ -65,7 +100,7 @@ class Config:
     tools: ToolsConfig = field(default_factory=ToolsConfig)
     skills: SkillsConfig = field(default_factory=SkillsConfig)
     schedules: SchedulesConfig = field(default_factory=SchedulesConfig)
-    mcp: dict[str, Any] = field(default_factory=dict)
+    mcp: McpConfig = field(default_factory=McpConfig)
 
 
 @dataclass(frozen=True)
@@ -126,6 +161,10 @@ def validate(config: Config) -> list[str]:
         wanted = out_of_range(dotted, value)
         if wanted:
             found.append(f"key '{dotted}' should be {wanted}, got {value!r}")
+    for name, server in config.mcp.servers.items():
+        reason = server.invalid()
+        if reason:
+            found.append(f"MCP server '{name}' {reason}")
     return found
 
 
@@ -205,6 +244,13 @@ def _build(cls: type, data: dict[str, Any], prefix: str, lines: dict[str, int], 
             else:
                 problems.append(f"{where}: key '{dotted}' should be a section of settings; using defaults")
             continue
+        section = _dict_of_sections(hint)
+        if section is not None:
+            if isinstance(value, dict):
+                values[key] = _build_sections(section, value, f"{dotted}.", lines, path, problems)
+            else:
+                problems.append(f"{where}: key '{dotted}' should be a mapping of named sections; using defaults")
+            continue
         ok, converted = _coerce(hint, value)
         wanted = _describe(hint) if not ok else out_of_range(dotted, converted)
         if wanted:
@@ -212,6 +258,33 @@ def _build(cls: type, data: dict[str, Any], prefix: str, lines: dict[str, int], 
         else:
             values[key] = converted
     return cls(**values)
+
+
+def _dict_of_sections(hint: Any) -> type | None:
+    """The section type of a `dict[str, SomeSection]` setting (named entries such as mcp.servers)."""
+    if typing.get_origin(hint) is not dict:
+        return None
+    item = typing.get_args(hint)[1]
+    return item if isinstance(item, type) and dataclasses.is_dataclass(item) else None
+
+
+def _build_sections(cls: type, data: dict[str, Any], prefix: str, lines: dict[str, int], path: Path,
+                    problems: list[str]) -> dict[str, Any]:
+    """Each named entry built like a section; an entry that is not a mapping or says it is invalid is left out."""
+    built: dict[str, Any] = {}
+    for name, value in data.items():
+        dotted = f"{prefix}{name}"
+        where = f"{path} line {lines.get(dotted, 0) + 1}"
+        if not isinstance(value, dict):
+            problems.append(f"{where}: '{dotted}' should be a section of settings; ignored")
+            continue
+        entry = _build(cls, value, f"{dotted}.", lines, path, problems)
+        reason = entry.invalid() if hasattr(entry, "invalid") else None
+        if reason:
+            problems.append(f"{where}: '{dotted}' {reason}; ignored")
+            continue
+        built[str(name)] = entry
+    return built
 
 
 def _coerce(hint: Any, value: Any) -> tuple[bool, Any]:
@@ -228,7 +301,11 @@ def _coerce(hint: Any, value: Any) -> tuple[bool, Any]:
         items = [_coerce(item, v) for v in value]
         return (all(ok for ok, _ in items), [v for _, v in items])
     if origin is dict:
-        return isinstance(value, dict), value
+        _, item = typing.get_args(hint)
+        if not isinstance(value, dict):
+            return False, None
+        entries = {str(k): _coerce(item, v) for k, v in value.items()}
+        return all(ok for ok, _ in entries.values()), {k: v for k, (_, v) in entries.items()}
     if hint is bool:
         return isinstance(value, bool), value
     if hint is int:
@@ -247,6 +324,8 @@ def _describe(hint: Any) -> str:
         return " or ".join(_describe(a) for a in typing.get_args(hint))
     if origin is list:
         return f"a list of {_describe(typing.get_args(hint)[0])}s"
+    if origin is dict:
+        return f"a mapping of names to {_describe(typing.get_args(hint)[1])}"
     return {bool: "true or false", int: "a whole number", float: "a number", str: "text",
             type(None): "empty"}.get(hint, getattr(hint, "__name__", str(hint)))
 

@@ -28,6 +28,7 @@ from desktop.agent.context import ContextBuilder
 from desktop.agent.loop import AgentLoop
 from desktop.bus import MessageBus
 from desktop.config import Config
+from desktop.mcp import McpServers, attach_mcp
 from desktop.memory import Memory, attach_memory
 from desktop.paths import Home, home
 from desktop.providers.llm import LLMProvider
@@ -59,6 +60,7 @@ class Core:
     context: ContextBuilder
     loop: AgentLoop
     memory: Memory = field(init=False)
+    mcp: McpServers = field(init=False)
     _starters: list[Lifecycle] = field(default_factory=list, init=False)
     _closers: list[Lifecycle] = field(default_factory=list, init=False)
     _running: asyncio.Future[None] | None = field(default=None, init=False)
@@ -149,4 +151,5 @@ def build_core(h: Home | None = None, settings: Settings | None = None) -> Core:
     core = Core(h, settings, workspace, bus, provider, tools, sessions, context, loop)
     settings.subscribe(("workspace", "tools"), core._follow_settings)  # first: others read core.workspace
     core.memory = attach_memory(core)
+    core.mcp = attach_mcp(core)
     return core

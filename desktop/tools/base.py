@@ -32,6 +32,9 @@ class Tool(ABC):
     name: str
     description: str
     parameters: dict[str, Any]
+    # Offered to the model now. A tool whose backend is down stays callable (it explains why it failed)
+    # but is not offered, so the model does not plan with it.
+    available: bool = True
 
     @abstractmethod
     async def execute(self, ctx: ToolContext, **args: Any) -> ToolOutput:

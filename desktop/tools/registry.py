@@ -44,7 +44,7 @@ class ToolRegistry:
         return ToolRegistry([t for n, t in self._tools.items() if n not in names])
 
     def schemas(self) -> list[dict[str, Any]]:
-        return [tool.schema() for tool in self._tools.values()]
+        return [tool.schema() for tool in self._tools.values() if tool.available]
 
     async def run(self, name: str, raw_arguments: str | dict[str, Any], ctx: ToolContext) -> ToolOutcome:
         tool = self._tools.get(name)

@@ -1,0 +1,264 @@
+"""One MCP server kept connected: connect in the background, watch it, restart it with backoff.
+
+Each server has one supervising task that owns its transport and session (the SDK's context managers
+must be entered and left in the same task); calls from turns go through the live session."""
+
+from __future__ import annotations
+
+import asyncio
+import contextlib
+import logging
+from collections.abc import Callable
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Any, TextIO
+
+import anyio
+from mcp import ClientSession, MCPError, StdioServerParameters, types
+from mcp.client.stdio import stdio_client
+from mcp_types import CONNECTION_CLOSED, REQUEST_TIMEOUT
+
+from desktop import secrets
+from desktop.config import McpServerConfig
+from desktop.tools.base import ToolError
+
+log = logging.getLogger(__name__)
+
+KEYRING_PREFIX = "keyring:"
+
+
+@dataclass(frozen=True)
+class Backoff:
+    first: float = 1.0
+    longest: float = 300.0
+
+
+BACKOFF = Backoff()  # waits between restarts of a server that failed (tests shorten them)
+
+
+class ConnectionLost(Exception):
+    """The server went away (process exited, connection closed)."""
+
+
+class ServerConnection:
+    """States: connecting, connected, failed (with `error`, retried with backoff), stopped."""
+
+    def __init__(self, name: str, config: McpServerConfig, log_file: Path,
+                 on_change: Callable[[ServerConnection], None], backoff: Backoff = BACKOFF) -> None:
+        self.name = name
+        self.config = config
+        self.log_file = log_file
+        self.state = "connecting"
+        self.error: str | None = None
+        self.tools: list[types.Tool] = []
+        self._on_change = on_change
+        self._backoff = backoff
+        self._session: ClientSession | None = None
+        self._lost: asyncio.Event = asyncio.Event()
+        self._lost_reason = ""
+        self._refresh: asyncio.Event = asyncio.Event()
+        self._task: asyncio.Task[None] | None = None
+
+    def start(self) -> None:
+        if self._task is None:
+            self._task = asyncio.ensure_future(self._supervise())
+
+    async def stop(self) -> None:
+        """Disconnect for good: the session closes and a stdio child is stopped (never left running)."""
+        task, self._task = self._task, None
+        if task is not None:
+            task.cancel()
+            await asyncio.gather(task, return_exceptions=True)
+        self._session = None
+        self.tools = []
+        self._set("stopped", None)
+
+    async def wait_settled(self) -> None:
+        """Until the first attempt has connected or failed (the CLI's `mcp test`)."""
+        while self.state == "connecting":
+            await asyncio.sleep(0.02)
+
+    async def call(self, tool: str, arguments: dict[str, Any]) -> types.CallToolResult:
+        session = self._session
+        if session is None or self.state != "connected":
+            raise ToolError(f"MCP server '{self.name}' is not connected ({self.describe()}); "
+                            "it is restarted automatically, try again later")
+        try:
+            return await session.call_tool(tool, arguments, read_timeout_seconds=self.config.timeout)
+        except MCPError as exc:
+            if exc.error.code == REQUEST_TIMEOUT:
+                raise ToolError(f"MCP server '{self.name}': {tool} did not finish within "
+                                f"{self.config.timeout:g} s and was cancelled") from None
+            if exc.error.code == CONNECTION_CLOSED:
+                self._mark_lost("the server closed the connection")
+                raise ToolError(f"MCP server '{self.name}' stopped during the call to {tool}; "
+                                "it is being restarted") from None
+            raise ToolError(f"MCP server '{self.name}': {exc.error.message}") from None
+        except (OSError, anyio.BrokenResourceError, anyio.ClosedResourceError) as exc:
+            self._mark_lost(f"{type(exc).__name__}: {exc}")
+            raise ToolError(f"MCP server '{self.name}' could not be reached ({exc}); "
+                            "it is being restarted") from None
+
+    def describe(self) -> str:
+        if self.state == "connected":
+            return f"connected, {len(self.tools)} tool{'s' if len(self.tools) != 1 else ''}"
+        if self.state == "failed":
+            return f"failed: {self.error}"
+        return self.state
+
+    def _set(self, state: str, error: str | None) -> None:
+        self.state, self.error = state, error
+        self._on_change(self)
+
+    def _mark_lost(self, reason: str) -> None:
+        if not self._lost.is_set():
+            self._lost_reason = reason
+            self._lost.set()
+
+    async def _supervise(self) -> None:
+        delay = self._backoff.first
+        while True:
+            self._lost.clear()
+            self._set("connecting", self.error)
+            try:
+                await self._session_until_lost()
+            except asyncio.CancelledError:
+                raise
+            except Exception as exc:  # every failure of a server ends in a retry, never in the app
+                reason = _reason(exc)
+                log.info("MCP server %s: %s", self.name, reason)
+                if self.state == "connected":  # it had worked: start again from the shortest wait
+                    delay = self._backoff.first
+                self._session = None
+                self._set("failed", reason)
+            await asyncio.sleep(delay)
+            delay = min(delay * 2, self._backoff.longest)
+
+    async def _session_until_lost(self) -> None:
+        with self._stderr() as errlog:
+            async with contextlib.AsyncExitStack() as stack:
+                read, write = await stack.enter_async_context(await self._transport(errlog))
+                inner_send, inner_read = anyio.create_memory_object_stream[Any](0)
+                group = await stack.enter_async_context(anyio.create_task_group())
+                stack.callback(group.cancel_scope.cancel)
+                group.start_soon(self._pump, read, inner_send)
+                session = await stack.enter_async_context(
+                    ClientSession(inner_read, write, message_handler=self._on_message))
+                with anyio.fail_after(max(self.config.timeout, 5.0)):
+                    await session.initialize()
+                    await self._list_tools(session)
+                self._session = session
+                self._set("connected", None)
+                while True:
+                    lost = asyncio.ensure_future(self._lost.wait())
+                    refresh = asyncio.ensure_future(self._refresh.wait())
+                    try:
+                        await asyncio.wait([lost, refresh], return_when=asyncio.FIRST_COMPLETED)
+                    finally:
+                        lost.cancel()
+                        refresh.cancel()
+                    if self._lost.is_set():
+                        self._session = None
+                        raise ConnectionLost(self._lost_reason)
+                    self._refresh.clear()
+                    with anyio.fail_after(max(self.config.timeout, 5.0)):
+                        await self._list_tools(session)
+                    self._on_change(self)
+
+    async def _pump(self, read: Any, inner: Any) -> None:
+        """Pass messages to the session and notice when the server's side ends."""
+        async with inner:
+            try:
+                async for item in read:
+                    if isinstance(item, Exception):
+                        log.debug("MCP server %s: transport error %r", self.name, item)
+                        if isinstance(item, (OSError, ConnectionError)) or "connect" in type(item).__name__.lower():
+                            self._mark_lost(_reason(item))
+                    await inner.send(item)
+            except (anyio.ClosedResourceError, anyio.BrokenResourceError, anyio.EndOfStream):
+                pass
+        self._mark_lost("the server closed the connection")
+
+    async def _on_message(self, message: Any) -> None:
+        if isinstance(message, types.ToolListChangedNotification):
+            self._refresh.set()
+
+    async def _list_tools(self, session: ClientSession) -> None:
+        tools: list[types.Tool] = []
+        cursor: str | None = None
+        while True:
+            page = await session.list_tools(params=types.PaginatedRequestParams(cursor=cursor) if cursor else None)
+            tools.extend(page.tools)
+            cursor = page.next_cursor
+            if not cursor:
+                break
+        allowed = self.config.tools
+        self.tools = [t for t in tools if allowed is None or t.name in allowed]
+
+    async def _transport(self, errlog: TextIO) -> Any:
+        config = self.config
+        if config.command:
+            env = await resolve_references(config.env, self.name)
+            params = StdioServerParameters(command=config.command, args=list(config.args), env=env or None,
+                                           cwd=str(Path(config.cwd).expanduser()) if config.cwd else None)
+            return stdio_client(params, errlog=errlog)
+        assert config.url
+        headers = await resolve_references(config.headers, self.name)
+        return remote_transport(config.url, headers, config.transport)
+
+    @contextlib.contextmanager
+    def _stderr(self) -> Any:
+        self.log_file.parent.mkdir(parents=True, exist_ok=True)
+        with open(self.log_file, "a", encoding="utf-8", errors="replace") as handle:
+            yield handle
+
+
+def remote_transport(url: str, headers: dict[str, str], transport: str | None) -> Any:
+    """SSE for servers whose URL ends in /sse (as peers decide), streamable HTTP otherwise."""
+    kind = transport or ("sse" if url.rstrip("/").endswith("/sse") else "streamable-http")
+    if kind == "sse":
+        from mcp.client.sse import sse_client
+
+        return sse_client(url, headers=headers or None)
+    from mcp.shared._httpx_utils import create_mcp_http_client
+
+    return _owned_http(url, create_mcp_http_client(headers=headers or None))
+
+
+@contextlib.asynccontextmanager
+async def _owned_http(url: str, client: Any) -> Any:
+    from mcp.client.streamable_http import streamable_http_client
+
+    async with client, streamable_http_client(url, http_client=client) as streams:
+        yield streams
+
+
+async def resolve_references(values: dict[str, str], server: str) -> dict[str, str]:
+    """`keyring:NAME` values fetched from the OS keyring now; the values are never stored or logged."""
+    names = {k: v[len(KEYRING_PREFIX):] for k, v in values.items() if v.startswith(KEYRING_PREFIX)}
+    if not names:
+        return dict(values)
+
+    def fetch() -> dict[str, str | None]:
+        return {k: secrets.get_key(name) for k, name in names.items()}
+
+    found = await asyncio.to_thread(fetch)
+    missing = [names[k] for k, v in found.items() if not v]
+    if missing:
+        raise LookupError(f"no key '{missing[0]}' in the OS keyring (store it with "
+                          f"`nanobot-tray keys set {missing[0]}`)")
+    return {k: found.get(k) or v for k, v in values.items()}
+
+
+def _reason(exc: BaseException) -> str:
+    """One line a person can act on, from whatever a transport raised (often an exception group)."""
+    while isinstance(exc, BaseExceptionGroup) and exc.exceptions:
+        exc = exc.exceptions[0]
+    if isinstance(exc, FileNotFoundError):
+        return f"command not found: {exc.filename or exc}"
+    if isinstance(exc, TimeoutError):
+        return "no answer while connecting"
+    if isinstance(exc, ConnectionLost | LookupError):
+        return str(exc)
+    text = str(exc) or type(exc).__name__
+    return text.splitlines()[0][:300]

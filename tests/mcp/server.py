@@ -1,0 +1,105 @@
+"""A small MCP server of our own for the tests, over stdio or (with --http PORT) streamable HTTP.
+
+Its tools cover what the client must handle: text, an error result, an image, structured content, a
+call that takes long, a crash mid-call, a tool list that changes, and the environment it was given."""
+
+from __future__ import annotations
+
+import argparse
+import asyncio
+import base64
+import hashlib
+import os
+import sys
+from typing import Any
+
+from mcp import types
+from mcp.server.mcpserver import Context, MCPServer
+from mcp.server.mcpserver.exceptions import ToolError
+
+PNG_1PX = base64.b64decode(
+    "iVBORw0KGgoAAAANSUhEUgAAAAEAAAABCAYAAAAfFcSJAAAADUlEQVR42mP8z8BQDwAEhQGAhKmMIQAAAABJRU5ErkJggg==")
+
+
+def _digest(value: str | None) -> str:
+    return hashlib.sha256(value.encode()).hexdigest() if value is not None else "(unset)"
+
+
+def build() -> MCPServer:
+    server = MCPServer("testserver")
+
+    @server.tool()
+    def echo(text: str, times: int | None = None) -> str:
+        """Repeat the text."""
+        return " ".join([text] * (times or 1))
+
+    @server.tool()
+    def fail(reason: str) -> str:
+        """Always fails with the reason."""
+        raise ToolError(f"refused: {reason}")
+
+    @server.tool()
+    async def slow(seconds: float) -> str:
+        """Answer after a while."""
+        await asyncio.sleep(seconds)
+        return "slow done"
+
+    @server.tool()
+    def crash() -> str:
+        """The server process exits in the middle of the call."""
+        sys.stderr.write("testserver: crashing on purpose\n")
+        sys.stderr.flush()
+        os._exit(3)
+
+    @server.tool()
+    def env_digest(name: str) -> str:
+        """The SHA-256 of a variable of the server's environment (tests never echo secrets)."""
+        return _digest(os.environ.get(name))
+
+    @server.tool()
+    def header_digest(name: str, ctx: Context) -> str:
+        """The SHA-256 of a header of the HTTP request that carried this call."""
+        return _digest((ctx.headers or {}).get(name.lower()))
+
+    @server.tool()
+    def picture() -> types.CallToolResult:
+        """A tiny picture with a caption."""
+        return types.CallToolResult(content=[
+            types.TextContent(text="a red dot"),
+            types.ImageContent(data=base64.b64encode(PNG_1PX).decode(), mime_type="image/png")])
+
+    @server.tool()
+    def weather(city: str) -> dict[str, Any]:
+        """Structured weather."""
+        return {"city": city, "celsius": 21}
+
+    @server.tool()
+    async def grow(ctx: Context) -> str:
+        """Adds the tool `extra` and tells the client its tool list changed."""
+
+        def extra() -> str:
+            """Added later."""
+            return "extra here"
+
+        server.add_tool(extra)
+        await ctx.request_context.session.send_tool_list_changed()
+        return "grown"
+
+    return server
+
+
+def main() -> None:
+    parser = argparse.ArgumentParser()
+    parser.add_argument("--http", type=int, metavar="PORT")
+    args = parser.parse_args()
+    server = build()
+    sys.stderr.write("testserver: started\n")
+    sys.stderr.flush()
+    if args.http is None:
+        asyncio.run(server.run_stdio_async())
+    else:
+        asyncio.run(server.run_streamable_http_async(host="127.0.0.1", port=args.http))
+
+
+if __name__ == "__main__":
+    main()
