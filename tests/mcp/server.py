@@ -45,6 +45,11 @@ def build() -> MCPServer:
         return "slow done"
 
     @server.tool()
+    def pid() -> int:
+        """The server's process id."""
+        return os.getpid()
+
+    @server.tool()
     def crash() -> str:
         """The server process exits in the middle of the call."""
         sys.stderr.write("testserver: crashing on purpose\n")

@@ -151,3 +151,44 @@ async def test_keyring_references_reach_the_server_but_no_file(home_dir: Path, m
         if path.is_file():
             assert secret not in path.read_text(errors="replace"), path
     assert "keyring:mcp-token" in (home_dir / "config.yaml").read_text()
+
+
+async def test_settings_changes_touch_only_the_servers_that_changed(home_dir: Path, model_config: dict[str, Any],
+                                                                   memory_keyring: MemoryKeyring, fake: FakeOpenAI) -> None:
+    from desktop.config import McpServerConfig
+
+    core = await started(home_dir, model_config, {"keep": stdio_server(), "change": stdio_server(), "drop": stdio_server()})
+    try:
+        await until(lambda: all(s.state == "connected" for s in core.mcp.servers.values()))
+        kept, changed = core.mcp.servers["keep"], core.mcp.servers["change"]
+
+        def edit(config: Any) -> None:
+            servers = config.mcp.servers
+            servers["change"].timeout = 7
+            del servers["drop"]
+            servers["new"] = McpServerConfig(**stdio_server())
+
+        await core.settings.update(edit)
+        assert "mcp_drop_echo" not in core.tools.names
+        await until(lambda: set(core.mcp.servers) == {"keep", "change", "new"}
+                    and all(s.state == "connected" for s in core.mcp.servers.values()))
+        assert core.mcp.servers["keep"] is kept and core.mcp.servers["change"] is not changed
+        assert core.mcp.servers["change"].config.timeout == 7
+        assert core.mcp.log_file("keep").read_text().count("testserver: started") == 1
+        assert await turn(core, fake, "mcp_new_echo", {"text": "fresh"}) == "fresh"
+        await core.settings.update(lambda config: setattr(config.mcp.servers["keep"], "enabled", False))
+        assert core.mcp.states()["keep"] == "disabled" and "mcp_keep_echo" not in core.tools.names
+    finally:
+        await core.close()
+
+
+async def test_closing_the_core_leaves_no_server_process(home_dir: Path, model_config: dict[str, Any],
+                                                         memory_keyring: MemoryKeyring, fake: FakeOpenAI) -> None:
+    import os
+
+    core = await started(home_dir, model_config, {"test": stdio_server()})
+    await until(lambda: core.mcp.servers["test"].state == "connected")
+    pid = int(await turn(core, fake, "mcp_test_pid", {}))
+    await core.close()
+    with pytest.raises(ProcessLookupError):
+        os.kill(pid, 0)
