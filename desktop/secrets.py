@@ -3,11 +3,14 @@
 from __future__ import annotations
 
 import asyncio
-import time
+import logging
 from dataclasses import dataclass
 
 import keyring
+import keyring.backends.fail
 import keyring.errors
+
+log = logging.getLogger(__name__)
 
 SERVICE = "nanobot-tray"
 _INDEX = "__providers__"  # names (never values) of stored keys, since keyring cannot list
@@ -34,26 +37,54 @@ def is_plaintext_backend() -> bool:
 
 def _call(fn, *args):  # type: ignore[no-untyped-def]
     try:
-        return fn(*args)
-    except keyring.errors.KeyringError as exc:
-        raise KeyringUnavailable(_fix_hint(exc)) from exc
-    except Exception as exc:  # D-Bus and backend libraries raise their own types
-        raise KeyringUnavailable(_fix_hint(exc)) from exc
+        result = fn(*args)
+    except keyring.errors.PasswordDeleteError as exc:
+        raise KeyringUnavailable(str(exc)) from exc  # the keyring works; delete_key tells the two apart
+    except Exception as exc:  # KeyringError, D-Bus and backend libraries' own types
+        problem = _fix_hint(exc)
+        if _run().problem is None:
+            log.warning("keyring unavailable for this run: %s", problem)
+        _run().problem = problem
+        raise KeyringUnavailable(problem) from exc
+    _run().problem = None
+    return result
 
 
-_cache: dict[tuple[int, str], tuple[str | None, float]] = {}
+class _RunState:
+    """What this run has learnt from one keyring backend. On desktops whose login does not unlock a keyring,
+    every backend call may pop up a system password dialog, so each fact is asked for at most once."""
+
+    def __init__(self) -> None:
+        self.keys: dict[str, str | None] = {}  # provider -> key, None when none is stored
+        self.problem: str | None = None  # why the keyring failed; not asked again this run
+
+
+_runs: dict[int, tuple[object, _RunState]] = {}  # by backend (kept, so its id is not reused)
 _seen: set[str] = set()
-CACHE_SECONDS = 300.0  # keyring lookups can be slow D-Bus calls (or a desktop prompt): not once per model call
+
+
+def _run() -> _RunState:
+    backend = keyring.get_keyring()
+    return _runs.setdefault(id(backend), (backend, _RunState()))[1]
 
 
 def get_key(provider: str) -> str | None:
-    """The stored key, cached briefly; changes made through this module are seen at once."""
-    cached = _cache.get(_slot(provider))
-    if cached is not None and time.monotonic() - cached[1] < CACHE_SECONDS:
-        return cached[0]
+    """The stored key: the backend is asked once per run; changes made through this module are seen at once.
+    Raises KeyringUnavailable at once, without asking again, when the keyring already failed this run."""
+    run = _run()
+    if provider in run.keys:
+        return run.keys[provider]
+    if run.problem is not None:
+        raise KeyringUnavailable(run.problem)
     value = _call(keyring.get_password, SERVICE, provider)
     _remember(provider, value)
     return value
+
+
+def known_key(provider: str) -> bool | None:
+    """Whether a key is stored, if this run already knows; None when finding out would need the keyring."""
+    run = _run()
+    return bool(run.keys[provider]) if provider in run.keys else None
 
 
 def values_seen() -> set[str]:
@@ -61,12 +92,8 @@ def values_seen() -> set[str]:
     return set(_seen)
 
 
-def _slot(provider: str) -> tuple[int, str]:
-    return id(keyring.get_keyring()), provider
-
-
 def _remember(provider: str, value: str | None) -> None:
-    _cache[_slot(provider)] = (value, time.monotonic())
+    _run().keys[provider] = value
     if value:
         _seen.add(value)
 
@@ -109,11 +136,6 @@ async def store_key(provider: str, key: str) -> None:
     await asyncio.to_thread(lambda: set_key(provider, key))
 
 
-async def has_key(provider: str) -> bool:
-    """Whether a key is stored (the value itself never leaves the worker thread)."""
-    return await asyncio.to_thread(lambda: bool(get_key(provider)))
-
-
 async def forget_key(provider: str) -> bool:
     return await asyncio.to_thread(delete_key, provider)
 
@@ -136,12 +158,13 @@ class KeyringState:
 
 
 async def keyring_state() -> KeyringState:
-    def probe() -> KeyringState:
-        try:
-            list_providers()
-            problem = None
-        except KeyringUnavailable as exc:
-            problem = str(exc)
+    """What is known about the keyring without asking it anything (asking may pop up a system dialog): the
+    backend's name, and a problem only when there is no backend or a call already failed this run."""
+    def known() -> KeyringState:
+        backend = keyring.get_keyring()  # choosing the backend asks nothing of it
+        problem = _run().problem
+        if problem is None and isinstance(backend, keyring.backends.fail.Keyring):
+            problem = _fix_hint(keyring.errors.NoKeyringError("no keyring backend is installed"))
         return KeyringState(backend_name(), is_plaintext_backend(), problem)
 
-    return await asyncio.to_thread(probe)
+    return await asyncio.to_thread(known)

@@ -4,7 +4,11 @@ exhausted it echoes the last user message.
 
 Step keys: content, reasoning, tool_calls [{name, arguments (dict or raw str), id?}], status (+ body,
 headers) for an HTTP error, delay (seconds before answering), hang (seconds to stall mid-stream
-after the first chunk), chunk (characters per streamed piece).
+after the first chunk), chunk (characters per streamed piece), endless (keep streaming a piece of
+text every `endless` seconds until the client leaves), cut (end the stream after that many chunks,
+with no finish_reason and no [DONE]).
+
+`require_key`: answer 401 to every request not carrying it as its bearer token.
 
 Run standalone (for the app, benchmarks or other processes):
     python tests/fakeserver.py --port 0 [--script steps.json]   # prints "LISTENING port=N"
@@ -40,6 +44,7 @@ class FakeOpenAI:
         self.default = default or echo_step
         self.requests: list[dict[str, Any]] = []
         self.headers: list[dict[str, str]] = []
+        self.require_key: str | None = None
         self._lock = threading.Lock()
         self._server = _Server(("127.0.0.1", port), self._handler())
         self._thread = threading.Thread(target=self._server.serve_forever, daemon=True)
@@ -99,7 +104,15 @@ class FakeOpenAI:
             def do_POST(self) -> None:
                 length = int(self.headers.get("content-length") or 0)
                 body = json.loads(self.rfile.read(length) or b"{}")
-                step = fake._next(body, {k.lower(): v for k, v in self.headers.items()})
+                headers = {k.lower(): v for k, v in self.headers.items()}
+                if fake.require_key and headers.get("authorization") != f"Bearer {fake.require_key}":
+                    with fake._lock:
+                        fake.requests.append(body)
+                        fake.headers.append(headers)
+                    self._json(401, {"error": {"message": "Incorrect API key provided", "type": "invalid_request_error",
+                                               "code": "invalid_api_key"}})
+                    return
+                step = fake._next(body, headers)
                 time.sleep(step.get("delay", 0))
                 if "status" in step:
                     payload = step.get("body") or {"error": {"message": f"scripted failure {step['status']}",
@@ -126,11 +139,20 @@ class FakeOpenAI:
                 self.send_header("transfer-encoding", "chunked")
                 self.end_headers()
                 try:
-                    for i, chunk in enumerate(stream_chunks(step, body)):
+                    chunks = stream_chunks(step, body)
+                    if "cut" in step:
+                        chunks = chunks[:step["cut"]]
+                    if step.get("endless"):
+                        chunks = chunks[:2]  # the role, then the first piece of text over and over
+                    for i, chunk in enumerate(chunks):
                         self._send(f"data: {json.dumps(chunk)}\n\n")
                         if i == 1 and step.get("hang"):
                             time.sleep(step["hang"])
-                    self._send("data: [DONE]\n\n")
+                    while step.get("endless"):  # until the client hangs up (BrokenPipe below)
+                        time.sleep(step["endless"])
+                        self._send(f"data: {json.dumps(chunks[-1])}\n\n")
+                    if "cut" not in step:
+                        self._send("data: [DONE]\n\n")
                     self.wfile.write(b"0\r\n\r\n")
                     self.wfile.flush()
                 except (BrokenPipeError, ConnectionResetError):

@@ -1,9 +1,12 @@
-"""An in-memory keyring backend for unit tests (the real keyring is exercised in e2e tests)."""
+"""An in-memory keyring backend for unit tests (the real keyring is exercised in e2e tests).
+
+It counts every call that would reach a real backend (on a desktop without an unlocked keyring, each
+may pop up a system password dialog) and can be locked, failing the way an unusable keyring does."""
 
 from __future__ import annotations
 
 from keyring.backend import KeyringBackend
-from keyring.errors import PasswordDeleteError
+from keyring.errors import KeyringLocked, PasswordDeleteError
 
 
 class MemoryKeyring(KeyringBackend):
@@ -12,13 +15,23 @@ class MemoryKeyring(KeyringBackend):
     def __init__(self) -> None:
         super().__init__()
         self.store: dict[tuple[str, str], str] = {}
+        self.calls: list[str] = []  # "get openai", "set openai", ... in order
+        self.locked = False
+
+    def _called(self, what: str) -> None:
+        self.calls.append(what)
+        if self.locked:
+            raise KeyringLocked("the login keyring is locked")
 
     def get_password(self, service: str, username: str) -> str | None:
+        self._called(f"get {username}")
         return self.store.get((service, username))
 
     def set_password(self, service: str, username: str, password: str) -> None:
+        self._called(f"set {username}")
         self.store[(service, username)] = password
 
     def delete_password(self, service: str, username: str) -> None:
+        self._called(f"delete {username}")
         if self.store.pop((service, username), None) is None:
             raise PasswordDeleteError(username)

@@ -20,6 +20,7 @@ log = logging.getLogger(__name__)
 
 RETRY_STATUS = {408, 409, 429}
 _NO_RETRY_WORDS = ("insufficient_quota", "billing", "quota exceeded", "exceeded your current quota")
+NO_KEY = "no-key-needed"
 DeltaSink = Callable[[str], None]
 
 
@@ -61,22 +62,28 @@ class LLMProvider:
     def __init__(self, config: Config, sleep: Callable[[float], Any] = asyncio.sleep) -> None:
         self.config = config
         self._sleep = sleep
+        self._refused_without_key: set[str] = set()  # api_base servers that answered 401 to no key
 
     def api_key(self, model: str) -> str | None:
-        """Keyring first, then the provider's usual environment variable (litellm reads those)."""
+        """The key to send. The OS keyring is asked only when a key is really needed: not when the provider's
+        environment variable is set or the provider takes none, and for a server at `api_base` (usually local,
+        keyless) only once it refused a request without one. Blocking: call it on the model thread."""
         provider = provider_name(model)
+        missing = litellm().validate_environment(model=model).get("missing_keys") or []
+        if not missing or any(os.environ.get(m) is not None for m in missing):
+            return None  # litellm finds it itself (or needs none)
+        base = self.config.api_base
+        if base and base not in self._refused_without_key:
+            known = secrets.get_key(provider) if secrets.known_key(provider) else None  # known: no keyring call
+            return known or NO_KEY  # the client wants some key; keyless servers ignore it
         try:
             key = secrets.get_key(provider)
         except secrets.KeyringUnavailable as exc:
-            log.warning("keyring unavailable: %s", exc)
-            key = None
-        if key:
-            return key
-        missing = litellm().validate_environment(model=model).get("missing_keys") or []
-        if not missing or not all(os.environ.get(m) is None for m in missing):
-            return None  # litellm finds it itself (or needs none)
-        if self.config.api_base:
-            return "no-key-needed"  # local OpenAI-compatible servers ignore the key but the client wants one
+            if base:
+                return NO_KEY  # the server's refusal is the error the user sees
+            raise ProviderError(f"No API key for provider '{provider}': {exc}") from exc
+        if key or base:
+            return key or NO_KEY
         raise ProviderError(f"No API key for provider '{provider}'. Run `nanobot-tray keys set {provider}` "
                             f"or set {missing[0]}.")
 
@@ -100,12 +107,24 @@ class LLMProvider:
             except ProviderError:
                 raise
             except Exception as exc:
+                if self._needs_key_now(exc, streamed.emitted):
+                    continue  # at once: the keyring is asked for this server's key on the next try
                 if streamed.emitted or attempt >= len(delays) or not _retryable(exc):
                     raise (StreamBroken if streamed.emitted else ProviderError)(_describe(exc)) from exc
                 wait = max(delays[attempt], _retry_after(exc))
                 attempt += 1
                 log.warning("model call failed (%s); retry %d in %.1fs", _describe(exc), attempt, wait)
                 await self._sleep(wait)
+
+    def _needs_key_now(self, exc: Exception, emitted: bool) -> bool:
+        """A server at api_base refused the request without a key: remember that it wants one."""
+        base = self.config.api_base
+        if emitted or not base or base in self._refused_without_key:
+            return False
+        if not isinstance(exc, litellm().AuthenticationError):
+            return False
+        self._refused_without_key.add(base)
+        return True
 
     async def _stream_once(self, model: str, messages: list[dict[str, Any]], tools: list[dict[str, Any]] | None,
                            acc: _Accumulator, max_tokens: int | None) -> LLMResponse:

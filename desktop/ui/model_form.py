@@ -24,7 +24,7 @@ from desktop.config import Config
 from desktop.providers import catalog
 from desktop.providers.connection import test_connection
 from desktop.providers.llm import ProviderError
-from desktop.secrets import KeyringState, forget_key, has_key, keyring_state, store_key
+from desktop.secrets import KeyringState, forget_key, keyring_state, known_key, store_key
 from desktop.tasks import spawn
 from desktop.ui.form_widgets import ERROR_COLOUR, OK_COLOUR, WARN_COLOUR, note_label, set_note, with_note
 
@@ -33,7 +33,7 @@ class ModelForm(QWidget):
     def __init__(self, parent: QWidget | None = None) -> None:
         super().__init__(parent)
         self._models: dict[str, list[str]] = {}
-        self._stored_key = False
+        self._stored_key: bool | None = None  # None: not known this run without asking the keyring
         self._keyring: KeyringState | None = None
 
         self.provider = QComboBox()
@@ -145,7 +145,7 @@ class ModelForm(QWidget):
 
     @property
     def has_stored_key(self) -> bool:
-        return self._stored_key
+        return bool(self._stored_key)
 
     def key_provider(self) -> str:
         return self.provider.currentText().strip() or self.model.currentText().partition("/")[0].strip()
@@ -176,9 +176,12 @@ class ModelForm(QWidget):
     async def _forget(self) -> None:
         provider = self.key_provider()
         try:
-            await forget_key(provider)
+            existed = await forget_key(provider)
         except secrets.KeyringUnavailable as exc:
             set_note(self.test_result, f"✗ Could not remove the key: {exc}", ERROR_COLOUR)
+        else:
+            set_note(self.test_result, f"Removed the {provider} key." if existed
+                     else f"No key was stored for {provider}.", None)
         await self._refresh_key_state()
 
     # ----- model list
@@ -220,13 +223,11 @@ class ModelForm(QWidget):
 
     # ----- key and keyring state
     async def _refresh_key_state(self) -> None:
-        if self._keyring is None:
-            self._keyring = await keyring_state()
+        """From what this run already knows: asking the keyring here could pop up a system password dialog
+        every time the form opens."""
+        self._keyring = await keyring_state()
         provider = self.key_provider()
-        try:
-            self._stored_key = bool(provider) and self._keyring.problem is None and await has_key(provider)
-        except secrets.KeyringUnavailable:
-            self._stored_key = False
+        self._stored_key = known_key(provider) if provider else False
         self._show_key_state()
 
     def _show_key_state(self) -> None:
@@ -236,16 +237,19 @@ class ModelForm(QWidget):
             self.key.setPlaceholderText(f"A key for {provider} is stored; type here to replace it")
         elif local:
             self.key.setPlaceholderText("Usually not needed for a local server")
+        elif self._stored_key is None:
+            self.key.setPlaceholderText(f"Paste your {provider} API key, or leave empty to keep a stored one")
         else:
             self.key.setPlaceholderText(f"Paste your {provider} API key")
-        self.forget.setVisible(self._stored_key)
+        self.forget.setVisible(bool(self._stored_key) or (self._stored_key is None and not local))
         state = self._keyring
         if state is None:
-            set_note(self.keyring_note, "Checking the OS keyring…", None)
+            self.keyring_note.clear()
         elif state.problem:
             set_note(self.keyring_note, f"⚠ {state.problem}", ERROR_COLOUR)
         elif state.plaintext:
             set_note(self.keyring_note, f"⚠ {state.summary} Anyone who can read your files can read the key. "
                        "Install and unlock GNOME Keyring or KWallet to keep it encrypted.", WARN_COLOUR)
         else:
-            set_note(self.keyring_note, f"{state.summary} It is never written to config.yaml.", None)
+            set_note(self.keyring_note, f"{state.summary} It is checked when a key is saved or needed, and a key is "
+                     "never written to config.yaml.", None)

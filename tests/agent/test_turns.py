@@ -246,11 +246,14 @@ async def test_corrupted_session_file_loads(core: Core, fake: FakeOpenAI) -> Non
 
 
 async def test_api_key_is_sent_but_never_written(core: Core, fake: FakeOpenAI, memory_keyring, home_dir: Path) -> None:
-    memory_keyring.set_password("nanobot-tray", "openai", "sk-test-SECRET-4242")
+    memory_keyring.store[("nanobot-tray", "openai")] = "sk-test-SECRET-4242"
+    fake.require_key = "sk-test-SECRET-4242"  # refused without it: only then is the keyring asked
     fake.add({"tool_calls": [{"name": "exec", "arguments": {"command": "env; echo done"}}]}, {"content": "ok"})
     chat = Conversation(core)
     await chat.ask("show env")
-    assert fake.headers[0]["authorization"] == "Bearer sk-test-SECRET-4242"
+    assert fake.headers[0]["authorization"] == "Bearer no-key-needed"
+    assert fake.headers[1]["authorization"] == "Bearer sk-test-SECRET-4242"
+    assert memory_keyring.calls == ["get openai"]
     assert "SECRET-4242" not in json.dumps(fake.requests)
     for path in home_dir.rglob("*"):
         if path.is_file():
