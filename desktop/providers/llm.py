@@ -107,24 +107,12 @@ class LLMProvider:
             except ProviderError:
                 raise
             except Exception as exc:
-                if self._needs_key_now(exc, streamed.emitted):
-                    continue  # at once: the keyring is asked for this server's key on the next try
                 if streamed.emitted or attempt >= len(delays) or not _retryable(exc):
                     raise (StreamBroken if streamed.emitted else ProviderError)(_describe(exc)) from exc
                 wait = max(delays[attempt], _retry_after(exc))
                 attempt += 1
                 log.warning("model call failed (%s); retry %d in %.1fs", _describe(exc), attempt, wait)
                 await self._sleep(wait)
-
-    def _needs_key_now(self, exc: Exception, emitted: bool) -> bool:
-        """A server at api_base refused the request without a key: remember that it wants one."""
-        base = self.config.api_base
-        if emitted or not base or base in self._refused_without_key:
-            return False
-        if not isinstance(exc, litellm().AuthenticationError):
-            return False
-        self._refused_without_key.add(base)
-        return True
 
     async def _stream_once(self, model: str, messages: list[dict[str, Any]], tools: list[dict[str, Any]] | None,
                            acc: _Accumulator, max_tokens: int | None) -> LLMResponse:
@@ -143,7 +131,16 @@ class LLMProvider:
         key = self.api_key(model)
         if key:
             kwargs["api_key"] = key
-        stream = await litellm().acompletion(**kwargs)
+        try:
+            stream = await litellm().acompletion(**kwargs)
+        except litellm().AuthenticationError:
+            if key != NO_KEY or not self.config.api_base:
+                raise
+            self._refused_without_key.add(self.config.api_base)  # from now on it gets the stored key, if any
+            kwargs["api_key"] = self.api_key(model)
+            if kwargs["api_key"] == NO_KEY:
+                raise
+            stream = await litellm().acompletion(**kwargs)
         async for chunk in stream:
             acc.feed(chunk)
         return acc.result()
