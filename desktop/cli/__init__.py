@@ -5,12 +5,12 @@ from __future__ import annotations
 import argparse
 
 from desktop import __version__
-from desktop.cli import agent_cmd, doctor_cmd, dream_cmd, keys_cmd, skills_cmd
+from desktop.cli import agent_cmd, doctor_cmd, dream_cmd, keys_cmd, mcp_cmd, skills_cmd
 from desktop.logs import setup_logging
 from desktop.paths import home
 
 # Each subcommand module offers `add_parser(subparsers)` and sets `func` on its parser.
-SUBCOMMANDS = [agent_cmd, keys_cmd, doctor_cmd, skills_cmd, dream_cmd]
+SUBCOMMANDS = [agent_cmd, keys_cmd, doctor_cmd, skills_cmd, dream_cmd, mcp_cmd]
 
 
 def build_parser() -> argparse.ArgumentParser:

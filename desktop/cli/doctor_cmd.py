@@ -6,9 +6,10 @@ import argparse
 import asyncio
 import platform
 import sys
+from pathlib import Path
 
 from desktop import __version__, secrets
-from desktop.config import load_config
+from desktop.config import McpServerConfig, load_config
 from desktop.core import workspace_of
 from desktop.paths import home
 from desktop.providers.llm import LLMProvider, ProviderError, provider_name
@@ -17,7 +18,7 @@ from desktop.tools.sandbox import RESTRICTION_OFF, exec_sandbox
 
 def add_parser(sub: argparse._SubParsersAction) -> None:  # type: ignore[type-arg]
     parser = sub.add_parser("doctor", help="report paths, config, keyring and model reachability")
-    parser.add_argument("--offline", action="store_true", help="skip the model reachability check")
+    parser.add_argument("--offline", action="store_true", help="skip the model and MCP server checks")
     parser.set_defaults(func=run)
 
 
@@ -45,6 +46,7 @@ def run(args: argparse.Namespace) -> int:
 
     for line in desktop_lines(config.hotkey):
         print(line)
+    _mcp_lines(config.mcp.servers, h.logs_dir, args.offline)
     if not config.model:
         print("model:      not configured (set `model` in config.yaml or open Settings)")
         return 0
@@ -53,6 +55,19 @@ def run(args: argparse.Namespace) -> int:
     if not args.offline:
         print(f"reachable:  {asyncio.run(_probe(LLMProvider(config)))}")
     return 0
+
+
+def _mcp_lines(configured: dict[str, McpServerConfig], logs_dir: Path, offline: bool) -> None:
+    if not configured:
+        print("mcp:        no servers configured")
+        return
+    if offline:
+        states = {name: "enabled" if c.enabled else "disabled" for name, c in sorted(configured.items())}
+    else:
+        from desktop.cli.mcp_cmd import states as probe_states
+
+        states = asyncio.run(probe_states(configured, logs_dir))
+    print("mcp:        " + "; ".join(f"{name}: {state}" for name, state in states.items()))
 
 
 async def _probe(provider: LLMProvider) -> str:

@@ -11,16 +11,14 @@ import logging
 from collections.abc import Callable
 from dataclasses import dataclass
 from pathlib import Path
-from typing import Any, TextIO
-
-import anyio
-from mcp import ClientSession, MCPError, StdioServerParameters, types
-from mcp.client.stdio import stdio_client
-from mcp_types import CONNECTION_CLOSED, REQUEST_TIMEOUT
+from typing import TYPE_CHECKING, Any, TextIO
 
 from desktop import secrets
 from desktop.config import McpServerConfig
 from desktop.tools.base import ToolError
+
+if TYPE_CHECKING:
+    from mcp import ClientSession, types
 
 log = logging.getLogger(__name__)
 
@@ -50,7 +48,7 @@ class ServerConnection:
         self.log_file = log_file
         self.state = "connecting"
         self.error: str | None = None
-        self.tools: list[types.Tool] = []
+        self.tools: list[types.Tool] = []  # as the server describes them, after the allow-list
         self._on_change = on_change
         self._backoff = backoff
         self._session: ClientSession | None = None
@@ -79,6 +77,10 @@ class ServerConnection:
             await asyncio.sleep(0.02)
 
     async def call(self, tool: str, arguments: dict[str, Any]) -> types.CallToolResult:
+        import anyio
+        from mcp import MCPError
+        from mcp_types import CONNECTION_CLOSED, REQUEST_TIMEOUT
+
         session = self._session
         if session is None or self.state != "connected":
             raise ToolError(f"MCP server '{self.name}' is not connected ({self.describe()}); "
@@ -116,6 +118,7 @@ class ServerConnection:
             self._lost.set()
 
     async def _supervise(self) -> None:
+        await asyncio.to_thread(load_sdk)
         delay = self._backoff.first
         while True:
             self._lost.clear()
@@ -135,6 +138,9 @@ class ServerConnection:
             delay = min(delay * 2, self._backoff.longest)
 
     async def _session_until_lost(self) -> None:
+        import anyio
+        from mcp import ClientSession
+
         with self._stderr() as errlog:
             async with contextlib.AsyncExitStack() as stack:
                 read, write = await stack.enter_async_context(await self._transport(errlog))
@@ -167,6 +173,8 @@ class ServerConnection:
 
     async def _pump(self, read: Any, inner: Any) -> None:
         """Pass messages to the session and notice when the server's side ends."""
+        import anyio
+
         async with inner:
             try:
                 async for item in read:
@@ -180,10 +188,14 @@ class ServerConnection:
         self._mark_lost("the server closed the connection")
 
     async def _on_message(self, message: Any) -> None:
+        from mcp import types
+
         if isinstance(message, types.ToolListChangedNotification):
             self._refresh.set()
 
     async def _list_tools(self, session: ClientSession) -> None:
+        from mcp import types
+
         tools: list[types.Tool] = []
         cursor: str | None = None
         while True:
@@ -196,6 +208,9 @@ class ServerConnection:
         self.tools = [t for t in tools if allowed is None or t.name in allowed]
 
     async def _transport(self, errlog: TextIO) -> Any:
+        from mcp import StdioServerParameters
+        from mcp.client.stdio import stdio_client
+
         config = self.config
         if config.command:
             env = await resolve_references(config.env, self.name)
@@ -211,6 +226,13 @@ class ServerConnection:
         self.log_file.parent.mkdir(parents=True, exist_ok=True)
         with open(self.log_file, "a", encoding="utf-8", errors="replace") as handle:
             yield handle
+
+
+def load_sdk() -> None:
+    """The MCP SDK takes ~0.6 s to import: loaded off the event loop, when the first server connects."""
+    import mcp.client.sse
+    import mcp.client.stdio
+    import mcp.client.streamable_http  # noqa: F401
 
 
 def remote_transport(url: str, headers: dict[str, str], transport: str | None) -> Any:

@@ -3,14 +3,17 @@
 from __future__ import annotations
 
 import json
-from typing import Any
-
-from mcp import types
+from typing import TYPE_CHECKING, Any
 
 from desktop.tools.base import ToolError, ToolOutput
 
+if TYPE_CHECKING:
+    from mcp.types import CallToolResult
 
-def to_output(result: types.CallToolResult) -> ToolOutput:
+
+def to_output(result: CallToolResult) -> ToolOutput:
+    from mcp import types  # loaded by then: a result came from a connected server
+
     texts: list[str] = []
     images: list[dict[str, Any]] = []
     for block in result.content:

@@ -1,0 +1,89 @@
+"""`nanobot-tray mcp`: the MCP servers in config.yaml — their states, a test of one, import from other apps."""
+
+from __future__ import annotations
+
+import argparse
+import asyncio
+import dataclasses
+import sys
+from pathlib import Path
+
+from desktop.config import McpServerConfig
+from desktop.mcp.importer import NotAServerList, read_servers
+from desktop.mcp.probe import probed
+from desktop.paths import home
+from desktop.settings import Settings, SettingsError
+
+
+def add_parser(sub: argparse._SubParsersAction) -> None:  # type: ignore[type-arg]
+    parser = sub.add_parser("mcp", help="list, test and import MCP servers")
+    mcp = parser.add_subparsers(dest="mcp_command", metavar="ACTION", required=True)
+    mcp.add_parser("list", help="connect to each configured server and show its state")
+    p = mcp.add_parser("test", help="connect to one server and list its tools (exit 1 when it fails)")
+    p.add_argument("name")
+    p = mcp.add_parser("import", help='add the servers of a Claude Desktop or Cursor {"mcpServers": ...} file')
+    p.add_argument("file", type=Path)
+    parser.set_defaults(func=run)
+
+
+def run(args: argparse.Namespace) -> int:
+    h = home()
+    settings = Settings.open(h.config_file)
+    for problem in settings.problems:
+        print(f"warning: {problem}", file=sys.stderr)
+    if args.mcp_command == "import":
+        return _import(settings, args.file)
+    configured = settings.config.mcp.servers
+    if args.mcp_command == "list":
+        if not configured:
+            print("No MCP servers configured (add them under mcp.servers in config.yaml, "
+                  "or `nanobot-tray mcp import FILE`).")
+            return 0
+        for name, state in asyncio.run(states(configured, h.logs_dir)).items():
+            print(f"{name}: {state}")
+        return 0
+    if args.name not in configured:
+        print(f"error: no MCP server named '{args.name}' in {h.config_file}", file=sys.stderr)
+        return 1
+    return asyncio.run(_test(args.name, configured[args.name], h.logs_dir))
+
+
+async def states(configured: dict[str, McpServerConfig], logs_dir: Path) -> dict[str, str]:
+    async with probed(configured, logs_dir) as servers:
+        return servers.states()
+
+
+async def _test(name: str, config: McpServerConfig, logs_dir: Path) -> int:
+    config = dataclasses.replace(config, enabled=True)  # a disabled server can be tested too
+    async with probed({name: config}, logs_dir) as servers:
+        server = servers.servers[name]
+        print(f"{name}: {server.describe()}")
+        for tool in server.tools:
+            summary = (tool.description or "").strip().splitlines()[0:1]
+            print(f"  {tool.name}" + (f" — {summary[0][:100]}" if summary else ""))
+        if server.state != "connected":
+            print(f"  (its output is in {servers.log_file(name)})")
+            return 1
+        return 0
+
+
+def _import(settings: Settings, path: Path) -> int:
+    try:
+        found = read_servers(path.expanduser(), set(settings.config.mcp.servers))
+    except NotAServerList as exc:
+        print(f"error: {exc}", file=sys.stderr)
+        return 1
+    if found.added:
+        try:
+            asyncio.run(settings.update(lambda config: config.mcp.servers.update(found.added)))
+        except (SettingsError, OSError) as exc:
+            print(f"error: nothing imported: {exc}", file=sys.stderr)
+            return 1
+    for name, server in found.added.items():
+        what = f"{server.command} {' '.join(server.args)}".strip() if server.command else server.url
+        print(f"added {name}: {what}" + ("" if server.enabled else " (disabled, as in the file)"))
+    for name, why in found.skipped.items():
+        print(f"skipped {name}: {why}")
+    if not found.added and not found.skipped:
+        print(f"{path} lists no servers.")
+    return 0

@@ -1,0 +1,28 @@
+"""Connect to configured servers once and report their states (the CLI's `mcp list`, `mcp test`, doctor)."""
+
+from __future__ import annotations
+
+import asyncio
+import contextlib
+from collections.abc import AsyncIterator
+from pathlib import Path
+
+from desktop.config import McpServerConfig
+from desktop.mcp.manager import McpServers
+from desktop.tools.registry import ToolRegistry
+
+LONGEST_WAIT = 60.0  # each connect is bounded by its server's timeout; this only guards the whole probe
+
+
+@contextlib.asynccontextmanager
+async def probed(configured: dict[str, McpServerConfig], logs_dir: Path) -> AsyncIterator[McpServers]:
+    """Servers connected (or failed) once; stopped again on leaving."""
+    servers = McpServers(ToolRegistry(), logs_dir)
+    await servers.apply(configured)
+    try:
+        with contextlib.suppress(TimeoutError):
+            await asyncio.wait_for(asyncio.gather(*(c.wait_settled() for c in servers.servers.values())),
+                                   LONGEST_WAIT)
+        yield servers
+    finally:
+        await servers.close()

@@ -1,0 +1,69 @@
+"""`nanobot-tray mcp` and doctor's MCP line, run as real subprocesses against real MCP servers."""
+
+from __future__ import annotations
+
+import json
+import sys
+from pathlib import Path
+
+import yaml
+
+from tests.cli.test_cli import run_cli
+from tests.conftest import write_config
+from tests.mcp.conftest import SERVER
+
+
+def servers(home: Path) -> dict[str, dict[str, object]]:
+    return yaml.safe_load((home / "config.yaml").read_text())["mcp"]["servers"]
+
+
+def test_list_test_and_doctor_show_each_servers_state(tmp_path: Path) -> None:
+    write_config(tmp_path, mcp={"servers": {
+        "ours": {"command": sys.executable, "args": [SERVER], "timeout": 10},
+        "time": {"command": sys.executable, "args": ["-m", "mcp_server_time"], "tools": ["get_current_time"]},
+        "ghost": {"command": "/nonexistent/mcp-ghost"},
+        "off": {"url": "http://127.0.0.1:9/mcp", "enabled": False}}})
+    listed = run_cli(tmp_path, "mcp", "list")
+    assert listed.returncode == 0, listed.stderr
+    assert listed.stdout.splitlines() == ["ghost: failed: command not found: /nonexistent/mcp-ghost",
+                                          "off: disabled", "ours: connected, 10 tools", "time: connected, 1 tool"]
+    tested = run_cli(tmp_path, "mcp", "test", "time")
+    assert tested.returncode == 0, tested.stderr
+    assert tested.stdout.startswith("time: connected, 1 tool\n  get_current_time — ")
+    failed = run_cli(tmp_path, "mcp", "test", "ghost")
+    assert failed.returncode == 1
+    assert "ghost: failed: command not found" in failed.stdout and "mcp-ghost.log" in failed.stdout
+    assert run_cli(tmp_path, "mcp", "test", "nobody").returncode == 1
+    doctor = run_cli(tmp_path, "doctor", "--offline")
+    assert "mcp:        ghost: enabled; off: disabled; ours: enabled; time: enabled\n" in doctor.stdout
+    doctor = run_cli(tmp_path, "doctor")
+    assert ("mcp:        ghost: failed: command not found: /nonexistent/mcp-ghost; off: disabled; "
+            "ours: connected, 10 tools; time: connected, 1 tool\n") in doctor.stdout
+
+
+def test_import_adds_claude_desktop_servers_and_says_what_it_skipped(tmp_path: Path) -> None:
+    write_config(tmp_path, mcp={"servers": {"time": {"command": "uvx", "args": ["mcp-server-time"]}}})
+    claude = tmp_path / "claude_desktop_config.json"
+    claude.write_text(json.dumps({"mcpServers": {
+        "filesystem": {"command": "npx", "args": ["-y", "@modelcontextprotocol/server-filesystem", "/tmp"],
+                       "env": {"DEBUG": "1"}},
+        "time": {"command": "uvx", "args": ["mcp-server-time", "--other"]},
+        "remote": {"url": "https://mcp.example.invalid/sse", "headers": {"Authorization": "keyring:remote"}},
+        "odd": {"args": ["x"]},
+        "paused": {"command": "srv", "disabled": True}}}))
+    result = run_cli(tmp_path, "mcp", "import", str(claude))
+    assert result.returncode == 0, result.stderr
+    assert result.stdout.splitlines() == [
+        "added filesystem: npx -y @modelcontextprotocol/server-filesystem /tmp",
+        "added remote: https://mcp.example.invalid/sse",
+        "added paused: srv (disabled, as in the file)",
+        "skipped time: a server of that name is already configured",
+        "skipped odd: needs either 'command' (a program run over stdio) or 'url' (a remote server)"]
+    saved = servers(tmp_path)
+    assert saved["time"]["args"] == ["mcp-server-time"]  # never overwritten
+    assert saved["filesystem"]["env"] == {"DEBUG": "1"} and saved["paused"]["enabled"] is False
+    assert saved["remote"]["headers"] == {"Authorization": "keyring:remote"}
+    bad = tmp_path / "bad.json"
+    bad.write_text('{"servers": {}}')
+    refused = run_cli(tmp_path, "mcp", "import", str(bad))
+    assert refused.returncode == 1 and '"mcpServers"' in refused.stderr
