@@ -85,6 +85,12 @@ class McpConfig:
 
 
 @dataclass
+class ApprovalsConfig:
+    tools: dict[str, str] = field(default_factory=dict)  # tool name -> allow, ask or deny
+    timeout: float = 600.0  # seconds before an unanswered question counts as "no"
+
+
+@dataclass
 class Config:
     model: str = ""
     api_base: str | None = None
@@ -101,6 +107,7 @@ class Config:
     skills: SkillsConfig = field(default_factory=SkillsConfig)
     schedules: SchedulesConfig = field(default_factory=SchedulesConfig)
     mcp: McpConfig = field(default_factory=McpConfig)
+    approvals: ApprovalsConfig = field(default_factory=ApprovalsConfig)
 
 
 @dataclass(frozen=True)
@@ -135,6 +142,7 @@ BOUNDS: dict[str, Bounds] = {
     "tools.exec.timeout": Bounds(0, above=True),
     "schedules.dream_interval": Bounds(0),
     "schedules.heartbeat_interval": Bounds(0),
+    "approvals.timeout": Bounds(0, above=True),
 }
 CHOICES: dict[str, tuple[str, ...]] = {"tools.web.search_provider": ("duckduckgo", "brave")}
 

@@ -9,6 +9,7 @@ import json
 import signal
 import sys
 
+from desktop.approvals import ApprovalRequest, Asker, attach_approvals
 from desktop.bus import (
     Event,
     InboundMessage,
@@ -21,11 +22,16 @@ from desktop.bus import (
 )
 from desktop.core import Core, build_core
 
+NO_TERMINAL_HINT = ("there is no terminal to ask on: run `nanobot-tray agent` with --yes to allow such calls for "
+                    "one run (destructive commands stay refused)")
+
 
 def add_parser(sub: argparse._SubParsersAction) -> None:  # type: ignore[type-arg]
     parser = sub.add_parser("agent", help="chat with the agent in the terminal (one turn with -m)")
     parser.add_argument("-m", "--message", help="send one message, print the answer and exit")
     parser.add_argument("-s", "--session", default="direct", help="session name (default: direct → cli:direct)")
+    parser.add_argument("-y", "--yes", action="store_true",
+                        help="allow what would ask for approval, for this run (destructive commands stay refused)")
     parser.set_defaults(func=run)
 
 
@@ -48,6 +54,7 @@ async def _main(args: argparse.Namespace) -> int:
         print(f"error: no model is configured; set `model` in {core.home.config_file} "
               "(e.g. openai/gpt-4o-mini) or open Settings in the tray app", file=sys.stderr)
         return 2
+    attach_approvals(core, _asker(args.yes), NO_TERMINAL_HINT)
     await core.start()
     try:
         if args.message is not None:
@@ -55,6 +62,28 @@ async def _main(args: argparse.Namespace) -> int:
         return await _interactive(core, args.session)
     finally:
         await core.close()
+
+
+def _asker(yes: bool) -> Asker | None:
+    """--yes answers every ask; a terminal asks the person at it; without either, asks fail (NO_TERMINAL_HINT)."""
+    if yes:
+        async def allow(request: ApprovalRequest) -> bool:
+            print(f"  (--yes) allowing {request.tool}: {request.shown}", file=sys.stderr, flush=True)
+            return True
+        return allow
+    if not sys.stdin.isatty():
+        return None
+    one_at_a_time = asyncio.Lock()
+
+    async def ask(request: ApprovalRequest) -> bool:
+        async with one_at_a_time:
+            print(f"\n{request.tool} needs your approval ({request.reason}):\n  {request.shown}", file=sys.stderr)
+            try:
+                answer = await asyncio.get_running_loop().run_in_executor(None, input, "Allow? [y/N] ")
+            except EOFError:
+                return False
+        return answer.strip().lower() in ("y", "yes")
+    return ask
 
 
 def _progress(event: Event, key: str) -> None:

@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import json
 import logging
+from collections.abc import Awaitable, Callable
 from dataclasses import dataclass
 from typing import Any
 
@@ -20,8 +21,13 @@ class ToolOutcome:
     ok: bool
 
 
+# Runs before every call with the validated arguments; raises ToolError to stop it (desktop/approvals).
+Gate = Callable[[Tool, dict[str, Any], ToolContext], Awaitable[None]]
+
+
 class ToolRegistry:
-    def __init__(self, tools: list[Tool] | None = None) -> None:
+    def __init__(self, tools: list[Tool] | None = None, gate: Gate | None = None) -> None:
+        self.gate = gate
         self._tools: dict[str, Tool] = {}
         for tool in tools or []:
             self.register(tool)
@@ -41,7 +47,7 @@ class ToolRegistry:
 
     def without(self, *names: str) -> ToolRegistry:
         """A copy lacking some tools (subagents get no message/spawn/cron)."""
-        return ToolRegistry([t for n, t in self._tools.items() if n not in names])
+        return ToolRegistry([t for n, t in self._tools.items() if n not in names], self.gate)
 
     def schemas(self) -> list[dict[str, Any]]:
         return [tool.schema() for tool in self._tools.values() if tool.available]
@@ -53,6 +59,8 @@ class ToolRegistry:
                 raise ToolError(f"unknown tool '{name}'. Available tools: {', '.join(self._tools)}")
             arguments = parse_arguments(raw_arguments)
             checked = validate(tool.parameters, arguments)
+            if self.gate is not None:
+                await self.gate(tool, checked, ctx)
             return ToolOutcome(await tool.execute(ctx, **checked), True)
         except ToolError as exc:
             return ToolOutcome(f"Error: {exc}{ERROR_HINT}", False)

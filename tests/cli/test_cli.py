@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import os
+import shutil
 import subprocess
 import sys
 from pathlib import Path
@@ -11,9 +12,11 @@ from tests.conftest import write_config
 from tests.fakeserver import FakeOpenAI
 
 
-def run_cli(home: Path, *args: str, stdin: str = "") -> subprocess.CompletedProcess[str]:
+def run_cli(home: Path, *args: str, stdin: str = "", path: str | None = None) -> subprocess.CompletedProcess[str]:
     env = {k: v for k, v in os.environ.items() if not k.endswith("_API_KEY")}
     env.update(NANOBOT_TRAY_HOME=str(home), PYTHON_KEYRING_BACKEND="keyring.backends.null.Keyring")
+    if path is not None:
+        env["PATH"] = path
     return subprocess.run([sys.executable, "-m", "desktop", *args], input=stdin, capture_output=True, text=True,
                           env=env, timeout=60)
 
@@ -28,6 +31,27 @@ def test_agent_one_turn_prints_answer_and_progress(tmp_path: Path, fake: FakeOpe
     assert "write_file" in result.stderr
     assert (tmp_path / "workspace" / "hi.txt").read_text() == "x"
     assert list((tmp_path / "data" / "sessions").glob("cli%3Awork.jsonl"))
+
+
+def test_headless_asks_need_a_terminal_or_yes(tmp_path: Path, fake: FakeOpenAI) -> None:
+    """Without bwrap exec asks; with no terminal that fails naming --yes, and --yes never lifts refusals."""
+    bin_dir = tmp_path / "bin"  # a PATH without bwrap
+    bin_dir.mkdir()
+    (bin_dir / "git").symlink_to(shutil.which("git") or "/usr/bin/git")
+    write_config(tmp_path, model="openai/test", api_base=fake.base_url)
+
+    def exec_turn(command: str, *flags: str) -> str:
+        fake.add({"tool_calls": [{"name": "exec", "arguments": {"command": command}}]}, {"content": "tried"})
+        result = run_cli(tmp_path, "agent", "-m", "go", *flags, path=str(bin_dir))
+        assert result.returncode == 0 and result.stdout == "tried\n", result.stderr
+        return [m["content"] for m in fake.requests[-1]["messages"] if m["role"] == "tool"][-1]
+
+    asked = exec_turn("echo ran > out.txt")
+    assert "exec needs the user's approval" in asked and "bubblewrap (bwrap) is not installed" in asked
+    assert "with --yes" in asked and not (tmp_path / "workspace" / "out.txt").exists()
+    assert "Exit code: 0" in exec_turn("echo ran > out.txt", "--yes")
+    assert (tmp_path / "workspace" / "out.txt").read_text() == "ran\n"
+    assert "command refused" in exec_turn("rm -rf ~", "--yes")
 
 
 def test_agent_without_model_says_so(tmp_path: Path) -> None:

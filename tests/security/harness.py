@@ -39,12 +39,14 @@ TALLY: Counter[str] = Counter()  # read by the summary in conftest.py
 
 class _Canary(BaseHTTPRequestHandler):
     hits: list[str]
+    owner: CanaryServer
 
     def do_GET(self) -> None:  # noqa: N802
         self.hits.append(self.path)
         self.send_response(200)
+        self.send_header("Content-Type", "text/html")
         self.end_headers()
-        self.wfile.write(b"canary: you should not be here")
+        self.wfile.write(self.owner.body)
 
     def log_message(self, *args: Any) -> None:
         pass
@@ -55,7 +57,8 @@ class CanaryServer:
 
     def __init__(self, host: str = "127.0.0.1", redirect_to: str | None = None) -> None:
         self.hits: list[str] = []
-        handler = type("Handler", (_Canary,), {"hits": self.hits})
+        self.body = b"canary: you should not be here"
+        handler = type("Handler", (_Canary,), {"hits": self.hits, "owner": self})
         if redirect_to:
             def redirect(this: BaseHTTPRequestHandler) -> None:
                 self.hits.append(this.path)
