@@ -43,6 +43,7 @@ class FakeOpenAI:
         self.script: list[Step] = list(script or [])
         self.default = default or echo_step
         self.requests: list[dict[str, Any]] = []
+        self.models = ["test"]  # served at /v1/models (OpenAI style) and /api/tags (Ollama style)
         self.headers: list[dict[str, str]] = []
         self.require_key: str | None = None
         self._lock = threading.Lock()
@@ -96,8 +97,11 @@ class FakeOpenAI:
                 self.connection.setsockopt(socket.IPPROTO_TCP, socket.TCP_NODELAY, 1)
 
             def do_GET(self) -> None:
-                if self.path.rstrip("/").endswith("/models"):
-                    self._json(200, {"object": "list", "data": [{"id": "test", "object": "model"}]})
+                path = self.path.rstrip("/")
+                if path == "/v1/models":
+                    self._json(200, {"object": "list", "data": [{"id": m, "object": "model"} for m in fake.models]})
+                elif path == "/api/tags":
+                    self._json(200, {"models": [{"name": m, "model": m} for m in fake.models]})
                 else:
                     self._json(404, {"error": {"message": "not found"}})
 

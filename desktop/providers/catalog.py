@@ -3,9 +3,18 @@
 from __future__ import annotations
 
 import functools
-from collections.abc import Collection
+import re
+from collections.abc import Collection, Iterable
 
 from desktop.providers.litellm_env import litellm
+
+# litellm lists these under "chat" too, but nobody picks them to chat with: fine-tunes (`ft:`, usable only by
+# their owner), the code container, and speech, image, embedding and moderation models.
+_NOT_FOR_CHAT = re.compile(r"^ft:|(^|[-_/.])(container|embed\w*|image|audio|tts|whisper|transcribe|moderation|"
+                           r"realtime|dall-e|computer-use|lyria)($|[-_/.])", re.IGNORECASE)
+# Dated snapshots and previews: offered after the plain names a person usually means.
+_SNAPSHOT = re.compile(r"-\d{4}(-\d{2}-\d{2})?$|-\d{8}$|-\d{2}-\d{4}$|preview|(^|-)exp(erimental)?($|-)",
+                       re.IGNORECASE)
 
 # Shown first in the picker; everything else litellm knows follows alphabetically.
 POPULAR = ("openai", "anthropic", "openrouter", "gemini", "deepseek", "mistral", "groq", "xai",
@@ -23,10 +32,24 @@ def chat_models() -> dict[str, list[str]]:
         if not provider:
             continue
         model = name if name.startswith(f"{provider}/") else f"{provider}/{name}"
-        grouped.setdefault(provider, set()).add(model)
+        if for_chat(model):
+            grouped.setdefault(provider, set()).add(model)
     for provider in POPULAR:
         grouped.setdefault(provider, set())
     return {p: sorted(grouped[p]) for p in ordered_providers(grouped)}
+
+
+def for_chat(model: str) -> bool:
+    """Whether a catalogue entry is a model one chats with (see _NOT_FOR_CHAT)."""
+    return not _NOT_FOR_CHAT.search(model.partition("/")[2] or model)
+
+
+def common_first(names: Iterable[str]) -> tuple[list[str], list[str]]:
+    """Split model names into the plain ones people usually pick and the dated snapshots and previews."""
+    common, others = [], []
+    for name in names:
+        (others if _SNAPSHOT.search(name.rpartition("/")[2]) else common).append(name)
+    return common, others
 
 
 def ordered_providers(names: Collection[str]) -> list[str]:
