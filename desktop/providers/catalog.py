@@ -46,7 +46,8 @@ def for_chat(model: str) -> bool:
 
 def common_first(names: Iterable[str]) -> tuple[list[str], list[str]]:
     """Split model names into the plain ones people usually pick and the dated snapshots and previews."""
-    common, others = [], []
+    common: list[str] = []
+    others: list[str] = []
     for name in names:
         (others if _SNAPSHOT.search(name.rpartition("/")[2]) else common).append(name)
     return common, others

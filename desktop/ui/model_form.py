@@ -1,5 +1,8 @@
 """Provider, model, server address and API key, with a connection test: shared by Settings and onboarding.
 
+With a server address the model list is the server's own (asked for off the GUI thread, a moment after
+the address stops changing); without one it is litellm's catalogue, plain names before dated snapshots.
+
 The key field never shows a stored key: it only says whether one is stored, and a typed key goes
 straight to the OS keyring on save."""
 
@@ -7,7 +10,7 @@ from __future__ import annotations
 
 import asyncio
 
-from PySide6.QtCore import QSignalBlocker, Qt
+from PySide6.QtCore import QSignalBlocker, Qt, QTimer
 from PySide6.QtWidgets import (
     QComboBox,
     QCompleter,
@@ -24,15 +27,20 @@ from desktop.config import Config
 from desktop.providers import catalog
 from desktop.providers.connection import test_connection
 from desktop.providers.llm import ProviderError
+from desktop.providers.server_models import ServerModelsError, address_problem, list_server_models
 from desktop.secrets import KeyringState, forget_key, keyring_state, known_key, store_key
 from desktop.tasks import spawn
 from desktop.ui.form_widgets import ERROR_COLOUR, OK_COLOUR, WARN_COLOUR, note_label, set_note, with_note
+
+LIST_DELAY_MS = 500  # ask the server once the address has stopped changing for this long
 
 
 class ModelForm(QWidget):
     def __init__(self, parent: QWidget | None = None) -> None:
         super().__init__(parent)
         self._models: dict[str, list[str]] = {}
+        self._server_models: list[str] | None = None  # what the server at api_base lists, once it answered
+        self._listing = 0  # bumped per request: an answer about an older address is dropped
         self._stored_key: bool | None = None  # None: not known this run without asking the keyring
         self._keyring: KeyringState | None = None
 
@@ -56,6 +64,12 @@ class ModelForm(QWidget):
         self.api_base = QLineEdit()
         self.api_base.setPlaceholderText("Only for local or OpenAI-compatible servers, e.g. http://127.0.0.1:1234/v1")
         self.api_base.textChanged.connect(lambda _t: self._show_key_state())
+        self.api_base_note = note_label()
+        self._list_timer = QTimer(self)
+        self._list_timer.setSingleShot(True)
+        self._list_timer.setInterval(LIST_DELAY_MS)
+        self._list_timer.timeout.connect(lambda: spawn(self.list_server_models()))
+        self.api_base.textChanged.connect(lambda _t: self._list_timer.start())
         self.key = QLineEdit()
         self.key.setEchoMode(QLineEdit.EchoMode.Password)
         self.key.setClearButtonEnabled(True)
@@ -87,7 +101,7 @@ class ModelForm(QWidget):
         form.setFieldGrowthPolicy(QFormLayout.FieldGrowthPolicy.AllNonFixedFieldsGrow)
         form.addRow("Provider", self.provider)
         form.addRow("Model", self.model)
-        form.addRow("Server address", self.api_base)
+        form.addRow("Server address", with_note(self.api_base, self.api_base_note))
         form.addRow("API key", with_note(key_row, self.keyring_note))
         layout = QVBoxLayout(self)
         layout.setContentsMargins(0, 0, 0, 0)
@@ -107,6 +121,10 @@ class ModelForm(QWidget):
         self.test_result.clear()
         spawn(self._load_catalog())
         spawn(self._refresh_key_state())
+
+    def problem(self) -> str | None:
+        """What must be fixed before these values can be saved."""
+        return address_problem(self.api_base.text())
 
     def model_name(self) -> str:
         """The model as litellm wants it: `provider/name` (free text allowed)."""
@@ -185,6 +203,29 @@ class ModelForm(QWidget):
         await self._refresh_key_state()
 
     # ----- model list
+    async def list_server_models(self) -> None:
+        """Offer the models the server at the address serves, or say why they could not be listed."""
+        self._list_timer.stop()
+        self._listing += 1
+        asked, address = self._listing, self.api_base.text().strip()
+        problem = address_problem(address)
+        if not address or problem:
+            self._server_models = None
+            set_note(self.api_base_note, problem or "", ERROR_COLOUR if problem else None)
+            self._fill_models(self.provider.currentText().strip())
+            return
+        set_note(self.api_base_note, f"Asking {address} for its models…", None)
+        try:
+            names: list[str] | None = await list_server_models(address, self.key.text().strip() or None)
+            note, colour = f"{len(names or [])} models on this server.", None
+        except ServerModelsError as exc:
+            names, note, colour = None, f"Could not list the server's models: {exc}", WARN_COLOUR
+        if asked != self._listing:
+            return  # the address changed meanwhile; its own request reports
+        self._server_models = names
+        set_note(self.api_base_note, note, colour)
+        self._fill_models(self.provider.currentText().strip())
+
     async def _load_catalog(self) -> None:
         self._models = await asyncio.to_thread(catalog.chat_models)
         current = self.provider.currentText()
@@ -196,13 +237,26 @@ class ModelForm(QWidget):
 
     def _fill_models(self, provider: str) -> None:
         text = self.model.currentText()
-        names = [m.removeprefix(f"{provider}/") for m in self._models.get(provider, [])]
+        others: list[str] = []
+        if self._server_models is not None:
+            common = list(self._server_models)
+        else:
+            common, others = catalog.common_first(m.removeprefix(f"{provider}/")
+                                                  for m in self._models.get(provider, []))
         with QSignalBlocker(self.model):
             self.model.clear()
-            self.model.addItems(names)
+            self.model.addItems(common)
+            if common and others:
+                self.model.insertSeparator(len(common))
+            self.model.addItems(others)
             self.model.setCurrentText(text)
-        hint = ("Type a model name" if not names else f"{len(names)} known models; free text allowed") \
-            if self._models else "Loading the model list…"
+        count = len(common) + len(others)
+        if self._server_models is not None:
+            hint = f"{count} models on the server; free text allowed"
+        elif self._models:
+            hint = "Type a model name" if not count else f"{count} known models; free text allowed"
+        else:
+            hint = "Loading the model list…"
         self._model_edit.setPlaceholderText(hint)
 
     def _provider_changed(self, provider: str) -> None:

@@ -178,6 +178,9 @@ class OnboardingPanel(QWidget):
         if not form.model.currentText().strip():
             set_note(self.status, "Choose or type a model first.", ERROR_COLOUR)
             return
+        if form.problem():
+            set_note(self.status, form.problem() or "", ERROR_COLOUR)
+            return
         if (catalog.needs_key(provider) and not form.api_base.text().strip() and not form.key.text().strip()
                 and not form.has_stored_key):
             set_note(self.status, f"Paste your {provider} API key first.", ERROR_COLOUR)

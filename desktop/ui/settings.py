@@ -1,4 +1,5 @@
-"""The Settings window: model and key, workspace, hotkey, schedules, autostart, notifications.
+"""The Settings window: model and key, how answers are made, tools, workspace, hotkey, schedules,
+autostart, notifications.
 
 Save writes config.yaml atomically and switches the running core to it, so nothing needs a restart.
 A config.yaml that had problems is only replaced after the user agrees, and a copy of it is kept."""
@@ -12,6 +13,8 @@ from PySide6.QtCore import Qt
 from PySide6.QtGui import QCloseEvent, QKeySequence, QShowEvent
 from PySide6.QtWidgets import (
     QCheckBox,
+    QComboBox,
+    QDoubleSpinBox,
     QFileDialog,
     QFormLayout,
     QHBoxLayout,
@@ -27,6 +30,7 @@ from PySide6.QtWidgets import (
 
 from desktop.config import Config
 from desktop.tasks import spawn
+from desktop.tools.shell import MAX_TIMEOUT
 from desktop.ui import hotkey
 from desktop.ui.bridge import CoreBridge
 from desktop.ui.form_widgets import (
@@ -61,6 +65,8 @@ class SettingsWindow(QWidget):
         self.tabs = QTabWidget()
         self.model_form = ModelForm()
         self.tabs.addTab(_page(self.model_form, "Which model answers, and how to reach it."), "Model")
+        self.tabs.addTab(self._answers_page(), "Answers")
+        self.tabs.addTab(self._tools_page(), "Tools")
         self.tabs.addTab(self._general_page(), "General")
 
         self.status = QLabel()
@@ -81,6 +87,44 @@ class SettingsWindow(QWidget):
         layout.addWidget(self.tabs, 1)
         layout.addLayout(footer)
 
+    def _answers_page(self) -> QWidget:
+        self.temperature = QDoubleSpinBox()
+        self.temperature.setRange(0.0, 2.0)
+        self.temperature.setSingleStep(0.1)
+        self.temperature.setDecimals(2)
+        self.temperature.setMaximumWidth(140)
+        self.max_tokens = _tokens_box(1, 1_000_000)
+        self.context_window = _tokens_box(1, 10_000_000)
+        form = _form()
+        form.addRow("Temperature", with_note(self.temperature, note_label(
+            "Lower is more focused and repeatable, higher more varied (0 to 2).")))
+        form.addRow("Longest answer", self.max_tokens)
+        form.addRow("Context window", with_note(self.context_window, note_label(
+            "How much of the conversation the model can read at once; older parts are summarised into "
+            "memory to stay within it.")))
+        return _page(_holder(form), "How the model answers.")
+
+    def _tools_page(self) -> QWidget:
+        self.restrict = QCheckBox("Keep file and shell tools inside the workspace folder")
+        self.exec_timeout = QSpinBox()
+        self.exec_timeout.setRange(1, MAX_TIMEOUT)
+        self.exec_timeout.setSuffix(" s")
+        self.exec_timeout.setMaximumWidth(140)
+        self.command_mode = note_label()
+        self.search_provider = QComboBox()
+        self.search_provider.addItem("DuckDuckGo (no key needed)", "duckduckgo")
+        self.search_provider.addItem("Brave Search (needs a key)", "brave")
+        form = _form()
+        form.addRow(heading("Files and commands"))
+        form.addRow(with_note(self.restrict, note_label(
+            "When off, the assistant may read, change and run things anywhere your user account can.")))
+        form.addRow("Stop a command after", self.exec_timeout)
+        form.addRow("Shell commands", self.command_mode)
+        form.addRow(heading("Web"))
+        form.addRow("Search with", with_note(self.search_provider, note_label(
+            "Brave Search needs its API key in the keyring: nanobot-tray keys set brave")))
+        return _page(_holder(form), "What the assistant may do on your computer and on the web.")
+
     def _general_page(self) -> QWidget:
         self.workspace = QLineEdit()
         browse = QPushButton("Browse…")
@@ -97,7 +141,6 @@ class SettingsWindow(QWidget):
         self.heartbeat = _minutes_box()
         self.autostart = QCheckBox("Start Nanobot Tray when I log in")
         self.notifications = QCheckBox("Show desktop notifications (background answers, memory updates)")
-        self.command_mode = note_label()
 
         form = QFormLayout()
         form.setContentsMargins(0, 0, 0, 0)
@@ -112,8 +155,6 @@ class SettingsWindow(QWidget):
         form.addRow(heading("Background work"))
         form.addRow("Dream (tidy memory) every", self.dream)
         form.addRow("Heartbeat (HEARTBEAT.md) every", self.heartbeat)
-        form.addRow(heading("Commands"))
-        form.addRow("Shell commands", self.command_mode)
         form.addRow(heading("Desktop"))
         form.addRow(self.autostart)
         form.addRow(self.notifications)
@@ -158,6 +199,13 @@ class SettingsWindow(QWidget):
         self.dream.setValue(config.schedules.dream_interval // 60)
         self.heartbeat.setValue(config.schedules.heartbeat_interval // 60)
         self.notifications.setChecked(config.notifications)
+        self.temperature.setValue(config.temperature)
+        self.max_tokens.setValue(config.max_tokens)
+        self.context_window.setValue(config.context_window_tokens)
+        self.restrict.setChecked(config.tools.restrict_to_workspace)
+        self.exec_timeout.setValue(config.tools.exec.timeout)
+        found = self.search_provider.findData(config.tools.web.search_provider)
+        self.search_provider.setCurrentIndex(max(found, 0))
         self.status.clear()
 
     def _show_problems(self, problems: list[str]) -> None:
@@ -169,7 +217,18 @@ class SettingsWindow(QWidget):
     # ----- save
     def form_config(self, config: Config) -> str | None:
         """Put the form's values into `config`; a message says which value is wrong."""
+        wrong = self.model_form.problem()
+        if wrong:
+            return wrong
         self.model_form.apply_to(config)
+        config.temperature = round(self.temperature.value(), 2)
+        config.max_tokens = self.max_tokens.value()
+        config.context_window_tokens = self.context_window.value()
+        if config.max_tokens >= config.context_window_tokens:
+            return "The longest answer must be shorter than the context window."
+        config.tools.restrict_to_workspace = self.restrict.isChecked()
+        config.tools.exec.timeout = self.exec_timeout.value()
+        config.tools.web.search_provider = str(self.search_provider.currentData())
         folder = self.workspace.text().strip()
         if folder and not Path(folder).expanduser().is_absolute():
             return f"The workspace folder must be a full path, e.g. {Path.home() / 'Nanobot'}"
@@ -241,6 +300,29 @@ def _page(content: QWidget, caption: str) -> QWidget:
     layout.addWidget(content)
     layout.addStretch(1)
     return page
+
+
+def _form() -> QFormLayout:
+    form = QFormLayout()
+    form.setContentsMargins(0, 0, 0, 0)
+    form.setVerticalSpacing(8)
+    form.setFieldGrowthPolicy(QFormLayout.FieldGrowthPolicy.AllNonFixedFieldsGrow)
+    return form
+
+
+def _holder(form: QFormLayout) -> QWidget:
+    holder = QWidget()
+    holder.setLayout(form)
+    return holder
+
+
+def _tokens_box(low: int, high: int) -> QSpinBox:
+    box = QSpinBox()
+    box.setRange(low, high)
+    box.setSuffix(" tokens")
+    box.setGroupSeparatorShown(True)
+    box.setMaximumWidth(180)
+    return box
 
 
 def _minutes_box() -> QSpinBox:

@@ -66,7 +66,7 @@ async def test_save_writes_config_and_keyring_and_applies_at_once(
     form.provider.setCurrentText("openrouter")
     form.model.setCurrentText("some/model")
     qtbot.keyClicks(form.key, SECRET)
-    window.tabs.setCurrentIndex(1)
+    window.tabs.setCurrentIndex(3)
     new_workspace = tmp_path / "elsewhere"
     window.workspace.setText(str(new_workspace))
     window.hotkey.setKeySequence(QKeySequence("Ctrl+Shift+K"))
@@ -204,3 +204,60 @@ async def test_the_general_page_says_how_commands_are_contained(qtbot: QtBot, br
     await bridge.save_settings(config)
     await window.reload()
     assert window.command_mode.text().startswith("Not sandboxed: tools.restrict_to_workspace is off")
+
+
+def items(form_model: object) -> list[str]:
+    combo = form_model  # a QComboBox
+    return [combo.itemText(i) for i in range(combo.count()) if combo.itemText(i)]  # type: ignore[attr-defined]
+
+
+async def test_the_server_lists_its_own_models_and_a_dead_one_says_so(
+        qtbot: QtBot, bridge: CoreBridge, fake: FakeOpenAI, tmp_path: Path) -> None:
+    fake.models = ["qwen3:8b", "llama3.1"]
+    window = await opened(qtbot, bridge)
+    form = window.model_form
+    await until(lambda: "2 models on this server" in form.api_base_note.text(), message="server models listed")
+    assert items(form.model) == ["llama3.1", "qwen3:8b"]
+    form.api_base.setText("http://127.0.0.1:9/v1")
+    await until(lambda: "Nothing answers at http://127.0.0.1:9/v1" in form.api_base_note.text(),
+                message="dead server named")
+    assert "ft:gpt-4o-2024-08-06" not in items(form.model)  # back to the catalogue for the provider
+    assert items(form.model)[0] == "chat-latest" and "gpt-4o" in items(form.model)
+    window.grab().save(str(tmp_path / "settings-model.png"))
+
+
+async def test_a_malformed_server_address_is_not_saved(qtbot: QtBot, bridge: CoreBridge) -> None:
+    path = bridge.core.settings.path
+    before = path.read_text(encoding="utf-8")
+    window = await opened(qtbot, bridge)
+    window.model_form.api_base.setText("127.0.0.1:1234/v1")
+    await until(lambda: "must start with http://" in window.model_form.api_base_note.text())
+    assert "must start with http:// or https://" in await save(window)
+    assert path.read_text(encoding="utf-8") == before
+
+
+async def test_answer_and_tool_options_are_saved_and_in_effect(qtbot: QtBot, bridge: CoreBridge,
+                                                              tmp_path: Path) -> None:
+    core = bridge.core
+    window = await opened(qtbot, bridge)
+    assert window.temperature.value() == 0.1 and window.restrict.isChecked()
+    assert window.exec_timeout.value() == 60 and window.search_provider.currentData() == "duckduckgo"
+    window.temperature.setValue(0.7)
+    window.max_tokens.setValue(4096)
+    window.context_window.setValue(32000)
+    window.tabs.setCurrentIndex(1)
+    window.grab().save(str(tmp_path / "settings-answers.png"))
+    window.tabs.setCurrentIndex(2)
+    window.restrict.setChecked(False)
+    window.exec_timeout.setValue(30)
+    window.search_provider.setCurrentIndex(window.search_provider.findData("brave"))
+    window.grab().save(str(tmp_path / "settings-tools.png"))
+    assert "Saved" in await save(window)
+    saved = yaml.safe_load(core.settings.path.read_text(encoding="utf-8"))
+    assert (saved["temperature"], saved["max_tokens"], saved["context_window_tokens"]) == (0.7, 4096, 32000)
+    assert saved["tools"] == {"exec": {"timeout": 30}, "web": {"search_provider": "brave"},
+                              "restrict_to_workspace": False}
+    exec_tool = core.tools.get("exec")
+    assert exec_tool is not None and exec_tool.timeout == 30  # type: ignore[attr-defined]
+    window.max_tokens.setValue(40000)
+    assert "shorter than the context window" in await save(window)
