@@ -102,14 +102,16 @@ class Core:
             await asyncio.gather(self._running, return_exceptions=True)
             self._running = None
 
-    async def _follow_settings(self, changed: frozenset[str]) -> None:
-        """A new workspace re-points the context and the tools; tools copy their settings when built."""
+    def _follow_settings(self, changed: frozenset[str]) -> None:
+        """A new workspace re-points the context and the tools; tools copy their settings when built. No
+        await in here, so no turn sees the new settings half applied (Settings made the folder before saving;
+        for a hand edit it is made in the background)."""
         workspace = workspace_of(self.home, self.config)
         if workspace != self.workspace:
-            await asyncio.to_thread(ensure_workspace, workspace)
             self.workspace = workspace
             self.context.workspace = workspace
             self.context.skills = SkillsLoader(skill_roots(workspace), lambda: self.config.skills.disabled)
+            self.loop.spawn(asyncio.to_thread(ensure_workspace, workspace))
         fresh = default_tools(self.config, workspace, self.home)
         for name in fresh.names:
             self.tools.register(fresh.get(name))  # type: ignore[arg-type]

@@ -169,3 +169,11 @@ async def test_save_replaces_a_broken_file_only_keeping_a_copy(tmp_path: Path) -
     assert copied is not None and copied.read_text(encoding="utf-8") == "temperature: warm\n"
     assert settings.problems == [] and settings.config.model == "openai/x"
     assert yaml.safe_load(path.read_text(encoding="utf-8"))["model"] == "openai/x"
+
+
+async def test_a_hand_edited_workspace_moves_context_memory_and_tools_at_once(core: Core, tmp_path: Path) -> None:
+    elsewhere = tmp_path / "moved"
+    hand_edit(core, workspace=str(elsewhere))
+    assert await core.settings.reload() == {"workspace"}
+    assert core.workspace == elsewhere.resolve() == core.context.workspace == core.memory.store.workspace
+    await until(lambda: (elsewhere / "memory").is_dir())  # the folder is made in the background
