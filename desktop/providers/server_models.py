@@ -6,9 +6,13 @@ Ollama answers `GET <root>/api/tags`. Short timeout, one message a person can ac
 
 from __future__ import annotations
 
+import asyncio
 from urllib.parse import urlsplit
 
 import httpx
+
+from desktop.config import Config
+from desktop.providers import catalog
 
 LIST_TIMEOUT = 3.0
 
@@ -82,3 +86,18 @@ async def list_server_models(address: str, key: str | None = None, timeout: floa
             failures.append(f"{urlsplit(url).path} → HTTP {response.status_code}")
     raise ServerModelsError(f"{address} answers but lists no models ({'; '.join(failures)}). "
                             "Type the model name instead.")
+
+
+async def offered_models(config: Config) -> list[str]:
+    """Full model names to offer in a picker for these settings: the server's own models when a server
+    address is set (with the provider prefix in use), else the provider's common chat models. Never asks
+    the keyring: a server that wants a key to list its models just offers none."""
+    provider, slash, _ = config.model.partition("/")
+    prefix = f"{provider}/" if slash else ""
+    if config.api_base:
+        try:
+            return [f"{prefix}{name}" for name in await list_server_models(config.api_base)]
+        except ServerModelsError:
+            return []
+    models = await asyncio.to_thread(catalog.chat_models)
+    return catalog.common_first(models.get(provider, []))[0]

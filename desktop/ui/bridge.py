@@ -5,6 +5,7 @@ The qasync loop runs on the GUI thread, so bus subscribers are called there and 
 from __future__ import annotations
 
 import asyncio
+from collections.abc import Callable
 from pathlib import Path
 
 from PySide6.QtCore import QObject, Signal
@@ -12,6 +13,7 @@ from PySide6.QtCore import QObject, Signal
 from desktop.bus import InboundMessage
 from desktop.config import Config, LoadedConfig
 from desktop.core import Core, workspace_of
+from desktop.providers.server_models import offered_models
 from desktop.skills.loader import set_skill_enabled
 from desktop.tasks import TaskSet
 from desktop.tools.shell import ExecTool
@@ -52,6 +54,21 @@ class CoreBridge(QObject):
 
     async def set_skill_enabled(self, name: str, enabled: bool) -> None:
         await set_skill_enabled(self.core.settings, name, enabled)
+
+    def current_model(self) -> str:
+        """The model in force (a session-only `/model` included)."""
+        return self.core.config.model
+
+    async def model_choices(self) -> list[str]:
+        return await offered_models(self.core.config)
+
+    async def set_model(self, model: str) -> None:
+        """Save `model` in config.yaml and put it in force (replacing a session-only `/model`)."""
+        await self.core.settings.update(lambda config: setattr(config, "model", model))
+
+    def on_settings(self, keys: tuple[str, ...], listener: Callable[[frozenset[str]], None]) -> Callable[[], None]:
+        """Hear which of `keys` changed (a save, a hand edit, `/model`); returns an unsubscribe."""
+        return self.core.settings.subscribe(keys, listener)
 
     @property
     def workspace(self) -> Path:

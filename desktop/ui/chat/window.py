@@ -37,6 +37,7 @@ from desktop.tasks import spawn
 from desktop.ui.bridge import CoreBridge
 from desktop.ui.chat.composer import Composer
 from desktop.ui.chat.model import ChatRow, TranscriptModel, rows_from_messages
+from desktop.ui.chat.model_picker import ModelPicker
 from desktop.ui.chat.sidebar import NEW_TITLE, SessionList
 from desktop.ui.chat.view import MessageView
 
@@ -85,14 +86,13 @@ class ChatWindow(QWidget):
 
         self.title = QLabel(NEW_TITLE)
         self.title.setObjectName("title")
-        self.model_label = QLabel()
-        self.model_label.setObjectName("hint")
+        self.model_picker = ModelPicker(bridge)
         header = QWidget()
         header.setObjectName("header")
         header_layout = QHBoxLayout(header)
         header_layout.setContentsMargins(18, 10, 18, 10)
         header_layout.addWidget(self.title, 1)
-        header_layout.addWidget(self.model_label)
+        header_layout.addWidget(self.model_picker)
 
         self.view = MessageView()
         self.view.retry_requested.connect(self.retry)
@@ -257,7 +257,7 @@ class ChatWindow(QWidget):
 
     def _update_header(self) -> None:
         self.title.setText(self.sidebar.title_of(self.current_key) or NEW_TITLE)
-        self.model_label.setText(self.bridge.core.config.model or "no model configured")
+        self.model_picker.show_current()
 
     def _update_onboarding(self) -> None:
         """Without a model the transcript area shows the onboarding panel (or a pointer to Settings)."""
