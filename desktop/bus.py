@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import asyncio
+import enum
 import logging
 from collections.abc import Callable
 from dataclasses import dataclass, field
@@ -11,26 +12,42 @@ from typing import Any
 log = logging.getLogger(__name__)
 
 
+class MessageKind(enum.Enum):
+    """Who a message to the agent comes from: the model is told, and the chat shows it accordingly."""
+
+    USER = "user"  # typed by the person
+    NOTICE = "notice"  # the app telling the agent something
+    SCHEDULED = "scheduled"  # a reminder or scheduled job came due
+    SUBAGENT_RESULT = "subagent_result"  # a background task finished
+
+
 @dataclass
 class InboundMessage:
     channel: str  # "desktop", "quick", "cli", "system"
     chat_id: str
     content: str
     media: list[str] = field(default_factory=list)  # file paths (images go to the model as images)
-    metadata: dict[str, Any] = field(default_factory=dict)
+    kind: MessageKind = MessageKind.USER
+    # Resolved with the turn's end (TurnFinished or TurnError) by the loop: what `AgentLoop.ask` awaits.
+    reply: asyncio.Future[TurnFinished | TurnError] | None = field(default=None, repr=False, compare=False)
 
     @property
     def session_key(self) -> str:
-        return self.metadata.get("session_key") or f"{self.channel}:{self.chat_id}"
+        return f"{self.channel}:{self.chat_id}"
+
+
+class OutboundKind(enum.Enum):
+    MESSAGE = "message"  # sent by the `message` tool in the middle of a turn
+    COMMAND = "command"  # a slash command's reply while a turn runs (/status), or "nothing to stop"
 
 
 @dataclass
 class OutboundMessage:
-    """A message for the user: a turn's final answer, or one sent by the `message` tool."""
+    """A message for the user that is not a turn's answer (the answer rides on TurnFinished, once)."""
 
     session_key: str
     content: str
-    metadata: dict[str, Any] = field(default_factory=dict)
+    kind: OutboundKind
 
 
 @dataclass
@@ -70,7 +87,7 @@ class TurnStarted:
 
 @dataclass
 class TurnFinished:
-    """The turn ended: `content` is the final answer (partial when `stopped`)."""
+    """The turn ended: `content` is the final answer (partial when `stopped`), or a queued command's reply."""
 
     session_key: str
     content: str
@@ -88,6 +105,7 @@ class TurnError:
 Event = (OutboundMessage | TextDelta | ReasoningDelta | ToolStarted | ToolFinished | TurnStarted
          | TurnFinished | TurnError)
 Subscriber = Callable[[Event], None]
+Publish = Callable[[Event], None]  # where a part that produces events sends them (the bus, or a test's list)
 
 
 class MessageBus:

@@ -108,10 +108,9 @@ class Conversation:
 
         return await asyncio.wait_for(ended(), timeout)
 
-    async def ask(self, text: str, **kw: Any) -> TurnFinished | TurnError:
-        before = len([e for e in self.events if isinstance(e, (TurnFinished, TurnError)) and e.session_key == self.key])
-        await self.send(text, **kw)
-        return await self.wait_end(before + 1)
+    async def ask(self, text: str, media: list[str] | None = None, timeout: float = 60) -> TurnFinished | TurnError:
+        """The app's own way to ask (AgentLoop.ask); the events stay collected for assertions."""
+        return await asyncio.wait_for(self.core.loop.ask(self.key, text, media=media), timeout)
 
     def of(self, kind: type) -> list[Any]:
         return [e for e in self.events if isinstance(e, kind)]

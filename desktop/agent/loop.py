@@ -16,7 +16,16 @@ from desktop.agent.context import ContextBuilder
 from desktop.agent.gate import TurnGate
 from desktop.agent.runner import Runner, output_text
 from desktop.atomic import atomic_write_text
-from desktop.bus import InboundMessage, MessageBus, OutboundMessage, TurnError, TurnFinished, TurnStarted
+from desktop.bus import (
+    InboundMessage,
+    MessageBus,
+    MessageKind,
+    OutboundKind,
+    OutboundMessage,
+    TurnError,
+    TurnFinished,
+    TurnStarted,
+)
 from desktop.providers.llm import LLMProvider, ProviderError
 from desktop.session import Session, SessionStore
 from desktop.settings import Settings
@@ -71,7 +80,7 @@ class AgentLoop:
         state = self._states.setdefault(key, _SessionState())
         name = self.commands.name_of(msg.content)
         if name == "/stop":
-            self._stop(key, state)
+            self._stop(key, state, msg)
             return
         if name == "/new" and state.turn is not None:
             state.turn.cancel()  # a new conversation replaces the running one
@@ -92,6 +101,16 @@ class AgentLoop:
         system = {"role": "system", "content": self.context.system_prompt()}
         return estimate_messages([system, *history], self.config.model)
 
+    async def ask(self, session_key: str, text: str, *, kind: MessageKind = MessageKind.USER,
+                  media: list[str] | None = None) -> TurnFinished | TurnError:
+        """Submit a message to a session and wait for the end of the turn that answers it: the one way
+        code (the CLI, scheduled jobs, subagents, tests) asks the agent something. A message for a chat
+        whose turn is running joins that turn, so its end is that turn's end. Cancelled by shutdown."""
+        channel, _, chat_id = session_key.partition(":")
+        reply: asyncio.Future[TurnFinished | TurnError] = asyncio.get_running_loop().create_future()
+        await self.bus.publish_inbound(InboundMessage(channel, chat_id, text, list(media or []), kind, reply))
+        return await reply
+
     def spawn(self, coro: Awaitable[Any]) -> asyncio.Future[Any]:
         """Start background work that `shutdown` cancels."""
         return self._background.spawn(coro)
@@ -102,13 +121,22 @@ class AgentLoop:
         if turns:
             await asyncio.wait(turns, timeout=grace)
         await self._background.cancel_all(grace)
+        for state in self._states.values():
+            for msg in [*state.pending, *state.injected]:
+                if msg.reply is not None:
+                    msg.reply.cancel()  # nobody will answer it in this run
 
-    def _stop(self, key: str, state: _SessionState) -> None:
+    def _stop(self, key: str, state: _SessionState, msg: InboundMessage) -> None:
+        for dropped in state.pending:
+            _settle([dropped], TurnFinished(key, "", stopped=True))
         state.pending.clear()
         if state.turn is not None:
             state.turn.cancel()
+            _settle([msg], TurnFinished(key, "Stopped.", stopped=True))
         else:
-            self.bus.publish(OutboundMessage(key, "Nothing is running."))
+            note = "Nothing is running."
+            self.bus.publish(OutboundMessage(key, note, OutboundKind.COMMAND))
+            _settle([msg], TurnFinished(key, note))
 
     async def _drain(self, key: str, state: _SessionState) -> None:
         try:
@@ -132,10 +160,13 @@ class AgentLoop:
     async def _command(self, msg: InboundMessage, name: str) -> None:
         session = await self.sessions.load(msg.session_key)
         reply = await self.commands.run(name, CommandContext(self, session, msg))
-        self.bus.publish(OutboundMessage(session.key, reply, {"command": name}))
         state = self._states.get(session.key)
-        if state is None or state.turn is None or name not in self.commands.immediate:
-            self.bus.publish(TurnFinished(session.key, reply))  # /status during a turn must not end it
+        end = TurnFinished(session.key, reply)
+        if state is not None and state.turn is not None and name in self.commands.immediate:
+            self.bus.publish(OutboundMessage(session.key, reply, OutboundKind.COMMAND))  # must not end the turn
+        else:
+            self.bus.publish(end)
+        _settle([msg], end)
 
     async def _turn(self, msg: InboundMessage, state: _SessionState) -> None:
         name = self.commands.name_of(msg.content)
@@ -148,17 +179,25 @@ class AgentLoop:
         user: dict[str, Any] = {"role": "user", "content": msg.content}
         if msg.media:
             user["media"] = list(msg.media)
-        await self.sessions.append(session, user)  # saved before the model is called
-        if not session.metadata.get("title"):
+        if msg.kind is not MessageKind.USER:
+            user["kind"] = msg.kind.value
+        titled = not session.metadata.get("title") and msg.kind is MessageKind.USER
+        if titled:  # before the first write, so the file's metadata line carries it
             session.metadata["title"] = _title_from(msg.content)
+        written = "created_at" in session.metadata  # the metadata line is already on disk
+        await self.sessions.append(session, user)  # saved before the model is called
+        if titled and written:
+            await self.sessions.rewrite(session)  # rare: a chat that began with a notice or a command
         ctx = ToolContext(key, msg.channel, msg.chat_id, self.bus.publish)
-        runner = Runner(self.provider, self.tools, self.bus, self.config.max_iterations)
+        runner = Runner(self.provider, self.tools, self.bus.publish, self.config.max_iterations)
+        answered = [msg]  # this message and those injected into the turn: all settled by its end
 
         async def record(message: dict[str, Any]) -> None:
             await self.sessions.append(session, await self._for_history(key, message))
 
         def take_injected() -> list[str]:
             taken, state.injected = state.injected, []
+            answered.extend(taken)
             return [m.content for m in taken]
 
         try:
@@ -169,21 +208,24 @@ class AgentLoop:
                                                channel=msg.channel, chat_id=msg.chat_id, media=msg.media)
             result = await runner.run(messages, ctx, record, take_injected)
         except asyncio.CancelledError:
-            self.bus.publish(TurnFinished(key, _last_partial(session), stopped=True))
+            self._end(answered, TurnFinished(key, _last_partial(session), stopped=True))
             raise
         except ProviderError as exc:
             await self.sessions.append(session, {"role": "assistant", "content": FAILED_PLACEHOLDER,
                                                  "failed": True})
-            self.bus.publish(TurnError(key, str(exc)))
+            self._end(answered, TurnError(key, str(exc)))
             return
         except Exception as exc:  # a bug must end the turn visibly, not hang the session
             log.exception("turn failed in %s", key)
-            self.bus.publish(TurnError(key, f"Internal error: {type(exc).__name__}: {exc}"))
+            self._end(answered, TurnError(key, f"Internal error: {type(exc).__name__}: {exc}"))
             return
-        self.bus.publish(OutboundMessage(key, result.content))
-        self.bus.publish(TurnFinished(key, result.content))
+        self._end(answered, TurnFinished(key, result.content))
         for hook in self.after_turn:
             self.spawn(hook(session))
+
+    def _end(self, answered: list[InboundMessage], end: TurnFinished | TurnError) -> None:
+        self.bus.publish(end)
+        _settle(answered, end)
 
     async def _for_history(self, key: str, message: dict[str, Any]) -> dict[str, Any]:
         """Tool results keep a short preview in history; the full text goes to a file it points to."""
@@ -197,6 +239,12 @@ class AgentLoop:
         preview = (f"{text[:HISTORY_PREVIEW]}\n... [{len(text)} characters in all; "
                    f"full output saved at {path}]")
         return {**message, "content": preview, "full_output": str(path)}
+
+
+def _settle(messages: list[InboundMessage], end: TurnFinished | TurnError) -> None:
+    for msg in messages:
+        if msg.reply is not None and not msg.reply.done():
+            msg.reply.set_result(end)
 
 
 def _title_from(content: str) -> str:

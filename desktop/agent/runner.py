@@ -9,7 +9,7 @@ from collections.abc import Awaitable, Callable
 from dataclasses import dataclass
 from typing import Any
 
-from desktop.bus import MessageBus, ReasoningDelta, TextDelta, ToolFinished, ToolStarted
+from desktop.bus import Publish, ReasoningDelta, TextDelta, ToolFinished, ToolStarted
 from desktop.providers.llm import LLMProvider, LLMResponse, ProviderError
 from desktop.tools.base import ToolContext, ToolOutput, cap_text
 from desktop.tools.registry import ToolRegistry
@@ -30,10 +30,10 @@ class TurnResult:
 
 
 class Runner:
-    def __init__(self, provider: LLMProvider, tools: ToolRegistry, bus: MessageBus, max_iterations: int) -> None:
+    def __init__(self, provider: LLMProvider, tools: ToolRegistry, publish: Publish, max_iterations: int) -> None:
         self.provider = provider
         self.tools = tools
-        self.bus = bus
+        self.publish = publish  # where progress events go: the bus for chats, nowhere for Dream
         self.max_iterations = max_iterations
 
     async def run(self, messages: list[dict[str, Any]], ctx: ToolContext, record: Record,
@@ -49,11 +49,11 @@ class Runner:
 
                 def on_text(piece: str) -> None:
                     partial.append(piece)
-                    self.bus.publish(TextDelta(key, piece))
+                    self.publish(TextDelta(key, piece))
 
                 response = await self.provider.chat(
                     messages, self.tools.schemas() or None, on_text=on_text,
-                    on_reasoning=lambda s: self.bus.publish(ReasoningDelta(key, s)))
+                    on_reasoning=lambda s: self.publish(ReasoningDelta(key, s)))
                 if not response.tool_calls:
                     await self._add(messages, record, assistant_message(response))
                     return TurnResult(response.content, iteration)
@@ -79,10 +79,10 @@ class Runner:
     async def _run_tool(self, call: dict[str, Any], ctx: ToolContext) -> dict[str, Any]:
         fn = call["function"]
         started = time.monotonic()
-        self.bus.publish(ToolStarted(ctx.session_key, call["id"], fn["name"], _loose_args(fn["arguments"])))
+        self.publish(ToolStarted(ctx.session_key, call["id"], fn["name"], _loose_args(fn["arguments"])))
         outcome = await self.tools.run(fn["name"], fn["arguments"], ctx)
         text = output_text(outcome.output)
-        self.bus.publish(ToolFinished(ctx.session_key, call["id"], fn["name"], text, outcome.ok,
+        self.publish(ToolFinished(ctx.session_key, call["id"], fn["name"], text, outcome.ok,
                                       time.monotonic() - started))
         message = tool_message(call, outcome.output if isinstance(outcome.output, list)
                                else cap_text(text, MODEL_RESULT_CAP))
@@ -93,7 +93,7 @@ class Runner:
         try:
             response = await self.provider.chat(
                 [*messages, {"role": "user", "content": LIMIT_NOTE}],
-                on_text=lambda s: self.bus.publish(TextDelta(key, s)))
+                on_text=lambda s: self.publish(TextDelta(key, s)))
             content = response.content
         except ProviderError:
             content = ""

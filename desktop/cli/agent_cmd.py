@@ -97,9 +97,8 @@ def _progress(event: Event, key: str) -> None:
         print(f"  {mark} {event.name} ({event.seconds:.1f}s)", file=sys.stderr, flush=True)
 
 
-async def _turn(core: Core, key: str, chat_id: str, text: str, stream: bool) -> TurnFinished | TurnError:
-    """Send one message and wait for its turn to end, reporting progress on stderr."""
-    done: asyncio.Future[TurnFinished | TurnError] = asyncio.get_running_loop().create_future()
+async def _turn(core: Core, key: str, text: str, stream: bool) -> TurnFinished | TurnError:
+    """Ask the agent and wait for the turn's end, reporting progress on stderr."""
 
     def on_event(event: Event) -> None:
         _progress(event, key)
@@ -107,21 +106,18 @@ async def _turn(core: Core, key: str, chat_id: str, text: str, stream: bool) -> 
             return
         if stream and isinstance(event, TextDelta):
             print(event.text, end="", flush=True)
-        elif isinstance(event, OutboundMessage) and event.metadata.get("tool") == "message":
+        elif isinstance(event, OutboundMessage):
             print(event.content, flush=True)
-        elif isinstance(event, (TurnFinished, TurnError)) and not done.done():
-            done.set_result(event)
 
     unsubscribe = core.bus.subscribe(on_event)
     try:
-        await core.bus.publish_inbound(InboundMessage("cli", chat_id, text))
-        return await done
+        return await core.loop.ask(key, text)
     finally:
         unsubscribe()
 
 
 async def _one_turn(core: Core, chat_id: str, text: str) -> int:
-    result = await _turn(core, f"cli:{chat_id}", chat_id, text, stream=False)
+    result = await _turn(core, f"cli:{chat_id}", text, stream=False)
     if isinstance(result, TurnError):
         print(f"error: {result.message}", file=sys.stderr)
         return 1
@@ -142,7 +138,7 @@ async def _interactive(core: Core, chat_id: str) -> int:
             return 0
         if not line.strip():
             continue
-        turn = asyncio.ensure_future(_turn(core, key, chat_id, line, stream=True))
+        turn = asyncio.ensure_future(_turn(core, key, line, stream=True))
         with _stop_on_interrupt(core, key, chat_id):
             result = await turn
         print()

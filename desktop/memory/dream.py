@@ -14,7 +14,6 @@ from string import Template
 from typing import Any
 
 from desktop.agent.runner import Runner
-from desktop.bus import MessageBus
 from desktop.config import Config
 from desktop.memory.consolidator import budget_of
 from desktop.memory.git_history import GitHistory, is_memory_path
@@ -164,7 +163,7 @@ class Dream:
         async def record(message: dict[str, Any]) -> None:
             pass  # the transcript of a Dream is not kept; its result is the commit
 
-        runner = Runner(self.provider, tools, MessageBus(), APPLY_MAX_ITERATIONS)
+        runner = Runner(self.provider, tools, lambda event: None, APPLY_MAX_ITERATIONS)
         await runner.run(messages, ToolContext("system:dream", "system", "dream"), record)
 
     def _entries_for_run(self, since: int) -> list[HistoryEntry]:

@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from desktop.bus import OutboundMessage
+from desktop.bus import OutboundKind, OutboundMessage
 from desktop.tools.base import Tool, ToolContext, ToolOutput
 
 
@@ -23,5 +23,5 @@ class MessageTool(Tool):
 
     async def execute(self, ctx: ToolContext, content: str,  # type: ignore[override]
                       session_key: str | None = None) -> ToolOutput:
-        ctx.publish(OutboundMessage(session_key or ctx.session_key, content, {"tool": "message"}))
+        ctx.publish(OutboundMessage(session_key or ctx.session_key, content, OutboundKind.MESSAGE))
         return "Message sent."

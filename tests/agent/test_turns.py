@@ -7,7 +7,16 @@ import json
 from pathlib import Path
 
 from desktop.agent.loop import FAILED_PLACEHOLDER
-from desktop.bus import OutboundMessage, ReasoningDelta, TextDelta, ToolFinished, ToolStarted, TurnError, TurnFinished
+from desktop.bus import (
+    OutboundKind,
+    OutboundMessage,
+    ReasoningDelta,
+    TextDelta,
+    ToolFinished,
+    ToolStarted,
+    TurnError,
+    TurnFinished,
+)
 from desktop.core import Core
 from tests.conftest import Conversation
 from tests.fakeserver import FakeOpenAI
@@ -267,11 +276,11 @@ async def test_status_during_a_turn_does_not_end_it(chat: Conversation, fake: Fa
     await chat.send("/status")
     end = await chat.wait_end()
     assert end.content == "slow"
-    assert any(isinstance(e, OutboundMessage) and e.metadata.get("command") == "/status" for e in chat.events)
+    assert any(isinstance(e, OutboundMessage) and e.kind is OutboundKind.COMMAND for e in chat.events)
 
 
 async def test_message_tool_reaches_the_user_marked(chat: Conversation, fake: FakeOpenAI) -> None:
     fake.add({"tool_calls": [{"name": "message", "arguments": {"content": "halfway there"}}]}, {"content": "done"})
     await chat.ask("go")
-    sent = [e for e in chat.events if isinstance(e, OutboundMessage) and e.metadata.get("tool") == "message"]
+    sent = [e for e in chat.events if isinstance(e, OutboundMessage) and e.kind is OutboundKind.MESSAGE]
     assert [e.content for e in sent] == ["halfway there"]

@@ -9,7 +9,7 @@ from pathlib import Path
 
 import pytest
 
-from desktop.bus import Event, OutboundMessage
+from desktop.bus import Event, OutboundKind, OutboundMessage
 from desktop.tools.base import ToolContext
 from desktop.tools.filesystem import (
     READ_CHAR_LIMIT,
@@ -261,9 +261,9 @@ async def test_message_is_published_to_the_current_session(tools: ToolRegistry) 
     ctx = ToolContext("desktop:main", "desktop", "main", events.append)
     outcome = await tools.run("message", {"content": "Halfway there"}, ctx)
     assert outcome.output == "Message sent."
-    assert events == [OutboundMessage("desktop:main", "Halfway there", {"tool": "message"})]
+    assert events == [OutboundMessage("desktop:main", "Halfway there", OutboundKind.MESSAGE)]
     await tools.run("message", {"content": "hi", "session_key": "cli:other"}, ctx)
-    assert events[-1] == OutboundMessage("cli:other", "hi", {"tool": "message"})
+    assert events[-1] == OutboundMessage("cli:other", "hi", OutboundKind.MESSAGE)
 
 
 def test_new_files_get_normal_permissions(workspace: Path) -> None:

@@ -216,18 +216,18 @@ class TranscriptModel(QAbstractListModel):
         self.touch(row, now=True)
 
     def _outbound(self, event: OutboundMessage) -> None:
-        """A turn's final answer was already streamed; anything else (the message tool, a command's
-        reply, a note from background work) becomes an assistant message of its own."""
-        final_answer = self.busy and self._text_row is not None and not event.metadata
-        if final_answer and self._text_row is not None:
-            if event.content and self._text_row.text != event.content:
-                self._text_row.text = event.content  # e.g. <think> blocks stripped from the streamed text
-                self.touch(self._text_row)
-        elif event.content:
+        """A message that is not the turn's answer (the message tool, /status during a turn) stands alone."""
+        if event.content:
             self._close_streams()
             self.append(ChatRow(Kind.ASSISTANT, event.content))
 
     def _turn_finished(self, event: TurnFinished) -> None:
+        if not event.stopped and event.content:
+            if self._text_row is None:  # not streamed: a command's reply, or a provider that sent it whole
+                self.append(ChatRow(Kind.ASSISTANT, event.content))
+            elif self._text_row.text != event.content:
+                self._text_row.text = event.content  # e.g. <think> blocks stripped from the streamed text
+                self.touch(self._text_row)
         if event.stopped:
             if self._text_row is not None:
                 self._text_row.stopped = True
