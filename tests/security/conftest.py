@@ -14,6 +14,7 @@ from tests.conftest import Conversation
 from tests.fakeserver import FakeOpenAI
 from tests.memkeyring import MemoryKeyring
 from tests.security.harness import (
+    ASKED,
     CONTAINED,
     ENV_SECRET,
     KEYRING_SECRET,
@@ -64,4 +65,4 @@ def pytest_terminal_summary(terminalreporter: pytest.TerminalReporter) -> None:
     if TALLY["tried"]:
         terminalreporter.write_line(
             f"security: {TALLY['tried']} bad inputs tried — {TALLY[CONTAINED]} contained by the sandbox, "
-            f"{TALLY[REFUSED]} refused by policy, {TALLY[THROUGH]} got through")
+            f"{TALLY[REFUSED]} refused by policy, {TALLY[ASKED]} asked (answered no), {TALLY[THROUGH]} got through")
