@@ -73,7 +73,7 @@ def _mcp_lines(configured: dict[str, McpServerConfig], logs_dir: Path, offline: 
 async def _probe(provider: LLMProvider) -> str:
     provider.config.provider.retry_delays = []
     try:
-        await provider.chat([{"role": "user", "content": "ping"}], max_tokens=1)
+        await provider.chat([{"role": "user", "content": "ping"}], max_tokens=1, allow_empty=True)
     except ProviderError as exc:
         return f"no — {exc}"
     return "yes"

@@ -126,7 +126,7 @@ class Dream:
         try:
             analysis = await self.provider.chat([
                 {"role": "system", "content": await asyncio.to_thread(prompt_text, "dream_analyse.md", workspace)},
-                {"role": "user", "content": _analysis_input(entries, files, taken)}])
+                {"role": "user", "content": _analysis_input(entries, files, taken)}], allow_empty=True)  # no findings
         except ProviderError as exc:
             raise DreamError(f"the analysis call failed: {exc}") from exc
         findings = parse_findings(analysis.content)

@@ -38,7 +38,7 @@ async def test_connection(config: Config, typed_key: str | None = None, timeout:
     started = time.monotonic()
     try:
         await _TrialProvider(trial, typed_key or None).chat(
-            [{"role": "user", "content": "Reply with the single word: ok"}], max_tokens=1)
+            [{"role": "user", "content": "Reply with the single word: ok"}], max_tokens=1, allow_empty=True)
     except ProviderError as exc:
         reachable = await _answers(config.api_base) if config.api_base else True
         raise ProviderError(explain(exc, config, lm, reachable)) from exc

@@ -7,7 +7,7 @@ import logging
 import os
 import re
 import threading
-from collections.abc import Callable
+from collections.abc import Callable, Coroutine
 from dataclasses import dataclass, field
 from typing import Any
 
@@ -46,6 +46,35 @@ class ProviderError(RuntimeError):
 
 class StreamBroken(ProviderError):
     """The stream failed after text reached the user: retrying would repeat it."""
+
+
+class IncompleteAnswer(StreamBroken):
+    """The answer stopped before its end; `partial` is what arrived, never to be taken for a whole answer."""
+
+    def __init__(self, message: str, partial: str) -> None:
+        super().__init__(message)
+        self.partial = partial
+
+
+class _CutOff(Exception):
+    """The stream ended without the model saying it was done (no finish_reason)."""
+
+
+class _Empty(Exception):
+    """The model finished with neither text nor tool calls."""
+
+
+class _TooLong(Exception):
+    """The whole call outlasted its bound while chunks kept arriving."""
+
+    def __init__(self, seconds: float) -> None:
+        super().__init__(f"no end after {seconds:.0f} s")
+        self.seconds = seconds
+
+
+# A call may wait `provider.timeout` for each chunk, and take this many times that in all: a stream that
+# keeps sending chunks and never finishes must still end.
+WHOLE_CALL_FACTOR = 10
 
 
 def provider_name(model: str) -> str:
@@ -89,7 +118,10 @@ class LLMProvider:
 
     async def chat(self, messages: list[dict[str, Any]], tools: list[dict[str, Any]] | None = None, *,
                    on_text: DeltaSink | None = None, on_reasoning: DeltaSink | None = None,
-                   model: str | None = None, max_tokens: int | None = None) -> LLMResponse:
+                   model: str | None = None, max_tokens: int | None = None,
+                   allow_empty: bool = False) -> LLMResponse:
+        """One answer, retried on transient failures. Raises ProviderError with a message for the user, also when
+        the answer is empty (unless allow_empty), was cut off, or outlasted the call's bound."""
         model = model or self.config.model
         if not model:
             raise ProviderError("No model is configured. Set `model` in config.yaml or open Settings.")
@@ -100,7 +132,8 @@ class LLMProvider:
             live.set()
             streamed = _Accumulator(to_caller(on_text, live), to_caller(on_reasoning, live))
             try:
-                return await run_on_model_thread(self._stream_once(model, messages, tools, streamed, max_tokens))
+                return await run_on_model_thread(
+                    self._bounded(self._stream_once(model, messages, tools, streamed, max_tokens, allow_empty)))
             except asyncio.CancelledError:
                 live.clear()  # deltas still in flight must not reach a stopped turn
                 raise
@@ -108,14 +141,21 @@ class LLMProvider:
                 raise
             except Exception as exc:
                 if streamed.emitted or attempt >= len(delays) or not _retryable(exc):
-                    raise (StreamBroken if streamed.emitted else ProviderError)(_describe(exc)) from exc
+                    raise _failure(exc, streamed) from exc
                 wait = max(delays[attempt], _retry_after(exc))
                 attempt += 1
                 log.warning("model call failed (%s); retry %d in %.1fs", _describe(exc), attempt, wait)
                 await self._sleep(wait)
 
+    async def _bounded(self, call: Coroutine[Any, Any, LLMResponse]) -> LLMResponse:
+        limit = self.config.provider.timeout * WHOLE_CALL_FACTOR
+        try:
+            return await asyncio.wait_for(call, limit)
+        except TimeoutError as exc:
+            raise _TooLong(limit) from exc
+
     async def _stream_once(self, model: str, messages: list[dict[str, Any]], tools: list[dict[str, Any]] | None,
-                           acc: _Accumulator, max_tokens: int | None) -> LLMResponse:
+                           acc: _Accumulator, max_tokens: int | None, allow_empty: bool) -> LLMResponse:
         kwargs: dict[str, Any] = {
             "model": model, "messages": messages, "stream": True,
             "stream_options": {"include_usage": True},
@@ -143,7 +183,13 @@ class LLMProvider:
             stream = await litellm().acompletion(**kwargs)
         async for chunk in stream:
             acc.feed(chunk)
-        return acc.result()
+        # litellm reports a made-up "stop" when the stream ends without one; its wrapper keeps what was received
+        if not (getattr(stream, "received_finish_reason", None) or getattr(stream, "intermittent_finish_reason", None)):
+            raise _CutOff()
+        response = acc.result()
+        if not (response.content or response.tool_calls or allow_empty):
+            raise _Empty()
+        return response
 
 
 class _Accumulator:
@@ -158,6 +204,10 @@ class _Accumulator:
     @property
     def emitted(self) -> bool:
         return bool(self._think.text or self._think.reasoning)
+
+    @property
+    def text(self) -> str:
+        return self._think.text + ("" if self._think.inside else self._think.pending)
 
     def feed(self, chunk: Any) -> None:
         usage = getattr(chunk, "usage", None)
@@ -203,6 +253,14 @@ class ThinkSplitter:
         self._inside = False
         self.text = ""
         self.reasoning = ""
+
+    @property
+    def inside(self) -> bool:
+        return self._inside
+
+    @property
+    def pending(self) -> str:
+        return self._pending
 
     def reasoning_delta(self, piece: str) -> None:
         self.reasoning += piece
@@ -254,7 +312,26 @@ def _status(exc: Exception) -> int | None:
     return code if isinstance(code, int) else None
 
 
+def _failure(exc: Exception, streamed: _Accumulator) -> ProviderError:
+    """The error the user sees for a call that will not be tried again."""
+    if isinstance(exc, _CutOff):
+        message = "The answer broke off: the model server closed the stream before the answer was finished."
+        return IncompleteAnswer(message, streamed.text) if streamed.emitted else ProviderError(message)
+    if isinstance(exc, _Empty):
+        return (StreamBroken if streamed.emitted else ProviderError)(
+            "The model finished without an answer (it sent no text).")
+    if isinstance(exc, _TooLong):
+        message = (f"The model kept streaming for {exc.seconds:.0f} s without finishing its answer, so it was stopped "
+                   "(the bound is ten times provider.timeout).")
+        return IncompleteAnswer(message, streamed.text) if streamed.emitted else ProviderError(message)
+    return (StreamBroken if streamed.emitted else ProviderError)(_describe(exc))
+
+
 def _retryable(exc: Exception) -> bool:
+    if isinstance(exc, (_CutOff, _Empty)):
+        return True  # nothing reached the user yet (else no retry is asked): a fresh try may well work
+    if isinstance(exc, _TooLong):
+        return False
     lm = litellm()
     text = str(exc).lower()
     if any(word in text for word in _NO_RETRY_WORDS):
