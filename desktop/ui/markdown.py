@@ -2,13 +2,15 @@
 
 A message is cut into blocks: fenced code (drawn by the view in a box with a Copy button) and prose
 (rendered by Qt's own Markdown importer). Prose is further cut at blank lines into pieces of a
-bounded size, so while an answer streams only its last piece is parsed and laid out again."""
+bounded size, so while an answer streams only its last piece is parsed and laid out again. Code is
+coloured by desktop.ui.highlight; block quotes get a bar drawn by the view (quote_bars)."""
 
 from __future__ import annotations
 
 import re
 from dataclasses import dataclass
 
+from PySide6.QtCore import QRectF
 from PySide6.QtGui import (
     QColor,
     QFont,
@@ -16,12 +18,16 @@ from PySide6.QtGui import (
     QTextCharFormat,
     QTextCursor,
     QTextDocument,
+    QTextFormat,
     QTextOption,
 )
 
+from desktop.ui.highlight import highlight
+
 PIECE_CHARS = 1200  # prose piece size: bounds the re-render work per streamed update
 _FENCE = re.compile(r"^(\s*)(`{3,}|~{3,})\s*([^`\s]*)[^`]*$")
-_HEADING_SIZE = {1: 2, 2: 1}  # QTextCharFormat font size adjustment; smaller than Qt's document defaults
+_HEADING_SCALE = {1: 1.3, 2: 1.16, 3: 1.06}  # of the body size: a chat column, not a page (Qt: 2x, 1.5x)
+QUOTE_INDENT = 14.0  # left margin per quote level; the bar sits in it
 
 
 @dataclass(frozen=True)
@@ -104,18 +110,49 @@ def prose_document(text: str, font: QFont, palette: QPalette, width: float) -> Q
     return doc
 
 
-def plain_document(text: str, font: QFont, width: float, *, code: bool = False) -> QTextDocument:
-    """Text shown as is (code, tool arguments and results, reasoning); code wraps anywhere."""
+def plain_document(text: str, font: QFont, width: float) -> QTextDocument:
+    """Text shown as is (tool results, reasoning, error details)."""
     doc = QTextDocument()
     doc.setDefaultFont(font)
     doc.setDocumentMargin(0)
-    if code:
-        option = QTextOption()
-        option.setWrapMode(QTextOption.WrapMode.WrapAtWordBoundaryOrAnywhere)
-        doc.setDefaultTextOption(option)
     doc.setPlainText(text)
     doc.setTextWidth(width)
     return doc
+
+
+def code_document(code: str, language: str, font: QFont, palette: QPalette, width: float) -> QTextDocument:
+    """Code in colour where its language is known, wrapping anywhere rather than running off the box."""
+    doc = QTextDocument()
+    doc.setDefaultFont(font)
+    doc.setDocumentMargin(0)
+    option = QTextOption()
+    option.setWrapMode(QTextOption.WrapMode.WrapAtWordBoundaryOrAnywhere)
+    doc.setDefaultTextOption(option)
+    if not highlight(doc, code, language, palette):
+        doc.setPlainText(code)
+    doc.setTextWidth(width)
+    return doc
+
+
+def quote_bars(doc: QTextDocument) -> list[QRectF]:
+    """Where the bars of block quotes go, in document coordinates: one per run of quoted blocks and level."""
+    bars: list[QRectF] = []
+    layout = doc.documentLayout()
+    block = doc.begin()
+    previous = 0
+    while block.isValid():
+        level = block.blockFormat().property(QTextFormat.Property.BlockQuoteLevel) or 0
+        rect = layout.blockBoundingRect(block)
+        for depth in range(1, level + 1):
+            x = (depth - 1) * QUOTE_INDENT
+            if depth <= previous:  # the same quote goes on: stretch its bar down
+                bar = next(b for b in reversed(bars) if b.x() == x)
+                bar.setBottom(rect.bottom())
+            else:
+                bars.append(QRectF(x, rect.top(), 3, rect.height()))
+        previous = level
+        block = block.next()
+    return bars
 
 
 def code_font(base: QFont) -> QFont:
@@ -127,25 +164,41 @@ def code_font(base: QFont) -> QFont:
 
 
 def _polish(doc: QTextDocument, text: str, palette: QPalette) -> None:
-    """Modest headings and tinted inline code. (Links already take the application palette's colour.)"""
+    """Modest headings, slim quote indents and tinted inline code. (Links already take the palette's colour.)"""
     inline_code: QTextCharFormat | None = None
     if "`" in text:  # the fragment walk is the costly part; most pieces have no inline code
         inline_code = QTextCharFormat()
         inline_code.setBackground(mix(palette.color(QPalette.ColorRole.Base),
                                       palette.color(QPalette.ColorRole.Text), 0.09))
+    body_size = doc.defaultFont().pointSizeF()
     block = doc.begin()
     while block.isValid():
         level = block.blockFormat().headingLevel()
         if level:
             fmt = block.blockFormat()
-            fmt.setTopMargin(10)
+            fmt.setTopMargin(10 if level <= 2 else 8)
             fmt.setBottomMargin(4)
             cursor = QTextCursor(block)
             cursor.setBlockFormat(fmt)
-            size = QTextCharFormat()
-            size.setProperty(QTextCharFormat.Property.FontSizeAdjustment, _HEADING_SIZE.get(level, 0))
-            cursor.movePosition(QTextCursor.MoveOperation.EndOfBlock, QTextCursor.MoveMode.KeepAnchor)
-            cursor.mergeCharFormat(size)
+            size = body_size * _HEADING_SCALE.get(level, 1.0)
+            fragments = block.begin()
+            while not fragments.atEnd():  # per fragment, to keep inline code and links in headings
+                fragment = fragments.fragment()
+                heading = fragment.charFormat()
+                heading.clearProperty(QTextFormat.Property.FontSizeAdjustment)  # it would override the size
+                if size > 0:
+                    heading.setFontPointSize(size)
+                heading.setFontWeight(QFont.Weight.Bold)
+                cursor.setPosition(fragment.position())
+                cursor.setPosition(fragment.position() + fragment.length(), QTextCursor.MoveMode.KeepAnchor)
+                cursor.setCharFormat(heading)
+                fragments += 1
+        quoted = block.blockFormat().property(QTextFormat.Property.BlockQuoteLevel)
+        if quoted:
+            fmt = block.blockFormat()
+            fmt.setLeftMargin(quoted * QUOTE_INDENT)
+            fmt.setRightMargin(0)
+            QTextCursor(block).setBlockFormat(fmt)
         if inline_code is not None:
             fragments = block.begin()
             while not fragments.atEnd():

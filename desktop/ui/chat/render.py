@@ -24,10 +24,12 @@ from desktop.ui.chat.model import ChatRow, Kind, format_arguments, tool_summary
 from desktop.ui.markdown import (
     Code,
     Prose,
+    code_document,
     code_font,
     mix,
     plain_document,
     prose_document,
+    quote_bars,
     split_blocks,
 )
 
@@ -59,6 +61,7 @@ class Colors:
     button: QColor
     button_hover: QColor
     accent: QColor
+    quote_bar: QColor
 
     @classmethod
     def of(cls, palette: QPalette) -> Colors:
@@ -68,7 +71,8 @@ class Colors:
         return cls(text=text, muted=mix(text, base, 0.45), base=base, bubble=mix(base, accent, 0.16),
                    box=mix(base, text, 0.045), box_header=mix(base, text, 0.085), border=mix(base, text, 0.16),
                    error_fill=mix(base, BAD, 0.1), error_border=mix(base, BAD, 0.55),
-                   button=base, button_hover=mix(base, text, 0.12), accent=accent)
+                   button=base, button_hover=mix(base, text, 0.12), accent=accent,
+                   quote_bar=mix(base, text, 0.35))
 
 
 class _Op(Protocol):
@@ -263,15 +267,17 @@ class RowRenderer:
 
     # -- building blocks
 
-    def _doc(self, style: str, text: str, width: float) -> QTextDocument:
-        key = (style, text, round(width))
+    def _doc(self, style: str, text: str, width: float, language: str = "") -> QTextDocument:
+        key = (style, text, round(width), language)
         cached = self._docs.hit(key)
         if isinstance(cached, QTextDocument):
             return cached
         if style == "prose":
             doc = prose_document(text, self.font, self.palette, width)
+        elif style == "code":
+            doc = code_document(text, language, self.mono, self.palette, width)
         else:
-            doc = plain_document(text, self.mono if style == "code" else self.font, width, code=style == "code")
+            doc = plain_document(text, self.font, width)
         self._docs.put(key, doc)
         return doc
 
@@ -285,6 +291,9 @@ class RowRenderer:
             first = False
             if isinstance(block, Prose):
                 doc = self._doc("prose", block.text, width)
+                if ">" in block.text:
+                    layout.ops += [_Box(bar.translated(x, y), self.colors.quote_bar, None, 1.5)
+                                   for bar in quote_bars(doc)]
                 placed = _Doc(doc, QPointF(x, y), self.colors.text)
                 layout.ops.append(placed)
                 layout.docs.append(placed)
@@ -298,7 +307,7 @@ class RowRenderer:
         """A code block: header with the language (or title) and a Copy button, then the code."""
         colors = self.colors
         header = self.small_line + 10
-        doc = self._doc("code", block.code, frame.width() - 24)
+        doc = self._doc("code", block.code, frame.width() - 24, block.language)
         height = header + doc.size().height() + 16
         box = QRectF(frame.x(), frame.y(), frame.width(), height)
         layout.ops.append(_Box(box, colors.box, colors.border, 8))

@@ -4,9 +4,10 @@ from __future__ import annotations
 
 import random
 
-from PySide6.QtGui import QFont, QGuiApplication, QPalette, QTextFormat
+from PySide6.QtGui import QColor, QFont, QGuiApplication, QPalette, QTextCharFormat, QTextDocument, QTextFormat
 
-from desktop.ui.markdown import Code, Prose, prose_document, split_blocks
+from desktop.ui.highlight import HIGHLIGHT_CHARS
+from desktop.ui.markdown import Code, Prose, code_document, prose_document, quote_bars, split_blocks
 
 ANSWER = """Run this:
 
@@ -79,4 +80,69 @@ def test_prose_renders_markdown_with_tinted_inline_code_and_links(qapp) -> None:
     assert formats["link"].anchorHref() == "https://example.org"
     assert formats["link"].foreground().color() == QGuiApplication.palette().color(QPalette.ColorRole.Link)
     assert doc.firstBlock().blockFormat().headingLevel() == 1
-    assert formats["Title"].property(QTextFormat.Property.FontSizeAdjustment) == 2
+    assert formats["Title"].font().bold()
+
+
+def _fragments(doc: QTextDocument) -> list[tuple[str, QTextCharFormat]]:
+    out = []
+    block = doc.begin()
+    while block.isValid():
+        it = block.begin()
+        while not it.atEnd():
+            out.append((it.fragment().text(), it.fragment().charFormat()))
+            it += 1
+        block = block.next()
+    return out
+
+
+def test_headings_grow_a_little_for_a_chat_column_not_like_a_page(qapp) -> None:  # type: ignore[no-untyped-def]
+    body = QFont()
+    body.setPointSizeF(10)
+    doc = prose_document("# One\n\n## Two\n\n### Three\n\n#### Four\n\nText", body, QPalette(), 400)
+    sizes = {text: fmt.font().pointSizeF() for text, fmt in _fragments(doc)}
+    assert sizes["One"] > sizes["Two"] > sizes["Three"] >= sizes["Four"] == sizes["Text"] == 10
+    assert sizes["One"] <= 14  # Qt's own importer would make it 20
+
+
+def test_block_quotes_get_a_bar_per_level_spanning_their_lines(qapp) -> None:  # type: ignore[no-untyped-def]
+    doc = prose_document("Before\n\n> first\n>\n> second\n>\n> > nested\n\nAfter", QFont(), QPalette(), 300)
+    bars = quote_bars(doc)
+    assert len(bars) == 2
+    outer, inner = sorted(bars, key=lambda r: r.x())
+    assert outer.x() < inner.x() and outer.width() == inner.width() == 3
+    assert outer.top() < inner.top() and outer.bottom() >= inner.bottom()
+    text_block = doc.lastBlock()
+    assert doc.documentLayout().blockBoundingRect(text_block).top() >= outer.bottom()  # "After" is not quoted
+    assert quote_bars(prose_document("No quote here", QFont(), QPalette(), 300)) == []
+
+
+def _colours(doc: QTextDocument) -> dict[str, str]:
+    return {text.strip(): fmt.foreground().color().name() for text, fmt in _fragments(doc)
+            if fmt.hasProperty(QTextFormat.Property.ForegroundBrush)}
+
+
+def _palette(base: str, text: str) -> QPalette:
+    palette = QPalette()
+    palette.setColor(QPalette.ColorRole.Base, QColor(base))
+    palette.setColor(QPalette.ColorRole.Text, QColor(text))
+    return palette
+
+
+def test_code_is_coloured_by_language_with_schemes_for_light_and_dark(qapp) -> None:  # type: ignore[no-untyped-def]
+    code = 'def f(x):\n    return "hi"  # note'
+    light = code_document(code, "python", QFont("monospace"), _palette("#ffffff", "#000000"), 400)
+    dark = code_document(code, "python", QFont("monospace"), _palette("#1b1b1d", "#e8e8e8"), 400)
+    assert light.toPlainText() == dark.toPlainText() == code
+    light_colours, dark_colours = _colours(light), _colours(dark)
+    assert light_colours["def"] != light_colours['"hi"']  # keywords and strings differ
+    assert light_colours["def"] != dark_colours["def"]
+    assert QColor(light_colours["# note"]).lightness() < 128 < QColor(dark_colours["# note"]).lightness()
+
+
+def test_code_in_an_unknown_language_or_too_long_stays_plain(qapp) -> None:  # type: ignore[no-untyped-def]
+    palette = _palette("#ffffff", "#000000")
+    for code, language in [("def f(): pass", "no-such-language"), ("def f(): pass", ""),
+                           ("x = 1\n" * (HIGHLIGHT_CHARS // 6 + 1), "python")]:
+        doc = code_document(code, language, QFont("monospace"), palette, 400)
+        assert doc.toPlainText() == code
+        assert _colours(doc) == {}

@@ -1,0 +1,79 @@
+"""Syntax colours for fenced code in the chat, with Pygments.
+
+Lexing is cached by (code, language), so re-laying out a row at another width or repainting it costs
+nothing, and a code block still streaming is lexed once per update of its own text only. Blocks longer
+than HIGHLIGHT_CHARS, and languages Pygments does not know, stay plain: the GUI thread never lexes a
+huge block. The colour scheme follows the palette: a light style on light bases, a dark one on dark."""
+
+from __future__ import annotations
+
+from functools import lru_cache
+from typing import Any
+
+from PySide6.QtGui import QColor, QFont, QPalette, QTextCharFormat, QTextCursor, QTextDocument
+
+HIGHLIGHT_CHARS = 5_000  # about 10 ms of lexing: beyond that a block stays plain
+LIGHT_STYLE, DARK_STYLE = "default", "github-dark"
+
+Spans = tuple[tuple[str, Any], ...]  # (text, Pygments token type), in order; joined they are the code
+
+
+@lru_cache(maxsize=256)
+def token_spans(code: str, language: str) -> Spans | None:
+    """The code cut into coloured runs, or None when it stays plain (unknown language, too long)."""
+    if not language or not code or len(code) > HIGHLIGHT_CHARS:
+        return None
+    from pygments.lexers import get_lexer_by_name  # late: Pygments loads only when code is shown
+    from pygments.util import ClassNotFound
+    try:
+        lexer = get_lexer_by_name(language.lower(), stripnl=False, ensurenl=False)
+    except ClassNotFound:
+        return None
+    spans: list[tuple[str, Any]] = []
+    for kind, text in lexer.get_tokens(code):
+        if spans and spans[-1][1] is kind:
+            spans[-1] = (spans[-1][0] + text, kind)
+        else:
+            spans.append((text, kind))
+    return tuple(spans)
+
+
+def is_dark(palette: QPalette) -> bool:
+    return palette.color(QPalette.ColorRole.Base).lightness() < 128
+
+
+@lru_cache(maxsize=4)
+def _style(name: str) -> Any:
+    from pygments.styles import get_style_by_name
+    return get_style_by_name(name)
+
+
+@lru_cache(maxsize=1024)
+def _format(style_name: str, kind: Any) -> QTextCharFormat | None:
+    """The char format for a token type; None where the style leaves it in the text colour."""
+    entry = _style(style_name).style_for_token(kind)
+    if not (entry["color"] or entry["bold"] or entry["italic"]):
+        return None
+    fmt = QTextCharFormat()
+    if entry["color"]:
+        fmt.setForeground(QColor(f"#{entry['color']}"))
+    if entry["bold"]:
+        fmt.setFontWeight(QFont.Weight.Bold)
+    if entry["italic"]:
+        fmt.setFontItalic(True)
+    return fmt
+
+
+def highlight(doc: QTextDocument, code: str, language: str, palette: QPalette) -> bool:
+    """Fill an empty document with the code in colour; False (document untouched) when it stays plain."""
+    spans = token_spans(code, language)
+    if spans is None:
+        return False
+    style_name = DARK_STYLE if is_dark(palette) else LIGHT_STYLE
+    plain = QTextCharFormat()
+    cursor = QTextCursor(doc)
+    cursor.beginEditBlock()
+    for text, kind in spans:
+        cursor.insertText(text, _format(style_name, kind) or plain)
+    cursor.endEditBlock()
+    return True
