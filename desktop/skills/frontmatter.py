@@ -6,6 +6,7 @@ the Agent Skills format. Neither is ever raised: both end up in `SkillDoc.diagno
 
 from __future__ import annotations
 
+import difflib
 import functools
 import json
 import re
@@ -26,6 +27,12 @@ WARNING = "warning"
 _YAML_LOADER = getattr(yaml, "CSafeLoader", yaml.SafeLoader)  # libyaml when present: ~10x faster cold loads
 _NAME = re.compile(r"[a-z0-9]+(?:-[a-z0-9]+)*")
 _FRONTMATTER = re.compile(r"---[ \t]*\n(.*?)^---[ \t]*$\n?", re.S | re.M)
+# Keys read anywhere (ours, the Agent Skills format's, Claude's), for "did you mean" on misspelled ones.
+_TOP_KEYS = ("name", "description", "license", "compatibility", "metadata", "allowed-tools",
+             "disable-model-invocation", "user-invocable", "argument-hint", "model", "context", "hooks", "homepage",
+             "always")
+_OUR_KEYS = ("emoji", "always", "requires", "os", "install", "homepage", "primaryEnv", "skillKey")
+_REQUIRES_KEYS = ("bins", "env", "anyBins", "config")
 _OS_NAMES = {"darwin": "darwin", "macos": "darwin", "mac": "darwin", "osx": "darwin", "linux": "linux",
              "windows": "windows", "win32": "windows", "win": "windows"}
 
@@ -122,10 +129,15 @@ def parse_skill_text(text: str, path: Path) -> SkillDoc:
     def warn(message: str) -> None:
         notes.append(Diagnostic(WARNING, message))
 
+    misspelt = _misspelt_keys(data, _TOP_KEYS)
     description = data.get("description")
     if description is None or (isinstance(description, str) and not description.strip()):
+        hint = "".join(f"; '{key}' looks like a misspelling of it" for key, known in misspelt.items()
+                       if known == "description")
         return _broken(folder, path, "no description: add 'description:' saying what the skill does "
-                                     "and when to use it")
+                                     f"and when to use it{hint}")
+    for key, known in misspelt.items():
+        warn(f"unknown field '{key}': did you mean '{known}'?")
     if not isinstance(description, str):
         return _broken(folder, path, f"description must be text, got {description!r:.60}; put it in quotes")
     description = description.strip()
@@ -147,10 +159,14 @@ def parse_skill_text(text: str, path: Path) -> SkillDoc:
     if not isinstance(always, bool):
         warn(f"'always' should be true or false, got {always!r:.40}")
         always = False
+    for key, known in _misspelt_keys(ours, _OUR_KEYS).items():
+        warn(f"unknown field 'metadata.nanobot.{key}': did you mean '{known}'?")
     requires = ours.get("requires") or {}
     if not isinstance(requires, dict):
         warn("'requires' should be a mapping with 'bins' and/or 'env'")
         requires = {}
+    for key, known in _misspelt_keys(requires, _REQUIRES_KEYS).items():
+        warn(f"unknown field 'requires.{key}': did you mean '{known}'?")
     os_names = []
     for name in _strings(ours.get("os"), "os", warn):
         if name.lower() in _OS_NAMES:
@@ -170,6 +186,18 @@ def parse_skill_text(text: str, path: Path) -> SkillDoc:
         model_invocable=data.get("disable-model-invocation") is not True,
         diagnostics=tuple(notes),
     )
+
+
+def _misspelt_keys(data: dict[Any, Any], known: tuple[str, ...]) -> dict[str, str]:
+    """Unknown keys that look like a known one ('descripton' -> 'description'); other keys pass silently,
+    as other tools may define them."""
+    found = {}
+    for key in data:
+        if isinstance(key, str) and key not in known:
+            close = difflib.get_close_matches(key.lower().replace("_", "-"), known, n=1, cutoff=0.75)
+            if close and close[0] not in data:
+                found[key] = close[0]
+    return found
 
 
 def _broken(folder: str, path: Path, message: str) -> SkillDoc:

@@ -162,6 +162,30 @@ def test_long_description_and_missing_name_warn(roots: dict[str, Path]) -> None:
     assert {s.name for s in loader.active()} == {"wordy", "anon"}
 
 
+def test_misspelled_fields_are_named_with_the_field_meant(roots: dict[str, Path]) -> None:
+    ws = roots["workspace"]
+    make_skill(ws, "typo", "name: typo\ndescripton: Says what it does.")
+    make_skill(ws, "loads", """
+name: loads
+description: Works.
+licence: MIT
+x-vendor-field: kept quietly
+metadata:
+  nanobot:
+    emoij: "✨"
+    requires:
+      bin: [git]
+""")
+    loader = loader_for(roots)
+    (error,) = messages(one(loader, "typo"), ERROR)
+    assert "no description" in error and "'descripton' looks like a misspelling of it" in error
+    status = one(loader, "loads")
+    assert status.in_effect and messages(status, ERROR) == []
+    assert messages(status, WARNING) == ["unknown field 'licence': did you mean 'license'?",
+                                         "unknown field 'metadata.nanobot.emoij': did you mean 'emoji'?",
+                                         "unknown field 'requires.bin': did you mean 'bins'?"]
+
+
 # --- sources, precedence, disabled ---------------------------------------------------------------
 
 def test_workspace_overrides_builtin_overrides_user(roots: dict[str, Path]) -> None:
