@@ -52,3 +52,20 @@ def copy_skill(source: Path, skills_dir: Path) -> Path:
 def read_skill_text(path: Path) -> str:
     """SKILL.md for the editor; UnicodeDecodeError rather than silently mangling a non-UTF-8 file."""
     return path.read_bytes().decode("utf-8")
+
+
+TRASH = ".trash"  # inside the skills folder: hidden, so the loader skips it; same disk, so a rename
+
+
+def trash_skill(folder: Path, skills_dir: Path, stamp: str) -> Path:
+    """Uninstall a workspace skill by moving its folder to skills/.trash/<name>-<stamp>, whole, where
+    the user can take it back. Returns where it went."""
+    trash = skills_dir / TRASH
+    trash.mkdir(parents=True, exist_ok=True)
+    target = trash / f"{folder.name}-{stamp}"
+    suffix = 1
+    while target.exists() or target.is_symlink():
+        suffix += 1
+        target = trash / f"{folder.name}-{stamp}-{suffix}"
+    os.rename(folder, target)
+    return target

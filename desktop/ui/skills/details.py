@@ -34,6 +34,7 @@ from PySide6.QtWidgets import (
 from desktop.skills.frontmatter import ERROR, Diagnostic, SkillDoc, parse_skill_text
 from desktop.skills.loader import SkillStatus
 from desktop.ui.markdown import prose_document
+from desktop.ui.skills.avatar import avatar_pixmap
 from desktop.ui.skills.model import AMBER, GREEN, GREY, RED, SOURCE_COLORS, SOURCE_LABELS
 
 VALIDATE_DELAY_MS = 300
@@ -108,6 +109,7 @@ class SkillDetails(QWidget):
     edit_requested = Signal()
     copy_requested = Signal()
     reveal_requested = Signal()
+    uninstall_requested = Signal()
     link_clicked = Signal(QUrl)
 
     def __init__(self, parent: QWidget | None = None) -> None:
@@ -144,6 +146,9 @@ class SkillDetails(QWidget):
         self.copy_button.clicked.connect(self.copy_requested)
         self.reveal_button = QPushButton("Reveal in file manager")
         self.reveal_button.clicked.connect(self.reveal_requested)
+        self.uninstall_button = QPushButton("Uninstall…")
+        self.uninstall_button.setToolTip("Moves the skill's folder to skills/.trash in your workspace")
+        self.uninstall_button.clicked.connect(self.uninstall_requested)
         self.body = QTextBrowser()
         self.body.setOpenLinks(False)
         self.body.anchorClicked.connect(self.link_clicked)
@@ -162,6 +167,7 @@ class SkillDetails(QWidget):
         for button in (self.edit_button, self.copy_button, self.reveal_button):
             actions.addWidget(button)
         actions.addStretch(1)
+        actions.addWidget(self.uninstall_button)
         body_frame = QFrame()
         body_frame.setObjectName("skillBody")
         body_frame.setStyleSheet("#skillBody { border: 1px solid palette(mid); border-radius: 7px;"
@@ -183,10 +189,7 @@ class SkillDetails(QWidget):
     def show_status(self, status: SkillStatus) -> None:
         self.status = status
         doc = status.doc
-        self.emoji.setText(doc.emoji or "🧩")
-        emoji_font = QFont()
-        emoji_font.setPixelSize(34)
-        self.emoji.setFont(emoji_font)
+        self.emoji.setPixmap(avatar_pixmap(52, status.name, doc.emoji, self.palette(), self.devicePixelRatioF()))
         self.title.setText(status.name)
         source = SOURCE_LABELS.get(status.source, status.source)
         self.subtitle.setText(f"<span style='color:{SOURCE_COLORS.get(status.source, GREY)}'><b>{source}</b></span>"
@@ -205,6 +208,7 @@ class SkillDetails(QWidget):
         self._show_note(status)
         writable = status.source == "workspace"
         self.edit_button.setVisible(writable)
+        self.uninstall_button.setVisible(writable)
         self.copy_button.setVisible(not writable and status.shadowed_by is None)
         self.body.setSearchPaths([str(doc.path.parent)])
         text = doc.body or ("*This SKILL.md has no instructions to show.*" if doc.loadable else

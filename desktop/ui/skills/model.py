@@ -6,7 +6,6 @@ shows it at once, the window writes config.yaml and rescans, which is the final 
 from __future__ import annotations
 
 import dataclasses
-import zlib
 from typing import Any
 
 from PySide6.QtCore import (
@@ -26,6 +25,7 @@ from PySide6.QtWidgets import QStyle, QStyledItemDelegate, QStyleOptionViewItem,
 
 from desktop.skills.frontmatter import ERROR
 from desktop.skills.loader import SkillStatus
+from desktop.ui.skills.avatar import paint_avatar
 
 STATUS_ROLE = Qt.ItemDataRole.UserRole + 1
 SEARCH_ROLE = Qt.ItemDataRole.UserRole + 2
@@ -128,7 +128,7 @@ class SkillFilter(QSortFilterProxyModel):
 
 
 class SkillDelegate(QStyledItemDelegate):
-    """Paints a row: emoji tile, name with badges, description, and an on/off switch."""
+    """Paints a row: avatar tile, name with badges, description, and an on/off switch."""
 
     ROW_HEIGHT = 60
     SWITCH = QSize(34, 18)
@@ -161,7 +161,7 @@ class SkillDelegate(QStyledItemDelegate):
         painter.setOpacity(fade * (1.0 if status.in_effect else 0.55))
 
         tile = QRectF(rect.left() + 12, rect.center().y() - 19, 38, 38)
-        self._paint_tile(painter, tile, status, palette)
+        paint_avatar(painter, tile, status.name, status.doc.emoji, palette)
 
         left = int(tile.right()) + 12
         right = self.switch_rect(rect).left() - 12
@@ -217,28 +217,6 @@ class SkillDelegate(QStyledItemDelegate):
         on = index.data(Qt.ItemDataRole.CheckStateRole) == Qt.CheckState.Checked
         return bool(model.setData(index, Qt.CheckState.Unchecked if on else Qt.CheckState.Checked,
                                   Qt.ItemDataRole.CheckStateRole))
-
-    @staticmethod
-    def _paint_tile(painter: QPainter, tile: QRectF, status: SkillStatus, palette: QPalette) -> None:
-        painter.setPen(Qt.PenStyle.NoPen)
-        if status.doc.emoji:
-            painter.setBrush(_mix(palette.color(QPalette.ColorRole.Text), palette.color(QPalette.ColorRole.Base), 0.93))
-            painter.drawRoundedRect(tile, 9, 9)
-            font = QFont()
-            font.setPixelSize(21)
-            painter.setFont(font)
-            painter.setPen(palette.color(QPalette.ColorRole.Text))
-            painter.drawText(tile, Qt.AlignmentFlag.AlignCenter, status.doc.emoji)
-            return
-        hue = zlib.crc32(status.name.encode()) % 360  # stable colour per name
-        painter.setBrush(QColor.fromHsl(hue, 150, 120))
-        painter.drawRoundedRect(tile, 9, 9)
-        font = QFont()
-        font.setPixelSize(18)
-        font.setBold(True)
-        painter.setFont(font)
-        painter.setPen(QColor("white"))
-        painter.drawText(tile, Qt.AlignmentFlag.AlignCenter, (status.name[:1] or "?").upper())
 
     @staticmethod
     def _paint_pill(painter: QPainter, font: QFont, x: int, top: int, line: int, text: str, color: QColor,

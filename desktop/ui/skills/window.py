@@ -11,6 +11,7 @@ import asyncio
 import html
 import logging
 from collections.abc import Awaitable, Callable, Collection, Coroutine
+from datetime import datetime
 from pathlib import Path
 from typing import Any
 
@@ -42,7 +43,17 @@ from desktop.tasks import TaskSet
 from desktop.ui.bridge import CoreBridge
 from desktop.ui.skills import dialogs
 from desktop.ui.skills.details import Notice, SkillDetails, SkillEditor
-from desktop.ui.skills.model import AMBER, GREEN, GREY, RED, STATUS_ROLE, SkillDelegate, SkillFilter, SkillListModel
+from desktop.ui.skills.model import (
+    AMBER,
+    GREEN,
+    GREY,
+    RED,
+    SOURCE_LABELS,
+    STATUS_ROLE,
+    SkillDelegate,
+    SkillFilter,
+    SkillListModel,
+)
 
 log = logging.getLogger(__name__)
 SUCCESS_VISIBLE_MS = 8000
@@ -115,6 +126,7 @@ class SkillsWindow(QWidget):
         self.details.edit_requested.connect(lambda: self._spawn(self.edit()))
         self.details.copy_requested.connect(lambda: self._spawn(self.copy_to_workspace()))
         self.details.reveal_requested.connect(self.reveal)
+        self.details.uninstall_requested.connect(lambda: self._spawn(self.uninstall()))
         self.details.link_clicked.connect(self._open_link)
         self.editor = SkillEditor()
         self.editor.save_requested.connect(lambda: self._spawn(self.save()))
@@ -369,6 +381,29 @@ class SkillsWindow(QWidget):
             return False
         self._set_editing(None)
         self._show_current()
+        return True
+
+    async def uninstall(self, status: SkillStatus | None = None) -> bool:
+        """Move a workspace skill's folder to skills/.trash, after the user agreed to exactly that."""
+        status = status or self.current()
+        if status is None or status.source != "workspace":
+            return False
+        folder = status.doc.path.parent
+        if not await self.confirm(
+                "Uninstall skill?", f"Uninstall “{status.name}”?\n\nIts folder {folder} will be moved to "
+                f"{self.skills_dir / files.TRASH}, where you can take it back. Nothing is deleted.", "Uninstall"):
+            return False
+        stamp = datetime.now().strftime("%Y%m%d-%H%M%S")
+        try:
+            moved = await asyncio.to_thread(files.trash_skill, folder, self.skills_dir, stamp)
+        except OSError as exc:
+            self.banner.show_message(RED, f"<b>Could not uninstall “{_esc(status.name)}”.</b> {_esc(exc)}")
+            return False
+        statuses = await self.refresh()
+        again = next((s.source for s in statuses if s.name == status.name and s.in_effect), None)
+        back = f" The {SOURCE_LABELS.get(again, again)} one is used again." if again else ""
+        self.banner.show_message(GREEN, f"Uninstalled “{_esc(status.name)}”; its folder is now "
+                                        f"<code>{_esc(moved)}</code>.{back}")
         return True
 
     def reveal(self) -> None:

@@ -291,3 +291,37 @@ async def test_dropping_an_archive_on_the_window_installs_it(window: SkillsWindo
                                               Qt.KeyboardModifier.NoModifier))
     await until(lambda: window.status_of("dropped", "workspace") is not None)
     assert (window.bridge.core.workspace / "skills" / "dropped" / "SKILL.md").is_file()
+
+
+async def test_uninstall_moves_a_workspace_skill_to_the_trash_only_when_confirmed(window: SkillsWindow) -> None:
+    skills = window.bridge.core.workspace / "skills"
+    write_skill(skills / "weather", "weather", "My own weather. Use when asked about weather.")
+    write_skill(skills / "mine", "mine")
+    original = (skills / "weather" / "SKILL.md").read_bytes()
+    await window.refresh(select=("weather", "workspace"))
+    assert not window.details.uninstall_button.isHidden()
+    asked: list[str] = []
+
+    async def answer(title: str, text: str, action: str, *, yes: bool) -> bool:
+        asked.append(text)
+        return yes
+
+    window.confirm = lambda *a: answer(*a, yes=False)
+    window.details.uninstall_button.click()
+    await settled(window)
+    assert (skills / "weather" / "SKILL.md").read_bytes() == original  # declined: untouched
+    assert ".trash" in asked[0] and "Nothing is deleted" in asked[0]
+
+    window.confirm = lambda *a: answer(*a, yes=True)
+    assert await window.uninstall()
+    assert not (skills / "weather").exists()
+    (trashed,) = (skills / ".trash").iterdir()
+    assert trashed.name.startswith("weather-") and (trashed / "SKILL.md").read_bytes() == original
+    assert window.status_of("weather", "workspace") is None
+    assert window.status_of("weather", "builtin").in_effect  # the built-in one is back in the prompt
+    assert "built-in one is used again" in window.banner.text()
+    assert "<name>mine</name>" in prompt(window)
+
+    window.select("weather", "builtin")
+    assert window.details.uninstall_button.isHidden()  # built-in skills cannot be uninstalled
+    assert not await window.uninstall()
