@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 from desktop.agent.commands import Command, CommandContext, Commands
+from desktop.local_time import local_time
 from desktop.memory.dream import Dream, DreamError
 from desktop.memory.git_history import GitError
 
@@ -27,14 +28,14 @@ def add_memory_commands(commands: Commands, dream: Dream) -> None:
                 if len(diff) > DIFF_CHARS:
                     diff = diff[:DIFF_CHARS] + f"\n… [diff cut at {DIFF_CHARS:,} characters]"
                 body = f"\n{commit.body}\n" if commit.body else ""
-                return (f"{commit.short} {commit.date[:16].replace('T', ' ')} {commit.subject}\n{body}"
+                return (f"{commit.short} {local_time(commit.date)} {commit.subject}\n{body}"
                         f"Files: {', '.join(files) or '(none)'}\n\n```diff\n{diff.strip()}\n```")
             commits = await dream.git.log(LOG_ENTRIES)
         except GitError as exc:
             return f"Cannot show the memory history: {exc}"
         if not commits:
             return "No memory changes recorded yet."
-        lines = [f"{c.short}  {c.date[:16].replace('T', ' ')}  {c.subject}" for c in commits]
+        lines = [f"{c.short}  {local_time(c.date)}  {c.subject}" for c in commits]
         return ("Recent memory changes (newest first):\n" + "\n".join(lines)
                 + "\n\n`/dream-log REV` shows a change; `/dream-restore REV` undoes it.")
 
@@ -48,7 +49,7 @@ def add_memory_commands(commands: Commands, dream: Dream) -> None:
             return f"Cannot restore: {exc}"
         if new is None:
             return f"{', '.join(files)} already match the version before {rev}; nothing to restore."
-        return f"Restored {', '.join(files)} to before {rev} (new commit {new[:7]}, itself undoable)."
+        return f"Restored {', '.join(files)} to before {rev} (as a new change, {new[:7]}, which can be undone too)."
 
     commands.add(Command("/dream", "update long-term memory from recent history now", run_dream))
     commands.add(Command("/dream-log", "memory changes; /dream-log REV shows one as a diff", show_log,

@@ -49,7 +49,7 @@ class DreamResult:
             return "Dream: no new history since the last run."
         if not self.changed:
             return f"Dream: reviewed {self.processed} history entries; the memory files needed no change."
-        where = f" (commit {self.rev[:7]}; `/dream-log {self.rev[:7]}` shows the diff)" if self.rev else ""
+        where = f" (change {self.rev[:7]}; `/dream-log {self.rev[:7]}` shows the diff)" if self.rev else ""
         return (f"Dream: reviewed {self.processed} history entries and updated "
                 f"{', '.join(self.changed)}{where}.")
 

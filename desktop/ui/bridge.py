@@ -41,6 +41,10 @@ class CoreBridge(QObject):
         """The chat's title as the sidebar shows it (its key until a title is known)."""
         return self.core.sessions.title_of(session_key)
 
+    async def session_titles(self) -> dict[str, str]:
+        """Every saved chat's title by session key (read from disk, off the GUI thread)."""
+        return {info.key: info.title for info in await self.core.sessions.list()}
+
     # ----- settings (all through the one writer, desktop/settings.py)
     async def read_settings(self) -> LoadedConfig:
         """config.yaml as it is on disk now (it may have been edited by hand), with its problems."""

@@ -20,6 +20,7 @@ from PySide6.QtWidgets import (
     QWidget,
 )
 
+from desktop.local_time import local_time
 from desktop.memory.git_history import Commit, GitError
 from desktop.tasks import spawn
 from desktop.ui.bridge import CoreBridge
@@ -102,7 +103,7 @@ class ChangesTab(QWidget):
             item = QStandardItem(commit.subject)
             item.setData(commit.rev, REV_ROLE)
             item.setToolTip(f"{commit.short}\n{commit.body or commit.subject}")
-            self.model.appendRow([item, QStandardItem(commit.date[:16].replace("T", " "))])
+            self.model.appendRow([item, QStandardItem(local_time(commit.date))])
         if not commits:
             self.title.setText("No changes recorded yet. Dream runs and your edits in the Memory tab appear here.")
             self.diff.clear()
@@ -156,6 +157,7 @@ class ChangesTab(QWidget):
 
     def _describe(self, commit: Commit, files: list[str]) -> None:
         body = f"<br><span style='white-space:pre-wrap'>{html.escape(commit.body)}</span>" if commit.body else ""
+        when = local_time(commit.date, seconds=True)
         self.title.setText(f"<b>{html.escape(commit.subject)}</b><br>"
-                           f"<span style='color:gray'>{commit.short} · {commit.date[:19].replace('T', ' ')} · "
+                           f"<span style='color:gray'>change {commit.short} · {when} · "
                            f"{html.escape(', '.join(files) or 'no files')}</span>{body}")

@@ -29,6 +29,7 @@ from PySide6.QtWidgets import (
     QWidget,
 )
 
+from desktop.local_time import local_time
 from desktop.memory.history_search import Query, read_newest, search
 from desktop.memory.store import HistoryEntry
 from desktop.tasks import spawn
@@ -38,7 +39,10 @@ FIRST_SCREEN = 300  # entries shown before the whole file is loaded
 FIRST_PAINT_GRACE = 0.15  # seconds
 SEARCH_DELAY_MS = 150
 PREVIEW_CHARS = 200
-_COLUMNS = ("Time", "Session", "Text")
+_COLUMNS = ("Time", "Chat", "Text")
+EMPTY = ("Nothing here yet. When a chat grows too long for the model, or you start a new one, its older "
+         "messages are summarised here. Dream reads these summaries to keep your memory files up to date, "
+         "and you can search them above.")
 Index = QModelIndex | QPersistentModelIndex
 
 
@@ -48,6 +52,10 @@ class HistoryModel(QAbstractTableModel):
     def __init__(self, parent: QObject | None = None) -> None:
         super().__init__(parent)
         self.entries: list[HistoryEntry] = []
+        self.titles: dict[str, str] = {}  # session key -> chat title
+
+    def chat(self, entry: HistoryEntry) -> str:
+        return self.titles.get(entry.session_key, "(deleted chat)")
 
     def rowCount(self, parent: Index = QModelIndex()) -> int:  # noqa: B008 - Qt's signature
         return 0 if parent.isValid() else len(self.entries)
@@ -66,12 +74,12 @@ class HistoryModel(QAbstractTableModel):
         entry = self.entries[index.row()]
         if role == Qt.ItemDataRole.DisplayRole:
             if index.column() == 0:
-                return entry.timestamp[:16].replace("T", " ")
+                return local_time(entry.timestamp)
             if index.column() == 1:
-                return entry.session_key
+                return self.chat(entry)
             return _preview(entry.content)
-        if role == Qt.ItemDataRole.ToolTipRole and index.column() == 2:
-            return entry.content[:1000]
+        if role == Qt.ItemDataRole.ToolTipRole:
+            return entry.session_key if index.column() == 1 else entry.content[:1000] if index.column() == 2 else None
         return None
 
     def replace(self, entries: Sequence[HistoryEntry]) -> None:
@@ -182,8 +190,9 @@ class HistoryTab(QWidget):
         return Query(self.text.text().strip(), self.regex.isChecked(), first, last)
 
     async def refresh(self) -> None:
-        """Load when the file changed since the last load (or was never loaded)."""
-        if await asyncio.to_thread(_stamp, self.bridge.core.memory.store.history_file) != self._loaded_stamp:
+        """Load when the file changed since the last load (or was never loaded, even when there is none yet)."""
+        stamp = await asyncio.to_thread(_stamp, self.bridge.core.memory.store.history_file)
+        if self._all is None or stamp != self._loaded_stamp:
             await self.load()
 
     async def load(self) -> None:
@@ -197,6 +206,8 @@ class HistoryTab(QWidget):
         path = self.bridge.core.memory.store.history_file
         self._loaded_stamp = await asyncio.to_thread(_stamp, path)
         newest = await asyncio.to_thread(read_newest, path, FIRST_SCREEN)
+        self.model.titles = await self.bridge.session_titles()
+        self.detail.setPlaceholderText(EMPTY if not newest else "Select an entry to read it in full.")
         if self.query().empty:
             self.model.replace(newest)
             self.status.setText(f"Newest {len(newest)} entries; loading the rest…" if len(newest) == FIRST_SCREEN
@@ -257,7 +268,8 @@ class HistoryTab(QWidget):
         if not current.isValid() or current.row() >= len(self.model.entries):
             return
         entry = self.model.entries[current.row()]
-        self.detail.setPlainText(f"{entry.timestamp} · {entry.session_key} · #{entry.cursor}\n\n{entry.content}")
+        self.detail.setPlainText(f"{local_time(entry.timestamp, seconds=True)} · {self.model.chat(entry)} · "
+                                 f"#{entry.cursor}\n\n{entry.content}")
 
     def _date_toggled(self, on: bool) -> None:
         self.first_day.setEnabled(on)

@@ -24,6 +24,7 @@ from PySide6.QtWidgets import (
 )
 
 from desktop.atomic import atomic_write_text
+from desktop.local_time import local_time
 from desktop.memory.export import session_markdown
 from desktop.tasks import spawn
 from desktop.ui.bridge import CoreBridge
@@ -116,7 +117,7 @@ class SessionsTab(QWidget):
             title.setToolTip(info.key)
             count = QStandardItem()
             count.setData(info.message_count, Qt.ItemDataRole.DisplayRole)  # sorts as a number
-            self.model.appendRow([title, QStandardItem(info.updated_at[:16].replace("T", " ")), count])
+            self.model.appendRow([title, QStandardItem(local_time(info.updated_at)), count])
         self.table.setSortingEnabled(True)
         if keep:
             self.select(keep)

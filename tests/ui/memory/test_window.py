@@ -166,7 +166,33 @@ async def test_history_search_by_text_regex_and_date(window: MemoryWindow, qtbot
     await until(lambda: not tab.searching and tab.model.rowCount() == 12)
     tab.table.selectRow(1)
     assert tab.detail.toPlainText().endswith("Entry 2750: found the blue needle in the haystack")
-    assert "desktop:s" in tab.detail.toPlainText()
+    assert "(deleted chat)" in tab.detail.toPlainText()
+
+
+async def test_history_names_chats_by_title_and_explains_itself_when_empty(window: MemoryWindow) -> None:
+    tab = window.history
+    window.tabs.setCurrentWidget(tab)
+    await until(lambda: tab.loaded)
+    assert tab.model.rowCount() == 0
+    assert "summarised here" in tab.detail.placeholderText()  # an empty tab says what will appear in it
+    shot(window, "history-empty")
+
+    core = window.bridge.core
+    session = await core.sessions.load("desktop:a")
+    session.metadata["title"] = "Trip to Lyon"
+    await core.sessions.append(session, {"role": "user", "content": "Lyon?"})
+    store = core.memory.store
+    store.append_history("desktop:a", "Planned a trip to Lyon.")
+    store.append_history("desktop:gone", "A chat that was deleted since.")
+    await tab.load()
+    await until(lambda: tab.model.rowCount() == 2 and not tab.searching)
+    chats = [tab.model.index(row, 1).data() for row in range(2)]
+    assert chats == ["(deleted chat)", "Trip to Lyon"]  # newest first
+    assert tab.model.index(0, 1).data(Qt.ItemDataRole.ToolTipRole) == "desktop:gone"  # the key stays at hand
+    tab.table.selectRow(1)
+    assert " · Trip to Lyon · " in tab.detail.toPlainText()
+    shot(window, "history-titles")
+    assert "Select an entry" in tab.detail.placeholderText()
 
 
 async def test_sessions_open_export_and_delete(window: MemoryWindow, tmp_path: Path) -> None:
