@@ -78,8 +78,9 @@ async def _new(ctx: CommandContext) -> str:
 
 
 async def _help(ctx: CommandContext) -> str:
-    lines = [f"{c.name} — {c.summary}" for c in ctx.loop.commands.all()]
-    return "Commands:\n" + "\n".join(lines)
+    """A Markdown list: the chat renders it as one, a terminal shows it as readable text."""
+    lines = [f"- `{c.name}` — {c.summary}" for c in ctx.loop.commands.all()]
+    return "**Commands**\n\n" + "\n".join(lines)
 
 
 async def _status(ctx: CommandContext) -> str:
@@ -87,11 +88,13 @@ async def _status(ctx: CommandContext) -> str:
     config = loop.config
     history = ctx.session.history()
     estimate = loop.estimate_tokens(history)
-    running = loop.busy_sessions
-    return (f"Model: {config.model or '(not configured)'}\n"
-            f"Context: about {estimate:,} of {config.context_window_tokens:,} tokens "
-            f"({len(history)} messages since the last consolidation)\n"
-            f"Running: {', '.join(running) if running else 'nothing'}")
+    share = f" ({estimate / config.context_window_tokens:.0%})" if config.context_window_tokens > 0 else ""
+    running = [f"“{loop.sessions.title_of(key)}”" for key in loop.busy_sessions]
+    return ("**Status**\n\n"
+            f"- **Model:** {config.model or '(not configured)'}\n"
+            f"- **Context:** about {estimate:,} of {config.context_window_tokens:,} tokens{share}, "
+            f"{len(history)} message{'s' if len(history) != 1 else ''} since the last consolidation\n"
+            f"- **Running:** {', '.join(running) if running else 'nothing'}")
 
 
 async def _model(ctx: CommandContext) -> str:

@@ -229,9 +229,13 @@ async def test_history_reaches_the_next_turn(chat: Conversation, fake: FakeOpenA
 async def test_slash_commands(chat: Conversation, core: Core, fake: FakeOpenAI) -> None:
     await chat.ask("remember me")
     help_text = (await chat.ask("/help")).content
-    assert "/new" in help_text and "/stop" in help_text and "/status" in help_text
+    items = [line for line in help_text.splitlines() if line.startswith("- `/")]  # a Markdown list, one per command
+    assert {item.split("`")[1] for item in items} >= {"/new", "/stop", "/status", "/help", "/model"}
+    assert all(" — " in item for item in items)
     status = (await chat.ask("/status")).content
-    assert "openai/test" in status and "tokens" in status
+    items = [line for line in status.splitlines() if line.startswith("- **")]
+    assert [item.split("**")[1] for item in items] == ["Model:", "Context:", "Running:"]
+    assert "openai/test" in items[0] and "tokens" in items[1]
     assert (await chat.ask("/new")).content.startswith("Started a new conversation")
     assert session_lines(core, chat.key)[1:] == []
     await chat.ask("fresh")
