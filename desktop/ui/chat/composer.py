@@ -151,6 +151,7 @@ class Composer(QFrame):
             self._dialog = QFileDialog(self, "Attach files")
             self._dialog.setFileMode(QFileDialog.FileMode.ExistingFiles)
             self._dialog.filesSelected.connect(self.add_files)
+            self._dialog.finished.connect(lambda _result: self.input.setFocus())  # chosen or cancelled
         self._dialog.open()
 
     def add_files(self, paths: list[str]) -> None:

@@ -13,7 +13,7 @@ import uuid
 from collections.abc import Callable
 from pathlib import Path
 
-from PySide6.QtCore import Qt, QTimer
+from PySide6.QtCore import QEvent, QObject, Qt, QTimer
 from PySide6.QtGui import (
     QCloseEvent,
     QDragEnterEvent,
@@ -24,6 +24,7 @@ from PySide6.QtGui import (
     QShowEvent,
 )
 from PySide6.QtWidgets import (
+    QApplication,
     QHBoxLayout,
     QLabel,
     QSplitter,
@@ -128,6 +129,8 @@ class ChatWindow(QWidget):
         layout.addWidget(splitter)
 
         QShortcut(QKeySequence("Ctrl+N"), self, self.new_chat)
+        for widget in (self.view, self.view.viewport(), self.view.selector, self.view.selector.viewport()):
+            widget.installEventFilter(self)  # clicks and typing in the transcript: see eventFilter
         self._refresh_timer = QTimer(self, singleShot=True, interval=150)  # coalesce sidebar refreshes
         self._refresh_timer.timeout.connect(lambda: spawn(self.refresh_sessions()))
         bridge.event.connect(self._on_event)
@@ -178,6 +181,7 @@ class ChatWindow(QWidget):
     def stop(self) -> None:
         if self.current_key:
             self.bridge.send(self.current_key, STOP)
+        self.composer.input.setFocus()  # the Stop button hides: the keyboard goes back to writing
 
     def retry(self, row: ChatRow) -> None:
         """Send the last user message of the failed turn again."""
@@ -290,6 +294,22 @@ class ChatWindow(QWidget):
             desktop = [i.key for i in infos if i.key.startswith(f"{CHANNEL}:")]
             self.show_session(desktop[0] if desktop else new_session_key())
 
+    def eventFilter(self, watched: QObject, event: QEvent) -> bool:
+        """The transcript keeps the keyboard only while text in it is selected (for Ctrl+C): a plain click
+        gives it back to the composer, and typing there is typing in the composer."""
+        kind = event.type()
+        if kind == QEvent.Type.MouseButtonRelease and not self.view.selector.selecting():
+            QTimer.singleShot(0, self._focus_composer_after_click)
+        elif kind == QEvent.Type.KeyPress and isinstance(event, QKeyEvent) and _is_typing(event):
+            self.composer.input.setFocus()
+            QApplication.sendEvent(self.composer.input, event)
+            return True
+        return super().eventFilter(watched, event)
+
+    def _focus_composer_after_click(self) -> None:
+        if not self.view.selector.selecting() and self.composer.isEnabled():
+            self.composer.input.setFocus()
+
     def keyPressEvent(self, event: QKeyEvent) -> None:
         if event.key() == Qt.Key.Key_Escape:
             self.hide()
@@ -309,6 +329,13 @@ class ChatWindow(QWidget):
         self.composer.add_files([p for p in paths if Path(p).is_file()])
         event.acceptProposedAction()
         self.composer.input.setFocus()
+
+
+def _is_typing(event: QKeyEvent) -> bool:
+    """A key that writes a character (not a shortcut, arrow or page key)."""
+    shortcut = event.modifiers() & (Qt.KeyboardModifier.ControlModifier | Qt.KeyboardModifier.AltModifier
+                                    | Qt.KeyboardModifier.MetaModifier)
+    return not shortcut and bool(event.text()) and event.text().isprintable()
 
 
 def _onboarding_panel(bridge: CoreBridge, configured: Callable[[], None]) -> QWidget:

@@ -9,7 +9,7 @@ from pathlib import Path
 import pytest
 from PySide6.QtCore import QMimeData, QPoint, QPointF, Qt, QUrl
 from PySide6.QtGui import QDragEnterEvent, QDropEvent, QGuiApplication
-from PySide6.QtWidgets import QLineEdit, QMessageBox
+from PySide6.QtWidgets import QApplication, QLineEdit, QMessageBox
 
 from desktop.session import Session
 from desktop.ui.bridge import CoreBridge
@@ -325,3 +325,22 @@ def test_rows_keep_user_messages_in_order(qtbot) -> None:  # type: ignore[no-unt
     model.append(ChatRow(Kind.ASSISTANT, "two"))
     assert [model.data(model.index(i)) for i in range(model.rowCount())] == ["one", "two"]
     assert model.last_user() is model.rows[0]
+
+
+async def test_the_keyboard_finds_its_way_back_to_the_composer(window: ChatWindow, qtbot) -> None:  # type: ignore[no-untyped-def]
+    window.activateWindow()
+    composer = window.composer.input
+    window.view.setFocus()
+    qtbot.keyClicks(window.view, "hello")  # typing while the transcript has focus writes in the composer
+    assert composer.toPlainText() == "hello"
+    assert QApplication.focusWidget() is composer
+    qtbot.keyClick(window.view, Qt.Key.Key_C, Qt.KeyboardModifier.ControlModifier)  # shortcuts are not typing
+    assert composer.toPlainText() == "hello"
+
+    window.view.setFocus()
+    qtbot.mouseClick(window.view.viewport(), Qt.MouseButton.LeftButton, pos=window.view.viewport().rect().center())
+    await until(lambda: QApplication.focusWidget() is composer, message="focus back after a click")
+
+    window.view.setFocus()
+    window.composer.stop_button.click()
+    assert QApplication.focusWidget() is composer
