@@ -86,9 +86,17 @@ class QuickPrompt(QWidget):
         self.open_button.setToolTip("Continue this conversation in the chat window (Ctrl+Enter)")
         self.open_button.setCursor(Qt.CursorShape.PointingHandCursor)
         self.open_button.clicked.connect(lambda: self.continue_in_chat())
+        self.stop_button = QPushButton("Stop")
+        self.stop_button.setToolTip("Stop the answer (what came so far is kept)")
+        self.stop_button.clicked.connect(self.stop)
+        self.copy_button = QPushButton("Copy")
+        self.copy_button.setToolTip("Copy the answer as Markdown")
+        self.copy_button.clicked.connect(self.copy_answer)
         footer = QHBoxLayout()
         footer.setContentsMargins(0, 0, 0, 0)
         footer.addWidget(self.status, 1)
+        footer.addWidget(self.stop_button)
+        footer.addWidget(self.copy_button)
         footer.addWidget(self.open_button)
 
         body = QVBoxLayout()
@@ -148,6 +156,17 @@ class QuickPrompt(QWidget):
         self.hide()
         self.open_in_chat.emit(self.session_key)
 
+    def stop(self) -> None:
+        if self._busy:
+            self.bridge.send(self.session_key, "/stop")
+        self.input.setFocus()
+
+    def copy_answer(self) -> None:
+        if self._streamed:
+            QGuiApplication.clipboard().setText(self._streamed)
+            self._set_status("Copied")
+        self.input.setFocus()
+
     # ----- events
     def eventFilter(self, watched: QObject, event: QEvent) -> bool:
         if watched is self.input and event.type() == QEvent.Type.KeyPress:
@@ -186,6 +205,7 @@ class QuickPrompt(QWidget):
         elif isinstance(event, TurnFinished):
             self._busy = False
             if event.content:
+                self._streamed = event.content
                 self._show_answer(event.content)
             self._set_status("Stopped" if event.stopped else "Done")
         elif isinstance(event, TurnError):
@@ -201,6 +221,7 @@ class QuickPrompt(QWidget):
         self.answer.hide()
         self.rule.hide()
         self.open_button.hide()
+        self._streamed = ""
         self._set_status(HINT)
 
     def _show_answer(self, markdown: str) -> None:
@@ -210,6 +231,8 @@ class QuickPrompt(QWidget):
         self._fit()
 
     def _set_status(self, text: str, error: bool = False) -> None:
+        self.stop_button.setVisible(self._busy)
+        self.copy_button.setVisible(not self._busy and bool(self._streamed))
         self.status.setText(text)
         self.status.setWordWrap(error)
         self.status.setProperty("error", error)

@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import pytest
 from PySide6.QtCore import Qt
+from PySide6.QtGui import QGuiApplication
 from pytestqt.qtbot import QtBot
 
 from desktop.bus import TextDelta
@@ -69,3 +70,23 @@ async def test_a_failed_turn_shows_the_error_inline(qtbot: QtBot, bridge: CoreBr
     qtbot.keyClick(prompt.input, Qt.Key.Key_Enter)
     await until(lambda: prompt.status.property("error") is True, message="error shown")
     assert "invalid api key" in prompt.status.text()
+
+
+async def test_stop_ends_a_long_answer_and_copy_takes_it_as_markdown(qtbot: QtBot, bridge: CoreBridge,
+                                                                     fake: FakeOpenAI) -> None:
+    fake.add({"content": "The first part, **then** a long pause before the rest.", "chunk": 14, "hang": 5})
+    prompt = QuickPrompt(bridge)
+    qtbot.addWidget(prompt)
+    prompt.popup()
+    assert prompt.stop_button.isHidden() and prompt.copy_button.isHidden()
+    qtbot.keyClicks(prompt.input, "Tell me slowly")
+    qtbot.keyClick(prompt.input, Qt.Key.Key_Return)
+    await until(lambda: prompt.answer.toPlainText(), message="the first words")
+    assert not prompt.stop_button.isHidden() and prompt.copy_button.isHidden()
+    prompt.stop_button.click()
+    await until(lambda: prompt.status.text() == "Stopped", timeout=4, message="the stop")
+    assert prompt.stop_button.isHidden() and not prompt.copy_button.isHidden()
+    prompt.copy_button.click()
+    copied = QGuiApplication.clipboard().text()
+    assert copied.startswith("The first part") and "pause" not in copied  # what came before the stop
+    assert prompt.status.text() == "Copied"
