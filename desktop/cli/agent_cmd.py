@@ -8,6 +8,7 @@ import contextlib
 import json
 import signal
 import sys
+from collections.abc import Awaitable
 
 from desktop.approvals import ApprovalRequest, Asker, attach_approvals
 from desktop.bus import (
@@ -21,6 +22,7 @@ from desktop.bus import (
     TurnFinished,
 )
 from desktop.core import Core, build_core
+from desktop.remote import Output, Terminal, add_standalone
 
 NO_TERMINAL_HINT = ("there is no terminal to ask on: run `nanobot-tray agent` with --yes to allow such calls for "
                     "one run (destructive commands stay refused)")
@@ -32,7 +34,16 @@ def add_parser(sub: argparse._SubParsersAction) -> None:  # type: ignore[type-ar
     parser.add_argument("-s", "--session", default="direct", help="session name (default: direct → cli:direct)")
     parser.add_argument("-y", "--yes", action="store_true",
                         help="allow what would ask for approval, for this run (destructive commands stay refused)")
-    parser.set_defaults(func=run)
+    add_standalone(parser)
+    parser.set_defaults(func=run, serve=serve)
+
+
+def serve(args: argparse.Namespace, core: Core, out: Output) -> Awaitable[int] | None:
+    """In the running app: one turn (-m) in the same session as in-process; the app's approvals ask in its
+    windows. The interactive chat and --yes (a promise made at this terminal) stay in the client's process."""
+    if args.message is None or args.yes:
+        return None
+    return _one_turn(core, args.session, args.message, out)
 
 
 def run(args: argparse.Namespace) -> int:
@@ -58,7 +69,7 @@ async def _main(args: argparse.Namespace) -> int:
     await core.start()
     try:
         if args.message is not None:
-            return await _one_turn(core, args.session, args.message)
+            return await _one_turn(core, args.session, args.message, Terminal())
         return await _interactive(core, args.session)
     finally:
         await core.close()
@@ -86,28 +97,28 @@ def _asker(yes: bool) -> Asker | None:
     return ask
 
 
-def _progress(event: Event, key: str) -> None:
+def _progress(event: Event, key: str, out: Output) -> None:
     if getattr(event, "session_key", None) != key:
         return
     if isinstance(event, ToolStarted):
         shown = json.dumps(event.arguments, ensure_ascii=False)
-        print(f"→ {event.name} {shown[:120]}", file=sys.stderr, flush=True)
+        out.err(f"→ {event.name} {shown[:120]}")
     elif isinstance(event, ToolFinished):
         mark = "✓" if event.ok else "✗"
-        print(f"  {mark} {event.name} ({event.seconds:.1f}s)", file=sys.stderr, flush=True)
+        out.err(f"  {mark} {event.name} ({event.seconds:.1f}s)")
 
 
-async def _turn(core: Core, key: str, text: str, stream: bool) -> TurnFinished | TurnError:
+async def _turn(core: Core, key: str, text: str, stream: bool, out: Output) -> TurnFinished | TurnError:
     """Ask the agent and wait for the turn's end, reporting progress on stderr."""
 
     def on_event(event: Event) -> None:
-        _progress(event, key)
+        _progress(event, key, out)
         if getattr(event, "session_key", None) != key:
             return
         if stream and isinstance(event, TextDelta):
-            print(event.text, end="", flush=True)
+            out.out(event.text, end="")
         elif isinstance(event, OutboundMessage):
-            print(event.content, flush=True)
+            out.out(event.content)
 
     unsubscribe = core.bus.subscribe(on_event)
     try:
@@ -116,12 +127,12 @@ async def _turn(core: Core, key: str, text: str, stream: bool) -> TurnFinished |
         unsubscribe()
 
 
-async def _one_turn(core: Core, chat_id: str, text: str) -> int:
-    result = await _turn(core, f"cli:{chat_id}", text, stream=False)
+async def _one_turn(core: Core, chat_id: str, text: str, out: Output) -> int:
+    result = await _turn(core, f"cli:{chat_id}", text, stream=False, out=out)
     if isinstance(result, TurnError):
-        print(f"error: {result.message}", file=sys.stderr)
+        out.err(f"error: {result.message}")
         return 1
-    print(result.content)
+    out.out(result.content)
     return 0
 
 
@@ -138,7 +149,7 @@ async def _interactive(core: Core, chat_id: str) -> int:
             return 0
         if not line.strip():
             continue
-        turn = asyncio.ensure_future(_turn(core, key, line, stream=True))
+        turn = asyncio.ensure_future(_turn(core, key, line, stream=True, out=Terminal()))
         with _stop_on_interrupt(core, key, chat_id):
             result = await turn
         print()

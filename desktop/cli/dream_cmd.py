@@ -5,15 +5,23 @@ from __future__ import annotations
 import argparse
 import asyncio
 import sys
+from collections.abc import Awaitable
 
-from desktop.core import build_core
+from desktop.core import Core, build_core
 from desktop.memory.dream import DreamError
 from desktop.memory.git_history import GitError
+from desktop.remote import Output, Terminal, add_standalone
 
 
 def add_parser(sub: argparse._SubParsersAction) -> None:  # type: ignore[type-arg]
     parser = sub.add_parser("dream", help="update long-term memory from the history now (one Dream)")
-    parser.set_defaults(func=run)
+    add_standalone(parser)
+    parser.set_defaults(func=run, serve=serve)
+
+
+def serve(args: argparse.Namespace, core: Core, out: Output) -> Awaitable[int]:
+    """In the running app: the same Dream its timer runs, with its memory and settings."""
+    return _dream(core, out)
 
 
 def run(args: argparse.Namespace) -> int:
@@ -30,12 +38,16 @@ async def _main() -> int:
     if not core.config.model:
         print(f"error: no model is configured; set `model` in {core.home.config_file}", file=sys.stderr)
         return 2
+    return await _dream(core, Terminal())
+
+
+async def _dream(core: Core, out: Output) -> int:
     try:
         result = await core.memory.dream.run()
     except (DreamError, GitError) as exc:
-        print(f"error: Dream failed: {exc}. Nothing was lost; the next run retries.", file=sys.stderr)
+        out.err(f"error: Dream failed: {exc}. Nothing was lost; the next run retries.")
         return 1
-    print(result.describe())
+    out.out(result.describe())
     for finding in result.findings:
-        print(f"  {finding}")
+        out.out(f"  {finding}")
     return 0

@@ -225,6 +225,9 @@ class Shell(QObject):
 
         self.bridge = CoreBridge(self.core, self)
         self.bridge.event.connect(self.on_event)
+        from desktop.cli.in_app import runner
+
+        self.server.runner = runner(self.core)  # `nanobot-tray agent -m ...` now runs here (desktop/remote.py)
         config = self.core.config
         self.tray.set_model(config.model)
         self.core.settings.subscribe("model", lambda _: self.tray.set_model(config.model))
@@ -289,6 +292,7 @@ class Shell(QObject):
         if self._watcher.files() or self._watcher.directories():
             self._watcher.removePaths(self._watcher.files() + self._watcher.directories())
         self.hotkey.stop()
+        await self.server.stop_runs()
         if self.core is not None:
             await self.core.close(grace=QUIT_GRACE)
         await self._tasks.cancel_all()

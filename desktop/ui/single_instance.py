@@ -1,23 +1,26 @@
 """One running app per user and home: a later launch hands its request to the running one and exits.
 
 Protocol: the client sends one JSON line (`{"action": "show" | "quick" | "status", ...}`) and the server
-answers one JSON line (`{"ok": true, ...}`) before it acts, so a second launch returns at once."""
+answers one JSON line (`{"ok": true, ...}`) before it acts, so a second launch returns at once. The
+"run" action (a forwarded command line) keeps the connection open and streams: see desktop/remote.py."""
 
 from __future__ import annotations
 
-import getpass
-import hashlib
 import json
 import logging
 import os
-import sys
-from collections.abc import Callable
+from collections.abc import Awaitable, Callable
 from typing import Any
 
 from PySide6.QtCore import QObject, Signal
 from PySide6.QtNetwork import QLocalServer, QLocalSocket
 
 from desktop.paths import Home
+from desktop.remote import PROTOCOL, socket_name
+from desktop.tasks import TaskSet
+
+# Given a "run" request and a way to send lines back: the command to run, or None to let the client run it.
+Runner = Callable[[dict[str, Any], Callable[[dict[str, Any]], None]], Awaitable[int] | None]
 
 log = logging.getLogger(__name__)
 
@@ -30,14 +33,8 @@ class InstanceUnresponsive(RuntimeError):
 
 
 def server_name(h: Home) -> str:
-    """Per user and per home (tests with their own NANOBOT_TRAY_HOME never meet the real app)."""
-    user = str(os.getuid()) if hasattr(os, "getuid") else getpass.getuser()
-    digest = hashlib.sha256(str(h.config_file).encode()).hexdigest()[:12]
-    name = f"nanobot-tray-{user}-{digest}"
-    runtime = os.environ.get("XDG_RUNTIME_DIR")
-    if sys.platform.startswith("linux") and runtime and os.path.isdir(runtime):
-        return os.path.join(runtime, name)  # private to the user, unlike /tmp
-    return name
+    """Per user and per home; the thin client (desktop/remote.py) computes the same name without Qt."""
+    return socket_name(h)
 
 
 def send_to_running(name: str, message: dict[str, Any]) -> dict[str, Any] | None:
@@ -88,6 +85,8 @@ class InstanceServer(QObject):
         self._server.newConnection.connect(self._accept)
         self._buffers: dict[QLocalSocket, bytes] = {}
         self.status: Callable[[], dict[str, Any]] = dict  # extra fields for "status" replies
+        self.runner: Runner | None = None  # set once the app can run forwarded commands
+        self._runs = TaskSet("forwarded commands")
 
     def listen(self) -> bool:
         """Start listening; False when another live instance owns the name. A stale socket is removed.
@@ -106,6 +105,10 @@ class InstanceServer(QObject):
 
     def close(self) -> None:
         self._server.close()
+
+    async def stop_runs(self) -> None:
+        """Quitting: forwarded commands end (their clients see the connection close)."""
+        await self._runs.cancel_all(grace=1.0)
 
     def _accept(self) -> None:
         while self._server.hasPendingConnections():
@@ -132,6 +135,9 @@ class InstanceServer(QObject):
             log.warning("ignored an unreadable request on the instance socket: %r", line[:200])
             self._reply(sock, {"ok": False, "error": "unreadable request"})
             return
+        if message.get("action") == "run":
+            self._run(sock, message)
+            return
         extra = self.status() if message.get("action") == "status" else {}
         self._reply(sock, {"ok": True, **extra})
         self.received.emit(message)
@@ -141,3 +147,36 @@ class InstanceServer(QObject):
         sock.write(json.dumps(reply).encode() + b"\n")
         sock.flush()
         sock.disconnectFromServer()
+
+    def _run(self, sock: QLocalSocket, message: dict[str, Any]) -> None:
+        """A forwarded command: a header line, then its output as it happens, then its exit code."""
+        self._buffers.pop(sock, None)
+        if message.get("protocol") != PROTOCOL:
+            self._reply(sock, {"protocol": PROTOCOL, "ok": False,
+                               "error": f"this app speaks protocol {PROTOCOL}"})
+            return
+        open_ = [True]
+        sock.disconnected.connect(lambda: open_.__setitem__(0, False))
+
+        def send(line: dict[str, Any]) -> None:
+            if open_[0]:
+                sock.write(json.dumps(line).encode() + b"\n")
+                sock.flush()
+
+        job = self.runner(message, send) if self.runner is not None else None
+        if job is None:
+            self._reply(sock, {"protocol": PROTOCOL, "ok": False, "local": True})
+            return
+        send({"protocol": PROTOCOL, "ok": True})
+        task = self._runs.spawn(self._finish(job, send))
+        sock.disconnected.connect(task.cancel)  # the client hung up (Ctrl+C): stop working for it
+        task.add_done_callback(lambda _t: sock.disconnectFromServer() if open_[0] else None)
+
+    async def _finish(self, job: Awaitable[int], send: Callable[[dict[str, Any]], None]) -> None:
+        try:
+            code = await job
+        except Exception as exc:  # the app stays up; the client learns what happened
+            log.exception("a forwarded command failed")
+            send({"err": f"error: {type(exc).__name__}: {exc}\n"})
+            code = 1
+        send({"exit": code})

@@ -1,0 +1,140 @@
+"""`nanobot-tray agent -m` and `dream` as thin clients of the running app: a real app (offscreen shell), a real
+client process and the scripted model over HTTP; the client must load neither Qt nor litellm."""
+
+from __future__ import annotations
+
+import asyncio
+import json
+import os
+import socket
+import stat
+import sys
+import threading
+import time
+from collections.abc import AsyncIterator
+from pathlib import Path
+from typing import Any
+
+import pytest
+from PySide6.QtWidgets import QApplication
+
+from desktop import remote
+from desktop.paths import home
+from desktop.ui.app import Shell
+from desktop.ui.single_instance import InstanceServer, server_name
+from tests.fakeserver import FakeOpenAI
+from tests.ui.conftest import until
+
+ROOT = Path(__file__).parents[2]
+
+
+@pytest.fixture
+async def shell(model_config: dict[str, Any], memory_keyring: object, tmp_path: Path,
+                monkeypatch: pytest.MonkeyPatch) -> AsyncIterator[Shell]:
+    for var in ("DISPLAY", "WAYLAND_DISPLAY", "XDG_SESSION_TYPE", "DBUS_SESSION_BUS_ADDRESS"):
+        monkeypatch.delenv(var, raising=False)
+    runtime = tmp_path / "run"
+    runtime.mkdir(mode=0o700)
+    monkeypatch.setenv("XDG_RUNTIME_DIR", str(runtime))
+    app = QApplication.instance()
+    assert isinstance(app, QApplication)
+    server = InstanceServer(server_name(home()))
+    assert server.listen()
+    made = Shell(app, home(), server, {"action": "show"}, time.perf_counter())
+    task = asyncio.ensure_future(made.run())
+    await until(lambda: made.core is not None and made.core.running, timeout=60, message="the shell to start")
+    yield made
+    made.quit()
+    assert await asyncio.wait_for(task, 30) == 0
+    for widget in QApplication.topLevelWidgets():
+        widget.close()
+
+
+async def _cli(*argv: str) -> tuple[int, str, str]:
+    """The real command in its own process, with -X importtime listing every module it loads on stderr."""
+    env = {**os.environ, "PYTHONPATH": str(ROOT)}
+    proc = await asyncio.create_subprocess_exec(sys.executable, "-X", "importtime", "-m", "desktop", *argv,
+                                                stdout=asyncio.subprocess.PIPE, stderr=asyncio.subprocess.PIPE,
+                                                cwd=str(ROOT), env=env)
+    out, err = await asyncio.wait_for(proc.communicate(), 60)
+    assert proc.returncode is not None
+    return proc.returncode, out.decode(), err.decode()
+
+
+def _imported(stderr: str) -> set[str]:
+    return {line.split("|")[-1].strip() for line in stderr.splitlines() if line.startswith("import time:")}
+
+
+def _said(stderr: str) -> str:
+    return "".join(line + "\n" for line in stderr.splitlines() if not line.startswith("import time:"))
+
+
+async def test_agent_m_is_answered_by_the_running_app_in_its_session(shell: Shell, fake: FakeOpenAI) -> None:
+    fake.add({"content": "Hello from the app."})
+    code, out, err = await _cli("agent", "-m", "hi from the terminal")
+    assert (code, out, _said(err)) == (0, "Hello from the app.\n", "")
+    loaded = _imported(err)
+    assert "desktop.remote" in loaded
+    assert not {name for name in loaded if name.split(".")[0] in ("litellm", "PySide6")}
+    assert not any(name.startswith(("desktop.core", "desktop.agent", "desktop.ui")) for name in loaded)
+
+    fake.add({"content": "You said hi."})  # the same session as before: the app remembers the first turn
+    code, out, _ = await _cli("agent", "-m", "what did I say?")
+    assert (code, out) == (0, "You said hi.\n")
+    texts = json.dumps(fake.requests[-1]["messages"])
+    assert "hi from the terminal" in texts and "Hello from the app." in texts
+
+
+async def test_a_failed_turn_in_the_app_fails_the_command(shell: Shell, fake: FakeOpenAI) -> None:
+    fake.add({"status": 400, "body": {"error": {"message": "model not found"}}})
+    code, out, err = await _cli("agent", "-m", "hi")
+    assert code == 1 and out == ""
+    assert "error:" in _said(err)
+
+
+async def test_what_needs_this_terminal_stays_in_the_client(shell: Shell) -> None:
+    name = shell.server.name
+    for argv in (["agent"], ["agent", "--yes", "-m", "x"], ["keys", "list"], ["agent", "-m", "x", "--standalone"]):
+        assert await asyncio.to_thread(remote.forward, argv, name) is None, argv
+
+
+def test_the_socket_is_private(tmp_path: Path, monkeypatch: pytest.MonkeyPatch, home_dir: Path) -> None:
+    runtime = tmp_path / "run"
+    runtime.mkdir(mode=0o700)
+    monkeypatch.setenv("XDG_RUNTIME_DIR", str(runtime))
+    name = remote.socket_name(home())
+    assert name == server_name(home()) and Path(name).parent == runtime
+    assert stat.S_IMODE(runtime.stat().st_mode) == 0o700
+    monkeypatch.delenv("XDG_RUNTIME_DIR")
+    monkeypatch.setenv("TMPDIR", str(tmp_path))
+    assert remote.socket_path(remote.socket_name(home())) == str(tmp_path / remote.socket_name(home()))
+
+
+def _one_reply_server(path: Path, reply: dict[str, Any], got: list[bytes]) -> socket.socket:
+    listener = socket.socket(socket.AF_UNIX, socket.SOCK_STREAM)
+    listener.bind(str(path))
+    listener.listen(1)
+
+    def serve() -> None:
+        conn, _ = listener.accept()
+        with conn:
+            got.append(conn.recv(65536))
+            conn.sendall(json.dumps(reply).encode() + b"\n")
+
+    threading.Thread(target=serve, daemon=True).start()
+    return listener
+
+
+@pytest.mark.parametrize("reply", [{"ok": True}, {"protocol": remote.PROTOCOL + 1, "ok": False, "error": "v2"}])
+def test_an_app_speaking_another_version_means_running_here(reply: dict[str, Any], tmp_path: Path,
+                                                            capsys: pytest.CaptureFixture[str]) -> None:
+    path = tmp_path / "app.sock"
+    got: list[bytes] = []
+    with _one_reply_server(path, reply, got):
+        assert remote.forward(["agent", "-m", "hi"], str(path)) is None
+    assert json.loads(got[0]) == {"action": "run", "protocol": remote.PROTOCOL, "argv": ["agent", "-m", "hi"]}
+    assert "another protocol" in capsys.readouterr().err
+
+
+def test_nothing_running_means_running_here(tmp_path: Path) -> None:
+    assert remote.forward(["agent", "-m", "hi"], str(tmp_path / "nobody.sock")) is None
