@@ -1,4 +1,5 @@
-"""The desktop menu entry: installing it gives a launcher that runs our program and finds its icons."""
+"""The desktop menu entry: installing it gives a launcher that runs our program and finds its icons;
+uninstalling removes exactly that."""
 
 from __future__ import annotations
 
@@ -6,10 +7,10 @@ import configparser
 import os
 import struct
 import subprocess
+import sys
 from pathlib import Path
 
 REPO = Path(__file__).resolve().parent.parent
-INSTALL = REPO / "packaging" / "install-desktop-entry.sh"
 SIZES = (16, 22, 24, 32, 48, 64, 128, 256)
 STATES = ("nanobot-tray", "nanobot-tray-working", "nanobot-tray-attention")
 
@@ -20,27 +21,28 @@ def png_size(path: Path) -> tuple[int, int]:
     return struct.unpack(">II", header[16:24])
 
 
-def install(home: Path, *args: str) -> subprocess.CompletedProcess[str]:
-    env = {"PATH": "/usr/bin:/bin", "HOME": str(home)}
-    return subprocess.run(["bash", str(INSTALL), *args], capture_output=True, text=True, env=env, timeout=30)
+def cli(home: Path, *args: str, **env: str) -> subprocess.CompletedProcess[str]:
+    full_env = {"PATH": "/usr/bin:/bin", "HOME": str(home), "PYTHONPATH": str(REPO), **env}
+    return subprocess.run([sys.executable, "-m", "desktop", *args], capture_output=True, text=True, env=full_env,
+                          timeout=60, cwd=str(REPO))
 
 
-def test_installed_entry_launches_the_given_program_with_its_icon(tmp_path: Path) -> None:
-    program = tmp_path / "my apps" / "nanobot-tray"
-    program.parent.mkdir()
-    program.write_text("#!/bin/sh\n")
-    program.chmod(0o755)
+def read_entry(path: Path) -> configparser.SectionProxy:
+    entry = configparser.ConfigParser(interpolation=None)
+    entry.optionxform = str  # type: ignore[assignment,method-assign]  (keys are case-sensitive)
+    entry.read(path, encoding="utf-8")
+    return entry["Desktop Entry"]
 
-    result = install(tmp_path, str(program))
+
+def test_installed_entry_launches_this_install_with_its_icon(tmp_path: Path) -> None:
+    result = cli(tmp_path, "install-desktop-entry")
 
     assert result.returncode == 0, result.stderr
     share = tmp_path / ".local" / "share"
-    entry = configparser.ConfigParser(interpolation=None)
-    entry.optionxform = str  # type: ignore[assignment,method-assign]  (keys are case-sensitive)
-    entry.read(share / "applications" / "nanobot-tray.desktop", encoding="utf-8")
-    fields = entry["Desktop Entry"]
+    fields = read_entry(share / "applications" / "nanobot-tray.desktop")
     assert fields["Type"] == "Application"
-    assert fields["Exec"] == f'"{program}"'
+    program = fields["Exec"].split()[0]
+    assert os.path.isabs(program.strip('"')), "menus do not see a virtualenv's PATH"
     assert fields["Icon"] == "nanobot-tray"
     assert "Utility" in fields["Categories"].split(";")
     for state in STATES:
@@ -50,30 +52,32 @@ def test_installed_entry_launches_the_given_program_with_its_icon(tmp_path: Path
             assert png_size(png) == (size, size)
 
 
+def test_uninstall_removes_only_what_install_wrote(tmp_path: Path) -> None:
+    xdg = tmp_path / "xdg"
+    mine = xdg / "applications" / "my-editor.desktop"
+    mine.parent.mkdir(parents=True)
+    mine.write_text("[Desktop Entry]\n")
+    assert cli(tmp_path, "install-desktop-entry", XDG_DATA_HOME=str(xdg)).returncode == 0
+    assert (xdg / "icons" / "hicolor" / "22x22" / "apps" / "nanobot-tray.png").is_file()
+    assert not (tmp_path / ".local").exists()
+
+    result = cli(tmp_path, "uninstall-desktop-entry", XDG_DATA_HOME=str(xdg))
+
+    assert result.returncode == 0, result.stderr
+    assert not (xdg / "applications" / "nanobot-tray.desktop").exists()
+    assert not [p for p in (xdg / "icons").rglob("*") if p.is_file()]
+    assert mine.read_text() == "[Desktop Entry]\n"
+    assert "No menu entry" in cli(tmp_path, "uninstall-desktop-entry", XDG_DATA_HOME=str(xdg)).stdout
+
+
+def test_packages_get_the_entry_with_their_own_command(tmp_path: Path) -> None:
+    result = cli(tmp_path, "install-desktop-entry", "--data-dir", str(tmp_path / "usr" / "share"),
+                 "--exec", "nanobot-tray")
+
+    assert result.returncode == 0, result.stderr
+    assert read_entry(tmp_path / "usr" / "share" / "applications" / "nanobot-tray.desktop")["Exec"] == "nanobot-tray"
+
+
 def test_tray_icons_are_shipped_at_tray_size() -> None:
     for state in STATES:
         assert png_size(REPO / "resources" / "icons" / f"{state}.png") == (64, 64)
-
-
-def test_install_refuses_a_missing_program_and_writes_nothing(tmp_path: Path) -> None:
-    result = install(tmp_path, str(tmp_path / "nowhere" / "nanobot-tray"))
-
-    assert result.returncode == 1
-    assert "is not an executable file" in result.stderr
-    assert not (tmp_path / ".local").exists()
-
-
-def test_install_follows_xdg_data_home(tmp_path: Path) -> None:
-    program = tmp_path / "nanobot-tray"
-    program.write_text("#!/bin/sh\n")
-    program.chmod(0o755)
-    env = {"PATH": "/usr/bin:/bin", "HOME": str(tmp_path / "home"), "XDG_DATA_HOME": str(tmp_path / "xdg")}
-
-    result = subprocess.run(["bash", str(INSTALL), str(program)], capture_output=True, text=True, env=env,
-                            timeout=30)
-
-    assert result.returncode == 0, result.stderr
-    assert (tmp_path / "xdg" / "applications" / "nanobot-tray.desktop").is_file()
-    assert (tmp_path / "xdg" / "icons" / "hicolor" / "22x22" / "apps" / "nanobot-tray.png").is_file()
-    assert not (tmp_path / "home").exists()
-    assert os.access(INSTALL, os.X_OK), "the script is documented as directly runnable"
