@@ -1,12 +1,14 @@
-"""Small app-shell state that outlives a run (Do not disturb, one-time explanations), in home.state_dir."""
+"""Small app-shell state that outlives a run (Do not disturb, one-time explanations, where each window was),
+in home.state_dir."""
 
 from __future__ import annotations
 
 import dataclasses
 import json
 import logging
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from pathlib import Path
+from typing import Any
 
 from desktop.atomic import atomic_write_text
 from desktop.paths import Home
@@ -18,6 +20,7 @@ log = logging.getLogger(__name__)
 class ShellState:
     do_not_disturb: bool = False
     no_tray_explained: bool = False
+    windows: dict[str, list[int]] = field(default_factory=dict)  # window kind -> x, y, width, height
 
 
 def state_path(h: Home) -> Path:
@@ -35,8 +38,16 @@ def load_state(path: Path) -> ShellState:
         return ShellState()
     if not isinstance(data, dict):
         return ShellState()
-    known = {f.name for f in dataclasses.fields(ShellState)}
-    return ShellState(**{k: bool(v) for k, v in data.items() if k in known})
+    flags = {k: bool(data[k]) for k in ("do_not_disturb", "no_tray_explained") if k in data}
+    return ShellState(**flags, windows=_places(data.get("windows")))
+
+
+def _places(value: Any) -> dict[str, list[int]]:
+    """Window rectangles; anything that is not four whole numbers is dropped (the window is centred)."""
+    if not isinstance(value, dict):
+        return {}
+    return {str(k): list(v) for k, v in value.items()
+            if isinstance(v, list) and len(v) == 4 and all(type(n) is int for n in v)}
 
 
 def save_state(path: Path, state: ShellState) -> None:

@@ -9,6 +9,7 @@ from __future__ import annotations
 
 import argparse
 import asyncio
+import dataclasses
 import importlib
 import logging
 import os
@@ -33,6 +34,7 @@ from desktop.ui.icons import install_theme_icons
 from desktop.ui.notifier import Notifier
 from desktop.ui.single_instance import InstanceServer, InstanceUnresponsive, send_to_running, server_name
 from desktop.ui.tray import Tray
+from desktop.ui.window_manners import WindowManners
 
 if TYPE_CHECKING:  # the core takes a while to import: it loads on a worker thread after the tray is up
     from desktop.core import Core
@@ -176,6 +178,8 @@ class Shell(QObject):
         self.notifier.activated.connect(self.open_target)
         self.tray.icon_replaced.connect(lambda: self.notifier.attach(self.tray.icon))
         self.hotkey = Hotkey(self)
+        self.manners = WindowManners(lambda: self.state, self._save_state, self)
+        self.manners.settings_requested.connect(lambda: self.open_window("settings"))
         self.hotkey.activated.connect(lambda: self.open_quick())
         self.server.received.connect(self.handle)
         self.server.status = self.status
@@ -344,6 +348,8 @@ class Shell(QObject):
                                            QSystemTrayIcon.MessageIcon.Warning, 5000)
             return None
         self._windows[kind] = widget
+        if kind != "quick":  # the quick prompt places itself
+            self.manners.manage(kind, widget)
         if kind == "chat":
             widget.installEventFilter(self)
         if kind == "quick":
@@ -428,9 +434,13 @@ class Shell(QObject):
     def _notifications_allowed(self) -> bool:
         return not self.state.do_not_disturb and (self.core is None or self.core.config.notifications)
 
+    def _save_state(self) -> None:
+        snapshot = dataclasses.replace(self.state, windows=dict(self.state.windows))  # the thread writes a copy
+        self.spawn(asyncio.to_thread(save_state, state_path(self.home), snapshot))
+
     def _set_dnd(self, on: bool) -> None:
         self.state.do_not_disturb = on
-        self.spawn(asyncio.to_thread(save_state, state_path(self.home), self.state))
+        self._save_state()
 
     # ----- hotkey, settings, tray host
     async def _bind_hotkey(self, chord: str) -> None:
@@ -466,7 +476,7 @@ class Shell(QObject):
         if self.state.no_tray_explained:
             return
         self.state.no_tray_explained = True
-        self.spawn(asyncio.to_thread(save_state, state_path(self.home), self.state))
+        self._save_state()
         box = QMessageBox(QMessageBox.Icon.Information, "No system tray", NO_TRAY_TEXT,
                           QMessageBox.StandardButton.Ok, self._windows.get("chat"))
         box.open()  # not exec(): a nested event loop would stall the agent
