@@ -18,6 +18,7 @@ log = logging.getLogger(__name__)
 
 # Keys a provider accepts on a message; everything else (timestamps, UI flags) stays local.
 MODEL_KEYS = ("role", "content", "tool_calls", "tool_call_id", "name", "reasoning_content")
+CUT_OFF = "Interrupted: the app stopped before this tool finished."
 
 
 def now_iso() -> str:
@@ -66,7 +67,11 @@ class SessionStore:
 
     async def load(self, key: str) -> Session:
         if key not in self._cache:
-            self._cache[key] = await asyncio.to_thread(self._read, key)
+            session = await asyncio.to_thread(self._read, key)
+            self._cache[key] = session
+            if close_dangling_calls(session.messages):
+                log.warning("session %s: closed tool calls left without a result (the app stopped mid-tool)", key)
+                await self.rewrite(session)  # saved, so every later request carries a valid history
         return self._cache[key]
 
     def title_of(self, key: str) -> str:
@@ -141,6 +146,35 @@ class SessionStore:
                 meta, count = _peek(path)
             infos.append(SessionInfo(key, str(meta.get("title") or key), str(meta.get("updated_at", "")), count))
         return sorted(infos, key=lambda i: i.updated_at, reverse=True)
+
+
+def close_dangling_calls(messages: list[dict[str, Any]]) -> int:
+    """Give every assistant tool call without a result (a crash or kill mid-tool) an 'interrupted' one, right
+    after its call, as /stop does: providers refuse a history with an unanswered call. Returns how many."""
+    fixed: list[dict[str, Any]] = []
+    closed = 0
+    i = 0
+    while i < len(messages):
+        message = messages[i]
+        fixed.append(message)
+        i += 1
+        calls = message.get("tool_calls") if message.get("role") == "assistant" else None
+        if not isinstance(calls, list) or not calls:
+            continue
+        answered = set()
+        while i < len(messages) and messages[i].get("role") == "tool":
+            answered.add(messages[i].get("tool_call_id"))
+            fixed.append(messages[i])
+            i += 1
+        for call in calls:
+            if isinstance(call, dict) and call.get("id") not in answered:
+                name = str((call.get("function") or {}).get("name", ""))
+                fixed.append({"role": "tool", "tool_call_id": call.get("id"), "name": name, "content": CUT_OFF,
+                              "ok": False, "timestamp": now_iso()})
+                closed += 1
+    if closed:
+        messages[:] = fixed
+    return closed
 
 
 def _write_records(path: Path, records: list[dict[str, Any]]) -> None:

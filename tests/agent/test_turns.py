@@ -288,3 +288,23 @@ async def test_message_tool_reaches_the_user_marked(chat: Conversation, fake: Fa
     await chat.ask("go")
     sent = [e for e in chat.events if isinstance(e, OutboundMessage) and e.kind is OutboundKind.MESSAGE]
     assert [e.content for e in sent] == ["halfway there"]
+
+
+async def test_a_tool_call_cut_off_by_a_crash_is_closed_on_load(core: Core, chat: Conversation,
+                                                                 fake: FakeOpenAI) -> None:
+    """A kill mid-tool leaves a call without a result; the next request must still be a valid history."""
+    call = {"id": "call_1", "type": "function", "function": {"name": "exec", "arguments": "{\"command\": \"sleep 99\"}"}}
+    lines = [{"_type": "metadata", "key": chat.key, "title": "Crashed"},
+             {"role": "user", "content": "run it"},
+             {"role": "assistant", "content": None, "tool_calls": [call]}]
+    path = core.sessions.path_for(chat.key)
+    path.parent.mkdir(parents=True, exist_ok=True)
+    path.write_text("".join(json.dumps(x) + "\n" for x in lines), encoding="utf-8")
+    fake.add({"content": "sorry, that was cut off"})
+    await chat.ask("what happened?")
+    sent = fake.requests[-1]["messages"]
+    at = next(i for i, m in enumerate(sent) if m.get("tool_calls"))
+    assert sent[at + 1]["role"] == "tool" and sent[at + 1]["tool_call_id"] == "call_1"
+    assert "Interrupted" in sent[at + 1]["content"] and sent[at + 2]["role"] == "user"
+    saved = [json.loads(x) for x in path.read_text(encoding="utf-8").splitlines()]
+    assert [m.get("role") for m in saved[1:]] == ["user", "assistant", "tool", "user", "assistant"]
