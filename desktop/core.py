@@ -11,6 +11,8 @@ shell. The extension points:
 - `core.on_start(fn)` / `core.on_close(fn)`: async work started with the core and awaited on close
   (closers run in reverse order, before the loop stops).
 - `core.loop.spawn(coro)`: background work that the loop's shutdown cancels.
+- `core.scheduler.add_system_job(name, interval, run)` / `core.scheduler.add(entry)`: work that runs on
+  a schedule, deferred while a turn runs (`desktop/scheduler/`).
 - `core.settings.subscribe(keys, listener)`: hear which settings changed (Settings saved, a hand edit
   of config.yaml, a skill toggle, `/model`); parts read the shared `core.config` when they act and
   subscribe only for what they copied (`desktop/settings.py`).
@@ -32,6 +34,7 @@ from desktop.mcp import McpServers, attach_mcp
 from desktop.memory import Memory, attach_memory
 from desktop.paths import Home, home
 from desktop.providers.llm import LLMProvider
+from desktop.scheduler import Scheduler, attach_scheduler
 from desktop.session import SessionStore
 from desktop.settings import Settings
 from desktop.skills.loader import SkillsLoader, skill_roots
@@ -59,6 +62,7 @@ class Core:
     sessions: SessionStore
     context: ContextBuilder
     loop: AgentLoop
+    scheduler: Scheduler = field(init=False)
     memory: Memory = field(init=False)
     mcp: McpServers = field(init=False)
     _starters: list[Lifecycle] = field(default_factory=list, init=False)
@@ -152,6 +156,7 @@ def build_core(h: Home | None = None, settings: Settings | None = None) -> Core:
     loop = AgentLoop(settings, bus, provider, tools, sessions, context, h.tool_outputs_dir)
     core = Core(h, settings, workspace, bus, provider, tools, sessions, context, loop)
     settings.subscribe(("workspace", "tools"), core._follow_settings)  # first: others read core.workspace
+    core.scheduler = attach_scheduler(core)  # before the features that register jobs on it
     core.memory = attach_memory(core)
     core.mcp = attach_mcp(core)
     return core

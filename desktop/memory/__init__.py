@@ -8,6 +8,7 @@ from typing import TYPE_CHECKING
 from desktop.memory.commands import add_memory_commands
 from desktop.memory.consolidator import Consolidator
 from desktop.memory.dream import Dream
+from desktop.memory.dream_job import JOB_NAME, dream_interval, scheduled_dream
 from desktop.memory.git_history import GitHistory
 from desktop.memory.store import MemoryStore
 
@@ -24,7 +25,8 @@ class Memory:
 
 
 def attach_memory(core: Core) -> Memory:
-    """Build the memory parts and hook them into the loop (turn hooks and slash commands)."""
+    """Build the memory parts and hook them into the loop (turn hooks and slash commands) and the
+    scheduler (Dream every `schedules.dream_interval`)."""
     loop = core.loop
     store = MemoryStore(core.workspace)
     consolidator = Consolidator(store, loop.provider, loop.sessions, loop.context, loop.config, loop.spawn)
@@ -34,5 +36,7 @@ def attach_memory(core: Core) -> Memory:
     git = GitHistory(store)
     dream = Dream(store, loop.provider, loop.config, git)
     add_memory_commands(loop.commands, dream)
+    core.scheduler.add_system_job(JOB_NAME, lambda: dream_interval(core.config.schedules.dream_interval),
+                                  lambda: scheduled_dream(dream))
     core.settings.subscribe("workspace", lambda _: setattr(store, "workspace", core.workspace))
     return Memory(store, consolidator, git, dream)

@@ -103,9 +103,10 @@ class Dream:
     def running(self) -> bool:
         return self._lock.locked()
 
-    async def run_if_due(self, busy: bool) -> DreamResult | None:
-        """The scheduler's decision: only when no turn runs, no Dream runs and there is new history."""
-        if busy or self.running or not await asyncio.to_thread(self.store.has_unprocessed):
+    async def run_if_due(self) -> DreamResult | None:
+        """The scheduled run (the scheduler already waited for no turn to run): only when no Dream runs
+        and there is new history."""
+        if self.running or not await asyncio.to_thread(self.store.has_unprocessed):
             return None
         return await self.run()
 

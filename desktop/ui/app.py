@@ -32,6 +32,7 @@ from desktop.ui.collector import GuiThreadCollector
 from desktop.ui.hotkey import Hotkey, current_status
 from desktop.ui.icons import install_theme_icons
 from desktop.ui.notifier import Notifier
+from desktop.ui.scheduler_timer import SchedulerTimer
 from desktop.ui.single_instance import InstanceServer, InstanceUnresponsive, send_to_running, server_name
 from desktop.ui.tray import Tray
 from desktop.ui.window_manners import WindowManners
@@ -160,7 +161,6 @@ class Shell(QObject):
         self._quit = asyncio.Event()
         self._bound_hotkey = ""
         self._explanation: QMessageBox | None = None
-        self._dream: Any = None  # DreamTimer once the agent runs
         self.collector = GuiThreadCollector(self)  # Qt objects must never be freed on the model thread
 
         install_theme_icons()  # before the icon is shown: StatusNotifierItem hosts look it up by name
@@ -271,11 +271,8 @@ class Shell(QObject):
         stall = meter.stop()
         log.info("model ready %.3f s after launch (litellm import %.2f s, worst GUI stall %.0f ms)",
                  time.perf_counter() - self.started, time.perf_counter() - began, stall * 1000)
+        self.core.scheduler.timer = SchedulerTimer(self)
         await self.core.start()
-        from desktop.ui.dream_timer import DreamTimer
-
-        self._dream = DreamTimer(self.core, self)  # it follows schedules.dream_interval itself
-        self._dream.start()
         self.window("quick", log_missing=False)  # built now so the hotkey shows it without delay
 
     def quit(self) -> None:
@@ -291,8 +288,6 @@ class Shell(QObject):
         self._windows.clear()
         self._tray_timer.stop()
         self._config_timer.stop()
-        if self._dream is not None:
-            self._dream.stop()
         if self._watcher.files() or self._watcher.directories():
             self._watcher.removePaths(self._watcher.files() + self._watcher.directories())
         self.hotkey.stop()

@@ -7,16 +7,21 @@ import json
 import os
 import subprocess
 import sys
+from datetime import UTC, datetime, timedelta
 from pathlib import Path
 from typing import Any
 
 import pytest
 
+from desktop import notify
+from desktop.config import Config
 from desktop.core import Core
 from desktop.memory.dream import DreamError, parse_findings
 from desktop.memory.git_history import GitError
+from desktop.scheduler.scheduler import BUSY_RETRY
 from tests.conftest import Conversation
 from tests.fakeserver import FakeOpenAI
+from tests.scheduler.fakes import ManualClock, ManualTimer
 
 FINDINGS = ("[USER] Name is Sam\n"
             "[MEMORY] Project Atlas runs on Postgres 16\n"
@@ -188,15 +193,48 @@ async def test_dream_commands_in_chat(core: Core, chat: Conversation, fake: Fake
     assert (await chat.ask("/dream-restore")).content.startswith("Usage: /dream-restore REV")
 
 
-async def test_scheduler_runs_only_when_idle_with_new_history(core: Core, fake: FakeOpenAI) -> None:
-    dream = core.memory.dream
-    assert await dream.run_if_due(busy=False) is None  # no history
-    add_history(core, "Sam")
-    assert await dream.run_if_due(busy=True) is None  # a turn is running
-    assert fake.requests == []
-    fake.add({"content": "[SKIP]"})
-    result = await dream.run_if_due(busy=False)
-    assert result is not None and result.processed == 1 and len(fake.requests) == 1
+async def test_scheduled_dream_runs_only_when_idle_with_new_history(core: Core, fake: FakeOpenAI) -> None:
+    """Dream is the scheduler's system job: every schedules.dream_interval, deferred while a turn runs,
+    no model call without new history, and a change to memory is notified with that change as target."""
+    clock = ManualClock(datetime(2026, 5, 4, 8, 0, tzinfo=UTC))
+    timer = ManualTimer(clock)
+    scheduler = core.scheduler
+    scheduler.clock, scheduler.timer = clock, timer
+    scheduler.start()
+    notes: list[notify.Notification] = []
+    notify.install(notes.append)
+    busy = False
+    scheduler.busy = lambda: busy
+    try:
+        clock.advance(core.config.schedules.dream_interval)
+        assert scheduler.run_due() == ["dream"]
+        await scheduler.settle()
+        assert fake.requests == []  # no history yet: no model call
+        add_history(core, "Sam")
+        clock.advance(core.config.schedules.dream_interval)
+        busy = True  # a turn is running: deferred by 5 minutes, no model call
+        scheduler.run_due()
+        await scheduler.settle()
+        assert fake.requests == [] and scheduler.next_due() == clock.now() + timedelta(seconds=BUSY_RETRY)
+        busy = False
+        fake.add({"content": FINDINGS}, *apply_steps())
+        clock.advance(BUSY_RETRY)
+        assert scheduler.run_due() == ["dream"]
+        await scheduler.settle()
+    finally:
+        notify.install(None)
+    assert len(fake.requests) == 5
+    rev = (await core.memory.git.log())[0].rev
+    assert [(n.title, n.target) for n in notes] == [("Memory updated", notify.memory_change(rev))]
+    assert notes[0].body.startswith("Dream updated ") and "USER.md" in notes[0].body
+
+
+async def test_dream_interval_zero_turns_scheduled_dream_off(core: Core) -> None:
+    def off(config: Config) -> None:
+        config.schedules.dream_interval = 0
+
+    await core.settings.update(off)
+    assert core.scheduler.next_due() is None
 
 
 def test_parse_findings_keeps_only_tagged_lines() -> None:

@@ -14,11 +14,9 @@ from typing import Any
 import pytest
 from PySide6.QtCore import QDate, Qt
 
-from desktop import notify, tasks
+from desktop import tasks
 from desktop.ui.bridge import CoreBridge
-from desktop.ui.dream_timer import BUSY_RETRY_MS, DreamTimer
 from desktop.ui.memory.window import MemoryWindow
-from tests.fakeserver import FakeOpenAI
 from tests.ui.conftest import until
 
 SHOTS = os.environ.get("MEMORY_SHOTS")  # a folder: save screenshots of each tab there
@@ -239,28 +237,3 @@ async def test_sessions_open_export_and_delete(window: MemoryWindow, tmp_path: P
     assert await tab.delete() is True
     assert not core.sessions.path_for("desktop:a").exists()
     assert [tab.model.item(r, 0).text() for r in range(tab.model.rowCount())] == ["Tax forms"]
-
-
-async def test_dream_timer_notifies_with_the_changed_files(bridge: CoreBridge, fake: FakeOpenAI) -> None:
-    core = bridge.core
-    timer = DreamTimer(core)
-    notes: list[tuple[str, str]] = []
-    notify.install(lambda note: notes.append((note.title, note.body)))
-    updates: list[tuple[str, list[str]]] = []
-    timer.memory_updated.connect(lambda rev, files: updates.append((rev, files)))
-    try:
-        assert await timer.run_once() is None  # no history yet: no model call
-        assert fake.requests == []
-        core.memory.store.append_history("desktop:x", "Sam likes tea")
-        fake.add({"content": "[USER] likes tea"},
-                 {"tool_calls": [{"name": "edit_file", "arguments": {"path": "USER.md", "old_text": "- Name:",
-                                                                     "new_text": "- Name:\n- Likes tea"}}]},
-                 {"content": "done"})
-        result = await timer.run_once()
-    finally:
-        notify.install(None)
-        timer.stop()
-    assert result is not None and result.changed == ["USER.md"]
-    assert notes == [("Memory updated", "Dream updated USER.md.")]
-    assert updates == [(result.rev, ["USER.md"])]
-    assert BUSY_RETRY_MS < timer.interval_ms

@@ -1,0 +1,44 @@
+"""The scheduler: what is due when (Dream, heartbeat, reminders), on one timer that sleeps until then."""
+
+from __future__ import annotations
+
+import asyncio
+from collections.abc import Callable
+from typing import TYPE_CHECKING
+
+from desktop.scheduler.scheduler import Scheduler, SystemJob
+
+if TYPE_CHECKING:
+    from desktop.core import Core
+
+__all__ = ["AsyncioTimer", "Scheduler", "SystemJob", "attach_scheduler"]
+
+
+class AsyncioTimer:
+    """The headless timer: one `call_later` at a time."""
+
+    def __init__(self) -> None:
+        self._handle: asyncio.TimerHandle | None = None
+
+    def arm(self, delay: float, fire: Callable[[], None]) -> None:
+        self.cancel()
+        self._handle = asyncio.get_running_loop().call_later(delay, fire)
+
+    def cancel(self) -> None:
+        if self._handle is not None:
+            self._handle.cancel()
+            self._handle = None
+
+
+def attach_scheduler(core: Core) -> Scheduler:
+    """One scheduler per core, started and stopped with it; a settings change under `schedules` re-arms it.
+    The app swaps in its QTimer (`scheduler.timer`) before the core starts."""
+    scheduler = Scheduler(busy=lambda: bool(core.loop.busy_sessions), timer=AsyncioTimer())
+
+    async def start() -> None:
+        scheduler.start()
+
+    core.on_start(start)
+    core.on_close(scheduler.stop)
+    core.settings.subscribe("schedules", lambda _: scheduler.rearm())
+    return scheduler
