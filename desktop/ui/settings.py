@@ -138,7 +138,6 @@ class SettingsWindow(QWidget):
         self.hotkey.setClearButtonEnabled(True)
         self.hotkey_note = note_label()
         self.dream = _minutes_box()
-        self.heartbeat = _minutes_box()
         self.autostart = QCheckBox("Start Nanobot Tray when I log in")
         self.notifications = QCheckBox("Show desktop notifications (background answers, memory updates)")
 
@@ -154,7 +153,6 @@ class SettingsWindow(QWidget):
         form.addRow("Global hotkey", with_note(self.hotkey, self.hotkey_note))
         form.addRow(heading("Background work"))
         form.addRow("Dream (tidy memory) every", self.dream)
-        form.addRow("Heartbeat (HEARTBEAT.md) every", self.heartbeat)
         form.addRow(heading("Desktop"))
         form.addRow(self.autostart)
         form.addRow(self.notifications)
@@ -197,7 +195,6 @@ class SettingsWindow(QWidget):
         self.hotkey_note.setText(status.message[:1].upper() + status.message[1:]
                                  + (f". {status.hint}" if status.hint else ""))
         self.dream.setValue(config.schedules.dream_interval // 60)
-        self.heartbeat.setValue(config.schedules.heartbeat_interval // 60)
         self.notifications.setChecked(config.notifications)
         self.temperature.setValue(config.temperature)
         self.max_tokens.setValue(config.max_tokens)
@@ -242,7 +239,6 @@ class SettingsWindow(QWidget):
             return f"Hotkey: {exc}"
         config.hotkey = chord
         config.schedules.dream_interval = self.dream.value() * 60
-        config.schedules.heartbeat_interval = self.heartbeat.value() * 60
         config.notifications = self.notifications.isChecked()
         return None
 
