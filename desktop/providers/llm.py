@@ -13,13 +13,13 @@ from typing import Any
 
 from desktop import secrets
 from desktop.config import Config
+from desktop.providers.failures import FailureKind, classify, is_quota
 from desktop.providers.litellm_env import litellm
 from desktop.providers.model_thread import run_on_model_thread, to_caller
 
 log = logging.getLogger(__name__)
 
 RETRY_STATUS = {408, 409, 429}
-_NO_RETRY_WORDS = ("insufficient_quota", "billing", "quota exceeded", "exceeded your current quota")
 NO_KEY = "no-key-needed"
 DeltaSink = Callable[[str], None]
 
@@ -41,7 +41,11 @@ class LLMResponse:
 
 
 class ProviderError(RuntimeError):
-    """The model could not be reached or refused; the message is for the user."""
+    """The model could not be reached or refused; the message is for the user, `kind` says what can help."""
+
+    def __init__(self, message: str, kind: FailureKind = FailureKind.OTHER) -> None:
+        super().__init__(message)
+        self.kind = kind
 
 
 class StreamBroken(ProviderError):
@@ -52,7 +56,7 @@ class IncompleteAnswer(StreamBroken):
     """The answer stopped before its end; `partial` is what arrived, never to be taken for a whole answer."""
 
     def __init__(self, message: str, partial: str) -> None:
-        super().__init__(message)
+        super().__init__(message, FailureKind.ANSWER)
         self.partial = partial
 
 
@@ -110,11 +114,11 @@ class LLMProvider:
         except secrets.KeyringUnavailable as exc:
             if base:
                 return NO_KEY  # the server's refusal is the error the user sees
-            raise ProviderError(f"No API key for provider '{provider}': {exc}") from exc
+            raise ProviderError(f"No API key for provider '{provider}': {exc}", FailureKind.KEY) from exc
         if key or base:
             return key or NO_KEY
-        raise ProviderError(f"No API key for provider '{provider}'. Run `nanobot-tray keys set {provider}` "
-                            f"or set {missing[0]}.")
+        raise ProviderError(f"No API key for provider '{provider}'. Add it in Settings, run "
+                            f"`nanobot-tray keys set {provider}` or set {missing[0]}.", FailureKind.KEY)
 
     async def chat(self, messages: list[dict[str, Any]], tools: list[dict[str, Any]] | None = None, *,
                    on_text: DeltaSink | None = None, on_reasoning: DeltaSink | None = None,
@@ -141,11 +145,27 @@ class LLMProvider:
                 raise
             except Exception as exc:
                 if streamed.emitted or attempt >= len(delays) or not _retryable(exc):
-                    raise _failure(exc, streamed) from exc
+                    raise await self._failure(exc, streamed, model) from exc
                 wait = max(delays[attempt], _retry_after(exc))
                 attempt += 1
                 log.warning("model call failed (%s); retry %d in %.1fs", _describe(exc), attempt, wait)
                 await self._sleep(wait)
+
+    async def _failure(self, exc: Exception, streamed: _Accumulator, model: str) -> ProviderError:
+        """The error the user sees for a call that will not be tried again."""
+        partial = IncompleteAnswer if streamed.emitted else None
+        if isinstance(exc, _CutOff):
+            message = "The answer broke off: the model server closed the stream before the answer was finished."
+            return partial(message, streamed.text) if partial else ProviderError(message, FailureKind.ANSWER)
+        if isinstance(exc, _Empty):
+            return (StreamBroken if streamed.emitted else ProviderError)(
+                "The model finished without an answer (it sent no text).", FailureKind.ANSWER)
+        if isinstance(exc, _TooLong):
+            message = (f"The model kept streaming for {exc.seconds:.0f} s without finishing its answer, so it was "
+                       "stopped (the bound is ten times provider.timeout).")
+            return partial(message, streamed.text) if partial else ProviderError(message, FailureKind.ANSWER)
+        kind, message = await classify(exc, self.config, model, self.config.provider.timeout)
+        return (StreamBroken if streamed.emitted else ProviderError)(message, kind)
 
     async def _bounded(self, call: Coroutine[Any, Any, LLMResponse]) -> LLMResponse:
         limit = self.config.provider.timeout * WHOLE_CALL_FACTOR
@@ -312,29 +332,13 @@ def _status(exc: Exception) -> int | None:
     return code if isinstance(code, int) else None
 
 
-def _failure(exc: Exception, streamed: _Accumulator) -> ProviderError:
-    """The error the user sees for a call that will not be tried again."""
-    if isinstance(exc, _CutOff):
-        message = "The answer broke off: the model server closed the stream before the answer was finished."
-        return IncompleteAnswer(message, streamed.text) if streamed.emitted else ProviderError(message)
-    if isinstance(exc, _Empty):
-        return (StreamBroken if streamed.emitted else ProviderError)(
-            "The model finished without an answer (it sent no text).")
-    if isinstance(exc, _TooLong):
-        message = (f"The model kept streaming for {exc.seconds:.0f} s without finishing its answer, so it was stopped "
-                   "(the bound is ten times provider.timeout).")
-        return IncompleteAnswer(message, streamed.text) if streamed.emitted else ProviderError(message)
-    return (StreamBroken if streamed.emitted else ProviderError)(_describe(exc))
-
-
 def _retryable(exc: Exception) -> bool:
     if isinstance(exc, (_CutOff, _Empty)):
         return True  # nothing reached the user yet (else no retry is asked): a fresh try may well work
     if isinstance(exc, _TooLong):
         return False
     lm = litellm()
-    text = str(exc).lower()
-    if any(word in text for word in _NO_RETRY_WORDS):
+    if is_quota(exc):
         return False
     if isinstance(exc, (lm.Timeout, lm.APIConnectionError, asyncio.TimeoutError, ConnectionError)):
         return True

@@ -121,7 +121,7 @@ async def test_provider_unreachable_gives_a_clear_error(chat: Conversation, core
     core.config.api_base = "http://127.0.0.1:9/v1"
     end = await chat.ask("hello?")
     assert isinstance(end, TurnError)
-    assert "Connection" in end.message
+    assert end.message == "Can't reach the model server at http://127.0.0.1:9 — is it running?"
 
 
 async def test_stop_keeps_partial_answer(chat: Conversation, core: Core, fake: FakeOpenAI) -> None:

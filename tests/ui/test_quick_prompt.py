@@ -69,7 +69,7 @@ async def test_a_failed_turn_shows_the_error_inline(qtbot: QtBot, bridge: CoreBr
     qtbot.keyClicks(prompt.input, "hello")
     qtbot.keyClick(prompt.input, Qt.Key.Key_Enter)
     await until(lambda: prompt.status.property("error") is True, message="error shown")
-    assert "invalid api key" in prompt.status.text()
+    assert "refused the API key (HTTP 401)" in prompt.status.text()
 
 
 async def test_stop_ends_a_long_answer_and_copy_takes_it_as_markdown(qtbot: QtBot, bridge: CoreBridge,

@@ -117,8 +117,7 @@ async def test_connection_test_succeeds_against_the_server_and_names_a_dead_port
     form.api_base.setText("http://127.0.0.1:9/v1")  # the discard port: nothing listens there
     form.test_button.click()
     await until(form.test_button.isEnabled, timeout=30, message="test finished")
-    assert form.test_result.text() == ("✗ Nothing answers at http://127.0.0.1:9/v1. "
-                                       "Is the server running, and is the address right?")
+    assert form.test_result.text() == "✗ Can't reach the model server at http://127.0.0.1:9 — is it running?"
     assert yaml.safe_load(bridge.core.settings.path.read_text())["api_base"] == fake.base_url  # testing saves nothing
 
 
