@@ -63,6 +63,8 @@ class McpServerConfig:
     enabled: bool = True
     timeout: float = 30.0  # seconds per tool call
     tools: list[str] | None = None  # allow-list of the server's tool names; all when absent
+    # Its tools run without asking. Not compared: trusting a server must not restart it.
+    trusted: bool = field(default=False, compare=False)
 
     def invalid(self) -> str | None:
         """Why this entry cannot work, or None."""
@@ -88,6 +90,8 @@ class McpConfig:
 class ApprovalsConfig:
     tools: dict[str, str] = field(default_factory=dict)  # tool name -> allow, ask or deny
     timeout: float = 600.0  # seconds before an unanswered question counts as "no"
+    # "Always allow" answers: {tool, what (the exact command or path), workspace (where it holds)}
+    rules: list[dict[str, str]] = field(default_factory=list)
 
 
 @dataclass

@@ -118,7 +118,7 @@ async def test_the_gate_keeps_running_turns_when_the_limit_drops() -> None:
     release = asyncio.Event()
 
     async def turn(name: str) -> None:
-        async with gate:
+        async with gate.slot(name):
             order.append(name)
             await release.wait()
 

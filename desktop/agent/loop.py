@@ -6,6 +6,7 @@ import asyncio
 import logging
 from collections import deque
 from collections.abc import Awaitable, Callable
+from contextlib import AbstractAsyncContextManager
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
@@ -93,6 +94,10 @@ class AgentLoop:
             if state.worker is None:
                 state.worker = self.spawn(self._drain(key, state))
 
+    def waiting_for_user(self, session_key: str) -> AbstractAsyncContextManager[None]:
+        """Around a wait for the user (an approval): the turn gives up its place meanwhile."""
+        return self._gate.released(session_key)
+
     @property
     def busy_sessions(self) -> list[str]:
         return [k for k, s in self._states.items() if s.turn is not None]
@@ -142,7 +147,7 @@ class AgentLoop:
         try:
             while state.pending:
                 msg = state.pending.popleft()
-                async with self._gate:
+                async with self._gate.slot(key):
                     state.turn = asyncio.ensure_future(self._turn(msg, state))
                     try:
                         await state.turn

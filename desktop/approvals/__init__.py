@@ -1,22 +1,29 @@
 """Approvals: before a tool runs, the policy says allow, ask or deny; an asker (the terminal for the headless
-`agent`, later a card in the desktop) answers the asks.
+`agent`; in the app `Questions`, which a card in the chat or a notification answers) answers the asks.
 
 The sandbox and the path guard contain what they can, so asks are kept for what they cannot: `exec`
 where bubblewrap does not run, file tools reaching outside the workspace with the restriction off, and
-MCP tools. `approvals.tools` in config.yaml sets a tool to allow, ask or deny outright. Approving never
-lifts a tool's own refusals (destructive commands, app-managed files): those hold even with --yes.
+MCP tools (until the user trusts the server: `mcp.servers.NAME.trusted`). `approvals.tools` in
+config.yaml sets a tool to allow, ask or deny outright. "Always allow" saves a rule (`approvals.rules`:
+this exact command or path, in this workspace; for an MCP tool, trust in its server) through the settings
+writer. Approving never lifts a tool's own refusals (destructive commands, app-managed files): those hold
+even with --yes. While a question waits, its turn gives up its concurrent-turn place.
 """
 
 from __future__ import annotations
 
 import asyncio
+import difflib
 import logging
 from collections.abc import Awaitable, Callable
+from contextlib import AbstractAsyncContextManager, nullcontext
 from dataclasses import dataclass
 from pathlib import Path
 from typing import TYPE_CHECKING, Any, Literal
 
 from desktop.config import Config
+from desktop.mcp.manager import McpTool
+from desktop.settings import Settings
 from desktop.tools.base import Tool, ToolContext, ToolError
 from desktop.tools.path_guard import PathGuard
 from desktop.tools.shell import ExecTool
@@ -27,6 +34,8 @@ if TYPE_CHECKING:
 log = logging.getLogger(__name__)
 Decision = Literal["allow", "ask", "deny"]
 DECISIONS: tuple[Decision, ...] = ("allow", "ask", "deny")
+Answer = Literal["once", "always", "deny"]  # Allow once / Always allow (saves a rule) / Deny
+DIFF_LINES = 400  # a longer diff is cut: the card shows what it can, the rest is marked
 _FILE_TOOLS = {"read_file", "write_file", "edit_file", "list_dir", "glob", "grep"}
 _ALWAYS_ALLOWED = {"web_fetch", "web_search", "message"}
 MCP_PREFIX = "mcp_"  # MCP tools ask until the user trusts their server
@@ -40,19 +49,27 @@ class ApprovalRequest:
     tool: str
     shown: str  # the command, or the path (what the user approves)
     reason: str
+    detail: str = ""  # for writes and edits: the change as a unified diff
+    always: str = ""  # what "Always allow" would save, in words
 
 
-Asker = Callable[[ApprovalRequest], Awaitable[bool]]
+Asker = Callable[[ApprovalRequest], Awaitable[Answer]]
+Waiting = Callable[[str], AbstractAsyncContextManager[None]]  # around a wait for the user, by session key
 
 
 class Approvals:
     """Decides each tool call and, for an ask, waits for `asker` (None: nobody can answer, the call fails
     with `no_asker_hint`). An unanswered question is denied after `approvals.timeout` seconds."""
 
-    def __init__(self, config: Config, asker: Asker | None, no_asker_hint: str = "") -> None:
+    def __init__(self, config: Config, asker: Asker | None, no_asker_hint: str = "", *,
+                 settings: Settings | None = None, workspace: Callable[[], Path] | None = None,
+                 waiting: Waiting | None = None) -> None:
         self.config = config
         self.asker = asker
         self.no_asker_hint = no_asker_hint
+        self.settings = settings  # where "Always allow" saves its rule; None: it counts as once
+        self.workspace = workspace or (lambda: Path.cwd())
+        self.waiting = waiting or (lambda _key: nullcontext())
 
     async def decide(self, tool: Tool, arguments: dict[str, Any]) -> tuple[Decision, str]:
         """The decision for one call and, for ask and deny, why."""
@@ -67,6 +84,11 @@ class Approvals:
             return ("allow", "") if mode.sandboxed else ("ask", f"commands are {mode.description}")
         if tool.name in _FILE_TOOLS:
             return _file_decision(tool, arguments)
+        if isinstance(tool, McpTool):
+            server = self.config.mcp.servers.get(tool.server.name)
+            if server is not None and server.trusted:
+                return "allow", ""
+            return "ask", f"tools of MCP server '{tool.server.name}' ask until you trust the server"
         if tool.name.startswith(MCP_PREFIX):
             return "ask", "tools of MCP servers ask until you trust the server"
         return "allow", ""
@@ -78,17 +100,85 @@ class Approvals:
             return
         if decision == "deny":
             raise ToolError(f"{tool.name} is not allowed ({why})")
-        request = ApprovalRequest(ctx.session_key, tool.name, _shown(tool, arguments), why)
+        shown = _shown(tool, arguments)
+        if self._ruled(tool.name, shown):
+            return
         if self.asker is None:
             raise ToolError(f"{tool.name} needs the user's approval ({why}) and nobody can be asked here"
                             + (f"; {self.no_asker_hint}" if self.no_asker_hint else ""))
-        try:
-            allowed = await asyncio.wait_for(self.asker(request), self.config.approvals.timeout)
-        except TimeoutError:
-            raise ToolError(f"{tool.name} was not approved: nobody answered within "
-                            f"{self.config.approvals.timeout} s") from None
-        if not allowed:
+        request = ApprovalRequest(ctx.session_key, tool.name, shown, why, await _detail(tool, arguments),
+                                  _always(tool, shown))
+        timeout = self.config.approvals.timeout
+        async with self.waiting(ctx.session_key):
+            try:
+                answer = await asyncio.wait_for(self.asker(request), timeout)
+            except TimeoutError:
+                raise ToolError(f"{tool.name} was not approved: nobody answered within {_duration(timeout)}, "
+                                "so it was denied") from None
+        if answer == "deny":
             raise ToolError(f"the user did not approve {tool.name}: {request.shown}")
+        if answer == "always":
+            await self._remember(tool, shown)
+
+    def _ruled(self, tool: str, shown: str) -> bool:
+        """Whether a saved "Always allow" covers this exact call in the workspace in force."""
+        here = str(self.workspace())
+        return any(rule.get("tool") == tool and rule.get("what") == shown and rule.get("workspace", here) == here
+                   for rule in self.config.approvals.rules)
+
+    async def _remember(self, tool: Tool, shown: str) -> None:
+        """Save the rule "Always allow" stands for: trust in an MCP tool's server, else this exact call here."""
+        if self.settings is None:
+            return
+        if isinstance(tool, McpTool):
+            name = tool.server.name
+            await self.settings.update(lambda config: _trust(config, name))
+            return
+        rule = {"tool": tool.name, "what": shown, "workspace": str(self.workspace())}
+        await self.settings.update(lambda config: _add_rule(config, rule))
+
+
+def _trust(config: Config, server: str) -> None:
+    if server in config.mcp.servers:
+        config.mcp.servers[server].trusted = True
+
+
+def _add_rule(config: Config, rule: dict[str, str]) -> None:
+    if rule not in config.approvals.rules:
+        config.approvals.rules.append(rule)
+
+
+def _duration(seconds: float) -> str:
+    return f"{seconds / 60:g} min" if seconds >= 60 else f"{seconds:g} s"
+
+
+def _always(tool: Tool, shown: str) -> str:
+    if isinstance(tool, McpTool):
+        return f"trust MCP server '{tool.server.name}' (all its tools run without asking)"
+    return f"always allow {tool.name} of exactly this in this workspace"
+
+
+async def _detail(tool: Tool, arguments: dict[str, Any]) -> str:
+    """For writes and edits, the change as a diff against the file as it is now (read off the loop)."""
+    if tool.name not in ("write_file", "edit_file") or "path" not in arguments:
+        return ""
+    guard: PathGuard | None = getattr(tool, "guard", None)
+    base = guard.workspace if guard is not None else Path.cwd()
+    path = Path(str(arguments["path"])).expanduser()
+    path = path if path.is_absolute() else base / path
+    try:
+        old = await asyncio.to_thread(path.read_text, encoding="utf-8", errors="replace")
+    except OSError:
+        old = ""
+    if tool.name == "write_file":
+        new = str(arguments.get("content", ""))
+    else:
+        target, replacement = str(arguments.get("old_text", "")), str(arguments.get("new_text", ""))
+        new = old.replace(target, replacement, -1 if arguments.get("replace_all") else 1)
+    lines = list(difflib.unified_diff(old.splitlines(), new.splitlines(), str(path), str(path), lineterm=""))
+    if len(lines) > DIFF_LINES:
+        lines = [*lines[:DIFF_LINES], f"… {len(lines) - DIFF_LINES} more lines"]
+    return "\n".join(lines)
 
 
 def _file_decision(tool: Tool, arguments: dict[str, Any]) -> tuple[Decision, str]:
@@ -114,6 +204,7 @@ def _shown(tool: Tool, arguments: dict[str, Any]) -> str:
 
 def attach_approvals(core: Core, asker: Asker | None, no_asker_hint: str = "") -> Approvals:
     """Put approvals in front of every tool call of `core` (all its registries share the gate)."""
-    approvals = Approvals(core.config, asker, no_asker_hint)
+    approvals = Approvals(core.config, asker, no_asker_hint, settings=core.settings,
+                          workspace=lambda: core.workspace, waiting=core.loop.waiting_for_user)
     core.tools.gate = approvals.check
     return approvals

@@ -10,7 +10,7 @@ import signal
 import sys
 from collections.abc import Awaitable
 
-from desktop.approvals import ApprovalRequest, Asker, attach_approvals
+from desktop.approvals import Answer, ApprovalRequest, Asker, attach_approvals
 from desktop.bus import (
     Event,
     InboundMessage,
@@ -78,22 +78,24 @@ async def _main(args: argparse.Namespace) -> int:
 def _asker(yes: bool) -> Asker | None:
     """--yes answers every ask; a terminal asks the person at it; without either, asks fail (NO_TERMINAL_HINT)."""
     if yes:
-        async def allow(request: ApprovalRequest) -> bool:
+        async def allow(request: ApprovalRequest) -> Answer:
             print(f"  (--yes) allowing {request.tool}: {request.shown}", file=sys.stderr, flush=True)
-            return True
+            return "once"
         return allow
     if not sys.stdin.isatty():
         return None
     one_at_a_time = asyncio.Lock()
 
-    async def ask(request: ApprovalRequest) -> bool:
+    async def ask(request: ApprovalRequest) -> Answer:
         async with one_at_a_time:
             print(f"\n{request.tool} needs your approval ({request.reason}):\n  {request.shown}", file=sys.stderr)
             try:
-                answer = await asyncio.get_running_loop().run_in_executor(None, input, "Allow? [y/N] ")
+                answer = await asyncio.get_running_loop().run_in_executor(
+                    None, input, f"Allow? [y/N, or a: {request.always}] ")
             except EOFError:
-                return False
-        return answer.strip().lower() in ("y", "yes")
+                return "deny"
+        said = answer.strip().lower()
+        return "once" if said in ("y", "yes") else "always" if said in ("a", "always") else "deny"
     return ask
 
 

@@ -6,7 +6,7 @@ from __future__ import annotations
 import asyncio
 from pathlib import Path
 
-from desktop.approvals import ApprovalRequest, Approvals
+from desktop.approvals import Answer, ApprovalRequest, Approvals
 from desktop.bus import TurnFinished
 from desktop.config import Config
 from desktop.core import Core
@@ -31,9 +31,9 @@ class Person:
         self.answer = answer
         self.asked: list[ApprovalRequest] = []
 
-    async def __call__(self, request: ApprovalRequest) -> bool:
+    async def __call__(self, request: ApprovalRequest) -> Answer:
         self.asked.append(request)
-        return self.answer
+        return "once" if self.answer else "deny"
 
 
 def unsandboxed_exec(workspace: Path) -> ExecTool:
@@ -111,9 +111,9 @@ async def test_an_unanswered_question_is_denied_after_the_timeout(tmp_path: Path
     config = Config()
     config.approvals.timeout = 0.05
 
-    async def never(request: ApprovalRequest) -> bool:
+    async def never(request: ApprovalRequest) -> Answer:
         await asyncio.Event().wait()
-        return True
+        return "once"
 
     tools = ToolRegistry([unsandboxed_exec(tmp_path)], Approvals(config, never).check)
     outcome = await run(tools, "exec", command="true")

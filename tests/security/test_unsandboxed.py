@@ -7,7 +7,7 @@ from collections.abc import Iterator
 
 import pytest
 
-from desktop.approvals import ApprovalRequest, Approvals
+from desktop.approvals import Answer, ApprovalRequest, Approvals
 from desktop.tools.sandbox import Sandbox
 from desktop.tools.shell import ExecTool
 from tests.security.harness import ASKED, REFUSED, Lab, fill
@@ -21,9 +21,9 @@ class Person:
         self.answer = False
         self.asked: list[str] = []
 
-    async def __call__(self, request: ApprovalRequest) -> bool:
+    async def __call__(self, request: ApprovalRequest) -> Answer:
         self.asked.append(request.shown)
-        return self.answer
+        return "once" if self.answer else "deny"
 
 
 @pytest.fixture(scope="module")

@@ -1,0 +1,150 @@
+"""The app's asker through real turns: questions posted for a view to answer, the turn's place given up
+while one waits, "Always allow" saved as a rule (or as trust in an MCP server), Do not disturb for
+background work, and the diff a write would make."""
+
+from __future__ import annotations
+
+import asyncio
+from collections.abc import AsyncIterator, Callable
+from pathlib import Path
+from typing import Any
+
+import pytest
+import yaml
+
+from desktop.approvals import Answer, attach_approvals
+from desktop.approvals.questions import Question, Questions
+from desktop.bus import TurnFinished
+from desktop.core import Core, build_core
+from desktop.tools.filesystem import WriteFileTool
+from desktop.tools.path_guard import PathGuard
+from tests.approvals.test_approvals import unsandboxed_exec
+from tests.conftest import Conversation, write_config
+from tests.fakeserver import FakeOpenAI
+from tests.mcp.conftest import stdio_server
+from tests.memkeyring import MemoryKeyring
+
+
+async def until(check: Callable[[], object], timeout: float = 10.0) -> None:
+    async with asyncio.timeout(timeout):
+        while not check():
+            await asyncio.sleep(0.01)
+
+
+class Watcher:
+    """A view of the questions: remembers each one posted and, when told to, answers it at once."""
+
+    def __init__(self, questions: Questions) -> None:
+        self.seen: list[Question] = []
+        self.answer: Answer | None = None
+        questions.subscribe(self._show)
+
+    def _show(self, question: Question) -> None:
+        self.seen.append(question)
+        if self.answer is not None:
+            question.answer(self.answer)
+
+
+def asking(core: Core, quiet: bool = False, answer: Answer | None = None) -> tuple[Questions, Watcher]:
+    """`core` with exec unsandboxed (so it asks) behind the app's asker."""
+    core.tools.register(unsandboxed_exec(core.workspace))
+    questions = Questions(lambda: quiet)
+    attach_approvals(core, questions.ask)
+    watcher = Watcher(questions)
+    watcher.answer = answer
+    return questions, watcher
+
+
+def run_step(command: str) -> dict[str, Any]:
+    return {"tool_calls": [{"name": "exec", "arguments": {"command": command}}]}
+
+
+def tool_results(fake: FakeOpenAI) -> list[str]:
+    return [m["content"] for m in fake.requests[-1]["messages"] if m["role"] == "tool"]
+
+
+async def test_a_waiting_question_holds_no_turn_place_and_allow_runs_the_command(
+        core: Core, fake: FakeOpenAI) -> None:
+    await core.settings.update(lambda config: setattr(config, "max_concurrent_turns", 1))
+    questions, watcher = asking(core)
+    first, second = Conversation(core, "desktop", "a"), Conversation(core, "desktop", "b")
+    fake.add(run_step("touch made"), {"content": "b answered"}, {"content": "a done"})
+    await first.send("make a file")
+    await until(lambda: watcher.seen)
+    question = watcher.seen[0]
+    assert question.request.shown == "touch made" and questions.of("desktop:a") == [question]
+    end = await second.ask("meanwhile")  # the only place is free while the question waits
+    assert isinstance(end, TurnFinished) and end.content == "b answered"
+    question.answer("once")
+    assert isinstance(await first.wait_end(), TurnFinished) and (core.workspace / "made").exists()
+    assert not questions.pending and question.answered == "once"
+
+
+async def test_deny_ends_in_a_tool_error_and_nothing_runs(core: Core, chat: Conversation, fake: FakeOpenAI) -> None:
+    _questions, watcher = asking(core, answer="deny")
+    fake.add(run_step("touch made"), {"content": "ok"})
+    await chat.ask("make a file")
+    assert "the user did not approve exec: touch made" in tool_results(fake)[0]
+    assert not (core.workspace / "made").exists()
+
+
+async def test_always_allow_saves_a_rule_and_the_same_command_then_runs_without_asking(
+        core: Core, chat: Conversation, fake: FakeOpenAI) -> None:
+    _questions, watcher = asking(core, answer="always")
+    fake.add(run_step("echo once"), {"content": "ok"})
+    await chat.ask("run it")
+    rule = {"tool": "exec", "what": "echo once", "workspace": str(core.workspace)}
+    assert core.config.approvals.rules == [rule]
+    on_disk = yaml.safe_load(core.settings.path.read_text(encoding="utf-8"))
+    assert on_disk["approvals"]["rules"] == [rule]
+    fake.add(run_step("echo once"), {"content": "ok"}, run_step("echo other"), {"content": "ok"})
+    await chat.ask("again")
+    assert "once" in tool_results(fake)[-1] and len(watcher.seen) == 1
+    await chat.ask("something else")
+    assert len(watcher.seen) == 2 and watcher.seen[1].request.shown == "echo other"
+
+
+async def test_with_do_not_disturb_background_work_is_denied_and_says_so(core: Core, fake: FakeOpenAI) -> None:
+    _questions, watcher = asking(core, quiet=True)
+    fake.add(run_step("touch made"), {"content": "ok"})
+    await Conversation(core, "subagent", "x1").ask("background job")
+    assert "Do not disturb is on" in tool_results(fake)[0] and not watcher.seen
+    assert not (core.workspace / "made").exists()
+
+
+async def test_a_write_asks_with_the_diff_it_would_make(core: Core, chat: Conversation, fake: FakeOpenAI,
+                                                        tmp_path: Path) -> None:
+    outside = tmp_path / "outside.txt"
+    outside.write_text("one\ntwo\n")
+    _questions, watcher = asking(core, answer="deny")
+    core.tools.register(WriteFileTool(PathGuard(core.workspace, restrict=False)))
+    fake.add({"tool_calls": [{"name": "write_file", "arguments": {"path": str(outside), "content": "one\n2\n"}}]},
+             {"content": "ok"})
+    await chat.ask("edit it")
+    detail = watcher.seen[0].request.detail
+    assert "-two" in detail and "+2" in detail and outside.read_text() == "one\ntwo\n"
+
+
+@pytest.fixture
+async def mcp_core(home_dir: Path, model_config: dict[str, Any], memory_keyring: MemoryKeyring) -> AsyncIterator[Core]:
+    write_config(home_dir, **model_config, mcp={"servers": {"test": stdio_server()}})
+    core = build_core()
+    await core.start()
+    yield core
+    await core.close()
+
+
+async def test_mcp_tools_ask_until_always_allow_trusts_their_server(mcp_core: Core, fake: FakeOpenAI) -> None:
+    await until(lambda: mcp_core.mcp.servers["test"].state == "connected")
+    connection = mcp_core.mcp.servers["test"]
+    _questions, watcher = asking(mcp_core, answer="always")
+    chat = Conversation(mcp_core)
+    call = {"tool_calls": [{"name": "mcp_test_echo", "arguments": {"text": "hi"}}]}
+    fake.add(call, {"content": "ok"})
+    await chat.ask("echo")
+    assert "trust MCP server 'test'" in watcher.seen[0].request.always
+    assert mcp_core.config.mcp.servers["test"].trusted and tool_results(fake) == ["hi"]
+    fake.add(call, {"content": "ok"})
+    await chat.ask("echo again")
+    assert len(watcher.seen) == 1 and tool_results(fake)[-1] == "hi"
+    assert mcp_core.mcp.servers["test"] is connection  # trusting it did not restart it
