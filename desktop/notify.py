@@ -7,7 +7,7 @@ from __future__ import annotations
 
 import logging
 from collections.abc import Callable
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 
 log = logging.getLogger(__name__)
 
@@ -34,6 +34,10 @@ class Notification:
     title: str
     body: str  # plain text: daemons and tray balloons show markup literally
     target: Target | None = None  # what clicking it opens; None: nothing in particular
+    # Buttons besides the click, as (key, label), where the notification service shows them (an approval's
+    # Allow / Deny); `on_action(key)` hears which was pressed. Without them a click still opens `target`.
+    actions: tuple[tuple[str, str], ...] = ()
+    on_action: Callable[[str], None] | None = field(default=None, compare=False)
 
 
 Sink = Callable[[Notification], None]
@@ -54,9 +58,11 @@ def install(sink: Sink | None) -> None:
     _sink = sink
 
 
-def notify(title: str, body: str, target: Target | None = None) -> None:
-    """Show a notification whose click opens `target` (`chat(key)` or `memory_change(rev)`)."""
-    note = Notification(title, body, target)
+def notify(title: str, body: str, target: Target | None = None, actions: tuple[tuple[str, str], ...] = (),
+           on_action: Callable[[str], None] | None = None) -> None:
+    """Show a notification whose click opens `target` (`chat(key)` or `memory_change(rev)`), with `actions`
+    as buttons where the service has them."""
+    note = Notification(title, body, target, actions, on_action)
     if _sink is None:
         log.info("notification: %s — %s", title, body)
         return

@@ -51,6 +51,8 @@ class ApprovalRequest:
     reason: str
     detail: str = ""  # for writes and edits: the change as a unified diff
     always: str = ""  # what "Always allow" would save, in words
+    timeout: float = 0.0  # seconds the gate waits before it counts the question as "no"
+    deadline: float = 0.0  # the event loop's time when it does
 
 
 Asker = Callable[[ApprovalRequest], Awaitable[Answer]]
@@ -106,14 +108,14 @@ class Approvals:
         if self.asker is None:
             raise ToolError(f"{tool.name} needs the user's approval ({why}) and nobody can be asked here"
                             + (f"; {self.no_asker_hint}" if self.no_asker_hint else ""))
-        request = ApprovalRequest(ctx.session_key, tool.name, shown, why, await _detail(tool, arguments),
-                                  _always(tool, shown))
         timeout = self.config.approvals.timeout
+        request = ApprovalRequest(ctx.session_key, tool.name, shown, why, await _detail(tool, arguments),
+                                  _always(tool, shown), timeout, asyncio.get_running_loop().time() + timeout)
         async with self.waiting(ctx.session_key):
             try:
                 answer = await asyncio.wait_for(self.asker(request), timeout)
             except TimeoutError:
-                raise ToolError(f"{tool.name} was not approved: nobody answered within {_duration(timeout)}, "
+                raise ToolError(f"{tool.name} was not approved: nobody answered within {duration(timeout)}, "
                                 "so it was denied") from None
         if answer == "deny":
             raise ToolError(f"the user did not approve {tool.name}: {request.shown}")
@@ -138,9 +140,20 @@ class Approvals:
         await self.settings.update(lambda config: _add_rule(config, rule))
 
 
-def _trust(config: Config, server: str) -> None:
+async def set_trusted(settings: Settings, server: str, trusted: bool) -> None:
+    """Trust an MCP server (its tools run without asking) or withdraw that trust."""
+    await settings.update(lambda config: _trust(config, server, trusted))
+
+
+async def remove_rule(settings: Settings, rule: dict[str, str]) -> None:
+    """Delete one saved "Always allow" rule: that call asks again."""
+    await settings.update(lambda config: setattr(config.approvals, "rules",
+                                                 [r for r in config.approvals.rules if r != rule]))
+
+
+def _trust(config: Config, server: str, trusted: bool = True) -> None:
     if server in config.mcp.servers:
-        config.mcp.servers[server].trusted = True
+        config.mcp.servers[server].trusted = trusted
 
 
 def _add_rule(config: Config, rule: dict[str, str]) -> None:
@@ -148,7 +161,8 @@ def _add_rule(config: Config, rule: dict[str, str]) -> None:
         config.approvals.rules.append(rule)
 
 
-def _duration(seconds: float) -> str:
+def duration(seconds: float) -> str:
+    """`600` as "10 min", `30` as "30 s": how questions' timeouts are told."""
     return f"{seconds / 60:g} min" if seconds >= 60 else f"{seconds:g} s"
 
 

@@ -3,7 +3,8 @@
 The gate awaits `Questions.ask(request)`; whoever shows questions (the chat's card, the quick prompt, a
 notification) subscribes, shows `question.request` and calls `question.answer(...)`. The first answer
 counts; a question the gate stops waiting for (its timeout, a stopped turn) is closed, and listeners
-hear that through `Question.on_close` so its card can say what happened. Qt-free."""
+hear that through `Question.on_close`, and `timed_out` says whether the gate gave up waiting (the chat was
+stopped otherwise), so its card can say what happened. Qt-free."""
 
 from __future__ import annotations
 
@@ -12,11 +13,15 @@ import logging
 from collections.abc import Callable
 from dataclasses import dataclass, field
 
+from desktop import notify
 from desktop.approvals import Answer, ApprovalRequest
 from desktop.tools.base import ToolError
 
 log = logging.getLogger(__name__)
 Listener = Callable[["Question"], None]
+# How early a timer may fire: Qt's coarse timers (qasync's) by up to 5% of their interval, plus the
+# millisecond it rounds down. A question closed this near its deadline counts as timed out.
+EARLY_SHARE, EARLY_SECONDS = 0.05, 0.002
 FOREGROUND_CHANNELS = ("desktop", "quick", "cli")  # chats a person typed in; the rest is background work
 
 
@@ -24,6 +29,7 @@ FOREGROUND_CHANNELS = ("desktop", "quick", "cli")  # chats a person typed in; th
 class Question:
     request: ApprovalRequest
     future: asyncio.Future[Answer] = field(repr=False)
+    timed_out: bool = False  # closed unanswered because the gate's timeout passed
 
     @property
     def open(self) -> bool:
@@ -69,7 +75,8 @@ class Questions:
         if channel not in FOREGROUND_CHANNELS and self.quiet():
             raise ToolError(f"{request.tool} needs the user's approval ({request.reason}), but Do not disturb is "
                             "on, so background work is not allowed to ask: it was denied")
-        question = Question(request, asyncio.get_running_loop().create_future())
+        loop = asyncio.get_running_loop()
+        question = Question(request, loop.create_future())
         self.pending.append(question)
         for listener in list(self._listeners):
             try:
@@ -80,5 +87,23 @@ class Questions:
             return await asyncio.shield(question.future)
         finally:
             self.pending.remove(question)
-            if not question.future.done():
-                question.future.cancel()  # closed unanswered: its card says so
+            if not question.future.done():  # closed unanswered: its card says so
+                slack = EARLY_SHARE * request.timeout + EARLY_SECONDS
+                question.timed_out = 0 < request.deadline <= loop.time() + slack
+                question.future.cancel()
+
+
+def notify_unseen(questions: Questions, on_screen: Callable[[str], bool], title_of: Callable[[str], str]) -> None:
+    """Ask with a desktop notification when the question's chat is not on screen: Allow once / Deny buttons
+    where the notification service has them; a click opens the chat, where the card waits."""
+    def posted(question: Question) -> None:
+        request = question.request
+        key = request.session_key
+        if on_screen(key):
+            return
+        background = key.partition(":")[0] not in FOREGROUND_CHANNELS
+        notify.notify(f"{title_of(key)}: allow {request.tool}?", f"{request.shown[:300]}\n(asking because "
+                      f"{request.reason})", None if background else notify.chat(key),
+                      (("allow", "Allow once"), ("deny", "Deny")),
+                      lambda action: question.answer("once" if action == "allow" else "deny"))
+    questions.subscribe(posted)

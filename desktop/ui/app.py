@@ -225,9 +225,14 @@ class Shell(QObject):
         self.state = await asyncio.to_thread(load_state, state_path(self.home))
         self.tray.set_dnd(self.state.do_not_disturb)
         self.core = await asyncio.to_thread(_build_core, self.home)
+        from desktop.approvals import attach_approvals
+        from desktop.approvals.questions import Questions, notify_unseen
         from desktop.ui.bridge import CoreBridge
 
-        self.bridge = CoreBridge(self.core, self)
+        questions = Questions(lambda: self.state.do_not_disturb)  # the core asks; cards and notifications answer
+        attach_approvals(self.core, questions.ask)
+        notify_unseen(questions, self._on_screen, self._chat_title)
+        self.bridge = CoreBridge(self.core, self, questions)
         self.bridge.event.connect(self.on_event)
         from desktop.cli.in_app import runner
 

@@ -10,6 +10,8 @@ from pathlib import Path
 
 from PySide6.QtCore import QObject, Signal
 
+from desktop.approvals import remove_rule, set_trusted
+from desktop.approvals.questions import Question, Questions
 from desktop.bus import InboundMessage
 from desktop.config import Config, LoadedConfig
 from desktop.core import Core, workspace_of
@@ -25,9 +27,10 @@ class CoreBridge(QObject):
 
     event = Signal(object)  # type: ignore[assignment]  # any desktop.bus event (QObject.event is a method)
 
-    def __init__(self, core: Core, parent: QObject | None = None) -> None:
+    def __init__(self, core: Core, parent: QObject | None = None, questions: Questions | None = None) -> None:
         super().__init__(parent)
         self.core = core
+        self._questions = questions  # the approval questions the core posts (the app attaches them)
         self._unsubscribe = core.bus.subscribe(self.event.emit)
         self._pending = TaskSet("the bridge")
 
@@ -73,6 +76,20 @@ class CoreBridge(QObject):
     def on_settings(self, keys: tuple[str, ...], listener: Callable[[frozenset[str]], None]) -> Callable[[], None]:
         """Hear which of `keys` changed (a save, a hand edit, `/model`); returns an unsubscribe."""
         return self.core.settings.subscribe(keys, listener)
+
+    # ----- approvals (desktop/approvals): the core asks, the windows answer
+    def on_question(self, listener: Callable[[Question], None]) -> Callable[[], None]:
+        """Hear each approval question as it is posted; returns an unsubscribe."""
+        return self._questions.subscribe(listener) if self._questions is not None else lambda: None
+
+    def pending_questions(self) -> list[Question]:
+        return list(self._questions.pending) if self._questions is not None else []
+
+    async def remove_approval_rule(self, rule: dict[str, str]) -> None:
+        await remove_rule(self.core.settings, rule)
+
+    async def set_server_trusted(self, server: str, trusted: bool) -> None:
+        await set_trusted(self.core.settings, server, trusted)
 
     @property
     def workspace(self) -> Path:

@@ -42,6 +42,8 @@ class Notifier(QObject):
         self._router_cm: Any = None
         self._listener: asyncio.Task[None] | None = None
         self._targets: dict[int, Target | None] = {}  # notification id → what a click opens
+        self._on_action: dict[int, Callable[[str], None]] = {}  # notification id → who hears its buttons
+        self._buttons: bool | None = None  # the service shows actions besides the default one (asked on first need)
         self._by_target: dict[Target, int] = {}  # so a newer note about a chat replaces the older one
         self._balloon_target: Target | None = None
         self._tasks = TaskSet("notifications")
@@ -108,9 +110,14 @@ class Notifier(QObject):
         title, body, target = note.title, note.body, note.target
         replaces = self._by_target.get(target, 0) if target is not None else 0
         hints = {"desktop-entry": ("s", "nanobot-tray")}
+        actions = ["default", "Open"]
+        if note.actions and self._buttons is None:
+            self._buttons = "actions" in await _capabilities(self._router)
+        if self._buttons:
+            actions += [part for action in note.actions for part in action]
         message = new_method_call(address, "Notify", "susssasa{sv}i",
                                   (APP_NAME, replaces, ICON_NAME, title, html.escape(body, quote=False),
-                                   ["default", "Open"], hints, -1))
+                                   actions, hints, -1))
         try:
             reply = await asyncio.wait_for(self._router.send_and_get_reply(message), DBUS_TIMEOUT)
             if reply.header.message_type == MessageType.error:
@@ -121,6 +128,8 @@ class Notifier(QObject):
             return
         note_id = int(reply.body[0])
         self._targets[note_id] = target
+        if note.on_action is not None and self._buttons and note.actions:
+            self._on_action[note_id] = note.on_action
         if target is not None:
             self._by_target[target] = note_id
 
@@ -133,10 +142,29 @@ class Notifier(QObject):
                 message = await queue.get()
                 member = message.header.fields.get(HeaderFields.member)
                 if member == "ActionInvoked":
-                    note_id, _action = message.body
-                    if note_id in self._targets:
+                    note_id, action = message.body
+                    if action != "default" and note_id in self._on_action:
+                        self._on_action[note_id](action)
+                    elif note_id in self._targets:
                         self.activated.emit(self._targets[note_id])
                 elif member == "NotificationClosed":
+                    self._on_action.pop(message.body[0], None)
                     target = self._targets.pop(message.body[0], None)
                     if target is not None and self._by_target.get(target) == message.body[0]:
                         del self._by_target[target]
+
+
+async def _capabilities(router: Any) -> list[str]:
+    """What the notification service can show ("actions": buttons); nothing extra when it will not say."""
+    from jeepney import DBusAddress, MessageType, new_method_call
+
+    address = DBusAddress(OBJECT_PATH, bus_name=BUS_NAME, interface=BUS_NAME)
+    try:
+        reply = await asyncio.wait_for(router.send_and_get_reply(new_method_call(address, "GetCapabilities")),
+                                       DBUS_TIMEOUT)
+    except Exception as exc:
+        log.info("the notification service did not list its capabilities (%s)", exc)
+        return []
+    if reply.header.message_type == MessageType.error or not reply.body:
+        return []
+    return [str(c) for c in reply.body[0]]

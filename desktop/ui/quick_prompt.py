@@ -17,6 +17,7 @@ from PySide6.QtGui import (
 from PySide6.QtWidgets import QFrame, QHBoxLayout, QLabel, QLineEdit, QPushButton, QTextBrowser, QVBoxLayout, QWidget
 
 from desktop.bus import ReasoningDelta, TextDelta, ToolStarted, TurnError, TurnFinished, TurnStarted
+from desktop.ui.approval_card import ApprovalCards
 from desktop.ui.bridge import CoreBridge
 
 DEFAULT_SESSION = "quick:default"
@@ -104,6 +105,11 @@ class QuickPrompt(QWidget):
         body.setSpacing(6)
         body.addWidget(self.question)
         body.addWidget(self.answer)
+        self.approvals = ApprovalCards(bridge, with_background=False)  # questions before a tool runs
+        self.approvals.show_session(self.session_key)
+        self.approvals.changed.connect(self._fit)
+        self.approvals.focus_freed.connect(self.input.setFocus)
+        body.addWidget(self.approvals)
         body.addLayout(footer)
 
         self._layout = QVBoxLayout(self)
@@ -123,6 +129,7 @@ class QuickPrompt(QWidget):
             self.session_key = key
             self._busy = False
             self._reset()
+            self.approvals.show_session(key)
         if text:
             self.input.setText(text)
         self.input.end(False)

@@ -32,6 +32,7 @@ from desktop.config import Config
 from desktop.tasks import spawn
 from desktop.tools.shell import MAX_TIMEOUT
 from desktop.ui import hotkey
+from desktop.ui.approval_rules import ApprovalRules
 from desktop.ui.bridge import CoreBridge
 from desktop.ui.form_widgets import (
     ERROR_COLOUR,
@@ -123,6 +124,9 @@ class SettingsWindow(QWidget):
         form.addRow(heading("Web"))
         form.addRow("Search with", with_note(self.search_provider, note_label(
             "Brave Search needs its API key in the keyring: nanobot-tray keys set brave")))
+        self.approval_rules = ApprovalRules(self.bridge)
+        form.addRow(heading("Allowed without asking"))
+        form.addRow(self.approval_rules)
         return _page(_holder(form), "What the assistant may do on your computer and on the web.")
 
     def _general_page(self) -> QWidget:
@@ -201,6 +205,7 @@ class SettingsWindow(QWidget):
         self.context_window.setValue(config.context_window_tokens)
         self.restrict.setChecked(config.tools.restrict_to_workspace)
         self.exec_timeout.setValue(config.tools.exec.timeout)
+        self.approval_rules.load(config)
         found = self.search_provider.findData(config.tools.web.search_provider)
         self.search_provider.setCurrentIndex(max(found, 0))
         self.status.clear()

@@ -46,3 +46,32 @@ async def test_a_notification_reaches_the_daemon_and_its_action_opens_the_chat(
         assert "Silenced" not in desktop.notifications_log()
     finally:
         await notifier.close()
+
+
+async def _emit_action_invoked(note_id: int, action: str) -> None:
+    """What the daemon sends when a button is pressed (dunst only offers them through a menu program)."""
+    from jeepney import DBusAddress, new_signal
+    from jeepney.io.asyncio import open_dbus_router
+
+    address = DBusAddress("/org/freedesktop/Notifications", interface="org.freedesktop.Notifications")
+    async with open_dbus_router(bus="SESSION") as router:
+        await router.send(new_signal(address, "ActionInvoked", "us", (note_id, action)))
+
+
+async def test_an_approval_notification_has_allow_and_deny_buttons(
+        desktop: Desktop, monkeypatch: pytest.MonkeyPatch) -> None:
+    monkeypatch.setenv("DBUS_SESSION_BUS_ADDRESS", desktop.env["DBUS_SESSION_BUS_ADDRESS"])
+    notifier = Notifier(QSystemTrayIcon(), lambda: True)
+    await notifier.start()
+    pressed: list[str] = []
+    try:
+        assert notifier.notify(notify.Notification("Trip plans: allow exec?", "touch a", notify.chat("desktop:trip"),
+                                                   (("allow", "Allow once"), ("deny", "Deny")), pressed.append))
+        await until(lambda: notifier._on_action)
+        log = desktop.notifications_log()
+        assert 'string "allow"' in log and 'string "Allow once"' in log and 'string "Deny"' in log
+        (note_id,) = notifier._on_action
+        await _emit_action_invoked(note_id, "deny")
+        await until(lambda: pressed == ["deny"])
+    finally:
+        await notifier.close()

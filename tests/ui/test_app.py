@@ -199,3 +199,38 @@ async def test_a_memory_notification_opens_the_viewer_on_its_change(shell: Shell
     memory = shell.window("memory")
     assert memory is not None and memory.isVisible()
     assert memory.tabs.currentWidget() is memory.changes  # type: ignore[attr-defined]
+
+
+async def test_commands_ask_on_a_card_in_the_chat_or_by_a_notification_when_it_is_hidden(
+        shell: Shell, fake: FakeOpenAI) -> None:
+    """With the workspace restriction off (no sandbox), exec asks: on the chat's card while the chat is on
+    screen, by a notification with Allow / Deny when it is hidden."""
+    await shell.core.settings.update(lambda config: setattr(config.tools, "restrict_to_workspace", False))  # type: ignore[union-attr]
+    notes: list[notify.Notification] = []
+    original = shell.notifier.notify
+    shell.notifier.notify = lambda note: (notes.append(note), original(note))[1]  # type: ignore[method-assign]
+    chat = shell.window("chat")
+    assert chat is not None
+    shell.show_chat("desktop:asks")
+    done: list[TurnFinished] = []
+    shell.bridge.event.connect(lambda e: done.append(e) if isinstance(e, TurnFinished) else None)
+    workspace = shell.core.workspace  # type: ignore[union-attr]
+    fake.add({"tool_calls": [{"name": "exec", "arguments": {"command": "touch seen.txt"}}]}, {"content": "ran"})
+    chat.send("make it", [])  # type: ignore[attr-defined]
+    await until(lambda: chat.approvals.cards, timeout=60)  # type: ignore[attr-defined]
+    chat.approvals.cards[0].allow.click()  # type: ignore[attr-defined]
+    await until(lambda: done, timeout=60)
+    assert (workspace / "seen.txt").exists() and not notes
+
+    chat.hide()
+    fake.add({"tool_calls": [{"name": "exec", "arguments": {"command": "touch unseen.txt"}}]}, {"content": "no"})
+    shell.bridge.send("desktop:asks", "and another")
+    await until(lambda: notes, timeout=60)
+    note = notes[0]
+    assert note.title == "make it: allow exec?" and note.body.startswith("touch unseen.txt")
+    assert note.target == notify.chat("desktop:asks") and [key for key, _ in note.actions] == ["allow", "deny"]
+    assert note.on_action is not None
+    note.on_action("deny")  # the notification's Deny button
+    await until(lambda: len(done) == 2, timeout=60)
+    assert not (workspace / "unseen.txt").exists() and "did not approve" in fake.requests[-1]["messages"][-1]["content"]
+    assert len(notes) == 2  # the question, then the reply that finished out of sight

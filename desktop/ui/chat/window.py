@@ -35,6 +35,7 @@ from PySide6.QtWidgets import (
 
 from desktop.bus import Event, TurnError, TurnFinished, TurnStarted
 from desktop.tasks import spawn
+from desktop.ui.approval_card import ApprovalCards
 from desktop.ui.bridge import CoreBridge
 from desktop.ui.chat.composer import Composer
 from desktop.ui.chat.model import ChatRow, TranscriptModel, rows_from_messages
@@ -107,6 +108,9 @@ class ChatWindow(QWidget):
         composer_area.setObjectName("composerArea")
         area_layout = QVBoxLayout(composer_area)
         area_layout.setContentsMargins(18, 6, 18, 14)
+        self.approvals = ApprovalCards(bridge, with_background=True)  # questions before a tool runs
+        self.approvals.focus_freed.connect(self.composer.input.setFocus)
+        area_layout.addWidget(self.approvals)
         area_layout.addWidget(self.composer)
 
         main = QWidget()
@@ -145,6 +149,7 @@ class ChatWindow(QWidget):
             self.sidebar.select(key)
             return
         self.current_key = key
+        self.approvals.show_session(key)
         model = self._model_for(key)
         self.view.set_model(model)
         self.composer.set_busy(model.busy)

@@ -1,0 +1,72 @@
+"""Settings' list of what runs without asking: the rules "Always allow" saved, and trusted MCP servers.
+
+Each row can be removed (the rule deleted, or the trust withdrawn) at once through the settings writer;
+the list follows config.yaml, so a card's "Always allow" appears here while Settings is open."""
+
+from __future__ import annotations
+
+from collections.abc import Awaitable, Callable
+from functools import partial
+
+from PySide6.QtWidgets import QHBoxLayout, QLabel, QPushButton, QVBoxLayout, QWidget
+
+from desktop.config import Config
+from desktop.tasks import spawn
+from desktop.ui.bridge import CoreBridge
+from desktop.ui.form_widgets import note_label
+
+EMPTY = "Nothing yet. Choose “Always allow” when the assistant asks, and it is listed here."
+
+
+class ApprovalRules(QWidget):
+    def __init__(self, bridge: CoreBridge, parent: QWidget | None = None) -> None:
+        super().__init__(parent)
+        self.bridge = bridge
+        self._layout = QVBoxLayout(self)
+        self._layout.setContentsMargins(0, 0, 0, 0)
+        self._layout.setSpacing(4)
+        self.rows: list[QWidget] = []
+        unsubscribe = bridge.on_settings(("approvals", "mcp"), self._changed)
+        self.destroyed.connect(lambda: unsubscribe())
+
+    def _changed(self, _keys: frozenset[str]) -> None:
+        spawn(self.reload())
+
+    async def reload(self) -> None:
+        self.load((await self.bridge.read_settings()).config)
+
+    def load(self, config: Config) -> None:
+        for row in self.rows:
+            row.deleteLater()
+        self.rows = []
+        for rule in config.approvals.rules:
+            where = rule.get("workspace")
+            text = f"{rule.get('tool', '?')}: <code>{_escape(rule.get('what', ''))}</code>"
+            if where:
+                text += f" <span style='color: palette(placeholder-text)'>in {_escape(where)}</span>"
+            self._add(text, "Remove", partial(self.bridge.remove_approval_rule, dict(rule)))
+        for name, server in config.mcp.servers.items():
+            if server.trusted:
+                self._add(f"MCP server <b>{_escape(name)}</b>: trusted, its tools run without asking",
+                          "Stop trusting", partial(self.bridge.set_server_trusted, name, False))
+        if not self.rows:
+            empty = note_label(EMPTY)
+            self.rows.append(empty)
+            self._layout.addWidget(empty)
+
+    def _add(self, text: str, action: str, remove: Callable[[], Awaitable[None]]) -> None:
+        row = QWidget()
+        line = QHBoxLayout(row)
+        line.setContentsMargins(0, 0, 0, 0)
+        label = QLabel(text)
+        label.setWordWrap(True)
+        button = QPushButton(action)
+        button.clicked.connect(lambda: spawn(remove()))
+        line.addWidget(label, 1)
+        line.addWidget(button)
+        self.rows.append(row)
+        self._layout.addWidget(row)
+
+
+def _escape(text: str) -> str:
+    return text.replace("&", "&amp;").replace("<", "&lt;").replace(">", "&gt;")

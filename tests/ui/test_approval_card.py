@@ -1,0 +1,171 @@
+"""The approval card through real turns: the scripted model asks to run a command where the sandbox cannot
+run, the card in the chat (or the quick prompt) shows it, and what each button does."""
+
+from __future__ import annotations
+
+import os
+from collections.abc import AsyncIterator
+
+import pytest
+import yaml
+from PySide6.QtWidgets import QLabel
+from pytestqt.qtbot import QtBot
+
+from desktop.approvals import attach_approvals
+from desktop.approvals.questions import Questions
+from desktop.core import Core
+from desktop.ui.approval_card import ApprovalCard
+from desktop.ui.approval_rules import ApprovalRules
+from desktop.ui.bridge import CoreBridge
+from desktop.ui.chat.model import Kind
+from desktop.ui.chat.window import ChatWindow
+from desktop.ui.quick_prompt import QuickPrompt
+from desktop.ui.settings import SettingsWindow
+from tests.approvals.test_approvals import unsandboxed_exec
+from tests.fakeserver import FakeOpenAI
+from tests.ui.conftest import until
+
+TURN = 90  # seconds: the first model call imports litellm, slow on a loaded machine
+KEY = "desktop:approve"
+SHOTS = os.environ.get("NANOBOT_SCREENSHOTS")  # a folder: save what the card looks like there
+
+
+@pytest.fixture
+async def asking(qt_core: Core) -> AsyncIterator[CoreBridge]:
+    """The app's wiring: exec unsandboxed (bubblewrap missing), so commands ask, and the windows answer."""
+    qt_core.tools.register(unsandboxed_exec(qt_core.workspace))
+    questions = Questions()
+    attach_approvals(qt_core, questions.ask)
+    made = CoreBridge(qt_core, questions=questions)
+    yield made
+    made.close()
+
+
+@pytest.fixture
+async def window(asking: CoreBridge, qtbot: QtBot) -> ChatWindow:
+    made = ChatWindow(asking)
+    qtbot.addWidget(made)
+    made.resize(900, 640)
+    made.show()
+    made.show_session(KEY)
+    await until(lambda: made.models[KEY].loaded)
+    return made  # qtbot closes it
+
+
+async def card_for(window: ChatWindow, fake: FakeOpenAI, command: str) -> ApprovalCard:
+    fake.add({"tool_calls": [{"name": "exec", "arguments": {"command": command}}]}, {"content": "Done here."})
+    window.send("please run it", [])
+    await until(lambda: window.approvals.cards, timeout=TURN, message="the approval card appeared")
+    card = window.approvals.cards[0]
+    assert window.approvals.isVisible() and card.isVisible()
+    return card
+
+
+def tool_row(window: ChatWindow) -> tuple[str | None, bool | None]:
+    rows = [r for r in window.models[KEY].rows if r.kind is Kind.TOOL and r.tool is not None]
+    return (rows[-1].tool.result, rows[-1].tool.ok) if rows else (None, None)  # type: ignore[union-attr]
+
+
+def listed(rules: ApprovalRules) -> list[str]:
+    """The texts Settings lists under "Allowed without asking"."""
+    return [label.text() for row in rules.rows
+            for label in ([row] if isinstance(row, QLabel) else row.findChildren(QLabel))]
+
+
+def turn_over(window: ChatWindow) -> bool:
+    return not window.models[KEY].busy and tool_row(window)[1] is not None
+
+
+async def test_the_card_shows_the_command_and_allow_runs_it(window: ChatWindow, fake: FakeOpenAI) -> None:
+    card = await card_for(window, fake, "echo approved > made.txt")
+    assert card.code.toPlainText() == "echo approved > made.txt"
+    assert "Run this command?" in card.title.text() and "bubblewrap" in card.reason.text()
+    assert window.composer.input.isEnabled()  # non-modal: the chat stays usable
+    if SHOTS:
+        window.grab().save(os.path.join(SHOTS, "approval-card-chat.png"))
+    card.allow.setFocus()  # as a click on it does
+    card.allow.click()
+    await until(lambda: turn_over(window), timeout=TURN)
+    result, ok = tool_row(window)
+    assert ok and "Exit code: 0" in str(result)
+    assert window.composer.input.hasFocus()  # the keyboard goes back to writing, not to the next button
+    assert (window.bridge.workspace / "made.txt").read_text() == "approved\n"
+    await until(lambda: not window.approvals.cards and window.approvals.isHidden())
+
+
+async def test_deny_ends_in_a_clear_tool_error_and_nothing_runs(window: ChatWindow, fake: FakeOpenAI) -> None:
+    card = await card_for(window, fake, "touch denied.txt")
+    card.deny.click()
+    await until(lambda: turn_over(window), timeout=TURN)
+    result, ok = tool_row(window)
+    assert ok is False and "the user did not approve exec: touch denied.txt" in str(result)
+    assert not (window.bridge.workspace / "denied.txt").exists() and not window.approvals.cards
+
+
+async def test_always_allow_saves_a_rule_listed_in_settings_and_removable(
+        window: ChatWindow, fake: FakeOpenAI, qtbot: QtBot) -> None:
+    card = await card_for(window, fake, "git status")
+    card.always.click()
+    await until(lambda: turn_over(window), timeout=TURN)
+    rule = {"tool": "exec", "what": "git status", "workspace": str(window.bridge.workspace)}
+    settings_file = window.bridge.core.settings.path
+    assert yaml.safe_load(settings_file.read_text())["approvals"]["rules"] == [rule]
+
+    settings = SettingsWindow(window.bridge)
+    qtbot.addWidget(settings)
+    settings.show()
+    rules = settings.approval_rules
+    await until(lambda: any("git status" in text for text in listed(rules)))
+    if SHOTS:
+        settings.tabs.setCurrentIndex(2)
+        settings.grab().save(os.path.join(SHOTS, "approval-rules-settings.png"))
+    remove = next(button for row in rules.rows for button in row.findChildren(type(settings.save_button)))
+    assert remove.text() == "Remove"
+    remove.click()
+    await until(lambda: not yaml.safe_load(settings_file.read_text())["approvals"]["rules"])
+    await until(lambda: any("Nothing yet" in text for text in listed(rules)))
+
+    card = await card_for(window, fake, "git status")  # asks again
+    card.deny.click()
+    await until(lambda: not window.models[KEY].busy, timeout=TURN)
+
+
+async def test_an_unanswered_card_is_denied_after_the_timeout_and_says_so(
+        window: ChatWindow, fake: FakeOpenAI) -> None:
+    await window.bridge.core.settings.update(lambda config: setattr(config.approvals, "timeout", 0.5))
+    card = await card_for(window, fake, "touch late.txt")
+    await until(lambda: turn_over(window), timeout=TURN)
+    result, ok = tool_row(window)
+    assert ok is False and "nobody answered within 0.5 s, so it was denied" in str(result)
+    assert card.reason.text() == "Not answered within 0.5 s, so it was denied."
+    assert card.allow.isHidden() and card.deny.isHidden() and card.dismiss.isVisible()
+    assert not (window.bridge.workspace / "late.txt").exists()
+    card.dismiss.click()
+    await until(lambda: not window.approvals.cards)
+
+
+async def test_a_card_waits_for_its_own_chat_only(window: ChatWindow, fake: FakeOpenAI) -> None:
+    card = await card_for(window, fake, "true")
+    window.show_session("desktop:other")
+    assert not window.approvals.cards  # another chat: its card is not shown there
+    window.show_session(KEY)
+    assert [c.question for c in window.approvals.cards] == [card.question]
+    window.approvals.cards[0].allow.click()
+    await until(lambda: turn_over(window), timeout=TURN)
+
+
+async def test_the_quick_prompt_shows_its_card(asking: CoreBridge, fake: FakeOpenAI, qtbot: QtBot) -> None:
+    prompt = QuickPrompt(asking)
+    qtbot.addWidget(prompt)
+    prompt.popup()
+    before = prompt.height()
+    fake.add({"tool_calls": [{"name": "exec", "arguments": {"command": "echo quick"}}]}, {"content": "It said quick."})
+    prompt.input.setText("run echo quick")
+    prompt.submit()
+    await until(lambda: prompt.approvals.cards, timeout=TURN)
+    assert prompt.approvals.cards[0].code.toPlainText() == "echo quick" and prompt.height() > before
+    if SHOTS:
+        prompt.grab().save(os.path.join(SHOTS, "approval-card-quick.png"))
+    prompt.approvals.cards[0].allow.click()
+    await until(lambda: "It said quick." in prompt.answer.toPlainText(), timeout=TURN)
+    assert not prompt.approvals.cards
