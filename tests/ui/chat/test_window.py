@@ -31,8 +31,7 @@ async def window(bridge: CoreBridge, qtbot) -> AsyncIterator[ChatWindow]:  # typ
     made.show()
     made.show_session("desktop:test")
     await until(lambda: made.models["desktop:test"].loaded)
-    yield made
-    made.hide()
+    yield made  # pytest-qt closes and deletes it before fixtures are torn down
 
 
 def model_of(window: ChatWindow) -> TranscriptModel:
