@@ -217,7 +217,8 @@ class ModelForm(QWidget):
         set_note(self.api_base_note, f"Asking {address} for its models…", None)
         try:
             names: list[str] | None = await list_server_models(address, self.key.text().strip() or None)
-            note, colour = f"{len(names or [])} models on this server.", None
+            count = len(names or [])
+            note, colour = f"{count} model{'' if count == 1 else 's'} on this server.", None
         except ServerModelsError as exc:
             names, note, colour = None, f"Could not list the server's models: {exc}", WARN_COLOUR
         if asked != self._listing:

@@ -217,6 +217,9 @@ async def test_the_server_lists_its_own_models_and_a_dead_one_says_so(
     form = window.model_form
     await until(lambda: "2 models on this server" in form.api_base_note.text(), message="server models listed")
     assert items(form.model) == ["llama3.1", "qwen3:8b"]
+    fake.models = ["qwen3:8b"]
+    form.api_base.setText(form.api_base.text() + "/")
+    await until(lambda: "1 model on this server." in form.api_base_note.text(), message="one model, singular")
     form.api_base.setText("http://127.0.0.1:9/v1")
     await until(lambda: "Nothing answers at http://127.0.0.1:9/v1" in form.api_base_note.text(),
                 message="dead server named")
