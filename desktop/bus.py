@@ -95,6 +95,14 @@ class TurnFinished:
 
 
 @dataclass
+class ChatSetAside:
+    """/new moved the chat's conversation to `kept_as` (still listed and openable); `session_key` is empty now."""
+
+    session_key: str
+    kept_as: str
+
+
+@dataclass
 class TurnError:
     """The turn failed (e.g. the provider after retries); shown to the user, never persisted."""
 
@@ -103,7 +111,7 @@ class TurnError:
 
 
 Event = (OutboundMessage | TextDelta | ReasoningDelta | ToolStarted | ToolFinished | TurnStarted
-         | TurnFinished | TurnError)
+         | TurnFinished | TurnError | ChatSetAside)
 Subscriber = Callable[[Event], None]
 Publish = Callable[[Event], None]  # where a part that produces events sends them (the bus, or a test's list)
 

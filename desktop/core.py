@@ -6,7 +6,7 @@ service and plugs it into the extension points below; `build_core` calls each at
 shell. The extension points:
 
 - `core.loop.commands.add(Command(...))`: slash commands (`desktop/agent/commands.py`).
-- `core.loop.before_turn` / `after_turn` / `before_clear`: per-session hooks around a turn.
+- `core.loop.before_turn` / `after_turn` / `on_set_aside`: per-session hooks around a turn.
 - `core.tools.register(tool)`: tools the model can call (`desktop/tools/base.py`).
 - `core.on_start(fn)` / `core.on_close(fn)`: async work started with the core and awaited on close
   (closers run in reverse order, before the loop stops).

@@ -6,6 +6,8 @@ import asyncio
 import builtins
 import json
 import logging
+import os
+import uuid
 from dataclasses import dataclass, field
 from datetime import datetime
 from pathlib import Path
@@ -99,10 +101,19 @@ class SessionStore:
             lines = [self._metadata_record(session), *session.messages]
             await asyncio.to_thread(_write_records, self.path_for(session.key), lines)
 
-    async def clear(self, session: Session) -> None:
-        session.messages.clear()
-        session.metadata["last_consolidated"] = 0
-        await self.rewrite(session)
+    async def set_aside(self, session: Session) -> str:
+        """/new: the conversation moves, object and file, to a fresh key of the same channel, so it stays
+        listed and openable, and its old key starts empty. The move is a rename (atomic); returns the old key."""
+        old = session.key
+        async with self._write_lock(old):
+            new = f"{old.partition(':')[0]}:{uuid.uuid4().hex[:8]}"
+            path = self.path_for(old)
+            if path.exists():
+                await asyncio.to_thread(os.replace, path, self.path_for(new))
+            session.key = new
+            self._cache[new] = self._cache.pop(old, session)
+        await self.rewrite(session)  # its metadata line names the new key
+        return old
 
     async def delete(self, key: str) -> None:
         self._cache.pop(key, None)

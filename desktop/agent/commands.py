@@ -6,7 +6,7 @@ from collections.abc import Awaitable, Callable
 from dataclasses import dataclass
 from typing import TYPE_CHECKING
 
-from desktop.bus import InboundMessage
+from desktop.bus import ChatSetAside, InboundMessage
 from desktop.session import Session
 
 if TYPE_CHECKING:
@@ -41,7 +41,7 @@ class Commands:
 
     def __init__(self) -> None:
         self._table: dict[str, Command] = {}
-        self.add(Command("/new", "start a new conversation (the old one is archived to memory)", _new))
+        self.add(Command("/new", "start a new conversation (the old one stays in the chat list)", _new))
         self.add(Command("/stop", "stop the running turn (the partial answer is kept)", _never_called))
         self.add(Command("/help", "list the commands", _help, immediate=True))
         self.add(Command("/status", "model, context use and running tasks", _status, immediate=True))
@@ -70,11 +70,15 @@ async def _never_called(ctx: CommandContext) -> str:
 
 
 async def _new(ctx: CommandContext) -> str:
-    hooks = ctx.loop.before_clear
-    for hook in hooks:
-        await hook(ctx.session)
-    await ctx.loop.sessions.clear(ctx.session)
-    return "Started a new conversation."
+    """Like the New chat button: the conversation is kept as a chat of its own, this one starts empty."""
+    session = ctx.session
+    if not session.messages:
+        return "Started a new conversation."
+    old = await ctx.loop.sessions.set_aside(session)
+    ctx.loop.bus.publish(ChatSetAside(old, session.key))
+    for hook in ctx.loop.on_set_aside:
+        await hook(session)
+    return f"Started a new conversation. The previous one is kept in the chat list as “{session.title}”."
 
 
 async def _help(ctx: CommandContext) -> str:

@@ -66,7 +66,7 @@ class AgentLoop:
         self.commands = Commands()
         self.before_turn: list[AfterTurn] = []  # awaited before the prompt is built (memory: make it fit)
         self.after_turn: list[AfterTurn] = []  # background work once a reply is delivered (memory)
-        self.before_clear: list[AfterTurn] = []  # run by /new before a session is emptied
+        self.on_set_aside: list[AfterTurn] = []  # run by /new with the conversation it set aside (memory)
         self._states: dict[str, _SessionState] = {}
         self._gate = TurnGate(self.config.max_concurrent_turns)
         settings.subscribe("max_concurrent_turns", lambda _: self._gate.resize(self.config.max_concurrent_turns))
@@ -165,10 +165,11 @@ class AgentLoop:
     async def _command(self, msg: InboundMessage, name: str) -> None:
         session = await self.sessions.load(msg.session_key)
         reply = await self.commands.run(name, CommandContext(self, session, msg))
-        state = self._states.get(session.key)
-        end = TurnFinished(session.key, reply)
+        key = msg.session_key  # not session.key: /new moves that session to another key
+        state = self._states.get(key)
+        end = TurnFinished(key, reply)
         if state is not None and state.turn is not None and name in self.commands.immediate:
-            self.bus.publish(OutboundMessage(session.key, reply, OutboundKind.COMMAND))  # must not end the turn
+            self.bus.publish(OutboundMessage(key, reply, OutboundKind.COMMAND))  # must not end the turn
         else:
             self.bus.publish(end)
         _settle([msg], end)

@@ -32,7 +32,7 @@ def attach_memory(core: Core) -> Memory:
     consolidator = Consolidator(store, loop.provider, loop.sessions, loop.context, loop.config, loop.spawn)
     loop.before_turn.append(consolidator.before_turn)
     loop.after_turn.append(consolidator.after_turn)
-    loop.before_clear.append(consolidator.before_clear)
+    loop.on_set_aside.append(consolidator.set_aside)
     git = GitHistory(store)
     dream = Dream(store, loop.provider, loop.config, git)
     add_memory_commands(loop.commands, dream)

@@ -46,7 +46,7 @@ def pick_boundary(messages: list[dict[str, Any]], keep_from: int,
 
 class Consolidator:
     """Hooks for the agent loop: `after_turn` (background), `before_turn` (only when the prompt would
-    not fit) and `before_clear` (/new). One consolidation per session at a time."""
+    not fit) and `set_aside` (/new). One consolidation per session at a time."""
 
     def __init__(self, store: MemoryStore, provider: LLMProvider, sessions: SessionStore,
                  context: ContextBuilder, config: Config, spawn: Spawn) -> None:
@@ -57,8 +57,8 @@ class Consolidator:
         self.config = config
         self._spawn = spawn
         self._locks: dict[str, asyncio.Lock] = {}
-        self._epochs: dict[str, int] = {}  # bumped by /new: a running consolidation must not touch the new session
-        self._in_flight: dict[str, int] = {}  # end of the chunk being archived right now, per session
+        # End of the chunk being archived right now, by id(session): /new changes a session's key meanwhile.
+        self._in_flight: dict[int, int] = {}
 
     @property
     def budget(self) -> int:
@@ -78,13 +78,13 @@ class Consolidator:
         async with lock:
             await self.consolidate(session)
 
-    async def before_clear(self, session: Session) -> None:
-        """/new: hand the unarchived messages to a background archive and return at once."""
-        start = max(session.last_consolidated, self._in_flight.get(session.key, 0))
+    async def set_aside(self, session: Session) -> None:
+        """/new set this conversation aside: archive what is not in memory yet, in the background, and mark
+        it consolidated, so continuing that chat later does not archive it twice."""
+        start = max(session.last_consolidated, self._in_flight.get(id(session), 0))
         snapshot = [dict(m) for m in session.messages[start:]]
-        self._epochs[session.key] = self._epochs.get(session.key, 0) + 1
         if any(m.get("role") == "user" for m in snapshot):
-            self._spawn(self._archive_cleared(session.key, snapshot))
+            self._spawn(self._archive_set_aside(session, snapshot, start + len(snapshot)))
 
     async def estimate(self, session: Session) -> int:
         """The whole prompt estimate (the decisions themselves only count the newest messages they need)."""
@@ -100,7 +100,6 @@ class Consolidator:
                         self.config.context_window_tokens, self.config.max_tokens)
             return 0
         key, target = session.key, budget // 2
-        epoch = self._epochs.get(key, 0)
         for round_ in range(MAX_ROUNDS):
             start = session.last_consolidated
             recent = session.messages[start:]
@@ -116,14 +115,12 @@ class Consolidator:
                 return round_
             log.info("consolidation round %d for %s (budget %d tokens): archiving %d of %d messages",
                      round_ + 1, key, budget, cut, len(recent))
-            self._in_flight[key] = start + cut
+            self._in_flight[id(session)] = start + cut
             try:
-                await self.archive(key, recent[:cut])
+                await self.archive(session.key, recent[:cut])
             finally:
-                self._in_flight.pop(key, None)
-            if self._epochs.get(key, 0) != epoch:
-                return round_ + 1  # /new emptied the session meanwhile; the chunk is archived, nothing more to do
-            session.metadata["last_consolidated"] = start + cut
+                self._in_flight.pop(id(session), None)
+            session.metadata["last_consolidated"] = max(session.last_consolidated, start + cut)
             await self.sessions.rewrite(session)
         return MAX_ROUNDS
 
@@ -142,12 +139,14 @@ class Consolidator:
             content = raw_archive(transcript, str(exc))
         return await asyncio.to_thread(self.store.append_history, key, content)
 
-    async def _archive_cleared(self, key: str, messages: list[dict[str, Any]]) -> None:
+    async def _archive_set_aside(self, session: Session, messages: list[dict[str, Any]], end: int) -> None:
         try:
-            await self.archive(key, messages)
-        except asyncio.CancelledError:  # the app is quitting: the session is already empty, keep the text
-            self.store.append_history(key, raw_archive(format_messages(messages), "the app was closing"))
+            await self.archive(session.key, messages)
+        except asyncio.CancelledError:  # the app is quitting: keep the text in history all the same
+            self.store.append_history(session.key, raw_archive(format_messages(messages), "the app was closing"))
             raise
+        session.metadata["last_consolidated"] = max(session.last_consolidated, end)
+        await self.sessions.rewrite(session)
 
     def _keep_from(self, recent: list[dict[str, Any]], limit: int) -> int:
         """The oldest index from which the prompt (system + recent[i:]) stays within `limit` tokens; 0 when

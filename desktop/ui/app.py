@@ -353,17 +353,20 @@ class Shell(QObject):
         if kind == "chat":
             widget.installEventFilter(self)
         if kind == "quick":
-            widget.open_in_chat.connect(lambda key: self.show_chat(key or None))  # type: ignore[attr-defined]
+            widget.open_in_chat.connect(lambda key, text: self.show_chat(key or None, text))  # type: ignore[attr-defined]
         if kind == "memory":
             widget.open_session.connect(lambda key: self.show_chat(key or None))  # type: ignore[attr-defined]
         return widget
 
-    def show_chat(self, session: str | None = None) -> None:
+    def show_chat(self, session: str | None = None, text: str = "") -> None:
+        """Bring the chat window up, on `session` if given, and send `text` there if any."""
         chat = self.window("chat")
         if chat is None:
             return
         if session:
             chat.show_session(session)  # type: ignore[attr-defined]
+            if text:
+                chat.send(text, [])  # type: ignore[attr-defined]
         _bring_to_front(chat)
         chat.focus_input()  # type: ignore[attr-defined]
         self.tray.set_attention(False)

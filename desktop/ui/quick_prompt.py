@@ -40,7 +40,7 @@ class QuickPrompt(QWidget):
     """Frameless and always on top. Answers stream inline; the conversation lives in a normal session,
     so "Open in chat" simply shows that session in the chat window."""
 
-    open_in_chat = Signal(str)  # session key; the app connects it to ChatWindow.show_session
+    open_in_chat = Signal(str, str)  # session key, and text for the chat window to send there
 
     def __init__(self, bridge: CoreBridge, parent: QWidget | None = None) -> None:
         flags = Qt.WindowType.Tool | Qt.WindowType.FramelessWindowHint | Qt.WindowType.WindowStaysOnTopHint
@@ -157,11 +157,12 @@ class QuickPrompt(QWidget):
         self._fit()
 
     def continue_in_chat(self) -> None:
-        """Send what is typed (if anything) and hand the conversation to the chat window."""
-        if self.input.text().strip():
-            self.submit()
+        """Hand the conversation to the chat window, with what is typed for it to send: sent from there, the
+        question shows in its transcript before the answer."""
+        text = self.input.text().strip()
+        self.input.clear()
         self.hide()
-        self.open_in_chat.emit(self.session_key)
+        self.open_in_chat.emit(self.session_key, text)
 
     def stop(self) -> None:
         if self._busy:

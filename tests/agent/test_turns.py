@@ -237,7 +237,7 @@ async def test_slash_commands(chat: Conversation, core: Core, fake: FakeOpenAI) 
     assert [item.split("**")[1] for item in items] == ["Model:", "Context:", "Running:"]
     assert "openai/test" in items[0] and "tokens" in items[1]
     assert (await chat.ask("/new")).content.startswith("Started a new conversation")
-    assert session_lines(core, chat.key)[1:] == []
+    assert not core.sessions.path_for(chat.key).exists()
     await chat.ask("fresh")
     turns = [r for r in fake.requests if r.get("tools")]  # /new's background archive summary has no tools
     assert "remember me" not in json.dumps(turns[-1]["messages"])

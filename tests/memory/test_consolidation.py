@@ -154,20 +154,32 @@ async def test_two_triggers_for_one_session_never_overlap(core: Core, fake: Fake
     assert archived == session.last_consolidated  # no message archived twice
 
 
-async def test_new_archives_in_the_background_and_clears(core: Core, chat: Conversation, fake: FakeOpenAI) -> None:
+async def test_new_keeps_the_chat_and_archives_it_in_the_background(core: Core, chat: Conversation,
+                                                                    fake: FakeOpenAI) -> None:
     fake.default = lambda body: (echo_step(body) if body.get("tools")
                                  else {"content": "They asked to remember the blue door.", "delay": 1.5})
     await chat.ask("remember the blue door")
-    started = time.monotonic()
     reply = await chat.ask("/new")
     assert reply.content.startswith("Started a new conversation")
-    assert time.monotonic() - started < 1.5  # the summary runs after the reply
-    session = await core.sessions.load(chat.key)
-    assert session.messages == []
+    assert not history(core)  # the summary (1.5 s) is made after the reply
+    assert (await core.sessions.load(chat.key)).messages == []
+    (kept,) = [i for i in await core.sessions.list() if i.key != chat.key]
+    assert kept.title == "remember the blue door" and kept.message_count == 2
     await asyncio.wait_for(_until(lambda: history(core)), 20)
     (entry,) = history(core)
-    assert entry["content"] == "They asked to remember the blue door." and entry["session_key"] == chat.key
+    assert entry["content"] == "They asked to remember the blue door." and entry["session_key"] == kept.key
     assert "remember the blue door" in transcript_lines(summary_requests(fake)[0])[0]
+
+    await asyncio.wait_for(_until(lambda: _on_disk(core, kept.key).last_consolidated == 2), 20)
+    old = Conversation(core, chat_id=kept.key.partition(":")[2])
+    await old.ask("and the red one?")  # the kept chat goes on, with its history and nothing archived twice
+    sent = json.dumps(fake.requests[-1]["messages"])
+    assert "remember the blue door" not in sent and "and the red one?" in sent
+
+
+def _on_disk(core: Core, key: str) -> Session:
+    """The session as a restarted app would read it."""
+    return SessionStore(core.sessions.directory)._read(key)
 
 
 async def _until(predicate: Any) -> None:

@@ -13,6 +13,8 @@ from typing import Any
 
 import pytest
 import yaml
+from PySide6.QtCore import Qt
+from PySide6.QtTest import QTest
 from PySide6.QtWidgets import QApplication, QMessageBox
 
 from desktop import notify
@@ -21,6 +23,7 @@ from desktop.paths import home
 from desktop.shell_state import load_state, state_path
 from desktop.ui import app as app_module
 from desktop.ui.app import Shell
+from desktop.ui.chat.model import Kind
 from desktop.ui.icons import TrayState
 from desktop.ui.single_instance import InstanceServer, server_name
 from tests.fakeserver import FakeOpenAI
@@ -175,8 +178,22 @@ async def test_windows_that_point_at_a_chat_open_it(shell: Shell) -> None:
     shell.window("memory").open_session.emit("desktop:from-memory")  # type: ignore[union-attr]
     assert chat.isVisible() and chat.current_key == "desktop:from-memory"  # type: ignore[attr-defined]
     chat.hide()
-    shell.window("quick").open_in_chat.emit("quick:default")  # type: ignore[union-attr]
+    shell.window("quick").open_in_chat.emit("quick:default", "")  # type: ignore[union-attr]
     assert chat.isVisible() and chat.current_key == "quick:default"  # type: ignore[attr-defined]
+
+
+async def test_ctrl_enter_in_the_quick_prompt_takes_the_question_to_the_chat(shell: Shell) -> None:
+    chat = shell.window("chat")
+    quick = shell.window("quick")
+    assert chat is not None and quick is not None
+    chat.hide()
+    shell.open_quick("what is the tallest tree?")
+    QTest.keyClick(quick.input, Qt.Key.Key_Return, Qt.KeyboardModifier.ControlModifier)  # type: ignore[attr-defined]
+    assert chat.isVisible() and chat.current_key == "quick:default"  # type: ignore[attr-defined]
+    model = chat.models["quick:default"]  # type: ignore[attr-defined]
+    await until(lambda: not model.busy and [r.kind for r in model.rows] == [Kind.USER, Kind.ASSISTANT],
+                message="question, then its answer")
+    assert model.rows[0].text == "what is the tallest tree?"
 
 
 async def test_quit_during_start_up_exits_cleanly(model_config: dict[str, Any], memory_keyring: object,

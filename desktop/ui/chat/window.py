@@ -33,7 +33,7 @@ from PySide6.QtWidgets import (
     QWidget,
 )
 
-from desktop.bus import Event, TurnError, TurnFinished, TurnStarted
+from desktop.bus import ChatSetAside, Event, TurnError, TurnFinished, TurnStarted
 from desktop.tasks import spawn
 from desktop.ui.approval_card import ApprovalCards
 from desktop.ui.bridge import CoreBridge
@@ -225,14 +225,30 @@ class ChatWindow(QWidget):
             self.show_session(remaining[0] if remaining else new_session_key())
         await self.refresh_sessions()
 
-    def _model_for(self, key: str) -> TranscriptModel:
+    def _model_for(self, key: str, saved: bool = True) -> TranscriptModel:
+        """The chat's rows, read from its file unless it has just been emptied (`saved=False`)."""
         model = self.models.get(key)
         if model is None:
             model = self.models[key] = TranscriptModel(key, self)
             model.busy = key in self.bridge.core.loop.busy_sessions
             model.busy_changed.connect(lambda busy, k=key: self._busy_changed(k, busy))
-            spawn(self._load(model))
+            if saved:
+                spawn(self._load(model))
+            else:
+                model.load([])
         return model
+
+    def _chat_set_aside(self, event: ChatSetAside) -> None:
+        """/new: the conversation now lives under another key (listed in the sidebar, read from its file when
+        opened); this key starts empty."""
+        old = self.models.pop(event.session_key, None)
+        if old is not None:
+            old.deleteLater()
+        fresh = self._model_for(event.session_key, saved=False)
+        if event.session_key == self.current_key:
+            self.view.set_model(fresh)
+            self.composer.set_busy(fresh.busy)
+        self._refresh_timer.start()
 
     async def _load(self, model: TranscriptModel) -> None:
         session = await self.bridge.core.sessions.load(model.session_key)
@@ -244,6 +260,9 @@ class ChatWindow(QWidget):
 
     def _on_event(self, event: Event) -> None:
         key = getattr(event, "session_key", "")
+        if isinstance(event, ChatSetAside):
+            self._chat_set_aside(event)
+            return
         model = self.models.get(key)
         if model is not None:
             model.apply(event)

@@ -343,3 +343,21 @@ async def test_the_keyboard_finds_its_way_back_to_the_composer(window: ChatWindo
     window.view.setFocus()
     window.composer.stop_button.click()
     assert QApplication.focusWidget() is composer
+
+
+async def test_slash_new_starts_a_new_chat_and_keeps_the_old_one(window: ChatWindow, bridge: CoreBridge,
+                                                                 qtbot) -> None:  # type: ignore[no-untyped-def]
+    type_and_send(qtbot, window, "Remember the blue door")
+    await until(lambda: not model_of(window).busy and Kind.ASSISTANT in kinds(window), timeout=TURN)
+    type_and_send(qtbot, window, "/new")
+    await until(lambda: kinds(window) == [Kind.ASSISTANT], timeout=TURN, message="an empty chat with the reply")
+    assert "Remember the blue door" in model_of(window).rows[0].text  # it says where the old chat went
+    assert window.current_key == "desktop:test" and window.composer.input.isEnabled()
+    await until(lambda: len(window.sidebar.session_keys()) == 2, message="the old chat is listed")
+    (kept,) = [k for k in window.sidebar.session_keys() if k != "desktop:test"]
+    assert window.sidebar.title_of(kept) == "Remember the blue door"
+
+    restarted = type(bridge.core.sessions)(bridge.core.sessions.directory)  # as the next start reads it
+    assert [m["content"] for m in (await restarted.load(kept)).messages][0] == "Remember the blue door"
+    window.show_session(kept)
+    await until(lambda: kinds(window) == [Kind.USER, Kind.ASSISTANT], message="the old chat opens with its messages")
