@@ -30,6 +30,7 @@ class InboundMessage:
     kind: MessageKind = MessageKind.USER
     # Resolved with the turn's end (TurnFinished or TurnError) by the loop: what `AgentLoop.ask` awaits.
     reply: asyncio.Future[TurnFinished | TurnError] | None = field(default=None, repr=False, compare=False)
+    retry: bool = False  # Retry on a failed turn: it replaces that turn instead of asking a second time
 
     @property
     def session_key(self) -> str:
@@ -103,15 +104,26 @@ class ChatSetAside:
 
 
 @dataclass
+class Retrying:
+    """A model call failed and is tried again after `seconds`: try `attempt` of `attempts`."""
+
+    session_key: str
+    attempt: int
+    attempts: int
+    seconds: float
+
+
+@dataclass
 class TurnError:
-    """The turn failed (e.g. the provider after retries); shown to the user, never persisted."""
+    """The turn failed (e.g. the provider after retries). `kind` is a FailureKind value: what can help."""
 
     session_key: str
     message: str
+    kind: str = "other"
 
 
 Event = (OutboundMessage | TextDelta | ReasoningDelta | ToolStarted | ToolFinished | TurnStarted
-         | TurnFinished | TurnError | ChatSetAside)
+         | TurnFinished | TurnError | ChatSetAside | Retrying)
 Subscriber = Callable[[Event], None]
 Publish = Callable[[Event], None]  # where a part that produces events sends them (the bus, or a test's list)
 

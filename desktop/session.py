@@ -101,6 +101,17 @@ class SessionStore:
             lines = [self._metadata_record(session), *session.messages]
             await asyncio.to_thread(_write_records, self.path_for(session.key), lines)
 
+    async def drop_failed_turn(self, session: Session) -> None:
+        """Retry: the last turn, if it failed, goes (its question is asked again); an answered turn never does."""
+        last = session.messages[-1] if session.messages else {}
+        if last.get("role") != "assistant" or not last.get("failed"):
+            return
+        messages = session.messages
+        start = max((i for i, m in enumerate(messages) if m.get("role") == "user"), default=len(messages))
+        if start >= session.last_consolidated:
+            del session.messages[start:]
+            await self.rewrite(session)
+
     async def set_aside(self, session: Session) -> str:
         """/new: the conversation moves, object and file, to a fresh key of the same channel, so it stays
         listed and openable, and its old key starts empty. The move is a rename (atomic); returns the old key."""

@@ -191,6 +191,8 @@ class AgentLoop:
         if titled:  # before the first write, so the file's metadata line carries it
             session.metadata["title"] = _title_from(msg.content)
         written = "created_at" in session.metadata  # the metadata line is already on disk
+        if msg.retry:
+            await self.sessions.drop_failed_turn(session)
         await self.sessions.append(session, user)  # saved before the model is called
         if titled and written:
             await self.sessions.rewrite(session)  # rare: a chat that began with a notice or a command
@@ -216,10 +218,10 @@ class AgentLoop:
         except asyncio.CancelledError:
             self._end(answered, TurnFinished(key, _last_partial(session), stopped=True))
             raise
-        except ProviderError as exc:
+        except ProviderError as exc:  # the reason is kept, so a reload still says what went wrong
             await self.sessions.append(session, {"role": "assistant", "content": FAILED_PLACEHOLDER,
-                                                 "failed": True})
-            self._end(answered, TurnError(key, str(exc)))
+                                                 "failed": True, "error": str(exc), "error_kind": exc.kind.value})
+            self._end(answered, TurnError(key, str(exc), exc.kind.value))
             return
         except Exception as exc:  # a bug must end the turn visibly, not hang the session
             log.exception("turn failed in %s", key)

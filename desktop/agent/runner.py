@@ -9,7 +9,7 @@ from collections.abc import Awaitable, Callable
 from dataclasses import dataclass
 from typing import Any
 
-from desktop.bus import Publish, ReasoningDelta, TextDelta, ToolFinished, ToolStarted
+from desktop.bus import Publish, ReasoningDelta, Retrying, TextDelta, ToolFinished, ToolStarted
 from desktop.providers.llm import LLMProvider, LLMResponse, ProviderError
 from desktop.tools.base import ToolContext, ToolOutput, cap_text
 from desktop.tools.registry import ToolRegistry
@@ -53,7 +53,8 @@ class Runner:
 
                 response = await self.provider.chat(
                     messages, self.tools.schemas() or None, on_text=on_text,
-                    on_reasoning=lambda s: self.publish(ReasoningDelta(key, s)))
+                    on_reasoning=lambda s: self.publish(ReasoningDelta(key, s)),
+                    on_retry=lambda attempt, attempts, wait: self.publish(Retrying(key, attempt, attempts, wait)))
                 if not response.tool_calls:
                     await self._add(messages, record, assistant_message(response))
                     return TurnResult(response.content, iteration)
@@ -82,11 +83,11 @@ class Runner:
         self.publish(ToolStarted(ctx.session_key, call["id"], fn["name"], _loose_args(fn["arguments"])))
         outcome = await self.tools.run(fn["name"], fn["arguments"], ctx)
         text = output_text(outcome.output)
-        self.publish(ToolFinished(ctx.session_key, call["id"], fn["name"], text, outcome.ok,
-                                      time.monotonic() - started))
+        seconds = time.monotonic() - started
+        self.publish(ToolFinished(ctx.session_key, call["id"], fn["name"], text, outcome.ok, seconds))
         message = tool_message(call, outcome.output if isinstance(outcome.output, list)
                                else cap_text(text, MODEL_RESULT_CAP))
-        message["ok"] = outcome.ok
+        message["ok"], message["seconds"] = outcome.ok, round(seconds, 2)  # kept for the chat after a reload
         return message
 
     async def _limit_summary(self, messages: list[dict[str, Any]], record: Record, key: str) -> str:
@@ -105,7 +106,7 @@ class Runner:
 
     @staticmethod
     async def _add(messages: list[dict[str, Any]], record: Record, message: dict[str, Any]) -> None:
-        messages.append({k: v for k, v in message.items() if k not in ("ok", "stopped")})
+        messages.append({k: v for k, v in message.items() if k not in ("ok", "stopped", "seconds")})
         await record(message)
 
 

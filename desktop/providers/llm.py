@@ -22,6 +22,7 @@ log = logging.getLogger(__name__)
 RETRY_STATUS = {408, 409, 429}
 NO_KEY = "no-key-needed"
 DeltaSink = Callable[[str], None]
+RetrySink = Callable[[int, int, float], None]  # try number, tries in all, seconds until it
 
 
 @dataclass
@@ -123,7 +124,7 @@ class LLMProvider:
     async def chat(self, messages: list[dict[str, Any]], tools: list[dict[str, Any]] | None = None, *,
                    on_text: DeltaSink | None = None, on_reasoning: DeltaSink | None = None,
                    model: str | None = None, max_tokens: int | None = None,
-                   allow_empty: bool = False) -> LLMResponse:
+                   allow_empty: bool = False, on_retry: RetrySink | None = None) -> LLMResponse:
         """One answer, retried on transient failures. Raises ProviderError with a message for the user, also when
         the answer is empty (unless allow_empty), was cut off, or outlasted the call's bound."""
         model = model or self.config.model
@@ -149,6 +150,8 @@ class LLMProvider:
                 wait = max(delays[attempt], _retry_after(exc))
                 attempt += 1
                 log.warning("model call failed (%s); retry %d in %.1fs", _describe(exc), attempt, wait)
+                if on_retry is not None:
+                    on_retry(attempt + 1, len(delays) + 1, wait)
                 await self._sleep(wait)
 
     async def _failure(self, exc: Exception, streamed: _Accumulator, model: str) -> ProviderError:

@@ -352,6 +352,7 @@ class Shell(QObject):
             self.manners.manage(kind, widget)
         if kind == "chat":
             widget.installEventFilter(self)
+            widget.settings_requested.connect(lambda: self.open_window("settings"))  # type: ignore[attr-defined]
         if kind == "quick":
             widget.open_in_chat.connect(lambda key, text: self.show_chat(key or None, text))  # type: ignore[attr-defined]
         if kind == "memory":

@@ -35,6 +35,7 @@ class Tray(QObject):
         self._attention = False
         self._model = ""
         self._state = TrayState.IDLE
+        self._failed: str | None = None  # why the last turn failed, shown until one succeeds
         for label, signal in (("New chat", self.new_chat), ("Quick prompt", self.quick_prompt),
                               ("Chat", self.show_chat), ("Skills", self.skills),
                               ("Memory && history", self.memory), ("Settings", self.settings)):
@@ -95,6 +96,7 @@ class Tray(QObject):
         elif isinstance(event, (TurnFinished, TurnError)):
             if event.session_key in self._running:
                 self._running.remove(event.session_key)
+            self._failed = event.message if isinstance(event, TurnError) else None  # until a turn goes well
         else:
             return
         self._refresh()
@@ -107,12 +109,14 @@ class Tray(QObject):
             lines.append(f"Working on {len(self._running)}: {shown}{more}")
         else:
             lines.append("Idle")
+        if self._failed:
+            lines.append(f"The last request failed: {self._failed}")
         if self._attention:
             lines.append("Something needs your attention")
         return "\n".join(lines)
 
     def _refresh(self) -> None:
-        state = (TrayState.ATTENTION if self._attention
+        state = (TrayState.ATTENTION if self._attention or self._failed
                  else TrayState.WORKING if self._running else TrayState.IDLE)
         if state != self._state or self.icon.icon().isNull():
             self.icon.setIcon(tray_icon(state))

@@ -44,8 +44,12 @@ def test_icon_and_tooltip_follow_the_agent(qtbot) -> None:  # type: ignore[no-un
 
     tray.on_event(TurnFinished("desktop:a", "done"))
     assert tray.state is TrayState.WORKING and "Working on 1: quick:default" in tray.icon.toolTip()
-    tray.on_event(TurnError("quick:default", "boom"))
-    assert tray.state is TrayState.IDLE and _image(tray) == idle
+    tray.on_event(TurnError("quick:default", "Can't reach the model server"))
+    assert tray.state is TrayState.ATTENTION and _image(tray) != idle  # the icon says something went wrong
+    assert "The last request failed: Can't reach the model server" in tray.icon.toolTip()
+    tray.on_event(TurnStarted("desktop:a"))
+    tray.on_event(TurnFinished("desktop:a", "it works again"))
+    assert tray.state is TrayState.IDLE and _image(tray) == idle and "failed" not in tray.icon.toolTip()
 
 
 def test_attention_wins_over_working_until_cleared(qtbot) -> None:  # type: ignore[no-untyped-def]

@@ -6,6 +6,7 @@ from __future__ import annotations
 
 import itertools
 import json
+import time
 from dataclasses import dataclass, field
 from enum import Enum
 from typing import Any
@@ -24,6 +25,7 @@ from desktop.bus import (
     Event,
     OutboundMessage,
     ReasoningDelta,
+    Retrying,
     TextDelta,
     ToolFinished,
     ToolStarted,
@@ -55,7 +57,8 @@ class ToolCall:
     arguments: dict[str, Any]
     result: str | None = None
     ok: bool | None = None  # None while running
-    seconds: float | None = None  # unknown for saved sessions
+    seconds: float | None = None  # unknown for sessions saved before durations were
+    started: float | None = None  # time.monotonic() when it started here, for the running time
 
 
 @dataclass(eq=False, slots=True)  # identity equality: rows are found with list.index
@@ -67,7 +70,7 @@ class ChatRow:
     expanded: bool = False
     streaming: bool = False
     stopped: bool = False
-    retried: bool = False
+    fix_in_settings: bool = False  # an ERROR whose cure is in Settings (address, key, model): offer to open it
     uid: int = field(default_factory=lambda: next(_uids))
     version: int = 0  # bumped on every visible change; views cache layouts by (uid, version)
 
@@ -79,12 +82,14 @@ class TranscriptModel(QAbstractListModel):
     """Rows of one session. `apply` takes the bus events of this session."""
 
     busy_changed = Signal(bool)
+    progress_changed = Signal()
 
     def __init__(self, session_key: str, parent: QObject | None = None) -> None:
         super().__init__(parent)
         self.session_key = session_key
         self.rows: list[ChatRow] = []
         self.busy = False
+        self.progress = ""  # what the running turn waits for when it is not just working ("Retrying (2 of 3)…")
         self.loaded = False
         self._text_row: ChatRow | None = None
         self._reasoning_row: ChatRow | None = None
@@ -92,6 +97,8 @@ class TranscriptModel(QAbstractListModel):
         self._dirty: dict[int, ChatRow] = {}
         self._flush = QTimer(self, singleShot=True, interval=FLUSH_MS)
         self._flush.timeout.connect(self.flush)
+        self._ticker = QTimer(self, interval=1000)  # running tools show their time: one repaint a second
+        self._ticker.timeout.connect(self._tick)
 
     # -- Qt model interface
 
@@ -133,6 +140,10 @@ class TranscriptModel(QAbstractListModel):
         return row
 
     def add_user(self, text: str, media: list[str] | None = None) -> ChatRow:
+        for row in self.rows[-3:]:  # only the latest failed turn offers Retry: an earlier one becomes a note
+            if row.kind is Kind.ERROR:
+                row.kind, row.text = Kind.NOTICE, failed_note(row.text)
+                self.touch(row)
         return self.append(ChatRow(Kind.USER, text, list(media or [])))
 
     def toggle(self, row: ChatRow) -> None:
@@ -171,6 +182,25 @@ class TranscriptModel(QAbstractListModel):
     def last_user(self) -> ChatRow | None:
         return next((r for r in reversed(self.rows) if r.kind is Kind.USER), None)
 
+    def drop_after(self, row: ChatRow) -> None:
+        """Retry: what the failed turn after `row` showed goes; its question stays and is asked again."""
+        self.flush()
+        self.beginResetModel()
+        del self.rows[self.rows.index(row) + 1:]
+        self._tool_rows.clear()
+        self.endResetModel()
+
+    def _tick(self) -> None:
+        if not self._tool_rows:
+            self._ticker.stop()
+        for row in self._tool_rows.values():
+            self.touch(row)
+
+    def _set_progress(self, text: str) -> None:
+        if text != self.progress:
+            self.progress = text
+            self.progress_changed.emit()
+
     def _set_busy(self, busy: bool) -> None:
         if busy != self.busy:
             self.busy = busy
@@ -187,6 +217,9 @@ class TranscriptModel(QAbstractListModel):
         self._close_streams()
         self._set_busy(True)
 
+    def _retrying(self, event: Retrying) -> None:
+        self._set_progress(f"Retrying ({event.attempt} of {event.attempts})…")
+
     def _reasoning(self, event: ReasoningDelta) -> None:
         row = self._reasoning_row
         if row is None or self._text_row is not None:
@@ -196,6 +229,7 @@ class TranscriptModel(QAbstractListModel):
         self.touch(row)
 
     def _text(self, event: TextDelta) -> None:
+        self._set_progress("")
         row = self._text_row
         if row is None:
             self._end_reasoning()
@@ -204,9 +238,11 @@ class TranscriptModel(QAbstractListModel):
         self.touch(row)
 
     def _tool_started(self, event: ToolStarted) -> None:
+        self._set_progress("")
         self._close_streams()
-        call = ToolCall(event.call_id, event.name, event.arguments)
+        call = ToolCall(event.call_id, event.name, event.arguments, started=time.monotonic())
         self._tool_rows[event.call_id] = self.append(ChatRow(Kind.TOOL, tool=call))
+        self._ticker.start()
 
     def _tool_finished(self, event: ToolFinished) -> None:
         row = self._tool_rows.pop(event.call_id, None)
@@ -244,7 +280,7 @@ class TranscriptModel(QAbstractListModel):
 
     def _turn_error(self, event: TurnError) -> None:
         self._close_streams()
-        self.append(ChatRow(Kind.ERROR, event.message))
+        self.append(ChatRow(Kind.ERROR, event.message, fix_in_settings=_fixed_in_settings(event.kind)))
         self._set_busy(False)
 
     def _end_reasoning(self) -> None:
@@ -254,6 +290,7 @@ class TranscriptModel(QAbstractListModel):
             self._reasoning_row = None
 
     def _close_streams(self) -> None:
+        self._set_progress("")
         self._end_reasoning()
         if self._text_row is not None:
             self._text_row.streaming = False
@@ -267,7 +304,18 @@ _HANDLERS: dict[type, Any] = {
     TextDelta: TranscriptModel._text, ToolStarted: TranscriptModel._tool_started,
     ToolFinished: TranscriptModel._tool_finished, OutboundMessage: TranscriptModel._outbound,
     TurnFinished: TranscriptModel._turn_finished, TurnError: TranscriptModel._turn_error,
+    Retrying: TranscriptModel._retrying,
 }
+
+
+def failed_note(reason: str) -> str:
+    return f"No reply: {reason}"
+
+
+def _fixed_in_settings(kind: str) -> bool:
+    from desktop.providers.failures import SETTINGS_KINDS  # httpx comes with it: not at window start-up
+
+    return kind in {k.value for k in SETTINGS_KINDS}
 
 _KEY_ARGUMENTS = ("command", "path", "url", "query", "pattern", "name", "content")
 
@@ -291,7 +339,7 @@ def rows_from_messages(messages: list[dict[str, Any]]) -> list[ChatRow]:
     """Rows for a saved session: pure Python, so it can run in a worker thread."""
     rows: list[ChatRow] = []
     calls: dict[str, ToolCall] = {}
-    for message in messages:
+    for number, message in enumerate(messages, 1):
         role = message.get("role")
         if role == "user":
             rows.append(ChatRow(Kind.USER, _text_of(message.get("content")), list(message.get("media") or [])))
@@ -299,8 +347,11 @@ def rows_from_messages(messages: list[dict[str, Any]]) -> list[ChatRow]:
             if message.get("reasoning_content"):
                 rows.append(ChatRow(Kind.REASONING, str(message["reasoning_content"])))
             content = _text_of(message.get("content"))
-            if message.get("failed"):
-                rows.append(ChatRow(Kind.NOTICE, content))
+            if message.get("failed"):  # the latest failed turn keeps its error box and Retry
+                reason = str(message.get("error") or "the model request failed.")
+                kind = str(message.get("error_kind", "other"))
+                rows.append(ChatRow(Kind.ERROR, reason, fix_in_settings=_fixed_in_settings(kind))
+                            if number == len(messages) else ChatRow(Kind.NOTICE, failed_note(reason)))
             elif content:
                 rows.append(ChatRow(Kind.ASSISTANT, content, stopped=bool(message.get("stopped"))))
             for raw in message.get("tool_calls") or []:
@@ -314,6 +365,8 @@ def rows_from_messages(messages: list[dict[str, Any]]) -> list[ChatRow]:
             if found is not None:
                 found.result = _text_of(message.get("content"))
                 found.ok = bool(message.get("ok", True))
+                seconds = message.get("seconds")
+                found.seconds = float(seconds) if isinstance(seconds, (int, float)) else None
     return rows
 
 

@@ -5,6 +5,7 @@ plus hotspots (Copy, Retry, expand), so painting and clicking never re-measure a
 
 from __future__ import annotations
 
+import time
 from collections import OrderedDict
 from dataclasses import dataclass, field
 from typing import Protocol
@@ -397,7 +398,9 @@ class RowRenderer:
         top = 3.0
         header = QRectF(4, top, width - 8, head)
         if call.ok is None:
-            glyph, glyph_color, right = "◌", colors.accent, "running…"
+            elapsed = time.monotonic() - call.started if call.started is not None else 0.0
+            glyph, glyph_color = "◌", colors.accent
+            right = f"running… {int(elapsed)} s" if elapsed >= 1 else "running…"
         else:
             glyph, glyph_color = ("✓", GOOD) if call.ok else ("✗", BAD)
             right = _duration(call.seconds)
@@ -454,11 +457,12 @@ class RowRenderer:
         layout.ops.append(placed)
         layout.docs.append(placed)
         button = QRectF(box.x() + pad, box.bottom() - pad - button_h, 84, button_h)
-        if row.retried:
-            layout.ops.append(_Label(button.adjusted(0, 0, 100, 0), "Sent again", self.small, colors.muted))
-        else:
-            layout.ops.append(_Button(button, "↻  Retry", "retry", self.font))
-            layout.hotspots.append(Hotspot(button, "retry", "retry"))
+        layout.ops.append(_Button(button, "↻  Retry", "retry", self.font))
+        layout.hotspots.append(Hotspot(button, "retry", "retry"))
+        if row.fix_in_settings:
+            settings = QRectF(button.right() + 8, button.y(), 124, button_h)
+            layout.ops.append(_Button(settings, "Open Settings", "settings", self.font))
+            layout.hotspots.append(Hotspot(settings, "settings", "settings"))
         layout.height = box.bottom() + 6
         return layout
 

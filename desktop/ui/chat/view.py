@@ -54,6 +54,7 @@ WELCOME_HINT = "Ask anything. Type / for commands; drop files or images on the w
 
 class MessageView(QAbstractScrollArea):
     retry_requested = Signal(object)  # the ERROR ChatRow whose turn should be sent again
+    settings_requested = Signal()  # an error's cure is in Settings
 
     def __init__(self, parent: QWidget | None = None) -> None:
         super().__init__(parent)
@@ -99,7 +100,7 @@ class MessageView(QAbstractScrollArea):
         assert self._model is not None
         m = self._model
         return [(m.modelReset, self._reset), (m.rowsInserted, self._inserted), (m.dataChanged, self._changed),
-                (m.busy_changed, self._busy_changed)]
+                (m.busy_changed, self._busy_changed), (m.progress_changed, self.viewport().update)]
 
     def _reset(self) -> None:
         rows = self._rows()
@@ -330,7 +331,8 @@ class MessageView(QAbstractScrollArea):
             painter.setFont(self.renderer.small)
             painter.setPen(self.renderer.colors.muted)
             footer = QRectF(x + 4, tops[-1] - self._offset + 8, width, FOOTER - 8)
-            painter.drawText(footer, int(Qt.AlignmentFlag.AlignLeft | Qt.AlignmentFlag.AlignTop), "●  Working…")
+            status = self._model.progress or "Working…"
+            painter.drawText(footer, int(Qt.AlignmentFlag.AlignLeft | Qt.AlignmentFlag.AlignTop), f"●  {status}")
         elif not rows and (self._model is None or self._model.loaded):
             self._paint_welcome(painter)
         painter.end()
@@ -423,6 +425,8 @@ class MessageView(QAbstractScrollArea):
             self.viewport().update()
         elif action == "retry":
             self.retry_requested.emit(row)
+        elif action == "settings":
+            self.settings_requested.emit()
 
     def _clear_copied(self) -> None:
         self._copied = None

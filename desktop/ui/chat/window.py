@@ -13,7 +13,7 @@ import uuid
 from collections.abc import Callable
 from pathlib import Path
 
-from PySide6.QtCore import QEvent, QObject, Qt, QTimer
+from PySide6.QtCore import QEvent, QObject, Qt, QTimer, Signal
 from PySide6.QtGui import (
     QCloseEvent,
     QDragEnterEvent,
@@ -68,6 +68,8 @@ def new_session_key() -> str:
 class ChatWindow(QWidget):
     """Closing hides the window (the app lives in the tray); Esc does the same."""
 
+    settings_requested = Signal()  # the app opens Settings
+
     def __init__(self, bridge: CoreBridge, parent: QWidget | None = None) -> None:
         super().__init__(parent)
         self.bridge = bridge
@@ -98,6 +100,7 @@ class ChatWindow(QWidget):
 
         self.view = MessageView()
         self.view.retry_requested.connect(self.retry)
+        self.view.settings_requested.connect(self.settings_requested)
         self.stack = QStackedWidget()
         self.stack.addWidget(self.view)
 
@@ -189,16 +192,13 @@ class ChatWindow(QWidget):
         self.composer.input.setFocus()  # the Stop button hides: the keyboard goes back to writing
 
     def retry(self, row: ChatRow) -> None:
-        """Send the last user message of the failed turn again."""
+        """Ask the failed turn's question again, in its place (the error box goes, the question stays)."""
         model = self.view.model()
-        if model is None or row.retried:
+        last = model.last_user() if model is not None else None
+        if model is None or last is None or row not in model.rows:
             return
-        last = model.last_user()
-        if last is None:
-            return
-        row.retried = True
-        model.touch(row, now=True)
-        self.send(last.text, list(last.media))
+        model.drop_after(last)
+        self.bridge.send(self.current_key, last.text, list(last.media), retry=True)
 
     # -- sessions
 

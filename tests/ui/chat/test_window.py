@@ -13,7 +13,7 @@ from PySide6.QtWidgets import QApplication, QLineEdit, QMessageBox
 
 from desktop.session import Session
 from desktop.ui.bridge import CoreBridge
-from desktop.ui.chat.model import ChatRow, Kind, TranscriptModel
+from desktop.ui.chat.model import ChatRow, Kind, TranscriptModel, rows_from_messages
 from desktop.ui.chat.window import ChatWindow
 from tests.fakeserver import FakeOpenAI, last_user_text
 from tests.ui.conftest import until
@@ -85,7 +85,7 @@ async def test_enter_sends_and_the_answer_streams_into_the_transcript(window: Ch
 
 
 async def test_tool_calls_show_as_rows_with_status_and_duration(window: ChatWindow, fake: FakeOpenAI,
-                                                                qtbot) -> None:  # type: ignore[no-untyped-def]
+                                                                bridge: CoreBridge, qtbot) -> None:  # type: ignore[no-untyped-def]
     fake.add({"tool_calls": [{"name": "exec", "arguments": {"command": "echo tool-output-here"}},
                              {"name": "no_such_tool", "arguments": {"x": 1}}]},
              {"content": "Done."})
@@ -97,6 +97,8 @@ async def test_tool_calls_show_as_rows_with_status_and_duration(window: ChatWind
     assert ok_row.tool.seconds is not None and "tool-output-here" in (ok_row.tool.result or "")
     assert model_of(window).data(model_of(window).index(1)) == "exec echo tool-output-here"
     assert bad_row.tool and bad_row.tool.ok is False
+    reloaded = rows_from_messages(saved_messages(bridge, "desktop:test"))  # the next start shows the durations too
+    assert reloaded[1].tool is not None and reloaded[1].tool.seconds is not None
 
     collapsed = window.view.row_rect(1).height()
     click(qtbot, window, 1, "toggle")
@@ -166,19 +168,55 @@ async def test_stop_keeps_the_partial_answer_and_ends_the_turn(window: ChatWindo
 
 
 async def test_a_failed_turn_shows_the_error_and_retry_sends_the_message_again(
-        window: ChatWindow, fake: FakeOpenAI, qtbot) -> None:  # type: ignore[no-untyped-def]
+        window: ChatWindow, bridge: CoreBridge, fake: FakeOpenAI, qtbot) -> None:  # type: ignore[no-untyped-def]
     fake.add({"status": 400, "body": {"error": {"message": "model is overloaded", "type": "invalid_request_error"}}},
              {"content": "Second time lucky."})
     type_and_send(qtbot, window, "please answer")
     await until(lambda: Kind.ERROR in kinds(window), timeout=TURN)
     error = model_of(window).rows[-1]
     assert "overloaded" in error.text and not model_of(window).busy
+    assert window.view.control_rect(len(kinds(window)) - 1, "settings") is None  # Settings would not help
+    reloaded = rows_from_messages(saved_messages(bridge, "desktop:test"))  # as the next start shows it
+    assert reloaded[-1].kind is Kind.ERROR and "overloaded" in reloaded[-1].text
     click(qtbot, window, len(model_of(window).rows) - 1, "retry")
     await until(lambda: kinds(window)[-1] is Kind.ASSISTANT and not model_of(window).busy, timeout=TURN)
-    assert error.retried
+    assert kinds(window) == [Kind.USER, Kind.ASSISTANT]  # the failed turn was replaced, not asked twice
     assert model_of(window).rows[-1].text == "Second time lucky."
     assert last_user_text(fake.requests[-1]) == "please answer"
-    assert window.view.control_rect(kinds(window).index(Kind.ERROR), "retry") is None  # no second retry
+    assert [m["role"] for m in saved_messages(bridge, "desktop:test")] == ["user", "assistant"]
+    assert "please answer" not in json.dumps(fake.requests[-1]["messages"][:-1])  # not sent twice either
+
+
+async def test_an_error_settings_can_cure_offers_settings_and_stays_after_a_reload(
+        window: ChatWindow, bridge: CoreBridge, fake: FakeOpenAI, qtbot) -> None:  # type: ignore[no-untyped-def]
+    fake.add({"status": 401, "body": {"error": {"message": "invalid api key"}}})
+    opened: list[bool] = []
+    window.settings_requested.connect(lambda: opened.append(True))
+    type_and_send(qtbot, window, "hello?")
+    await until(lambda: Kind.ERROR in kinds(window), timeout=TURN)
+    click(qtbot, window, len(kinds(window)) - 1, "settings")
+    assert opened == [True]
+    reloaded = rows_from_messages(saved_messages(bridge, "desktop:test"))
+    assert reloaded[-1].kind is Kind.ERROR and reloaded[-1].fix_in_settings and "API key" in reloaded[-1].text
+    fake.add({"content": "Now it works."})
+    type_and_send(qtbot, window, "and now?")  # asking something else instead: the old error becomes a note
+    await until(lambda: kinds(window)[-1] is Kind.ASSISTANT and not model_of(window).busy, timeout=TURN)
+    assert Kind.ERROR not in kinds(window) and model_of(window).rows[1].text.startswith("No reply: ")
+    assert Kind.ERROR not in [r.kind for r in rows_from_messages(saved_messages(bridge, "desktop:test"))]
+
+
+async def test_retries_say_so_while_they_wait(window: ChatWindow, bridge: CoreBridge, fake: FakeOpenAI,
+                                              qtbot) -> None:  # type: ignore[no-untyped-def]
+    bridge.core.config.provider.retry_delays = [0.4, 0.4]
+    fake.add({"status": 503, "body": {"error": {"message": "busy"}}}, {"status": 503, "body": {"error": {"message": "busy"}}},
+             {"content": "Got there."})
+    seen: list[str] = []
+    model = model_of(window)
+    model.progress_changed.connect(lambda: seen.append(model.progress))
+    type_and_send(qtbot, window, "try hard")
+    await until(lambda: kinds(window)[-1] is Kind.ASSISTANT and not model.busy, timeout=TURN)
+    assert [s for s in seen if s] == ["Retrying (2 of 3)…", "Retrying (3 of 3)…"]
+    assert model.progress == ""  # back to plain "Working…" once an answer comes
 
 
 async def test_command_replies_and_the_message_tool_show_as_assistant_messages(
@@ -361,3 +399,20 @@ async def test_slash_new_starts_a_new_chat_and_keeps_the_old_one(window: ChatWin
     assert [m["content"] for m in (await restarted.load(kept)).messages][0] == "Remember the blue door"
     window.show_session(kept)
     await until(lambda: kinds(window) == [Kind.USER, Kind.ASSISTANT], message="the old chat opens with its messages")
+
+
+async def test_a_running_tool_shows_how_long_it_has_run(window: ChatWindow, fake: FakeOpenAI,
+                                                       qtbot) -> None:  # type: ignore[no-untyped-def]
+    fake.add({"tool_calls": [{"name": "exec", "arguments": {"command": "sleep 2.5"}}]}, {"content": "Slept."})
+    type_and_send(qtbot, window, "take a nap")
+
+    def header() -> str:
+        rows = model_of(window).rows
+        if len(rows) < 2 or rows[1].tool is None:
+            return ""
+        layout = window.view.renderer.layout(rows[1], 600)
+        return " ".join(op.text for op in layout.ops if isinstance(getattr(op, "text", None), str))
+
+    await until(lambda: "running… 1 s" in header(), timeout=TURN, message="the running time counts up")
+    await until(lambda: not model_of(window).busy, timeout=TURN)
+    assert "running" not in header() and " s" in header()  # the final duration replaces it
