@@ -2,13 +2,22 @@
 
 from __future__ import annotations
 
-from PySide6.QtCore import QEvent, QObject, QPoint, QRect, Qt, Signal
+import ctypes
+import ctypes.util
+import html
+import uuid
+
+from PySide6.QtCore import QEvent, QObject, QPoint, QRect, QRectF, Qt, Signal
 from PySide6.QtGui import (
     QColor,
     QCursor,
     QFont,
     QGuiApplication,
     QKeyEvent,
+    QPainter,
+    QPainterPath,
+    QPaintEvent,
+    QRegion,
     QTextBlockFormat,
     QTextCursor,
     QTextDocument,
@@ -16,29 +25,41 @@ from PySide6.QtGui import (
 )
 from PySide6.QtWidgets import QFrame, QHBoxLayout, QLabel, QLineEdit, QPushButton, QTextBrowser, QVBoxLayout, QWidget
 
-from desktop.bus import ReasoningDelta, TextDelta, ToolStarted, TurnError, TurnFinished, TurnStarted
+from desktop.bus import ReasoningDelta, Retrying, TextDelta, ToolStarted, TurnError, TurnFinished, TurnStarted
 from desktop.ui.approval_card import ApprovalCards
 from desktop.ui.bridge import CoreBridge
 
-DEFAULT_SESSION = "quick:default"
+CHANNEL = "quick"
 WIDTH = 680
+SHADOW = 16  # px around the card for its shadow, where the desktop composites translucent windows
+RADIUS = 12  # as in STYLE's #card
 HINT = "Enter to ask  ·  Ctrl+Enter to continue in chat  ·  Esc to close"
+OFFER = "<a href='continue'>↩ Continue the last quick chat</a>  (Ctrl+↑)"
+CONTINUING = "Continuing {what}  ·  <a href='new'>New</a>  (Ctrl+N)"
 
 STYLE = """
-#QuickPrompt { background: palette(window); border: 1px solid palette(mid); border-radius: 0px; }
-#QuickPrompt QLineEdit { border: none; background: transparent; padding: 6px 4px; }
-#QuickPrompt #glyph { color: palette(highlight); }
-#QuickPrompt #question { color: palette(placeholder-text); }
-#QuickPrompt QTextBrowser { border: none; background: transparent; }
-#QuickPrompt #status { color: palette(placeholder-text); }
-#QuickPrompt #status[error="true"] { color: #c0392b; }
-#QuickPrompt #rule { color: palette(midlight); }
+#card { background: palette(window); border: 1px solid palette(dark); border-radius: 12px; }
+#card QLineEdit { border: none; background: transparent; padding: 6px 4px; }
+#card #glyph { color: palette(highlight); }
+#card #question, #card #context { color: palette(placeholder-text); }
+#card QTextBrowser { border: none; background: transparent; }
+#card #status { color: palette(placeholder-text); }
+#card #status[error="true"] { color: #c0392b; }
+#card #rule { color: palette(midlight); }
 """
+
+
+def new_quick_key() -> str:
+    return f"{CHANNEL}:{uuid.uuid4().hex[:8]}"
 
 
 class QuickPrompt(QWidget):
     """Frameless and always on top. Answers stream inline; the conversation lives in a normal session,
-    so "Open in chat" simply shows that session in the chat window."""
+    so "Open in chat" simply shows that session in the chat window. Each hotkey press starts a new quick
+    chat (offering to continue the last one), so an unrelated question never drags old context along.
+
+    It draws a rounded card with a border; where the desktop composites translucent windows, also a shadow
+    around it, so it stands out over whatever is under it in light and dark themes."""
 
     open_in_chat = Signal(str, str)  # session key, and text for the chat window to send there
 
@@ -46,14 +67,21 @@ class QuickPrompt(QWidget):
         flags = Qt.WindowType.Tool | Qt.WindowType.FramelessWindowHint | Qt.WindowType.WindowStaysOnTopHint
         super().__init__(parent, flags)
         self.bridge = bridge
-        self.session_key = DEFAULT_SESSION
+        self.session_key = new_quick_key()
+        self._last_quick = ""  # the quick chat asked in last, offered to continue
+        self._continuing = False
         self._busy = False
         self._streamed = ""
         self.setObjectName("QuickPrompt")
         self.setWindowTitle("Quick prompt")
-        self.setAttribute(Qt.WidgetAttribute.WA_StyledBackground, True)
+        self._shadow = SHADOW if composited() else 0
+        if self._shadow:
+            self.setAttribute(Qt.WidgetAttribute.WA_TranslucentBackground, True)
+        self.card = QFrame(self)
+        self.card.setObjectName("card")
+        self.card.setAttribute(Qt.WidgetAttribute.WA_StyledBackground, True)
         self.setStyleSheet(STYLE)
-        self.setFixedWidth(WIDTH)
+        self.setFixedWidth(WIDTH + 2 * self._shadow)
 
         glyph = QLabel("✦")
         glyph.setObjectName("glyph")
@@ -67,6 +95,13 @@ class QuickPrompt(QWidget):
         top.setSpacing(8)
         top.addWidget(glyph)
         top.addWidget(self.input, 1)
+        self.context = QLabel()  # continue the last quick chat, or start a new one
+        self.context.setObjectName("context")
+        self.context.setFont(_scaled(self.font(), 0.9))
+        self.context.setContentsMargins(18, 0, 18, 6)
+        self.context.setTextInteractionFlags(Qt.TextInteractionFlag.LinksAccessibleByMouse)
+        self.context.linkActivated.connect(lambda link: self.continue_last() if link == "continue"
+                                           else self.start_new())
 
         self.rule = QFrame()
         self.rule.setObjectName("rule")
@@ -106,30 +141,32 @@ class QuickPrompt(QWidget):
         body.addWidget(self.question)
         body.addWidget(self.answer)
         self.approvals = ApprovalCards(bridge, with_background=False)  # questions before a tool runs
-        self.approvals.show_session(self.session_key)
         self.approvals.changed.connect(self._fit)
         self.approvals.focus_freed.connect(self.input.setFocus)
         body.addWidget(self.approvals)
         body.addLayout(footer)
 
-        self._layout = QVBoxLayout(self)
+        outer = QVBoxLayout(self)
+        outer.setContentsMargins(*[self._shadow] * 4)
+        outer.addWidget(self.card)
+        self._layout = QVBoxLayout(self.card)
         self._layout.setContentsMargins(0, 0, 0, 0)
         self._layout.setSpacing(0)
         self._layout.addLayout(top)
+        self._layout.addWidget(self.context)
         self._layout.addWidget(self.rule)
         self._layout.addLayout(body)
-        self._reset()
+        self._start(self.session_key, continuing=False)
         bridge.event.connect(self._on_event)
 
     # ----- what the app calls
     def popup(self, text: str = "", session_key: str | None = None) -> None:
-        """Show centred on the screen under the mouse, optionally pre-filled; `session_key` when opened from a chat."""
-        key = session_key or DEFAULT_SESSION
-        if key != self.session_key or not self._busy:
-            self.session_key = key
-            self._busy = False
-            self._reset()
-            self.approvals.show_session(key)
+        """Show centred on the screen under the mouse, optionally pre-filled: in a new quick chat, or in
+        `session_key` when opened from a chat. While an answer streams it comes back as it was."""
+        if session_key is not None and (session_key != self.session_key or not self._busy):
+            self._start(session_key, continuing=True)
+        elif session_key is None and not self._busy:
+            self._start(new_quick_key(), continuing=False)
         if text:
             self.input.setText(text)
         self.input.end(False)
@@ -139,10 +176,25 @@ class QuickPrompt(QWidget):
         self.activateWindow()
         self.input.setFocus(Qt.FocusReason.PopupFocusReason)
 
+    def continue_last(self) -> None:
+        """Ask the next question in the last quick chat, with what was said there."""
+        if self._last_quick and not self._busy:
+            self._start(self._last_quick, continuing=True)
+            self.input.setFocus()
+
+    def start_new(self) -> None:
+        if not self._busy:
+            self._start(new_quick_key(), continuing=False)
+            self.input.setFocus()
+
     def submit(self) -> None:
         text = self.input.text().strip()
         if not text:
             return
+        if self.session_key.startswith(f"{CHANNEL}:"):
+            self._last_quick = self.session_key
+        if not self._continuing:
+            self.context.hide()  # the question shown below says what this chat is about
         self.input.clear()
         self._busy = True
         self._streamed = ""
@@ -179,11 +231,18 @@ class QuickPrompt(QWidget):
     def eventFilter(self, watched: QObject, event: QEvent) -> bool:
         if watched is self.input and event.type() == QEvent.Type.KeyPress:
             key_event: QKeyEvent = event  # type: ignore[assignment]
+            ctrl = bool(key_event.modifiers() & Qt.KeyboardModifier.ControlModifier)
             if key_event.key() in (Qt.Key.Key_Return, Qt.Key.Key_Enter):
-                if key_event.modifiers() & Qt.KeyboardModifier.ControlModifier:
+                if ctrl:
                     self.continue_in_chat()
                 else:
                     self.submit()
+                return True
+            if ctrl and key_event.key() == Qt.Key.Key_Up:
+                self.continue_last()
+                return True
+            if ctrl and key_event.key() == Qt.Key.Key_N:
+                self.start_new()
                 return True
         return super().eventFilter(watched, event)
 
@@ -210,6 +269,8 @@ class QuickPrompt(QWidget):
             self._set_status("Reasoning…")
         elif isinstance(event, ToolStarted):
             self._set_status(f"Using {event.name}…")
+        elif isinstance(event, Retrying):
+            self._set_status(f"Retrying ({event.attempt} of {event.attempts})…")
         elif isinstance(event, TurnFinished):
             self._busy = False
             if event.content:
@@ -221,6 +282,35 @@ class QuickPrompt(QWidget):
             self._set_status(event.message, error=True)
 
     # ----- look
+    def _start(self, key: str, continuing: bool) -> None:
+        self.session_key = key
+        self._continuing = continuing
+        self._busy = False
+        self._reset()
+        self.approvals.show_session(key)
+        if continuing:
+            quick = key.startswith(f"{CHANNEL}:")
+            what = "the last quick chat" if quick else f"“{html.escape(self.bridge.session_title(key))}”"
+            self.context.setText(CONTINUING.format(what=what))
+        else:
+            self.context.setText(OFFER if self._last_quick else "")
+        self.context.setVisible(bool(self.context.text()))
+        self._fit()
+
+    def paintEvent(self, event: QPaintEvent) -> None:
+        """The shadow: rounded rectangles ever fainter outwards (cheaper than a graphics effect on the
+        streaming answer)."""
+        if not self._shadow:
+            return
+        painter = QPainter(self)
+        painter.setRenderHint(QPainter.RenderHint.Antialiasing)
+        painter.setPen(Qt.PenStyle.NoPen)
+        card = QRectF(self.card.geometry()).translated(0, 4)
+        for step in range(self._shadow, 0, -1):
+            painter.setBrush(QColor(0, 0, 0, int(60 * (1 - step / self._shadow) ** 2) + 2))
+            painter.drawRoundedRect(card.adjusted(-step, -step, step, step), RADIUS + step, RADIUS + step)
+        painter.end()
+
     def _reset(self) -> None:
         self.input.clear()
         self.question.clear()
@@ -260,7 +350,11 @@ class QuickPrompt(QWidget):
             self.answer.setVerticalScrollBarPolicy(policy)
         self._layout.invalidate()
         self._layout.activate()
-        self.resize(WIDTH, self._layout.sizeHint().height())
+        self.resize(WIDTH + 2 * self._shadow, self._layout.sizeHint().height() + 2 * self._shadow)
+        if not self._shadow:  # no compositor: round the corners with a mask
+            path = QPainterPath()
+            path.addRoundedRect(QRectF(self.rect()), RADIUS, RADIUS)
+            self.setMask(QRegion(path.toFillPolygon().toPolygon()))
 
     def _screen_rect(self) -> QRect:
         screen = QGuiApplication.screenAt(QCursor.pos()) or QGuiApplication.primaryScreen()
@@ -269,7 +363,34 @@ class QuickPrompt(QWidget):
     def _place(self) -> None:
         self._fit()
         area = self._screen_rect()
-        self.move(QPoint(area.center().x() - WIDTH // 2, area.top() + int(area.height() * 0.22)))
+        self.move(QPoint(area.center().x() - self.width() // 2, area.top() + int(area.height() * 0.22) - self._shadow))
+
+
+def composited() -> bool:
+    """Whether translucent windows show what is under them: always on Wayland, Windows and macOS; on X11
+    only while a compositing manager owns the _NET_WM_CM_Sn selection (else they show black)."""
+    if QGuiApplication.platformName() != "xcb":
+        return QGuiApplication.platformName() not in ("offscreen", "minimal")
+    name = ctypes.util.find_library("X11")
+    if name is None:
+        return False
+    x11 = ctypes.CDLL(name)
+    x11.XOpenDisplay.restype = ctypes.c_void_p
+    x11.XOpenDisplay.argtypes = [ctypes.c_char_p]
+    x11.XInternAtom.restype = ctypes.c_ulong
+    x11.XInternAtom.argtypes = [ctypes.c_void_p, ctypes.c_char_p, ctypes.c_int]
+    x11.XGetSelectionOwner.restype = ctypes.c_ulong
+    x11.XGetSelectionOwner.argtypes = [ctypes.c_void_p, ctypes.c_ulong]
+    x11.XDefaultScreen.argtypes = [ctypes.c_void_p]
+    x11.XCloseDisplay.argtypes = [ctypes.c_void_p]
+    display = x11.XOpenDisplay(None)
+    if not display:
+        return False
+    try:
+        atom = x11.XInternAtom(display, f"_NET_WM_CM_S{x11.XDefaultScreen(display)}".encode(), 0)
+        return bool(x11.XGetSelectionOwner(display, atom))
+    finally:
+        x11.XCloseDisplay(display)
 
 
 def _shade_code_blocks(doc: QTextDocument, colour: QColor) -> None:

@@ -189,8 +189,9 @@ async def test_ctrl_enter_in_the_quick_prompt_takes_the_question_to_the_chat(she
     chat.hide()
     shell.open_quick("what is the tallest tree?")
     QTest.keyClick(quick.input, Qt.Key.Key_Return, Qt.KeyboardModifier.ControlModifier)  # type: ignore[attr-defined]
-    assert chat.isVisible() and chat.current_key == "quick:default"  # type: ignore[attr-defined]
-    model = chat.models["quick:default"]  # type: ignore[attr-defined]
+    key = quick.session_key  # type: ignore[attr-defined]
+    assert chat.isVisible() and chat.current_key == key  # type: ignore[attr-defined]
+    model = chat.models[key]  # type: ignore[attr-defined]
     await until(lambda: not model.busy and [r.kind for r in model.rows] == [Kind.USER, Kind.ASSISTANT],
                 message="question, then its answer")
     assert model.rows[0].text == "what is the tallest tree?"

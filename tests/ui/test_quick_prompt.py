@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+import json
+
 import pytest
 from PySide6.QtCore import Qt
 from PySide6.QtGui import QGuiApplication
@@ -10,7 +12,7 @@ from pytestqt.qtbot import QtBot
 from desktop.bus import TextDelta
 from desktop.providers.litellm_env import litellm
 from desktop.ui.bridge import CoreBridge
-from desktop.ui.quick_prompt import DEFAULT_SESSION, QuickPrompt
+from desktop.ui.quick_prompt import QuickPrompt
 from tests.fakeserver import FakeOpenAI
 from tests.ui.conftest import until
 
@@ -41,7 +43,7 @@ async def test_enter_streams_the_answer_inline_and_esc_hides(qtbot: QtBot, bridg
     assert prompt.question.text() == "Capital of France?" and prompt.input.text() == ""
     assert prompt.height() > collapsed  # grew to show the answer
     assert fake.requests[-1]["messages"][-1]["content"].endswith("Capital of France?")
-    session = await bridge.core.sessions.load(DEFAULT_SESSION)
+    session = await bridge.core.sessions.load(prompt.session_key)
     assert [m["role"] for m in session.messages] == ["user", "assistant"]
     qtbot.keyClick(prompt.input, Qt.Key.Key_Escape)
     assert not prompt.isVisible()
@@ -89,3 +91,35 @@ async def test_stop_ends_a_long_answer_and_copy_takes_it_as_markdown(qtbot: QtBo
     copied = QGuiApplication.clipboard().text()
     assert copied.startswith("The first part") and "pause" not in copied  # what came before the stop
     assert prompt.status.text() == "Copied"
+
+
+async def test_each_popup_is_a_new_quick_chat_unless_the_last_one_is_continued(
+        qtbot: QtBot, bridge: CoreBridge, fake: FakeOpenAI) -> None:
+    prompt = QuickPrompt(bridge)
+    qtbot.addWidget(prompt)
+    prompt.popup()
+    assert prompt.context.isHidden()  # nothing to continue yet
+    qtbot.keyClicks(prompt.input, "My cat is called Miso")
+    qtbot.keyClick(prompt.input, Qt.Key.Key_Return)
+    await until(lambda: prompt.status.text() == "Done", message="first answer")
+    first = prompt.session_key
+    prompt.hide()
+
+    prompt.popup()  # the hotkey again: a new chat, the last one offered
+    assert prompt.session_key != first and prompt.question.isHidden()
+    assert prompt.context.isVisible() and "Continue the last quick chat" in prompt.context.text()
+    qtbot.keyClick(prompt.input, Qt.Key.Key_Up, Qt.KeyboardModifier.ControlModifier)
+    assert prompt.session_key == first and "Continuing the last quick chat" in prompt.context.text()
+    qtbot.keyClicks(prompt.input, "What is my cat called?")
+    qtbot.keyClick(prompt.input, Qt.Key.Key_Return)
+    await until(lambda: prompt.status.text() == "Done", message="second answer")
+    assert "My cat is called Miso" in json.dumps(fake.requests[-1]["messages"])  # it went on with the context
+
+    qtbot.keyClick(prompt.input, Qt.Key.Key_N, Qt.KeyboardModifier.ControlModifier)  # New
+    assert prompt.session_key != first and prompt.answer.isHidden()
+    qtbot.keyClicks(prompt.input, "Unrelated question")
+    qtbot.keyClick(prompt.input, Qt.Key.Key_Return)
+    await until(lambda: prompt.status.text() == "Done", message="third answer")
+    assert "Miso" not in json.dumps(fake.requests[-1]["messages"])
+    titles = await bridge.session_titles()
+    assert titles[first] == "My cat is called Miso" and titles[prompt.session_key] == "Unrelated question"
