@@ -57,6 +57,8 @@ class OnboardingPanel(QWidget):
         font.setBold(True)
         title.setFont(font)
         intro = note_label("Pick the model that will answer. You can change it any time in Settings.")
+        self.why = note_label()  # when config.yaml exists but could not be used: why this shows again
+        self.why.hide()
 
         self.local_status = note_label("Looking for a model server on this computer "
                                        f"({', '.join(s.name for s in servers)})…")
@@ -91,7 +93,7 @@ class OnboardingPanel(QWidget):
 
         column = QVBoxLayout()
         column.setSpacing(14)
-        for part in (title, intro, local, self.workspace_card, cloud):
+        for part in (title, intro, self.why, local, self.workspace_card, cloud):
             column.addWidget(part)
         column.addStretch(1)
         holder = QWidget()
@@ -114,6 +116,15 @@ class OnboardingPanel(QWidget):
         self.model_form.load(Config(model="openai/"))
         self._show_workspace(existing_nanobot_workspace())
         self.scan()
+        spawn(self._explain())
+
+    async def _explain(self) -> None:
+        """A settings file that could not be read is why a set-up app asks again: say so, and that it is kept."""
+        loaded = await self.bridge.read_settings()
+        if loaded.unreadable:
+            set_note(self.why, f"Your settings could not be read, so setup is shown again: {loaded.problems[0]}. "
+                     "Saving here keeps a copy of the old file next to it.", ERROR_COLOUR)
+            self.why.show()
 
     # ----- detection
     def scan(self) -> None:

@@ -117,3 +117,19 @@ async def test_without_a_local_server_it_takes_a_provider_and_key(qtbot: QtBot, 
     assert memory_keyring.store[("nanobot-tray", "openai")] == "sk-first-run-key-123456"
     assert await answer(bridge, "hi") == "echo: hi"
     assert fake.headers[-1]["authorization"] == "Bearer sk-first-run-key-123456"
+
+
+async def test_an_unreadable_settings_file_is_why_setup_shows_again(qtbot: QtBot, bridge: CoreBridge,
+                                                                    home_dir: Path) -> None:
+    path = bridge.core.settings.path
+    path.write_text("model: [openai/gpt-4o\napi_base: http://x\n", encoding="utf-8")  # a hand edit gone wrong
+    panel = panel_for(qtbot, bridge)
+    await until(lambda: panel.why.isVisible(), message="the reason is shown")
+    assert "could not be read" in panel.why.text() and "not valid YAML" in panel.why.text()
+    assert "keeps a copy" in panel.why.text()
+
+
+async def test_a_plain_first_run_gives_no_reason(qtbot: QtBot, bridge: CoreBridge) -> None:
+    panel = panel_for(qtbot, bridge)
+    await until(lambda: "Looking for" not in panel.local_status.text(), message="the scan ended")
+    assert panel.why.isHidden()
