@@ -30,7 +30,7 @@ class InboundMessage:
     kind: MessageKind = MessageKind.USER
     # Resolved with the turn's end (TurnFinished or TurnError) by the loop: what `AgentLoop.ask` awaits.
     reply: asyncio.Future[TurnFinished | TurnError] | None = field(default=None, repr=False, compare=False)
-    retry: bool = False  # Retry on a failed turn: it replaces that turn instead of asking a second time
+    redo: bool = False  # Retry, Regenerate or Edit: it replaces the chat's last turn instead of adding one
 
     @property
     def session_key(self) -> str:

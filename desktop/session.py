@@ -101,11 +101,9 @@ class SessionStore:
             lines = [self._metadata_record(session), *session.messages]
             await asyncio.to_thread(_write_records, self.path_for(session.key), lines)
 
-    async def drop_failed_turn(self, session: Session) -> None:
-        """Retry: the last turn, if it failed, goes (its question is asked again); an answered turn never does."""
-        last = session.messages[-1] if session.messages else {}
-        if last.get("role") != "assistant" or not last.get("failed"):
-            return
+    async def drop_last_turn(self, session: Session) -> None:
+        """Retry, Regenerate, Edit: the person asked for the last turn (from its question on) to be replaced.
+        A turn already archived into memory stays."""
         messages = session.messages
         start = max((i for i, m in enumerate(messages) if m.get("role") == "user"), default=len(messages))
         if start >= session.last_consolidated:

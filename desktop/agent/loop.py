@@ -191,8 +191,8 @@ class AgentLoop:
         if titled:  # before the first write, so the file's metadata line carries it
             session.metadata["title"] = _title_from(msg.content)
         written = "created_at" in session.metadata  # the metadata line is already on disk
-        if msg.retry:
-            await self.sessions.drop_failed_turn(session)
+        if msg.redo:
+            await self.sessions.drop_last_turn(session)
         await self.sessions.append(session, user)  # saved before the model is called
         if titled and written:
             await self.sessions.rewrite(session)  # rare: a chat that began with a notice or a command

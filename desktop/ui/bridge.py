@@ -34,11 +34,11 @@ class CoreBridge(QObject):
         self._unsubscribe = core.bus.subscribe(self.event.emit)
         self._pending = TaskSet("the bridge")
 
-    def send(self, session_key: str, text: str, media: list[str] | None = None, *, retry: bool = False) -> None:
-        """Queue a message for the agent; `session_key` is `channel:chat_id`. `retry`: it asks a failed turn's
-        question again, in that turn's place."""
+    def send(self, session_key: str, text: str, media: list[str] | None = None, *, redo: bool = False) -> None:
+        """Queue a message for the agent; `session_key` is `channel:chat_id`. `redo`: it replaces the chat's last
+        turn (Retry, Regenerate, Edit)."""
         channel, _, chat_id = session_key.partition(":")
-        message = InboundMessage(channel, chat_id, text, list(media or []), retry=retry)
+        message = InboundMessage(channel, chat_id, text, list(media or []), redo=redo)
         self._pending.spawn(self.core.bus.publish_inbound(message))
 
     def session_title(self, session_key: str) -> str:

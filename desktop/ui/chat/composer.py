@@ -24,6 +24,7 @@ from PySide6.QtWidgets import (
 )
 
 MAX_LINES = 8
+HINT = "Enter to send · Shift+Enter for a new line · / for commands"
 CommandList = Callable[[], list[tuple[str, str]]]  # (name, summary), read fresh: features add commands later
 _NAME_ROLE = Qt.ItemDataRole.UserRole + 1
 
@@ -106,7 +107,7 @@ class Composer(QFrame):
         self.attach_button.setToolTip("Attach files or images (or drop them on the window)")
         self.attach_button.setAutoRaise(True)
         self.attach_button.clicked.connect(self.choose_files)
-        self.hint = QLabel("Enter to send · Shift+Enter for a new line · / for commands", self)
+        self.hint = QLabel(HINT, self)
         self.hint.setObjectName("hint")
         self.stop_button = QPushButton("Stop", self)
         self.stop_button.setToolTip("Stop the running turn (the partial answer is kept)")

@@ -182,11 +182,11 @@ class TranscriptModel(QAbstractListModel):
     def last_user(self) -> ChatRow | None:
         return next((r for r in reversed(self.rows) if r.kind is Kind.USER), None)
 
-    def drop_after(self, row: ChatRow) -> None:
-        """Retry: what the failed turn after `row` showed goes; its question stays and is asked again."""
+    def drop_after(self, row: ChatRow, *, inclusive: bool = False) -> None:
+        """Redo: the rows after the last question go (Retry, Regenerate), or from it on (Edit)."""
         self.flush()
         self.beginResetModel()
-        del self.rows[self.rows.index(row) + 1:]
+        del self.rows[self.rows.index(row) + (0 if inclusive else 1):]
         self._tool_rows.clear()
         self.endResetModel()
 

@@ -159,6 +159,7 @@ class RowLayout:
     ops: list[_Op] = field(default_factory=list)
     hotspots: list[Hotspot] = field(default_factory=list)
     docs: list[_Doc] = field(default_factory=list)  # for links and text hit-testing
+    frame: QRectF | None = None  # the message's bubble, where it has one (hover actions sit beside it)
 
     def paint(self, painter: QPainter, state: PaintState) -> None:
         for op in self.ops:  # each op sets the pen, brush and font it needs
@@ -358,6 +359,7 @@ class RowRenderer:
             y = chip.bottom()
         rect = QRectF(x, top, inner + 2 * pad_x, y + pad_y - top)
         layout.ops.append(_Box(rect, self.colors.bubble, None, 14))
+        layout.frame = rect
         layout.absorb(bubble)
         layout.height = rect.bottom() + 4
         return layout

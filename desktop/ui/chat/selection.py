@@ -4,12 +4,16 @@ text can be selected, copied (Ctrl+C or its menu) and its links clicked."""
 
 from __future__ import annotations
 
-from PySide6.QtCore import QEvent, QObject, QRectF, Qt, QUrl
-from PySide6.QtGui import QColor, QDesktopServices, QPalette, QTextDocument
+import math
+
+from PySide6.QtCore import QEvent, QObject, QPointF, QRectF, Qt, QUrl, Signal
+from PySide6.QtGui import QColor, QDesktopServices, QMouseEvent, QPalette, QTextDocument
 from PySide6.QtWidgets import QAbstractScrollArea, QApplication, QFrame, QTextBrowser
 
 
 class TextSelector(QTextBrowser):
+    pointer_moved = Signal(QPointF)  # where the pointer is over it, in the transcript's viewport coordinates
+
     def __init__(self, view: QAbstractScrollArea) -> None:
         super().__init__(view.viewport())
         self._view = view
@@ -28,7 +32,10 @@ class TextSelector(QTextBrowser):
 
     def show_over(self, uid: int, doc: QTextDocument, rect: QRectF, color: QColor) -> None:
         if self.placed is None or self.placed[1] is not doc:
-            self.setLineWrapColumnOrWidth(int(doc.textWidth()))
+            # Detach the last block first: a browser re-wraps its document to its own width, and that document
+            # is the transcript's, so the width of the next block would fold the last one's lines out of sight.
+            self.setDocument(self._blank)
+            self.setLineWrapColumnOrWidth(math.ceil(doc.textWidth()))
             self.setDocument(doc)
             self.placed = (uid, doc)
             palette = self.palette()
@@ -50,6 +57,8 @@ class TextSelector(QTextBrowser):
         if event.type() == QEvent.Type.Wheel:  # the transcript scrolls, not this one-block browser
             QApplication.sendEvent(self._view.viewport(), event)
             return True
+        if event.type() == QEvent.Type.MouseMove and isinstance(event, QMouseEvent):
+            self.pointer_moved.emit(QPointF(self.viewport().mapTo(self._view.viewport(), event.position().toPoint())))
         return super().eventFilter(watched, event)
 
     def _open(self, url: QUrl) -> None:

@@ -25,6 +25,7 @@ from PySide6.QtCore import (
 )
 from PySide6.QtGui import (
     QContextMenuEvent,
+    QCursor,
     QDesktopServices,
     QFont,
     QFontMetricsF,
@@ -41,6 +42,7 @@ from PySide6.QtWidgets import QAbstractScrollArea, QMenu, QWidget
 
 from desktop.ui.chat.model import ChatRow, Kind, TranscriptModel, format_arguments
 from desktop.ui.chat.render import PaintState, RowLayout, RowRenderer
+from desktop.ui.chat.row_actions import RowActions
 from desktop.ui.chat.selection import TextSelector
 
 COLUMN_MAX = 860   # readable line length on wide windows
@@ -79,6 +81,8 @@ class MessageView(QAbstractScrollArea):
         self._copied_timer = QTimer(self, singleShot=True, interval=COPIED_MS)
         self._copied_timer.timeout.connect(self._clear_copied)
         self.selector = TextSelector(self)
+        self.selector.pointer_moved.connect(self._offer_actions)  # over text too, the row's actions are offered
+        self.row_actions = RowActions(self.viewport())
         self._prefetch_timer = QTimer(self, singleShot=True, interval=0)
         self._prefetch_timer.timeout.connect(self._prefetch)
 
@@ -134,6 +138,7 @@ class MessageView(QAbstractScrollArea):
         self._relayout()
 
     def _busy_changed(self, busy: bool) -> None:
+        self.row_actions.dismiss()  # what can be redone changes with it
         self._relayout()  # the footer comes or goes
 
     def _rows(self) -> list[ChatRow]:
@@ -219,6 +224,7 @@ class MessageView(QAbstractScrollArea):
         self.viewport().update()
 
     def _scrolled(self, value: int) -> None:
+        self.row_actions.dismiss()
         self._offset = float(value)
         self._stick = value >= self.verticalScrollBar().maximum() - 2
         self._place_selector()
@@ -365,7 +371,23 @@ class MessageView(QAbstractScrollArea):
         layout = self.renderer.layout(rows[i], self._column_width())
         return rows[i], layout, QPointF(pos.x() - self._column_x(), y - tops[i])
 
+    def _offer_actions(self, pos: QPointF) -> None:
+        """The toolbar over the user or assistant message under the pointer (`pos` in viewport coordinates)."""
+        hit = self._hit(pos)
+        model = self._model
+        if hit is None or model is None or hit[0].kind not in (Kind.USER, Kind.ASSISTANT) or hit[0].streaming:
+            self.row_actions.dismiss()
+            return
+        row, layout, _ = hit
+        if row is self.row_actions.row and self.row_actions.isVisible():
+            return
+        rect = self.row_rect(self._row_at(pos.y() + self._offset))
+        frame = layout.frame.translated(rect.topLeft()) if layout.frame is not None else rect
+        latest = not model.busy and row is (model.last_user() if row.kind is Kind.USER else model.rows[-1])
+        self.row_actions.show_for(row, frame, latest)
+
     def mouseMoveEvent(self, event: QMouseEvent) -> None:
+        self._offer_actions(event.position())
         hit = self._hit(event.position())
         hover: tuple[int, str] | None = None
         link = ""
@@ -387,6 +409,8 @@ class MessageView(QAbstractScrollArea):
             self.viewport().update()
 
     def leaveEvent(self, event: QEvent) -> None:
+        if not self.row_actions.geometry().contains(self.viewport().mapFromGlobal(QCursor.pos())):
+            self.row_actions.dismiss()
         self._hover = None
         self.viewport().update()
 

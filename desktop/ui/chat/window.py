@@ -37,7 +37,7 @@ from desktop.bus import ChatSetAside, Event, TurnError, TurnFinished, TurnStarte
 from desktop.tasks import spawn
 from desktop.ui.approval_card import ApprovalCards
 from desktop.ui.bridge import CoreBridge
-from desktop.ui.chat.composer import Composer
+from desktop.ui.chat.composer import HINT, Composer
 from desktop.ui.chat.model import ChatRow, TranscriptModel, rows_from_messages
 from desktop.ui.chat.model_picker import ModelPicker
 from desktop.ui.chat.sidebar import NEW_TITLE, SessionList
@@ -100,6 +100,11 @@ class ChatWindow(QWidget):
 
         self.view = MessageView()
         self.view.retry_requested.connect(self.retry)
+        actions = self.view.row_actions
+        actions.copy_requested.connect(lambda row: QApplication.clipboard().setText(row.text))
+        actions.regenerate_requested.connect(self.retry)
+        actions.edit_requested.connect(self.edit)
+        self._editing: ChatRow | None = None  # the question being edited in the composer
         self.view.settings_requested.connect(self.settings_requested)
         self.stack = QStackedWidget()
         self.stack.addWidget(self.view)
@@ -152,6 +157,7 @@ class ChatWindow(QWidget):
             self.sidebar.select(key)
             return
         self.current_key = key
+        self._stop_editing()
         self.approvals.show_session(key)
         model = self._model_for(key)
         self.view.set_model(model)
@@ -181,9 +187,14 @@ class ChatWindow(QWidget):
             self.stop()
             return
         model = self._model_for(self.current_key)
+        edited, redo = self._editing, False
+        self._stop_editing()
+        if edited is not None and edited in model.rows and not model.busy:
+            model.drop_after(edited, inclusive=True)
+            redo = True
         model.add_user(text, media)
         self.view.scroll_to_bottom()
-        self.bridge.send(self.current_key, text, media)
+        self.bridge.send(self.current_key, text, media, redo=redo)
         self._refresh_timer.start()
 
     def stop(self) -> None:
@@ -192,13 +203,27 @@ class ChatWindow(QWidget):
         self.composer.input.setFocus()  # the Stop button hides: the keyboard goes back to writing
 
     def retry(self, row: ChatRow) -> None:
-        """Ask the failed turn's question again, in its place (the error box goes, the question stays)."""
+        """Retry a failed turn or Regenerate the last answer: the question is asked again, in that turn's place
+        (what the turn showed goes, the question stays)."""
         model = self.view.model()
         last = model.last_user() if model is not None else None
-        if model is None or last is None or row not in model.rows:
+        if model is None or last is None or row not in model.rows or model.busy:
             return
         model.drop_after(last)
-        self.bridge.send(self.current_key, last.text, list(last.media), retry=True)
+        self.bridge.send(self.current_key, last.text, list(last.media), redo=True)
+
+    def edit(self, row: ChatRow) -> None:
+        """Put the last question in the composer; sending it replaces that turn (Esc leaves it as it was)."""
+        self.composer.input.setPlainText(row.text)
+        self.composer.clear_attachments()
+        self.composer.add_files(list(row.media))
+        self._editing = row
+        self.composer.hint.setText("Editing your last message: Enter sends it in its place · Esc cancels")
+        self.composer.input.setFocus()
+
+    def _stop_editing(self) -> None:
+        self._editing = None
+        self.composer.hint.setText(HINT)
 
     # -- sessions
 
@@ -335,7 +360,11 @@ class ChatWindow(QWidget):
             self.composer.input.setFocus()
 
     def keyPressEvent(self, event: QKeyEvent) -> None:
-        if event.key() == Qt.Key.Key_Escape:
+        if event.key() == Qt.Key.Key_Escape and self._editing is not None:
+            self._stop_editing()
+            self.composer.input.clear()
+            self.composer.clear_attachments()
+        elif event.key() == Qt.Key.Key_Escape:
             self.hide()
         else:
             super().keyPressEvent(event)

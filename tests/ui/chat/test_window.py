@@ -3,10 +3,8 @@
 from __future__ import annotations
 
 import json
-from collections.abc import AsyncIterator
 from pathlib import Path
 
-import pytest
 from PySide6.QtCore import QMimeData, QPoint, QPointF, Qt, QUrl
 from PySide6.QtGui import QDragEnterEvent, QDropEvent, QGuiApplication
 from PySide6.QtWidgets import QApplication, QLineEdit, QMessageBox
@@ -21,17 +19,6 @@ from tests.ui.conftest import until
 TURN = 90  # seconds: the first model call imports litellm, slow on a loaded machine
 PNG = bytes.fromhex("89504e470d0a1a0a0000000d4948445200000001000000010806000000"
                     "1f15c4890000000d49444154789c6360000002000001e221bc330000000049454e44ae426082")
-
-
-@pytest.fixture
-async def window(bridge: CoreBridge, qtbot) -> AsyncIterator[ChatWindow]:  # type: ignore[no-untyped-def]
-    made = ChatWindow(bridge)
-    qtbot.addWidget(made)
-    made.resize(900, 640)
-    made.show()
-    made.show_session("desktop:test")
-    await until(lambda: made.models["desktop:test"].loaded)
-    yield made  # pytest-qt closes and deletes it before fixtures are torn down
 
 
 def model_of(window: ChatWindow) -> TranscriptModel:

@@ -1,0 +1,64 @@
+"""The small toolbar over the message under the pointer: Copy; Regenerate on the last answer; Edit on
+the last question. Real buttons (not painted hotspots), so they take clicks above the text selector."""
+
+from __future__ import annotations
+
+from PySide6.QtCore import QPoint, QRectF, Signal, SignalInstance
+from PySide6.QtWidgets import QFrame, QHBoxLayout, QToolButton, QWidget
+
+from desktop.ui.chat.model import ChatRow, Kind
+
+STYLE = """
+#rowActions { background: palette(base); border: 1px solid palette(midlight); border-radius: 6px; }
+#rowActions QToolButton { padding: 1px 6px; }
+"""
+
+
+class RowActions(QFrame):
+    copy_requested = Signal(object)  # the ChatRow
+    regenerate_requested = Signal(object)
+    edit_requested = Signal(object)
+
+    def __init__(self, parent: QWidget) -> None:
+        super().__init__(parent)
+        self.setObjectName("rowActions")
+        self.setStyleSheet(STYLE)
+        self.row: ChatRow | None = None
+        self.copy_button = self._button("Copy", "Copy this message as Markdown", self.copy_requested)
+        self.regenerate_button = self._button("↻ Regenerate", "Ask for this answer again, in its place",
+                                              self.regenerate_requested)
+        self.edit_button = self._button("Edit", "Change this message and send it again, in its place",
+                                        self.edit_requested)
+        layout = QHBoxLayout(self)
+        layout.setContentsMargins(2, 1, 2, 1)
+        layout.setSpacing(0)
+        for button in (self.copy_button, self.regenerate_button, self.edit_button):
+            layout.addWidget(button)
+        self.hide()
+
+    def show_for(self, row: ChatRow, frame: QRectF, latest: bool) -> None:
+        """Over `row` (drawn in `frame`, viewport coordinates); `latest`: it belongs to the last turn and
+        nothing is running, so it can be redone."""
+        self.row = row
+        self.regenerate_button.setVisible(latest and row.kind is Kind.ASSISTANT)
+        self.edit_button.setVisible(latest and row.kind is Kind.USER)
+        self.adjustSize()
+        if row.kind is Kind.USER:  # left of the bubble (which sits on the right), level with its top
+            x, y = frame.left() - self.width() - 6, frame.top()
+        else:  # on the answer's bottom edge, at the right, where its text rarely reaches
+            x, y = frame.right() - self.width(), frame.bottom() - self.height() / 2
+        self.move(QPoint(int(max(0.0, x)), int(max(0.0, y))))
+        self.show()
+        self.raise_()
+
+    def dismiss(self) -> None:
+        self.row = None
+        self.hide()
+
+    def _button(self, text: str, tip: str, signal: SignalInstance) -> QToolButton:
+        button = QToolButton(self)
+        button.setText(text)
+        button.setToolTip(tip)
+        button.setAutoRaise(True)
+        button.clicked.connect(lambda: signal.emit(self.row) if self.row is not None else None)
+        return button

@@ -1,0 +1,100 @@
+"""Hover actions on messages: Copy, Regenerate the last answer, Edit the last question; each redo replaces
+the last turn in the chat and in its saved session."""
+
+from __future__ import annotations
+
+import json
+
+from PySide6.QtCore import QEvent, QPointF, Qt
+from PySide6.QtGui import QGuiApplication, QMouseEvent
+from PySide6.QtWidgets import QApplication
+
+from desktop.ui.bridge import CoreBridge
+from desktop.ui.chat.model import Kind
+from desktop.ui.chat.window import ChatWindow
+from tests.fakeserver import FakeOpenAI, last_user_text
+from tests.ui.chat.test_window import TURN, kinds, model_of, saved_messages, type_and_send
+from tests.ui.conftest import until
+
+
+def hover(window: ChatWindow, index: int, point: QPointF | None = None) -> None:
+    """The pointer moves over row `index`, at its centre or `point` (an event as the window system sends it)."""
+    window.view.viewport().repaint()
+    point = point or window.view.row_rect(index).center()
+    event = QMouseEvent(QEvent.Type.MouseMove, point, window.view.viewport().mapToGlobal(point),
+                        Qt.MouseButton.NoButton, Qt.MouseButton.NoButton, Qt.KeyboardModifier.NoModifier)
+    QApplication.sendEvent(window.view.viewport(), event)
+
+
+def offered(window: ChatWindow) -> list[str]:
+    actions = window.view.row_actions
+    if not actions.isVisible():
+        return []
+    buttons = (actions.copy_button, actions.regenerate_button, actions.edit_button)
+    return [b.text() for b in buttons if b.isVisible()]
+
+
+async def ask(qtbot, window: ChatWindow, text: str) -> None:  # type: ignore[no-untyped-def]
+    type_and_send(qtbot, window, text)
+    await until(lambda: not model_of(window).busy and kinds(window)[-1] is Kind.ASSISTANT, timeout=TURN)
+
+
+async def test_copy_and_regenerate_the_last_answer(window: ChatWindow, bridge: CoreBridge, fake: FakeOpenAI,
+                                                   qtbot) -> None:  # type: ignore[no-untyped-def]
+    fake.add({"content": "First **answer**."}, {"content": "Second answer."}, {"content": "A better answer."})
+    await ask(qtbot, window, "one")
+    await ask(qtbot, window, "two")
+    hover(window, 1)  # an earlier answer: Copy only
+    assert offered(window) == ["Copy"]
+    qtbot.mouseClick(window.view.row_actions.copy_button, Qt.MouseButton.LeftButton)
+    assert QGuiApplication.clipboard().text() == "First **answer**."
+
+    hover(window, 3)
+    assert offered(window) == ["Copy", "↻ Regenerate"]
+    qtbot.mouseClick(window.view.row_actions.regenerate_button, Qt.MouseButton.LeftButton)
+    await until(lambda: not model_of(window).busy and model_of(window).rows[-1].text == "A better answer.",
+                timeout=TURN)
+    assert [r.text for r in model_of(window).rows] == ["one", "First **answer**.", "two", "A better answer."]
+    assert [m["content"] for m in saved_messages(bridge, "desktop:test")] == [
+        "one", "First **answer**.", "two", "A better answer."]
+    assert "Second answer." not in json.dumps(fake.requests[-1]["messages"])
+
+
+async def test_edit_the_last_question_replaces_its_turn(window: ChatWindow, bridge: CoreBridge, fake: FakeOpenAI,
+                                                        qtbot) -> None:  # type: ignore[no-untyped-def]
+    fake.add({"content": "Paris."}, {"content": "Lyon is second."})
+    await ask(qtbot, window, "Biggest city in France?")
+    hover(window, 0)
+    assert offered(window) == ["Copy", "Edit"]
+    qtbot.mouseClick(window.view.row_actions.edit_button, Qt.MouseButton.LeftButton)
+    assert window.composer.input.toPlainText() == "Biggest city in France?"
+    qtbot.keyClick(window.composer.input, Qt.Key.Key_Escape)  # changed my mind: nothing changes
+    assert window.isVisible() and window.composer.input.toPlainText() == "" and kinds(window) == [
+        Kind.USER, Kind.ASSISTANT]
+
+    hover(window, 1)
+    hover(window, 0)
+    qtbot.mouseClick(window.view.row_actions.edit_button, Qt.MouseButton.LeftButton)
+    window.composer.input.setPlainText("Second biggest city in France?")
+    qtbot.keyClick(window.composer.input, Qt.Key.Key_Return)
+    await until(lambda: not model_of(window).busy and model_of(window).rows[-1].text == "Lyon is second.",
+                timeout=TURN)
+    assert [r.text for r in model_of(window).rows] == ["Second biggest city in France?", "Lyon is second."]
+    assert [m["content"] for m in saved_messages(bridge, "desktop:test")] == [
+        "Second biggest city in France?", "Lyon is second."]
+    assert last_user_text(fake.requests[-1]) == "Second biggest city in France?"
+    assert "Paris." not in json.dumps(fake.requests[-1]["messages"])
+
+
+async def test_moving_from_message_to_message_keeps_every_line_in_view(window: ChatWindow, fake: FakeOpenAI,
+                                                                       qtbot) -> None:  # type: ignore[no-untyped-def]
+    fake.add({"content": "echo: Are you there? A line as wide as the column needs."})
+    await ask(qtbot, window, "Are you there?")
+    hover(window, 1)  # over the answer's text: the selector takes that block
+    placed = window.view.selector.placed
+    assert placed is not None
+    answer, lines = placed[1], placed[1].size().height()
+    bubble = window.view.row_rect(0)
+    hover(window, 0, QPointF(bubble.right() - 40, bubble.top() + 24))  # then over the short question's text
+    assert window.view.selector.placed is not None and window.view.selector.placed[1] is not answer
+    assert answer.size().height() == lines  # the answer was not re-wrapped to the question's narrow width
