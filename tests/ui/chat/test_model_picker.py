@@ -23,8 +23,7 @@ async def window(bridge: CoreBridge, qtbot) -> AsyncIterator[ChatWindow]:  # typ
     made.resize(900, 640)
     made.show()
     made.show_session("desktop:picker")
-    yield made
-    made.hide()
+    yield made  # pytest-qt closes and deletes it before fixtures are torn down
 
 
 def offered(window: ChatWindow) -> list[str]:

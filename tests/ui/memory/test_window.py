@@ -28,8 +28,7 @@ async def window(bridge: CoreBridge, qtbot) -> AsyncIterator[MemoryWindow]:  # t
     qtbot.addWidget(made)
     made.resize(1040, 700)
     made.show()
-    yield made
-    made.hide()
+    yield made  # pytest-qt closes and deletes it before fixtures are torn down
     await until(lambda: not tasks.pending(), message="the window's background work to finish")
 
 
