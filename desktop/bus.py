@@ -72,6 +72,15 @@ class ToolStarted:
 
 
 @dataclass
+class ToolProgress:
+    """The last lines a running tool (exec) has printed so far, for the chat to show while it runs."""
+
+    session_key: str
+    call_id: str
+    tail: str
+
+
+@dataclass
 class ToolFinished:
     session_key: str
     call_id: str
@@ -123,7 +132,7 @@ class TurnError:
 
 
 Event = (OutboundMessage | TextDelta | ReasoningDelta | ToolStarted | ToolFinished | TurnStarted
-         | TurnFinished | TurnError | ChatSetAside | Retrying)
+         | TurnFinished | TurnError | ChatSetAside | Retrying | ToolProgress)
 Subscriber = Callable[[Event], None]
 Publish = Callable[[Event], None]  # where a part that produces events sends them (the bus, or a test's list)
 

@@ -6,7 +6,7 @@ import asyncio
 import json
 import time
 from collections.abc import Awaitable, Callable
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 from typing import Any
 
 from desktop.bus import Publish, ReasoningDelta, Retrying, TextDelta, ToolFinished, ToolStarted
@@ -81,7 +81,7 @@ class Runner:
         fn = call["function"]
         started = time.monotonic()
         self.publish(ToolStarted(ctx.session_key, call["id"], fn["name"], _loose_args(fn["arguments"])))
-        outcome = await self.tools.run(fn["name"], fn["arguments"], ctx)
+        outcome = await self.tools.run(fn["name"], fn["arguments"], replace(ctx, call_id=call["id"]))
         text = output_text(outcome.output)
         seconds = time.monotonic() - started
         self.publish(ToolFinished(ctx.session_key, call["id"], fn["name"], text, outcome.ok, seconds))

@@ -26,6 +26,7 @@ class ToolContext:
     channel: str
     chat_id: str
     publish: Callable[[Event], None] = field(default=lambda event: None)
+    call_id: str = ""  # the tool call being run, for progress events about it
 
 
 class Tool(ABC):

@@ -10,10 +10,12 @@ import re
 import shlex
 import signal
 import stat
+from collections.abc import Callable
 from pathlib import Path
 
 from desktop.paths import inside
 from desktop.tools.base import Tool, ToolContext, ToolError, ToolOutput, cap_text
+from desktop.tools.live_tail import LiveTail
 from desktop.tools.sandbox import RESTRICTION_OFF, Sandbox, SandboxMode
 from desktop.workspace import APP_MANAGED_FILES
 
@@ -96,7 +98,11 @@ class ExecTool(Tool):
         argv = [_SHELL, "-c", command]
         if sandbox is not None:
             argv = await asyncio.to_thread(sandbox.wrap, argv, cwd)
-        return await self._run(argv, cwd, timeout or self.timeout)
+        tail = LiveTail(ctx)
+        try:
+            return await self._run(argv, cwd, timeout or self.timeout, tail.feed)
+        finally:
+            tail.close()
 
     async def mode(self) -> SandboxMode:
         """How commands are contained here, in words (doctor and Settings show it)."""
@@ -113,7 +119,7 @@ class ExecTool(Tool):
             raise ToolError(f"working_dir {raw} is not an existing folder")
         return path
 
-    async def _run(self, argv: list[str], cwd: Path, timeout: int) -> str:
+    async def _run(self, argv: list[str], cwd: Path, timeout: int, on_output: Callable[[bytes], None]) -> str:
         # Shielded: cancelling asyncio's own spawn kills only the shell and then waits for its pipes,
         # which the shell's children still hold open (a /stop right after start would hang until they exit).
         spawn = asyncio.ensure_future(asyncio.create_subprocess_exec(
@@ -128,7 +134,7 @@ class ExecTool(Tool):
         except OSError as exc:
             raise ToolError(f"could not start the shell: {exc}") from None
         assert proc.stdout is not None and proc.stderr is not None
-        out, err = _Capture(), _Capture()
+        out, err = _Capture(on_output), _Capture(on_output)
         readers = [asyncio.create_task(out.drain(proc.stdout)), asyncio.create_task(err.drain(proc.stderr))]
         try:
             if not await _exited(proc, readers, timeout):
@@ -159,13 +165,15 @@ def child_environment() -> dict[str, str]:
 class _Capture:
     """Keeps the head and tail of a stream so a chatty command cannot fill memory."""
 
-    def __init__(self) -> None:
+    def __init__(self, on_output: Callable[[bytes], None]) -> None:
+        self.on_output = on_output  # every chunk as it comes, for the live tail
         self.head = bytearray()
         self.tail = bytearray()
         self.dropped = 0
 
     async def drain(self, stream: asyncio.StreamReader) -> None:
         while chunk := await stream.read(65536):
+            self.on_output(chunk)
             room = _CAPTURE_BYTES - len(self.head)
             self.head += chunk[:room]
             self.tail += chunk[room:] if room > 0 else chunk

@@ -228,3 +228,18 @@ def _alive(pid: int) -> bool:
             return fh.read().split(")")[-1].split()[0] != "Z"
     except FileNotFoundError:
         return False
+
+
+async def test_a_running_command_reports_its_last_lines_as_it_prints_them(workspace: Path) -> None:
+    events: list[object] = []
+    ctx = ToolContext("desktop:main", "desktop", "main", events.append, call_id="call_7")
+    script = "for i in 1 2 3 4 5 6; do echo line $i; sleep 0.4; done"
+    task = asyncio.ensure_future(registry(workspace).run("exec", {"command": script}, ctx))
+    while not any("line 2" in getattr(e, "tail", "") for e in events):  # seen while it still runs
+        assert not task.done(), "no progress before the command ended"
+        await asyncio.sleep(0.05)
+    outcome = await task
+    assert outcome.ok and "line 6" in str(outcome.output)
+    tails = [e for e in events if type(e).__name__ == "ToolProgress"]
+    assert all(e.call_id == "call_7" and e.session_key == "desktop:main" for e in tails)  # type: ignore[attr-defined]
+    assert tails[-1].tail.splitlines() == ["line 3", "line 4", "line 5", "line 6"]  # type: ignore[attr-defined]

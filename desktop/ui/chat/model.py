@@ -28,6 +28,7 @@ from desktop.bus import (
     Retrying,
     TextDelta,
     ToolFinished,
+    ToolProgress,
     ToolStarted,
     TurnError,
     TurnFinished,
@@ -59,6 +60,7 @@ class ToolCall:
     ok: bool | None = None  # None while running
     seconds: float | None = None  # unknown for sessions saved before durations were
     started: float | None = None  # time.monotonic() when it started here, for the running time
+    tail: str = ""  # the last lines it printed so far, while it runs
 
 
 @dataclass(eq=False, slots=True)  # identity equality: rows are found with list.index
@@ -244,6 +246,12 @@ class TranscriptModel(QAbstractListModel):
         self._tool_rows[event.call_id] = self.append(ChatRow(Kind.TOOL, tool=call))
         self._ticker.start()
 
+    def _tool_progress(self, event: ToolProgress) -> None:
+        row = self._tool_rows.get(event.call_id)
+        if row is not None and row.tool is not None:
+            row.tool.tail = event.tail
+            self.touch(row)
+
     def _tool_finished(self, event: ToolFinished) -> None:
         row = self._tool_rows.pop(event.call_id, None)
         if row is None or row.tool is None:
@@ -304,7 +312,7 @@ _HANDLERS: dict[type, Any] = {
     TextDelta: TranscriptModel._text, ToolStarted: TranscriptModel._tool_started,
     ToolFinished: TranscriptModel._tool_finished, OutboundMessage: TranscriptModel._outbound,
     TurnFinished: TranscriptModel._turn_finished, TurnError: TranscriptModel._turn_error,
-    Retrying: TranscriptModel._retrying,
+    Retrying: TranscriptModel._retrying, ToolProgress: TranscriptModel._tool_progress,
 }
 
 

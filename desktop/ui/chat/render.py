@@ -420,6 +420,10 @@ class RowRenderer:
                                    "copy-result", "Result")
                 body.hotspots[-1].payload = call.result
             body_height = y + 10 - header.bottom()
+        elif call.ok is None and call.tail:  # running: what it prints, as it prints it
+            y = self._code_box(body, Code(call.tail, ""), QRectF(header.x() + 10, header.bottom() + 4,
+                                                                 header.width() - 20, 0), "copy-tail", "Output so far")
+            body_height = y + 8 - header.bottom()
         frame = QRectF(header.x(), header.y(), header.width(), head + body_height)
         layout.ops.append(_Box(frame, colors.box, colors.border, 7))
         metrics = QFontMetricsF(self.small)

@@ -403,3 +403,17 @@ async def test_a_running_tool_shows_how_long_it_has_run(window: ChatWindow, fake
     await until(lambda: "running… 1 s" in header(), timeout=TURN, message="the running time counts up")
     await until(lambda: not model_of(window).busy, timeout=TURN)
     assert "running" not in header() and " s" in header()  # the final duration replaces it
+
+
+async def test_a_running_command_shows_what_it_prints(window: ChatWindow, fake: FakeOpenAI,
+                                                       qtbot) -> None:  # type: ignore[no-untyped-def]
+    fake.add({"tool_calls": [{"name": "exec", "arguments": {"command": "echo compiling; sleep 2; echo done"}}]},
+             {"content": "Built."})
+    type_and_send(qtbot, window, "build it")
+    await until(lambda: len(model_of(window).rows) > 1 and model_of(window).rows[1].tool is not None
+                and model_of(window).rows[1].tool.tail == "compiling", timeout=TURN, message="the live output")
+    row = model_of(window).rows[1]
+    assert row.tool is not None and row.tool.ok is None  # still running
+    layout = window.view.renderer.layout(row, 600)
+    assert "Output so far" in [getattr(op, "text", None) for op in layout.ops]
+    await until(lambda: not model_of(window).busy, timeout=TURN)
