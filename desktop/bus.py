@@ -81,6 +81,15 @@ class ToolProgress:
 
 
 @dataclass
+class ToolAwaiting:
+    """A tool call waits for the person's yes or no (an approval question) before it runs, or no longer."""
+
+    session_key: str
+    call_id: str
+    awaiting: bool
+
+
+@dataclass
 class ToolFinished:
     session_key: str
     call_id: str
@@ -132,7 +141,7 @@ class TurnError:
 
 
 Event = (OutboundMessage | TextDelta | ReasoningDelta | ToolStarted | ToolFinished | TurnStarted
-         | TurnFinished | TurnError | ChatSetAside | Retrying | ToolProgress)
+         | TurnFinished | TurnError | ChatSetAside | Retrying | ToolProgress | ToolAwaiting)
 Subscriber = Callable[[Event], None]
 Publish = Callable[[Event], None]  # where a part that produces events sends them (the bus, or a test's list)
 

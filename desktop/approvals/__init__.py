@@ -21,6 +21,7 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import TYPE_CHECKING, Any, Literal
 
+from desktop.bus import ToolAwaiting
 from desktop.config import Config
 from desktop.mcp.manager import McpTool
 from desktop.settings import Settings
@@ -111,12 +112,15 @@ class Approvals:
         timeout = self.config.approvals.timeout
         request = ApprovalRequest(ctx.session_key, tool.name, shown, why, await _detail(tool, arguments),
                                   _always(tool, shown), timeout, asyncio.get_running_loop().time() + timeout)
+        ctx.publish(ToolAwaiting(ctx.session_key, ctx.call_id, True))  # the chat says so instead of "running"
         async with self.waiting(ctx.session_key):
             try:
                 answer = await asyncio.wait_for(self.asker(request), timeout)
             except TimeoutError:
                 raise ToolError(f"{tool.name} was not approved: nobody answered within {duration(timeout)}, "
                                 "so it was denied") from None
+            finally:
+                ctx.publish(ToolAwaiting(ctx.session_key, ctx.call_id, False))
         if answer == "deny":
             raise ToolError(f"the user did not approve {tool.name}: {request.shown}")
         if answer == "always":

@@ -81,6 +81,9 @@ async def test_the_card_shows_the_command_and_allow_runs_it(window: ChatWindow, 
     assert card.code.toPlainText() == "echo approved > made.txt"
     assert "Run this command?" in card.title.text() and "bubblewrap" in card.reason.text()
     assert window.composer.input.isEnabled()  # non-modal: the chat stays usable
+    row = next(r for r in window.models[KEY].rows if r.kind is Kind.TOOL)
+    header = [getattr(op, "text", None) for op in window.view.renderer.layout(row, 600).ops]
+    assert "waiting for your answer" in header  # not "running…": nothing runs before the answer
     if SHOTS:
         window.grab().save(os.path.join(SHOTS, "approval-card-chat.png"))
     card.allow.setFocus()  # as a click on it does

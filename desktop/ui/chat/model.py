@@ -27,6 +27,7 @@ from desktop.bus import (
     ReasoningDelta,
     Retrying,
     TextDelta,
+    ToolAwaiting,
     ToolFinished,
     ToolProgress,
     ToolStarted,
@@ -61,6 +62,7 @@ class ToolCall:
     seconds: float | None = None  # unknown for sessions saved before durations were
     started: float | None = None  # time.monotonic() when it started here, for the running time
     tail: str = ""  # the last lines it printed so far, while it runs
+    awaiting: bool = False  # waits for the person's approval before it runs
 
 
 @dataclass(eq=False, slots=True)  # identity equality: rows are found with list.index
@@ -252,6 +254,14 @@ class TranscriptModel(QAbstractListModel):
             row.tool.tail = event.tail
             self.touch(row)
 
+    def _tool_awaiting(self, event: ToolAwaiting) -> None:
+        row = self._tool_rows.get(event.call_id)
+        if row is not None and row.tool is not None:
+            row.tool.awaiting = event.awaiting
+            if not event.awaiting:
+                row.tool.started = time.monotonic()  # its running time starts with the answer
+            self.touch(row)
+
     def _tool_finished(self, event: ToolFinished) -> None:
         row = self._tool_rows.pop(event.call_id, None)
         if row is None or row.tool is None:
@@ -313,6 +323,7 @@ _HANDLERS: dict[type, Any] = {
     ToolFinished: TranscriptModel._tool_finished, OutboundMessage: TranscriptModel._outbound,
     TurnFinished: TranscriptModel._turn_finished, TurnError: TranscriptModel._turn_error,
     Retrying: TranscriptModel._retrying, ToolProgress: TranscriptModel._tool_progress,
+    ToolAwaiting: TranscriptModel._tool_awaiting,
 }
 
 

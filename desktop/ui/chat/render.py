@@ -402,7 +402,8 @@ class RowRenderer:
         if call.ok is None:
             elapsed = time.monotonic() - call.started if call.started is not None else 0.0
             glyph, glyph_color = "◌", colors.accent
-            right = f"running… {int(elapsed)} s" if elapsed >= 1 else "running…"
+            right = ("waiting for your answer" if call.awaiting
+                     else f"running… {int(elapsed)} s" if elapsed >= 1 else "running…")
         else:
             glyph, glyph_color = ("✓", GOOD) if call.ok else ("✗", BAD)
             right = _duration(call.seconds)
