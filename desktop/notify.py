@@ -38,6 +38,9 @@ class Notification:
     # Allow / Deny); `on_action(key)` hears which was pressed. Without them a click still opens `target`.
     actions: tuple[tuple[str, str], ...] = ()
     on_action: Callable[[str], None] | None = field(default=None, compare=False)
+    # For a note that can go stale (an approval answered in the chat): the sink hands it a function that takes
+    # the notification off the screen, to call once it no longer applies.
+    withdraw_when: Callable[[Callable[[], None]], None] | None = field(default=None, compare=False)
 
 
 Sink = Callable[[Notification], None]
@@ -59,10 +62,11 @@ def install(sink: Sink | None) -> None:
 
 
 def notify(title: str, body: str, target: Target | None = None, actions: tuple[tuple[str, str], ...] = (),
-           on_action: Callable[[str], None] | None = None) -> None:
+           on_action: Callable[[str], None] | None = None,
+           withdraw_when: Callable[[Callable[[], None]], None] | None = None) -> None:
     """Show a notification whose click opens `target` (`chat(key)` or `memory_change(rev)`), with `actions`
-    as buttons where the service has them."""
-    note = Notification(title, body, target, actions, on_action)
+    as buttons where the service has them, taken back through `withdraw_when` (see Notification)."""
+    note = Notification(title, body, target, actions, on_action, withdraw_when)
     if _sink is None:
         log.info("notification: %s — %s", title, body)
         return

@@ -105,5 +105,6 @@ def notify_unseen(questions: Questions, on_screen: Callable[[str], bool], title_
         notify.notify(f"{title_of(key)}: allow {request.tool}?", f"{request.shown[:300]}\n(asking because "
                       f"{request.reason})", None if background else notify.chat(key),
                       (("allow", "Allow once"), ("deny", "Deny")),
-                      lambda action: question.answer("once" if action == "allow" else "deny"))
+                      lambda action: question.answer("once" if action == "allow" else "deny"),
+                      lambda withdraw: question.on_close(lambda _q: withdraw()))  # answered in the chat: gone
     questions.subscribe(posted)

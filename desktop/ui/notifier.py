@@ -132,6 +132,26 @@ class Notifier(QObject):
             self._on_action[note_id] = note.on_action
         if target is not None:
             self._by_target[target] = note_id
+        if note.withdraw_when is not None:
+            note.withdraw_when(self._withdrawer(note_id))
+
+    def _withdrawer(self, note_id: int) -> Callable[[], None]:
+        def withdraw() -> None:
+            self._tasks.spawn(self._withdraw(note_id))
+        return withdraw
+
+    async def _withdraw(self, note_id: int) -> None:
+        """Take a notification that no longer applies off the screen (if it is still there)."""
+        from jeepney import DBusAddress, new_method_call
+
+        if self._router is None or note_id not in self._targets:
+            return
+        address = DBusAddress(OBJECT_PATH, bus_name=BUS_NAME, interface=BUS_NAME)
+        try:
+            await asyncio.wait_for(self._router.send_and_get_reply(
+                new_method_call(address, "CloseNotification", "u", (note_id,))), DBUS_TIMEOUT)
+        except Exception as exc:
+            log.info("could not withdraw notification %d (%s)", note_id, exc)
 
     async def _listen(self, router: Any, rule: Any) -> None:
         from jeepney import HeaderFields

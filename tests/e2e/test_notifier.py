@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import asyncio
+from collections.abc import Callable
 
 import pytest
 from PySide6.QtWidgets import QSystemTrayIcon
@@ -73,5 +74,24 @@ async def test_an_approval_notification_has_allow_and_deny_buttons(
         (note_id,) = notifier._on_action
         await _emit_action_invoked(note_id, "deny")
         await until(lambda: pressed == ["deny"])
+    finally:
+        await notifier.close()
+
+
+async def test_an_approval_answered_elsewhere_takes_its_notification_away(
+        desktop: Desktop, monkeypatch: pytest.MonkeyPatch) -> None:
+    monkeypatch.setenv("DBUS_SESSION_BUS_ADDRESS", desktop.env["DBUS_SESSION_BUS_ADDRESS"])
+    notifier = Notifier(QSystemTrayIcon(), lambda: True)
+    await notifier.start()
+    withdraws: list[Callable[[], None]] = []
+    try:
+        assert notifier.notify(notify.Notification("Trip plans: allow exec?", "touch b", notify.chat("desktop:b"),
+                                                   (("allow", "Allow once"), ("deny", "Deny")), lambda _a: None,
+                                                   withdraws.append))
+        await until(lambda: withdraws and notifier._targets)
+        (note_id,) = notifier._targets
+        withdraws[0]()  # the question was answered in the chat's card
+        await until(lambda: note_id not in notifier._targets, message="the daemon closed it")
+        assert "CloseNotification" in desktop.notifications_log()
     finally:
         await notifier.close()
