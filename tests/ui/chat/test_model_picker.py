@@ -3,10 +3,8 @@ message, and it follows changes made elsewhere (/model, Settings, a hand edit)."
 
 from __future__ import annotations
 
-from collections.abc import AsyncIterator
 from pathlib import Path
 
-import pytest
 import yaml
 
 from desktop.bus import TurnFinished
@@ -14,16 +12,6 @@ from desktop.ui.bridge import CoreBridge
 from desktop.ui.chat.window import ChatWindow
 from tests.fakeserver import FakeOpenAI
 from tests.ui.conftest import until
-
-
-@pytest.fixture
-async def window(bridge: CoreBridge, qtbot) -> AsyncIterator[ChatWindow]:  # type: ignore[no-untyped-def]
-    made = ChatWindow(bridge)
-    qtbot.addWidget(made)
-    made.resize(900, 640)
-    made.show()
-    made.show_session("desktop:picker")
-    yield made  # pytest-qt closes and deletes it before fixtures are torn down
 
 
 def offered(window: ChatWindow) -> list[str]:
@@ -48,7 +36,7 @@ async def test_a_pick_is_saved_and_answers_the_next_message(window: ChatWindow, 
     assert saved["model"] == "openai/qwen3:8b" and bridge.core.config.model == "openai/qwen3:8b"
     finished: list[object] = []
     bridge.event.connect(lambda e: finished.append(e) if isinstance(e, TurnFinished) else None)
-    bridge.send("desktop:picker", "hello")
+    bridge.send(window.current_key, "hello")
     await until(lambda: finished, timeout=60)
     assert fake.requests[-1]["model"] == "qwen3:8b"
 
