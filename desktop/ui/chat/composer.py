@@ -7,7 +7,7 @@ from collections.abc import Callable
 from pathlib import Path
 
 from PySide6.QtCore import QSize, Qt, Signal
-from PySide6.QtGui import QFontMetricsF, QKeyEvent, QStandardItem, QStandardItemModel
+from PySide6.QtGui import QFocusEvent, QFontMetricsF, QKeyEvent, QStandardItem, QStandardItemModel
 from PySide6.QtWidgets import (
     QAbstractItemView,
     QCompleter,
@@ -53,6 +53,14 @@ class _Input(QPlainTextEdit):
 
     def minimumSizeHint(self) -> QSize:
         return self.sizeHint()
+
+    def focusInEvent(self, event: QFocusEvent) -> None:
+        super().focusInEvent(event)
+        _mark_focus(self.parentWidget(), True)
+
+    def focusOutEvent(self, event: QFocusEvent) -> None:
+        super().focusOutEvent(event)
+        _mark_focus(self.parentWidget(), False)
 
     def keyPressEvent(self, event: QKeyEvent) -> None:
         popup = self.completer.popup() if self.completer is not None else None
@@ -224,3 +232,11 @@ class Composer(QFrame):
         cursor.movePosition(cursor.MoveOperation.End)
         self.input.setTextCursor(cursor)
         self._popup().hide()
+
+
+def _mark_focus(frame: QWidget | None, on: bool) -> None:
+    """The composer's frame shows where the keyboard is (its style sheet colours [focused="true"])."""
+    if frame is not None:
+        frame.setProperty("focused", on)
+        frame.style().unpolish(frame)
+        frame.style().polish(frame)

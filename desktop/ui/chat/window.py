@@ -54,6 +54,7 @@ QSplitter::handle { background: palette(midlight); }
 #header { border-bottom: 1px solid palette(midlight); background: palette(base); }
 #title { font-weight: 600; }
 #composer { border: 1px solid palette(mid); border-radius: 12px; background: palette(base); }
+#composer[focused="true"] { border: 1px solid palette(highlight); }
 #composer QPlainTextEdit { background: transparent; }
 #hint { color: palette(placeholder-text); }
 #composerArea { background: palette(base); }

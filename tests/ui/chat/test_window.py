@@ -358,6 +358,10 @@ async def test_the_keyboard_finds_its_way_back_to_the_composer(window: ChatWindo
     qtbot.keyClicks(window.view, "hello")  # typing while the transcript has focus writes in the composer
     assert composer.toPlainText() == "hello"
     assert QApplication.focusWidget() is composer
+    assert window.composer.property("focused") is True  # its frame shows where the keyboard is
+    window.view.setFocus()
+    assert window.composer.property("focused") is False
+    composer.setFocus()
     qtbot.keyClick(window.view, Qt.Key.Key_C, Qt.KeyboardModifier.ControlModifier)  # shortcuts are not typing
     assert composer.toPlainText() == "hello"
 
