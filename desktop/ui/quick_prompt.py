@@ -26,6 +26,7 @@ from PySide6.QtGui import (
 from PySide6.QtWidgets import QFrame, QHBoxLayout, QLabel, QLineEdit, QPushButton, QTextBrowser, QVBoxLayout, QWidget
 
 from desktop.bus import ReasoningDelta, Retrying, TextDelta, ToolStarted, TurnError, TurnFinished, TurnStarted
+from desktop.tasks import spawn
 from desktop.ui.approval_card import ApprovalCards
 from desktop.ui.bridge import CoreBridge
 
@@ -158,6 +159,15 @@ class QuickPrompt(QWidget):
         self._layout.addLayout(body)
         self._start(self.session_key, continuing=False)
         bridge.event.connect(self._on_event)
+        spawn(self._find_last_quick())
+
+    async def _find_last_quick(self) -> None:
+        """After a restart, the newest saved quick chat is the one offered to continue."""
+        latest = next((k for k in await self.bridge.session_titles() if k.startswith(f"{CHANNEL}:")), "")
+        if latest and not self._last_quick:
+            self._last_quick = latest
+            if not self._continuing and self.question.isHidden():
+                self._start(self.session_key, continuing=False)  # now with the offer
 
     # ----- what the app calls
     def popup(self, text: str = "", session_key: str | None = None) -> None:

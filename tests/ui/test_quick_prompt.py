@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import asyncio
 import json
 
 import pytest
@@ -123,3 +124,16 @@ async def test_each_popup_is_a_new_quick_chat_unless_the_last_one_is_continued(
     assert "Miso" not in json.dumps(fake.requests[-1]["messages"])
     titles = await bridge.session_titles()
     assert titles[first] == "My cat is called Miso" and titles[prompt.session_key] == "Unrelated question"
+
+
+async def test_after_a_restart_the_newest_quick_chat_is_offered(qtbot: QtBot, bridge: CoreBridge) -> None:
+    for key, text in (("quick:older", "old question"), ("quick:newer", "newer question")):
+        session = await bridge.core.sessions.load(key)
+        await bridge.core.sessions.append(session, {"role": "user", "content": text})
+        await asyncio.sleep(1.1)  # updated_at has whole seconds
+    prompt = QuickPrompt(bridge)
+    qtbot.addWidget(prompt)
+    prompt.popup()
+    await until(lambda: "Continue the last quick chat" in prompt.context.text(), message="the offer")
+    qtbot.keyClick(prompt.input, Qt.Key.Key_Up, Qt.KeyboardModifier.ControlModifier)
+    assert prompt.session_key == "quick:newer"
