@@ -102,6 +102,7 @@ class ToolFinished:
 @dataclass
 class TurnStarted:
     session_key: str
+    kind: MessageKind = MessageKind.USER  # what started it: a scheduled turn's feature notifies for itself
 
 
 @dataclass

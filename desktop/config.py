@@ -47,6 +47,7 @@ class SkillsConfig:
 class SchedulesConfig:
     dream_interval: int = 7200
     heartbeat_interval: int = 1800
+    missed_grace: int = 3600  # seconds: a reminder due while the app was closed still runs if this late at most
 
 
 @dataclass
@@ -146,6 +147,7 @@ BOUNDS: dict[str, Bounds] = {
     "tools.exec.timeout": Bounds(0, above=True),
     "schedules.dream_interval": Bounds(0),
     "schedules.heartbeat_interval": Bounds(0),
+    "schedules.missed_grace": Bounds(0),
     "approvals.timeout": Bounds(0, above=True),
 }
 CHOICES: dict[str, tuple[str, ...]] = {"tools.web.search_provider": ("duckduckgo", "brave")}

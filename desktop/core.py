@@ -12,7 +12,7 @@ shell. The extension points:
   (closers run in reverse order, before the loop stops).
 - `core.loop.spawn(coro)`: background work that the loop's shutdown cancels.
 - `core.scheduler.add_system_job(name, interval, run)` / `core.scheduler.add(entry)`: work that runs on
-  a schedule, deferred while a turn runs (`desktop/scheduler/`).
+  a schedule, deferred while a turn runs (`desktop/scheduler/`); reminders are such an entry.
 - `core.settings.subscribe(keys, listener)`: hear which settings changed (Settings saved, a hand edit
   of config.yaml, a skill toggle, `/model`); parts read the shared `core.config` when they act and
   subscribe only for what they copied (`desktop/settings.py`).
@@ -34,6 +34,7 @@ from desktop.mcp import McpServers, attach_mcp
 from desktop.memory import Memory, attach_memory
 from desktop.paths import Home, home
 from desktop.providers.llm import LLMProvider
+from desktop.reminders import Reminders, attach_reminders
 from desktop.scheduler import Scheduler, attach_scheduler
 from desktop.session import SessionStore
 from desktop.settings import Settings
@@ -65,6 +66,7 @@ class Core:
     scheduler: Scheduler = field(init=False)
     memory: Memory = field(init=False)
     mcp: McpServers = field(init=False)
+    reminders: Reminders = field(init=False)
     _starters: list[Lifecycle] = field(default_factory=list, init=False)
     _closers: list[Lifecycle] = field(default_factory=list, init=False)
     _running: asyncio.Future[None] | None = field(default=None, init=False)
@@ -159,4 +161,5 @@ def build_core(h: Home | None = None, settings: Settings | None = None) -> Core:
     core.scheduler = attach_scheduler(core)  # before the features that register jobs on it
     core.memory = attach_memory(core)
     core.mcp = attach_mcp(core)
+    core.reminders = attach_reminders(core)
     return core

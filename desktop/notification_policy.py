@@ -9,7 +9,7 @@ from __future__ import annotations
 import re
 from collections.abc import Callable
 
-from desktop.bus import Event, TurnError, TurnFinished, TurnStarted
+from desktop.bus import Event, MessageKind, TurnError, TurnFinished, TurnStarted
 from desktop.notify import Notification, OpenChat
 
 PREVIEW_CHARS = 200
@@ -42,7 +42,8 @@ class TurnNotifications:
 
     def on_event(self, event: Event) -> Notification | None:
         if isinstance(event, TurnStarted):
-            self._running.add(event.session_key)
+            if event.kind is not MessageKind.SCHEDULED:  # reminders and the heartbeat notify for themselves
+                self._running.add(event.session_key)
             return None
         if not isinstance(event, (TurnFinished, TurnError)) or event.session_key not in self._running:
             return None

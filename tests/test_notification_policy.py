@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from desktop.bus import TurnError, TurnFinished, TurnStarted
+from desktop.bus import MessageKind, TurnError, TurnFinished, TurnStarted
 from desktop.notification_policy import TurnNotifications, plain_text
 from desktop.notify import Notification, OpenChat
 
@@ -39,3 +39,9 @@ def test_plain_text_strips_markdown_and_keeps_it_short() -> None:
     assert plain_text("> quoted\n- item *one*\n1. `two`") == "quoted item one two"
     assert plain_text("x " * 300).endswith("…") and len(plain_text("x " * 300)) == 200
     assert plain_text("2 * 3 * 4 = 24") == "2 * 3 * 4 = 24"
+
+
+def test_scheduled_turns_are_left_to_the_feature_that_started_them() -> None:
+    notes = policy(set())
+    notes.on_event(TurnStarted("desktop:a", MessageKind.SCHEDULED))  # a reminder or the heartbeat notifies itself
+    assert notes.on_event(TurnFinished("desktop:a", "HEARTBEAT_OK")) is None

@@ -11,6 +11,7 @@ from pathlib import Path
 from string import Template
 from typing import Any
 
+from desktop.scheduler.schedules import local_zone_name
 from desktop.skills.loader import SkillsLoader
 from desktop.workspace import BOOTSTRAP_FILES, MEMORY_FILE, is_untouched_template, prompt_text
 
@@ -55,8 +56,10 @@ class ContextBuilder:
 def runtime_block(channel: str, chat_id: str) -> str:
     """Volatile facts ride on the user message so the system prompt stays cacheable."""
     now = datetime.now().astimezone()
+    offset = now.strftime("%z")
     return (f"[Runtime context: metadata, not instructions]\n"
-            f"Current time: {now:%Y-%m-%d %H:%M (%A)} {now.tzname()}\nChannel: {channel}:{chat_id}")
+            f"Current time: {now:%Y-%m-%d %H:%M (%A)} {now.tzname()} (UTC{offset[:3]}:{offset[3:]}, "
+            f"timezone {local_zone_name()})\nChannel: {channel}:{chat_id}")
 
 
 def user_content(text: str, media: list[str]) -> str | list[dict[str, Any]]:

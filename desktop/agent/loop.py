@@ -181,7 +181,7 @@ class AgentLoop:
             return
         session = await self.sessions.load(msg.session_key)
         key = session.key
-        self.bus.publish(TurnStarted(key))
+        self.bus.publish(TurnStarted(key, msg.kind))
         user: dict[str, Any] = {"role": "user", "content": msg.content}
         if msg.media:
             user["media"] = list(msg.media)

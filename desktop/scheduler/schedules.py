@@ -52,7 +52,16 @@ def zone(name: str) -> ZoneInfo:
 
 
 def local_zone_name() -> str:
-    """The machine's IANA timezone name, or UTC when it cannot be told."""
+    """The machine's IANA timezone name (TZ first, as the C library reads it), or UTC when it cannot be told."""
+    import os
+
+    named = os.environ.get("TZ", "").removeprefix(":")
+    if named:
+        try:
+            zone(named)
+            return named
+        except ScheduleError:
+            pass
     local = datetime.now().astimezone().tzinfo
     key = getattr(local, "key", None)
     if key:

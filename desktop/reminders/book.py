@@ -1,0 +1,194 @@
+"""The reminders in force: one scheduler entry whose next run is the earliest job's. When jobs come due,
+each one's message runs as a turn in the chat that made it and the answer is notified.
+
+Late runs (the app was closed, the machine slept): a job less than `schedules.missed_grace` late runs
+once; later than that a one-shot is marked missed and the user is told (once: the mark is saved), and a
+recurring job moves on to its next slot. Either way at most one run per job, never a burst."""
+
+from __future__ import annotations
+
+import asyncio
+import logging
+import secrets
+from collections.abc import Awaitable, Callable
+from dataclasses import dataclass
+from datetime import datetime
+from typing import Protocol
+
+from desktop import notify
+from desktop.bus import MessageKind, TurnError, TurnFinished
+from desktop.notification_policy import plain_text
+from desktop.reminders.jobs import Job, JobStore, render
+from desktop.scheduler.clock import Clock
+from desktop.scheduler.schedules import At, Schedule, next_run
+from desktop.tasks import TaskSet
+
+log = logging.getLogger(__name__)
+LABEL_CHARS = 40  # a label made from the message when none is given
+
+
+class Ask(Protocol):
+    async def __call__(self, session_key: str, text: str, *,
+                       kind: MessageKind = ...) -> TurnFinished | TurnError: ...
+
+
+@dataclass(frozen=True)
+class Ran:
+    """One job's run: the job as it was when it came due, and how its turn ended."""
+
+    job: Job
+    end: TurnFinished | TurnError
+
+
+class ReminderError(LookupError):
+    """No such job; the message says which."""
+
+
+def turn_text(job: Job) -> str:
+    """What the chat receives when a job comes due: the model is told it is a scheduled job, then the
+    instruction written when it was made."""
+    return f"[Scheduled job {job.id} “{job.label}” is due now]\n{job.message}"
+
+
+def local(moment: datetime) -> str:
+    """A run time in this computer's time zone, as a person reads it."""
+    return moment.astimezone().strftime("%a %Y-%m-%d %H:%M %Z")
+
+
+class Reminders:
+    name = "reminders"
+
+    def __init__(self, store: JobStore, ask: Ask, clock: Callable[[], Clock], grace: Callable[[], float],
+                 title_of: Callable[[str], Awaitable[str]], rearm: Callable[[], None]) -> None:
+        self.store = store
+        self.jobs: list[Job] = []
+        self._ask = ask
+        self._clock = clock
+        self._grace = grace
+        self._title_of = title_of
+        self._rearm = rearm
+        self._lock = asyncio.Lock()
+        self._runs = TaskSet("reminders")
+        self._listeners: list[Callable[[], None]] = []
+
+    def load(self) -> None:
+        """Read the saved jobs. Blocking (build time)."""
+        self.jobs = self.store.load()
+
+    def subscribe(self, listener: Callable[[], None]) -> Callable[[], None]:
+        """Hear that the jobs changed (a window listing them)."""
+        self._listeners.append(listener)
+        return lambda: self._listeners.remove(listener) if listener in self._listeners else None
+
+    def now(self) -> datetime:
+        return self._clock().now()
+
+    # ----- the scheduler's entry
+    def next_run(self) -> datetime | None:
+        runs = [job.next_run for job in self.jobs if job.next_run is not None and not job.paused]
+        return min(runs, default=None)
+
+    async def fire(self, now: datetime, busy: bool) -> None:
+        """Start what is due (reminders run whether or not another chat is busy: the turn gate queues them)."""
+        self._start_due(now)
+        await self._changed()
+
+    async def run_due(self) -> list[Ran]:
+        """Run what is due now and wait for the answers (the CLI's `cron run-due`)."""
+        started = self._start_due(self.now())
+        await self._changed()
+        return list(await asyncio.gather(*started))
+
+    def _start_due(self, now: datetime) -> list[asyncio.Future[Ran]]:
+        started = []
+        for job in list(self.jobs):
+            due = job.next_run
+            if due is None or job.paused or due > now:
+                continue
+            job.next_run = next_run(job.schedule, now)  # strictly after now: at most one run
+            if (now - due).total_seconds() > self._grace():
+                self._missed(job, due)
+                continue
+            if isinstance(job.schedule, At):
+                self.jobs.remove(job)  # done once its turn starts; the chat keeps what it said
+            started.append(self._runs.spawn(self._run(job, now)))
+        return started
+
+    def _missed(self, job: Job, due: datetime) -> None:
+        if not isinstance(job.schedule, At):
+            log.info("job %s skipped its run due %s (too late); next %s", job.id, due, job.next_run)
+            return
+        job.missed = due
+        log.info("job %s missed its run due %s", job.id, due)
+        notify.notify("Reminder missed", f"“{job.label}” was due {local(due)}, while the app was closed or "
+                      "the computer slept, so it did not run.", notify.chat(job.session))
+
+    async def _run(self, job: Job, now: datetime) -> Ran:
+        end = await self._ask(job.session, turn_text(job), kind=MessageKind.SCHEDULED)
+        job.last_run = now
+        job.last_error = end.message if isinstance(end, TurnError) else ""
+        if job in self.jobs:
+            await self._changed()
+        title = await self._title_of(job.session)
+        if isinstance(end, TurnError):
+            notify.notify(f"{title}: reminder failed", f"“{job.label}”: {plain_text(end.message)}",
+                          notify.chat(job.session))
+        elif not end.stopped:
+            notify.notify(f"{title}: {job.label}", plain_text(end.content) or "(empty reply)",
+                          notify.chat(job.session))
+        return Ran(job, end)
+
+    # ----- changes
+    async def add(self, session: str, schedule: Schedule, message: str, label: str = "") -> Job:
+        now = self.now()
+        taken = {job.id for job in self.jobs}
+        job_id = next(i for i in iter(lambda: secrets.token_hex(3), "") if i not in taken)
+        label = " ".join((label or message).split())
+        if len(label) > LABEL_CHARS:
+            label = label[:LABEL_CHARS - 1] + "…"
+        job = Job(job_id, session, message.strip(), label, schedule, now, next_run(schedule, now))
+        self.jobs.append(job)
+        await self._changed()
+        return job
+
+    def get(self, job_id: str) -> Job:
+        for job in self.jobs:
+            if job.id == job_id.strip():
+                return job
+        known = ", ".join(job.id for job in self.jobs) or "none"
+        raise ReminderError(f"no scheduled job with id '{job_id}' (ids: {known})")
+
+    async def remove(self, job_id: str) -> Job:
+        job = self.get(job_id)
+        self.jobs.remove(job)
+        await self._changed()
+        return job
+
+    async def set_paused(self, job_id: str, paused: bool) -> Job:
+        """Pause, or resume from now on (runs that fell in the pause are not made up)."""
+        job = self.get(job_id)
+        job.paused = paused
+        if not paused and job.missed is None:
+            job.next_run = next_run(job.schedule, self.now())
+        await self._changed()
+        return job
+
+    def run_now(self, job_id: str) -> asyncio.Future[Ran]:
+        """Run a job's message now, out of turn; its schedule stays as it was (a one-shot is then done)."""
+        job = self.get(job_id)
+        if isinstance(job.schedule, At):
+            self.jobs.remove(job)
+            self._runs.spawn(self._changed())
+        return self._runs.spawn(self._run(job, self.now()))
+
+    async def close(self) -> None:
+        await self._runs.cancel_all(grace=1.0)
+
+    async def _changed(self) -> None:
+        """Save, re-arm the timer and tell listeners. The text is made here, so saves land in order."""
+        text = render(self.jobs)
+        self._rearm()
+        for listener in list(self._listeners):
+            listener()
+        async with self._lock:
+            await asyncio.to_thread(self.store.write, text)

@@ -1,0 +1,127 @@
+"""Reminder jobs and the file that keeps them across restarts (`<data>/state/cron_jobs.json`).
+
+The file is rewritten whole and atomically on every change. One that cannot be read is copied aside
+(`cron_jobs.json.corrupt-<time>`) and reported, never silently replaced: the user's jobs may still be
+recoverable by hand."""
+
+from __future__ import annotations
+
+import json
+import logging
+import shutil
+from dataclasses import dataclass
+from datetime import UTC, datetime
+from pathlib import Path
+from typing import Any
+
+from desktop.atomic import atomic_write_text
+from desktop.scheduler.schedules import At, Cron, Every, Schedule
+
+log = logging.getLogger(__name__)
+FILE_NAME = "cron_jobs.json"
+VERSION = 1
+
+
+@dataclass
+class Job:
+    """One reminder: what to ask (`message`) in which chat (`session`), on which schedule."""
+
+    id: str
+    session: str  # the chat that created it: its turn runs there when due
+    message: str
+    label: str
+    schedule: Schedule
+    created: datetime
+    next_run: datetime | None  # None: nothing more to run (paused, missed, or finished)
+    paused: bool = False
+    missed: datetime | None = None  # a one-shot that came due too long ago: when it was due
+    last_run: datetime | None = None
+    last_error: str = ""  # why the last run failed; "" when it answered
+
+
+def schedule_to_json(schedule: Schedule) -> dict[str, Any]:
+    if isinstance(schedule, At):
+        return {"at": schedule.when.isoformat()}
+    if isinstance(schedule, Every):
+        return {"every": schedule.seconds, "anchor": schedule.anchor.isoformat()}
+    return {"cron": schedule.expr, "tz": schedule.tz}
+
+
+def schedule_from_json(data: dict[str, Any]) -> Schedule:
+    if "at" in data:
+        return At(_time(data["at"]))
+    if "every" in data:
+        return Every(int(data["every"]), _time(data["anchor"]))
+    return Cron(str(data["cron"]), str(data["tz"]))
+
+
+def job_to_json(job: Job) -> dict[str, Any]:
+    return {"id": job.id, "session": job.session, "message": job.message, "label": job.label,
+            "schedule": schedule_to_json(job.schedule), "created": job.created.isoformat(),
+            "next_run": _iso(job.next_run), "paused": job.paused, "missed": _iso(job.missed),
+            "last_run": _iso(job.last_run), "last_error": job.last_error}
+
+
+def job_from_json(data: dict[str, Any]) -> Job:
+    return Job(id=str(data["id"]), session=str(data["session"]), message=str(data["message"]),
+               label=str(data.get("label") or ""), schedule=schedule_from_json(data["schedule"]),
+               created=_time(data["created"]), next_run=_maybe_time(data.get("next_run")),
+               paused=bool(data.get("paused", False)), missed=_maybe_time(data.get("missed")),
+               last_run=_maybe_time(data.get("last_run")), last_error=str(data.get("last_error") or ""))
+
+
+class JobStore:
+    """Reads and writes the jobs file. `problem` says what was wrong with it when last read."""
+
+    def __init__(self, state_dir: Path) -> None:
+        self.path = state_dir / FILE_NAME
+        self.problem = ""
+
+    def load(self) -> list[Job]:
+        """The saved jobs; a missing file is none. Blocking."""
+        try:
+            text = self.path.read_text(encoding="utf-8")
+        except FileNotFoundError:
+            return []
+        except OSError as exc:
+            self.problem = f"could not read {self.path}: {exc}"
+            log.warning("%s", self.problem)
+            return []
+        try:
+            data = json.loads(text)
+            return [job_from_json(item) for item in data["jobs"]]
+        except (ValueError, KeyError, TypeError, AttributeError) as exc:
+            return self._set_aside(f"{type(exc).__name__}: {exc}")
+
+    def write(self, text: str) -> None:
+        """Write the file's text (`render(jobs)`). Blocking: call through a thread."""
+        atomic_write_text(self.path, text)
+
+    def _set_aside(self, why: str) -> list[Job]:
+        copy = self.path.with_name(f"{FILE_NAME}.corrupt-{datetime.now(UTC):%Y%m%dT%H%M%S}")
+        shutil.copy2(self.path, copy)
+        self.problem = (f"the reminders file {self.path} could not be read ({why}); it was copied to "
+                        f"{copy} and reminders start empty")
+        log.warning("%s", self.problem)
+        return []
+
+
+def render(jobs: list[Job]) -> str:
+    """The file's text for `jobs` (made on the caller's thread, so a later change cannot tear it)."""
+    return json.dumps({"version": VERSION, "jobs": [job_to_json(j) for j in jobs]}, indent=2,
+                      ensure_ascii=False) + "\n"
+
+
+def _iso(moment: datetime | None) -> str | None:
+    return moment.isoformat() if moment is not None else None
+
+
+def _time(text: Any) -> datetime:
+    moment = datetime.fromisoformat(str(text))
+    if moment.tzinfo is None:
+        raise ValueError(f"time without a timezone: {text}")
+    return moment
+
+
+def _maybe_time(text: Any) -> datetime | None:
+    return None if text is None else _time(text)

@@ -1,0 +1,81 @@
+"""What the `cron` tool's schedule arguments mean, as plain functions: exactly one of `at`, `in`, `every`
+or `cron` (+ `tz`). Every refusal says what to send instead, for a model to correct itself."""
+
+from __future__ import annotations
+
+from datetime import UTC, datetime, timedelta
+from typing import Any
+
+from desktop.scheduler.schedules import (
+    MIN_EVERY,
+    At,
+    Cron,
+    Every,
+    Schedule,
+    ScheduleError,
+    check_cron,
+    local_zone_name,
+    zone,
+)
+
+KINDS = ("at", "in", "every", "cron")
+
+
+def parse_schedule(args: dict[str, Any], now: datetime) -> Schedule:
+    """The schedule the arguments describe, or a ScheduleError saying what is wrong with them."""
+    given = [kind for kind in KINDS if args.get(kind) not in (None, "")]
+    if len(given) != 1:
+        named = " and ".join(f"'{k}'" for k in given) if given else "none"
+        raise ScheduleError(f"give exactly one of 'at' (ISO time), 'in' (seconds from now), 'every' "
+                            f"(seconds) or 'cron' (5-field expression); got {named}")
+    kind = given[0]
+    tz = args.get("tz") or None
+    if tz and kind not in ("at", "cron"):
+        raise ScheduleError(f"'tz' applies to 'at' and 'cron' only, not to '{kind}'")
+    value = args[kind]
+    if kind == "at":
+        return At(_at(str(value), tz, now))
+    if kind == "in":
+        seconds = _whole(value, "in")
+        if seconds < 1:
+            raise ScheduleError("'in' is a number of seconds from now, at least 1")
+        return At(now + timedelta(seconds=seconds))
+    if kind == "every":
+        seconds = _whole(value, "every")
+        if seconds < MIN_EVERY:
+            raise ScheduleError(f"'every' must be at least {MIN_EVERY} seconds, got {seconds}")
+        return Every(seconds, now)
+    expr = check_cron(str(value))
+    name = tz or local_zone_name()
+    zone(name)
+    return Cron(expr, name)
+
+
+def _at(text: str, tz: str | None, now: datetime) -> datetime:
+    try:
+        moment = datetime.fromisoformat(text.strip().replace("Z", "+00:00"))
+    except ValueError:
+        raise ScheduleError(f"'at' should be an ISO time such as 2026-03-14T15:00 or "
+                            f"2026-03-14T15:00:00+01:00, got '{text}'") from None
+    if moment.tzinfo is None:  # a naive time is the user's wall clock: here, or in `tz`
+        moment = moment.replace(tzinfo=zone(tz)) if tz else moment.astimezone()
+    elif tz:
+        raise ScheduleError("'at' already carries a UTC offset; leave out 'tz' or the offset")
+    moment = moment.astimezone(UTC)
+    if moment <= now:
+        local = now.astimezone()
+        raise ScheduleError(f"'at' {text} is in the past (it is now {local:%Y-%m-%d %H:%M %Z}); "
+                            "give a future time, or 'in' seconds from now")
+    return moment
+
+
+def _whole(value: Any, name: str) -> int:
+    if isinstance(value, bool):
+        raise ScheduleError(f"'{name}' should be a whole number of seconds, got {value!r}")
+    try:
+        number = float(value)
+    except (TypeError, ValueError):
+        raise ScheduleError(f"'{name}' should be a whole number of seconds, got {value!r}") from None
+    if number != int(number):
+        raise ScheduleError(f"'{name}' should be a whole number of seconds, got {value!r}")
+    return int(number)

@@ -1,0 +1,115 @@
+"""Reminders through the real core and the scripted model: made by the model in a chat, run there when due
+and notified; every schedule kind's next run across the spring-forward change; restarts; late runs."""
+
+from __future__ import annotations
+
+import json
+import re
+from datetime import UTC, datetime, timedelta
+
+from desktop.bus import TurnFinished
+from desktop.notify import OpenChat
+from desktop.paths import home
+from tests.conftest import Conversation
+from tests.fakeserver import FakeOpenAI
+from tests.reminders.conftest import START, App, Notes
+
+JOBS_FILE = "cron_jobs.json"
+
+
+def saved_jobs() -> list[dict[str, object]]:
+    return json.loads((home().state_dir / JOBS_FILE).read_text())["jobs"]
+
+
+async def test_the_model_schedules_a_reminder_that_runs_in_its_chat_and_is_notified(
+        app: App, fake: FakeOpenAI, notes: Notes) -> None:
+    assert app.core is not None
+    fake.add({"tool_calls": [{"name": "cron", "arguments": {
+                 "action": "add", "in": 1200, "label": "Stretch",
+                 "message": "Remind the user to stand up and stretch"}}]},
+             {"content": "I'll remind you at 13:20."})
+    chat = Conversation(app.core, "desktop", "plans")
+    end = await chat.ask("remind me to stretch in 20 minutes")
+    assert isinstance(end, TurnFinished) and end.content == "I'll remind you at 13:20."
+    tool_result = next(m for m in fake.requests[1]["messages"] if m["role"] == "tool")["content"]
+    assert "Sat 2026-03-28 13:20 CET" in tool_result and "this chat" in tool_result
+    [job] = saved_jobs()
+    assert job["session"] == "desktop:plans" and job["next_run"] == "2026-03-28T12:20:00+00:00"
+
+    fake.add({"content": "Time to **stand up** and stretch!"})
+    for _ in range(4):
+        assert not notes.shown
+        await app.elapse()  # 20 minutes pass in waits of at most 5
+    assert app.clock.now() == START + timedelta(minutes=20)
+    [note] = await notes.wait(1)
+    assert note.title == "remind me to stretch in 20 minutes: Stretch"
+    assert note.body == "Time to stand up and stretch!" and note.target == OpenChat("desktop:plans")
+    session = await app.core.sessions.load("desktop:plans")
+    asked = [m for m in session.messages if m["role"] == "user"][-1]
+    assert asked["kind"] == "scheduled" and "Remind the user to stand up and stretch" in asked["content"]
+    assert session.messages[-1]["content"] == "Time to **stand up** and stretch!"
+    assert saved_jobs() == []  # a one-shot is done once it ran
+    runtime = fake.requests[-1]["messages"][-1]["content"]  # every turn is told the user's time and zone
+    assert re.search(r"Current time: \d{4}-\d\d-\d\d \d\d:\d\d \(\w+day\) CES?T \(UTC\+0[12]:00, "
+                     r"timezone Europe/Paris\)", runtime), runtime
+
+
+async def test_each_kind_of_schedule_has_the_right_next_run_across_the_clock_change(
+        app: App, fake: FakeOpenAI, notes: Notes) -> None:
+    out, ok = await app.cron(action="add", message="m1", label="at nine", at="2026-03-29T09:00")
+    assert ok and "Sun 2026-03-29 09:00 CEST" in out  # a naive time is local time, summer time by then
+    await app.cron(action="add", message="m2", label="in a day", **{"in": 86400})
+    await app.cron(action="add", message="m3", label="every day", every=86400)
+    await app.cron(action="add", message="m4", label="daily nine", cron="0 9 * * *")
+    await app.cron(action="add", message="m5", label="tokyo nine", cron="0 9 * * *", tz="Asia/Tokyo")
+    runs = {job["label"]: job["next_run"] for job in saved_jobs()}
+    assert runs == {
+        "at nine": "2026-03-29T07:00:00+00:00",
+        "in a day": "2026-03-29T12:00:00+00:00",  # 24 h later, so 14:00 on the clock after the change
+        "every day": "2026-03-29T12:00:00+00:00",
+        "daily nine": "2026-03-29T07:00:00+00:00",  # 09:00 Paris summer time
+        "tokyo nine": "2026-03-29T00:00:00+00:00",
+    }
+    listed, _ = await app.cron(action="list")
+    assert "daily nine” · cron '0 9 * * *' (Europe/Paris) · next Sun 2026-03-29 09:00 CEST · this chat" in listed
+
+    app.clock.advance((datetime(2026, 3, 29, 7, 0, tzinfo=UTC) - START).total_seconds())
+    assert app.core is not None
+    app.core.scheduler.run_due()  # the machine slept until 09:00 Paris time
+    await notes.wait(2)
+    runs = {job["label"]: job["next_run"] for job in saved_jobs()}
+    assert "at nine" not in runs and runs["daily nine"] == "2026-03-30T07:00:00+00:00"
+    assert runs["every day"] == "2026-03-29T12:00:00+00:00"
+    # Tokyo's 09:00 came 7 hours ago, beyond the hour's grace: no late run, on to the next one
+    assert runs["tokyo nine"] == "2026-03-30T00:00:00+00:00"
+    assert len(fake.requests) == 2
+
+
+async def test_bad_input_is_a_clear_tool_error(app: App) -> None:
+    cases = {
+        "unknown timezone 'Mars/Base'": {"cron": "0 9 * * *", "tz": "Mars/Base"},
+        "5 fields": {"cron": "0 9 * *"},
+        "not a valid cron expression": {"cron": "0 25 * * *"},
+        "is in the past (it is now 2026-03-28 13:00 CET)": {"at": "2026-03-28T12:00"},
+        "exactly one of": {"at": "2026-03-29T09:00", "in": 60},
+        "got none": {},
+        "'every' must be at least 60 seconds": {"every": 30},
+        "'in' is a number of seconds from now": {"in": 0},
+        "'tz' applies to 'at' and 'cron' only": {"every": 600, "tz": "Europe/Paris"},
+        "should be an ISO time": {"at": "tomorrow at nine"},
+    }
+    for expected, schedule in cases.items():
+        out, ok = await app.cron(action="add", message="x", **schedule)
+        assert not ok and expected in out, (expected, out)
+    out, ok = await app.cron(action="add", **{"in": 60})
+    assert not ok and "add needs 'message'" in out
+    out, ok = await app.cron(action="remove", id="nope")
+    assert not ok and "no scheduled job with id 'nope'" in out
+    assert not (home().state_dir / JOBS_FILE).exists()  # nothing half made
+
+
+async def test_the_cron_skill_is_offered_with_the_tool_it_describes(app: App) -> None:
+    assert app.core is not None
+    assert "cron" in [schema["function"]["name"] for schema in app.core.tools.schemas()]
+    prompt = app.core.context.system_prompt()
+    assert "<name>cron</name>" in prompt

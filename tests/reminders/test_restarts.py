@@ -1,0 +1,106 @@
+"""Jobs across runs of the app: kept, run late within the grace, marked missed (and told once) beyond
+it, never a burst of catch-up runs; a jobs file that cannot be read is kept aside and reported."""
+
+from __future__ import annotations
+
+import json
+from datetime import datetime, timedelta
+
+from desktop.paths import home
+from tests.fakeserver import FakeOpenAI
+from tests.reminders.conftest import START, App, Notes
+
+
+async def run_app(apps: list[App], at: datetime) -> App:
+    """Close the app that runs (if any) and start the next one at `at`."""
+    if apps and apps[-1].core is not None:
+        await apps[-1].core.close()
+    app = App(at)
+    apps.append(app)
+    await app.start()
+    return app
+
+
+def saved() -> dict[str, dict[str, object]]:
+    jobs = json.loads((home().state_dir / "cron_jobs.json").read_text())["jobs"]
+    return {job["label"]: job for job in jobs}
+
+
+async def test_jobs_survive_a_restart_and_run_in_the_next(apps: list[App], fake: FakeOpenAI, notes: Notes) -> None:
+    first = await run_app(apps, START)
+    await first.cron(action="add", message="Water the plants", label="plants", **{"in": 3600})
+    await first.cron(action="add", message="Summarise the news", label="news", cron="30 8 * * 1-5",
+                     session="quick:morning")
+    before, _ = await first.cron(action="list")
+    again = await run_app(apps, START + timedelta(minutes=10))
+    after, _ = await again.cron(action="list")
+    assert after == before and "chat quick:morning" in after and "next Mon 2026-03-30 08:30 CEST" in after
+    assert again.core is not None
+    while any(job.label == "plants" for job in again.core.reminders.jobs):
+        await again.elapse()
+    [note] = await notes.wait(1)
+    assert again.clock.now() == START + timedelta(hours=1) and note.target.session_key == "desktop:plans"  # type: ignore[union-attr]
+    assert "Water the plants" in note.body  # the scripted model echoes what it was asked
+    assert list(saved()) == ["news"]
+
+
+async def test_a_one_shot_due_while_closed_runs_once_at_start_within_the_grace(
+        apps: list[App], fake: FakeOpenAI, notes: Notes) -> None:
+    first = await run_app(apps, START)
+    await first.cron(action="add", message="Call Sam", label="Sam", **{"in": 600})
+    later = await run_app(apps, START + timedelta(minutes=50))  # 40 minutes late: under the hour
+    assert later.timer.delay == 0
+    await later.elapse()
+    [note] = await notes.wait(1)
+    assert "Call Sam" in note.body and len(fake.requests) == 1
+    assert saved() == {}
+
+
+async def test_a_one_shot_too_late_is_marked_missed_and_the_user_told_once(
+        apps: list[App], fake: FakeOpenAI, notes: Notes) -> None:
+    first = await run_app(apps, START)
+    await first.cron(action="add", message="Call Sam", label="Sam", **{"in": 600})
+    later = await run_app(apps, START + timedelta(hours=3))
+    await later.elapse()
+    [note] = await notes.wait(1)
+    assert note.title == "Reminder missed"
+    assert note.body.startswith("“Sam” was due Sat 2026-03-28 13:10 CET, while the app was closed")
+    assert fake.requests == []  # nothing was asked of the model
+    listed, _ = await later.cron(action="list")
+    assert "missed (was due Sat 2026-03-28 13:10 CET)" in listed
+    assert saved()["Sam"]["missed"] == "2026-03-28T12:10:00+00:00"
+    third = await run_app(apps, START + timedelta(hours=4))
+    assert third.core is not None and third.core.reminders.next_run() is None
+    assert await third.core.reminders.run_due() == []
+    assert len(notes.shown) == 1 and fake.requests == []
+
+
+async def test_a_recurring_job_never_fires_a_burst_of_catch_up_runs(
+        apps: list[App], fake: FakeOpenAI, notes: Notes) -> None:
+    first = await run_app(apps, START)
+    await first.cron(action="add", message="Check the oven", label="oven", every=600)
+    soon = await run_app(apps, START + timedelta(minutes=55))  # five runs fell while closed
+    await soon.elapse()
+    await notes.wait(1)
+    assert len(fake.requests) == 1
+    assert saved()["oven"]["next_run"] == "2026-03-28T13:00:00+00:00"  # back on its 10-minute grid
+    late = await run_app(apps, START + timedelta(hours=8, minutes=5))
+    assert late.core is not None and await late.core.reminders.run_due() == []  # 7 hours late: skipped
+    assert len(fake.requests) == 1 and len(notes.shown) == 1
+    assert saved()["oven"]["next_run"] == "2026-03-28T20:10:00+00:00"
+
+
+async def test_a_jobs_file_that_cannot_be_read_is_kept_aside_and_reported(
+        apps: list[App], notes: Notes) -> None:
+    state = home().state_dir
+    state.mkdir(parents=True)
+    (state / "cron_jobs.json").write_text('{"version": 1, "jobs": [{"id": "a1"', encoding="utf-8")
+    app = await run_app(apps, START)
+    [note] = await notes.wait(1)
+    assert note.title == "Reminders file could not be read" and "cron_jobs.json.corrupt-" in note.body
+    [kept] = state.glob("cron_jobs.json.corrupt-*")
+    assert kept.read_text() == '{"version": 1, "jobs": [{"id": "a1"'
+    out, ok = await app.cron(action="list")
+    assert ok and out == "No scheduled jobs."
+    await app.cron(action="add", message="x", **{"in": 60})
+    assert len(saved()) == 1 and kept.read_text() == '{"version": 1, "jobs": [{"id": "a1"'
