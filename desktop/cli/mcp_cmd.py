@@ -1,4 +1,7 @@
-"""`nanobot-tray mcp`: the MCP servers in config.yaml — their states, a test of one, import from other apps."""
+"""`nanobot-tray mcp`: the MCP servers in config.yaml — their states, a test of one, import from other apps.
+
+With the app running, `list` shows the app's own connections (nothing is started twice) and `import` goes
+through the app's settings writer, so the app connects the new servers at once; `test` runs here."""
 
 from __future__ import annotations
 
@@ -6,13 +9,19 @@ import argparse
 import asyncio
 import dataclasses
 import sys
+from collections.abc import Awaitable
 from pathlib import Path
+from typing import TYPE_CHECKING
 
 from desktop.config import McpServerConfig
 from desktop.mcp.importer import NotAServerList, read_servers
 from desktop.mcp.probe import probed
 from desktop.paths import home
+from desktop.remote import Output, Terminal, add_standalone
 from desktop.settings import Settings, SettingsError
+
+if TYPE_CHECKING:
+    from desktop.core import Core
 
 
 def add_parser(sub: argparse._SubParsersAction) -> None:  # type: ignore[type-arg]
@@ -23,7 +32,31 @@ def add_parser(sub: argparse._SubParsersAction) -> None:  # type: ignore[type-ar
     p.add_argument("name")
     p = mcp.add_parser("import", help='add the servers of a Claude Desktop or Cursor {"mcpServers": ...} file')
     p.add_argument("file", type=Path)
-    parser.set_defaults(func=run)
+    add_standalone(parser)
+    parser.set_defaults(func=run, serve=serve)
+
+
+def serve(args: argparse.Namespace, core: Core, out: Output) -> Awaitable[int] | None:
+    """In the running app: `list` its live connections, `import` through its settings; `test` runs here, and so
+    does an import of a relative path (the app's working folder is not this terminal's)."""
+    if args.mcp_command == "list":
+        return _served_list(core, out)
+    if args.mcp_command == "import" and args.file.expanduser().is_absolute():
+        return _import(core.settings, args.file, out)
+    return None
+
+
+async def _served_list(core: Core, out: Output) -> int:
+    return _listed(core.mcp.states(), out)
+
+
+def _listed(states: dict[str, str], out: Output) -> int:
+    if not states:
+        out.out("No MCP servers configured (add them under mcp.servers in config.yaml, "
+                "or `nanobot-tray mcp import FILE`).")
+    for name, state in states.items():
+        out.out(f"{name}: {state}")
+    return 0
 
 
 def run(args: argparse.Namespace) -> int:
@@ -32,16 +65,10 @@ def run(args: argparse.Namespace) -> int:
     for problem in settings.problems:
         print(f"warning: {problem}", file=sys.stderr)
     if args.mcp_command == "import":
-        return _import(settings, args.file)
+        return asyncio.run(_import(settings, args.file, Terminal()))
     configured = settings.config.mcp.servers
     if args.mcp_command == "list":
-        if not configured:
-            print("No MCP servers configured (add them under mcp.servers in config.yaml, "
-                  "or `nanobot-tray mcp import FILE`).")
-            return 0
-        for name, state in asyncio.run(states(configured, h.logs_dir)).items():
-            print(f"{name}: {state}")
-        return 0
+        return _listed(asyncio.run(states(configured, h.logs_dir)) if configured else {}, Terminal())
     if args.name not in configured:
         print(f"error: no MCP server named '{args.name}' in {h.config_file}", file=sys.stderr)
         return 1
@@ -67,23 +94,23 @@ async def _test(name: str, config: McpServerConfig, logs_dir: Path) -> int:
         return 0
 
 
-def _import(settings: Settings, path: Path) -> int:
+async def _import(settings: Settings, path: Path, out: Output) -> int:
     try:
-        found = read_servers(path.expanduser(), set(settings.config.mcp.servers))
+        found = await asyncio.to_thread(read_servers, path.expanduser(), set(settings.config.mcp.servers))
     except NotAServerList as exc:
-        print(f"error: {exc}", file=sys.stderr)
+        out.err(f"error: {exc}")
         return 1
     if found.added:
         try:
-            asyncio.run(settings.update(lambda config: config.mcp.servers.update(found.added)))
+            await settings.update(lambda config: config.mcp.servers.update(found.added))
         except (SettingsError, OSError) as exc:
-            print(f"error: nothing imported: {exc}", file=sys.stderr)
+            out.err(f"error: nothing imported: {exc}")
             return 1
     for name, server in found.added.items():
         what = f"{server.command} {' '.join(server.args)}".strip() if server.command else server.url
-        print(f"added {name}: {what}" + ("" if server.enabled else " (disabled, as in the file)"))
+        out.out(f"added {name}: {what}" + ("" if server.enabled else " (disabled, as in the file)"))
     for name, why in found.skipped.items():
-        print(f"skipped {name}: {why}")
+        out.out(f"skipped {name}: {why}")
     if not found.added and not found.skipped:
-        print(f"{path} lists no servers.")
+        out.out(f"{path} lists no servers.")
     return 0

@@ -138,3 +138,17 @@ def test_an_app_speaking_another_version_means_running_here(reply: dict[str, Any
 
 def test_nothing_running_means_running_here(tmp_path: Path) -> None:
     assert remote.forward(["agent", "-m", "hi"], str(tmp_path / "nobody.sock")) is None
+
+
+async def test_mcp_list_and_import_use_the_apps_own_servers(shell: Shell, tmp_path: Path) -> None:
+    server = str(ROOT / "tests" / "mcp" / "server.py")
+    claude = tmp_path / "claude_desktop_config.json"
+    claude.write_text(json.dumps({"mcpServers": {"ours": {"command": sys.executable, "args": [server]}}}))
+    code, out, err = await _cli("mcp", "import", str(claude))
+    assert (code, out, _said(err)) == (0, f"added ours: {sys.executable} {server}\n", "")
+    assert shell.core is not None
+    await until(lambda: "connected" in shell.core.mcp.states().get("ours", ""), timeout=60,
+                message="the app connected the imported server")  # its settings writer told its servers
+    code, out, err = await _cli("mcp", "list")
+    assert code == 0 and out.startswith("ours: connected, ")
+    assert not {name for name in _imported(err) if name.split(".")[0] in ("litellm", "PySide6", "mcp")}
