@@ -87,6 +87,7 @@ class PaintState:
     hover: str | None = None
     copied: str | None = None
     skip: QTextDocument | None = None  # drawn by the text selector laid over it
+    marks: dict[int, list[QAbstractTextDocumentLayout.Selection]] | None = None  # find hits, by id() of their doc
 
 
 @dataclass
@@ -116,6 +117,8 @@ class _Doc:
         context = QAbstractTextDocumentLayout.PaintContext()
         context.palette.setColor(QPalette.ColorRole.Text, self.color)
         context.clip = state.clip.translated(-self.pos)
+        if state.marks:
+            context.selections = state.marks.get(id(self.doc), [])
         self.doc.documentLayout().draw(painter, context)
         painter.restore()
 

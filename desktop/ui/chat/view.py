@@ -24,6 +24,7 @@ from PySide6.QtCore import (
     SignalInstance,
 )
 from PySide6.QtGui import (
+    QAbstractTextDocumentLayout,
     QContextMenuEvent,
     QCursor,
     QDesktopServices,
@@ -51,12 +52,14 @@ FOOTER = 34        # room for "Working…" under the last row while a turn runs
 COPIED_MS = 1500
 PREFETCH_BUDGET = 0.004  # seconds of layout work per idle slice
 WELCOME = "What can I help with?"
+Marker = Callable[[ChatRow, RowLayout], "dict[int, list[QAbstractTextDocumentLayout.Selection]] | None"]
 WELCOME_HINT = "Ask anything. Type / for commands; drop files or images on the window to attach them."
 
 
 class MessageView(QAbstractScrollArea):
     retry_requested = Signal(object)  # the ERROR ChatRow whose turn should be sent again
     settings_requested = Signal()  # an error's cure is in Settings
+    model_set = Signal()  # another chat is shown
 
     def __init__(self, parent: QWidget | None = None) -> None:
         super().__init__(parent)
@@ -85,6 +88,7 @@ class MessageView(QAbstractScrollArea):
         self.row_actions = RowActions(self.viewport())
         self._prefetch_timer = QTimer(self, singleShot=True, interval=0)
         self._prefetch_timer.timeout.connect(self._prefetch)
+        self.marks: Marker | None = None  # highlights text in rows (the find bar)
 
     # -- model
 
@@ -99,6 +103,7 @@ class MessageView(QAbstractScrollArea):
         for signal, slot in self._connections():
             signal.connect(slot)
         self._reset()
+        self.model_set.emit()
 
     def _connections(self) -> list[tuple[SignalInstance, Callable[..., None]]]:
         assert self._model is not None
@@ -264,6 +269,27 @@ class MessageView(QAbstractScrollArea):
         spot = next((h for h in layout.hotspots if h.action == action), None)
         return spot.rect.translated(self.row_rect(index).topLeft()) if spot is not None else None
 
+    def row_layout(self, index: int) -> RowLayout:
+        return self.renderer.layout(self._rows()[index], self._column_width())
+
+    def reveal(self, index: int, y: float = 0.0) -> None:
+        """Scroll so that `y` pixels into row `index` sit a third of the way down the view (a find hit)."""
+        if not 0 <= index < len(self._heights):
+            return
+        if not self._exact[index]:
+            self._exact[index] = True
+            self._set_height(index, self.row_layout(index).height)
+        self._stick = False
+        self.row_actions.dismiss()
+        for _ in range(4):  # rows measured on the way in move the target: aim again
+            top = self._ensure_tops()[index]
+            self._offset = min(max(top + y - self.viewport().height() / 3, 0.0), self._max_offset())
+            self._measure_visible()
+            if self._ensure_tops()[index] == top:
+                break
+        self._place_selector()
+        self.viewport().update()
+
     def scroll_to_bottom(self) -> None:
         self._stick = True
         self._relayout()
@@ -329,6 +355,7 @@ class MessageView(QAbstractScrollArea):
                 state.clip = exposed.translated(-x, -top)
                 state.hover = self._hover[1] if self._hover and self._hover[0] == uid else None
                 state.copied = self._copied[1] if self._copied and self._copied[0] == uid else None
+                state.marks = self.marks(rows[i], layout) if self.marks is not None else None
                 painter.save()
                 painter.translate(x, top)
                 layout.paint(painter, state)

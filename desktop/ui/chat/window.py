@@ -38,6 +38,7 @@ from desktop.tasks import spawn
 from desktop.ui.approval_card import ApprovalCards
 from desktop.ui.bridge import CoreBridge
 from desktop.ui.chat.composer import HINT, Composer
+from desktop.ui.chat.find_bar import FindBar
 from desktop.ui.chat.model import ChatRow, TranscriptModel, rows_from_messages
 from desktop.ui.chat.model_picker import ModelPicker
 from desktop.ui.chat.sidebar import NEW_TITLE, SessionList
@@ -127,6 +128,9 @@ class ChatWindow(QWidget):
         main_layout.setContentsMargins(0, 0, 0, 0)
         main_layout.setSpacing(0)
         main_layout.addWidget(header)
+        self.find_bar = FindBar(self.view)  # Ctrl+F
+        self.find_bar.closed.connect(self.composer.input.setFocus)
+        main_layout.addWidget(self.find_bar)
         main_layout.addWidget(self.stack, 1)
         main_layout.addWidget(composer_area)
 
@@ -142,6 +146,7 @@ class ChatWindow(QWidget):
         layout.addWidget(splitter)
 
         QShortcut(QKeySequence("Ctrl+N"), self, self.new_chat)
+        QShortcut(QKeySequence("Ctrl+F"), self, self.find_bar.open)
         for widget in (self.view, self.view.viewport(), self.view.selector, self.view.selector.viewport()):
             widget.installEventFilter(self)  # clicks and typing in the transcript: see eventFilter
         self._refresh_timer = QTimer(self, singleShot=True, interval=150)  # coalesce sidebar refreshes
@@ -361,7 +366,9 @@ class ChatWindow(QWidget):
             self.composer.input.setFocus()
 
     def keyPressEvent(self, event: QKeyEvent) -> None:
-        if event.key() == Qt.Key.Key_Escape and self._editing is not None:
+        if event.key() == Qt.Key.Key_Escape and self.find_bar.isVisible():
+            self.find_bar.close_bar()
+        elif event.key() == Qt.Key.Key_Escape and self._editing is not None:
             self._stop_editing()
             self.composer.input.clear()
             self.composer.clear_attachments()
