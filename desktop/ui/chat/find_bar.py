@@ -16,8 +16,9 @@ from desktop.ui.chat.view import MessageView
 
 SEARCHED = (Kind.USER, Kind.ASSISTANT)
 RECOUNT_MS = 150  # while an answer streams in, the count follows it this often at most
-MATCH = QColor(255, 214, 10, 150)
-CURRENT = QColor(255, 140, 0, 220)
+MATCH = QColor(255, 224, 102)  # opaque: the same dark ink reads on it in light and dark themes
+CURRENT = QColor(255, 150, 40)
+INK = QColor(20, 20, 20)
 
 Selection = QAbstractTextDocumentLayout.Selection
 
@@ -84,7 +85,8 @@ class FindBar(QWidget):
 
     def step(self, delta: int) -> None:
         if self.matches:
-            self._go((self.current + delta) % len(self.matches))
+            start = self.current if self.current >= 0 else (-1 if delta > 0 else 0)
+            self._go((start + delta) % len(self.matches))
 
     # -- matching
 
@@ -143,6 +145,8 @@ class FindBar(QWidget):
             self.count.setText("")
         elif not self.matches:
             self.count.setText("No matches")
+        elif n < 0:  # matches came in (a chat finished loading) while none was current
+            self.count.setText(f"{len(self.matches)} match{'es' if len(self.matches) != 1 else ''}")
         else:
             self.count.setText(f"{n + 1} of {len(self.matches)}")
         self.view.viewport().update()
@@ -177,6 +181,7 @@ class FindBar(QWidget):
             selection.cursor = cursor
             selection.format = QTextCharFormat()
             selection.format.setBackground(CURRENT if k == nth else MATCH)
+            selection.format.setForeground(INK)  # dark on yellow in dark themes too
             marks.setdefault(doc, []).append(selection)
         return marks
 
