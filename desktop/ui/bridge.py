@@ -16,6 +16,7 @@ from desktop.bus import InboundMessage
 from desktop.config import Config, LoadedConfig
 from desktop.core import Core, workspace_of
 from desktop.providers.server_models import offered_models
+from desktop.session_search import ChatHit, search_chats
 from desktop.skills.loader import set_skill_enabled
 from desktop.tasks import TaskSet
 from desktop.tools.shell import ExecTool
@@ -48,6 +49,11 @@ class CoreBridge(QObject):
     async def session_titles(self) -> dict[str, str]:
         """Every saved chat's title by session key (read from disk, off the GUI thread)."""
         return {info.key: info.title for info in await self.core.sessions.list()}
+
+    async def search_chats(self, query: str) -> list[ChatHit]:
+        """Saved chats whose title or messages contain `query` (all recent chats for ""), read off the GUI thread;
+        cancelling the call stops the scan."""
+        return await search_chats(self.core.sessions.directory, query)
 
     # ----- settings (all through the one writer, desktop/settings.py)
     async def read_settings(self) -> LoadedConfig:

@@ -238,10 +238,11 @@ class SessionList(QWidget):
 
 def _detail(info: SessionInfo) -> str:
     count = f"{info.message_count} message{'s' if info.message_count != 1 else ''}"
-    return f"{_ago(info.updated_at)} · {count}" if info.updated_at else count
+    return f"{ago(info.updated_at)} · {count}" if info.updated_at else count
 
 
-def _ago(stamp: str) -> str:
+def ago(stamp: str) -> str:
+    """When a chat was last active, as a person says it ("5 min ago", "yesterday")."""
     try:
         then = datetime.fromisoformat(stamp)
     except ValueError:

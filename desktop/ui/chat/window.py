@@ -41,6 +41,7 @@ from desktop.ui.chat.composer import HINT, Composer
 from desktop.ui.chat.find_bar import FindBar
 from desktop.ui.chat.model import ChatRow, TranscriptModel, rows_from_messages
 from desktop.ui.chat.model_picker import ModelPicker
+from desktop.ui.chat.search_all import SearchAll
 from desktop.ui.chat.sidebar import NEW_TITLE, SessionList
 from desktop.ui.chat.view import MessageView
 
@@ -147,6 +148,10 @@ class ChatWindow(QWidget):
 
         QShortcut(QKeySequence("Ctrl+N"), self, self.new_chat)
         QShortcut(QKeySequence("Ctrl+F"), self, self.find_bar.open)
+        self.search_all = SearchAll(bridge, self)  # Ctrl+K
+        self.search_all.chosen.connect(self._open_found)
+        self.search_all.dismissed.connect(self.composer.input.setFocus)
+        QShortcut(QKeySequence("Ctrl+K"), self, self.search_all.open)
         for widget in (self.view, self.view.viewport(), self.view.selector, self.view.selector.viewport()):
             widget.installEventFilter(self)  # clicks and typing in the transcript: see eventFilter
         self._refresh_timer = QTimer(self, singleShot=True, interval=150)  # coalesce sidebar refreshes
@@ -172,6 +177,14 @@ class ChatWindow(QWidget):
         self._update_onboarding()
         self.sidebar.select(key)
         self._refresh_timer.start()
+
+    def _open_found(self, key: str, query: str) -> None:
+        """A chat picked in the search over all chats: at its first hit, if the hit is in its messages."""
+        self.show_session(key)
+        if query:
+            self.find_bar.open(query, first=True)
+        else:
+            self.composer.input.setFocus()
 
     def focus_input(self) -> None:
         if not self.isVisible():

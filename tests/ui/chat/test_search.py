@@ -112,3 +112,73 @@ async def test_the_count_follows_a_streaming_answer_and_another_chat(window: Cha
     await until(lambda: window.find_bar.count.text() == "1 of 3")
     await open_chat(window, "desktop:two")
     await until(lambda: window.find_bar.count.text() == "No matches")
+    await save_chat(bridge, "desktop:three", "Three", ["apples?", "Apples!"])
+    window.show_session("desktop:three")  # the bar counts before the chat is read, and again once it is
+    await until(lambda: window.find_bar.count.text() == "2 matches")
+    qtbot.keyClick(window.find_bar.field, Qt.Key.Key_Return, Qt.KeyboardModifier.ShiftModifier)
+    assert window.find_bar.count.text() == "2 of 2"
+
+
+def listed(window: ChatWindow) -> list[str]:
+    results = window.search_all.results
+    return [results.item(n).text() for n in range(results.count())] if results.isVisible() else []
+
+
+async def test_ctrl_k_lists_chats_by_title_and_message_and_opens_the_hit(window: ChatWindow, bridge: CoreBridge,
+                                                                          qtbot) -> None:  # type: ignore[no-untyped-def]
+    await save_chat(bridge, "desktop:long", "Trip notes", long_chat())
+    await save_chat(bridge, "desktop:light", "Lighthouse history", ["when was it built?", "In 1902."])
+    await save_chat(bridge, "desktop:soup", "Soup", ["a recipe please", "Leek and potato."])
+    for age, key in enumerate(("desktop:soup", "desktop:light", "desktop:long")):
+        path = bridge.core.sessions.path_for(key)
+        os.utime(path, (1_700_000_000 - age, 1_700_000_000 - age))
+    window.activateWindow()
+    window.composer.input.setFocus()
+    qtbot.keyClick(window.composer.input, Qt.Key.Key_K, Qt.KeyboardModifier.ControlModifier)
+    palette = window.search_all
+    assert palette.isVisible() and QApplication.focusWidget() is palette.field
+    await until(lambda: listed(window) == ["Soup", "Lighthouse history", "Trip notes"], message="recent chats")
+
+    qtbot.keyClicks(palette.field, "LightHouse")
+    await until(lambda: listed(window) == ["Lighthouse history", "Trip notes"], message="hits")
+    trip = palette.results.item(1).data(Qt.ItemDataRole.UserRole + 1)
+    assert "lighthouse log" in trip.snippet and trip.matches == 2
+    await until(lambda: palette.results.currentRow() == 0)
+    qtbot.keyClick(palette.field, Qt.Key.Key_Down)
+    assert palette.results.currentRow() == 1
+    shot(window, "search_all")
+
+    qtbot.keyClick(palette.field, Qt.Key.Key_Return)
+    assert not palette.isVisible()
+    await until(lambda: window.current_key == "desktop:long" and window.models["desktop:long"].loaded)
+    bar = window.find_bar
+    await until(lambda: bar.count.text() == "1 of 6", message="the chat opens at its first hit")
+    assert bar.field.text() == "LightHouse" and QApplication.focusWidget() is bar.field
+    rect = window.view.row_rect(bar.matches[0][0])
+    assert rect.bottom() > 0 and rect.top() < window.view.viewport().height()
+    shot(window, "search_all_opened")
+    bar.close_bar()
+
+    window.search_all.open()  # a title hit opens the chat at its end, without the find bar
+    palette.field.setText("history")
+    await until(lambda: listed(window) == ["Lighthouse history"])
+    qtbot.keyClick(palette.field, Qt.Key.Key_Return)
+    assert window.current_key == "desktop:light" and not bar.isVisible()
+
+
+async def test_a_new_keystroke_supersedes_the_search_and_esc_closes(window: ChatWindow, bridge: CoreBridge,
+                                                                    qtbot) -> None:  # type: ignore[no-untyped-def]
+    await save_chat(bridge, "desktop:soup", "Soup", ["a recipe please", "Leek and potato."])
+    await save_chat(bridge, "desktop:tea", "Tea", ["green or black?", "Green."])
+    palette = window.search_all
+    palette.open()
+    palette.field.setText("potato")
+    superseded = palette._task
+    palette.field.setText("green")
+    await until(lambda: listed(window) == ["Tea"])
+    assert superseded is not None and superseded.cancelled()
+    palette.field.setText("nothing like it")
+    await until(lambda: palette.status.isVisible() and palette.status.text() == "No chat matches")
+    qtbot.keyClick(palette.field, Qt.Key.Key_Escape)
+    assert not palette.isVisible() and window.isVisible()
+    assert QApplication.focusWidget() is window.composer.input
