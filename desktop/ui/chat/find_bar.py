@@ -4,6 +4,7 @@ current one is scrolled into view. Enter / Shift+Enter step through them; Esc cl
 
 from __future__ import annotations
 
+import contextlib
 from collections.abc import Callable
 
 from PySide6.QtCore import QEvent, QObject, Qt, QTimer, Signal
@@ -96,8 +97,9 @@ class FindBar(QWidget):
         if model is self._model:
             return
         if self._model is not None:
-            for signal in (self._model.modelReset, self._model.rowsInserted, self._model.dataChanged):
-                signal.disconnect(self._rows_changed)
+            with contextlib.suppress(RuntimeError):  # the chat's rows may be gone already (/new drops them)
+                for signal in (self._model.modelReset, self._model.rowsInserted, self._model.dataChanged):
+                    signal.disconnect(self._rows_changed)
         self._model = model
         if model is not None:
             for signal in (model.modelReset, model.rowsInserted, model.dataChanged):
