@@ -66,6 +66,7 @@ class SearchAll(QFrame):
         self._window = parent
         self._searches = TaskSet("chat search")
         self._task: asyncio.Future[None] | None = None  # the search whose results the list will show
+        self._choose_when_found = False  # Enter came before the results
         self.field = QLineEdit()
         self.field.setPlaceholderText("Search all chats")
         self.field.setClearButtonEnabled(True)
@@ -92,6 +93,7 @@ class SearchAll(QFrame):
         self.hide()
 
     def open(self) -> None:
+        self._choose_when_found = False
         self._place()
         self.show()
         self.raise_()
@@ -132,6 +134,9 @@ class SearchAll(QFrame):
         self.status.setVisible(not hits)
         self.results.setVisible(bool(hits))
         self._fit()
+        if self._choose_when_found:
+            self._choose_when_found = False
+            self._choose()
 
     def _choose(self, item: QListWidgetItem | None = None) -> None:
         item = item or self.results.currentItem()
@@ -174,7 +179,10 @@ class SearchAll(QFrame):
             self.results.setCurrentRow(row)
             return True
         if key in (Qt.Key.Key_Return, Qt.Key.Key_Enter):
-            self._choose()
+            if self._task is not None and not self._task.done():
+                self._choose_when_found = True  # typed fast: the list still shows the previous query's chats
+            else:
+                self._choose()
             return True
         if key == Qt.Key.Key_Escape:
             self.dismiss()

@@ -177,6 +177,11 @@ async def test_a_new_keystroke_supersedes_the_search_and_esc_closes(window: Chat
     palette.field.setText("green")
     await until(lambda: listed(window) == ["Tea"])
     assert superseded is not None and superseded.cancelled()
+    palette.field.setText("potato")
+    qtbot.keyClick(palette.field, Qt.Key.Key_Return)  # before the list shows the potato chat: it opens once found
+    await until(lambda: window.current_key == "desktop:soup", message="Enter typed ahead of the results")
+    assert not palette.isVisible() and window.find_bar.field.text() == "potato"
+    palette.open()
     palette.field.setText("nothing like it")
     await until(lambda: palette.status.isVisible() and palette.status.text() == "No chat matches")
     qtbot.keyClick(palette.field, Qt.Key.Key_Escape)
