@@ -108,6 +108,31 @@ def test_a_typed_message_gets_a_streamed_answer(desktop: Desktop, app: AppProces
     _hide_chat(desktop)
 
 
+def test_ctrl_f_and_ctrl_k_find_the_earlier_message_and_esc_closes_them_first(desktop: Desktop,
+                                                                             app: AppProcess) -> None:
+    chat = _show_chat(desktop)
+    desktop.xdo("windowfocus", "--sync", chat.wid)
+    plain = desktop.screenshot("e2e-search-00-chat")
+    desktop.xdo("key", "ctrl+f")
+    desktop.xdo("type", "--delay", "12", "xdotool")
+    time.sleep(0.5)
+    found = desktop.screenshot("e2e-search-01-find-bar")
+    assert _crop(found, chat) != _crop(plain, chat)
+    desktop.xdo("key", "Escape")  # closes the bar; the window stays
+    time.sleep(0.5)
+    assert _chat(desktop) is not None
+    desktop.xdo("key", "ctrl+k")
+    desktop.xdo("type", "--delay", "12", "xdotool")
+    time.sleep(0.8)
+    listed = desktop.screenshot("e2e-search-02-all-chats")
+    assert _crop(listed, chat) != _crop(plain, chat)
+    desktop.xdo("key", "Escape")
+    time.sleep(0.5)
+    assert _chat(desktop) is not None
+    desktop.xdo("key", "Escape")  # nothing left open in it: Esc hides the window as before
+    wait_for(lambda: _chat(desktop) is None, 20, "the chat window to hide")
+
+
 def test_the_hotkey_opens_the_quick_prompt_with_and_without_numlock(desktop: Desktop, app: AppProcess) -> None:
     desktop.xdo("key", "ctrl+alt+space")
     quick = desktop.window(QUICK, timeout=10)
