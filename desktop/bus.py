@@ -7,7 +7,7 @@ import enum
 import logging
 from collections.abc import Callable
 from dataclasses import dataclass, field
-from typing import Any
+from typing import Any, Protocol
 
 log = logging.getLogger(__name__)
 
@@ -144,6 +144,15 @@ class TurnError:
 Event = (OutboundMessage | TextDelta | ReasoningDelta | ToolStarted | ToolFinished | TurnStarted
          | TurnFinished | TurnError | ChatSetAside | Retrying | ToolProgress | ToolAwaiting)
 Subscriber = Callable[[Event], None]
+
+
+class Ask(Protocol):
+    """`AgentLoop.ask` as features hold it: submit a message to a session and await its turn's end."""
+
+    async def __call__(self, session_key: str, text: str, *,
+                       kind: MessageKind = ...) -> TurnFinished | TurnError: ...
+
+
 Publish = Callable[[Event], None]  # where a part that produces events sends them (the bus, or a test's list)
 
 

@@ -30,6 +30,7 @@ from desktop.agent.context import ContextBuilder
 from desktop.agent.loop import AgentLoop
 from desktop.bus import MessageBus
 from desktop.config import Config
+from desktop.heartbeat import Heartbeat, attach_heartbeat
 from desktop.mcp import McpServers, attach_mcp
 from desktop.memory import Memory, attach_memory
 from desktop.paths import Home, home
@@ -67,6 +68,7 @@ class Core:
     memory: Memory = field(init=False)
     mcp: McpServers = field(init=False)
     reminders: Reminders = field(init=False)
+    heartbeat: Heartbeat = field(init=False)
     _starters: list[Lifecycle] = field(default_factory=list, init=False)
     _closers: list[Lifecycle] = field(default_factory=list, init=False)
     _running: asyncio.Future[None] | None = field(default=None, init=False)
@@ -162,4 +164,5 @@ def build_core(h: Home | None = None, settings: Settings | None = None) -> Core:
     core.memory = attach_memory(core)
     core.mcp = attach_mcp(core)
     core.reminders = attach_reminders(core)
+    core.heartbeat = attach_heartbeat(core)
     return core

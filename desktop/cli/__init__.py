@@ -12,10 +12,21 @@ from desktop import __version__, remote
 
 
 def build_parser() -> argparse.ArgumentParser:
-    from desktop.cli import agent_cmd, desktop_entry_cmd, doctor_cmd, dream_cmd, keys_cmd, mcp_cmd, skills_cmd
+    from desktop.cli import (
+        agent_cmd,
+        cron_cmd,
+        desktop_entry_cmd,
+        doctor_cmd,
+        dream_cmd,
+        heartbeat_cmd,
+        keys_cmd,
+        mcp_cmd,
+        skills_cmd,
+    )
 
     # Each subcommand module offers `add_parser(subparsers)` and sets `func` (and `serve` to be forwarded).
-    subcommands = [agent_cmd, keys_cmd, doctor_cmd, skills_cmd, dream_cmd, mcp_cmd, desktop_entry_cmd]
+    subcommands = [agent_cmd, keys_cmd, doctor_cmd, skills_cmd, dream_cmd, cron_cmd, heartbeat_cmd, mcp_cmd,
+                   desktop_entry_cmd]
     parser = argparse.ArgumentParser(prog="nanobot-tray", description="A personal AI assistant in your system tray.")
     parser.add_argument("--version", action="version", version=f"nanobot-tray {__version__}")
     parser.add_argument("--quick", nargs="?", const="", metavar="TEXT",

@@ -13,10 +13,9 @@ import secrets
 from collections.abc import Awaitable, Callable
 from dataclasses import dataclass
 from datetime import datetime
-from typing import Protocol
 
 from desktop import notify
-from desktop.bus import MessageKind, TurnError, TurnFinished
+from desktop.bus import Ask, MessageKind, TurnError, TurnFinished
 from desktop.notification_policy import plain_text
 from desktop.reminders.jobs import Job, JobStore, render
 from desktop.scheduler.clock import Clock
@@ -25,11 +24,6 @@ from desktop.tasks import TaskSet
 
 log = logging.getLogger(__name__)
 LABEL_CHARS = 40  # a label made from the message when none is given
-
-
-class Ask(Protocol):
-    async def __call__(self, session_key: str, text: str, *,
-                       kind: MessageKind = ...) -> TurnFinished | TurnError: ...
 
 
 @dataclass(frozen=True)

@@ -142,8 +142,9 @@ class SettingsWindow(QWidget):
         self.hotkey.setClearButtonEnabled(True)
         self.hotkey_note = note_label()
         self.dream = _minutes_box()
+        self.heartbeat = _minutes_box()
         self.autostart = QCheckBox("Start Nanobot Tray when I log in")
-        self.notifications = QCheckBox("Show desktop notifications (background answers, memory updates)")
+        self.notifications = QCheckBox("Show desktop notifications (background answers, reminders, memory updates)")
 
         form = QFormLayout()
         form.setContentsMargins(0, 0, 0, 0)
@@ -157,6 +158,7 @@ class SettingsWindow(QWidget):
         form.addRow("Global hotkey", with_note(self.hotkey, self.hotkey_note))
         form.addRow(heading("Background work"))
         form.addRow("Dream (tidy memory) every", self.dream)
+        form.addRow("Heartbeat (HEARTBEAT.md) every", self.heartbeat)
         form.addRow(heading("Desktop"))
         form.addRow(self.autostart)
         form.addRow(self.notifications)
@@ -199,6 +201,7 @@ class SettingsWindow(QWidget):
         self.hotkey_note.setText(status.message[:1].upper() + status.message[1:]
                                  + (f". {status.hint}" if status.hint else ""))
         self.dream.setValue(config.schedules.dream_interval // 60)
+        self.heartbeat.setValue(config.schedules.heartbeat_interval // 60)
         self.notifications.setChecked(config.notifications)
         self.temperature.setValue(config.temperature)
         self.max_tokens.setValue(config.max_tokens)
@@ -244,6 +247,7 @@ class SettingsWindow(QWidget):
             return f"Hotkey: {exc}"
         config.hotkey = chord
         config.schedules.dream_interval = self.dream.value() * 60
+        config.schedules.heartbeat_interval = self.heartbeat.value() * 60
         config.notifications = self.notifications.isChecked()
         return None
 
@@ -327,8 +331,10 @@ def _tokens_box(low: int, high: int) -> QSpinBox:
 
 
 def _minutes_box() -> QSpinBox:
+    """Minutes between runs of background work; 0 shows as "Off" (and is saved as 0, which turns it off)."""
     box = QSpinBox()
-    box.setRange(1, 7 * 24 * 60)
+    box.setRange(0, 7 * 24 * 60)
+    box.setSpecialValueText("Off")
     box.setSuffix(" min")
     box.setMaximumWidth(140)
     return box

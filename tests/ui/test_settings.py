@@ -15,6 +15,7 @@ from PySide6.QtGui import QKeySequence
 from PySide6.QtWidgets import QApplication, QLabel, QLineEdit, QMessageBox, QPushButton
 from pytestqt.qtbot import QtBot
 
+from desktop.core import Core
 from desktop.providers.litellm_env import litellm
 from desktop.ui.bridge import CoreBridge
 from desktop.ui.settings import SettingsWindow
@@ -71,7 +72,9 @@ async def test_save_writes_config_and_keyring_and_applies_at_once(
     window.workspace.setText(str(new_workspace))
     window.hotkey.setKeySequence(QKeySequence("Ctrl+Shift+K"))
     window.dream.setValue(45)
-    assert "reminders" not in window.notifications.text()  # offered only once reminders exist
+    assert window.heartbeat.value() == 30 and window.heartbeat.text() == "30 min"
+    window.heartbeat.setValue(0)
+    assert window.heartbeat.text() == "Off"
     window.notifications.setChecked(False)
 
     assert "Saved" in await save(window)
@@ -79,6 +82,7 @@ async def test_save_writes_config_and_keyring_and_applies_at_once(
     assert on_disk["model"] == "openrouter/some/model" and on_disk["api_base"] == fake.base_url
     assert on_disk["workspace"] == str(new_workspace) and on_disk["hotkey"] == "Ctrl+Shift+K"
     assert on_disk["schedules"]["dream_interval"] == 45 * 60 and on_disk["notifications"] is False
+    assert on_disk["schedules"]["heartbeat_interval"] == 0 and heartbeat_off(core)
     assert memory_keyring.store[("nanobot-tray", "openrouter")] == SECRET
     assert SECRET not in core.settings.path.read_text(encoding="utf-8")
     # in effect without a restart: the same Config object every part holds has the new values
@@ -90,6 +94,10 @@ async def test_save_writes_config_and_keyring_and_applies_at_once(
     window.show()
     await until(lambda: form.model.currentText() == "some/model")
     assert SECRET not in visible_texts(window) and SECRET not in caplog.text
+
+
+def heartbeat_off(core: Core) -> bool:
+    return next(e for e in core.scheduler.entries if e.name == "heartbeat").next_run() is None
 
 
 async def test_new_workspace_is_where_the_tools_write(qtbot: QtBot, bridge: CoreBridge, fake: FakeOpenAI,

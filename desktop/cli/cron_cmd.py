@@ -1,0 +1,88 @@
+"""`nanobot-tray cron`: the reminders from the command line — list, remove, and run what is due now (for a
+system timer while the app is not running). With the app running each runs there, on its jobs."""
+
+from __future__ import annotations
+
+import argparse
+import asyncio
+import sys
+from collections.abc import Awaitable
+
+from desktop.bus import TurnError
+from desktop.core import Core
+from desktop.remote import Output, Terminal, add_standalone
+
+
+def add_parser(sub: argparse._SubParsersAction) -> None:  # type: ignore[type-arg]
+    parser = sub.add_parser("cron", help="list and remove reminders, or run the ones due now")
+    cron = parser.add_subparsers(dest="cron_command", metavar="ACTION", required=True)
+    for name, text in (("list", "show every job: id, label, schedule, next run (local time), chat"),
+                       ("run-due", "run the jobs that are due now, print their answers, and exit")):
+        add_standalone(cron.add_parser(name, help=text))
+    remove = cron.add_parser("remove", help="delete one job by its id")
+    remove.add_argument("id")
+    add_standalone(remove)
+    parser.set_defaults(func=run, serve=serve)
+
+
+def serve(args: argparse.Namespace, core: Core, out: Output) -> Awaitable[int]:
+    """In the running app: its own jobs, so the app and the command never write the file over each other."""
+    return _command(args, core, out)
+
+
+def run(args: argparse.Namespace) -> int:
+    try:
+        return asyncio.run(_main(args))
+    except KeyboardInterrupt:
+        return 130
+
+
+async def _main(args: argparse.Namespace) -> int:
+    from desktop.core import build_core
+
+    core = await asyncio.to_thread(build_core)
+    for problem in core.settings.problems:
+        print(f"config: {problem}", file=sys.stderr)
+    if core.reminders.store.problem:
+        print(f"error: {core.reminders.store.problem}", file=sys.stderr)
+    if args.cron_command != "run-due":
+        return await _command(args, core, Terminal())
+    if not core.config.model and core.reminders.next_run() is not None:
+        print(f"error: no model is configured; set `model` in {core.home.config_file}", file=sys.stderr)
+        return 2
+    core.scheduler.timer = None  # only this command runs jobs here: none starts behind its back
+    await core.start()
+    try:
+        return await _command(args, core, Terminal())
+    finally:
+        await core.close()
+
+
+async def _command(args: argparse.Namespace, core: Core, out: Output) -> int:
+    from desktop.reminders import ReminderError
+    from desktop.reminders.tool import job_line
+
+    reminders = core.reminders
+    if args.cron_command == "list":
+        for job in reminders.jobs:
+            out.out(job_line(job))
+        if not reminders.jobs:
+            out.out("No scheduled jobs.")
+        return 0
+    if args.cron_command == "remove":
+        try:
+            job = await reminders.remove(args.id)
+        except ReminderError as exc:
+            out.err(f"error: {exc}")
+            return 1
+        out.out(f"Removed {job.id} “{job.label}”.")
+        return 0
+    ran = await reminders.run_due()
+    if not ran:
+        out.out("Nothing is due.")
+    for job, end in ((r.job, r.end) for r in ran):
+        if isinstance(end, TurnError):
+            out.err(f"{job.id} “{job.label}” failed: {end.message}")
+        else:
+            out.out(f"{job.id} “{job.label}” ({job.session}):\n{end.content}")
+    return 1 if any(isinstance(r.end, TurnError) for r in ran) else 0

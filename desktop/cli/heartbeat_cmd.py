@@ -1,0 +1,64 @@
+"""`nanobot-tray heartbeat`: one heartbeat now (what the app does every `schedules.heartbeat_interval`)."""
+
+from __future__ import annotations
+
+import argparse
+import asyncio
+import sys
+from collections.abc import Awaitable
+
+from desktop.core import Core
+from desktop.remote import Output, Terminal, add_standalone
+
+
+def add_parser(sub: argparse._SubParsersAction) -> None:  # type: ignore[type-arg]
+    parser = sub.add_parser("heartbeat", help="look at the active tasks in HEARTBEAT.md now (one heartbeat)")
+    add_standalone(parser)
+    parser.set_defaults(func=run, serve=serve)
+
+
+def serve(args: argparse.Namespace, core: Core, out: Output) -> Awaitable[int]:
+    """In the running app: its heartbeat chat, so the exchanges kept are the same."""
+    return _beat(core, out)
+
+
+def run(args: argparse.Namespace) -> int:
+    try:
+        return asyncio.run(_main())
+    except KeyboardInterrupt:
+        return 130
+
+
+async def _main() -> int:
+    from desktop.core import build_core
+
+    core = await asyncio.to_thread(build_core)
+    for problem in core.settings.problems:
+        print(f"config: {problem}", file=sys.stderr)
+    core.scheduler.timer = None  # this one heartbeat only
+    await core.start()
+    try:
+        return await _beat(core, Terminal())
+    finally:
+        await core.close()
+
+
+async def _beat(core: Core, out: Output) -> int:
+    from desktop.heartbeat import FILE
+
+    path = core.workspace / FILE
+    if not core.config.model:
+        out.err(f"error: no model is configured; set `model` in {core.home.config_file}")
+        return 2
+    beat = await core.heartbeat.run()
+    if not beat.tasks:
+        out.out(f"No active tasks in {path}: nothing to do (no model call).")
+    elif beat.error:
+        out.err(f"error: the heartbeat failed: {beat.error}")
+        return 1
+    elif beat.quiet:
+        count = len(beat.tasks)
+        out.out(f"Nothing needs you ({count} task{'s' if count != 1 else ''} looked at).")
+    else:
+        out.out(beat.answer)
+    return 0

@@ -1,0 +1,74 @@
+"""`nanobot-tray cron list | remove | run-due` and `nanobot-tray heartbeat` as real subprocesses, against the
+scripted model."""
+
+from __future__ import annotations
+
+from datetime import UTC, datetime, timedelta
+from pathlib import Path
+
+import pytest
+
+from desktop.reminders.jobs import Job, JobStore, render
+from desktop.scheduler.schedules import At, Cron
+from tests.cli.test_cli import run_cli
+from tests.conftest import write_config
+from tests.fakeserver import FakeOpenAI
+
+
+@pytest.fixture
+def jobs(tmp_path: Path, fake: FakeOpenAI, monkeypatch: pytest.MonkeyPatch) -> JobStore:
+    """A home with two saved jobs: one due five minutes ago, one on Mondays at 08:30 in Paris."""
+    monkeypatch.setenv("TZ", "Europe/Paris")
+    write_config(tmp_path, model="openai/test", api_base=fake.base_url)
+    now = datetime.now(UTC).replace(microsecond=0)
+    due = now - timedelta(minutes=5)
+    monday = datetime(2030, 1, 7, 7, 30, tzinfo=UTC)
+    store = JobStore(tmp_path / "data" / "state")
+    store.write(render([
+        Job("a1b2c3", "desktop:plans", "Remind the user to call Sam", "Call Sam", At(due), due, due),
+        Job("d4e5f6", "quick:news", "Summarise the news", "News", Cron("30 8 * * 1", "Europe/Paris"), now,
+            monday),
+    ]))
+    return store
+
+
+def test_list_shows_each_job_with_its_next_run_in_local_time_and_its_chat(tmp_path: Path, jobs: JobStore) -> None:
+    result = run_cli(tmp_path, "cron", "list")
+    assert result.returncode == 0, result.stderr
+    lines = result.stdout.splitlines()
+    assert lines[1] == ("d4e5f6 · “News” · cron '30 8 * * 1' (Europe/Paris) · next Mon 2030-01-07 08:30 CET "
+                        "· chat quick:news")
+    assert lines[0].startswith("a1b2c3 · “Call Sam” · once at ") and lines[0].endswith("· chat desktop:plans")
+
+
+def test_run_due_runs_what_is_due_in_its_chat_prints_the_answer_and_exits(
+        tmp_path: Path, jobs: JobStore, fake: FakeOpenAI) -> None:
+    fake.add({"content": "Time to call Sam!"})
+    result = run_cli(tmp_path, "cron", "run-due")
+    assert result.returncode == 0, result.stderr
+    assert result.stdout == "a1b2c3 “Call Sam” (desktop:plans):\nTime to call Sam!\n"
+    assert len(fake.requests) == 1 and "Remind the user to call Sam" in str(fake.requests[0]["messages"][-1])
+    assert [job.id for job in jobs.load()] == ["d4e5f6"]  # the one-shot is done; Monday's waits
+    assert (tmp_path / "data" / "sessions" / "desktop%3Aplans.jsonl").is_file()
+    again = run_cli(tmp_path, "cron", "run-due")
+    assert again.stdout == "Nothing is due.\n" and len(fake.requests) == 1
+
+
+def test_remove_deletes_one_job_and_names_the_ids_when_it_is_unknown(tmp_path: Path, jobs: JobStore) -> None:
+    result = run_cli(tmp_path, "cron", "remove", "d4e5f6")
+    assert result.returncode == 0 and result.stdout == "Removed d4e5f6 “News”.\n"
+    assert [job.id for job in jobs.load()] == ["a1b2c3"]
+    wrong = run_cli(tmp_path, "cron", "remove", "zzz")
+    assert wrong.returncode == 1 and "no scheduled job with id 'zzz' (ids: a1b2c3)" in wrong.stderr
+
+
+def test_heartbeat_makes_no_model_call_without_tasks_and_says_so(tmp_path: Path, fake: FakeOpenAI) -> None:
+    write_config(tmp_path, model="openai/test", api_base=fake.base_url)
+    result = run_cli(tmp_path, "heartbeat")
+    assert result.returncode == 0, result.stderr
+    assert result.stdout.startswith("No active tasks in ") and "(no model call)" in result.stdout
+    (tmp_path / "workspace" / "HEARTBEAT.md").write_text("## Active Tasks\n- Check the build\n- Check the mail\n")
+    fake.add({"content": "NOTHING_TO_REPORT"}, {"content": "The build is red."})
+    assert run_cli(tmp_path, "heartbeat").stdout == "Nothing needs you (2 tasks looked at).\n"
+    assert run_cli(tmp_path, "heartbeat").stdout == "The build is red.\n"
+    assert len(fake.requests) == 2 and len([m for m in fake.requests[1]["messages"] if m["role"] == "user"]) == 2

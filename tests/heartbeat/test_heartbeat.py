@@ -1,0 +1,114 @@
+"""The heartbeat through the real core and the scripted model: no model call without active tasks, the
+quiet marker is never notified, its chat keeps only the last few exchanges, and it runs on the scheduler."""
+
+from __future__ import annotations
+
+from collections.abc import Iterator
+from datetime import UTC, datetime
+
+import pytest
+
+from desktop import notify
+from desktop.core import Core
+from desktop.heartbeat import KEEP_EXCHANGES, SESSION
+from desktop.heartbeat.tasks import QUIET_MARKER, active_tasks, is_quiet
+from desktop.notify import OpenChat
+from desktop.paths import bundled
+from tests.fakeserver import FakeOpenAI
+from tests.reminders.conftest import Notes
+from tests.scheduler.fakes import ManualClock, ManualTimer
+
+TASKS = """# Heartbeat
+
+## Active Tasks
+
+<!-- One task per line -->
+- Check https://status.example.com and tell me when it stops saying "degraded"
+- [ ] Look at the nightly build log
+- [x] Renew the domain
+
+## Done
+
+- Water the plants
+"""
+
+
+@pytest.fixture
+def notes() -> Iterator[Notes]:
+    sink = Notes()
+    notify.install(sink)
+    yield sink
+    notify.install(None)
+
+
+def test_only_real_lines_under_the_active_heading_are_tasks() -> None:
+    template = (bundled("resources") / "templates" / "HEARTBEAT.md").read_text()
+    assert active_tasks(template) == []
+    assert active_tasks(TASKS) == ['Check https://status.example.com and tell me when it stops saying "degraded"',
+                                   "Look at the nightly build log"]
+    nested = "## Active tasks\n### Work\n- deploy\n## Later\n- not yet\n"
+    assert active_tasks(nested) == ["deploy"]  # a sub-heading stays inside; the next section ends it
+    assert active_tasks("## Active Tasks\n-\n* \n<!--\n- hidden\n-->\n") == []
+    assert is_quiet(f"**{QUIET_MARKER}**") and is_quiet("NOTHING\\_TO\\_REPORT") and not is_quiet("Build failed.")
+
+
+async def test_no_tasks_means_no_model_call(core: Core, fake: FakeOpenAI, notes: Notes) -> None:
+    beat = await core.heartbeat.run()  # the workspace has the template, with hints but no task
+    assert beat.tasks == [] and beat.quiet
+    (core.workspace / "HEARTBEAT.md").unlink()
+    assert (await core.heartbeat.run()).tasks == []
+    assert fake.requests == [] and notes.shown == []
+
+
+async def test_the_quiet_marker_is_not_notified_and_a_report_is(core: Core, fake: FakeOpenAI, notes: Notes) -> None:
+    (core.workspace / "HEARTBEAT.md").write_text(TASKS, encoding="utf-8")
+    fake.add({"content": QUIET_MARKER})
+    beat = await core.heartbeat.run()
+    assert beat.quiet and notes.shown == []
+    asked = fake.requests[0]["messages"][-1]["content"]
+    assert "Look at the nightly build log" in asked and "Renew the domain" not in asked and QUIET_MARKER in asked
+    fake.add({"content": "The status page says **operational** again."})
+    beat = await core.heartbeat.run()
+    assert not beat.quiet
+    [note] = await notes.wait(1)
+    assert (note.title, note.body, note.target) == ("Heartbeat", "The status page says operational again.",
+                                                    OpenChat(SESSION))
+
+
+async def test_its_chat_keeps_only_the_last_few_exchanges(core: Core, fake: FakeOpenAI, notes: Notes) -> None:
+    (core.workspace / "HEARTBEAT.md").write_text(TASKS, encoding="utf-8")
+    for _ in range(KEEP_EXCHANGES + 3):
+        fake.add({"content": QUIET_MARKER})
+        await core.heartbeat.run()
+    sent = [m for m in fake.requests[-1]["messages"] if m["role"] == "user"]
+    assert len(sent) == KEEP_EXCHANGES  # what the model is sent stays the same size run after run
+    core.sessions._cache.clear()  # as after a restart: what was saved
+    session = await core.sessions.load(SESSION)
+    assert sum(m["role"] == "user" for m in session.messages) == KEEP_EXCHANGES
+    assert session.title == "Heartbeat" and notes.shown == []
+
+
+async def test_it_runs_on_the_scheduler_every_interval(core: Core, fake: FakeOpenAI, notes: Notes) -> None:
+    (core.workspace / "HEARTBEAT.md").write_text(TASKS, encoding="utf-8")
+
+    def every_ten_minutes(config: object) -> None:
+        config.schedules.heartbeat_interval = 600  # type: ignore[attr-defined]
+        config.schedules.dream_interval = 0  # type: ignore[attr-defined]
+
+    await core.settings.update(every_ten_minutes)
+    clock = ManualClock(datetime(2026, 5, 4, 8, 0, tzinfo=UTC))
+    timer = ManualTimer(clock)
+    core.scheduler.clock, core.scheduler.timer = clock, timer
+    core.scheduler.start()
+    assert timer.delay == 300  # ten minutes, in two waits
+    fake.add({"content": "Build failed."}, {"content": QUIET_MARKER})
+    for _ in range(4):
+        timer.elapse()
+        await core.scheduler.settle()
+    assert len(fake.requests) == 2 and [n.body for n in notes.shown] == ["Build failed."]
+
+    def off(config: object) -> None:
+        config.schedules.heartbeat_interval = 0  # type: ignore[attr-defined]
+
+    await core.settings.update(off)
+    assert timer.delay is None  # nothing left to wake up for
