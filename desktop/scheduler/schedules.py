@@ -127,7 +127,32 @@ def describe(schedule: Schedule, tz: Any = None) -> str:
         return "once at " + schedule.when.astimezone(tz).strftime("%Y-%m-%d %H:%M")
     if isinstance(schedule, Every):
         return "every " + _duration(schedule.seconds)
-    return f"cron '{schedule.expr}' ({schedule.tz})"
+    return f"{_cron_words(schedule.expr) or f'cron {schedule.expr!r}'} ({schedule.tz})"
+
+
+_DAYS = ("Sunday", "Monday", "Tuesday", "Wednesday", "Thursday", "Friday", "Saturday")
+
+
+def _cron_words(expr: str) -> str | None:
+    """The common shapes of a cron expression in words; None for the others (shown as the expression)."""
+    minute, hour, day, month, weekday = expr.split()
+    if month != "*":
+        return None
+    if minute.startswith("*/") and minute[2:].isdigit() and (hour, day, weekday) == ("*", "*", "*"):
+        return "every " + _duration(int(minute[2:]) * 60)
+    if not (minute.isdigit() and hour.isdigit()):
+        return None
+    at = f"at {int(hour):02d}:{int(minute):02d}"
+    if day == "*":
+        if weekday == "*":
+            return f"every day {at}"
+        if weekday == "1-5":
+            return f"weekdays {at}"
+        if weekday.isdigit() and int(weekday) <= 7:
+            return f"{_DAYS[int(weekday) % 7]}s {at}"
+    elif weekday == "*" and day.isdigit():
+        return f"every month on day {day} {at}"
+    return None
 
 
 def _duration(seconds: int) -> str:

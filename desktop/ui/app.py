@@ -49,6 +49,7 @@ WINDOWS: dict[str, tuple[str, str]] = {
     "settings": ("desktop.ui.settings", "SettingsWindow"),
     "memory": ("desktop.ui.memory.window", "MemoryWindow"),
     "skills": ("desktop.ui.skills.window", "SkillsWindow"),
+    "reminders": ("desktop.ui.reminders_window", "RemindersWindow"),
 }
 QUIT_GRACE = 2.0  # seconds running turns get to save on Quit
 TRAY_RECHECK_MS = 5000
@@ -171,6 +172,7 @@ class Shell(QObject):
         self.tray.quick_prompt.connect(lambda: self.open_quick())
         self.tray.skills.connect(lambda: self.open_window("skills"))
         self.tray.memory.connect(lambda: self.open_window("memory"))
+        self.tray.reminders.connect(lambda: self.open_window("reminders"))
         self.tray.settings.connect(lambda: self.open_window("settings"))
         self.tray.quit_requested.connect(self.quit)
         self.tray.dnd_changed.connect(self._set_dnd)

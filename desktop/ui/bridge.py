@@ -16,6 +16,7 @@ from desktop.bus import InboundMessage
 from desktop.config import Config, LoadedConfig
 from desktop.core import Core, workspace_of
 from desktop.providers.server_models import offered_models
+from desktop.reminders.jobs import Job
 from desktop.session_search import ChatHit, search_chats
 from desktop.skills.loader import set_skill_enabled
 from desktop.tasks import TaskSet
@@ -97,6 +98,25 @@ class CoreBridge(QObject):
 
     async def set_server_trusted(self, server: str, trusted: bool) -> None:
         await set_trusted(self.core.settings, server, trusted)
+
+    # ----- reminders (desktop/reminders)
+    def reminders(self) -> list[Job]:
+        return list(self.core.reminders.jobs)
+
+    def on_reminders(self, listener: Callable[[], None]) -> Callable[[], None]:
+        """Hear that the jobs changed (added, run, paused, removed); returns an unsubscribe."""
+        return self.core.reminders.subscribe(listener)
+
+    async def set_reminder_paused(self, job_id: str, paused: bool) -> None:
+        await self.core.reminders.set_paused(job_id, paused)
+
+    def run_reminder_now(self, job_id: str) -> None:
+        """Start the job's turn now; its answer is notified like a due run's."""
+        self.core.reminders.run_now(job_id)
+
+    async def remove_reminder(self, job_id: str) -> None:
+        """Raises LookupError when the job is gone already."""
+        await self.core.reminders.remove(job_id)
 
     @property
     def workspace(self) -> Path:

@@ -22,6 +22,7 @@ class Tray(QObject):
     toggle_chat = Signal()  # left click on the icon
     skills = Signal()
     memory = Signal()
+    reminders = Signal()
     settings = Signal()
     quit_requested = Signal()
     dnd_changed = Signal(bool)
@@ -38,7 +39,8 @@ class Tray(QObject):
         self._failed: str | None = None  # why the last turn failed, shown until one succeeds
         for label, signal in (("New chat", self.new_chat), ("Quick prompt", self.quick_prompt),
                               ("Chat", self.show_chat), ("Skills", self.skills),
-                              ("Memory && history", self.memory), ("Settings", self.settings)):
+                              ("Memory && history", self.memory), ("Reminders", self.reminders),
+                              ("Settings", self.settings)):
             action = self.menu.addAction(label)
             action.triggered.connect(signal.emit)
         self.menu.addSeparator()

@@ -1,6 +1,6 @@
 """What every app window does alike: it opens centred on the screen the pointer is on, fitted to that
 screen (a 1366x768 laptop included), and where it was left the next time; Ctrl+, opens Settings from
-any of them, and Esc closes the secondary ones (Settings, Memory, Skills). Positions are kept in the
+any of them, and Esc closes the secondary ones (Settings, Memory, Skills, Reminders). Positions are kept in the
 shell state (desktop/shell_state.py), written when a window is hidden."""
 
 from __future__ import annotations
@@ -13,7 +13,7 @@ from PySide6.QtWidgets import QWidget
 
 from desktop.shell_state import ShellState
 
-CLOSED_BY_ESC = ("settings", "memory", "skills")
+CLOSED_BY_ESC = ("settings", "memory", "skills", "reminders")
 SETTINGS_SHORTCUT = "Ctrl+,"
 MARGIN = 24  # pixels kept free around a window fitted to a small screen
 

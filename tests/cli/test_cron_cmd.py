@@ -36,7 +36,7 @@ def test_list_shows_each_job_with_its_next_run_in_local_time_and_its_chat(tmp_pa
     result = run_cli(tmp_path, "cron", "list")
     assert result.returncode == 0, result.stderr
     lines = result.stdout.splitlines()
-    assert lines[1] == ("d4e5f6 · “News” · cron '30 8 * * 1' (Europe/Paris) · next Mon 2030-01-07 08:30 CET "
+    assert lines[1] == ("d4e5f6 · “News” · Mondays at 08:30 (Europe/Paris) · next Mon 2030-01-07 08:30 CET "
                         "· chat quick:news")
     assert lines[0].startswith("a1b2c3 · “Call Sam” · once at ") and lines[0].endswith("· chat desktop:plans")
 

@@ -71,7 +71,7 @@ async def test_each_kind_of_schedule_has_the_right_next_run_across_the_clock_cha
         "tokyo nine": "2026-03-29T00:00:00+00:00",
     }
     listed, _ = await app.cron(action="list")
-    assert "daily nine” · cron '0 9 * * *' (Europe/Paris) · next Sun 2026-03-29 09:00 CEST · this chat" in listed
+    assert "daily nine” · every day at 09:00 (Europe/Paris) · next Sun 2026-03-29 09:00 CEST · this chat" in listed
 
     app.clock.advance((datetime(2026, 3, 29, 7, 0, tzinfo=UTC) - START).total_seconds())
     assert app.core is not None

@@ -17,15 +17,17 @@ def _image(tray: Tray) -> QImage:
 def test_menu_offers_every_entry_point_in_order(qtbot) -> None:  # type: ignore[no-untyped-def]
     tray = Tray()
     labels = [a.text() for a in tray.menu.actions()]
-    assert labels == ["New chat", "Quick prompt", "Chat", "Skills", "Memory && history", "Settings", "",
+    assert labels == ["New chat", "Quick prompt", "Chat", "Skills", "Memory && history", "Reminders", "Settings", "",
                       "Do not disturb", "", "Quit"]
     fired: list[str] = []
-    for name in ("new_chat", "quick_prompt", "show_chat", "skills", "memory", "settings", "quit_requested"):
+    for name in ("new_chat", "quick_prompt", "show_chat", "skills", "memory", "reminders", "settings",
+                 "quit_requested"):
         getattr(tray, name).connect(lambda name=name: fired.append(name))
     for action in tray.menu.actions():
         if action.text() and not action.isCheckable():
             action.trigger()
-    assert fired == ["new_chat", "quick_prompt", "show_chat", "skills", "memory", "settings", "quit_requested"]
+    assert fired == ["new_chat", "quick_prompt", "show_chat", "skills", "memory", "reminders", "settings",
+                     "quit_requested"]
 
 
 def test_icon_and_tooltip_follow_the_agent(qtbot) -> None:  # type: ignore[no-untyped-def]

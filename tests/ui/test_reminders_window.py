@@ -1,0 +1,95 @@
+"""The Reminders window on a running core: every job with its schedule in words, next run in local time and
+chat; pause and resume, run now, delete; it follows changes made elsewhere (the cron tool)."""
+
+from __future__ import annotations
+
+import os
+import time
+from collections.abc import AsyncIterator, Iterator
+from datetime import UTC, datetime
+from pathlib import Path
+
+import pytest
+
+from desktop.scheduler.schedules import At, Cron, Every
+from desktop.ui.bridge import CoreBridge
+from desktop.ui.reminders_window import EMPTY, RemindersWindow
+from tests.fakeserver import FakeOpenAI
+from tests.ui.conftest import until
+
+SHOTS = os.environ.get("NANOBOT_SCREENSHOTS")  # a folder: save what the window looks like there
+
+
+@pytest.fixture(autouse=True)
+def paris(monkeypatch: pytest.MonkeyPatch) -> Iterator[None]:
+    monkeypatch.setenv("TZ", "Europe/Paris")
+    time.tzset()
+    yield
+    monkeypatch.undo()
+    time.tzset()
+
+
+@pytest.fixture
+async def window(bridge: CoreBridge, qtbot) -> AsyncIterator[RemindersWindow]:  # type: ignore[no-untyped-def]
+    made = RemindersWindow(bridge)
+    qtbot.addWidget(made)
+    made.show()
+    yield made
+
+
+def rows(window: RemindersWindow) -> list[list[str]]:
+    model = window.model
+    return [[model.item(r, c).text() for c in range(model.columnCount())] for r in range(model.rowCount())]
+
+
+async def test_jobs_are_listed_and_paused_resumed_run_and_deleted(
+        window: RemindersWindow, bridge: CoreBridge, fake: FakeOpenAI) -> None:
+    assert window.empty.text() == EMPTY and window.empty.isVisible() and not window.table.isVisible()
+    reminders = bridge.core.reminders
+    trip = await bridge.core.sessions.load("desktop:trip")
+    trip.metadata["title"] = "Trip plans"
+    await bridge.core.sessions.append(trip, {"role": "user", "content": "Plan a trip"})
+    await reminders.add("desktop:trip", Cron("0 9 * * 1-5", "Europe/Paris"), "Summarise my calendar", "Calendar")
+    await reminders.add("desktop:trip", Every(600, datetime.now(UTC)), "Check the oven", "Oven")
+    soon = datetime(2030, 1, 7, 14, 0, tzinfo=UTC)
+    await reminders.add("quick:abc", At(soon), "Call Sam", "Call Sam")
+    await until(lambda: window.model.rowCount() == 3, message="jobs added elsewhere show up")
+    listed = rows(window)
+    assert listed[0][:2] == ["Calendar", "Weekdays at 09:00 (Europe/Paris)"] and listed[0][3] == "Trip plans"
+    assert listed[1][1] == "Every 10 minutes" and listed[2][1:] == [
+        "Once at 2030-01-07 15:00", "Mon 2030-01-07 15:00 CET", "quick:abc"]
+    assert window.table.isVisible() and not window.empty.isVisible()
+    if SHOTS:
+        window.resize(900, 300)
+        window.grab().save(os.path.join(SHOTS, "reminders-window.png"))
+
+    window.table.selectRow(1)
+    assert window.pause_button.text() == "Pause"
+    window.pause_button.click()
+    await until(lambda: rows(window)[1][2] == "Paused", message="paused")
+    assert window.pause_button.text() == "Resume" and reminders.jobs[1].paused
+    window.pause_button.click()
+    await until(lambda: rows(window)[1][2] != "Paused", message="resumed")
+    assert window.pause_button.text() == "Pause" and not reminders.jobs[1].paused
+
+    fake.add({"content": "Time to check the oven."})
+    window.run_button.click()
+    assert "running now" in window.notice.label.text()
+    session = await bridge.core.sessions.load("desktop:trip")
+    await until(lambda: session.messages[-1].get("content") == "Time to check the oven.", message="ran")
+    assert session.messages[-2]["kind"] == "scheduled" and window.model.rowCount() == 3  # recurring: stays
+
+    asked: list[str] = []
+
+    async def confirm(title: str, text: str, action: str) -> bool:
+        asked.append(text)
+        return True
+
+    window.confirm = confirm
+    window.table.selectRow(2)
+    assert await window.delete()
+    assert asked == ["Delete “Call Sam” (once at 2030-01-07 15:00)? It will not run again."]
+    assert [row[0] for row in rows(window)] == ["Calendar", "Oven"]
+    assert [job.label for job in reminders.jobs] == ["Calendar", "Oven"]
+    saved = Path(bridge.core.home.state_dir / "cron_jobs.json").read_text()
+    assert "Call Sam" not in saved and "Oven" in saved
