@@ -164,6 +164,8 @@ class Reminders:
         job.paused = paused
         if not paused and job.missed is None:
             job.next_run = next_run(job.schedule, self.now())
+            if job.next_run is None and isinstance(job.schedule, At):
+                job.missed = job.schedule.when  # its time passed during the pause
         await self._changed()
         return job
 

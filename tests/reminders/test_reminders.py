@@ -113,3 +113,23 @@ async def test_the_cron_skill_is_offered_with_the_tool_it_describes(app: App) ->
     assert "cron" in [schema["function"]["name"] for schema in app.core.tools.schemas()]
     prompt = app.core.context.system_prompt()
     assert "<name>cron</name>" in prompt
+
+
+async def test_a_paused_job_does_not_run_and_resumes_without_making_up_runs(
+        app: App, fake: FakeOpenAI, notes: Notes) -> None:
+    assert app.core is not None
+    reminders = app.core.reminders
+    await app.cron(action="add", message="Check the oven", label="oven", every=600)
+    await app.cron(action="add", message="Call Sam", label="Sam", **{"in": 900})
+    oven, sam = reminders.jobs
+    await reminders.set_paused(oven.id, True)
+    await reminders.set_paused(sam.id, True)
+    assert reminders.next_run() is None
+    app.clock.advance(3600)
+    assert await reminders.run_due() == [] and fake.requests == []
+    await reminders.set_paused(oven.id, False)
+    await reminders.set_paused(sam.id, False)
+    assert oven.next_run == START + timedelta(minutes=70)  # the next slot on its grid, no runs made up
+    assert sam.missed == START + timedelta(minutes=15) and sam.next_run is None  # its time passed meanwhile
+    listed, _ = await app.cron(action="list")
+    assert "missed (was due Sat 2026-03-28 13:15 CET)" in listed and notes.shown == []
