@@ -196,6 +196,10 @@ async def test_dream_commands_in_chat(core: Core, chat: Conversation, fake: Fake
 async def test_scheduled_dream_runs_only_when_idle_with_new_history(core: Core, fake: FakeOpenAI) -> None:
     """Dream is the scheduler's system job: every schedules.dream_interval, deferred while a turn runs,
     no model call without new history, and a change to memory is notified with that change as target."""
+    def dream_alone(config: Config) -> None:
+        config.schedules.heartbeat_interval = 0  # the other system job would come due on the same clock
+
+    await core.settings.update(dream_alone)
     clock = ManualClock(datetime(2026, 5, 4, 8, 0, tzinfo=UTC))
     timer = ManualTimer(clock)
     scheduler = core.scheduler
@@ -234,7 +238,7 @@ async def test_dream_interval_zero_turns_scheduled_dream_off(core: Core) -> None
         config.schedules.dream_interval = 0
 
     await core.settings.update(off)
-    assert core.scheduler.next_due() is None
+    assert next(entry for entry in core.scheduler.entries if entry.name == "dream").next_run() is None
 
 
 def test_parse_findings_keeps_only_tagged_lines() -> None:
