@@ -1,13 +1,13 @@
 """The Reminders window (tray menu → Reminders): every scheduled job with its schedule in words, its next
-run in local time and the chat it belongs to; pause or resume, run now, delete. It follows changes made
-anywhere (the `cron` tool, a run, the command line in the app) as they happen."""
+run in local time and the chat it belongs to; pause or resume, run now, delete, open its chat. It follows
+changes made anywhere (the `cron` tool, a run, the command line in the app) as they happen."""
 
 from __future__ import annotations
 
 import html
 from collections.abc import Awaitable, Callable
 
-from PySide6.QtCore import Qt
+from PySide6.QtCore import Qt, Signal
 from PySide6.QtGui import QShowEvent, QStandardItem, QStandardItemModel
 from PySide6.QtWidgets import (
     QAbstractItemView,
@@ -47,6 +47,8 @@ def _sentence(words: str) -> str:
 
 
 class RemindersWindow(QWidget):
+    open_session = Signal(str)  # "Open chat" or a double click: the app shows the job's chat
+
     def __init__(self, bridge: CoreBridge, parent: QWidget | None = None) -> None:
         super().__init__(parent)
         self.bridge = bridge
@@ -73,6 +75,7 @@ class RemindersWindow(QWidget):
         self.pause_button = QPushButton("Pause")
         self.run_button = QPushButton("Run now")
         self.delete_button = QPushButton("Delete…")
+        self.open_button = QPushButton("Open chat")
         self.empty = QLabel(EMPTY)
         self.empty.setWordWrap(True)
         self.notice = Notice()
@@ -80,6 +83,7 @@ class RemindersWindow(QWidget):
         for button in (self.pause_button, self.run_button, self.delete_button):
             buttons.addWidget(button)
         buttons.addStretch(1)
+        buttons.addWidget(self.open_button)
         layout = QVBoxLayout(self)
         layout.addLayout(buttons)
         layout.addWidget(self.notice)
@@ -88,6 +92,8 @@ class RemindersWindow(QWidget):
         self.pause_button.clicked.connect(lambda: spawn(self.toggle_pause()))
         self.run_button.clicked.connect(self.run_now)
         self.delete_button.clicked.connect(lambda: spawn(self.delete()))
+        self.open_button.clicked.connect(self._open)
+        self.table.doubleClicked.connect(lambda _index: self._open())
         self.table.selectionModel().selectionChanged.connect(lambda *_: self._enable())
         self.destroyed.connect(bridge.on_reminders(self.refresh))  # no calls into a deleted window
         self.refresh()
@@ -153,13 +159,18 @@ class RemindersWindow(QWidget):
         self.notice.show_html(GREEN, html.escape(f"Deleted “{job.label}”."))
         return True
 
+    def _open(self) -> None:
+        job = self.selected()
+        if job is not None:
+            self.open_session.emit(job.session)
+
     async def _load_titles(self) -> None:
         self._titles = await self.bridge.session_titles()
         self.refresh()
 
     def _enable(self) -> None:
         job = self.selected()
-        for button in (self.pause_button, self.run_button, self.delete_button):
+        for button in (self.pause_button, self.run_button, self.delete_button, self.open_button):
             button.setEnabled(job is not None)
         self.pause_button.setText("Resume" if job is not None and job.paused else "Pause")
         if job is not None and job.missed is not None:

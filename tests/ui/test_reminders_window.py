@@ -63,6 +63,12 @@ async def test_jobs_are_listed_and_paused_resumed_run_and_deleted(
         window.resize(900, 300)
         window.grab().save(os.path.join(SHOTS, "reminders-window.png"))
 
+    opened: list[str] = []
+    window.open_session.connect(opened.append)
+    window.table.selectRow(2)
+    window.open_button.click()
+    assert opened == ["quick:abc"]
+
     window.table.selectRow(1)
     assert window.pause_button.text() == "Pause"
     window.pause_button.click()
