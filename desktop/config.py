@@ -104,6 +104,8 @@ class Config:
     context_window_tokens: int = 65536
     max_iterations: int = 40
     max_concurrent_turns: int = 3
+    max_subagents: int = 3  # background tasks running at once (more wait); they never take a chat's place
+    subagent_max_iterations: int = 15
     workspace: str | None = None
     hotkey: str = "Ctrl+Alt+Space"
     notifications: bool = True
@@ -142,6 +144,8 @@ BOUNDS: dict[str, Bounds] = {
     "context_window_tokens": Bounds(1),
     "max_iterations": Bounds(1),
     "max_concurrent_turns": Bounds(1),
+    "max_subagents": Bounds(1),
+    "subagent_max_iterations": Bounds(1),
     "provider.timeout": Bounds(0, above=True),
     "provider.retry_delays": Bounds(0),
     "tools.exec.timeout": Bounds(0, above=True),

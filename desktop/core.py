@@ -40,6 +40,7 @@ from desktop.scheduler import Scheduler, attach_scheduler
 from desktop.session import SessionStore
 from desktop.settings import Settings
 from desktop.skills.loader import SkillsLoader, skill_roots
+from desktop.subagents import Subagents, attach_subagents
 from desktop.tools.filesystem import EditFileTool, GlobTool, GrepTool, ListDirTool, ReadFileTool, WriteFileTool
 from desktop.tools.message import MessageTool
 from desktop.tools.path_guard import PathGuard
@@ -69,6 +70,7 @@ class Core:
     mcp: McpServers = field(init=False)
     reminders: Reminders = field(init=False)
     heartbeat: Heartbeat = field(init=False)
+    subagents: Subagents = field(init=False)
     _starters: list[Lifecycle] = field(default_factory=list, init=False)
     _closers: list[Lifecycle] = field(default_factory=list, init=False)
     _running: asyncio.Future[None] | None = field(default=None, init=False)
@@ -165,4 +167,5 @@ def build_core(h: Home | None = None, settings: Settings | None = None) -> Core:
     core.mcp = attach_mcp(core)
     core.reminders = attach_reminders(core)
     core.heartbeat = attach_heartbeat(core)
+    core.subagents = attach_subagents(core)
     return core

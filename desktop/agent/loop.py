@@ -67,6 +67,7 @@ class AgentLoop:
         self.before_turn: list[AfterTurn] = []  # awaited before the prompt is built (memory: make it fit)
         self.after_turn: list[AfterTurn] = []  # background work once a reply is delivered (memory)
         self.on_set_aside: list[AfterTurn] = []  # run by /new with the conversation it set aside (memory)
+        self.on_stop: list[Callable[[str], int]] = []  # /stop: stop a chat's other work, say how much (subagents)
         self._states: dict[str, _SessionState] = {}
         self._gate = TurnGate(self.config.max_concurrent_turns)
         settings.subscribe("max_concurrent_turns", lambda _: self._gate.resize(self.config.max_concurrent_turns))
@@ -135,11 +136,13 @@ class AgentLoop:
         for dropped in state.pending:
             _settle([dropped], TurnFinished(key, "", stopped=True))
         state.pending.clear()
+        background = sum(stop(key) for stop in self.on_stop)
         if state.turn is not None:
             state.turn.cancel()
             _settle([msg], TurnFinished(key, "Stopped.", stopped=True))
         else:
-            note = "Nothing is running."
+            note = f"Stopped {background} background task{'s' if background != 1 else ''}." if background \
+                else "Nothing is running."
             self.bus.publish(OutboundMessage(key, note, OutboundKind.COMMAND))
             _settle([msg], TurnFinished(key, note))
 

@@ -34,6 +34,8 @@ def add_parser(sub: argparse._SubParsersAction) -> None:  # type: ignore[type-ar
     parser.add_argument("-s", "--session", default="direct", help="session name (default: direct → cli:direct)")
     parser.add_argument("-y", "--yes", action="store_true",
                         help="allow what would ask for approval, for this run (destructive commands stay refused)")
+    parser.add_argument("--no-wait", action="store_true",
+                        help="with -m: leave when the answer is printed, cancelling background tasks it started")
     add_standalone(parser)
     parser.set_defaults(func=run, serve=serve)
 
@@ -43,7 +45,7 @@ def serve(args: argparse.Namespace, core: Core, out: Output) -> Awaitable[int] |
     windows. The interactive chat and --yes (a promise made at this terminal) stay in the client's process."""
     if args.message is None or args.yes:
         return None
-    return _one_turn(core, args.session, args.message, out)
+    return _one_turn(core, args.session, args.message, out, wait=not args.no_wait)
 
 
 def run(args: argparse.Namespace) -> int:
@@ -69,7 +71,7 @@ async def _main(args: argparse.Namespace) -> int:
     await core.start()
     try:
         if args.message is not None:
-            return await _one_turn(core, args.session, args.message, Terminal())
+            return await _one_turn(core, args.session, args.message, Terminal(), wait=not args.no_wait)
         return await _interactive(core, args.session)
     finally:
         await core.close()
@@ -129,12 +131,35 @@ async def _turn(core: Core, key: str, text: str, stream: bool, out: Output) -> T
         unsubscribe()
 
 
-async def _one_turn(core: Core, chat_id: str, text: str, out: Output) -> int:
-    result = await _turn(core, f"cli:{chat_id}", text, stream=False, out=out)
+async def _one_turn(core: Core, chat_id: str, text: str, out: Output, wait: bool = True) -> int:
+    key = f"cli:{chat_id}"
+    result = await _turn(core, key, text, stream=False, out=out)
     if isinstance(result, TurnError):
         out.err(f"error: {result.message}")
         return 1
     out.out(result.content)
+    return await _background(core, key, result, out) if wait else _leave(core, key, out)
+
+
+async def _background(core: Core, key: str, answer: TurnFinished, out: Output) -> int:
+    """Wait for the chat's background tasks and print what the agent told of each (once: a result that
+    joined the turn above is already in its answer)."""
+    code = 0
+    for task in [t for t in core.subagents.of(key) if t.told is not None and not t.told.done()]:
+        out.err(f"… waiting for background task “{task.label}” (--no-wait leaves at once)")
+        told = await task.told  # type: ignore[misc]
+        if isinstance(told, TurnError):
+            out.err(f"error: {told.message}")
+            code = 1
+        elif told is not None and told is not answer and told.content:
+            out.out(told.content)
+    return code
+
+
+def _leave(core: Core, key: str, out: Output) -> int:
+    stopped = core.subagents.cancel_chat(key)
+    if stopped:
+        out.err(f"(cancelled {stopped} background task{'s' if stopped != 1 else ''}: --no-wait)")
     return 0
 
 

@@ -360,7 +360,9 @@ def rows_from_messages(messages: list[dict[str, Any]]) -> list[ChatRow]:
     calls: dict[str, ToolCall] = {}
     for number, message in enumerate(messages, 1):
         role = message.get("role")
-        if role == "user":
+        if role == "user" and message.get("kind", "user") != "user":  # the app's message, not the person's
+            rows.append(ChatRow(Kind.NOTICE, _headline(_text_of(message.get("content")))))
+        elif role == "user":
             rows.append(ChatRow(Kind.USER, _text_of(message.get("content")), list(message.get("media") or [])))
         elif role == "assistant":
             if message.get("reasoning_content"):
@@ -387,6 +389,12 @@ def rows_from_messages(messages: list[dict[str, Any]]) -> list[ChatRow]:
                 seconds = message.get("seconds")
                 found.seconds = float(seconds) if isinstance(seconds, (int, float)) else None
     return rows
+
+
+def _headline(text: str) -> str:
+    """A background result or due reminder as a quiet line: its first line, e.g. 'Background task “X” finished'."""
+    first = text.strip().splitlines()[0] if text.strip() else ""
+    return first.strip("[]")
 
 
 def _text_of(content: Any) -> str:

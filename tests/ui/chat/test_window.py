@@ -421,3 +421,12 @@ async def test_a_running_command_shows_what_it_prints(window: ChatWindow, fake: 
     layout = window.view.renderer.layout(row, 600)
     assert "Output so far" in [getattr(op, "text", None) for op in layout.ops]
     await until(lambda: not model_of(window).busy, timeout=TURN)
+
+
+def test_a_background_result_in_a_saved_chat_is_a_quiet_line_not_a_question() -> None:
+    rows = rows_from_messages([
+        {"role": "user", "content": "[Background task “Count files” finished]\nTask: count\n\nReport:\n3",
+         "kind": "subagent_result"},
+        {"role": "assistant", "content": "It found 3 files."}])
+    assert [(r.kind, r.text) for r in rows] == [(Kind.NOTICE, "Background task “Count files” finished"),
+                                               (Kind.ASSISTANT, "It found 3 files.")]

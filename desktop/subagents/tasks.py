@@ -1,0 +1,204 @@
+"""Background tasks (subagents): each runs the agent's own runner on one task, with its own tools and no
+conversation, a few at a time, and reports back to the chat that started it. Qt-free."""
+
+from __future__ import annotations
+
+import asyncio
+import logging
+import platform
+import sys
+import time
+import uuid
+from collections import deque
+from dataclasses import dataclass, field
+from pathlib import Path
+from string import Template
+from typing import TYPE_CHECKING, Any
+
+from desktop.agent.context import runtime_block
+from desktop.agent.runner import Runner
+from desktop.atomic import append_jsonl
+from desktop.bus import Event, MessageKind, ToolStarted, TurnError, TurnFinished
+from desktop.providers.llm import ProviderError
+from desktop.tools.base import ToolContext
+from desktop.workspace import prompt_text
+
+if TYPE_CHECKING:
+    from desktop.core import Core
+
+log = logging.getLogger(__name__)
+
+CHANNEL = "subagent"
+NOT_FOR_SUBAGENTS = ("message", "spawn", "cron")  # they talk to the user or start more work: the origin's job
+RECENT_KEPT = 10  # finished tasks /tasks still lists, per chat
+ACTIVE = ("queued", "running")
+
+
+@dataclass(eq=False)
+class Task:
+    id: str
+    label: str
+    task: str
+    origin: str  # the session key of the chat that started it
+    status: str = "queued"  # queued, running, done, failed, cancelled
+    step: str = ""  # the tool it runs now
+    result: str = ""  # its report, or why it failed
+    started: float = field(default_factory=time.time)
+    finished: float | None = None
+    worker: asyncio.Future[Any] | None = field(default=None, repr=False)
+    # The origin chat's turn that told the user about it (None when cancelled or nothing could be told).
+    told: asyncio.Future[TurnFinished | TurnError | None] | None = field(default=None, repr=False)
+
+    @property
+    def active(self) -> bool:
+        return self.status in ACTIVE
+
+
+class Subagents:
+    def __init__(self, core: Core) -> None:
+        self.core = core
+        self.directory = core.home.data_dir / "subagents"
+        self.tasks: dict[str, Task] = {}
+        self._queue: deque[Task] = deque()
+        self._closing = False
+
+    def transcript(self, task_id: str) -> Path:
+        """Its whole run, one message a line (the task first, the outcome last)."""
+        return self.directory / f"{task_id}.jsonl"
+
+    def spawn(self, task: str, label: str, origin: str) -> Task:
+        """Start (or queue) a task for the chat `origin`; the same task asked again while it is still active
+        is that one (a model repeating its call does not start a duplicate)."""
+        same = next((t for t in self.tasks.values() if t.active and t.origin == origin and t.task == task), None)
+        if same is not None:
+            return same
+        made = Task(uuid.uuid4().hex[:6], label or _label_of(task), task, origin)
+        made.told = asyncio.get_running_loop().create_future()
+        self.tasks[made.id] = made
+        self._queue.append(made)
+        self._forget_old(origin)
+        self._pump()
+        return made
+
+    def of(self, origin: str) -> list[Task]:
+        return [t for t in self.tasks.values() if t.origin == origin]
+
+    @property
+    def running(self) -> list[Task]:
+        return [t for t in self.tasks.values() if t.status == "running"]
+
+    def cancel_chat(self, origin: str) -> int:
+        """Stop the chat's active tasks (/stop, /new); returns how many."""
+        active = [t for t in self.of(origin) if t.active]
+        for task in active:
+            self.cancel(task)
+        return len(active)
+
+    def cancel(self, task: Task) -> None:
+        if task.status == "queued":
+            self._queue.remove(task)
+            self._end(task, "cancelled", "Cancelled before it started.")
+        elif task.worker is not None:
+            task.worker.cancel()
+
+    async def close(self) -> None:
+        """Quitting: cancel every task and wait until each has stopped (its commands killed)."""
+        self._closing = True  # nothing queued starts while the others stop
+        workers = [t.worker for t in self.tasks.values() if t.active and t.worker is not None]
+        for task in [t for t in self.tasks.values() if t.active]:
+            self.cancel(task)
+        if workers:
+            await asyncio.gather(*workers, return_exceptions=True)
+
+    # ----- running
+    def _pump(self) -> None:
+        limit = max(1, self.core.config.max_subagents)
+        while self._queue and len(self.running) < limit and not self._closing:
+            task = self._queue.popleft()
+            task.status = "running"
+            task.worker = self.core.loop.spawn(self._run(task))
+
+    async def _run(self, task: Task) -> None:
+        try:
+            report = await self._work(task)
+        except asyncio.CancelledError:
+            self._end(task, "cancelled", "Cancelled.")
+            raise
+        except ProviderError as exc:
+            self._end(task, "failed", f"the model could not be reached: {exc}")
+        except Exception as exc:  # a bug must still end the task and say so
+            log.exception("background task %s failed", task.id)
+            self._end(task, "failed", f"{type(exc).__name__}: {exc}")
+        else:
+            self._end(task, "done", report)
+        await self._tell(task)
+
+    async def _work(self, task: Task) -> str:
+        path = self.transcript(task.id)
+        await asyncio.to_thread(append_jsonl, path, [{"_type": "task", "id": task.id, "label": task.label,
+                                                      "task": task.task, "origin": task.origin}])
+
+        async def record(message: dict[str, Any]) -> None:
+            await asyncio.to_thread(append_jsonl, path, [message])
+
+        def publish(event: Event) -> None:
+            if isinstance(event, ToolStarted):
+                task.step = event.name
+            self.core.bus.publish(event)  # with its own session key, subagent:<id>: no chat shows it as its own
+
+        ctx = ToolContext(f"{CHANNEL}:{task.id}", CHANNEL, task.id, publish)
+        tools = self.core.tools.without(*NOT_FOR_SUBAGENTS)
+        runner = Runner(self.core.provider, tools, publish, self.core.config.subagent_max_iterations)
+        messages = [{"role": "system", "content": await asyncio.to_thread(self._system_prompt)},
+                    {"role": "user", "content": f"{runtime_block(CHANNEL, task.id)}\n\n{task.task}"}]
+        result = await runner.run(messages, ctx, record)
+        return result.content
+
+    def _system_prompt(self) -> str:
+        workspace = self.core.workspace
+        runtime = f"{platform.system()} {platform.release()}, Python {sys.version.split()[0]}"
+        parts = [Template(prompt_text("subagent.md", workspace)).safe_substitute(
+            workspace=str(workspace), runtime=runtime).strip()]
+        skills = self.core.context.skills
+        if skills is not None:
+            parts.extend(skills.prompt_sections())
+        return "\n\n---\n\n".join(parts)
+
+    def _end(self, task: Task, status: str, result: str) -> None:
+        task.status, task.result, task.finished, task.step = status, result, time.time(), ""
+        self.core.loop.spawn(self._write_end(task))
+        if status == "cancelled" and task.told is not None and not task.told.done():
+            task.told.set_result(None)
+        self._pump()
+
+    async def _write_end(self, task: Task) -> None:
+        record = {"_type": "end", "status": task.status, "result": task.result}
+        try:
+            await asyncio.to_thread(append_jsonl, self.transcript(task.id), [record])
+        except OSError as exc:
+            log.warning("could not finish the transcript of background task %s: %s", task.id, exc)
+
+    async def _tell(self, task: Task) -> None:
+        """The result goes to the chat that asked, as a message of its own kind: it joins that chat's running
+        turn, or starts one whose answer the user sees there (and is notified of when it is not on screen)."""
+        what = "finished" if task.status == "done" else "failed"
+        text = (f"[Background task “{task.label}” {what}]\nTask: {task.task}\n\n"
+                f"{'Report' if task.status == 'done' else 'What went wrong'}:\n{task.result}\n\n"
+                "Tell the user in a sentence or two what came of it, in plain words (no task ids or "
+                "internal details).")
+        end: TurnFinished | TurnError | None = None
+        try:
+            end = await self.core.loop.ask(task.origin, text, kind=MessageKind.SUBAGENT_RESULT)
+        finally:
+            if task.told is not None and not task.told.done():
+                task.told.set_result(end)
+
+    def _forget_old(self, origin: str) -> None:
+        finished = [t for t in self.of(origin) if not t.active]
+        for task in finished[:-RECENT_KEPT]:
+            del self.tasks[task.id]
+
+
+def _label_of(task: str) -> str:
+    line = task.strip().splitlines()[0] if task.strip() else "task"
+    return line[:40] + ("…" if len(line) > 40 else "")

@@ -1,0 +1,126 @@
+"""Background tasks through real turns against the scripted model: the origin chat is told of the result,
+tasks past the limit wait, the same spawn twice is one task, /stop, /new and quitting stop them (and the
+commands they run), /tasks lists them."""
+
+from __future__ import annotations
+
+import asyncio
+import json
+import subprocess
+from typing import Any
+
+from desktop.bus import TurnFinished
+from desktop.core import Core
+from tests.conftest import Conversation
+from tests.fakeserver import FakeOpenAI, Step, last_user_text
+
+BACKGROUND = "# Background task"  # how our subagent prompt starts: tells the scripted model who is asking
+
+
+def is_subagent(body: dict[str, Any]) -> bool:
+    return str(body["messages"][0]["content"]).startswith(BACKGROUND)
+
+
+def answered_tool(body: dict[str, Any]) -> bool:
+    return body["messages"][-1].get("role") == "tool"
+
+
+def model(spawns: list[dict[str, str]], subagent: Step | None = None) -> Any:
+    """The chat spawns `spawns` in one step and then says so; each subagent answers `subagent` (or a report
+    naming its task); a subagent result is summarised for the user."""
+    def reply(body: dict[str, Any]) -> Step:
+        if is_subagent(body):
+            if answered_tool(body):
+                return {"content": "Report: the command ran."}
+            return subagent or {"content": f"Report on: {last_user_text(body).splitlines()[-1]}"}
+        text = last_user_text(body)
+        if "[Background task" in text:
+            return {"content": "Summary for you: " + text.split("Report:\n", 1)[-1].splitlines()[0]}
+        if answered_tool(body):
+            return {"content": "I started that in the background."}
+        return {"tool_calls": [{"name": "spawn", "arguments": args} for args in spawns]}
+    return reply
+
+
+async def until(predicate: Any, timeout: float = 60) -> None:
+    async def wait() -> None:
+        while not predicate():
+            await asyncio.sleep(0.02)
+    await asyncio.wait_for(wait(), timeout)
+
+
+def saved(core: Core, key: str) -> list[dict[str, Any]]:
+    path = core.sessions.path_for(key)
+    return [json.loads(line) for line in path.read_text(encoding="utf-8").splitlines()[1:]]
+
+
+def running_commands(marker: str) -> list[str]:
+    out = subprocess.run(["ps", "-eo", "args"], capture_output=True, text=True).stdout
+    return [line for line in out.splitlines() if marker in line and "ps -eo" not in line]
+
+
+async def test_a_result_is_told_in_the_chat_that_asked(chat: Conversation, core: Core, fake: FakeOpenAI) -> None:
+    fake.default = model([{"task": "count the files in the workspace", "label": "Count files"}])
+    end = await chat.ask("how many files do I have?")
+    assert isinstance(end, TurnFinished) and end.content == "I started that in the background."
+    await until(lambda: any(m.get("content") == "Summary for you: Report on: count the files in the workspace"
+                            for m in saved(core, chat.key)))
+    messages = saved(core, chat.key)
+    told = next(m for m in messages if m.get("kind") == "subagent_result")
+    assert "Count files" in told["content"] and "count the files in the workspace" in told["content"]
+    (task,) = core.subagents.of(chat.key)
+    assert task.status == "done" and task.label == "Count files"
+    lines = [json.loads(line) for line in core.subagents.transcript(task.id).read_text().splitlines()]
+    assert lines[0]["_type"] == "task" and lines[-1] == {"_type": "end", "status": "done",
+                                                         "result": "Report on: count the files in the workspace"}
+    sub_request = next(r for r in fake.requests if is_subagent(r))
+    offered = {t["function"]["name"] for t in sub_request["tools"]}
+    assert "exec" in offered and not offered & {"spawn", "message", "cron"}
+    assert len(sub_request["messages"]) == 2  # no conversation history: the task alone
+
+
+async def test_tasks_past_the_limit_wait_and_the_same_task_twice_is_one(
+        chat: Conversation, core: Core, fake: FakeOpenAI) -> None:
+    core.config.max_subagents = 1
+    fake.default = model([{"task": "first job"}, {"task": "second job"}, {"task": "first job"}],
+                         subagent={"content": "Report: finished.", "delay": 2})
+    await chat.ask("do both")
+    tasks = core.subagents.of(chat.key)
+    assert len(tasks) == 2  # "first job" twice is one task
+    results = [m["content"] for m in saved(core, chat.key) if m.get("role") == "tool"]
+    assert "started" in results[0] and "queued" in results[1] and results[2] == results[0]
+    assert [t.status for t in tasks] == ["running", "queued"]
+    await until(lambda: all(t.status == "done" for t in tasks))
+
+
+async def test_stop_ends_the_chats_tasks_and_their_commands(chat: Conversation, core: Core,
+                                                            fake: FakeOpenAI) -> None:
+    fake.default = model([{"task": "wait a long time", "label": "Waiting"}],
+                         subagent={"tool_calls": [{"name": "exec", "arguments": {"command": "sleep 31.25"}}]})
+    await chat.ask("start it")
+    await until(lambda: running_commands("sleep 31.25"))
+    end = await chat.ask("/stop")
+    assert end.content == "Stopped 1 background task."  # type: ignore[union-attr]
+    (task,) = core.subagents.of(chat.key)
+    await until(lambda: task.status == "cancelled" and not running_commands("sleep 31.25"))
+    listed = (await chat.ask("/tasks")).content  # type: ignore[union-attr]
+    assert "**Waiting**" in listed and "cancelled" in listed
+
+
+async def test_new_and_quitting_stop_tasks(chat: Conversation, core: Core, fake: FakeOpenAI) -> None:
+    fake.default = model([{"task": "a long wait"}],
+                         subagent={"tool_calls": [{"name": "exec", "arguments": {"command": "sleep 32.25"}}]})
+    await chat.ask("start one")
+    await until(lambda: running_commands("sleep 32.25"))
+    await chat.ask("/new")
+    await until(lambda: [t.status for t in core.subagents.of(chat.key)] == ["cancelled"]
+                and not running_commands("sleep 32.25"))
+
+    other = Conversation(core, chat_id="other")
+    fake.default = model([{"task": "another wait"}],
+                         subagent={"tool_calls": [{"name": "exec", "arguments": {"command": "sleep 33.25"}}]})
+    await other.ask("start another")
+    await until(lambda: running_commands("sleep 33.25"))
+    await core.close()
+    assert not running_commands("sleep 33.25")
+    assert all(t.status == "cancelled" for t in core.subagents.of(other.key))
