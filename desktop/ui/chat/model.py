@@ -23,6 +23,7 @@ from PySide6.QtCore import (
 
 from desktop.bus import (
     Event,
+    MessageKind,
     OutboundMessage,
     ReasoningDelta,
     Retrying,
@@ -220,6 +221,16 @@ class TranscriptModel(QAbstractListModel):
     def _turn_started(self, event: TurnStarted) -> None:
         self._close_streams()
         self._set_busy(True)
+        started_by = _STARTED_BY.get(event.kind)
+        if started_by:  # not the person: say what the answer that follows is about
+            self.append(ChatRow(Kind.NOTICE, started_by))
+
+    def redoable(self) -> bool:
+        """Whether the last turn is the person's question and its answer (Regenerate and Edit redo it): not
+        while one runs, nor after a background result or reminder, whose turn is not theirs to redo."""
+        last = self.last_user()
+        return (not self.busy and last is not None
+                and all(r.kind is not Kind.NOTICE for r in self.rows[self.rows.index(last) + 1:]))
 
     def _retrying(self, event: Retrying) -> None:
         self._set_progress(f"Retrying ({event.attempt} of {event.attempts})…")
@@ -325,6 +336,10 @@ _HANDLERS: dict[type, Any] = {
     Retrying: TranscriptModel._retrying, ToolProgress: TranscriptModel._tool_progress,
     ToolAwaiting: TranscriptModel._tool_awaiting,
 }
+
+
+_STARTED_BY = {MessageKind.SUBAGENT_RESULT: "A background task reported back",
+               MessageKind.SCHEDULED: "A scheduled job came due", MessageKind.NOTICE: "A note from the app"}
 
 
 def failed_note(reason: str) -> str:

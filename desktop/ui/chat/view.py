@@ -410,7 +410,7 @@ class MessageView(QAbstractScrollArea):
             return
         rect = self.row_rect(self._row_at(pos.y() + self._offset))
         frame = layout.frame.translated(rect.topLeft()) if layout.frame is not None else rect
-        latest = not model.busy and row is (model.last_user() if row.kind is Kind.USER else model.rows[-1])
+        latest = model.redoable() and row is (model.last_user() if row.kind is Kind.USER else model.rows[-1])
         self.row_actions.show_for(row, frame, latest)
 
     def mouseMoveEvent(self, event: QMouseEvent) -> None:

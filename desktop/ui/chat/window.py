@@ -226,7 +226,7 @@ class ChatWindow(QWidget):
         (what the turn showed goes, the question stays)."""
         model = self.view.model()
         last = model.last_user() if model is not None else None
-        if model is None or last is None or row not in model.rows or model.busy:
+        if model is None or last is None or row not in model.rows or not model.redoable():
             return
         model.drop_after(last)
         self.bridge.send(self.current_key, last.text, list(last.media), redo=True)

@@ -9,6 +9,7 @@ from PySide6.QtCore import QMimeData, QPoint, QPointF, Qt, QUrl
 from PySide6.QtGui import QDragEnterEvent, QDropEvent, QGuiApplication
 from PySide6.QtWidgets import QApplication, QLineEdit, QMessageBox
 
+from desktop.bus import MessageKind, TurnFinished, TurnStarted
 from desktop.session import Session
 from desktop.ui.bridge import CoreBridge
 from desktop.ui.chat.model import ChatRow, Kind, TranscriptModel, rows_from_messages
@@ -430,3 +431,14 @@ def test_a_background_result_in_a_saved_chat_is_a_quiet_line_not_a_question() ->
         {"role": "assistant", "content": "It found 3 files."}])
     assert [(r.kind, r.text) for r in rows] == [(Kind.NOTICE, "Background task “Count files” finished"),
                                                (Kind.ASSISTANT, "It found 3 files.")]
+
+
+def test_a_turn_the_app_started_says_so_and_is_not_the_persons_to_redo(qtbot) -> None:  # type: ignore[no-untyped-def]
+    model = TranscriptModel("desktop:t")
+    model.load(rows_from_messages([{"role": "user", "content": "hi"}, {"role": "assistant", "content": "hello"}]))
+    assert model.redoable()
+    model.apply(TurnStarted("desktop:t", MessageKind.SUBAGENT_RESULT))
+    model.apply(TurnFinished("desktop:t", "Your task found 3 files."))
+    assert [(r.kind, r.text) for r in model.rows][-2:] == [(Kind.NOTICE, "A background task reported back"),
+                                                           (Kind.ASSISTANT, "Your task found 3 files.")]
+    assert not model.redoable()  # Regenerate would ask the person's old question instead
