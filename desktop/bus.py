@@ -141,8 +141,15 @@ class TurnError:
     kind: str = "other"
 
 
+@dataclass
+class BackgroundTasks:
+    """The background tasks (subagents) running now, by label: published whenever one starts or ends."""
+
+    running: list[str]
+
+
 Event = (OutboundMessage | TextDelta | ReasoningDelta | ToolStarted | ToolFinished | TurnStarted
-         | TurnFinished | TurnError | ChatSetAside | Retrying | ToolProgress | ToolAwaiting)
+         | TurnFinished | TurnError | ChatSetAside | Retrying | ToolProgress | ToolAwaiting | BackgroundTasks)
 Subscriber = Callable[[Event], None]
 
 

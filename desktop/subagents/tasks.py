@@ -18,7 +18,7 @@ from typing import TYPE_CHECKING, Any
 from desktop.agent.context import runtime_block
 from desktop.agent.runner import Runner
 from desktop.atomic import append_jsonl
-from desktop.bus import Event, MessageKind, ToolStarted, TurnError, TurnFinished
+from desktop.bus import BackgroundTasks, Event, MessageKind, ToolStarted, TurnError, TurnFinished
 from desktop.providers.llm import ProviderError
 from desktop.tools.base import ToolContext
 from desktop.workspace import prompt_text
@@ -117,6 +117,7 @@ class Subagents:
             task = self._queue.popleft()
             task.status = "running"
             task.worker = self.core.loop.spawn(self._run(task))
+        self.core.bus.publish(BackgroundTasks([t.label for t in self.running]))
 
     async def _run(self, task: Task) -> None:
         try:

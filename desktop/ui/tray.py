@@ -8,7 +8,7 @@ from PySide6.QtCore import QObject, Signal
 from PySide6.QtGui import QAction
 from PySide6.QtWidgets import QMenu, QSystemTrayIcon
 
-from desktop.bus import Event, TurnError, TurnFinished, TurnStarted
+from desktop.bus import BackgroundTasks, Event, TurnError, TurnFinished, TurnStarted
 from desktop.ui.icons import TrayState, tray_icon
 
 APP_TITLE = "Nanobot Tray"
@@ -36,6 +36,7 @@ class Tray(QObject):
         self._attention = False
         self._model = ""
         self._state = TrayState.IDLE
+        self._background: list[str] = []  # labels of the background tasks running
         self._failed: str | None = None  # why the last turn failed, shown until one succeeds
         for label, signal in (("New chat", self.new_chat), ("Quick prompt", self.quick_prompt),
                               ("Chat", self.show_chat), ("Skills", self.skills),
@@ -99,6 +100,8 @@ class Tray(QObject):
             if event.session_key in self._running:
                 self._running.remove(event.session_key)
             self._failed = event.message if isinstance(event, TurnError) else None  # until a turn goes well
+        elif isinstance(event, BackgroundTasks):
+            self._background = list(event.running)
         else:
             return
         self._refresh()
@@ -109,7 +112,10 @@ class Tray(QObject):
             shown = ", ".join(self._running[:MAX_LISTED_TASKS])
             more = f" and {len(self._running) - MAX_LISTED_TASKS} more" if len(self._running) > MAX_LISTED_TASKS else ""
             lines.append(f"Working on {len(self._running)}: {shown}{more}")
-        else:
+        if self._background:
+            lines.append(f"Background tasks: {len(self._background)} ({', '.join(self._background[:MAX_LISTED_TASKS])}"
+                         + (" …)" if len(self._background) > MAX_LISTED_TASKS else ")"))
+        if not self._running and not self._background:
             lines.append("Idle")
         if self._failed:
             lines.append(f"The last request failed: {self._failed}")
@@ -119,7 +125,7 @@ class Tray(QObject):
 
     def _refresh(self) -> None:
         state = (TrayState.ATTENTION if self._attention or self._failed
-                 else TrayState.WORKING if self._running else TrayState.IDLE)
+                 else TrayState.WORKING if self._running or self._background else TrayState.IDLE)
         if state != self._state or self.icon.icon().isNull():
             self.icon.setIcon(tray_icon(state))
             self._state = state

@@ -9,7 +9,7 @@ import json
 import subprocess
 from typing import Any
 
-from desktop.bus import TurnFinished
+from desktop.bus import BackgroundTasks, TurnFinished
 from desktop.core import Core
 from tests.conftest import Conversation
 from tests.fakeserver import FakeOpenAI, Step, last_user_text
@@ -91,6 +91,8 @@ async def test_tasks_past_the_limit_wait_and_the_same_task_twice_is_one(
     assert "started" in results[0] and "queued" in results[1] and results[2] == results[0]
     assert [t.status for t in tasks] == ["running", "queued"]
     await until(lambda: all(t.status == "done" for t in tasks))
+    counts = [len(e.running) for e in chat.of(BackgroundTasks)]  # what the tray shows
+    assert max(counts) == 1 and counts[-1] == 0
 
 
 async def test_stop_ends_the_chats_tasks_and_their_commands(chat: Conversation, core: Core,

@@ -5,7 +5,7 @@ from __future__ import annotations
 from PySide6.QtGui import QImage
 from PySide6.QtWidgets import QSystemTrayIcon
 
-from desktop.bus import TextDelta, TurnError, TurnFinished, TurnStarted
+from desktop.bus import BackgroundTasks, TextDelta, TurnError, TurnFinished, TurnStarted
 from desktop.ui.icons import TrayState
 from desktop.ui.tray import Tray
 
@@ -109,3 +109,13 @@ def test_a_recreated_icon_keeps_menu_state_and_clicks(qtbot) -> None:  # type: i
     tray.toggle_chat.connect(lambda: toggles.append(True))
     tray.icon.activated.emit(QSystemTrayIcon.ActivationReason.Trigger)
     assert toggles == [True]
+
+
+def test_background_tasks_show_as_working_with_their_count(qtbot) -> None:  # type: ignore[no-untyped-def]
+    tray = Tray()
+    tray.on_event(BackgroundTasks(["Count files", "Read the news"]))
+    assert tray.state is TrayState.WORKING
+    assert "Background tasks: 2 (Count files, Read the news)" in tray.icon.toolTip()
+    assert "Idle" not in tray.icon.toolTip()
+    tray.on_event(BackgroundTasks([]))
+    assert tray.state is TrayState.IDLE and "Background tasks" not in tray.icon.toolTip()
