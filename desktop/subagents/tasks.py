@@ -4,6 +4,7 @@ conversation, a few at a time, and reports back to the chat that started it. Qt-
 from __future__ import annotations
 
 import asyncio
+import functools
 import logging
 import platform
 import sys
@@ -117,7 +118,13 @@ class Subagents:
             task = self._queue.popleft()
             task.status = "running"
             task.worker = self.core.loop.spawn(self._run(task))
+            task.worker.add_done_callback(functools.partial(self._cancelled_early, task))
         self.core.bus.publish(BackgroundTasks([t.label for t in self.running]))
+
+    def _cancelled_early(self, task: Task, worker: asyncio.Future[Any]) -> None:
+        """A task cancelled before its worker ran a line never reached its own `except`: end it here."""
+        if worker.cancelled() and task.active:
+            self._end(task, "cancelled", "Cancelled.")
 
     async def _run(self, task: Task) -> None:
         try:

@@ -15,10 +15,13 @@ from desktop.approvals.questions import Question, Questions
 from desktop.bus import InboundMessage
 from desktop.config import Config, LoadedConfig
 from desktop.core import Core, workspace_of
+from desktop.memory.git_history import GitHistory
+from desktop.memory.store import HistoryEntry
 from desktop.providers.server_models import offered_models
 from desktop.reminders.jobs import Job
+from desktop.session import Session, SessionInfo
 from desktop.session_search import ChatHit, search_chats
-from desktop.skills.loader import set_skill_enabled
+from desktop.skills.loader import SkillsLoader, set_skill_enabled
 from desktop.tasks import TaskSet
 from desktop.tools.shell import ExecTool
 from desktop.workspace import ensure_workspace
@@ -46,6 +49,51 @@ class CoreBridge(QObject):
     def session_title(self, session_key: str) -> str:
         """The chat's title as the sidebar shows it (its key until a title is known)."""
         return self.core.sessions.title_of(session_key)
+
+    # ----- chats (sessions)
+    async def list_chats(self) -> list[SessionInfo]:
+        """Every saved chat, most recently active first (read from disk, off the GUI thread)."""
+        return await self.core.sessions.list()
+
+    async def load_chat(self, key: str) -> Session:
+        return await self.core.sessions.load(key)
+
+    async def rename_chat(self, key: str, title: str) -> None:
+        session = await self.core.sessions.load(key)
+        session.metadata["title"] = title
+        await self.core.sessions.rewrite(session)
+
+    async def delete_chat(self, key: str) -> None:
+        """Delete a chat the person asked to delete; its background tasks stop with it."""
+        self.core.subagents.cancel_chat(key)
+        await self.core.sessions.delete(key)
+
+    def busy_chats(self) -> list[str]:
+        """The chats whose turn is running now."""
+        return self.core.loop.busy_sessions
+
+    def commands(self) -> list[tuple[str, str]]:
+        """The slash commands, (name, summary), read fresh: features add theirs."""
+        return [(c.name, c.summary) for c in self.core.loop.commands.all()]
+
+    # ----- skills and memory
+    @property
+    def skills(self) -> SkillsLoader:
+        loader = self.core.context.skills
+        assert loader is not None, "the core was built without a skills loader"
+        return loader
+
+    @property
+    def memory_git(self) -> GitHistory:
+        """The memory files' history (Dream's and hand edits' changes, undoable)."""
+        return self.core.memory.git
+
+    @property
+    def history_file(self) -> Path:
+        return self.core.memory.store.history_file
+
+    async def read_history(self) -> list[HistoryEntry]:
+        return await asyncio.to_thread(self.core.memory.store.read_history)
 
     async def session_titles(self) -> dict[str, str]:
         """Every saved chat's title by session key (read from disk, off the GUI thread)."""

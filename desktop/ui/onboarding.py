@@ -221,7 +221,7 @@ class OnboardingPanel(QWidget):
         if not saved:
             set_note(status, message, ERROR_COLOUR)
             return
-        set_note(status, f"Ready: {self.bridge.core.config.model} will answer.", OK_COLOUR)
+        set_note(status, f"Ready: {self.bridge.current_model()} will answer.", OK_COLOUR)
         self.configured.emit()
 
 

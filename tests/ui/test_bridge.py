@@ -3,9 +3,12 @@
 from __future__ import annotations
 
 import asyncio
+import re
+from pathlib import Path
 
 import qasync
 
+import desktop.ui
 from desktop.bus import TextDelta, ToolFinished, TurnFinished
 from desktop.ui.bridge import CoreBridge
 from tests.fakeserver import FakeOpenAI
@@ -23,3 +26,20 @@ async def test_turn_with_exec_runs_on_the_qt_loop(bridge: CoreBridge, fake: Fake
     finished = next(e for e in seen if isinstance(e, ToolFinished))
     assert "from-a-subprocess" in finished.result and finished.ok
     assert "".join(e.text for e in seen if isinstance(e, TextDelta)) == "All done."
+
+
+def test_windows_reach_the_core_only_through_the_bridge() -> None:
+    """One door: a window that reaches into `bridge.core` (or any `.core.`) would bypass it."""
+    ui = Path(desktop.ui.__file__).parent
+    offenders = [f"{path.relative_to(ui)}:{number}"
+                 for path in sorted(ui.rglob("*.py")) if path.name not in ("bridge.py", "app.py")
+                 for number, line in enumerate(path.read_text(encoding="utf-8").splitlines(), 1)
+                 if re.search(r"\.core\b", line)]
+    assert offenders == []
+
+
+async def test_deleting_a_chat_stops_its_background_tasks(bridge: CoreBridge, fake: FakeOpenAI) -> None:
+    fake.default = lambda body: {"content": "Report: slow.", "delay": 10}
+    task = bridge.core.subagents.spawn("a slow job", "Slow", "desktop:doomed")
+    await bridge.delete_chat("desktop:doomed")
+    await until(lambda: task.status == "cancelled", message="the task stopped")

@@ -247,21 +247,18 @@ class ChatWindow(QWidget):
     # -- sessions
 
     async def refresh_sessions(self) -> None:
-        infos = await self.bridge.core.sessions.list()
+        infos = await self.bridge.list_chats()
         self.sidebar.set_sessions(infos, self.current_key, self._busy)
         self._update_header()
 
     async def rename_session(self, key: str, title: str) -> None:
-        store = self.bridge.core.sessions
-        session = await store.load(key)
-        session.metadata["title"] = title
-        await store.rewrite(session)
+        await self.bridge.rename_chat(key, title)
         await self.refresh_sessions()
 
     async def delete_session(self, key: str) -> None:
         if key in self._busy:
             self.bridge.send(key, STOP)
-        await self.bridge.core.sessions.delete(key)
+        await self.bridge.delete_chat(key)
         self.models.pop(key, None)
         if key == self.current_key:
             remaining = [k for k in self.sidebar.session_keys() if k != key]
@@ -274,7 +271,7 @@ class ChatWindow(QWidget):
         model = self.models.get(key)
         if model is None:
             model = self.models[key] = TranscriptModel(key, self)
-            model.busy = key in self.bridge.core.loop.busy_sessions
+            model.busy = key in self.bridge.busy_chats()
             model.busy_changed.connect(lambda busy, k=key: self._busy_changed(k, busy))
             if saved:
                 spawn(self._load(model))
@@ -295,7 +292,7 @@ class ChatWindow(QWidget):
         self._refresh_timer.start()
 
     async def _load(self, model: TranscriptModel) -> None:
-        session = await self.bridge.core.sessions.load(model.session_key)
+        session = await self.bridge.load_chat(model.session_key)
         rows = await asyncio.to_thread(rows_from_messages, list(session.messages))
         if self.models.get(model.session_key) is model:
             model.load(rows)
@@ -323,7 +320,7 @@ class ChatWindow(QWidget):
             self.composer.set_busy(busy)
 
     def _commands(self) -> list[tuple[str, str]]:
-        return [(c.name, c.summary) for c in self.bridge.core.loop.commands.all()]
+        return self.bridge.commands()
 
     # -- first run
 
@@ -333,7 +330,7 @@ class ChatWindow(QWidget):
 
     def _update_onboarding(self) -> None:
         """Without a model the transcript area shows the onboarding panel (or a pointer to Settings)."""
-        needed = not self.bridge.core.config.model
+        needed = not self.bridge.current_model()
         if needed and self._onboarding is None:
             self._onboarding = _onboarding_panel(self.bridge, self._configured)
             self.stack.addWidget(self._onboarding)
@@ -357,7 +354,7 @@ class ChatWindow(QWidget):
             self._refresh_timer.start()
 
     async def _open_latest(self) -> None:
-        infos = await self.bridge.core.sessions.list()
+        infos = await self.bridge.list_chats()
         if not self.current_key:
             desktop = [i.key for i in infos if i.key.startswith(f"{CHANNEL}:")]
             self.show_session(desktop[0] if desktop else new_session_key())

@@ -93,7 +93,7 @@ class ChangesTab(QWidget):
         """Read the log; select `select` (a revision or its prefix), else keep the selection, else the newest."""
         keep = select or self.shown_rev
         try:
-            commits = await self.bridge.core.memory.git.log(LOG_LIMIT)
+            commits = await self.bridge.memory_git.log(LOG_LIMIT)
         except GitError as exc:
             self.notice.show_html(RED, html.escape(f"Cannot read the memory history: {exc}"))
             return
@@ -119,7 +119,7 @@ class ChangesTab(QWidget):
 
     async def show_rev(self, rev: str) -> None:
         try:
-            commit, files, diff = await self.bridge.core.memory.git.show(rev)
+            commit, files, diff = await self.bridge.memory_git.show(rev)
         except GitError as exc:
             self.notice.show_html(RED, html.escape(str(exc)))
             return
@@ -134,7 +134,7 @@ class ChangesTab(QWidget):
         rev = self.shown_rev
         self.restore_button.setEnabled(False)
         try:
-            new, files = await self.bridge.core.memory.git.restore_before(rev)
+            new, files = await self.bridge.memory_git.restore_before(rev)
         except GitError as exc:
             self.notice.show_html(RED, html.escape(f"Not restored: {exc}"))
             self.restore_button.setEnabled(True)

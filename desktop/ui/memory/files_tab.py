@@ -102,7 +102,7 @@ class MemoryFilesTab(QWidget):
         self._show_mode()
 
     def path(self, name: str | None = None) -> Path:
-        return self.bridge.core.workspace / (name or self.current)
+        return self.bridge.workspace / (name or self.current)
 
     @property
     def dirty(self) -> bool:
@@ -110,7 +110,7 @@ class MemoryFilesTab(QWidget):
 
     async def reload(self) -> None:
         """Read the files again; show the current one unless the user has unsaved edits of it."""
-        workspace = self.bridge.core.workspace
+        workspace = self.bridge.workspace
         texts = await asyncio.to_thread(lambda: {name: _read(workspace / name) for _, name in FILES})
         self._watch(workspace)
         changed = texts.get(self.current) != self._disk.get(self.current)
@@ -141,7 +141,7 @@ class MemoryFilesTab(QWidget):
         if not self._editing:
             return False
         name, text = self.current, self.editor.toPlainText()
-        git = self.bridge.core.memory.git
+        git = self.bridge.memory_git
         try:
             await git.ensure()  # a first-ever change needs the version before it recorded first
         except GitError as exc:

@@ -191,7 +191,7 @@ class HistoryTab(QWidget):
 
     async def refresh(self) -> None:
         """Load when the file changed since the last load (or was never loaded, even when there is none yet)."""
-        stamp = await asyncio.to_thread(_stamp, self.bridge.core.memory.store.history_file)
+        stamp = await asyncio.to_thread(_stamp, self.bridge.history_file)
         if self._all is None or stamp != self._loaded_stamp:
             await self.load()
 
@@ -203,7 +203,7 @@ class HistoryTab(QWidget):
         await self._loading
 
     async def _load(self) -> None:
-        path = self.bridge.core.memory.store.history_file
+        path = self.bridge.history_file
         self._loaded_stamp = await asyncio.to_thread(_stamp, path)
         newest = await asyncio.to_thread(read_newest, path, FIRST_SCREEN)
         self.model.titles = await self.bridge.session_titles()
@@ -215,7 +215,7 @@ class HistoryTab(QWidget):
         # Paint the first screen before the parse starts: a parsing thread competes for the interpreter
         # lock with every model.data() call the table makes while it paints.
         await asyncio.sleep(FIRST_PAINT_GRACE)
-        entries = await asyncio.to_thread(self.bridge.core.memory.store.read_history)
+        entries = await self.bridge.read_history()
         entries.reverse()
         self._all = entries
         self.run_search()

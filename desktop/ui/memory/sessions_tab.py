@@ -108,7 +108,7 @@ class SessionsTab(QWidget):
 
     async def load(self) -> None:
         keep = self.selected_key()
-        infos = await self.bridge.core.sessions.list()
+        infos = await self.bridge.list_chats()
         self.table.setSortingEnabled(False)
         self.model.removeRows(0, self.model.rowCount())
         for info in infos:
@@ -127,7 +127,7 @@ class SessionsTab(QWidget):
         key = self.selected_key()
         if key is None:
             return None
-        session = await self.bridge.core.sessions.load(key)
+        session = await self.bridge.load_chat(key)
         target = await self.pick_export_path(_file_name(session.title))
         if target is None:
             return None
@@ -145,13 +145,13 @@ class SessionsTab(QWidget):
         if key is None:
             return False
         title = self.model.item(self.table.selectionModel().selectedRows()[0].row(), 0).text()
-        if key in self.bridge.core.loop.busy_sessions:
+        if key in self.bridge.busy_chats():
             self.notice.show_html(RED, html.escape(f"“{title}” is answering right now; stop it before deleting."))
             return False
         if not await self.confirm("Delete chat", f"Delete “{title}” and all its messages? This cannot be undone. "
                                   "(What was archived to memory stays there.)", "Delete"):
             return False
-        await self.bridge.core.sessions.delete(key)
+        await self.bridge.delete_chat(key)
         self.notice.show_html(GREEN, html.escape(f"Deleted “{title}”."))
         await self.load()
         self.deleted.emit(key)

@@ -194,13 +194,11 @@ class SkillsWindow(QWidget):
 
     @property
     def loader(self) -> SkillsLoader:
-        loader = self.bridge.core.context.skills
-        assert loader is not None, "the core was built without a skills loader"
-        return loader
+        return self.bridge.skills
 
     @property
     def skills_dir(self) -> Path:
-        return self.bridge.core.workspace / "skills"
+        return self.bridge.workspace / "skills"
 
     @property
     def editing(self) -> SkillStatus | None:
