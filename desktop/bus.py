@@ -141,11 +141,37 @@ class TurnError:
     kind: str = "other"
 
 
+@dataclass(frozen=True)
+class TaskSnapshot:
+    """One background task (subagent) as it was when published: views keep it while the task moves on."""
+
+    id: str
+    origin: str  # the session key of the chat that started it
+    label: str
+    status: str  # queued, running, done, failed, cancelled
+    started: float  # time.time() when it was asked for
+    step: str = ""  # what it does now while running, e.g. "exec: pytest -q"
+    result: str = ""  # its report, or why it failed or stopped, once it has ended
+    finished: float | None = None
+
+    @property
+    def active(self) -> bool:
+        return self.status in ("queued", "running")
+
+
 @dataclass
 class BackgroundTasks:
-    """The background tasks (subagents) running now, by label: published whenever one starts or ends."""
+    """Every chat's running, queued and recent background tasks: published whenever one starts, ends or moves
+    to another step, so the tray and the chat window need not ask."""
 
-    running: list[str]
+    tasks: list[TaskSnapshot]
+
+    @property
+    def running(self) -> list[TaskSnapshot]:
+        return [t for t in self.tasks if t.status == "running"]
+
+    def of(self, origin: str) -> list[TaskSnapshot]:
+        return [t for t in self.tasks if t.origin == origin]
 
 
 Event = (OutboundMessage | TextDelta | ReasoningDelta | ToolStarted | ToolFinished | TurnStarted

@@ -19,7 +19,16 @@ from typing import TYPE_CHECKING, Any
 from desktop.agent.context import runtime_block
 from desktop.agent.runner import Runner
 from desktop.atomic import append_jsonl
-from desktop.bus import BackgroundTasks, Event, MessageKind, ToolStarted, TurnError, TurnFinished
+from desktop.bus import (
+    BackgroundTasks,
+    Event,
+    MessageKind,
+    TaskSnapshot,
+    ToolFinished,
+    ToolStarted,
+    TurnError,
+    TurnFinished,
+)
 from desktop.providers.llm import ProviderError
 from desktop.tools.base import ToolContext
 from desktop.workspace import prompt_text
@@ -32,6 +41,7 @@ log = logging.getLogger(__name__)
 CHANNEL = "subagent"
 NOT_FOR_SUBAGENTS = ("message", "spawn", "cron")  # they talk to the user or start more work: the origin's job
 RECENT_KEPT = 10  # finished tasks /tasks still lists, per chat
+STEP_CHARS = 80
 ACTIVE = ("queued", "running")
 
 
@@ -42,7 +52,7 @@ class Task:
     task: str
     origin: str  # the session key of the chat that started it
     status: str = "queued"  # queued, running, done, failed, cancelled
-    step: str = ""  # the tool it runs now
+    step: str = ""  # the tool it runs now, with what it runs it on
     result: str = ""  # its report, or why it failed
     started: float = field(default_factory=time.time)
     finished: float | None = None
@@ -53,6 +63,10 @@ class Task:
     @property
     def active(self) -> bool:
         return self.status in ACTIVE
+
+    def snapshot(self) -> TaskSnapshot:
+        return TaskSnapshot(self.id, self.origin, self.label, self.status, self.started, self.step, self.result,
+                            self.finished)
 
 
 class Subagents:
@@ -83,6 +97,10 @@ class Subagents:
 
     def of(self, origin: str) -> list[Task]:
         return [t for t in self.tasks.values() if t.origin == origin]
+
+    def snapshots(self) -> list[TaskSnapshot]:
+        """Every running, queued and recent task as it is now (what the last BackgroundTasks said)."""
+        return [t.snapshot() for t in self.tasks.values()]
 
     @property
     def running(self) -> list[Task]:
@@ -119,7 +137,10 @@ class Subagents:
             task.status = "running"
             task.worker = self.core.loop.spawn(self._run(task))
             task.worker.add_done_callback(functools.partial(self._cancelled_early, task))
-        self.core.bus.publish(BackgroundTasks([t.label for t in self.running]))
+        self._publish()
+
+    def _publish(self) -> None:
+        self.core.bus.publish(BackgroundTasks(self.snapshots()))
 
     def _cancelled_early(self, task: Task, worker: asyncio.Future[Any]) -> None:
         """A task cancelled before its worker ran a line never reached its own `except`: end it here."""
@@ -150,9 +171,10 @@ class Subagents:
             await asyncio.to_thread(append_jsonl, path, [message])
 
         def publish(event: Event) -> None:
-            if isinstance(event, ToolStarted):
-                task.step = event.name
             self.core.bus.publish(event)  # with its own session key, subagent:<id>: no chat shows it as its own
+            if isinstance(event, (ToolStarted, ToolFinished)) and task.active:
+                task.step = _step_of(event) if isinstance(event, ToolStarted) else ""
+                self._publish()
 
         ctx = ToolContext(f"{CHANNEL}:{task.id}", CHANNEL, task.id, publish)
         tools = self.core.tools.without(*NOT_FOR_SUBAGENTS)
@@ -205,6 +227,13 @@ class Subagents:
         finished = [t for t in self.of(origin) if not t.active]
         for task in finished[:-RECENT_KEPT]:
             del self.tasks[task.id]
+
+
+def _step_of(event: ToolStarted) -> str:
+    """The tool and the first thing it was given (the command, the path, the query), on one line."""
+    first = next((v for v in event.arguments.values() if isinstance(v, str) and v.strip()), "")
+    text = f"{event.name}: {' '.join(first.split())}" if first else event.name
+    return text[:STEP_CHARS] + ("…" if len(text) > STEP_CHARS else "")
 
 
 def _label_of(task: str) -> str:

@@ -165,7 +165,7 @@ class Shell(QObject):
         self.collector = GuiThreadCollector(self)  # Qt objects must never be freed on the model thread
 
         install_theme_icons()  # before the icon is shown: StatusNotifierItem hosts look it up by name
-        self.tray = Tray(self)
+        self.tray = Tray(self, self._chat_title)
         self.tray.toggle_chat.connect(self.toggle_chat)
         self.tray.show_chat.connect(lambda: self.show_chat())
         self.tray.new_chat.connect(self.new_chat)

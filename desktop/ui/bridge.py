@@ -12,7 +12,7 @@ from PySide6.QtCore import QObject, Signal
 
 from desktop.approvals import remove_rule, set_trusted
 from desktop.approvals.questions import Question, Questions
-from desktop.bus import InboundMessage
+from desktop.bus import InboundMessage, TaskSnapshot
 from desktop.config import Config, LoadedConfig
 from desktop.core import Core, workspace_of
 from desktop.memory.git_history import GitHistory
@@ -75,6 +75,21 @@ class CoreBridge(QObject):
     def commands(self) -> list[tuple[str, str]]:
         """The slash commands, (name, summary), read fresh: features add theirs."""
         return [(c.name, c.summary) for c in self.core.loop.commands.all()]
+
+    # ----- background tasks (desktop/subagents); BackgroundTasks events say when they change
+    def background_tasks(self) -> list[TaskSnapshot]:
+        """Every chat's running, queued and recent background tasks as they are now."""
+        return self.core.subagents.snapshots()
+
+    def cancel_task(self, task_id: str) -> None:
+        """Stop a background task the person cancelled (nothing when it has ended already)."""
+        task = self.core.subagents.tasks.get(task_id)
+        if task is not None and task.active:
+            self.core.subagents.cancel(task)
+
+    def task_transcript(self, task_id: str) -> Path:
+        """The task's whole run, one JSON message a line (it may not exist yet, or any more)."""
+        return self.core.subagents.transcript(task_id)
 
     # ----- skills and memory
     @property

@@ -4,6 +4,8 @@ It only emits signals for the user's choices; desktop/ui/app.py decides what eac
 
 from __future__ import annotations
 
+from collections.abc import Callable
+
 from PySide6.QtCore import QObject, Signal
 from PySide6.QtGui import QAction
 from PySide6.QtWidgets import QMenu, QSystemTrayIcon
@@ -28,16 +30,21 @@ class Tray(QObject):
     dnd_changed = Signal(bool)
     icon_replaced = Signal()  # `icon` is a new QSystemTrayIcon (see recreate_icon)
 
-    def __init__(self, parent: QObject | None = None) -> None:
+    def __init__(self, parent: QObject | None = None, title_of: Callable[[str], str] = str) -> None:
+        """`title_of` names a chat by its session key (its title, as the sidebar shows it)."""
         super().__init__(parent)
         self.icon = QSystemTrayIcon(tray_icon(TrayState.IDLE), self)
         self.menu = QMenu()
+        self._title_of = title_of
         self._running: list[str] = []
         self._attention = False
         self._model = ""
         self._state = TrayState.IDLE
         self._background: list[str] = []  # labels of the background tasks running
         self._failed: str | None = None  # why the last turn failed, shown until one succeeds
+        self.background_action: QAction = self.menu.addAction("")  # how many run: a line to read, not a choice
+        self.background_action.setEnabled(False)
+        self._background_separator = self.menu.addSeparator()
         for label, signal in (("New chat", self.new_chat), ("Quick prompt", self.quick_prompt),
                               ("Chat", self.show_chat), ("Skills", self.skills),
                               ("Memory && history", self.memory), ("Reminders", self.reminders),
@@ -101,15 +108,15 @@ class Tray(QObject):
                 self._running.remove(event.session_key)
             self._failed = event.message if isinstance(event, TurnError) else None  # until a turn goes well
         elif isinstance(event, BackgroundTasks):
-            self._background = list(event.running)
-        else:
-            return
+            self._background = [t.label for t in event.running]
+        elif getattr(event, "session_key", None) not in self._running:
+            return  # a running chat's later events refresh the tooltip: a new chat gets its title after it starts
         self._refresh()
 
     def tooltip(self) -> str:
         lines = [APP_TITLE, f"Model: {self._model or 'not configured'}"]
         if self._running:
-            shown = ", ".join(self._running[:MAX_LISTED_TASKS])
+            shown = ", ".join(self._title_of(key) for key in self._running[:MAX_LISTED_TASKS])
             more = f" and {len(self._running) - MAX_LISTED_TASKS} more" if len(self._running) > MAX_LISTED_TASKS else ""
             lines.append(f"Working on {len(self._running)}: {shown}{more}")
         if self._background:
@@ -129,7 +136,13 @@ class Tray(QObject):
         if state != self._state or self.icon.icon().isNull():
             self.icon.setIcon(tray_icon(state))
             self._state = state
-        self.icon.setToolTip(self.tooltip())
+        tooltip = self.tooltip()
+        if tooltip != self.icon.toolTip():
+            self.icon.setToolTip(tooltip)
+        count = len(self._background)
+        self.background_action.setText(f"{count} background task{'s' if count != 1 else ''} running")
+        self.background_action.setVisible(count > 0)
+        self._background_separator.setVisible(count > 0)
 
     def _wire(self, icon: QSystemTrayIcon) -> None:
         icon.setContextMenu(self.menu)

@@ -109,6 +109,23 @@ async def test_stop_ends_the_chats_tasks_and_their_commands(chat: Conversation, 
     assert "**Waiting**" in listed and "cancelled" in listed
 
 
+async def test_events_say_which_task_does_what_now(chat: Conversation, core: Core, fake: FakeOpenAI) -> None:
+    fake.default = model([{"task": "list the workspace", "label": "Look around"}],
+                         subagent={"tool_calls": [{"name": "exec", "arguments": {"command": "sleep 0.5; ls"}}]})
+    await chat.ask("look around for me")
+    (task,) = core.subagents.of(chat.key)
+    await until(lambda: task.status == "done")
+    snapshots = [s for e in chat.of(BackgroundTasks) for s in e.of(chat.key)]
+    assert {s.id for s in snapshots} == {task.id} and {s.label for s in snapshots} == {"Look around"}
+    assert {s.origin for s in snapshots} == {chat.key}
+    steps = [s.step for s in snapshots if s.status == "running"]
+    assert "exec: sleep 0.5; ls" in steps  # the tool it runs and on what, while it runs
+    assert steps[-1] == ""  # after the tool, back to the model: no stale step
+    last = snapshots[-1]
+    assert last.status == "done" and last.result == "Report: the command ran." and last.finished is not None
+    assert not last.step and last.started <= last.finished
+
+
 async def test_new_and_quitting_stop_tasks(chat: Conversation, core: Core, fake: FakeOpenAI) -> None:
     fake.default = model([{"task": "a long wait"}],
                          subagent={"tool_calls": [{"name": "exec", "arguments": {"command": "sleep 32.25"}}]})

@@ -5,7 +5,7 @@ from __future__ import annotations
 from PySide6.QtGui import QImage
 from PySide6.QtWidgets import QSystemTrayIcon
 
-from desktop.bus import BackgroundTasks, TextDelta, TurnError, TurnFinished, TurnStarted
+from desktop.bus import BackgroundTasks, TaskSnapshot, TextDelta, TurnError, TurnFinished, TurnStarted
 from desktop.ui.icons import TrayState
 from desktop.ui.tray import Tray
 
@@ -14,10 +14,18 @@ def _image(tray: Tray) -> QImage:
     return tray.icon.icon().pixmap(32, 32).toImage()
 
 
+def _task(label: str, status: str = "running") -> TaskSnapshot:
+    return TaskSnapshot(label.lower(), "desktop:a", label, status, started=0.0)
+
+
+def _entries(tray: Tray) -> list[str]:
+    """The menu as the user sees it: visible entries, separators as ""."""
+    return [a.text() for a in tray.menu.actions() if a.isVisible()]
+
+
 def test_menu_offers_every_entry_point_in_order(qtbot) -> None:  # type: ignore[no-untyped-def]
     tray = Tray()
-    labels = [a.text() for a in tray.menu.actions()]
-    assert labels == ["New chat", "Quick prompt", "Chat", "Skills", "Memory && history", "Reminders", "Settings", "",
+    assert _entries(tray) == ["New chat", "Quick prompt", "Chat", "Skills", "Memory && history", "Reminders", "Settings", "",
                       "Do not disturb", "", "Quit"]
     fired: list[str] = []
     for name in ("new_chat", "quick_prompt", "show_chat", "skills", "memory", "reminders", "settings",
@@ -31,7 +39,8 @@ def test_menu_offers_every_entry_point_in_order(qtbot) -> None:  # type: ignore[
 
 
 def test_icon_and_tooltip_follow_the_agent(qtbot) -> None:  # type: ignore[no-untyped-def]
-    tray = Tray()
+    titles = {"desktop:a": "Trip to Lisbon"}
+    tray = Tray(title_of=lambda key: titles.get(key, key))
     tray.set_model("openai/gpt-test")
     idle = _image(tray)
     assert tray.state is TrayState.IDLE
@@ -42,10 +51,13 @@ def test_icon_and_tooltip_follow_the_agent(qtbot) -> None:  # type: ignore[no-un
     tray.on_event(TextDelta("desktop:a", "hi"))
     assert tray.state is TrayState.WORKING
     assert _image(tray) != idle
-    assert "Working on 2: desktop:a, quick:default" in tray.icon.toolTip()
+    assert "Working on 2: Trip to Lisbon, quick:default" in tray.icon.toolTip()  # chats by their title
+    titles["quick:default"] = "What time is it"  # a new chat is titled once its first message is saved
+    tray.on_event(TextDelta("quick:default", "It is"))
+    assert "Working on 2: Trip to Lisbon, What time is it" in tray.icon.toolTip()
 
     tray.on_event(TurnFinished("desktop:a", "done"))
-    assert tray.state is TrayState.WORKING and "Working on 1: quick:default" in tray.icon.toolTip()
+    assert tray.state is TrayState.WORKING and "Working on 1: What time is it" in tray.icon.toolTip()
     tray.on_event(TurnError("quick:default", "Can't reach the model server"))
     assert tray.state is TrayState.ATTENTION and _image(tray) != idle  # the icon says something went wrong
     assert "The last request failed: Can't reach the model server" in tray.icon.toolTip()
@@ -113,9 +125,15 @@ def test_a_recreated_icon_keeps_menu_state_and_clicks(qtbot) -> None:  # type: i
 
 def test_background_tasks_show_as_working_with_their_count(qtbot) -> None:  # type: ignore[no-untyped-def]
     tray = Tray()
-    tray.on_event(BackgroundTasks(["Count files", "Read the news"]))
+    tray.on_event(BackgroundTasks([_task("Count files"), _task("Read the news"), _task("Old one", "done"),
+                                   _task("Next one", "queued")]))
     assert tray.state is TrayState.WORKING
     assert "Background tasks: 2 (Count files, Read the news)" in tray.icon.toolTip()
     assert "Idle" not in tray.icon.toolTip()
-    tray.on_event(BackgroundTasks([]))
+    assert _entries(tray)[:2] == ["2 background tasks running", ""]  # first in the menu, to read, not to click
+    assert not tray.background_action.isEnabled()
+    tray.on_event(BackgroundTasks([_task("Count files"), _task("Read the news", "done")]))
+    assert _entries(tray)[0] == "1 background task running"
+    tray.on_event(BackgroundTasks([_task("Count files", "done")]))
     assert tray.state is TrayState.IDLE and "Background tasks" not in tray.icon.toolTip()
+    assert _entries(tray)[0] == "New chat"  # the line and its separator go when none runs
