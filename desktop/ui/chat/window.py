@@ -43,6 +43,7 @@ from desktop.ui.chat.model import ChatRow, TranscriptModel, rows_from_messages
 from desktop.ui.chat.model_picker import ModelPicker
 from desktop.ui.chat.search_all import SearchAll
 from desktop.ui.chat.sidebar import NEW_TITLE, SessionList
+from desktop.ui.chat.tasks_panel import TasksPanel
 from desktop.ui.chat.view import MessageView
 
 log = logging.getLogger(__name__)
@@ -119,6 +120,8 @@ class ChatWindow(QWidget):
         composer_area.setObjectName("composerArea")
         area_layout = QVBoxLayout(composer_area)
         area_layout.setContentsMargins(18, 6, 18, 14)
+        self.tasks_panel = TasksPanel(bridge)  # the chat's background tasks, while it has any
+        area_layout.addWidget(self.tasks_panel)
         self.approvals = ApprovalCards(bridge, with_background=True)  # questions before a tool runs
         self.approvals.focus_freed.connect(self.composer.input.setFocus)
         area_layout.addWidget(self.approvals)
@@ -170,6 +173,7 @@ class ChatWindow(QWidget):
         self.current_key = key
         self._stop_editing()
         self.approvals.show_session(key)
+        self.tasks_panel.show_session(key)
         model = self._model_for(key)
         self.view.set_model(model)
         self.composer.set_busy(model.busy)

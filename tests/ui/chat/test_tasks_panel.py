@@ -1,0 +1,107 @@
+"""The background tasks panel of the chat window, with real tasks started by the scripted model: what runs and
+what it does now, Cancel, the outcome of a finished one and its transcript, and that it follows the open chat."""
+
+from __future__ import annotations
+
+from typing import Any
+
+from PySide6.QtCore import Qt
+
+from desktop.ui.bridge import CoreBridge
+from desktop.ui.chat.task_transcript import TranscriptDialog, readable
+from desktop.ui.chat.tasks_panel import TaskRow
+from desktop.ui.chat.window import ChatWindow
+from tests.fakeserver import FakeOpenAI, Step, last_user_text
+from tests.ui.conftest import until
+
+TURN = 90  # seconds: the first model call imports litellm, slow on a loaded machine
+SLOW = "sleep 35.25"  # a command no other test runs, so it can be found among the processes
+
+
+def scripted(body: dict[str, Any]) -> Step:
+    """The chat starts two tasks: "Quick look" reports at once, "Long build" runs SLOW until it is cancelled."""
+    first = str(body["messages"][0]["content"])
+    last = body["messages"][-1]
+    if first.startswith("# Background task"):
+        if "build" in last_user_text(body):
+            return {"tool_calls": [{"name": "exec", "arguments": {"command": SLOW}}]}
+        return {"content": "Found 3 notes in the workspace."}
+    if "[Background task" in last_user_text(body):
+        return {"content": "Your quick look is done."}
+    if last.get("role") == "tool":
+        return {"content": "Both are running in the background."}
+    return {"tool_calls": [{"name": "spawn", "arguments": {"task": "run the long build", "label": "Long build"}},
+                           {"name": "spawn", "arguments": {"task": "look at the notes", "label": "Quick look"}}]}
+
+
+def rows(window: ChatWindow) -> dict[str, TaskRow]:
+    return {row.task.label: row for row in window.tasks_panel.rows.values()}
+
+
+async def test_the_panel_shows_steps_cancels_and_opens_the_transcript(
+        window: ChatWindow, bridge: CoreBridge, fake: FakeOpenAI, qtbot) -> None:  # type: ignore[no-untyped-def]
+    panel = window.tasks_panel
+    assert not panel.isVisible()  # no tasks in this chat yet
+    fake.default = scripted
+    bridge.send(window.current_key, "build it and look at my notes")
+
+    await until(lambda: "Long build" in rows(window) and rows(window)["Long build"].detail.text() == f"exec: {SLOW}",
+                timeout=TURN)
+    assert panel.isVisible()
+    running = rows(window)["Long build"]
+    assert running.label.text() == "Long build" and running.time.text().startswith("· 0:")
+    assert running.cancel_button.isVisible() and not running.open_button.isVisible()
+    assert panel.clock.isActive()  # the running time ticks
+
+    await until(lambda: rows(window)["Quick look"].task.status == "done", timeout=TURN)
+    done = rows(window)["Quick look"]
+    assert done.detail.text() == "Done: Found 3 notes in the workspace."
+    assert done.open_button.isVisible() and not done.cancel_button.isVisible()
+
+    qtbot.mouseClick(running.cancel_button, Qt.MouseButton.LeftButton)
+    (task,) = [t for t in bridge.core.subagents.of(window.current_key) if t.label == "Long build"]
+    await until(lambda: task.status == "cancelled", timeout=TURN)
+    await until(lambda: rows(window)["Long build"].detail.text() == "Cancelled.")
+    assert rows(window)["Long build"].open_button.isVisible()
+    assert not panel.clock.isActive()  # nothing runs: no timer wakes the app
+
+    qtbot.mouseClick(done.open_button, Qt.MouseButton.LeftButton)
+    dialog = window.findChild(TranscriptDialog)
+    assert dialog is not None and dialog.isVisible() and dialog.windowTitle() == "Background task: Quick look"
+    await until(lambda: "Ended: done" in dialog.text.toPlainText())
+    shown = dialog.text.toPlainText()
+    assert shown.startswith("Task “Quick look”\nlook at the notes") and "Found 3 notes in the workspace." in shown
+    dialog.close()
+
+
+async def test_the_panel_follows_the_open_chat(window: ChatWindow, bridge: CoreBridge, fake: FakeOpenAI,
+                                               qtbot) -> None:  # type: ignore[no-untyped-def]
+    fake.default = scripted
+    bridge.send(window.current_key, "build it and look at my notes")
+    await until(lambda: len(window.tasks_panel.rows) == 2, timeout=TURN)
+    window.show_session("desktop:another")
+    assert not window.tasks_panel.isVisible() and not window.tasks_panel.rows
+    window.show_session("desktop:test")
+    assert window.tasks_panel.isVisible() and set(rows(window)) == {"Long build", "Quick look"}
+    bridge.cancel_task(rows(window)["Long build"].task.id)
+    await until(lambda: not rows(window)["Long build"].task.active, timeout=TURN)
+    qtbot.mouseClick(rows(window)["Long build"].hide_button, Qt.MouseButton.LeftButton)
+    assert set(rows(window)) == {"Quick look"}  # hidden here; /tasks still lists it
+
+
+def test_the_transcript_reads_as_steps_and_survives_a_cut_line() -> None:
+    raw = "\n".join([
+        '{"_type": "task", "id": "ab12cd", "label": "Disk use", "task": "how full is the disk?", "origin": "cli:x"}',
+        '{"role": "system", "content": "# Background task ..."}',
+        '{"role": "assistant", "content": "", "tool_calls": [{"id": "c1", "type": "function", '
+        '"function": {"name": "exec", "arguments": "{\\"command\\": \\"df -h\\"}"}}]}',
+        '{"role": "tool", "tool_call_id": "c1", "name": "exec", "content": "/dev/sda1  40%"}',
+        '{"role": "assistant", "content": "The disk is 40% full."}',
+        '{"_type": "end", "status": "done", "result": "The disk is 40% full."}',
+        '{"role": "assistant", "content": "cut sho',  # a write the app did not finish
+    ])
+    assert readable(raw) == ("Task “Disk use”\nhow full is the disk?\n\n"
+                             "── Runs exec\n{\n  \"command\": \"df -h\"\n}\n\n"
+                             "── Result of exec\n/dev/sda1  40%\n\n"
+                             "── Assistant\nThe disk is 40% full.\n\n"
+                             "── Ended: done")
