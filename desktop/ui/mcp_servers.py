@@ -89,6 +89,8 @@ class McpServersPage(QWidget):
         scroll.setWidgetResizable(True)
         scroll.setFrameShape(QFrame.Shape.NoFrame)
         scroll.setWidget(holder)
+        scroll.viewport().setAutoFillBackground(False)  # the page's own background, not a grey box
+        holder.setAutoFillBackground(False)
 
         layout = QVBoxLayout(self)
         layout.setContentsMargins(0, 0, 0, 0)
@@ -312,6 +314,7 @@ class ServerDialog(QDialog):
                                     "write it as you would in a terminal. An address is a server that runs "
                                     "elsewhere (streamable HTTP, or SSE when it ends in /sse)."))
         layout.addWidget(self.problem)
+        layout.addStretch(1)
         layout.addWidget(buttons)
 
     def _kind_changed(self) -> None:
