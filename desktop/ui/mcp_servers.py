@@ -156,16 +156,15 @@ class McpServersPage(QWidget):
             return
         self.say(import_summary(found), OK_COLOUR if found.added else None)
 
-    async def attempt(self, change: Awaitable[None]) -> bool:
+    async def attempt(self, change: Awaitable[None]) -> None:
         """Run a change through the settings writer; say why when it is refused."""
         try:
             await change
         except (SettingsError, OSError) as exc:
             self.say(f"Not changed: {exc}", ERROR_COLOUR)
             await self.reload()  # switches back to what is saved
-            return False
+            return
         self.message.hide()
-        return True
 
     def say(self, text: str, colour: str | None) -> None:
         set_note(self.message, text, colour)
