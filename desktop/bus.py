@@ -69,6 +69,7 @@ class ToolStarted:
     call_id: str
     name: str
     arguments: dict[str, Any]
+    label: str = ""  # how the chat names the call when not by `name` (an MCP tool: "server · tool")
 
 
 @dataclass
@@ -174,8 +175,17 @@ class BackgroundTasks:
         return [t for t in self.tasks if t.origin == origin]
 
 
+@dataclass
+class McpServerChanged:
+    """An MCP server started connecting, connected, failed, stopped or refreshed its tools (Settings shows it)."""
+
+    name: str
+    state: str  # connecting, connected, failed or stopped
+
+
 Event = (OutboundMessage | TextDelta | ReasoningDelta | ToolStarted | ToolFinished | TurnStarted
-         | TurnFinished | TurnError | ChatSetAside | Retrying | ToolProgress | ToolAwaiting | BackgroundTasks)
+         | TurnFinished | TurnError | ChatSetAside | Retrying | ToolProgress | ToolAwaiting | BackgroundTasks
+         | McpServerChanged)
 Subscriber = Callable[[Event], None]
 
 

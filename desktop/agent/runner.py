@@ -80,7 +80,9 @@ class Runner:
     async def _run_tool(self, call: dict[str, Any], ctx: ToolContext) -> dict[str, Any]:
         fn = call["function"]
         started = time.monotonic()
-        self.publish(ToolStarted(ctx.session_key, call["id"], fn["name"], _loose_args(fn["arguments"])))
+        tool = self.tools.get(fn["name"])
+        label = tool.label if tool is not None else ""
+        self.publish(ToolStarted(ctx.session_key, call["id"], fn["name"], _loose_args(fn["arguments"]), label))
         outcome = await self.tools.run(fn["name"], fn["arguments"], replace(ctx, call_id=call["id"]))
         text = output_text(outcome.output)
         seconds = time.monotonic() - started
@@ -88,6 +90,8 @@ class Runner:
         message = tool_message(call, outcome.output if isinstance(outcome.output, list)
                                else cap_text(text, MODEL_RESULT_CAP))
         message["ok"], message["seconds"] = outcome.ok, round(seconds, 2)  # kept for the chat after a reload
+        if label:
+            message["label"] = label
         return message
 
     async def _limit_summary(self, messages: list[dict[str, Any]], record: Record, key: str) -> str:
@@ -106,7 +110,7 @@ class Runner:
 
     @staticmethod
     async def _add(messages: list[dict[str, Any]], record: Record, message: dict[str, Any]) -> None:
-        messages.append({k: v for k, v in message.items() if k not in ("ok", "stopped", "seconds")})
+        messages.append({k: v for k, v in message.items() if k not in ("ok", "stopped", "seconds", "label")})
         await record(message)
 
 

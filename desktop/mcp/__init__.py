@@ -13,7 +13,7 @@ if TYPE_CHECKING:
 def attach_mcp(core: Core) -> McpServers:
     """Servers start connecting once the core runs (nothing waits for them), follow settings changes and
     stop when the core closes."""
-    servers = McpServers(core.tools, core.home.logs_dir)
+    servers = McpServers(core.tools, core.home.logs_dir, core.bus.publish)
 
     async def follow() -> None:
         """Connect, stop or restart only the servers whose settings changed."""

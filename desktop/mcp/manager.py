@@ -9,6 +9,7 @@ import asyncio
 from pathlib import Path
 from typing import Any
 
+from desktop.bus import McpServerChanged, Publish
 from desktop.config import McpServerConfig
 from desktop.mcp import connection
 from desktop.mcp.connection import ServerConnection
@@ -24,6 +25,7 @@ class McpTool(Tool):
         self.name = name
         self.server = server
         self.remote_name: str = remote.name
+        self.label = f"{server.name} · {remote.name}"
         self.description = f"[MCP server {server.name}] {remote.description or remote.name}"
         self.parameters = normalise(remote.input_schema)
 
@@ -36,9 +38,10 @@ class McpTool(Tool):
 
 
 class McpServers:
-    def __init__(self, tools: ToolRegistry, logs_dir: Path) -> None:
+    def __init__(self, tools: ToolRegistry, logs_dir: Path, publish: Publish = lambda event: None) -> None:
         self._registry = tools
         self._logs_dir = logs_dir
+        self._publish = publish  # each server's state change, for Settings to show live
         self.servers: dict[str, ServerConnection] = {}
         self.disabled: dict[str, McpServerConfig] = {}
         self._names: dict[str, list[str]] = {}  # server -> tool names it registered
@@ -74,9 +77,12 @@ class McpServers:
             self._registry.unregister(tool)
 
     def _changed(self, conn: ServerConnection) -> None:
+        if self.servers.get(conn.name) is conn and conn.state == "connected":
+            self._register(conn)
+        self._publish(McpServerChanged(conn.name, conn.state))
+
+    def _register(self, conn: ServerConnection) -> None:
         """Keep the registry in step with a server's tool list (connect, refresh)."""
-        if self.servers.get(conn.name) is not conn or conn.state != "connected":
-            return
         old = set(self._names.get(conn.name, []))
         taken = set(self._registry.names) - old
         names = []

@@ -36,6 +36,7 @@ class Tool(ABC):
     # Offered to the model now. A tool whose backend is down stays callable (it explains why it failed)
     # but is not offered, so the model does not plan with it.
     available: bool = True
+    label: str = ""  # how the chat names its calls when its name alone does not say it (MCP: "server · tool")
 
     @abstractmethod
     async def execute(self, ctx: ToolContext, **args: Any) -> ToolOutput:

@@ -5,7 +5,9 @@ The qasync loop runs on the GUI thread, so bus subscribers are called there and 
 from __future__ import annotations
 
 import asyncio
+import dataclasses
 from collections.abc import Callable
+from dataclasses import dataclass
 from pathlib import Path
 
 from PySide6.QtCore import QObject, Signal
@@ -13,8 +15,10 @@ from PySide6.QtCore import QObject, Signal
 from desktop.approvals import remove_rule, set_trusted
 from desktop.approvals.questions import Question, Questions
 from desktop.bus import InboundMessage, TaskSnapshot
-from desktop.config import Config, LoadedConfig
+from desktop.config import Config, LoadedConfig, McpServerConfig
 from desktop.core import Core, workspace_of
+from desktop.mcp.importer import CLAUDE_DESKTOP_FILE, Imported, read_servers
+from desktop.mcp.probe import probed
 from desktop.memory.git_history import GitHistory
 from desktop.memory.store import HistoryEntry
 from desktop.providers.server_models import offered_models
@@ -25,6 +29,15 @@ from desktop.skills.loader import SkillsLoader, set_skill_enabled
 from desktop.tasks import TaskSet
 from desktop.tools.shell import ExecTool
 from desktop.workspace import ensure_workspace
+
+
+@dataclass(frozen=True)
+class McpStatus:
+    """An MCP server as Settings shows it: its state, its tools' names and the last error."""
+
+    state: str  # connected, connecting, failed, disabled, or stopped (not started by this app)
+    tools: list[str]
+    error: str | None = None
 
 
 class CoreBridge(QObject):
@@ -161,6 +174,62 @@ class CoreBridge(QObject):
 
     async def set_server_trusted(self, server: str, trusted: bool) -> None:
         await set_trusted(self.core.settings, server, trusted)
+
+    # ----- MCP servers (desktop/mcp): config.yaml through the settings writer, states from the live connections
+    def mcp_status(self, name: str) -> McpStatus:
+        servers = self.core.mcp
+        conn = servers.servers.get(name)
+        if conn is not None:
+            return McpStatus(conn.state, [t.name for t in conn.tools], conn.error)
+        return McpStatus("disabled" if name in servers.disabled else "stopped", [])
+
+    async def save_mcp_server(self, name: str, server: McpServerConfig, replacing: str | None = None) -> None:
+        """Add `name`, or change it (renamed from `replacing`); only that server is restarted."""
+
+        def edit(config: Config) -> None:
+            if replacing is not None and replacing != name:
+                config.mcp.servers.pop(replacing, None)
+            config.mcp.servers[name] = server
+
+        await self.core.settings.update(edit)
+
+    async def remove_mcp_server(self, name: str) -> None:
+        def edit(config: Config) -> None:
+            config.mcp.servers.pop(name, None)
+
+        await self.core.settings.update(edit)
+
+    async def set_mcp_server_enabled(self, name: str, enabled: bool) -> None:
+        def edit(config: Config) -> None:
+            if name in config.mcp.servers:
+                config.mcp.servers[name].enabled = enabled
+
+        await self.core.settings.update(edit)
+
+    async def probe_mcp_server(self, name: str, server: McpServerConfig) -> McpStatus:
+        """Connect once apart from the running connections (a disabled server too), list its tools, stop."""
+        async with probed({name: dataclasses.replace(server, enabled=True)}, self.core.home.logs_dir) as probe:
+            conn = probe.servers[name]
+            return McpStatus(conn.state, [t.name for t in conn.tools], conn.error)
+
+    def mcp_log_file(self, name: str) -> Path:
+        """Where the server's stderr goes (it may not exist yet)."""
+        return self.core.mcp.log_file(name)
+
+    async def claude_desktop_file(self) -> Path | None:
+        """Claude Desktop's server list, when it is installed here."""
+        path = CLAUDE_DESKTOP_FILE.expanduser()
+        return path if await asyncio.to_thread(path.is_file) else None
+
+    async def import_mcp_servers(self, path: Path) -> Imported:
+        """Add the servers of a Claude Desktop / Cursor file; names already configured are skipped, never
+        overwritten. Raises NotAServerList, SettingsError or OSError when nothing could be added."""
+        existing = set((await self.core.settings.read()).config.mcp.servers)
+        found = await asyncio.to_thread(read_servers, path, existing)
+        if found.added:
+            await self.core.settings.update(lambda config: config.mcp.servers.update(
+                {k: v for k, v in found.added.items() if k not in config.mcp.servers}))
+        return found
 
     # ----- reminders (desktop/reminders)
     def reminders(self) -> list[Job]:

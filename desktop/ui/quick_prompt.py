@@ -278,7 +278,7 @@ class QuickPrompt(QWidget):
         elif isinstance(event, ReasoningDelta) and not self._streamed:
             self._set_status("Reasoning…")
         elif isinstance(event, ToolStarted):
-            self._set_status(f"Using {event.name}…")
+            self._set_status(f"Using {event.label or event.name}…")
         elif isinstance(event, Retrying):
             self._set_status(f"Retrying ({event.attempt} of {event.attempts})…")
         elif isinstance(event, TurnFinished):

@@ -1,5 +1,5 @@
-"""The Settings window: model and key, how answers are made, tools, workspace, hotkey, schedules,
-autostart, notifications.
+"""The Settings window: model and key, how answers are made, tools, MCP servers, workspace, hotkey,
+schedules, autostart, notifications.
 
 Save writes config.yaml atomically and switches the running core to it, so nothing needs a restart.
 A config.yaml that had problems is only replaced after the user agrees, and a copy of it is kept."""
@@ -43,6 +43,7 @@ from desktop.ui.form_widgets import (
     set_note,
     with_note,
 )
+from desktop.ui.mcp_servers import McpServersPage
 from desktop.ui.model_form import ModelForm
 
 STYLE = """
@@ -68,6 +69,9 @@ class SettingsWindow(QWidget):
         self.tabs.addTab(_page(self.model_form, "Which model answers, and how to reach it."), "Model")
         self.tabs.addTab(self._answers_page(), "Answers")
         self.tabs.addTab(self._tools_page(), "Tools")
+        self.mcp_servers = McpServersPage(bridge)
+        self.tabs.addTab(_page(self.mcp_servers, "Programs and services that give the assistant more tools "
+                               "(MCP servers). Changes here take effect at once.", stretch=False), "MCP servers")
         self.tabs.addTab(self._general_page(), "General")
 
         self.status = QLabel()
@@ -296,14 +300,16 @@ class SettingsWindow(QWidget):
         set_note(self.status, text, colour)
 
 
-def _page(content: QWidget, caption: str) -> QWidget:
+def _page(content: QWidget, caption: str, stretch: bool = True) -> QWidget:
+    """`stretch`: the content stays its natural height (else it takes the page's height, e.g. to scroll)."""
     page = QWidget()
     layout = QVBoxLayout(page)
     layout.setContentsMargins(18, 14, 18, 14)
     layout.setSpacing(14)
     layout.addWidget(note_label(caption))
-    layout.addWidget(content)
-    layout.addStretch(1)
+    layout.addWidget(content, 0 if stretch else 1)
+    if stretch:
+        layout.addStretch(1)
     return page
 
 

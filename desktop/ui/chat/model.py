@@ -64,6 +64,11 @@ class ToolCall:
     started: float | None = None  # time.monotonic() when it started here, for the running time
     tail: str = ""  # the last lines it printed so far, while it runs
     awaiting: bool = False  # waits for the person's approval before it runs
+    label: str = ""  # shown instead of the name when set (an MCP tool: "server · tool")
+
+    @property
+    def title(self) -> str:
+        return self.label or self.name
 
 
 @dataclass(eq=False, slots=True)  # identity equality: rows are found with list.index
@@ -115,7 +120,7 @@ class TranscriptModel(QAbstractListModel):
             return None
         row = self.rows[index.row()]
         if role == Qt.ItemDataRole.DisplayRole:
-            return row.text if row.tool is None else f"{row.tool.name} {tool_summary(row.tool)}"
+            return row.text if row.tool is None else f"{row.tool.title} {tool_summary(row.tool)}"
         if role == RowRole:
             return row
         return None
@@ -255,7 +260,7 @@ class TranscriptModel(QAbstractListModel):
     def _tool_started(self, event: ToolStarted) -> None:
         self._set_progress("")
         self._close_streams()
-        call = ToolCall(event.call_id, event.name, event.arguments, started=time.monotonic())
+        call = ToolCall(event.call_id, event.name, event.arguments, started=time.monotonic(), label=event.label)
         self._tool_rows[event.call_id] = self.append(ChatRow(Kind.TOOL, tool=call))
         self._ticker.start()
 
@@ -401,6 +406,7 @@ def rows_from_messages(messages: list[dict[str, Any]]) -> list[ChatRow]:
             if found is not None:
                 found.result = _text_of(message.get("content"))
                 found.ok = bool(message.get("ok", True))
+                found.label = str(message.get("label") or "")
                 seconds = message.get("seconds")
                 found.seconds = float(seconds) if isinstance(seconds, (int, float)) else None
     return rows

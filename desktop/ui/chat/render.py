@@ -434,8 +434,8 @@ class RowRenderer:
         x = header.x() + 10
         layout.ops.append(_Label(QRectF(x, header.y(), 16, head), glyph, self.bold, glyph_color))
         x += 20
-        name_width = QFontMetricsF(self.bold).horizontalAdvance(call.name) + 2
-        layout.ops.append(_Label(QRectF(x, header.y(), name_width, head), call.name, self.bold, colors.text))
+        name_width = QFontMetricsF(self.bold).horizontalAdvance(call.title) + 2
+        layout.ops.append(_Label(QRectF(x, header.y(), name_width, head), call.title, self.bold, colors.text))
         x += name_width + 10
         right_width = metrics.horizontalAdvance(right) + 2
         arrow_x = header.right() - 22

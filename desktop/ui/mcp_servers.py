@@ -1,0 +1,407 @@
+"""Settings' MCP servers page: each configured server with its live state, and ways to add, change, test,
+trust, switch off, remove and import them.
+
+Every change is written at once through the settings writer (not by Settings' Save button), so the
+running app connects, stops or restarts just that server. States follow the bus (McpServerChanged)."""
+
+from __future__ import annotations
+
+import asyncio
+import dataclasses
+import html
+import shlex
+from collections.abc import Awaitable, Callable
+from pathlib import Path
+
+from PySide6.QtGui import QFontDatabase, QShowEvent
+from PySide6.QtWidgets import (
+    QButtonGroup,
+    QCheckBox,
+    QDialog,
+    QDialogButtonBox,
+    QFormLayout,
+    QFrame,
+    QHBoxLayout,
+    QLabel,
+    QLineEdit,
+    QPlainTextEdit,
+    QPushButton,
+    QRadioButton,
+    QScrollArea,
+    QVBoxLayout,
+    QWidget,
+)
+
+from desktop.bus import McpServerChanged
+from desktop.config import McpServerConfig
+from desktop.mcp.importer import Imported, NotAServerList
+from desktop.settings import SettingsError
+from desktop.tasks import spawn
+from desktop.ui.bridge import CoreBridge, McpStatus
+from desktop.ui.form_widgets import ERROR_COLOUR, OK_COLOUR, note_label, set_note
+from desktop.ui.skills.dialogs import confirm, run_dialog
+
+DOT_COLOURS = {"connected": "#2f9e55", "connecting": "#d19a00", "failed": "#d9463e"}  # others: grey
+LOG_SHOWN = 64_000  # characters from the end of a server's log
+EMPTY = "No servers yet. Add one, or import the servers Claude Desktop uses."
+
+
+def describe(status: McpStatus) -> str:
+    """The state in a few words, as the row shows it next to the dot."""
+    if status.state == "connected":
+        count = len(status.tools)
+        return f"Connected · {count} tool{'s' if count != 1 else ''}"
+    return {"connecting": "Connecting…", "failed": "Failed, retrying", "disabled": "Off",
+            "stopped": "Not running"}.get(status.state, status.state)
+
+
+def how_it_runs(server: McpServerConfig) -> str:
+    if server.command:
+        return shlex.join([server.command, *server.args])
+    return server.url or ""
+
+
+class McpServersPage(QWidget):
+    def __init__(self, bridge: CoreBridge, parent: QWidget | None = None) -> None:
+        super().__init__(parent)
+        self.bridge = bridge
+        self.rows: dict[str, ServerRow] = {}
+        self.add_button = QPushButton("Add server…")
+        self.add_button.clicked.connect(lambda: spawn(self.edit(None)))
+        self.import_button = QPushButton("Import from Claude Desktop")
+        self.import_button.hide()  # until Claude Desktop's file is found
+        self.import_button.clicked.connect(lambda: spawn(self.import_claude_desktop()))
+        self.message = note_label()
+        self.message.hide()
+        self.empty = note_label(EMPTY)
+
+        buttons = QHBoxLayout()
+        buttons.addWidget(self.add_button)
+        buttons.addWidget(self.import_button)
+        buttons.addStretch(1)
+        holder = QWidget()
+        self._list = QVBoxLayout(holder)
+        self._list.setContentsMargins(0, 0, 4, 0)
+        self._list.setSpacing(8)
+        self._list.addWidget(self.empty)
+        self._list.addStretch(1)
+        scroll = QScrollArea()
+        scroll.setWidgetResizable(True)
+        scroll.setFrameShape(QFrame.Shape.NoFrame)
+        scroll.setWidget(holder)
+        scroll.viewport().setAutoFillBackground(False)  # the page's own background, not a grey box
+        holder.setAutoFillBackground(False)
+
+        layout = QVBoxLayout(self)
+        layout.setContentsMargins(0, 0, 0, 0)
+        layout.setSpacing(10)
+        layout.addLayout(buttons)
+        layout.addWidget(self.message)
+        layout.addWidget(scroll, 1)
+
+        bridge.event.connect(self._on_event)
+        unsubscribe = bridge.on_settings(("mcp",), self._changed)
+        self.destroyed.connect(lambda: unsubscribe())
+
+    def _changed(self, _keys: frozenset[str]) -> None:
+        spawn(self.reload())
+
+    def showEvent(self, event: QShowEvent) -> None:  # noqa: N802
+        super().showEvent(event)
+        spawn(self.reload())
+
+    async def reload(self) -> None:
+        """Show the servers config.yaml lists now (it may have been edited by hand)."""
+        servers = (await self.bridge.read_settings()).config.mcp.servers
+        self.load(servers)
+        self.import_button.setVisible(await self.bridge.claude_desktop_file() is not None)
+
+    def load(self, servers: dict[str, McpServerConfig]) -> None:
+        for name in [n for n in self.rows if n not in servers]:
+            self.rows.pop(name).deleteLater()
+        for index, (name, server) in enumerate(servers.items()):
+            row = self.rows.get(name)
+            if row is None:
+                row = self.rows[name] = ServerRow(self, name)
+            self._list.insertWidget(index, row)  # in the file's order
+            row.show_config(server)
+            row.show_status(self.bridge.mcp_status(name))
+        self.empty.setVisible(not servers)
+
+    def _on_event(self, event: object) -> None:
+        if isinstance(event, McpServerChanged) and event.name in self.rows:
+            self.rows[event.name].show_status(self.bridge.mcp_status(event.name))
+
+    async def edit(self, name: str | None) -> None:
+        """Add a server (name None) or change one, in a small form; saved when the form is."""
+        current = self.rows[name].server if name is not None else None
+        dialog = ServerDialog(self, name, current, taken=set(self.rows) - {name or ""})
+        await run_dialog(dialog)
+        dialog.deleteLater()
+
+    async def remove(self, name: str) -> None:
+        if await confirm(self, "Remove server", f"Remove the MCP server “{name}”? The assistant loses its tools. "
+                         "The program itself stays installed.", "Remove"):
+            await self.attempt(self.bridge.remove_mcp_server(name))
+
+    async def import_claude_desktop(self) -> None:
+        path = await self.bridge.claude_desktop_file()
+        if path is None:
+            self.say("Claude Desktop's settings file is gone.", ERROR_COLOUR)
+            return
+        try:
+            found = await self.bridge.import_mcp_servers(path)
+        except (NotAServerList, SettingsError, OSError) as exc:
+            self.say(f"Nothing imported: {exc}", ERROR_COLOUR)
+            return
+        self.say(import_summary(found), OK_COLOUR if found.added else None)
+
+    async def attempt(self, change: Awaitable[None]) -> None:
+        """Run a change through the settings writer; say why when it is refused."""
+        try:
+            await change
+        except (SettingsError, OSError) as exc:
+            self.say(f"Not changed: {exc}", ERROR_COLOUR)
+            await self.reload()  # switches back to what is saved
+            return
+        self.message.hide()
+
+    def say(self, text: str, colour: str | None) -> None:
+        set_note(self.message, text, colour)
+        self.message.show()
+
+
+def import_summary(found: Imported) -> str:
+    parts = []
+    if found.added:
+        parts.append("Added " + ", ".join(found.added) + ".")
+    if found.skipped:
+        parts.append("Skipped " + "; ".join(f"{name} ({why})" for name, why in found.skipped.items()) + ".")
+    return " ".join(parts) or "Claude Desktop lists no servers."
+
+
+class ServerRow(QFrame):
+    """One server: dot, name, state and last error; On and Trusted switches; Test, View log, Edit, Remove."""
+
+    def __init__(self, page: McpServersPage, name: str) -> None:
+        super().__init__()
+        self.page = page
+        self.name = name
+        self.server = McpServerConfig()
+        self.setObjectName("server")
+        self.setStyleSheet("#server { border: 1px solid palette(mid); border-radius: 6px; }")
+        self.dot = QLabel("●")
+        title = QLabel(f"<b>{html.escape(name)}</b>")
+        self.state = QLabel()
+        self.enabled = QCheckBox("On")
+        self.enabled.setToolTip("Off: the server is not started and its tools are not offered")
+        self.enabled.clicked.connect(lambda on: spawn(page.attempt(page.bridge.set_mcp_server_enabled(name, on))))
+        self.trusted = QCheckBox("Trusted")
+        self.trusted.setToolTip("Its tools run without asking you first")
+        self.trusted.clicked.connect(lambda on: spawn(page.attempt(page.bridge.set_server_trusted(name, on))))
+        self.command = note_label()
+        self.command.setFont(QFontDatabase.systemFont(QFontDatabase.SystemFont.FixedFont))
+        self.error = note_label()
+        self.result = note_label()
+        self.result.hide()
+        self.test_button = _button("Test", self.test)
+        self.log_button = _button("View log", self.view_log)
+
+        top = QHBoxLayout()
+        top.setSpacing(6)
+        top.addWidget(self.dot)
+        top.addWidget(title)
+        top.addWidget(self.state, 1)
+        top.addWidget(self.enabled)
+        top.addWidget(self.trusted)
+        actions = QHBoxLayout()
+        actions.setSpacing(6)
+        self.edit_button = _button("Edit…", lambda: page.edit(name))
+        self.remove_button = _button("Remove…", lambda: page.remove(name))
+        for button in (self.test_button, self.log_button, self.edit_button, self.remove_button):
+            actions.addWidget(button)
+        actions.addStretch(1)
+        layout = QVBoxLayout(self)
+        layout.setContentsMargins(10, 8, 10, 8)
+        layout.setSpacing(4)
+        layout.addLayout(top)
+        layout.addWidget(self.command)
+        layout.addWidget(self.error)
+        layout.addLayout(actions)
+        layout.addWidget(self.result)
+
+    def show_config(self, server: McpServerConfig) -> None:
+        self.server = server
+        self.enabled.setChecked(server.enabled)
+        self.trusted.setChecked(server.trusted)
+        self.command.setText(how_it_runs(server))
+
+    def show_status(self, status: McpStatus) -> None:
+        colour = DOT_COLOURS.get(status.state, "#9a9a9a")
+        self.dot.setStyleSheet(f"color: {colour};")
+        self.dot.setToolTip(status.state)
+        self.state.setText(describe(status))
+        set_note(self.error, f"Last error: {status.error}" if status.error else "", ERROR_COLOUR)
+        self.error.setVisible(bool(status.error))
+
+    async def test(self) -> None:
+        """Connect once, apart from the running connection, and list the tools."""
+        self.test_button.setEnabled(False)
+        self.result.show()
+        set_note(self.result, "Testing…", None)
+        try:
+            status = await self.page.bridge.probe_mcp_server(self.name, self.server)
+        finally:
+            self.test_button.setEnabled(True)
+        if status.state == "connected":
+            listed = ", ".join(status.tools) or "none"
+            set_note(self.result, f"Works. {len(status.tools)} tools: {listed}", OK_COLOUR)
+        else:
+            set_note(self.result, f"Does not work: {status.error or status.state}. View log may say more.",
+                     ERROR_COLOUR)
+
+    async def view_log(self) -> None:
+        path = self.page.bridge.mcp_log_file(self.name)
+        text = await asyncio.to_thread(_tail, path)
+        dialog = LogDialog(self, self.name, path, text)
+        await run_dialog(dialog)
+        dialog.deleteLater()
+
+
+class ServerDialog(QDialog):
+    """Name, and either a program with its arguments (stdio) or an address (URL). Settings this form does not
+    show (environment, headers, timeout, tool list, trust) are kept as they were."""
+
+    def __init__(self, page: McpServersPage, name: str | None, current: McpServerConfig | None,
+                 taken: set[str]) -> None:
+        super().__init__(page)
+        self.page = page
+        self.original = name
+        self.current = current or McpServerConfig()
+        self.taken = taken
+        self.setWindowTitle("Edit MCP server" if name else "Add MCP server")
+        self.setMinimumWidth(520)
+        self.name = QLineEdit(name or "")
+        self.name.setPlaceholderText("e.g. time")
+        self.program = QRadioButton("Program")
+        self.address = QRadioButton("Address")
+        kinds = QButtonGroup(self)
+        kinds.addButton(self.program)
+        kinds.addButton(self.address)
+        self.command = QLineEdit(how_it_runs(self.current) if self.current.command else "")
+        self.command.setPlaceholderText("uvx mcp-server-time --local-timezone Europe/Berlin")
+        self.url = QLineEdit(self.current.url or "")
+        self.url.setPlaceholderText("https://example.com/mcp")
+        (self.address if self.current.url else self.program).setChecked(True)
+        self.program.toggled.connect(self._kind_changed)
+        self._kind_changed()
+        self.problem = note_label()
+        self.problem.hide()
+        buttons = QDialogButtonBox(QDialogButtonBox.StandardButton.Save | QDialogButtonBox.StandardButton.Cancel)
+        self.save_button = buttons.button(QDialogButtonBox.StandardButton.Save)
+        buttons.accepted.connect(lambda: spawn(self.save()))
+        buttons.rejected.connect(self.reject)
+
+        form = QFormLayout()
+        form.setFieldGrowthPolicy(QFormLayout.FieldGrowthPolicy.AllNonFixedFieldsGrow)
+        form.addRow("Name", self.name)
+        form.addRow(self.program, self.command)
+        form.addRow(self.address, self.url)
+        layout = QVBoxLayout(self)
+        layout.addLayout(form)
+        layout.addWidget(note_label("A program is started by the app and talks to it over stdin and stdout; "
+                                    "write it as you would in a terminal. An address is a server that runs "
+                                    "elsewhere (streamable HTTP, or SSE when it ends in /sse)."))
+        layout.addWidget(self.problem)
+        layout.addStretch(1)
+        layout.addWidget(buttons)
+
+    def _kind_changed(self) -> None:
+        self.command.setEnabled(self.program.isChecked())
+        self.url.setEnabled(not self.program.isChecked())
+
+    def built(self) -> tuple[str, McpServerConfig] | str:
+        """The name and server the form describes, or what is wrong with it."""
+        name = self.name.text().strip()
+        if not name:
+            return "Give the server a name."
+        if name in self.taken:
+            return f"There is a server called “{name}” already."
+        kept = self.current
+        if self.program.isChecked():
+            try:
+                words = shlex.split(self.command.text())
+            except ValueError as exc:
+                return f"The command cannot be read: {exc}."
+            if not words:
+                return "Write the command that starts the server."
+            same_kind = bool(kept.command)
+            server = dataclasses.replace(kept, command=words[0], args=words[1:], url=None, headers={},
+                                         env=kept.env if same_kind else {}, cwd=kept.cwd if same_kind else None,
+                                         transport=None)
+        else:
+            url = self.url.text().strip()
+            if not url.startswith(("http://", "https://")):
+                return "The address must start with http:// or https://."
+            same_kind = bool(kept.url)
+            server = dataclasses.replace(kept, url=url, command=None, args=[], env={}, cwd=None,
+                                         headers=kept.headers if same_kind else {},
+                                         transport=kept.transport if same_kind else None)
+        return name, server
+
+    async def save(self) -> None:
+        made = self.built()
+        if isinstance(made, str):
+            self._show_problem(made)
+            return
+        name, server = made
+        self.save_button.setEnabled(False)
+        try:
+            await self.page.bridge.save_mcp_server(name, server, replacing=self.original)
+        except (SettingsError, OSError) as exc:
+            self._show_problem(f"Not saved: {exc}")
+            self.save_button.setEnabled(True)
+            return
+        self.accept()
+
+    def _show_problem(self, text: str) -> None:
+        set_note(self.problem, text, ERROR_COLOUR)
+        self.problem.show()
+
+
+class LogDialog(QDialog):
+    """The end of a server's stderr log: why it failed is usually there."""
+
+    def __init__(self, parent: QWidget, name: str, path: Path, text: str) -> None:
+        super().__init__(parent)
+        self.setWindowTitle(f"Log of {name}")
+        self.resize(720, 440)
+        self.text = QPlainTextEdit(text or "Nothing logged yet.")
+        self.text.setReadOnly(True)
+        self.text.setFont(QFontDatabase.systemFont(QFontDatabase.SystemFont.FixedFont))
+        self.text.setLineWrapMode(QPlainTextEdit.LineWrapMode.NoWrap)
+        self.text.moveCursor(self.text.textCursor().MoveOperation.End)
+        buttons = QDialogButtonBox(QDialogButtonBox.StandardButton.Close)
+        buttons.rejected.connect(self.reject)
+        layout = QVBoxLayout(self)
+        layout.addWidget(note_label(str(path)))
+        layout.addWidget(self.text, 1)
+        layout.addWidget(buttons)
+
+
+def _tail(path: Path) -> str:
+    try:
+        with open(path, "rb") as handle:
+            handle.seek(0, 2)
+            handle.seek(max(handle.tell() - LOG_SHOWN, 0))
+            return handle.read().decode("utf-8", errors="replace")
+    except FileNotFoundError:
+        return ""
+
+
+def _button(text: str, start: Callable[[], Awaitable[None]]) -> QPushButton:
+    """A button that starts `start()` on the loop (its window stays responsive meanwhile)."""
+    button = QPushButton(text)
+    button.clicked.connect(lambda: spawn(start()))
+    return button
+

@@ -1,0 +1,173 @@
+"""Settings' MCP servers page on a running core with real MCP servers (our FastMCP test server over stdio):
+live states, add, edit, switch off, trust, remove, Test, View log and the import from Claude Desktop."""
+
+from __future__ import annotations
+
+import json
+import shlex
+import sys
+from pathlib import Path
+from typing import Any
+
+import pytest
+import yaml
+from PySide6.QtWidgets import QMessageBox, QWidget
+from pytestqt.qtbot import QtBot
+
+from desktop.config import McpServerConfig
+from desktop.ui.bridge import CoreBridge
+from desktop.ui.mcp_servers import LogDialog, McpServersPage, ServerDialog
+from desktop.ui.settings import SettingsWindow
+from tests.conftest import write_config
+from tests.mcp.conftest import FAST, SERVER, http_server, stdio_server
+from tests.ui.conftest import until
+
+__all__ = ["http_server"]  # the fixture, used here too
+CONNECT = 60  # seconds: the first connect imports the MCP SDK, slow on a loaded machine
+
+
+@pytest.fixture
+def model_config(model_config: dict[str, Any], home_dir: Path, monkeypatch: pytest.MonkeyPatch) -> dict[str, Any]:
+    """The scripted model plus three servers: ours, one whose program does not exist, and one switched off."""
+    monkeypatch.setattr("desktop.mcp.connection.BACKOFF", FAST)
+    write_config(home_dir, **model_config, mcp={"servers": {
+        "test": stdio_server(), "broken": {"command": "/nonexistent/mcp-server"},
+        "spare": stdio_server(enabled=False)}})
+    return model_config
+
+
+async def opened(qtbot: QtBot, bridge: CoreBridge) -> McpServersPage:
+    window = SettingsWindow(bridge)
+    qtbot.addWidget(window)
+    window.resize(700, 640)
+    window.show()
+    window.tabs.setCurrentIndex(window.tabs.indexOf(window.mcp_servers.parentWidget()))
+    page = window.mcp_servers
+    await until(lambda: len(page.rows) == 3, message="servers listed")
+    return page
+
+
+def saved_servers(home_dir: Path) -> dict[str, Any]:
+    return yaml.safe_load((home_dir / "config.yaml").read_text(encoding="utf-8"))["mcp"]["servers"]
+
+
+def saved_config(home_dir: Path, name: str) -> McpServerConfig:
+    return McpServerConfig(**saved_servers(home_dir)[name])
+
+
+def shown(parent: QWidget, kind: type) -> Any:
+    found = [w for w in parent.findChildren(kind) if w.isVisible()]
+    return found[0] if found else None
+
+
+async def answer(page: McpServersPage, button: str) -> None:
+    await until(lambda: shown(page, QMessageBox), message="the question is asked")
+    box = shown(page, QMessageBox)
+    next(b for b in box.buttons() if b.text() == button).click()
+
+
+async def test_servers_show_their_live_state_and_test_and_log_work(qtbot: QtBot, bridge: CoreBridge) -> None:
+    page = await opened(qtbot, bridge)
+    assert list(page.rows) == ["broken", "spare", "test"]  # in the file's order
+    test, broken, spare = page.rows["test"], page.rows["broken"], page.rows["spare"]
+    await until(lambda: test.state.text().startswith("Connected"), timeout=CONNECT, message="test connected")
+    assert test.state.text() == "Connected · 10 tools" and not test.error.isVisible()
+    assert "#2f9e55" in test.dot.styleSheet()
+    await until(lambda: broken.error.isVisible(), timeout=CONNECT, message="broken failed")
+    assert "command not found: /nonexistent/mcp-server" in broken.error.text()
+    assert "#d9463e" in broken.dot.styleSheet() or "#d19a00" in broken.dot.styleSheet()  # failed, or retrying
+    assert spare.state.text() == "Off" and not spare.enabled.isChecked()
+    assert SERVER in test.command.text()
+
+    spare.test_button.click()  # a server that is off can be tried
+    await until(lambda: spare.result.text().startswith("Works"), timeout=CONNECT, message="spare tested")
+    assert "10 tools: echo, fail, slow" in spare.result.text()
+    assert bridge.mcp_status("spare").state == "disabled"  # the test did not switch it on
+    broken.test_button.click()
+    await until(lambda: broken.result.text().startswith("Does not work"), timeout=CONNECT)
+    assert "command not found" in broken.result.text()
+
+    test.log_button.click()
+    await until(lambda: shown(test, LogDialog), message="log shown")
+    log = shown(test, LogDialog)
+    assert "testserver: started" in log.text.toPlainText()
+    log.reject()
+
+
+async def test_add_edit_switch_off_trust_and_remove(qtbot: QtBot, bridge: CoreBridge, home_dir: Path,
+                                                   http_server: str) -> None:
+    page = await opened(qtbot, bridge)
+    core = bridge.core
+    await until(lambda: bridge.mcp_status("test").state == "connected", timeout=CONNECT, message="test connects")
+    running = core.mcp.servers["test"]
+
+    page.add_button.click()
+    await until(lambda: shown(page, ServerDialog), message="form open")
+    form = shown(page, ServerDialog)
+    form.name.setText("test")
+    form.command.setText(shlex.join([sys.executable, SERVER]))
+    form.save_button.click()
+    await until(lambda: form.problem.isVisible())
+    assert "already" in form.problem.text()  # names are unique
+    form.name.setText("second")
+    form.save_button.click()
+    await until(lambda: "second" in page.rows, message="added server listed")
+    assert saved_servers(home_dir)["second"]["command"] == sys.executable
+    assert saved_servers(home_dir)["second"]["args"] == [SERVER]
+    second = page.rows["second"]
+    await until(lambda: second.state.text() == "Connected · 10 tools", timeout=CONNECT, message="second connects")
+    assert "mcp_second_echo" in core.tools.names
+    assert core.mcp.servers["test"] is running  # the others were left alone
+
+    second.edit_button.click()
+    await until(lambda: shown(page, ServerDialog), message="edit form open")
+    form = shown(page, ServerDialog)
+    assert form.name.text() == "second" and SERVER in form.command.text()
+    form.address.setChecked(True)
+    form.url.setText(http_server)  # the same server over streamable HTTP
+    form.save_button.click()
+    await until(lambda: saved_servers(home_dir)["second"]["url"] == http_server)
+    assert saved_servers(home_dir)["second"]["command"] is None
+    await until(lambda: getattr(core.mcp.servers.get("second"), "config", None) == saved_config(home_dir, "second"),
+                message="second restarted")
+    await until(lambda: second.state.text() == "Connected · 10 tools", timeout=CONNECT,
+                message="second connects by its address")
+    assert second.command.text() == http_server
+
+    test = page.rows["test"]
+    test.enabled.click()
+    await until(lambda: test.state.text() == "Off", message="switched off")
+    assert saved_servers(home_dir)["test"]["enabled"] is False
+    assert "test" not in core.mcp.servers and "mcp_test_echo" not in core.tools.names
+    test.trusted.click()
+    await until(lambda: core.config.mcp.servers["test"].trusted, message="trusted")
+    assert saved_servers(home_dir)["test"]["trusted"] is True
+
+    second.remove_button.click()
+    await answer(page, "Cancel")
+    assert "second" in saved_servers(home_dir)
+    second.remove_button.click()
+    await answer(page, "Remove")
+    await until(lambda: "second" not in page.rows, message="removed from the list")
+    assert "second" not in saved_servers(home_dir) and "second" not in core.mcp.servers
+
+
+async def test_import_from_claude_desktop(qtbot: QtBot, bridge: CoreBridge, home_dir: Path) -> None:
+    claude = Path.home() / ".config" / "Claude" / "claude_desktop_config.json"  # HOME is the test's own
+    page = await opened(qtbot, bridge)
+    assert not page.import_button.isVisible()  # Claude Desktop is not installed
+    claude.parent.mkdir(parents=True)
+    claude.write_text(json.dumps({"mcpServers": {
+        "imported": {"command": sys.executable, "args": [SERVER]},
+        "test": {"command": "something-else"},
+        "odd": {"args": ["x"]}}}), encoding="utf-8")
+    await page.reload()
+    assert page.import_button.isVisible()
+    page.import_button.click()
+    await until(lambda: page.message.isVisible(), message="import reported")
+    said = page.message.text()
+    assert said.startswith("Added imported.") and "test (a server of that name is already configured)" in said
+    assert "odd (needs either 'command'" in said
+    assert saved_servers(home_dir)["test"]["command"] == sys.executable  # never overwritten
+    await until(lambda: "imported" in page.rows, message="imported server listed")
+    await until(lambda: page.rows["imported"].state.text().startswith("Connected"), timeout=CONNECT)
