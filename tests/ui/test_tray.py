@@ -16,7 +16,7 @@ def _image(tray: Tray) -> QImage:
 
 def test_menu_offers_every_entry_point_in_order(qtbot) -> None:  # type: ignore[no-untyped-def]
     tray = Tray()
-    labels = [a.text() for a in tray.menu.actions()]
+    labels = [a.text() for a in tray.menu.actions() if a.isVisible()]
     assert labels == ["New chat", "Quick prompt", "Chat", "Skills", "Memory && history", "Reminders", "Settings", "",
                       "Do not disturb", "", "Quit"]
     fired: list[str] = []
@@ -119,3 +119,13 @@ def test_background_tasks_show_as_working_with_their_count(qtbot) -> None:  # ty
     assert "Idle" not in tray.icon.toolTip()
     tray.on_event(BackgroundTasks([]))
     assert tray.state is TrayState.IDLE and "Background tasks" not in tray.icon.toolTip()
+
+
+def test_held_notifications_are_counted_in_the_menu_and_tooltip(qtbot) -> None:  # type: ignore[no-untyped-def]
+    tray = Tray()
+    tray.set_held(1)
+    assert tray.held_action.isVisible() and tray.held_action.text() == "1 notification held"
+    tray.set_held(3)
+    assert "3 notifications held" in tray.tooltip().splitlines()
+    tray.set_held(0)
+    assert not tray.held_action.isVisible() and "held" not in tray.tooltip()
