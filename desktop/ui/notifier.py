@@ -133,29 +133,32 @@ class Notifier(QObject):
             return
         held, self.held = self.held, []
         self.held_changed.emit(0)
-        self._show(group(held))
+        self._show(group(held), alone=len(held) == 1)
 
     def _show_burst(self) -> None:
         burst, self._burst = self._burst, []
         if burst:
-            self._show(group(burst))
+            self._show(group(burst), alone=len(burst) == 1)
 
-    def _show(self, note: Notification) -> None:
+    def _show(self, note: Notification, alone: bool = True) -> None:
+        """`alone`: a note about one thing, which a newer note about its chat replaces on screen (a group
+        neither replaces nor is replaced: the others in it would be lost)."""
         if self._router is None:
             self._balloon(note)
         else:
-            self._tasks.spawn(self._send(note))
+            self._tasks.spawn(self._send(note, alone))
 
     def _balloon(self, note: Notification) -> None:
         self._balloon_target = note.target
         self._tray.showMessage(note.title, note.body, QSystemTrayIcon.MessageIcon.Information, 10_000)
 
-    async def _send(self, note: Notification) -> None:
+    async def _send(self, note: Notification, alone: bool) -> None:
         from jeepney import DBusAddress, HeaderFields, MessageType, new_method_call
 
         address = DBusAddress(OBJECT_PATH, bus_name=BUS_NAME, interface=BUS_NAME)
         title, body, target = note.title, note.body, note.target
-        replaces = self._by_target.get(_chat_of(target), 0) if target is not None else 0
+        chat = _chat_of(target) if target is not None and alone else None
+        replaces = self._by_target.get(chat, 0) if chat is not None else 0
         hints = {"desktop-entry": ("s", "nanobot-tray")}
         actions = ["default", "Open"]
         if note.actions and self._buttons is None:
@@ -177,8 +180,8 @@ class Notifier(QObject):
         self._targets[note_id] = target
         if note.on_action is not None and self._buttons and note.actions:
             self._on_action[note_id] = note.on_action
-        if target is not None:
-            self._by_target[_chat_of(target)] = note_id
+        if chat is not None:
+            self._by_target[chat] = note_id
         if note.withdraw_when is not None:
             note.withdraw_when(self._withdrawer(note_id))
 
