@@ -163,6 +163,7 @@ class Shell(QObject):
         self._turn_notes = TurnNotifications(self._on_screen, self._chat_title, self._newest_message)
         self._tasks = TaskSet("the shell")
         self._quit = asyncio.Event()
+        self._state_written = asyncio.Lock()
         self._bound_hotkey = ""
         self._explanation: QMessageBox | None = None
         self.collector = GuiThreadCollector(self)  # Qt objects must never be freed on the model thread
@@ -457,7 +458,11 @@ class Shell(QObject):
 
     def _save_state(self) -> None:
         snapshot = dataclasses.replace(self.state, windows=dict(self.state.windows))  # the thread writes a copy
-        self.spawn(asyncio.to_thread(save_state, state_path(self.home), snapshot))
+        self.spawn(self._write_state(snapshot))
+
+    async def _write_state(self, snapshot: ShellState) -> None:
+        async with self._state_written:  # in order: an older snapshot must never land after a newer one
+            await asyncio.to_thread(save_state, state_path(self.home), snapshot)
 
     def _set_dnd(self, on: bool) -> None:
         self.state.do_not_disturb = on
@@ -494,10 +499,11 @@ class Shell(QObject):
 
     def _explain_tray_close(self) -> None:
         """Once per home, the first time the chat is closed: the app did not quit. Said by a notification (a
-        dialog on close would be one more window to close); until one is shown (Do not disturb, notifications
-        off), the next close tries again."""
-        note = notify.Notification(TRAY_CLOSE_TITLE, TRAY_CLOSE_TEXT)
-        if self.notifier.notify(note):
+        dialog on close would be one more window to close). While none can be shown now (Do not disturb, which
+        would hold it for later, or notifications off), a later close says it."""
+        if self.state.do_not_disturb:
+            return
+        if self.notifier.notify(notify.Notification(TRAY_CLOSE_TITLE, TRAY_CLOSE_TEXT)):
             self.state.tray_close_explained = True
             self._save_state()
 
