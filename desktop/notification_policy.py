@@ -2,7 +2,8 @@
 
 Background features (subagents, reminders, heartbeat, approvals) call `desktop.notify.notify` themselves;
 this module decides for ordinary turns: a reply that finished or failed while its chat was not on screen.
-Qt-free: the shell supplies "is this chat on screen" and "what is this chat called"."""
+Qt-free: the shell supplies "is this chat on screen", "what is this chat called" and "where is its newest saved
+message" (the answer just saved, which a click on the notification opens the chat at)."""
 
 from __future__ import annotations
 
@@ -35,9 +36,11 @@ def plain_text(markdown: str, limit: int = PREVIEW_CHARS) -> str:
 class TurnNotifications:
     """Remembers which turns started, and turns their ends into notifications when nobody saw them."""
 
-    def __init__(self, on_screen: Callable[[str], bool], title_of: Callable[[str], str]) -> None:
+    def __init__(self, on_screen: Callable[[str], bool], title_of: Callable[[str], str],
+                 newest_message: Callable[[str], int | None]) -> None:
         self._on_screen = on_screen
         self._title_of = title_of
+        self._newest_message = newest_message
         self._running: set[str] = set()
 
     def on_event(self, event: Event) -> Notification | None:
@@ -52,8 +55,9 @@ class TurnNotifications:
         if self._on_screen(key):
             return None
         title = self._title_of(key)
+        target = OpenChat(key, self._newest_message(key))  # the answer, or the failure, saved as the turn ended
         if isinstance(event, TurnError):
-            return Notification(f"{title}: reply failed", plain_text(event.message), OpenChat(key))
+            return Notification(f"{title}: reply failed", plain_text(event.message), target)
         if event.stopped:
             return None
-        return Notification(title, plain_text(event.content) or "(empty reply)", OpenChat(key))
+        return Notification(title, plain_text(event.content) or "(empty reply)", target)

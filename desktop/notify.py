@@ -8,15 +8,21 @@ from __future__ import annotations
 import logging
 from collections.abc import Callable
 from dataclasses import dataclass, field
+from typing import TYPE_CHECKING
+
+if TYPE_CHECKING:
+    from desktop.session import Session
 
 log = logging.getLogger(__name__)
 
 
 @dataclass(frozen=True)
 class OpenChat:
-    """Clicking opens this chat."""
+    """Clicking opens this chat, scrolled to `message` when given: the index, in the chat's saved session, of the
+    message the notification is about (an answer); None opens the chat as it was left."""
 
     session_key: str
+    message: int | None = None
 
 
 @dataclass(frozen=True)
@@ -47,8 +53,13 @@ Sink = Callable[[Notification], None]
 _sink: Sink | None = None
 
 
-def chat(session_key: str) -> OpenChat:
-    return OpenChat(session_key)
+def chat(session_key: str, message: int | None = None) -> OpenChat:
+    return OpenChat(session_key, message)
+
+
+def newest_message(session: Session) -> OpenChat:
+    """The chat opened at its newest saved message: the answer a notification is about has just been saved."""
+    return OpenChat(session.key, len(session.messages) - 1 if session.messages else None)
 
 
 def memory_change(rev: str) -> OpenMemoryChange:

@@ -20,6 +20,7 @@ log = logging.getLogger(__name__)
 class ShellState:
     do_not_disturb: bool = False
     no_tray_explained: bool = False
+    tray_close_explained: bool = False  # closing the chat said once that the app keeps running in the tray
     windows: dict[str, list[int]] = field(default_factory=dict)  # window kind -> x, y, width, height
 
 
@@ -38,7 +39,7 @@ def load_state(path: Path) -> ShellState:
         return ShellState()
     if not isinstance(data, dict):
         return ShellState()
-    flags = {k: bool(data[k]) for k in ("do_not_disturb", "no_tray_explained") if k in data}
+    flags = {k: bool(data[k]) for k in ("do_not_disturb", "no_tray_explained", "tray_close_explained") if k in data}
     return ShellState(**flags, windows=_places(data.get("windows")))
 
 

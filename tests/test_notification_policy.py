@@ -8,14 +8,15 @@ from desktop.notify import Notification, OpenChat
 
 
 def policy(on_screen: set[str]) -> TurnNotifications:
-    return TurnNotifications(lambda key: key in on_screen, lambda key: {"desktop:a": "Trip plans"}.get(key, key))
+    return TurnNotifications(lambda key: key in on_screen, lambda key: {"desktop:a": "Trip plans"}.get(key, key),
+                             lambda key: 7)  # the answer just saved is the chat's eighth message
 
 
 def test_an_answer_nobody_saw_is_announced_under_the_chat_title() -> None:
     notes = policy(set())
     assert notes.on_event(TurnStarted("desktop:a")) is None
     note = notes.on_event(TurnFinished("desktop:a", "## Done\n\nBooked **two** seats, see [the list](http://x)."))
-    assert note == Notification("Trip plans", "Done Booked two seats, see the list.", OpenChat("desktop:a"))
+    assert note == Notification("Trip plans", "Done Booked two seats, see the list.", OpenChat("desktop:a", 7))
 
 
 def test_on_screen_stopped_or_unstarted_turns_stay_quiet() -> None:
@@ -31,7 +32,7 @@ def test_a_failure_says_so_in_the_title() -> None:
     notes = policy(set())
     notes.on_event(TurnStarted("desktop:b"))
     note = notes.on_event(TurnError("desktop:b", "Can't reach the model server"))
-    assert note is not None and note.title == "desktop:b: reply failed" and note.target == OpenChat("desktop:b")
+    assert note is not None and note.title == "desktop:b: reply failed" and note.target == OpenChat("desktop:b", 7)
 
 
 def test_plain_text_strips_markdown_and_keeps_it_short() -> None:

@@ -78,7 +78,8 @@ class Heartbeat:
             if beat.error:
                 log.warning("heartbeat failed: %s", beat.error)
             elif not beat.quiet:
-                notify.notify(TITLE, plain_text(beat.answer), notify.chat(SESSION))
+                answered = await self._sessions.load(SESSION)  # cached: the turn just saved its answer there
+                notify.notify(TITLE, plain_text(beat.answer), notify.newest_message(answered))
             return beat
 
     async def _keep_recent(self) -> None:

@@ -20,11 +20,8 @@ def attach_reminders(core: Core) -> Reminders:
     """Load the saved jobs (blocking, like the rest of build_core), offer the `cron` tool and put the jobs
     on the scheduler; a jobs file that could not be read is reported once the core starts."""
 
-    async def title_of(key: str) -> str:
-        return (await core.sessions.load(key)).title
-
     reminders = Reminders(JobStore(core.home.state_dir), core.loop.ask, lambda: core.scheduler.clock,
-                          lambda: core.config.schedules.missed_grace, title_of, core.scheduler.rearm)
+                          lambda: core.config.schedules.missed_grace, core.sessions.load, core.scheduler.rearm)
     reminders.load()
     core.tools.register(CronTool(reminders))
     core.scheduler.add(reminders)

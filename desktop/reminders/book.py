@@ -20,6 +20,7 @@ from desktop.notification_policy import plain_text
 from desktop.reminders.jobs import Job, JobStore, render
 from desktop.scheduler.clock import Clock
 from desktop.scheduler.schedules import At, Schedule, next_run
+from desktop.session import Session
 from desktop.tasks import TaskSet
 
 log = logging.getLogger(__name__)
@@ -53,13 +54,13 @@ class Reminders:
     name = "reminders"
 
     def __init__(self, store: JobStore, ask: Ask, clock: Callable[[], Clock], grace: Callable[[], float],
-                 title_of: Callable[[str], Awaitable[str]], rearm: Callable[[], None]) -> None:
+                 session_of: Callable[[str], Awaitable[Session]], rearm: Callable[[], None]) -> None:
         self.store = store
         self.jobs: list[Job] = []
         self._ask = ask
         self._clock = clock
         self._grace = grace
-        self._title_of = title_of
+        self._session_of = session_of
         self._rearm = rearm
         self._lock = asyncio.Lock()
         self._runs = TaskSet("reminders")
@@ -123,13 +124,13 @@ class Reminders:
         job.last_error = end.message if isinstance(end, TurnError) else ""
         if job in self.jobs:
             await self._changed()
-        title = await self._title_of(job.session)
+        session = await self._session_of(job.session)  # its answer (or the failure) is the newest message
         if isinstance(end, TurnError):
-            notify.notify(f"{title}: reminder failed", f"“{job.label}”: {plain_text(end.message)}",
-                          notify.chat(job.session))
+            notify.notify(f"{session.title}: reminder failed", f"“{job.label}”: {plain_text(end.message)}",
+                          notify.newest_message(session))
         elif not end.stopped:
-            notify.notify(f"{title}: {job.label}", plain_text(end.content) or "(empty reply)",
-                          notify.chat(job.session))
+            notify.notify(f"{session.title}: {job.label}", plain_text(end.content) or "(empty reply)",
+                          notify.newest_message(session))
         return Ran(job, end)
 
     # ----- changes

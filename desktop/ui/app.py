@@ -60,6 +60,9 @@ NO_TRAY_TEXT = (
     "“nanobot-tray --quick” to a key for the quick prompt. Closing this window quits the app while "
     "there is no tray. (On GNOME, the AppIndicator extension adds a tray; the app notices it.)")
 
+TRAY_CLOSE_TITLE = "Nanobot Tray is still running"
+TRAY_CLOSE_TEXT = "It keeps working in the tray. Click the tray icon to open the chat again; Quit is in its menu."
+
 
 def request_from_args(args: argparse.Namespace) -> dict[str, Any]:
     """What this launch asks for, in the form handed to a running instance."""
@@ -157,9 +160,10 @@ class Shell(QObject):
         self.exit_code = 0
         self._windows: dict[str, QWidget] = {}
         self._pending: list[dict[str, Any]] = []
-        self._turn_notes = TurnNotifications(self._on_screen, self._chat_title)
+        self._turn_notes = TurnNotifications(self._on_screen, self._chat_title, self._newest_message)
         self._tasks = TaskSet("the shell")
         self._quit = asyncio.Event()
+        self._state_written = asyncio.Lock()
         self._bound_hotkey = ""
         self._explanation: QMessageBox | None = None
         self.collector = GuiThreadCollector(self)  # Qt objects must never be freed on the model thread
@@ -176,8 +180,9 @@ class Shell(QObject):
         self.tray.settings.connect(lambda: self.open_window("settings"))
         self.tray.quit_requested.connect(self.quit)
         self.tray.dnd_changed.connect(self._set_dnd)
-        self.notifier = Notifier(self.tray.icon, self._notifications_allowed, self)
+        self.notifier = Notifier(self.tray.icon, self._notifications_enabled, self)
         self.notifier.activated.connect(self.open_target)
+        self.notifier.held_changed.connect(self.tray.set_held)
         self.tray.icon_replaced.connect(lambda: self.notifier.attach(self.tray.icon))
         self.hotkey = Hotkey(self)
         self.manners = WindowManners(lambda: self.state, self._save_state, self)
@@ -226,6 +231,7 @@ class Shell(QObject):
     async def _boot(self) -> None:
         self.state = await asyncio.to_thread(load_state, state_path(self.home))
         self.tray.set_dnd(self.state.do_not_disturb)
+        self.notifier.set_do_not_disturb(self.state.do_not_disturb)
         self.core = await asyncio.to_thread(_build_core, self.home)
         from desktop.approvals import attach_approvals
         from desktop.approvals.questions import Questions, notify_unseen
@@ -346,8 +352,7 @@ class Shell(QObject):
             if log_missing:
                 log.error("the %s window (%s.%s) is not available: %s: %s",
                           kind, module_name, class_name, type(exc).__name__, exc)
-                self.tray.icon.showMessage("Nanobot Tray", f"The {kind} window is not available in this build.",
-                                           QSystemTrayIcon.MessageIcon.Warning, 5000)
+                notify.notify("Window not available", f"The {kind} window is not available in this build.")
             return None
         self._windows[kind] = widget
         if kind != "quick":  # the quick prompt places itself
@@ -375,7 +380,8 @@ class Shell(QObject):
         self.tray.set_attention(False)
 
     def open_target(self, target: notify.Target | None) -> None:
-        """A clicked notification: a Dream commit opens the memory viewer on it, a chat that chat."""
+        """A clicked notification: a Dream commit opens the memory viewer on it, a chat that chat (at the message
+        the notification is about, when it names one)."""
         if isinstance(target, notify.OpenMemoryChange):
             memory = self.window("memory")
             if memory is not None:
@@ -383,6 +389,9 @@ class Shell(QObject):
                 _bring_to_front(memory)
             return
         self.show_chat(target.session_key if isinstance(target, notify.OpenChat) else None)
+        chat = self._windows.get("chat")
+        if isinstance(target, notify.OpenChat) and target.message is not None and chat is not None:
+            chat.show_message(target.session_key, target.message)  # type: ignore[attr-defined]
 
     def toggle_chat(self) -> None:
         chat = self._windows.get("chat")
@@ -408,11 +417,15 @@ class Shell(QObject):
             _bring_to_front(widget)
 
     def eventFilter(self, watched: QObject, event: QEvent) -> bool:  # noqa: N802 (Qt override)
-        """Without a tray there is no other way back to the app, so closing the chat quits it."""
-        if (event.type() == QEvent.Type.Close and watched is self._windows.get("chat")
-                and not QSystemTrayIcon.isSystemTrayAvailable()):  # asked now: a tray may have just appeared
+        """Without a tray there is no other way back to the app, so closing the chat quits it; with one, the
+        first close says where the app went."""
+        if event.type() != QEvent.Type.Close or watched is not self._windows.get("chat"):
+            return False
+        if not QSystemTrayIcon.isSystemTrayAvailable():  # asked now: a tray may have just appeared
             log.info("the chat window was closed and there is no tray: quitting")
             self.quit()
+        elif not self.state.tray_close_explained:
+            self._explain_tray_close()
         return False
 
     # ----- agent events and notifications
@@ -434,18 +447,26 @@ class Shell(QObject):
         if note.target is not None:
             self.tray.set_attention(True)
 
+    def _newest_message(self, session_key: str) -> int | None:
+        return self.bridge.newest_message(session_key) if self.bridge is not None else None
+
     def _chat_title(self, session_key: str) -> str:
         return self.bridge.session_title(session_key) if self.bridge is not None else session_key
 
-    def _notifications_allowed(self) -> bool:
-        return not self.state.do_not_disturb and (self.core is None or self.core.config.notifications)
+    def _notifications_enabled(self) -> bool:
+        return self.core is None or self.core.config.notifications
 
     def _save_state(self) -> None:
         snapshot = dataclasses.replace(self.state, windows=dict(self.state.windows))  # the thread writes a copy
-        self.spawn(asyncio.to_thread(save_state, state_path(self.home), snapshot))
+        self.spawn(self._write_state(snapshot))
+
+    async def _write_state(self, snapshot: ShellState) -> None:
+        async with self._state_written:  # in order: an older snapshot must never land after a newer one
+            await asyncio.to_thread(save_state, state_path(self.home), snapshot)
 
     def _set_dnd(self, on: bool) -> None:
         self.state.do_not_disturb = on
+        self.notifier.set_do_not_disturb(on)
         self._save_state()
 
     # ----- hotkey, settings, tray host
@@ -453,8 +474,7 @@ class Shell(QObject):
         self._bound_hotkey = chord
         status = await self.hotkey.bind(chord)
         if not status.active and status.backend != "none":
-            self.tray.icon.showMessage("Global hotkey unavailable", f"{status.message}\n{status.hint}",
-                                       QSystemTrayIcon.MessageIcon.Warning, 15_000)
+            notify.notify("Global hotkey unavailable", f"{status.message}\n{status.hint}")
 
     async def _config_changed(self) -> None:
         """config.yaml changed (an editor, another process, or our own save): the settings writer reads it
@@ -476,6 +496,16 @@ class Shell(QObject):
             log.info("a system tray appeared; the app now lives there")
             self.tray.recreate_icon()
         self.tray_available = available
+
+    def _explain_tray_close(self) -> None:
+        """Once per home, the first time the chat is closed: the app did not quit. Said by a notification (a
+        dialog on close would be one more window to close). While none can be shown now (Do not disturb, which
+        would hold it for later, or notifications off), a later close says it."""
+        if self.state.do_not_disturb:
+            return
+        if self.notifier.notify(notify.Notification(TRAY_CLOSE_TITLE, TRAY_CLOSE_TEXT)):
+            self.state.tray_close_explained = True
+            self._save_state()
 
     def _explain_no_tray(self) -> None:
         """Once per home: say why the chat opened as a window and how to get back to it."""

@@ -64,6 +64,10 @@ class CoreBridge(QObject):
         return self.core.sessions.title_of(session_key)
 
     # ----- chats (sessions)
+    def newest_message(self, session_key: str) -> int | None:
+        """Where the chat's newest saved message is: a notification about the answer just saved opens it there."""
+        return self.core.sessions.newest_index(session_key)
+
     async def list_chats(self) -> list[SessionInfo]:
         """Every saved chat, most recently active first (read from disk, off the GUI thread)."""
         return await self.core.sessions.list()

@@ -3,7 +3,12 @@
 On Linux they go to org.freedesktop.Notifications over D-Bus (jeepney on the asyncio loop: Qt's
 own D-Bus marshalling cannot produce the Notify signature, and QSystemTrayIcon.showMessage only
 reaches the service on StatusNotifierItem trays). Elsewhere, or without the service, the tray
-balloon is used."""
+balloon is used.
+
+Notes that arrive together (within GROUP_SECONDS of the first) are shown as one, so five background tasks
+finishing at once are one notification, not a burst. Do not disturb holds notes instead of showing them
+and shows what it held, as one, when it is turned off. An approval question is never held or grouped: it
+would be stale by then (it waits on its chat's card), and its buttons answer that one question."""
 
 from __future__ import annotations
 
@@ -15,10 +20,10 @@ import sys
 from collections.abc import Callable
 from typing import Any
 
-from PySide6.QtCore import QObject, Signal
+from PySide6.QtCore import QObject, QTimer, Signal
 from PySide6.QtWidgets import QSystemTrayIcon
 
-from desktop.notify import Notification, Target
+from desktop.notify import Notification, OpenChat, Target
 from desktop.tasks import TaskSet
 
 log = logging.getLogger(__name__)
@@ -28,16 +33,26 @@ OBJECT_PATH = "/org/freedesktop/Notifications"
 APP_NAME = "Nanobot Tray"
 ICON_NAME = "nanobot-tray"
 DBUS_TIMEOUT = 5.0
+GROUP_SECONDS = 1.5  # notes arriving this soon after the first are shown together
+GROUP_NAMES = 3  # titles named in a group's title
+GROUP_LINES = 5  # notes listed in a group's body
+LINE_CHARS = 90
 
 
 class Notifier(QObject):
     """`notify` is the sink for desktop.notify; `activated` fires when the user clicks a notification."""
 
     activated = Signal(object)  # the notification's Target, or None for "just open the app"
+    held_changed = Signal(int)  # how many notes Do not disturb holds now
 
-    def __init__(self, tray: QSystemTrayIcon, allowed: Callable[[], bool], parent: QObject | None = None) -> None:
+    def __init__(self, tray: QSystemTrayIcon, enabled: Callable[[], bool], parent: QObject | None = None) -> None:
         super().__init__(parent)
-        self._allowed = allowed
+        self._enabled = enabled  # the notifications setting: off drops them
+        self._quiet = False  # Do not disturb: held until it is turned off
+        self.held: list[Notification] = []
+        self._burst: list[Notification] = []  # waiting for the group window to close
+        self._burst_timer = QTimer(self, singleShot=True, interval=int(GROUP_SECONDS * 1000))
+        self._burst_timer.timeout.connect(self._show_burst)
         self._router: Any = None
         self._router_cm: Any = None
         self._listener: asyncio.Task[None] | None = None
@@ -79,6 +94,7 @@ class Notifier(QObject):
         self._listener = asyncio.ensure_future(self._listen(router, rule))
 
     async def close(self) -> None:
+        self._burst_timer.stop()
         if self._listener is not None:
             self._listener.cancel()
         if self._router_cm is not None:
@@ -89,26 +105,60 @@ class Notifier(QObject):
         self._router = self._router_cm = None
 
     def notify(self, note: Notification) -> bool:
-        """Show a notification unless the user silenced them; False when suppressed."""
-        if not self._allowed():
-            log.info("notification suppressed (do not disturb or notifications off): %s", note.title)
+        """Show a notification (with any that arrive with it); False when it is not shown now: held by Do not
+        disturb, or dropped (notifications off, or a question asked while Do not disturb is on)."""
+        if not self._enabled():
+            log.info("notification dropped (notifications are off): %s", note.title)
             return False
+        question = bool(note.actions) or note.withdraw_when is not None
+        if self._quiet and question:
+            log.info("approval notification not shown (do not disturb; it waits in its chat): %s", note.title)
+            return False
+        if self._quiet:
+            self.held.append(note)
+            self.held_changed.emit(len(self.held))
+            return False
+        if question:
+            self._show(note)
+            return True
+        self._burst.append(note)
+        if not self._burst_timer.isActive():
+            self._burst_timer.start()
+        return True
+
+    def set_do_not_disturb(self, on: bool) -> None:
+        """Turning it off shows what it held, as one notification."""
+        self._quiet = on
+        if on or not self.held:
+            return
+        held, self.held = self.held, []
+        self.held_changed.emit(0)
+        self._show(group(held), alone=len(held) == 1)
+
+    def _show_burst(self) -> None:
+        burst, self._burst = self._burst, []
+        if burst:
+            self._show(group(burst), alone=len(burst) == 1)
+
+    def _show(self, note: Notification, alone: bool = True) -> None:
+        """`alone`: a note about one thing, which a newer note about its chat replaces on screen (a group
+        neither replaces nor is replaced: the others in it would be lost)."""
         if self._router is None:
             self._balloon(note)
-            return True
-        self._tasks.spawn(self._send(note))
-        return True
+        else:
+            self._tasks.spawn(self._send(note, alone))
 
     def _balloon(self, note: Notification) -> None:
         self._balloon_target = note.target
         self._tray.showMessage(note.title, note.body, QSystemTrayIcon.MessageIcon.Information, 10_000)
 
-    async def _send(self, note: Notification) -> None:
+    async def _send(self, note: Notification, alone: bool) -> None:
         from jeepney import DBusAddress, HeaderFields, MessageType, new_method_call
 
         address = DBusAddress(OBJECT_PATH, bus_name=BUS_NAME, interface=BUS_NAME)
         title, body, target = note.title, note.body, note.target
-        replaces = self._by_target.get(target, 0) if target is not None else 0
+        chat = _chat_of(target) if target is not None and alone else None
+        replaces = self._by_target.get(chat, 0) if chat is not None else 0
         hints = {"desktop-entry": ("s", "nanobot-tray")}
         actions = ["default", "Open"]
         if note.actions and self._buttons is None:
@@ -130,8 +180,8 @@ class Notifier(QObject):
         self._targets[note_id] = target
         if note.on_action is not None and self._buttons and note.actions:
             self._on_action[note_id] = note.on_action
-        if target is not None:
-            self._by_target[target] = note_id
+        if chat is not None:
+            self._by_target[chat] = note_id
         if note.withdraw_when is not None:
             note.withdraw_when(self._withdrawer(note_id))
 
@@ -170,8 +220,32 @@ class Notifier(QObject):
                 elif member == "NotificationClosed":
                     self._on_action.pop(message.body[0], None)
                     target = self._targets.pop(message.body[0], None)
-                    if target is not None and self._by_target.get(target) == message.body[0]:
-                        del self._by_target[target]
+                    if target is not None and self._by_target.get(_chat_of(target)) == message.body[0]:
+                        del self._by_target[_chat_of(target)]
+
+
+def group(notes: list[Notification]) -> Notification:
+    """One notification for several: the title counts and names them, the body has a line for each, and a click
+    opens what the most recent one opens (the newest news is the likeliest reason to look)."""
+    if len(notes) == 1:
+        return notes[0]
+    titles = list(dict.fromkeys(note.title for note in notes))
+    named = ", ".join(titles[:GROUP_NAMES]) + (", …" if len(titles) > GROUP_NAMES else "")
+    lines = [_shorten(f"{note.title}: {note.body}" if note.body else note.title) for note in notes[:GROUP_LINES]]
+    if len(notes) > GROUP_LINES:
+        lines.append(f"and {len(notes) - GROUP_LINES} more")
+    target = next((note.target for note in reversed(notes) if note.target is not None), None)
+    return Notification(f"{len(notes)} updates: {named}", "\n".join(lines), target)
+
+
+def _shorten(line: str) -> str:
+    flat = " ".join(line.split())
+    return flat if len(flat) <= LINE_CHARS else flat[:LINE_CHARS - 1] + "…"
+
+
+def _chat_of(target: Target) -> Target:
+    """What a newer note replaces an older one by: the chat, whichever message in it each opens at."""
+    return OpenChat(target.session_key) if isinstance(target, OpenChat) else target
 
 
 async def _capabilities(router: Any) -> list[str]:

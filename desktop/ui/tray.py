@@ -55,6 +55,10 @@ class Tray(QObject):
         self.dnd_action: QAction = self.menu.addAction("Do not disturb")
         self.dnd_action.setCheckable(True)
         self.dnd_action.toggled.connect(self.dnd_changed.emit)
+        self.held_action: QAction = self.menu.addAction("")  # "3 notifications held", while there are any
+        self.held_action.setEnabled(False)
+        self.held_action.setVisible(False)
+        self._held = 0
         self.menu.addSeparator()
         self.menu.addAction("Quit").triggered.connect(self.quit_requested.emit)
         self._wire(self.icon)
@@ -95,6 +99,13 @@ class Tray(QObject):
         self.dnd_action.setChecked(on)
         self.dnd_action.blockSignals(False)
 
+    def set_held(self, count: int) -> None:
+        """How many notifications Do not disturb holds (shown in the menu and the tooltip)."""
+        self._held = count
+        self.held_action.setText(held_text(count))
+        self.held_action.setVisible(count > 0)
+        self._refresh()
+
     def set_attention(self, on: bool) -> None:
         self._attention = on
         self._refresh()
@@ -126,6 +137,8 @@ class Tray(QObject):
             lines.append("Idle")
         if self._failed:
             lines.append(f"The last request failed: {self._failed}")
+        if self._held:
+            lines.append(held_text(self._held))
         if self._attention:
             lines.append("Something needs your attention")
         return "\n".join(lines)
@@ -151,3 +164,7 @@ class Tray(QObject):
     def _activated(self, reason: QSystemTrayIcon.ActivationReason) -> None:
         if reason == QSystemTrayIcon.ActivationReason.Trigger:
             self.toggle_chat.emit()
+
+
+def held_text(count: int) -> str:
+    return f"{count} notification{'s' if count != 1 else ''} held"

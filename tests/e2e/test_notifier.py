@@ -41,10 +41,44 @@ async def test_a_notification_reaches_the_daemon_and_its_action_opens_the_chat(
         await _dunstctl(desktop, "action", "0")  # the user clicks the notification
         await until(lambda: opened == [notify.chat("desktop:garden")])
 
-        allowed[0] = False  # Do not disturb
+        allowed[0] = False  # notifications turned off in Settings
         assert not notifier.notify(notify.Notification("Silenced", "should not appear", notify.chat("desktop:garden")))
         await asyncio.sleep(0.5)
         assert "Silenced" not in desktop.notifications_log()
+    finally:
+        await notifier.close()
+
+
+async def test_notes_that_come_together_are_one_and_do_not_disturb_holds_them(
+        desktop: Desktop, monkeypatch: pytest.MonkeyPatch) -> None:
+    monkeypatch.setenv("DBUS_SESSION_BUS_ADDRESS", desktop.env["DBUS_SESSION_BUS_ADDRESS"])
+    await _dunstctl(desktop, "close-all")
+    notifier = Notifier(QSystemTrayIcon(), lambda: True)
+    await notifier.start()
+    opened: list[notify.Target | None] = []
+    notifier.activated.connect(opened.append)
+    try:
+        for chat, body in (("Garden", "The tomatoes need water."), ("Taxes", "The form is filled in."),
+                           ("Heartbeat", "The build is green again.")):
+            notifier.notify(notify.Notification(chat, body, notify.chat(f"desktop:{chat.lower()}", 4)))
+        await until(lambda: 'string "3 updates: Garden, Taxes, Heartbeat"' in desktop.notifications_log())
+        await asyncio.sleep(0.5)
+        desktop.screenshot("notifier-group")
+        log = desktop.notifications_log()
+        assert 'string "Garden"' not in log and 'string "Taxes"' not in log  # not one by one
+        await _dunstctl(desktop, "action", "0")
+        await until(lambda: opened == [notify.chat("desktop:heartbeat", 4)])  # the most recent one's chat
+
+        await _dunstctl(desktop, "close-all")
+        notifier.set_do_not_disturb(True)
+        assert not notifier.notify(notify.Notification("Quiet one", "held", notify.chat("desktop:a")))
+        assert not notifier.notify(notify.Notification("Quiet two", "held", notify.chat("desktop:b")))
+        await asyncio.sleep(2)
+        assert "Quiet one" not in desktop.notifications_log() and len(notifier.held) == 2
+        notifier.set_do_not_disturb(False)
+        await until(lambda: 'string "2 updates: Quiet one, Quiet two"' in desktop.notifications_log())
+        await asyncio.sleep(0.5)
+        desktop.screenshot("notifier-released")
     finally:
         await notifier.close()
 

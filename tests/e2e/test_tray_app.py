@@ -190,6 +190,8 @@ def test_a_hotkey_taken_by_another_program_is_reported(desktop: Desktop, app: Ap
     other = AppProcess(desktop, make_home(tmp_path / "other-home", model_server))  # a second user of the chord
     try:
         other.wait_log(r"global hotkey: .*already used by another program", timeout=90)
+        wait_for(lambda: 'string "Global hotkey unavailable"' in desktop.notifications_log(), 30,
+                 "the conflict's notification (through the notifier, as every notification)")
         time.sleep(0.5)
         desktop.screenshot("e2e-10-hotkey-conflict")
         doctor = subprocess.run([sys.executable, "-m", "desktop", "doctor", "--offline"], env=other.env,

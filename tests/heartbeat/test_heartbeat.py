@@ -72,7 +72,9 @@ async def test_the_quiet_marker_is_not_notified_and_a_report_is(core: Core, fake
     assert not beat.quiet
     [note] = await notes.wait(1)
     assert (note.title, note.body, note.target) == ("Heartbeat", "The status page says operational again.",
-                                                    OpenChat(SESSION))
+                                                    OpenChat(SESSION, 3))  # a click opens it at that answer
+    session = await core.sessions.load(SESSION)
+    assert session.messages[3]["content"] == "The status page says **operational** again."
 
 
 async def test_its_chat_keeps_only_the_last_few_exchanges(core: Core, fake: FakeOpenAI, notes: Notes) -> None:

@@ -43,8 +43,9 @@ async def test_the_model_schedules_a_reminder_that_runs_in_its_chat_and_is_notif
     assert app.clock.now() == START + timedelta(minutes=20)
     [note] = await notes.wait(1)
     assert note.title == "remind me to stretch in 20 minutes: Stretch"
-    assert note.body == "Time to stand up and stretch!" and note.target == OpenChat("desktop:plans")
     session = await app.core.sessions.load("desktop:plans")
+    assert note.body == "Time to stand up and stretch!"
+    assert note.target == OpenChat("desktop:plans", len(session.messages) - 1)  # opens the chat at the answer
     asked = [m for m in session.messages if m["role"] == "user"][-1]
     assert asked["kind"] == "scheduled" and "Remind the user to stand up and stretch" in asked["content"]
     assert session.messages[-1]["content"] == "Time to **stand up** and stretch!"

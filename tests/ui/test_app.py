@@ -1,5 +1,6 @@
 """The app shell in process (offscreen, so there is no tray host): start-up, background replies,
-Do not disturb, requests from later launches, settings edits, missing windows and Quit."""
+notifications (held by Do not disturb, grouped when several come at once, opening their chat at their message),
+requests from later launches, settings edits, missing windows and Quit."""
 
 from __future__ import annotations
 
@@ -24,7 +25,9 @@ from desktop.shell_state import load_state, state_path
 from desktop.ui import app as app_module
 from desktop.ui.app import Shell
 from desktop.ui.chat.model import Kind
+from desktop.ui.hotkey import HotkeyStatus
 from desktop.ui.icons import TrayState
+from desktop.ui.notifier import GROUP_SECONDS
 from desktop.ui.single_instance import InstanceServer, server_name
 from tests.fakeserver import FakeOpenAI
 from tests.ui.conftest import until
@@ -71,6 +74,13 @@ def _record_notifications(shell: Shell) -> list[tuple[str, str, notify.Target | 
     return sent
 
 
+def _record_balloons(shell: Shell) -> list[tuple[str, str]]:
+    """What reaches the screen: without a session bus (as here) the notifier shows tray balloons."""
+    shown: list[tuple[str, str]] = []
+    shell.tray.icon.showMessage = lambda title, body, *_: shown.append((title, body))  # type: ignore[method-assign]
+    return shown
+
+
 async def test_without_a_tray_the_chat_opens_with_a_one_time_explanation(shell: Shell) -> None:
     chat = shell.window("chat")
     assert chat is not None and chat.isVisible()
@@ -88,7 +98,10 @@ async def test_a_reply_finished_out_of_sight_is_announced(shell: Shell, fake: Fa
     fake.add({"content": "The long job is finished.", "delay": 0.3})
     shell.bridge.send("desktop:background", "do the long job")
     await until(lambda: done, timeout=30)
-    assert sent == [("do the long job", "The long job is finished.", notify.chat("desktop:background"))]
+    saved = await shell.core.sessions.load("desktop:background")  # type: ignore[union-attr]
+    assert saved.messages[-1]["content"] == "The long job is finished."  # the click opens the chat at it:
+    assert sent == [("do the long job", "The long job is finished.",
+                     notify.chat("desktop:background", len(saved.messages) - 1))]
     assert shell.tray.state is TrayState.ATTENTION
     shell.show_chat("desktop:background")  # what clicking the notification does
     assert chat.isVisible() and shell.tray.state is TrayState.IDLE
@@ -105,18 +118,146 @@ async def test_a_failed_turn_out_of_sight_is_announced_too(shell: Shell, fake: F
     fake.add({"status": 400, "body": {"error": {"message": "model does not exist"}}})
     shell.bridge.send("desktop:broken", "hello?")
     await until(lambda: sent, timeout=30)
-    assert sent[0][0] == "hello?: reply failed" and sent[0][2] == notify.chat("desktop:broken")
+    assert sent[0][0] == "hello?: reply failed" and sent[0][2] == notify.chat("desktop:broken", 1)
     assert "model does not exist" in sent[0][1]
 
 
-async def test_do_not_disturb_silences_and_is_remembered(shell: Shell) -> None:
-    sent = _record_notifications(shell)
+async def test_do_not_disturb_holds_notifications_then_shows_them_as_one(shell: Shell) -> None:
+    balloons = _record_balloons(shell)
     shell.tray.dnd_action.trigger()
     await until(lambda: load_state(state_path(shell.home)).do_not_disturb)
-    notify.notify("Reminder", "stretch", notify.chat("desktop:x"))  # what a background feature calls
-    assert sent == [("Reminder", "stretch", notify.chat("desktop:x"))]
-    assert not shell._notifications_allowed()
+    for title, body in (("Garden", "Water the tomatoes."), ("Taxes", "The form is ready."), ("Heartbeat", "All fine.")):
+        notify.notify(title, body, notify.chat(f"desktop:{title.lower()}", 3))  # what a background feature calls
+    notify.notify("Trip: allow exec?", "touch a", notify.chat("desktop:trip"), (("allow", "Allow once"),),
+                  lambda _action: None)  # a question is not held: it waits on its chat's card
+    await asyncio.sleep(GROUP_SECONDS + 0.3)
+    assert balloons == []
+    assert "3 notifications held" in shell.tray.icon.toolTip().splitlines()
+    assert shell.tray.held_action.isVisible() and shell.tray.held_action.text() == "3 notifications held"
     assert shell.tray.state is TrayState.ATTENTION  # the icon still says something is waiting
+
+    shell.tray.dnd_action.trigger()  # Do not disturb off: what it held, as one notification
+    assert balloons == [("3 updates: Garden, Taxes, Heartbeat",
+                         "Garden: Water the tomatoes.\nTaxes: The form is ready.\nHeartbeat: All fine.")]
+    assert "held" not in shell.tray.icon.toolTip() and not shell.tray.held_action.isVisible()
+    shell.tray.icon.messageClicked.emit()  # a click on the group opens the most recent one's chat
+    chat = shell.window("chat")
+    assert chat is not None and chat.isVisible() and chat.current_key == "desktop:heartbeat"  # type: ignore[attr-defined]
+    await asyncio.sleep(GROUP_SECONDS + 0.3)
+    assert len(balloons) == 1
+
+
+async def test_several_notifications_at_once_are_one_and_one_alone_is_itself(shell: Shell) -> None:
+    balloons = _record_balloons(shell)
+    notify.notify("Garden", "Watered.", notify.chat("desktop:garden"))
+    notify.notify("Taxes", "Filed.", notify.chat("desktop:taxes"))
+    notify.notify("Memory updated", "", None)
+    await until(lambda: balloons, timeout=5)
+    await asyncio.sleep(GROUP_SECONDS + 0.3)  # nothing else follows
+    assert balloons == [("3 updates: Garden, Taxes, Memory updated", "Garden: Watered.\nTaxes: Filed.\nMemory updated")]
+    shell.tray.icon.messageClicked.emit()
+    assert shell.window("chat").current_key == "desktop:taxes"  # type: ignore[union-attr]  # newest with a chat
+    notify.notify("Garden", "Watered again.", notify.chat("desktop:garden"))
+    await until(lambda: len(balloons) == 2, timeout=5)
+    assert balloons[1] == ("Garden", "Watered again.")
+
+
+async def test_start_up_problems_come_through_the_notifier(shell: Shell, monkeypatch: pytest.MonkeyPatch) -> None:
+    """A taken hotkey and a missing window are notifications like any other (Do not disturb holds them), not
+    tray balloons of their own."""
+    balloons = _record_balloons(shell)
+
+    async def taken(chord: str) -> HotkeyStatus:
+        return HotkeyStatus("x11", chord, False, f"{chord} is already taken by another program")
+    monkeypatch.setattr(shell.hotkey, "bind", taken)
+    monkeypatch.setitem(app_module.WINDOWS, "memory", ("desktop.ui.no_such_window", "MemoryWindow"))
+    shell.tray.dnd_action.trigger()
+    await shell.core.settings.update(lambda config: setattr(config, "hotkey", "Ctrl+Alt+K"))  # type: ignore[union-attr]
+    shell.tray.memory.emit()
+    await until(lambda: len(shell.notifier.held) == 2)
+    assert balloons == []
+    shell.tray.dnd_action.trigger()
+    [(title, body)] = balloons
+    assert title == "2 updates: Global hotkey unavailable, Window not available"
+    assert "Ctrl+Alt+K is already taken" in body and "The memory window is not available" in body
+
+
+async def _long_chat(shell: Shell, key: str, exchanges: int) -> None:
+    sessions = shell.core.sessions  # type: ignore[union-attr]
+    session = await sessions.load(key)
+    for n in range(exchanges):
+        await sessions.append(session, {"role": "user", "content": f"Question {n}"},
+                              {"role": "assistant", "content": f"Answer {n}\n\n" + "More words. " * 60})
+
+
+def _in_view(chat: Any, text: str) -> bool:
+    """Whether the row with `text` is (at least partly) in the transcript's view."""
+    view = chat.view
+    row = next(i for i, r in enumerate(view.model().rows) if r.text == text)
+    rect = view.row_rect(row)
+    return bool(rect.bottom() > 0 and rect.top() < view.viewport().height())
+
+
+async def test_a_clicked_notification_opens_its_chat_at_its_message(shell: Shell, fake: FakeOpenAI) -> None:
+    await _long_chat(shell, "desktop:long", 30)
+    target = notify.chat("desktop:long", 5)  # the answer of the third exchange
+    shell.notifier.activated.emit(target)
+    chat = shell.window("chat")
+    assert chat is not None and chat.isVisible() and chat.current_key == "desktop:long"  # type: ignore[attr-defined]
+    answer = "Answer 2\n\n" + "More words. " * 60
+    await until(lambda: chat.models["desktop:long"].loaded and _in_view(chat, answer))  # type: ignore[attr-defined]
+    assert not chat.view.at_bottom()  # type: ignore[attr-defined]
+
+    # An answer that came in while the chat was hidden (its rows built live) is found too.
+    sent = _record_notifications(shell)
+    chat.hide()
+    fake.add({"content": "The short answer."}, {"content": "A long one.\n\n" + "Many lines.\n\n" * 80})
+    shell.bridge.send("desktop:long", "short, please")
+    await until(lambda: len(sent) == 1, timeout=30)
+    shell.bridge.send("desktop:long", "and a long one")
+    await until(lambda: len(sent) == 2, timeout=30)
+    first = sent[0][2]
+    assert first == notify.chat("desktop:long", 61)
+    shell.notifier.activated.emit(first)
+    await until(lambda: chat.models["desktop:long"].loaded and _in_view(chat, "The short answer."))  # type: ignore[attr-defined]
+    assert not chat.view.at_bottom()  # type: ignore[attr-defined]
+
+
+async def _started(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> tuple[Shell, asyncio.Future[int]]:
+    made = _new_shell(tmp_path, monkeypatch)
+    task = asyncio.ensure_future(made.run())
+    await until(lambda: made.core is not None and made.core.running, timeout=60)
+    return made, task
+
+
+async def test_closing_the_chat_says_once_that_the_app_stays_in_the_tray(
+        model_config: dict[str, Any], memory_keyring: object, tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    from PySide6.QtWidgets import QSystemTrayIcon
+    monkeypatch.setattr(QSystemTrayIcon, "isSystemTrayAvailable", staticmethod(lambda: True))  # a tray host
+    for run in range(2):  # the second run is after a restart
+        shell, task = await _started(tmp_path, monkeypatch)
+        sent = _record_notifications(shell)
+        shell.show_chat()
+        chat = shell.window("chat")
+        assert chat is not None
+        if run == 0:  # with Do not disturb on it waits for a close that can say it now
+            shell.tray.dnd_action.trigger()
+            chat.close()
+            assert sent == [] and not shell.notifier.held
+            shell.tray.dnd_action.trigger()
+            shell.show_chat()
+        chat.close()
+        assert not chat.isVisible() and not shell._quit.is_set()  # hidden, not quit
+        if run == 0:
+            assert [title for title, _, _ in sent] == ["Nanobot Tray is still running"]
+            await until(lambda: load_state(state_path(home())).tray_close_explained)
+        shell.show_chat()
+        chat.close()
+        assert sent == ([("Nanobot Tray is still running", app_module.TRAY_CLOSE_TEXT, None)] if run == 0 else [])
+        shell.quit()
+        assert await asyncio.wait_for(task, 30) == 0
+        for widget in QApplication.topLevelWidgets():
+            widget.close()
 
 
 async def test_later_launches_open_the_quick_prompt_prefilled(shell: Shell, caplog: pytest.LogCaptureFixture) -> None:

@@ -137,3 +137,13 @@ def test_background_tasks_show_as_working_with_their_count(qtbot) -> None:  # ty
     tray.on_event(BackgroundTasks([_task("Count files", "done")]))
     assert tray.state is TrayState.IDLE and "Background tasks" not in tray.icon.toolTip()
     assert _entries(tray)[0] == "New chat"  # the line and its separator go when none runs
+
+
+def test_held_notifications_are_counted_in_the_menu_and_tooltip(qtbot) -> None:  # type: ignore[no-untyped-def]
+    tray = Tray()
+    tray.set_held(1)
+    assert tray.held_action.isVisible() and tray.held_action.text() == "1 notification held"
+    tray.set_held(3)
+    assert "3 notifications held" in tray.tooltip().splitlines()
+    tray.set_held(0)
+    assert not tray.held_action.isVisible() and "held" not in tray.tooltip()

@@ -81,6 +81,7 @@ class ChatRow:
     streaming: bool = False
     stopped: bool = False
     fix_in_settings: bool = False  # an ERROR whose cure is in Settings (address, key, model): offer to open it
+    message: int = -1  # the index of the saved message it shows; -1 for a row built from live events
     uid: int = field(default_factory=lambda: next(_uids))
     version: int = 0  # bumped on every visible change; views cache layouts by (uid, version)
 
@@ -188,6 +189,15 @@ class TranscriptModel(QAbstractListModel):
             return self.rows.index(row)
         except ValueError:
             return None
+
+    def row_of_message(self, message: int) -> int | None:
+        """The first row showing saved message `message` (or the nearest after it, or the last row when the chat
+        has since lost it); None when that message is not among the rows read from the file (built live)."""
+        saved = [i for i, row in enumerate(self.rows) if row.message >= 0]
+        found = next((i for i in saved if self.rows[i].message >= message), None)
+        if found is not None or len(saved) < len(self.rows):
+            return found
+        return saved[-1] if saved else None
 
     def last_user(self) -> ChatRow | None:
         return next((r for r in reversed(self.rows) if r.kind is Kind.USER), None)
@@ -379,6 +389,7 @@ def rows_from_messages(messages: list[dict[str, Any]]) -> list[ChatRow]:
     rows: list[ChatRow] = []
     calls: dict[str, ToolCall] = {}
     for number, message in enumerate(messages, 1):
+        first = len(rows)
         role = message.get("role")
         if role == "user" and message.get("kind", "user") != "user":  # the app's message, not the person's
             rows.append(ChatRow(Kind.NOTICE, _headline(_text_of(message.get("content")))))
@@ -409,6 +420,8 @@ def rows_from_messages(messages: list[dict[str, Any]]) -> list[ChatRow]:
                 found.label = str(message.get("label") or "")
                 seconds = message.get("seconds")
                 found.seconds = float(seconds) if isinstance(seconds, (int, float)) else None
+        for row in rows[first:]:
+            row.message = number - 1
     return rows
 
 

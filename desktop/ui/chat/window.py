@@ -182,6 +182,30 @@ class ChatWindow(QWidget):
         self.sidebar.select(key)
         self._refresh_timer.start()
 
+    def show_message(self, key: str, message: int) -> None:
+        """Open a chat scrolled to saved message `message` (what a clicked notification is about). Rows built
+        from live events do not know their place in the file, so a chat showing such rows is read again first,
+        unless a turn runs in it (then it just opens)."""
+        model = self.models.get(key)
+        if model is not None and model.loaded and not model.busy and model.row_of_message(message) is None:
+            del self.models[key]
+            model.deleteLater()
+        self.show_session(key)
+        model = self.models[key]
+        if model.loaded:
+            self._reveal_message(model, message)
+            return
+
+        def loaded() -> None:
+            model.modelReset.disconnect(loaded)
+            self._reveal_message(model, message)
+        model.modelReset.connect(loaded)
+
+    def _reveal_message(self, model: TranscriptModel, message: int) -> None:
+        row = model.row_of_message(message)
+        if row is not None and self.view.model() is model:
+            self.view.reveal(row)
+
     def _open_found(self, key: str, query: str) -> None:
         """A chat picked in the search over all chats: at its first hit, if the hit is in its messages."""
         self.show_session(key)
