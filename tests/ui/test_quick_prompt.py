@@ -137,3 +137,51 @@ async def test_after_a_restart_the_newest_quick_chat_is_offered(qtbot: QtBot, br
     await until(lambda: "Continue the last quick chat" in prompt.context.text(), message="the offer")
     qtbot.keyClick(prompt.input, Qt.Key.Key_Up, Qt.KeyboardModifier.ControlModifier)
     assert prompt.session_key == "quick:newer"
+
+
+@pytest.mark.parametrize(("step", "reason"), [
+    pytest.param({"content": "Once upon a time there was a fox", "chunk": 5, "cut": 4}, "The answer broke off",
+                 id="cut-off"),
+    pytest.param({"content": ""}, "finished without an answer", id="empty"),
+    pytest.param({"content": "and again ", "endless": 0.2}, "kept streaming", id="endless"),
+])
+async def test_a_faulty_answer_offers_retry_which_replaces_the_failed_turn(
+        qtbot: QtBot, bridge: CoreBridge, fake: FakeOpenAI, step: dict[str, object], reason: str) -> None:
+    bridge.core.config.provider.timeout = 1.0  # an endless stream is cut at ten times this
+    bridge.core.config.provider.retry_delays = []
+    fake.add(step)
+    prompt = QuickPrompt(bridge)
+    qtbot.addWidget(prompt)
+    prompt.popup()
+    qtbot.keyClicks(prompt.input, "tell me a story")
+    qtbot.keyClick(prompt.input, Qt.Key.Key_Enter)
+    await until(lambda: prompt.status.property("error") is True, timeout=60, message="error shown")
+    assert reason in prompt.status.text()
+    assert prompt.answer.isHidden() and not prompt.copy_button.isVisible()  # nothing cut off passes as an answer
+    assert prompt.retry_button.isVisible()
+
+    fake.add({"content": "The fox slept."})
+    qtbot.mouseClick(prompt.retry_button, Qt.MouseButton.LeftButton)
+    await until(lambda: prompt.status.text() == "Done", timeout=60)
+    assert prompt.answer.toPlainText() == "The fox slept." and not prompt.retry_button.isVisible()
+    saved = [json.loads(line) for line in bridge.core.sessions.path_for(prompt.session_key)
+             .read_text(encoding="utf-8").splitlines()[1:]]
+    assert [(m["role"], m["content"]) for m in saved] == [("user", "tell me a story"), ("assistant", "The fox slept.")]
+
+
+async def test_an_unreachable_server_offers_open_settings(qtbot: QtBot, bridge: CoreBridge) -> None:
+    bridge.core.config.api_base = "http://127.0.0.1:9/v1"  # nothing listens there
+    bridge.core.config.provider.retry_delays = []
+    prompt = QuickPrompt(bridge)
+    qtbot.addWidget(prompt)
+    opened: list[bool] = []
+    prompt.settings_requested.connect(lambda: opened.append(True))  # as the app wires it
+    prompt.popup()
+    qtbot.keyClicks(prompt.input, "hello?")
+    qtbot.keyClick(prompt.input, Qt.Key.Key_Enter)
+    await until(lambda: prompt.status.property("error") is True, timeout=60, message="error shown")
+    assert "Can't reach the model server" in prompt.status.text()
+    assert prompt.settings_button.isVisible() and prompt.retry_button.isVisible()
+    prompt.grab().save("/tmp/quick-error.png")
+    qtbot.mouseClick(prompt.settings_button, Qt.MouseButton.LeftButton)
+    assert opened == [True] and not prompt.isVisible()
