@@ -7,7 +7,6 @@ from __future__ import annotations
 
 import json
 import subprocess
-import sys
 import time
 from collections.abc import Iterator
 from pathlib import Path
@@ -15,44 +14,21 @@ from pathlib import Path
 import pytest
 import yaml
 
+from tests.e2e import localserver
+from tests.e2e.localserver import LocalServer
 from tests.e2e.test_tray_app import _click_icon, _show_chat, _type_into_chat
-from tests.e2e.xdesktop import REPO, AppProcess, Desktop, Window, wait_for
+from tests.e2e.xdesktop import AppProcess, Desktop, Window, wait_for
 
 pytestmark = pytest.mark.e2e
 
-LOCAL_PORTS = (1234, 8080)  # LM Studio's and llama.cpp's: where first start looks for a local server
 USE_THIS = (899, 201)  # the "Use this" button of the found server, from the chat window's top left corner
 SIDEBAR_WIDTH = 250
 OLDEST_ROW_Y = 160  # the third chat in the sidebar, from the window's top
 
 
-class LocalServer:
-    """The scripted server as its own process on a local server's usual port, so stopping it closes every
-    connection as a model server that quits does (it answers "echo: <question>")."""
-
-    def __init__(self, port: int) -> None:
-        self.port = port
-        self.proc = subprocess.Popen([sys.executable, str(REPO / "tests" / "fakeserver.py"), "--port", str(port)],
-                                     stdout=subprocess.PIPE, stderr=subprocess.DEVNULL, text=True)
-        assert self.proc.stdout is not None
-        self.listening = self.proc.stdout.readline().startswith("LISTENING")  # empty if the port is taken
-
-    def stop(self) -> None:
-        if self.proc.poll() is None:
-            self.proc.terminate()
-        self.proc.wait(10)
-
-
 @pytest.fixture
 def local_server() -> Iterator[LocalServer]:
-    for port in LOCAL_PORTS:
-        server = LocalServer(port)
-        if server.listening:
-            yield server
-            server.stop()
-            return
-        server.stop()
-    pytest.skip(f"ports {LOCAL_PORTS} are taken: first start would not find the scripted server there")
+    yield from localserver.local_server()
 
 
 def _sessions(home: Path) -> dict[str, list[dict[str, object]]]:
