@@ -4,7 +4,8 @@ transcript, while the keys that work there (arrows and Enter in the list of chat
 from __future__ import annotations
 
 from PySide6.QtCore import Qt
-from PySide6.QtWidgets import QApplication
+from PySide6.QtGui import QPalette
+from PySide6.QtWidgets import QApplication, QWidget
 
 from desktop.ui.bridge import CoreBridge
 from desktop.ui.chat.window import ChatWindow
@@ -41,3 +42,25 @@ async def test_arrows_and_enter_still_move_through_the_chats(window: ChatWindow,
     assert QApplication.focusWidget() is listed  # the keyboard stays in the list while moving through it
     qtbot.keyClick(listed, Qt.Key.Key_Up)
     assert window.current_key == first and window.composer.input.toPlainText() == ""
+
+
+def accent_pixels(widget: QWidget) -> int:
+    """Pixels of the palette's highlight colour in the widget as drawn: the focus ring is drawn in it."""
+    image = widget.grab().toImage()
+    accent = widget.palette().color(QPalette.ColorRole.Highlight)
+    return sum(1 for y in range(image.height()) for x in range(image.width())
+               if abs(image.pixelColor(x, y).red() - accent.red()) + abs(image.pixelColor(x, y).green() - accent.green())
+               + abs(image.pixelColor(x, y).blue() - accent.blue()) < 40)
+
+
+async def test_the_new_chat_button_and_the_list_show_where_the_keyboard_is(
+        window: ChatWindow, bridge: CoreBridge) -> None:
+    await bridge.rename_chat("desktop:one", "One")
+    await window.refresh_sessions()
+    window.activateWindow()
+    for widget in (window.sidebar.new_button, window.sidebar.list):
+        window.composer.input.setFocus()
+        unfocused = accent_pixels(widget)
+        widget.setFocus()
+        await until(widget.hasFocus)
+        assert accent_pixels(widget) > unfocused + 100, widget.objectName()  # a ring all round, not a dot
