@@ -6,14 +6,15 @@ import asyncio
 import json
 
 import pytest
-from PySide6.QtCore import Qt
-from PySide6.QtGui import QGuiApplication
+from PySide6.QtCore import QPoint, Qt
+from PySide6.QtGui import QColor, QGuiApplication, QPalette
+from PySide6.QtWidgets import QApplication
 from pytestqt.qtbot import QtBot
 
 from desktop.bus import TextDelta
 from desktop.providers.litellm_env import litellm
 from desktop.ui.bridge import CoreBridge
-from desktop.ui.quick_prompt import QuickPrompt
+from desktop.ui.quick_prompt import SHADOW, WIDTH, QuickPrompt
 from tests.fakeserver import FakeOpenAI
 from tests.ui.conftest import until
 
@@ -185,3 +186,45 @@ async def test_an_unreachable_server_offers_open_settings(qtbot: QtBot, bridge: 
     prompt.grab().save("/tmp/quick-error.png")
     qtbot.mouseClick(prompt.settings_button, Qt.MouseButton.LeftButton)
     assert opened == [True] and not prompt.isVisible()
+
+
+def _dark() -> QPalette:
+    palette = QPalette()
+    for role, colour in ((QPalette.ColorRole.Window, "#2b2b2b"), (QPalette.ColorRole.WindowText, "#eeeeee"),
+                         (QPalette.ColorRole.Base, "#1e1e1e"), (QPalette.ColorRole.Text, "#eeeeee"),
+                         (QPalette.ColorRole.Button, "#3a3a3a"), (QPalette.ColorRole.ButtonText, "#eeeeee"),
+                         (QPalette.ColorRole.Highlight, "#3d7fd6"), (QPalette.ColorRole.Dark, "#8a8a8a"),
+                         (QPalette.ColorRole.Midlight, "#444444"), (QPalette.ColorRole.PlaceholderText, "#999999")):
+        palette.setColor(role, QColor(colour))
+    return palette
+
+
+@pytest.mark.parametrize("theme", ["light", "dark"])
+@pytest.mark.parametrize("compositor", [False, True], ids=["no-compositor", "compositor"])
+async def test_the_card_has_rounded_corners_and_a_shadow_where_the_desktop_can_show_one(
+        qtbot: QtBot, bridge: CoreBridge, monkeypatch: pytest.MonkeyPatch, theme: str, compositor: bool) -> None:
+    monkeypatch.setattr("desktop.ui.quick_prompt.composited", lambda: compositor)  # what the desktop offers
+    app = QApplication.instance()
+    assert isinstance(app, QApplication)
+    light = app.palette()
+    app.setPalette(light if theme == "light" else _dark())
+    try:
+        prompt = QuickPrompt(bridge)
+        qtbot.addWidget(prompt)
+        prompt.popup("How do rounded corners look?")
+        shot = prompt.grab().toImage()
+        shot.save(f"/tmp/quick-card-{theme}-{'compositor' if compositor else 'mask'}.png")
+    finally:
+        app.setPalette(light)
+    card = prompt.card.geometry()
+    if compositor:  # translucent window: a soft shadow around the card, nothing painted in the far corner
+        assert prompt.testAttribute(Qt.WidgetAttribute.WA_TranslucentBackground)
+        assert card.left() == SHADOW and prompt.width() == WIDTH + 2 * SHADOW
+        assert shot.pixelColor(0, 0).alpha() < 40
+        assert 0 < shot.pixelColor(card.left() - 2, card.center().y()).alpha() < 255  # the shadow
+        assert prompt.mask().isEmpty()
+    else:  # no compositor: the corners are cut away by a mask, so no square corner shows on the desktop
+        assert not prompt.testAttribute(Qt.WidgetAttribute.WA_TranslucentBackground) and card.left() == 0
+        assert not prompt.mask().contains(QPoint(1, 1)) and prompt.mask().contains(card.center())
+        assert not prompt.mask().contains(QPoint(prompt.width() - 2, prompt.height() - 2))
+    assert shot.pixelColor(card.center()).alpha() == 255  # the card itself is opaque
