@@ -23,7 +23,7 @@ pytestmark = pytest.mark.e2e
 
 USE_THIS = (899, 201)  # the "Use this" button of the found server, from the chat window's top left corner
 SIDEBAR_WIDTH = 250
-TITLES_Y, ROW_HEIGHT = 51, 47  # the first chat's title line in the sidebar, and the distance to the next
+TITLES_Y, ROW_HEIGHT = 55, 47  # the first chat's title line in the sidebar, and the distance to the next
 OLDEST_ROW_Y = 160  # the third chat in the sidebar, from the window's top
 
 
