@@ -7,7 +7,7 @@ import ctypes.util
 import html
 import uuid
 
-from PySide6.QtCore import QEvent, QObject, QPoint, QRect, QRectF, Qt, Signal
+from PySide6.QtCore import SIGNAL, QEvent, QObject, QPoint, QRect, QRectF, Qt, Signal
 from PySide6.QtGui import (
     QColor,
     QCursor,
@@ -29,6 +29,7 @@ from desktop.bus import ReasoningDelta, Retrying, TextDelta, ToolStarted, TurnEr
 from desktop.tasks import spawn
 from desktop.ui.approval_card import ApprovalCards
 from desktop.ui.bridge import CoreBridge
+from desktop.ui.chat.model import fixed_in_settings
 
 CHANNEL = "quick"
 WIDTH = 680
@@ -63,6 +64,7 @@ class QuickPrompt(QWidget):
     around it, so it stands out over whatever is under it in light and dark themes."""
 
     open_in_chat = Signal(str, str)  # session key, and text for the chat window to send there
+    settings_requested = Signal()  # the app opens Settings (a failed answer whose cure is there)
 
     def __init__(self, bridge: CoreBridge, parent: QWidget | None = None) -> None:
         flags = Qt.WindowType.Tool | Qt.WindowType.FramelessWindowHint | Qt.WindowType.WindowStaysOnTopHint
@@ -73,6 +75,7 @@ class QuickPrompt(QWidget):
         self._continuing = False
         self._busy = False
         self._streamed = ""
+        self._failed = ""  # the question of the turn that just failed, asked again by Retry
         self.setObjectName("QuickPrompt")
         self.setWindowTitle("Quick prompt")
         self._shadow = SHADOW if composited() else 0
@@ -129,9 +132,16 @@ class QuickPrompt(QWidget):
         self.copy_button = QPushButton("Copy")
         self.copy_button.setToolTip("Copy the answer as Markdown")
         self.copy_button.clicked.connect(self.copy_answer)
+        self.retry_button = QPushButton("Retry")
+        self.retry_button.setToolTip("Ask the same question again in place of the failed answer")
+        self.retry_button.clicked.connect(self.retry)
+        self.settings_button = QPushButton("Open Settings")
+        self.settings_button.clicked.connect(self._open_settings)
         footer = QHBoxLayout()
         footer.setContentsMargins(0, 0, 0, 0)
         footer.addWidget(self.status, 1)
+        footer.addWidget(self.retry_button)
+        footer.addWidget(self.settings_button)
         footer.addWidget(self.stop_button)
         footer.addWidget(self.copy_button)
         footer.addWidget(self.open_button)
@@ -208,6 +218,7 @@ class QuickPrompt(QWidget):
         self.input.clear()
         self._busy = True
         self._streamed = ""
+        self._failed = ""
         self.question.setText(text)
         self.question.show()
         self.answer.clear()
@@ -230,6 +241,23 @@ class QuickPrompt(QWidget):
         if self._busy:
             self.bridge.send(self.session_key, "/stop")
         self.input.setFocus()
+
+    def retry(self) -> None:
+        """Ask the failed question again; the failed turn is replaced, not followed by a second question."""
+        if not self._failed or self._busy:
+            return
+        question, self._failed = self._failed, ""
+        self._busy = True
+        self._streamed = ""
+        self.answer.clear()
+        self.answer.hide()
+        self._set_status("Thinking…")
+        self.bridge.send(self.session_key, question, redo=True)
+        self.input.setFocus()
+
+    def _open_settings(self) -> None:
+        self.hide()
+        self.settings_requested.emit()
 
     def copy_answer(self) -> None:
         if self._streamed:
@@ -289,7 +317,11 @@ class QuickPrompt(QWidget):
             self._set_status("Stopped" if event.stopped else "Done")
         elif isinstance(event, TurnError):
             self._busy = False
-            self._set_status(event.message, error=True)
+            self._failed = self.question.text()
+            self._streamed = ""  # a cut-off answer is not one: it goes, as in the chat
+            self.answer.clear()
+            self.answer.hide()
+            self._set_status(event.message, error=True, fix_in_settings=fixed_in_settings(event.kind))
 
     # ----- look
     def _start(self, key: str, continuing: bool) -> None:
@@ -330,6 +362,7 @@ class QuickPrompt(QWidget):
         self.rule.hide()
         self.open_button.hide()
         self._streamed = ""
+        self._failed = ""
         self._set_status(HINT)
 
     def _show_answer(self, markdown: str) -> None:
@@ -338,7 +371,9 @@ class QuickPrompt(QWidget):
         self.answer.show()
         self._fit()
 
-    def _set_status(self, text: str, error: bool = False) -> None:
+    def _set_status(self, text: str, error: bool = False, fix_in_settings: bool = False) -> None:
+        self.retry_button.setVisible(bool(self._failed) and not self._busy)
+        self.settings_button.setVisible(fix_in_settings and self._settings_wired())
         self.stop_button.setVisible(self._busy)
         self.copy_button.setVisible(not self._busy and bool(self._streamed))
         self.status.setText(text)
@@ -365,6 +400,10 @@ class QuickPrompt(QWidget):
             path = QPainterPath()
             path.addRoundedRect(QRectF(self.rect()), RADIUS, RADIUS)
             self.setMask(QRegion(path.toFillPolygon().toPolygon()))
+
+    def _settings_wired(self) -> bool:
+        """Open Settings shows only where the app opens Settings for it: never a button that does nothing."""
+        return self.receivers(SIGNAL("settings_requested()")) > 0
 
     def _screen_rect(self) -> QRect:
         screen = QGuiApplication.screenAt(QCursor.pos()) or QGuiApplication.primaryScreen()

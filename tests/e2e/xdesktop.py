@@ -114,6 +114,16 @@ class Desktop:
             self._spawn("panel", ["xfce4-panel", "--disable-wm-check"], self.env)
             wait_for(lambda: self.bus_has("org.kde.StatusNotifierWatcher"), 30, "xfce4-panel's SNI watcher")
 
+    def start_keyring(self) -> None:
+        """gnome-keyring's Secret Service on this desktop's bus, with no login keyring unlocked (none exists in
+        the fresh home): as on a desktop whose login does not unlock one. Using it pops up the system prompt."""
+        self._spawn("keyring", ["gnome-keyring-daemon", "--foreground", "--components=secrets"], self.env)
+        wait_for(lambda: self.bus_has("org.freedesktop.secrets"), 15, "gnome-keyring on the session bus")
+
+    def keyring_prompts(self) -> list[str]:
+        """The system keyring's password prompts (gcr-prompter windows) on screen, by window id."""
+        return self._run(["xdotool", "search", "--onlyvisible", "--class", "gcr-prompter"]).split()
+
     def sni_items(self) -> list[str]:
         """Items registered with the StatusNotifierItem host ("service/path")."""
         out = self._run(["dbus-send", "--session", "--print-reply", "--dest=org.kde.StatusNotifierWatcher",

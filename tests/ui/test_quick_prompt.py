@@ -6,14 +6,15 @@ import asyncio
 import json
 
 import pytest
-from PySide6.QtCore import Qt
-from PySide6.QtGui import QGuiApplication
+from PySide6.QtCore import QPoint, Qt
+from PySide6.QtGui import QColor, QGuiApplication, QPalette
+from PySide6.QtWidgets import QApplication
 from pytestqt.qtbot import QtBot
 
 from desktop.bus import TextDelta
 from desktop.providers.litellm_env import litellm
 from desktop.ui.bridge import CoreBridge
-from desktop.ui.quick_prompt import QuickPrompt
+from desktop.ui.quick_prompt import SHADOW, WIDTH, QuickPrompt
 from tests.fakeserver import FakeOpenAI
 from tests.ui.conftest import until
 
@@ -137,3 +138,93 @@ async def test_after_a_restart_the_newest_quick_chat_is_offered(qtbot: QtBot, br
     await until(lambda: "Continue the last quick chat" in prompt.context.text(), message="the offer")
     qtbot.keyClick(prompt.input, Qt.Key.Key_Up, Qt.KeyboardModifier.ControlModifier)
     assert prompt.session_key == "quick:newer"
+
+
+@pytest.mark.parametrize(("step", "reason"), [
+    pytest.param({"content": "Once upon a time there was a fox", "chunk": 5, "cut": 4}, "The answer broke off",
+                 id="cut-off"),
+    pytest.param({"content": ""}, "finished without an answer", id="empty"),
+    pytest.param({"content": "and again ", "endless": 0.2}, "kept streaming", id="endless"),
+])
+async def test_a_faulty_answer_offers_retry_which_replaces_the_failed_turn(
+        qtbot: QtBot, bridge: CoreBridge, fake: FakeOpenAI, step: dict[str, object], reason: str) -> None:
+    bridge.core.config.provider.timeout = 1.0  # an endless stream is cut at ten times this
+    bridge.core.config.provider.retry_delays = []
+    fake.add(step)
+    prompt = QuickPrompt(bridge)
+    qtbot.addWidget(prompt)
+    prompt.popup()
+    qtbot.keyClicks(prompt.input, "tell me a story")
+    qtbot.keyClick(prompt.input, Qt.Key.Key_Enter)
+    await until(lambda: prompt.status.property("error") is True, timeout=60, message="error shown")
+    assert reason in prompt.status.text()
+    assert prompt.answer.isHidden() and not prompt.copy_button.isVisible()  # nothing cut off passes as an answer
+    assert prompt.retry_button.isVisible()
+
+    fake.add({"content": "The fox slept."})
+    qtbot.mouseClick(prompt.retry_button, Qt.MouseButton.LeftButton)
+    await until(lambda: prompt.status.text() == "Done", timeout=60)
+    assert prompt.answer.toPlainText() == "The fox slept." and not prompt.retry_button.isVisible()
+    saved = [json.loads(line) for line in bridge.core.sessions.path_for(prompt.session_key)
+             .read_text(encoding="utf-8").splitlines()[1:]]
+    assert [(m["role"], m["content"]) for m in saved] == [("user", "tell me a story"), ("assistant", "The fox slept.")]
+
+
+async def test_an_unreachable_server_offers_open_settings(qtbot: QtBot, bridge: CoreBridge) -> None:
+    bridge.core.config.api_base = "http://127.0.0.1:9/v1"  # nothing listens there
+    bridge.core.config.provider.retry_delays = []
+    prompt = QuickPrompt(bridge)
+    qtbot.addWidget(prompt)
+    opened: list[bool] = []
+    prompt.settings_requested.connect(lambda: opened.append(True))  # as the app wires it
+    prompt.popup()
+    qtbot.keyClicks(prompt.input, "hello?")
+    qtbot.keyClick(prompt.input, Qt.Key.Key_Enter)
+    await until(lambda: prompt.status.property("error") is True, timeout=60, message="error shown")
+    assert "Can't reach the model server" in prompt.status.text()
+    assert prompt.settings_button.isVisible() and prompt.retry_button.isVisible()
+    prompt.grab().save("/tmp/quick-error.png")
+    qtbot.mouseClick(prompt.settings_button, Qt.MouseButton.LeftButton)
+    assert opened == [True] and not prompt.isVisible()
+
+
+def _dark() -> QPalette:
+    palette = QPalette()
+    for role, colour in ((QPalette.ColorRole.Window, "#2b2b2b"), (QPalette.ColorRole.WindowText, "#eeeeee"),
+                         (QPalette.ColorRole.Base, "#1e1e1e"), (QPalette.ColorRole.Text, "#eeeeee"),
+                         (QPalette.ColorRole.Button, "#3a3a3a"), (QPalette.ColorRole.ButtonText, "#eeeeee"),
+                         (QPalette.ColorRole.Highlight, "#3d7fd6"), (QPalette.ColorRole.Dark, "#8a8a8a"),
+                         (QPalette.ColorRole.Midlight, "#444444"), (QPalette.ColorRole.PlaceholderText, "#999999")):
+        palette.setColor(role, QColor(colour))
+    return palette
+
+
+@pytest.mark.parametrize("theme", ["light", "dark"])
+@pytest.mark.parametrize("compositor", [False, True], ids=["no-compositor", "compositor"])
+async def test_the_card_has_rounded_corners_and_a_shadow_where_the_desktop_can_show_one(
+        qtbot: QtBot, bridge: CoreBridge, monkeypatch: pytest.MonkeyPatch, theme: str, compositor: bool) -> None:
+    monkeypatch.setattr("desktop.ui.quick_prompt.composited", lambda: compositor)  # what the desktop offers
+    app = QApplication.instance()
+    assert isinstance(app, QApplication)
+    light = app.palette()
+    app.setPalette(light if theme == "light" else _dark())
+    try:
+        prompt = QuickPrompt(bridge)
+        qtbot.addWidget(prompt)
+        prompt.popup("How do rounded corners look?")
+        shot = prompt.grab().toImage()
+        shot.save(f"/tmp/quick-card-{theme}-{'compositor' if compositor else 'mask'}.png")
+    finally:
+        app.setPalette(light)
+    card = prompt.card.geometry()
+    if compositor:  # translucent window: a soft shadow around the card, nothing painted in the far corner
+        assert prompt.testAttribute(Qt.WidgetAttribute.WA_TranslucentBackground)
+        assert card.left() == SHADOW and prompt.width() == WIDTH + 2 * SHADOW
+        assert shot.pixelColor(0, 0).alpha() < 40
+        assert 0 < shot.pixelColor(card.left() - 2, card.center().y()).alpha() < 255  # the shadow
+        assert prompt.mask().isEmpty()
+    else:  # no compositor: the corners are cut away by a mask, so no square corner shows on the desktop
+        assert not prompt.testAttribute(Qt.WidgetAttribute.WA_TranslucentBackground) and card.left() == 0
+        assert not prompt.mask().contains(QPoint(1, 1)) and prompt.mask().contains(card.center())
+        assert not prompt.mask().contains(QPoint(prompt.width() - 2, prompt.height() - 2))
+    assert shot.pixelColor(card.center()).alpha() == 255  # the card itself is opaque

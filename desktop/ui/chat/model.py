@@ -323,9 +323,21 @@ class TranscriptModel(QAbstractListModel):
         self._set_busy(False)
 
     def _turn_error(self, event: TurnError) -> None:
+        self._drop_unfinished()
         self._close_streams()
-        self.append(ChatRow(Kind.ERROR, event.message, fix_in_settings=_fixed_in_settings(event.kind)))
+        self.append(ChatRow(Kind.ERROR, event.message, fix_in_settings=fixed_in_settings(event.kind)))
         self._set_busy(False)
+
+    def _drop_unfinished(self) -> None:
+        """A failed call's half-streamed text and reasoning go: the session keeps none of it, so the chat shows
+        the error alone, live as after a reload, and nothing cut off reads as a whole answer."""
+        unfinished = [r for r in (self._text_row, self._reasoning_row) if r is not None]
+        self._text_row = self._reasoning_row = None
+        if unfinished:
+            self.flush()
+            self.beginResetModel()  # rare, and views then measure the rows afresh, as after Retry
+            self.rows = [r for r in self.rows if r not in unfinished]
+            self.endResetModel()
 
     def _end_reasoning(self) -> None:
         if self._reasoning_row is not None:
@@ -361,7 +373,8 @@ def failed_note(reason: str) -> str:
     return f"No reply: {reason}"
 
 
-def _fixed_in_settings(kind: str) -> bool:
+def fixed_in_settings(kind: str) -> bool:
+    """Whether a failure of this kind is cured in Settings (address, key, model): Open Settings is offered."""
     from desktop.providers.failures import SETTINGS_KINDS  # httpx comes with it: not at window start-up
 
     return kind in {k.value for k in SETTINGS_KINDS}
@@ -402,7 +415,7 @@ def rows_from_messages(messages: list[dict[str, Any]]) -> list[ChatRow]:
             if message.get("failed"):  # the latest failed turn keeps its error box and Retry
                 reason = str(message.get("error") or "the model request failed.")
                 kind = str(message.get("error_kind", "other"))
-                rows.append(ChatRow(Kind.ERROR, reason, fix_in_settings=_fixed_in_settings(kind))
+                rows.append(ChatRow(Kind.ERROR, reason, fix_in_settings=fixed_in_settings(kind))
                             if number == len(messages) else ChatRow(Kind.NOTICE, failed_note(reason)))
             elif content:
                 rows.append(ChatRow(Kind.ASSISTANT, content, stopped=bool(message.get("stopped"))))

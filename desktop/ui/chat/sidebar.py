@@ -15,7 +15,7 @@ from PySide6.QtCore import (
     Qt,
     Signal,
 )
-from PySide6.QtGui import QFont, QFontMetrics, QKeyEvent, QPainter, QPalette
+from PySide6.QtGui import QFont, QFontMetrics, QKeyEvent, QPainter, QPalette, QPen
 from PySide6.QtWidgets import (
     QAbstractItemView,
     QFrame,
@@ -38,6 +38,11 @@ KEY_ROLE = Qt.ItemDataRole.UserRole + 1
 DETAIL_ROLE = Qt.ItemDataRole.UserRole + 2
 BUSY_ROLE = Qt.ItemDataRole.UserRole + 3
 NEW_TITLE = "New chat"
+FOCUS_RING = 1.5  # px: where the keyboard is, in the list and on New chat, in light and dark palettes alike
+STYLE = """
+#newChat { border: 2px solid transparent; }
+#newChat:focus { border-color: palette(highlight); }
+"""
 
 
 class _SessionDelegate(QStyledItemDelegate):
@@ -55,13 +60,15 @@ class _SessionDelegate(QStyledItemDelegate):
         window, text_color = palette.color(QPalette.ColorRole.Window), palette.color(QPalette.ColorRole.Text)
         selected = bool(opt.state & QStyle.StateFlag.State_Selected)
         hovered = bool(opt.state & QStyle.StateFlag.State_MouseOver)
+        focused = bool(opt.state & QStyle.StateFlag.State_HasFocus)  # the list has the keyboard: arrows move this
         painter.save()
         painter.setRenderHint(QPainter.RenderHint.Antialiasing)
-        if selected or hovered:
-            accent = palette.color(QPalette.ColorRole.Highlight)
-            painter.setPen(Qt.PenStyle.NoPen)
-            painter.setBrush(mix(window, accent, 0.2) if selected else mix(window, text_color, 0.06))
-            painter.drawRoundedRect(QRectF(opt.rect).adjusted(2, 1, -2, -1), 7, 7)
+        accent = palette.color(QPalette.ColorRole.Highlight)
+        if selected or hovered or focused:
+            painter.setPen(QPen(accent, FOCUS_RING) if focused else Qt.PenStyle.NoPen)
+            painter.setBrush(mix(window, accent, 0.2) if selected else
+                             mix(window, text_color, 0.06) if hovered else Qt.BrushStyle.NoBrush)
+            painter.drawRoundedRect(QRectF(opt.rect).adjusted(2.5, 1.5, -2.5, -1.5), 7, 7)
         rect = opt.rect.adjusted(12, 7, -10, -7)
         title_font = QFont(opt.font)
         title_font.setWeight(QFont.Weight.DemiBold if selected else QFont.Weight.Normal)
@@ -118,6 +125,7 @@ class SessionList(QWidget):
         self.delete_box: QMessageBox | None = None
         self.new_button = QPushButton("+  New chat", self)
         self.new_button.setObjectName("newChat")
+        self.setStyleSheet(STYLE)
         self.new_button.setToolTip("Start a new chat (Ctrl+N)")
         self.new_button.clicked.connect(self.new_requested)
         self.list = _List(self)

@@ -155,8 +155,9 @@ class ChatWindow(QWidget):
         self.search_all.chosen.connect(self._open_found)
         self.search_all.dismissed.connect(self.composer.input.setFocus)
         QShortcut(QKeySequence("Ctrl+K"), self, self.search_all.open)
-        for widget in (self.view, self.view.viewport(), self.view.selector, self.view.selector.viewport()):
-            widget.installEventFilter(self)  # clicks and typing in the transcript: see eventFilter
+        self._transcript_parts = (self.view, self.view.viewport(), self.view.selector, self.view.selector.viewport())
+        for widget in (*self._transcript_parts, self.sidebar.list, self.sidebar.new_button, self.model_picker):
+            widget.installEventFilter(self)  # clicks and typing in the transcript, typing elsewhere: see eventFilter
         self._refresh_timer = QTimer(self, singleShot=True, interval=150)  # coalesce sidebar refreshes
         self._refresh_timer.timeout.connect(lambda: spawn(self.refresh_sessions()))
         bridge.event.connect(self._on_event)
@@ -389,11 +390,14 @@ class ChatWindow(QWidget):
 
     def eventFilter(self, watched: QObject, event: QEvent) -> bool:
         """The transcript keeps the keyboard only while text in it is selected (for Ctrl+C): a plain click
-        gives it back to the composer, and typing there is typing in the composer."""
+        gives it back to the composer, and typing there is typing in the composer. Typing in the sidebar or on
+        the model picker goes to the composer too; arrows, Enter and Space keep working there."""
         kind = event.type()
-        if kind == QEvent.Type.MouseButtonRelease and not self.view.selector.selecting():
+        transcript = watched in self._transcript_parts
+        if kind == QEvent.Type.MouseButtonRelease and transcript and not self.view.selector.selecting():
             QTimer.singleShot(0, self._focus_composer_after_click)
-        elif kind == QEvent.Type.KeyPress and isinstance(event, QKeyEvent) and _is_typing(event):
+        elif (kind == QEvent.Type.KeyPress and isinstance(event, QKeyEvent) and _is_typing(event)
+              and (transcript or event.text().strip()) and self.composer.isEnabled()):
             self.composer.input.setFocus()
             QApplication.sendEvent(self.composer.input, event)
             return True
