@@ -362,6 +362,7 @@ class Shell(QObject):
             widget.settings_requested.connect(lambda: self.open_window("settings"))  # type: ignore[attr-defined]
         if kind == "quick":
             widget.open_in_chat.connect(lambda key, text: self.show_chat(key or None, text))  # type: ignore[attr-defined]
+            widget.settings_requested.connect(lambda: self.open_window("settings"))  # type: ignore[attr-defined]
         if kind in ("memory", "reminders"):
             widget.open_session.connect(lambda key: self.show_chat(key or None))  # type: ignore[attr-defined]
         return widget

@@ -338,6 +338,15 @@ async def test_ctrl_enter_in_the_quick_prompt_takes_the_question_to_the_chat(she
     assert model.rows[0].text == "what is the tallest tree?"
 
 
+async def test_open_settings_in_the_quick_prompt_opens_the_settings_window(shell: Shell) -> None:
+    quick = shell.window("quick")
+    assert quick is not None
+    shell.open_quick("")
+    quick.settings_button.click()  # type: ignore[attr-defined]  # shown only where the app wires it (it does)
+    settings = shell.window("settings")
+    assert settings is not None and settings.isVisible() and not quick.isVisible()
+
+
 async def test_quit_during_start_up_exits_cleanly(model_config: dict[str, Any], memory_keyring: object,
                                                   tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
     shell = _new_shell(tmp_path, monkeypatch)
