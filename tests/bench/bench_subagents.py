@@ -192,7 +192,7 @@ async def measure(core: Any, bridge: Any, key: str, streamed: str, shown: list[s
           f"load average now {os.getloadavg()[0]:.1f}")
     figures.add(f"{TASKS} subagents x {len(TOOL_STEPS)} tool calls while {TOKENS:,} tokens stream: worst GUI stall",
                 ms(stall), "≤ 50 ms")
-    figures.add("... of which GUI-thread CPU between two probe ticks, worst", ms(max(meter.cpu)))
+    figures.add("... GUI thread's own CPU time between two probe ticks, worst", ms(max(meter.cpu)))
 
 
 def main() -> None:
