@@ -224,9 +224,10 @@ async def run(figures: Figures) -> None:
         await asyncio.sleep(max(t0 + (i + 1) / RATE - time.perf_counter(), 0))
     stream_stall = meter.stop()
     elapsed = time.perf_counter() - t0
-    bridge.event.emit(TurnFinished(key, text))
-    assert model.rows[-1].text == "".join(pieces)
-    print(f"stream {len(pieces):,} tokens at {RATE}/s into that chat ({len(text):,} characters, {elapsed:.1f} s):")
+    streamed = "".join(pieces)
+    bridge.event.emit(TurnFinished(key, streamed))  # the final answer is what streamed
+    assert model.rows[-1].text == streamed
+    print(f"stream {len(pieces):,} tokens at {RATE}/s into that chat ({len(streamed):,} characters, {elapsed:.1f} s):")
     print(f"  worst GUI stall {ms(stream_stall)} (target <= 16 ms); {meter.over(0.016)} of {len(meter.gaps):,} "
           f"timer gaps over 16 ms")
     print(f"  {len(updates.wall)} view updates (layout + paint), {updates.summary()}")

@@ -68,7 +68,7 @@ async def main(args: argparse.Namespace) -> None:
         figures = Figures()
         for name, times, target in (("echo turn", echo, "≤ 25 ms"), ("turn with 3 tool calls", three, "≤ 75 ms")):
             median, p90 = report(name, times)
-            figures.add(f"Agent core: {name}, median (p90) of {len(times)}", f"{median:.1f} ms ({p90:.1f})",
+            figures.add(f"Agent core: {name}, median of {len(times)}", f"{median:.1f} ms (p90 {p90:.1f})",
                         f"{target} median")
         if args.json:
             print(figures.line())

@@ -277,7 +277,7 @@ def main() -> int:
     parser.add_argument("--rounds", type=int, default=5, help="interleaved blocks the turns are split into")
     parser.add_argument("--json", action="store_true", help="end with the figures as one JSON line")
     args = parser.parse_args()
-    figures = Figures()
+    report = Figures()
     venv = args.nanobot_venv
     version = nanobot_version(venv) if venv else None
     if not version:
@@ -286,8 +286,8 @@ def main() -> int:
               "  python3 -m venv /tmp/nbvenv && /tmp/nbvenv/bin/pip install nanobot-ai\n"
               "then run with --nanobot-venv /tmp/nbvenv")
         if args.json:
-            figures.skipped("Side by side with nanobot", f"no nanobot-ai {where}")
-            print(figures.line())
+            report.skipped("Side by side with nanobot", f"no nanobot-ai {where}")
+            print(report.line())
         return 0
     print(f"nanobot-ai {version} from {venv}; load average {os.getloadavg()[0]:.1f} on {os.cpu_count()} CPUs")
     with tempfile.TemporaryDirectory(prefix="bench-vs-nanobot-") as tmp:
@@ -306,11 +306,11 @@ def main() -> int:
     for label, unit, figures, key, scale in rows:
         ours, theirs = med(figures["ours"][key]) * scale, med(figures["nanobot"][key]) * scale
         print(f"{label:<50} {ours:>10.1f} {theirs:>10.1f}  {unit:<4} {ours / theirs:>6.2f}")
-        figures.add(f"vs nanobot {version}: {label}", f"{ours:.1f} {unit} ({ours / theirs:.2f}×)", None,
+        report.add(f"vs nanobot {version}: {label}", f"{ours:.1f} {unit} ({ours / theirs:.2f}×)", None,
                     f"{theirs:.1f} {unit}")
     print("ratio = ours / nanobot (below 1: we are faster / smaller). All answers checked.")
     if args.json:
-        print(figures.line())
+        print(report.line())
     return 0
 
 
