@@ -17,7 +17,9 @@ import os
 import random
 import sys
 import tempfile
+import threading
 import time
+import traceback
 from pathlib import Path
 from typing import Any
 
@@ -53,18 +55,45 @@ class CpuStallMeter(StallMeter):
     def __init__(self, interval_ms: int) -> None:
         super().__init__(interval_ms)
         self.cpu: list[float] = []
+        self.at: list[float] = []  # when each gap ended
         self._last_cpu = 0.0
 
     def start(self) -> None:
         self.cpu.clear()
+        self.at.clear()
         self._last_cpu = time.thread_time()
         super().start()
+
+    def worst_at(self) -> float:
+        return self.at[max(range(len(self.gaps)), key=self.gaps.__getitem__)]
 
     def _tick(self) -> None:
         now = time.thread_time()
         self.cpu.append(now - self._last_cpu)
         self._last_cpu = now
         super()._tick()
+        self.at.append(self._last)
+
+
+class Watchdog(threading.Thread):
+    """With --why: when the GUI thread has not ticked for `limit`, remember where it is (its Python stack), so a
+    stall can be traced to the code that caused it. Off for the figures: looking costs a little."""
+
+    def __init__(self, meter: StallMeter, limit: float = 0.1) -> None:
+        super().__init__(daemon=True)
+        self.meter, self.limit = meter, limit
+        self.gui = threading.get_ident()
+        self.seen: dict[str, int] = {}
+        self.running = True
+
+    def run(self) -> None:
+        while self.running:
+            time.sleep(0.02)
+            if self.meter.timer.isActive() and time.perf_counter() - self.meter._last > self.limit:
+                frame = sys._current_frames().get(self.gui)
+                if frame is not None:
+                    stack = "".join(traceback.format_stack(frame)[-12:])
+                    self.seen[stack] = self.seen.get(stack, 0) + 1
 
 
 class PacedServer(FakeOpenAI):
@@ -121,7 +150,7 @@ async def until(predicate: Any, timeout: float, what: str) -> None:
         await asyncio.sleep(0.02)
 
 
-async def run(fake: FakeOpenAI, figures: Figures) -> None:
+async def run(fake: FakeOpenAI, figures: Figures, why: bool) -> None:
     from desktop.bus import TextDelta, ToolFinished, TurnFinished
     from desktop.core import build_core
     from desktop.ui.bridge import CoreBridge
@@ -154,7 +183,7 @@ async def run(fake: FakeOpenAI, figures: Figures) -> None:
     window.show_session(key)
     await asyncio.sleep(0.5)
     try:
-        await measure(core, bridge, key, streamed, shown, ends, tools, figures)
+        await measure(core, bridge, key, streamed, shown, ends, tools, figures, why)
     finally:
         window.hide()
         bridge.close()
@@ -162,8 +191,11 @@ async def run(fake: FakeOpenAI, figures: Figures) -> None:
 
 
 async def measure(core: Any, bridge: Any, key: str, streamed: str, shown: list[str], ends: list[str],
-                  tools: list[Any], figures: Figures) -> None:
+                  tools: list[Any], figures: Figures, why: bool) -> None:
     meter = CpuStallMeter(PROBE_MS)
+    watchdog = Watchdog(meter)
+    if why:
+        watchdog.start()
     meter.start()
     started = time.perf_counter()
     bridge.send(key, "start the checks")
@@ -178,7 +210,11 @@ async def measure(core: Any, bridge: Any, key: str, streamed: str, shown: list[s
                 "the tasks to finish and be told")
     await until(lambda: key not in core.loop.busy_sessions, 60, "the chat to be idle")
     stall = meter.stop()
+    watchdog.running = False
     finished = time.perf_counter()
+    worst = meter.worst_at()
+    phase = ("while the tasks were started" if worst < asked else "while the answer streamed" if worst < answered
+             else "after the answer, as the results were told")
     sub_tools = [t for t in tools if t.session_key.startswith("subagent:")]
     assert len(tasks) == TASKS and all(t.ok for t in sub_tools) and len(sub_tools) == TASKS * len(TOOL_STEPS), \
         (tasks, sub_tools)
@@ -188,16 +224,20 @@ async def measure(core: Any, bridge: Any, key: str, streamed: str, shown: list[s
     print(f"  {told_while_streaming} of {TASKS} tasks finished while the answer streamed")
     print(f"  worst GUI stall {ms(stall)} (target <= 50 ms); {meter.over(0.050)} of {len(meter.gaps):,} "
           f"{PROBE_MS} ms timer gaps over 50 ms, {meter.over(0.016)} over 16 ms")
+    print(f"  the worst stall ended {worst - started:.1f} s after the first message, {phase}")
     print(f"  GUI thread's own CPU time between two ticks: worst {ms(max(meter.cpu))}; "
           f"load average now {os.getloadavg()[0]:.1f}")
+    for stack, count in sorted(watchdog.seen.items(), key=lambda item: -item[1])[:3]:
+        print(f"--- GUI thread stalled here ({count} looks over 20 ms apart):\n{stack}")
     figures.add(f"{TASKS} subagents x {len(TOOL_STEPS)} tool calls while {TOKENS:,} tokens stream: worst GUI stall",
-                ms(stall), "≤ 50 ms")
+                f"{ms(stall)} ({phase})", "≤ 50 ms")
     figures.add("... GUI thread's own CPU time between two probe ticks, worst", ms(max(meter.cpu)))
 
 
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
     parser.add_argument("--json", action="store_true", help="end with the figures as one JSON line")
+    parser.add_argument("--why", action="store_true", help="print where the GUI thread was during long stalls")
     args = parser.parse_args()
     figures = Figures()
     with tempfile.TemporaryDirectory(prefix="bench-subagents-") as tmp, PacedServer() as fake:
@@ -210,7 +250,7 @@ def main() -> None:
         loop = qasync.QEventLoop(app)
         asyncio.set_event_loop(loop)
         with loop:
-            loop.run_until_complete(run(fake, figures))
+            loop.run_until_complete(run(fake, figures, args.why))
     if args.json:
         print(figures.line())
 
