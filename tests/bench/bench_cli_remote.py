@@ -1,7 +1,7 @@
 """`nanobot-tray agent -m hi` as a thin client of the running app vs in-process (`--standalone`), and, given a
 nanobot venv, nanobot's own CLI — all against one scripted loopback model.
 
-    /work/main/.venv/bin/python tests/bench/bench_cli_remote.py [--runs 5] [--nanobot-venv /tmp/nbvenv]
+    /work/main/.venv/bin/python tests/bench/bench_cli_remote.py [--runs 5] [--nanobot-venv /tmp/nbvenv] [--json]
 
 Starts the real tray app offscreen (QT_QPA_PLATFORM=offscreen) in a scratch home with a private runtime
 directory, waits for its first forwarded answer (not counted), then runs the commands interleaved and
@@ -25,6 +25,7 @@ REPO = Path(__file__).resolve().parents[2]
 sys.path.insert(0, str(REPO))
 
 from tests.bench.bench_vs_nanobot import FAKESERVER, run_child  # noqa: E402
+from tests.bench.figures import Figures  # noqa: E402
 from tests.conftest import write_config  # noqa: E402
 
 
@@ -84,6 +85,7 @@ def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
     parser.add_argument("--runs", type=int, default=5)
     parser.add_argument("--nanobot-venv", type=Path, default=os.environ.get("NANOBOT_VENV"))
+    parser.add_argument("--json", action="store_true", help="end with the figures as one JSON line")
     args = parser.parse_args()
     venv = args.nanobot_venv if args.nanobot_venv and (Path(args.nanobot_venv) / "bin" / "nanobot").exists() else None
     with tempfile.TemporaryDirectory() as scratch:
@@ -92,11 +94,23 @@ def main() -> None:
     print(f"{'':14} {'wall s':>8} {'peak RSS MiB':>13}")
     for name, fig in result.items():
         print(f"{name:14} {fig['wall']:8.3f} {fig['rss']:13.0f}")
-    if "nanobot" in result:
-        ratio = result["app running"]["wall"] / result["nanobot"]["wall"]
+    nanobot = result.get("nanobot")
+    if nanobot:
+        ratio = result["app running"]["wall"] / nanobot["wall"]
         print(f"app running / nanobot wall: {ratio:.3f} (target <= 0.1)")
     else:
         print("nanobot: no venv given (--nanobot-venv); see bench_vs_nanobot.py for how to make one")
+    if args.json:
+        figures = Figures()
+        for name in ("app running", "in-process"):
+            wall, rss = result[name]["wall"], result[name]["rss"]
+            ratio_text = f" ({wall / nanobot['wall']:.2f}×)" if nanobot else ""
+            figures.add(f"CLI `agent -m hi`, {name}: wall, median of {args.runs}", f"{wall:.3f} s{ratio_text}",
+                        "≤ 0.1× nanobot" if name == "app running" else None,
+                        f"{nanobot['wall']:.3f} s" if nanobot else None)
+            figures.add(f"CLI `agent -m hi`, {name}: client peak RSS", f"{rss:.0f} MiB",
+                        "≤ 60 MiB" if name == "app running" else None, f"{nanobot['rss']:.0f} MiB" if nanobot else None)
+        print(figures.line())
 
 
 if __name__ == "__main__":

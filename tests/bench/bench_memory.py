@@ -1,6 +1,6 @@
 """Memory benchmark: the history viewer on 100,000 entries and a 10,000-message session.
 
-Run: QT_QPA_PLATFORM=offscreen python tests/bench/bench_memory.py
+Run: QT_QPA_PLATFORM=offscreen python tests/bench/bench_memory.py [--json]
 Targets (issue 5): viewer opens and shows the newest entries <= 300 ms; substring search over all
 entries <= 1 s; 10,000-message session load + prompt build + token estimate <= 200 ms; and how long
 consolidation with the scripted loopback model takes to bring that session under budget.
@@ -8,6 +8,7 @@ consolidation with the scripted loopback model takes to bring that session under
 
 from __future__ import annotations
 
+import argparse
 import asyncio
 import json
 import os
@@ -34,6 +35,7 @@ from desktop.session import SessionStore  # noqa: E402
 from desktop.tokens import count_text  # noqa: E402
 from desktop.ui.bridge import CoreBridge  # noqa: E402
 from desktop.ui.memory.window import MemoryWindow  # noqa: E402
+from tests.bench.figures import Figures  # noqa: E402
 from tests.fakeserver import FakeOpenAI  # noqa: E402
 from tests.memkeyring import MemoryKeyring  # noqa: E402
 
@@ -42,6 +44,7 @@ WORDS = ("user asked about the project deploy script config meeting notes budget
          "invoice draft email calendar review branch merged tests passing docs updated").split()
 HISTORY_ENTRIES = 100_000
 SESSION_MESSAGES = 10_000
+FIGURES = Figures()
 
 
 def text(rng: random.Random, words: int) -> str:
@@ -75,7 +78,10 @@ def ms(seconds: float) -> str:
     return f"{seconds * 1000:8.1f} ms"
 
 
-def report(label: str, seconds: float, target: float | None = None) -> None:
+def report(label: str, seconds: float, target: float | None = None, figure: str | None = None) -> None:
+    if figure:
+        FIGURES.add(f"Memory: {figure}", f"{seconds * 1000:.1f} ms",
+                    None if target is None else f"≤ {target * 1000:.0f} ms")
     verdict = "" if target is None else ("  ok" if seconds <= target else f"  OVER target {target * 1000:.0f} ms")
     print(f"{label:<58}{ms(seconds)}{verdict}")
 
@@ -118,7 +124,8 @@ async def viewer(core, app: QApplication) -> None:  # type: ignore[no-untyped-de
         await until(lambda tab=tab: tab.model.rowCount() > 0)
         app.processEvents()
         tab.table.viewport().repaint()
-        report(f"viewer shows the newest entries ({label})", time.perf_counter() - started, 0.300)
+        report(f"viewer shows the newest entries ({label})", time.perf_counter() - started, 0.300,
+               f"history viewer on 100,000 entries shows the newest ({label})")
         await until(lambda tab=tab: tab.loaded and not tab.searching)
         report("... all 100,000 entries loaded behind it", time.perf_counter() - started)
         if label == "first window of the process":
@@ -130,7 +137,7 @@ async def viewer(core, app: QApplication) -> None:  # type: ignore[no-untyped-de
     tab.run_search()
     await until(lambda: not tab.searching)
     report(f"viewer substring search, results shown ({tab.model.rowCount()} rows)", time.perf_counter() - started,
-           1.0)
+           1.0, "substring search over 100,000 history entries, results shown")
     started = time.perf_counter()
     tab.text.setText("schedule")
     tab.run_search()
@@ -165,7 +172,8 @@ async def session_figures(core, fake: FakeOpenAI) -> None:  # type: ignore[no-un
     report("load session file", loaded - started)
     report("token check before the turn (counts newest up to budget)", checked - loaded)
     report("build the prompt", done - checked)
-    report("load + token check + prompt build", done - started, 0.200)
+    report("load + token check + prompt build", done - started, 0.200,
+           "10,000-message session: load + token check + prompt build")
     report("full token estimate of all 10,000 messages (first time)", estimated - done)
     started = time.perf_counter()
     await consolidator.estimate(session)
@@ -192,7 +200,7 @@ async def session_figures(core, fake: FakeOpenAI) -> None:  # type: ignore[no-un
     report("one consolidation call (5 rounds of <= 60 messages)", first_call)
     report("... per round (estimate + summary call + session rewrite)", first_call / 5)
     report(f"under budget after {calls} calls, {len(fake.requests)} summaries "
-           f"({after:,} tokens left)", total)
+           f"({after:,} tokens left)", total, figure="consolidate that session under budget (loopback model)")
 
 
 async def main(app: QApplication) -> None:
@@ -209,8 +217,13 @@ async def main(app: QApplication) -> None:
 
 
 if __name__ == "__main__":
+    parser = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
+    parser.add_argument("--json", action="store_true", help="end with the figures as one JSON line")
+    args = parser.parse_args()
     application = QApplication.instance() or QApplication([])
     event_loop = qasync.QEventLoop(application)
     asyncio.set_event_loop(event_loop)
     with event_loop:
         event_loop.run_until_complete(main(application))
+    if args.json:
+        print(FIGURES.line())

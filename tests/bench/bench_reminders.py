@@ -2,7 +2,8 @@
 on (every minute here, so it comes due during the measurement, reads HEARTBEAT.md, finds no task and
 calls no model).
 
-Run: python tests/bench/bench_reminders.py [--seconds 60]
+Run: python tests/bench/bench_reminders.py [--seconds 60] [--json]
+The running app (Qt shell, tray, QTimer scheduler) under the same load: tests/bench/bench_idle_app.py.
 Target (issue 9): <= 0.2 % of one core.
 """
 
@@ -19,6 +20,8 @@ from datetime import UTC, datetime, timedelta
 from pathlib import Path
 
 sys.path.insert(0, str(Path(__file__).resolve().parents[2]))
+
+from tests.bench.figures import Figures  # noqa: E402
 
 JOBS = 100
 
@@ -66,6 +69,7 @@ async def measure(seconds: float) -> tuple[float, int, bool]:
 def main() -> None:
     parser = argparse.ArgumentParser()
     parser.add_argument("--seconds", type=float, default=60.0)
+    parser.add_argument("--json", action="store_true", help="end with the figures as one JSON line")
     args = parser.parse_args()
     with tempfile.TemporaryDirectory() as tmp:
         os.environ["NANOBOT_TRAY_HOME"] = tmp
@@ -73,6 +77,11 @@ def main() -> None:
         percent, jobs, beat = asyncio.run(measure(args.seconds))
     print(f"idle core, {jobs} reminder jobs + heartbeat every 60 s: {percent:.3f} % of one core over "
           f"{args.seconds:.0f} s (heartbeat {'ran, no task, no model call' if beat else 'did not come due'})")
+    if args.json:
+        figures = Figures()
+        figures.add(f"Idle CPU, headless core, {jobs} jobs + heartbeat, over {args.seconds:.0f} s",
+                    f"{percent:.3f} % of a core", "≤ 0.2 %")
+        print(figures.line())
 
 
 if __name__ == "__main__":

@@ -1,7 +1,7 @@
 """Scheduler benchmark: idle CPU over 60 s with 100 scheduled jobs, on the headless asyncio timer and on
 the app's QTimer under qasync (offscreen).
 
-Run: python tests/bench/bench_scheduler.py [--seconds 60]
+Run: python tests/bench/bench_scheduler.py [--seconds 60] [--json]
 Target (issue 8): <= 0.2 % of one core. The jobs repeat every 30 s to 50 min, so a few of them come due
 during the measurement and do their (empty) work; the rest only cost the one armed timer.
 """
@@ -20,6 +20,7 @@ os.environ.setdefault("QT_QPA_PLATFORM", "offscreen")
 sys.path.insert(0, str(Path(__file__).resolve().parents[2]))
 
 from desktop.scheduler import AsyncioTimer, Scheduler  # noqa: E402
+from tests.bench.figures import Figures  # noqa: E402
 
 JOBS = 100
 
@@ -67,11 +68,17 @@ def in_qt(seconds: float) -> tuple[float, int]:
 def main() -> None:
     parser = argparse.ArgumentParser()
     parser.add_argument("--seconds", type=float, default=60.0)
+    parser.add_argument("--json", action="store_true", help="end with the figures as one JSON line")
     args = parser.parse_args()
+    figures = Figures()
     print(f"idle CPU with {JOBS} scheduled jobs over {args.seconds:.0f} s (target <= 0.2 % of one core)")
     for name, run in (("asyncio timer (headless)", headless), ("QTimer under qasync (app)", in_qt)):
         percent, runs = run(args.seconds)
         print(f"  {name:28s} {percent:6.3f} %   ({runs} job runs)")
+        figures.add(f"Idle CPU, scheduler with {JOBS} jobs, {name}, over {args.seconds:.0f} s",
+                    f"{percent:.3f} % of a core", "≤ 0.2 %")
+    if args.json:
+        print(figures.line())
 
 
 if __name__ == "__main__":

@@ -1,6 +1,6 @@
 """Search-all-chats benchmark (Ctrl+K): how long a scan of a large history takes in its worker thread.
 
-Run: python tests/bench/bench_search.py
+Run: python tests/bench/bench_search.py [--json]
 History: 300 chats of 200 messages (about 60,000 messages, tens of MB), written by the real session store.
 Figures: a word found in no chat (every file read whole), a common word (the scan stops at 50 chats), a
 non-ASCII word (every line parsed), and the empty query (recent chats: first lines only).
@@ -8,6 +8,7 @@ non-ASCII word (every line parsed), and the empty query (recent chats: first lin
 
 from __future__ import annotations
 
+import argparse
 import asyncio
 import random
 import sys
@@ -19,6 +20,7 @@ sys.path.insert(0, str(Path(__file__).resolve().parents[2]))
 
 from desktop.session import Session, SessionStore  # noqa: E402
 from desktop.session_search import scan  # noqa: E402
+from tests.bench.figures import Figures  # noqa: E402
 
 WORDS = ["file", "folder", "command", "output", "check", "request", "result", "error", "path", "option", "config",
          "value", "list", "item", "report", "summary", "step", "format", "network", "service", "project", "change"]
@@ -43,6 +45,10 @@ def timed(directory: Path, query: str) -> tuple[float, int]:
 
 
 def main() -> None:
+    parser = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
+    parser.add_argument("--json", action="store_true", help="end with the figures as one JSON line")
+    args = parser.parse_args()
+    figures = Figures()
     with tempfile.TemporaryDirectory() as tmp:
         directory = Path(tmp)
         asyncio.run(history(directory))
@@ -52,6 +58,10 @@ def main() -> None:
                              ("non-ASCII word", "größe"), ("recent chats", "")):
             seconds, found = timed(directory, query)
             print(f"{label:>16}: {seconds * 1000:7.1f} ms, {found} chats")
+            figures.add(f"Search all chats ({CHATS} x {MESSAGES} messages, {size:.0f} MB): {label}",
+                        f"{seconds * 1000:.1f} ms")
+    if args.json:
+        print(figures.line())
 
 
 if __name__ == "__main__":

@@ -1,12 +1,13 @@
 """Skills benchmark: prompt-section build time and prompt tokens of progressive loading.
 
-Run: python tests/bench/bench_skills.py
+Run: python tests/bench/bench_skills.py [--json]
 Targets (issue 3): warm rebuild <= 2 ms and cold build <= 100 ms for 200 skills (10 always-on);
 prompt tokens for 20 skills (2 always-on) versus every body inlined (design documents: ~81% saved).
 """
 
 from __future__ import annotations
 
+import argparse
 import random
 import statistics
 import sys
@@ -20,11 +21,13 @@ from desktop.agent.context import SEPARATOR  # noqa: E402
 from desktop.paths import bundled  # noqa: E402
 from desktop.skills.loader import SkillsLoader, skills_xml  # noqa: E402
 from desktop.tokens import count_text  # noqa: E402
+from tests.bench.figures import Figures  # noqa: E402
 
 WORDS = ("file folder command output check the user request before run result error retry path option "
          "config value list item report summary step format date time network service account token "
          "project change commit branch review install version update read write search filter sort "
          "when then only never always first next finally ask confirm explain short clear exact").split()
+FIGURES = Figures()
 
 
 def sentence(rng: random.Random, words: int) -> str:
@@ -81,6 +84,8 @@ def build_times(tmp: Path) -> None:
           f"min {min(cold):6.2f} ms   (target <= 100 ms)")
     print(f"  warm rebuild (nothing changed):    median {statistics.median(warm):6.2f} ms, "
           f"min {min(warm):6.2f} ms   (target <= 2 ms)")
+    FIGURES.add("Skills: cold prompt-section build, 200 skills, median", f"{statistics.median(cold):.2f} ms", "≤ 100 ms")
+    FIGURES.add("Skills: warm rebuild, nothing changed, median", f"{statistics.median(warm):.2f} ms", "≤ 2 ms")
 
 
 def sections_tokens(root: Path) -> int:
@@ -101,6 +106,8 @@ def tokens(tmp: Path) -> None:
         print(f"    progressive (2 bodies + summary of 18): {progressive:6,} tokens")
         print(f"    every body inlined:                     {inlined:6,} tokens")
         print(f"    saving: {100 * (1 - progressive / inlined):.1f}%")
+        FIGURES.add(f"Skills: prompt tokens saved by progressive loading, 20 skills, {label}",
+                    f"{100 * (1 - progressive / inlined):.1f} %", "~81 % (design documents)")
 
     builtin = bundled("skills")
     shipped = count_text(SEPARATOR.join(SkillsLoader([("builtin", builtin)]).prompt_sections()))
@@ -111,9 +118,14 @@ def tokens(tmp: Path) -> None:
 
 
 def main() -> None:
+    parser = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
+    parser.add_argument("--json", action="store_true", help="end with the figures as one JSON line")
+    args = parser.parse_args()
     with tempfile.TemporaryDirectory() as tmp:
         build_times(Path(tmp))
         tokens(Path(tmp))
+    if args.json:
+        print(FIGURES.line())
 
 
 if __name__ == "__main__":

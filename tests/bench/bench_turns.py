@@ -1,6 +1,6 @@
 """Per-turn overhead of the agent core against the scripted loopback model (answers instantly).
 
-    python tests/bench/bench_turns.py [--turns 200]
+    python tests/bench/bench_turns.py [--turns 200] [--json]
 
 Prints the median and p90 of echo turns and of turns with 3 tool calls, in one process and one growing
 session. Model calls run on a worker thread, so profile with a sampling profiler that sees every thread:
@@ -22,6 +22,7 @@ os.environ.setdefault("PYTHON_KEYRING_BACKEND", "keyring.backends.null.Keyring")
 
 from desktop.bus import TurnError, TurnFinished  # noqa: E402
 from desktop.core import build_core  # noqa: E402
+from tests.bench.figures import Figures  # noqa: E402
 from tests.conftest import Conversation, write_config  # noqa: E402
 from tests.fakeserver import FakeOpenAI  # noqa: E402
 
@@ -43,10 +44,11 @@ async def measure(turns: int, fake: FakeOpenAI, chat: Conversation, tools: bool)
     return times
 
 
-def report(name: str, times: list[float]) -> None:
+def report(name: str, times: list[float]) -> tuple[float, float]:
     times_sorted = sorted(times)
     p90 = times_sorted[int(len(times_sorted) * 0.9)]
     print(f"{name:<28} median {statistics.median(times):6.1f} ms   p90 {p90:6.1f} ms   (n={len(times)})")
+    return statistics.median(times), p90
 
 
 async def main(args: argparse.Namespace) -> None:
@@ -63,11 +65,17 @@ async def main(args: argparse.Namespace) -> None:
         await core.close()
         errors = [e for e in chat.events if isinstance(e, TurnError)]
         print(f"session grew to {len(core.sessions._cache[chat.key].messages)} messages; errors: {len(errors)}")
-        report("echo turn", echo)
-        report("turn with 3 tool calls", three)
+        figures = Figures()
+        for name, times, target in (("echo turn", echo, "≤ 25 ms"), ("turn with 3 tool calls", three, "≤ 75 ms")):
+            median, p90 = report(name, times)
+            figures.add(f"Agent core: {name}, median of {len(times)}", f"{median:.1f} ms (p90 {p90:.1f})",
+                        f"{target} median")
+        if args.json:
+            print(figures.line())
 
 
 if __name__ == "__main__":
     parser = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
     parser.add_argument("--turns", type=int, default=200)
+    parser.add_argument("--json", action="store_true", help="end with the figures as one JSON line")
     asyncio.run(main(parser.parse_args()))

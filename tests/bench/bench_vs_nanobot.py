@@ -3,7 +3,7 @@
 Install nanobot into its OWN virtualenv (the two must never share one), then point this script at it:
 
     python3 -m venv /tmp/nbvenv && /tmp/nbvenv/bin/pip install nanobot-ai
-    /work/venv/bin/python tests/bench/bench_vs_nanobot.py --nanobot-venv /tmp/nbvenv
+    /work/venv/bin/python tests/bench/bench_vs_nanobot.py --nanobot-venv /tmp/nbvenv [--json]
     # or: NANOBOT_VENV=/tmp/nbvenv /work/venv/bin/python tests/bench/bench_vs_nanobot.py
 
 Without a usable nanobot venv it prints why and exits 0 (skipped). Prints, in one run:
@@ -41,6 +41,7 @@ os.environ.setdefault("PYTHON_KEYRING_BACKEND", "keyring.backends.null.Keyring")
 from desktop.bus import ToolFinished, TurnError, TurnFinished
 from desktop.core import build_core
 from tests.bench.bench_turns import measure  # its tool turns: list_dir, read_file, glob
+from tests.bench.figures import Figures
 from tests.conftest import Conversation, write_config
 from tests.fakeserver import FakeOpenAI
 
@@ -274,7 +275,9 @@ def main() -> int:
     parser.add_argument("--turns", type=int, default=200, help="in-process echo turns per side")
     parser.add_argument("--tool-turns", type=int, default=50, help="in-process 3-tool turns per side")
     parser.add_argument("--rounds", type=int, default=5, help="interleaved blocks the turns are split into")
+    parser.add_argument("--json", action="store_true", help="end with the figures as one JSON line")
     args = parser.parse_args()
+    report = Figures()
     venv = args.nanobot_venv
     version = nanobot_version(venv) if venv else None
     if not version:
@@ -282,6 +285,9 @@ def main() -> int:
         print(f"SKIPPED: nanobot-ai is not installed {where}. Install it into a separate venv:\n"
               "  python3 -m venv /tmp/nbvenv && /tmp/nbvenv/bin/pip install nanobot-ai\n"
               "then run with --nanobot-venv /tmp/nbvenv")
+        if args.json:
+            report.skipped("Side by side with nanobot", f"no nanobot-ai {where}")
+            print(report.line())
         return 0
     print(f"nanobot-ai {version} from {venv}; load average {os.getloadavg()[0]:.1f} on {os.cpu_count()} CPUs")
     with tempfile.TemporaryDirectory(prefix="bench-vs-nanobot-") as tmp:
@@ -300,7 +306,11 @@ def main() -> int:
     for label, unit, figures, key, scale in rows:
         ours, theirs = med(figures["ours"][key]) * scale, med(figures["nanobot"][key]) * scale
         print(f"{label:<50} {ours:>10.1f} {theirs:>10.1f}  {unit:<4} {ours / theirs:>6.2f}")
+        report.add(f"vs nanobot {version}: {label}", f"{ours:.1f} {unit} ({ours / theirs:.2f}×)", None,
+                    f"{theirs:.1f} {unit}")
     print("ratio = ours / nanobot (below 1: we are faster / smaller). All answers checked.")
+    if args.json:
+        print(report.line())
     return 0
 
 
