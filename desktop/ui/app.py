@@ -299,6 +299,7 @@ class Shell(QObject):
             widget.hide()
             widget.deleteLater()  # their timers must not fire into a closed event loop
         self._windows.clear()
+        await self._write_state(self._snapshot())  # where the windows were, before pending writes are cancelled
         self._tray_timer.stop()
         self._config_timer.stop()
         if self._watcher.files() or self._watcher.directories():
@@ -457,9 +458,11 @@ class Shell(QObject):
     def _notifications_enabled(self) -> bool:
         return self.core is None or self.core.config.notifications
 
+    def _snapshot(self) -> ShellState:
+        return dataclasses.replace(self.state, windows=dict(self.state.windows))  # the thread writes a copy
+
     def _save_state(self) -> None:
-        snapshot = dataclasses.replace(self.state, windows=dict(self.state.windows))  # the thread writes a copy
-        self.spawn(self._write_state(snapshot))
+        self.spawn(self._write_state(self._snapshot()))
 
     async def _write_state(self, snapshot: ShellState) -> None:
         async with self._state_written:  # in order: an older snapshot must never land after a newer one
