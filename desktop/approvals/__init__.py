@@ -21,7 +21,7 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import TYPE_CHECKING, Any, Literal
 
-from desktop.bus import ToolAwaiting
+from desktop.bus import MessageKind, ToolAwaiting
 from desktop.config import Config
 from desktop.mcp.manager import McpTool
 from desktop.settings import Settings
@@ -56,6 +56,7 @@ class ApprovalRequest:
     always: str = ""  # what "Always allow" would save, in words
     timeout: float = 0.0  # seconds the gate waits before it counts the question as "no"
     deadline: float = 0.0  # the event loop's time when it does
+    kind: MessageKind = MessageKind.USER  # what started the turn that asks (a reminder, a background result...)
 
 
 Asker = Callable[[ApprovalRequest], Awaitable[Answer]]
@@ -113,7 +114,7 @@ class Approvals:
                             + (f"; {self.no_asker_hint}" if self.no_asker_hint else ""))
         timeout = self.config.approvals.timeout
         request = ApprovalRequest(ctx.session_key, tool.name, shown, why, await _detail(tool, arguments),
-                                  _always(tool, shown), timeout, asyncio.get_running_loop().time() + timeout)
+                                  _always(tool, shown), timeout, asyncio.get_running_loop().time() + timeout, ctx.kind)
         ctx.publish(ToolAwaiting(ctx.session_key, ctx.call_id, True))  # the chat says so instead of "running"
         async with self.waiting(ctx.session_key):
             try:
