@@ -7,7 +7,9 @@ shell. The extension points:
 
 - `core.loop.commands.add(Command(...))`: slash commands (`desktop/agent/commands.py`).
 - `core.loop.before_turn` / `after_turn` / `on_set_aside`: per-session hooks around a turn.
-- `core.tools.register(tool)`: tools the model can call (`desktop/tools/base.py`).
+- `core.tools.register(tool)`: tools the model can call (`desktop/tools/base.py`); every call passes the
+  approvals gate, attached here with nobody to ask; an entry point with a person attaches its asker
+  (`desktop/approvals`).
 - `core.on_start(fn)` / `core.on_close(fn)`: async work started with the core and awaited on close
   (closers run in reverse order, before the loop stops).
 - `core.loop.spawn(coro)`: background work that the loop's shutdown cancels.
@@ -28,6 +30,7 @@ from pathlib import Path
 
 from desktop.agent.context import ContextBuilder
 from desktop.agent.loop import AgentLoop
+from desktop.approvals import Approvals, attach_approvals
 from desktop.bus import MessageBus
 from desktop.config import Config
 from desktop.heartbeat import Heartbeat, attach_heartbeat
@@ -65,6 +68,7 @@ class Core:
     sessions: SessionStore
     context: ContextBuilder
     loop: AgentLoop
+    approvals: Approvals = field(init=False)
     scheduler: Scheduler = field(init=False)
     memory: Memory = field(init=False)
     mcp: McpServers = field(init=False)
@@ -162,6 +166,7 @@ def build_core(h: Home | None = None, settings: Settings | None = None) -> Core:
     loop = AgentLoop(settings, bus, provider, tools, sessions, context, h.tool_outputs_dir)
     core = Core(h, settings, workspace, bus, provider, tools, sessions, context, loop)
     settings.subscribe(("workspace", "tools"), core._follow_settings)  # first: others read core.workspace
+    attach_approvals(core)  # every tool call is gated; with nobody to ask until an entry point brings an asker
     core.scheduler = attach_scheduler(core)  # before the features that register jobs on it
     core.memory = attach_memory(core)
     core.mcp = attach_mcp(core)

@@ -21,7 +21,7 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import TYPE_CHECKING, Any, Literal
 
-from desktop.bus import ToolAwaiting
+from desktop.bus import MessageKind, ToolAwaiting
 from desktop.config import Config
 from desktop.mcp.manager import McpTool
 from desktop.settings import Settings
@@ -38,8 +38,10 @@ DECISIONS: tuple[Decision, ...] = ("allow", "ask", "deny")
 Answer = Literal["once", "always", "deny"]  # Allow once / Always allow (saves a rule) / Deny
 DIFF_LINES = 400  # a longer diff is cut: the card shows what it can, the rest is marked
 _FILE_TOOLS = {"read_file", "write_file", "edit_file", "list_dir", "glob", "grep"}
-_ALWAYS_ALLOWED = {"web_fetch", "web_search", "message"}
 MCP_PREFIX = "mcp_"  # MCP tools ask until the user trusts their server
+# What a run with nobody to ask (`cron run-due` or `heartbeat` from a system timer) tells the model.
+NOBODY_HINT = ("this run has no window or terminal to ask in: allow it ahead with an \"Always allow\" rule, "
+               "approvals.tools in config.yaml or a trusted MCP server, or let the app run it while it is open")
 
 
 @dataclass(frozen=True)
@@ -54,6 +56,7 @@ class ApprovalRequest:
     always: str = ""  # what "Always allow" would save, in words
     timeout: float = 0.0  # seconds the gate waits before it counts the question as "no"
     deadline: float = 0.0  # the event loop's time when it does
+    kind: MessageKind = MessageKind.USER  # what started the turn that asks (a reminder, a background result...)
 
 
 Asker = Callable[[ApprovalRequest], Awaitable[Answer]]
@@ -111,7 +114,7 @@ class Approvals:
                             + (f"; {self.no_asker_hint}" if self.no_asker_hint else ""))
         timeout = self.config.approvals.timeout
         request = ApprovalRequest(ctx.session_key, tool.name, shown, why, await _detail(tool, arguments),
-                                  _always(tool, shown), timeout, asyncio.get_running_loop().time() + timeout)
+                                  _always(tool, shown), timeout, asyncio.get_running_loop().time() + timeout, ctx.kind)
         ctx.publish(ToolAwaiting(ctx.session_key, ctx.call_id, True))  # the chat says so instead of "running"
         async with self.waiting(ctx.session_key):
             try:
@@ -220,9 +223,12 @@ def _shown(tool: Tool, arguments: dict[str, Any]) -> str:
     return ", ".join(f"{k}={v!r:.80}" for k, v in arguments.items())
 
 
-def attach_approvals(core: Core, asker: Asker | None, no_asker_hint: str = "") -> Approvals:
-    """Put approvals in front of every tool call of `core` (all its registries share the gate)."""
+def attach_approvals(core: Core, asker: Asker | None = None, no_asker_hint: str = NOBODY_HINT) -> Approvals:
+    """Put approvals in front of every tool call of `core` (all its registries share the gate). `build_core`
+    attaches them with nobody to ask, so no entry point runs ungated; one that has a person to ask (the app,
+    `agent` at a terminal) attaches again with its asker, replacing that gate."""
     approvals = Approvals(core.config, asker, no_asker_hint, settings=core.settings,
                           workspace=lambda: core.workspace, waiting=core.loop.waiting_for_user)
     core.tools.gate = approvals.check
+    core.approvals = approvals
     return approvals

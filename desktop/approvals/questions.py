@@ -15,6 +15,7 @@ from dataclasses import dataclass, field
 
 from desktop import notify
 from desktop.approvals import Answer, ApprovalRequest
+from desktop.bus import MessageKind
 from desktop.tools.base import ToolError
 
 log = logging.getLogger(__name__)
@@ -53,8 +54,8 @@ class Question:
 
 
 class Questions:
-    """Pending questions by arrival. `quiet()` says Do not disturb is on: background work (not a chat a
-    person typed in) is then denied at once instead of asking."""
+    """Pending questions by arrival. `quiet()` says Do not disturb is on: background work (`unattended`) is
+    then denied at once instead of asking."""
 
     def __init__(self, quiet: Callable[[], bool] = lambda: False) -> None:
         self.quiet = quiet
@@ -71,8 +72,7 @@ class Questions:
 
     async def ask(self, request: ApprovalRequest) -> Answer:
         """Post the question and wait for its answer (the gate's timeout cancels the wait)."""
-        channel = request.session_key.partition(":")[0]
-        if channel not in FOREGROUND_CHANNELS and self.quiet():
+        if unattended(request) and self.quiet():
             raise ToolError(f"{request.tool} needs the user's approval ({request.reason}), but Do not disturb is "
                             "on, so background work is not allowed to ask: it was denied")
         loop = asyncio.get_running_loop()
@@ -91,6 +91,12 @@ class Questions:
                 slack = EARLY_SHARE * request.timeout + EARLY_SECONDS
                 question.timed_out = 0 < request.deadline <= loop.time() + slack
                 question.future.cancel()
+
+
+def unattended(request: ApprovalRequest) -> bool:
+    """Whether nobody started this just now: a turn the app started (a reminder, the heartbeat, a background
+    task's report, even in the chat that made it) or a background task's own work."""
+    return request.kind is not MessageKind.USER or request.session_key.partition(":")[0] not in FOREGROUND_CHANNELS
 
 
 def notify_unseen(questions: Questions, on_screen: Callable[[str], bool], title_of: Callable[[str], str]) -> None:

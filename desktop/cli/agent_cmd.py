@@ -23,6 +23,7 @@ from desktop.bus import (
 )
 from desktop.core import Core, build_core
 from desktop.remote import Output, Terminal, add_standalone
+from desktop.tasks import spawn
 
 NO_TERMINAL_HINT = ("there is no terminal to ask on: run `nanobot-tray agent` with --yes to allow such calls for "
                     "one run (destructive commands stay refused)")
@@ -194,7 +195,7 @@ def _stop_on_interrupt(core: Core, key: str, chat_id: str):  # type: ignore[no-u
     loop = asyncio.get_running_loop()
 
     def stop() -> None:
-        loop.create_task(core.bus.publish_inbound(InboundMessage("cli", chat_id, "/stop")))
+        spawn(core.bus.publish_inbound(InboundMessage("cli", chat_id, "/stop")))
 
     try:
         loop.add_signal_handler(signal.SIGINT, stop)

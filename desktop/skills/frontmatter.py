@@ -32,7 +32,7 @@ _TOP_KEYS = ("name", "description", "license", "compatibility", "metadata", "all
              "disable-model-invocation", "user-invocable", "argument-hint", "model", "context", "hooks", "homepage",
              "always")
 _OUR_KEYS = ("emoji", "always", "requires", "os", "install", "homepage", "primaryEnv", "skillKey")
-_REQUIRES_KEYS = ("bins", "env", "anyBins", "config")
+_REQUIRES_KEYS = ("bins", "env", "anyBins", "config", "tools")
 _OS_NAMES = {"darwin": "darwin", "macos": "darwin", "mac": "darwin", "osx": "darwin", "linux": "linux",
              "windows": "windows", "win32": "windows", "win": "windows"}
 
@@ -63,6 +63,7 @@ class SkillDoc:
     always: bool = False
     bins: tuple[str, ...] = ()
     env: tuple[str, ...] = ()
+    tools: tuple[str, ...] = ()  # agent tools its instructions call: an agent without one is not offered it
     os: tuple[str, ...] = ()
     install: tuple[str, ...] = ()  # human-readable install hints
     homepage: str = ""
@@ -181,6 +182,7 @@ def parse_skill_text(text: str, path: Path) -> SkillDoc:
         emoji=_text(ours.get("emoji")), always=always,
         bins=_strings(requires.get("bins"), "requires.bins", warn),
         env=_strings(requires.get("env"), "requires.env", warn),
+        tools=_strings(requires.get("tools"), "requires.tools", warn),
         os=tuple(dict.fromkeys(os_names)), install=_install_hints(ours.get("install"), warn),
         homepage=_text(ours.get("homepage") or data.get("homepage")),
         model_invocable=data.get("disable-model-invocation") is not True,

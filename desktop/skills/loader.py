@@ -107,10 +107,12 @@ class SkillsLoader:
         """The skills the agent uses, by name."""
         return [s for s in self.scan() if s.in_effect]
 
-    def prompt_sections(self) -> list[str]:
+    def prompt_sections(self, tools: Collection[str] | None = None) -> list[str]:
         """The system prompt's skill sections: always-on bodies, then the summary of the rest.
-        Either is left out when it would be empty."""
-        shown = [s for s in self.active() if s.doc.model_invocable]
+        Either is left out when it would be empty. Given the agent's `tools`, a skill that calls one it
+        lacks (`requires.tools`) is left out: its instructions would name a tool that is not there."""
+        shown = [s for s in self.active() if s.doc.model_invocable
+                 and (tools is None or all(name in tools for name in s.doc.tools))]
         key = tuple((s.doc, s.missing) for s in shown)
         if key == self._rendered[0]:
             return list(self._rendered[1])

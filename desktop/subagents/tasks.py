@@ -191,7 +191,7 @@ class Subagents:
             workspace=str(workspace), runtime=runtime).strip()]
         skills = self.core.context.skills
         if skills is not None:
-            parts.extend(skills.prompt_sections())
+            parts.extend(skills.prompt_sections([n for n in self.core.tools.names if n not in NOT_FOR_SUBAGENTS]))
         return "\n\n---\n\n".join(parts)
 
     def _end(self, task: Task, status: str, result: str) -> None:

@@ -8,7 +8,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
-from desktop.bus import Event
+from desktop.bus import Event, MessageKind
 
 # What a tool returns: text, or OpenAI-style content parts (e.g. an image for read_file).
 ToolOutput = str | list[dict[str, Any]]
@@ -27,6 +27,7 @@ class ToolContext:
     chat_id: str
     publish: Callable[[Event], None] = field(default=lambda event: None)
     call_id: str = ""  # the tool call being run, for progress events about it
+    kind: MessageKind = MessageKind.USER  # what started the turn: approvals hold app-started ones to Do not disturb
 
 
 class Tool(ABC):

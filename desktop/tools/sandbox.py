@@ -22,7 +22,7 @@ from dataclasses import dataclass
 from pathlib import Path
 
 from desktop.config import Config
-from desktop.paths import Home
+from desktop.paths import Home, inside
 
 PROGRAM = "bwrap"
 _PROBE_TIMEOUT = 10.0
@@ -97,7 +97,7 @@ class Sandbox:
             if path.exists():
                 add(path, 1, "--ro-bind")
         for path in self.protected:
-            if not _inside(path, self.workspace):
+            if not inside(path, self.workspace):
                 continue
             _ensure_file(path)
             if path.parent != self.workspace:  # a mount point cannot be renamed: the folder stays put
@@ -194,7 +194,3 @@ def _ensure_file(path: Path) -> None:
     if not path.exists():
         path.parent.mkdir(parents=True, exist_ok=True)
         path.touch()
-
-
-def _inside(path: Path, root: Path) -> bool:
-    return path == root or root in path.parents

@@ -14,7 +14,7 @@ import yaml
 
 from desktop.approvals import Answer, attach_approvals
 from desktop.approvals.questions import Question, Questions
-from desktop.bus import TurnFinished
+from desktop.bus import MessageKind, TurnFinished
 from desktop.core import Core, build_core
 from desktop.tools.filesystem import WriteFileTool
 from desktop.tools.path_guard import PathGuard
@@ -109,6 +109,21 @@ async def test_with_do_not_disturb_background_work_is_denied_and_says_so(core: C
     fake.add(run_step("touch made"), {"content": "ok"})
     await Conversation(core, "subagent", "x1").ask("background job")
     assert "Do not disturb is on" in tool_results(fake)[0] and not watcher.seen
+    assert not (core.workspace / "made").exists()
+
+
+async def test_with_do_not_disturb_a_reminder_or_a_task_report_in_a_chat_is_denied_but_the_person_is_asked(
+        core: Core, fake: FakeOpenAI) -> None:
+    """Turns the app starts run in the chat that made them; under Do not disturb their asks are denied at once."""
+    _questions, watcher = asking(core, quiet=True, answer="deny")
+    for kind in (MessageKind.SCHEDULED, MessageKind.SUBAGENT_RESULT):
+        fake.add(run_step("touch made"), {"content": "could not"})
+        end = await asyncio.wait_for(core.loop.ask("desktop:plans", "it is time", kind=kind), 60)
+        assert isinstance(end, TurnFinished) and end.content == "could not"
+        assert "Do not disturb is on" in tool_results(fake)[0] and not watcher.seen
+    fake.add(run_step("touch made"), {"content": "ok"})
+    await Conversation(core, "desktop", "plans").ask("make it now")
+    assert [q.request.shown for q in watcher.seen] == ["touch made"]  # the person's own turn still asks
     assert not (core.workspace / "made").exists()
 
 

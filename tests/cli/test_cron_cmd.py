@@ -72,3 +72,30 @@ def test_heartbeat_makes_no_model_call_without_tasks_and_says_so(tmp_path: Path,
     assert run_cli(tmp_path, "heartbeat").stdout == "Nothing needs you (2 tasks looked at).\n"
     assert run_cli(tmp_path, "heartbeat").stdout == "The build is red.\n"
     assert len(fake.requests) == 2 and len([m for m in fake.requests[1]["messages"] if m["role"] == "user"]) == 2
+
+
+def test_run_due_and_heartbeat_have_nobody_to_ask_so_what_would_ask_fails_and_nothing_runs(
+        tmp_path: Path, jobs: JobStore, fake: FakeOpenAI) -> None:
+    """A system timer's run has no window or terminal: an unsandboxed command and a write outside the
+    workspace fail with the reason, where the app would have asked."""
+    bin_dir = tmp_path / "bin"  # a PATH without bwrap: exec is not sandboxed, so it asks
+    bin_dir.mkdir()
+    write_config(tmp_path, model="openai/test", api_base=fake.base_url, tools={"restrict_to_workspace": False})
+    outside = tmp_path / "outside.txt"
+
+    def refused() -> str:
+        return [m["content"] for m in fake.requests[-1]["messages"] if m["role"] == "tool"][-1]
+
+    fake.add({"tool_calls": [{"name": "exec", "arguments": {"command": f"echo ran > {outside}"}}]},
+             {"content": "Could not run it."})
+    result = run_cli(tmp_path, "cron", "run-due", path=str(bin_dir))
+    assert result.returncode == 0 and "Could not run it." in result.stdout, result.stderr
+    assert "exec needs the user's approval" in refused() and "no window or terminal to ask in" in refused()
+    assert not outside.exists()
+
+    (tmp_path / "workspace" / "HEARTBEAT.md").write_text("## Active Tasks\n- Note the time\n")
+    fake.add({"tool_calls": [{"name": "write_file", "arguments": {"path": str(outside), "content": "x"}}]},
+             {"content": "Could not write it."})
+    assert run_cli(tmp_path, "heartbeat").stdout == "Could not write it.\n"
+    assert "write_file needs the user's approval" in refused() and "outside the workspace" in refused()
+    assert "no window or terminal to ask in" in refused() and not outside.exists()

@@ -29,6 +29,8 @@ async def until(check: Any, timeout: float = 20.0) -> None:
 
 
 async def started(home_dir: Path, model_config: dict[str, Any], servers: dict[str, Any]) -> Core:
+    """A core with these servers, trusted (their tools run without asking: approvals are tested elsewhere)."""
+    servers = {name: {"trusted": True, **server} for name, server in servers.items()}
     write_config(home_dir, **model_config, mcp={"servers": servers})
     core = build_core()
     await core.start()
@@ -166,7 +168,7 @@ async def test_settings_changes_touch_only_the_servers_that_changed(home_dir: Pa
             servers = config.mcp.servers
             servers["change"].timeout = 7
             del servers["drop"]
-            servers["new"] = McpServerConfig(**stdio_server())
+            servers["new"] = McpServerConfig(**stdio_server(), trusted=True)
 
         await core.settings.update(edit)
         assert "mcp_drop_echo" not in core.tools.names

@@ -23,6 +23,7 @@ from tests.security.harness import (
     THROUGH,
     CanaryServer,
     Lab,
+    app_logging,
     plant,
 )
 
@@ -47,17 +48,18 @@ async def lab(tmp_path_factory: pytest.TempPathFactory) -> AsyncIterator[Lab]:
             "provider": {"timeout": 10, "retry_delays": [0.05]}}))
         (root / "app" / "data" / "sessions").mkdir(parents=True)
         (root / "app" / "data" / "sessions" / "cli_other.jsonl").write_text('{"role": "user", "content": "private"}\n')
-        core = build_core()
-        await core.start()
-        canary, canary6 = CanaryServer("127.0.0.1"), CanaryServer("::1")
-        lab = Lab(root, core, Conversation(core), fake, canary, canary6)
-        lab.planted = plant(root, core.workspace)
-        try:
-            yield lab
-        finally:
-            await core.close()
-            canary.close()
-            canary6.close()
+        with app_logging(root / "app" / "data" / "logs"):
+            core = build_core()
+            await core.start()
+            canary, canary6 = CanaryServer("127.0.0.1"), CanaryServer("::1")
+            lab = Lab(root, core, Conversation(core), fake, canary, canary6)
+            lab.planted = plant(root, core.workspace)
+            try:
+                yield lab
+            finally:
+                await core.close()
+                canary.close()
+                canary6.close()
     keyring.set_keyring(previous_keyring)
 
 

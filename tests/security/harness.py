@@ -10,10 +10,12 @@ from __future__ import annotations
 
 import hashlib
 import json
+import logging
 import os
 import threading
 from collections import Counter
-from collections.abc import Sequence
+from collections.abc import Iterator, Sequence
+from contextlib import contextmanager
 from dataclasses import dataclass, field
 from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
 from pathlib import Path
@@ -21,6 +23,7 @@ from typing import Any
 
 from desktop.bus import ToolFinished, TurnFinished
 from desktop.core import Core
+from desktop.logs import setup_logging
 from tests.conftest import Conversation
 from tests.fakeserver import FakeOpenAI
 
@@ -102,6 +105,10 @@ class Lab:
         return self.core.workspace
 
     @property
+    def log_file(self) -> Path:
+        return self.core.home.logs_dir / "nanobot-tray.log"
+
+    @property
     def marker(self) -> Path:
         """A file outside everything that a write must not create (the host's real /tmp)."""
         return Path(f"/tmp/nbt-security-{os.getpid()}")
@@ -159,13 +166,39 @@ class Lab:
             found.append(f"changed outside the workspace: {sorted(changed)}")
         if self.canary.hits or self.canary6.hits:
             found.append(f"the canary server was reached: {self.canary.hits + self.canary6.hits}")
-        places = {"tool result": "\n".join(results), "what the model was sent": json.dumps(self.fake.requests)}
-        for path in (self.app / "data").rglob("*"):  # sessions, logs, tool outputs
+        assert self.log_file.is_file(), f"the lab logs nothing to {self.log_file}: the log check would be empty"
+        places = {"tool result": "\n".join(results), "what the model was sent": json.dumps(self.fake.requests),
+                  "the log": self.log_file.read_text(encoding="utf-8", errors="replace")}
+        for path in (self.app / "data").rglob("*"):  # sessions, tool outputs (and the log again, with its backups)
             if path.is_file():
                 places[str(path)] = path.read_text(encoding="utf-8", errors="replace")
         for secret in SECRETS:
             found += [f"{secret[:14]}... in {where}" for where, text in places.items() if secret in text]
         return found
+
+
+@contextmanager
+def app_logging(log_dir: Path) -> Iterator[None]:
+    """Log as the app does (desktop.logs, to a file in its data folder), at DEBUG so the most is written where a
+    key could leak; afterwards the root logger and the quietened loggers are as they were."""
+    root = logging.getLogger()
+    handlers, level = list(root.handlers), root.level
+    loggers = logging.root.manager.loggerDict
+    named = {name: logger.level for name, logger in loggers.items() if isinstance(logger, logging.Logger)}
+    setup_logging(True, log_dir)
+    for handler in root.handlers:
+        if handler not in handlers and not isinstance(handler, logging.FileHandler):
+            root.removeHandler(handler)  # the app's stderr copy: pytest shows the file's lines anyway
+    try:
+        yield
+    finally:
+        for handler in [h for h in root.handlers if h not in handlers]:
+            root.removeHandler(handler)
+            handler.close()
+        root.setLevel(level)
+        for name, logger in list(loggers.items()):
+            if isinstance(logger, logging.Logger):
+                logger.setLevel(named.get(name, logging.NOTSET))
 
 
 def fill(value: Any, lab: Lab) -> Any:

@@ -30,12 +30,12 @@ class Person:
 def person(lab: Lab) -> Iterator[Person]:
     """exec without a sandbox (its program missing), behind approvals that a test person answers."""
     answering = Person()
-    previous = lab.core.tools.get("exec")
+    previous, gate = lab.core.tools.get("exec"), lab.core.tools.gate
     lab.core.tools.register(ExecTool(lab.workspace, 30, restrict=True,
                                      sandbox=Sandbox(lab.workspace, program="/nonexistent/bwrap")))
     lab.core.tools.gate = Approvals(lab.core.config, answering).check
     yield answering
-    lab.core.tools.gate = None
+    lab.core.tools.gate = gate
     lab.core.tools.register(previous)  # type: ignore[arg-type]
 
 

@@ -298,6 +298,18 @@ def test_always_on_skills_are_inlined_only_when_available(roots: dict[str, Path]
     assert "read_file" in summary
 
 
+def test_a_skill_that_calls_a_tool_is_offered_only_to_an_agent_that_has_it(roots: dict[str, Path]) -> None:
+    ws = roots["workspace"]
+    make_skill(ws, "reminders", simple("reminders", extra="metadata: {nanobot: {requires: {tools: [cron]}}}"))
+    make_skill(ws, "plain", simple("plain"))
+    loader = loader_for(roots)
+    assert not messages(one(loader, "reminders"), WARNING) and one(loader, "reminders").available
+    assert "<name>reminders</name>" in loader.prompt_sections()[0]  # no tool list given: nothing is left out
+    assert "<name>reminders</name>" in loader.prompt_sections(["exec", "cron"])[0]
+    (summary,) = loader.prompt_sections(["exec", "read_file"])
+    assert "<name>reminders</name>" not in summary and "<name>plain</name>" in summary
+
+
 def test_summary_text_is_xml_escaped(roots: dict[str, Path]) -> None:
     make_skill(roots["workspace"], "a&b", "name: a&b\ndescription: 'Turns <b>bold</b> & \"quotes\" into </skill>'")
     summary = loader_for(roots).prompt_sections()[0]

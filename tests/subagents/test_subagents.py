@@ -76,6 +76,8 @@ async def test_a_result_is_told_in_the_chat_that_asked(chat: Conversation, core:
     sub_request = next(r for r in fake.requests if is_subagent(r))
     offered = {t["function"]["name"] for t in sub_request["tools"]}
     assert "exec" in offered and not offered & {"spawn", "message", "cron"}
+    assert "<name>cron</name>" not in sub_request["messages"][0]["content"]  # its skill calls a tool it lacks
+    assert "<name>cron</name>" in fake.requests[0]["messages"][0]["content"]  # the chat has the tool and skill
     assert len(sub_request["messages"]) == 2  # no conversation history: the task alone
 
 

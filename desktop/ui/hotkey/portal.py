@@ -12,6 +12,7 @@ import secrets
 from collections.abc import Callable
 from typing import Any
 
+from desktop.tasks import spawn
 from desktop.ui.hotkey import Chord, HotkeyError
 from desktop.ui.hotkey.x11 import keysym_name
 
@@ -103,7 +104,7 @@ class PortalShortcut:
             self._listener.cancel()
             self._listener = None
         if self._router_cm is not None:
-            asyncio.ensure_future(self._close(self._router_cm, self._router, self._session))
+            spawn(self._close(self._router_cm, self._router, self._session))
         self._router_cm = self._router = self._session = None
 
     @staticmethod
