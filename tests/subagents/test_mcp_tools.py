@@ -9,7 +9,7 @@ from desktop.config import McpServerConfig
 from desktop.core import Core
 from tests.conftest import Conversation
 from tests.fakeserver import FakeOpenAI, Step
-from tests.mcp.conftest import fast_backoff, stdio_server  # noqa: F401  (fast_backoff: autouse fixture)
+from tests.mcp.conftest import stdio_server
 from tests.subagents.test_subagents import answered_tool, is_subagent, until
 
 WAIT_FOR_GO = "while [ ! -f go ]; do sleep 0.05; done; echo went"
