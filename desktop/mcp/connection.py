@@ -32,6 +32,9 @@ class Backoff:
 
 
 BACKOFF = Backoff()  # waits between restarts of a server that failed (tests shorten them)
+# Seconds between pings of an idle remote server. Over streamable HTTP the SDK retries a dropped stream
+# quietly, so a server that went away would otherwise stay "connected" until the next call failed.
+PING_EVERY = 30.0
 
 
 class ConnectionLost(Exception):
@@ -55,6 +58,8 @@ class ServerConnection:
         self._lost: asyncio.Event = asyncio.Event()
         self._lost_reason = ""
         self._refresh: asyncio.Event = asyncio.Event()
+        self._had_session = False  # the current attempt got connected (a later loss restarts the backoff)
+        self._calls = 0  # in flight: no ping meanwhile (a server that answers one request at a time is busy)
         self._task: asyncio.Task[None] | None = None
 
     def start(self) -> None:
@@ -85,6 +90,7 @@ class ServerConnection:
         if session is None or self.state != "connected":
             raise ToolError(f"MCP server '{self.name}' is not connected ({self.describe()}); "
                             "it is restarted automatically, try again later")
+        self._calls += 1
         try:
             return await session.call_tool(tool, arguments, read_timeout_seconds=self.config.timeout)
         except MCPError as exc:
@@ -100,6 +106,8 @@ class ServerConnection:
             self._mark_lost(f"{type(exc).__name__}: {exc}")
             raise ToolError(f"MCP server '{self.name}' could not be reached ({exc}); "
                             "it is being restarted") from None
+        finally:
+            self._calls -= 1
 
     def describe(self) -> str:
         if self.state == "connected":
@@ -113,9 +121,13 @@ class ServerConnection:
         self._on_change(self)
 
     def _mark_lost(self, reason: str) -> None:
+        """Down at once, not once the old session is torn down: its tools stop being offered now."""
         if not self._lost.is_set():
             self._lost_reason = reason
             self._lost.set()
+            if self.state == "connected":
+                self._session = None
+                self._set("failed", reason)
 
     async def _supervise(self) -> None:
         await asyncio.to_thread(load_sdk)
@@ -130,7 +142,8 @@ class ServerConnection:
             except Exception as exc:  # every failure of a server ends in a retry, never in the app
                 reason = _reason(exc)
                 log.info("MCP server %s: %s", self.name, reason)
-                if self.state == "connected":  # it had worked: start again from the shortest wait
+                if self._had_session:  # it had worked: start again from the shortest wait
+                    self._had_session = False
                     delay = self._backoff.first
                 self._session = None
                 self._set("failed", reason)
@@ -154,25 +167,34 @@ class ServerConnection:
                     await session.initialize()
                     await self._list_tools(session)
                 self._session = session
+                self._had_session = True
                 self._set("connected", None)
+                ping_every = PING_EVERY if self.config.url else None  # a stdio child's exit ends its stream
                 while True:
                     lost = asyncio.ensure_future(self._lost.wait())
                     refresh = asyncio.ensure_future(self._refresh.wait())
                     try:
-                        await asyncio.wait([lost, refresh], return_when=asyncio.FIRST_COMPLETED)
+                        done, _ = await asyncio.wait([lost, refresh], timeout=ping_every,
+                                                     return_when=asyncio.FIRST_COMPLETED)
                     finally:
                         lost.cancel()
                         refresh.cancel()
+                    if not done:
+                        await self._ping(session)
                     if self._lost.is_set():
                         self._session = None
                         raise ConnectionLost(self._lost_reason)
+                    if not self._refresh.is_set():
+                        continue
                     self._refresh.clear()
                     with anyio.fail_after(max(self.config.timeout, 5.0)):
                         await self._list_tools(session)
                     self._on_change(self)
 
     async def _pump(self, read: Any, inner: Any) -> None:
-        """Pass messages to the session and notice when the server's side ends."""
+        """Pass messages to the session and notice when the server's side ends. An error the transport
+        passes along (a line that is not JSON) is not the end: the stream closing is (a stdio child exited, an
+        SSE stream broke). Streamable HTTP keeps its stream open while retrying, so there `_ping` finds out."""
         import anyio
 
         async with inner:
@@ -180,12 +202,22 @@ class ServerConnection:
                 async for item in read:
                     if isinstance(item, Exception):
                         log.debug("MCP server %s: transport error %r", self.name, item)
-                        if isinstance(item, (OSError, ConnectionError)) or "connect" in type(item).__name__.lower():
-                            self._mark_lost(_reason(item))
                     await inner.send(item)
             except (anyio.ClosedResourceError, anyio.BrokenResourceError, anyio.EndOfStream):
                 pass
         self._mark_lost("the server closed the connection")
+
+    async def _ping(self, session: ClientSession) -> None:
+        """An idle remote server that does not answer a ping is gone: marked lost, so it is reconnected."""
+        import anyio
+
+        if self._calls:
+            return
+        try:
+            with anyio.fail_after(max(self.config.timeout, 5.0)):
+                await session.send_ping()
+        except Exception as exc:  # whatever the transport raises, the server did not answer
+            self._mark_lost(f"no answer to a ping ({_reason(exc)})")
 
     async def _on_message(self, message: Any) -> None:
         from mcp import types

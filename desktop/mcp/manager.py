@@ -34,7 +34,7 @@ class McpTool(Tool):
         return self.server.state == "connected"
 
     async def execute(self, ctx: ToolContext, **args: Any) -> ToolOutput:
-        return to_output(await self.server.call(self.remote_name, args))
+        return to_output(await self.server.call(self.remote_name, args), self.server.name)
 
 
 class McpServers:

@@ -39,34 +39,58 @@ class ToolRegistry:
         self._tools.pop(name, None)
 
     def get(self, name: str) -> Tool | None:
-        return self._tools.get(name)
+        return self._current().get(name)
 
     @property
     def names(self) -> list[str]:
-        return list(self._tools)
+        return list(self._current())
 
     def without(self, *names: str) -> ToolRegistry:
-        """A copy lacking some tools (subagents get no message/spawn/cron)."""
-        return ToolRegistry([t for n, t in self._tools.items() if n not in names], self.gate)
+        """A live view lacking some tools (subagents get no message/spawn/cron): tools registered here later,
+        such as those of an MCP server that connects or refreshes, and the gate show in it too."""
+        return _Without(self, frozenset(names))
 
     def schemas(self) -> list[dict[str, Any]]:
-        return [tool.schema() for tool in self._tools.values() if tool.available]
+        return [tool.schema() for tool in self._current().values() if tool.available]
 
     async def run(self, name: str, raw_arguments: str | dict[str, Any], ctx: ToolContext) -> ToolOutcome:
-        tool = self._tools.get(name)
+        tools = self._current()
+        tool = tools.get(name)
+        gate = self._gate()
         try:
             if tool is None:
-                raise ToolError(f"unknown tool '{name}'. Available tools: {', '.join(self._tools)}")
+                raise ToolError(f"unknown tool '{name}'. Available tools: {', '.join(tools)}")
             arguments = parse_arguments(raw_arguments)
             checked = validate(tool.parameters, arguments)
-            if self.gate is not None:
-                await self.gate(tool, checked, ctx)
+            if gate is not None:
+                await gate(tool, checked, ctx)
             return ToolOutcome(await tool.execute(ctx, **checked), True)
         except ToolError as exc:
             return ToolOutcome(f"Error: {exc}{ERROR_HINT}", False)
         except Exception as exc:  # a bug in a tool is still only a tool error
             log.exception("tool %s crashed", name)
             return ToolOutcome(f"Error: {name} failed: {type(exc).__name__}: {exc}{ERROR_HINT}", False)
+
+    def _current(self) -> dict[str, Tool]:
+        return self._tools
+
+    def _gate(self) -> Gate | None:
+        return self.gate
+
+
+class _Without(ToolRegistry):
+    """What `without` returns: reads its source at every use. Register tools on the source, not here."""
+
+    def __init__(self, source: ToolRegistry, hidden: frozenset[str]) -> None:
+        super().__init__()
+        self._source = source
+        self._hidden = hidden
+
+    def _current(self) -> dict[str, Tool]:
+        return {n: t for n, t in self._source._current().items() if n not in self._hidden}
+
+    def _gate(self) -> Gate | None:
+        return self._source._gate()
 
 
 def parse_arguments(raw: str | dict[str, Any]) -> dict[str, Any]:

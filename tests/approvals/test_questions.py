@@ -158,8 +158,9 @@ async def test_mcp_tools_ask_until_always_allow_trusts_their_server(mcp_core: Co
     fake.add(call, {"content": "ok"})
     await chat.ask("echo")
     assert "trust MCP server 'test'" in watcher.seen[0].request.always
-    assert mcp_core.config.mcp.servers["test"].trusted and tool_results(fake) == ["hi"]
+    assert mcp_core.config.mcp.servers["test"].trusted
+    assert [r.rsplit("\n\n", 1)[-1] for r in tool_results(fake)] == ["hi"]  # after the untrusted-data note
     fake.add(call, {"content": "ok"})
     await chat.ask("echo again")
-    assert len(watcher.seen) == 1 and tool_results(fake)[-1] == "hi"
+    assert len(watcher.seen) == 1 and tool_results(fake)[-1].endswith("\n\nhi")
     assert mcp_core.mcp.servers["test"] is connection  # trusting it did not restart it

@@ -26,7 +26,7 @@ def test_list_test_and_doctor_show_each_servers_state(tmp_path: Path) -> None:
     listed = run_cli(tmp_path, "mcp", "list")
     assert listed.returncode == 0, listed.stderr
     assert listed.stdout.splitlines() == ["ghost: failed: command not found: /nonexistent/mcp-ghost",
-                                          "off: disabled", "ours: connected, 10 tools", "time: connected, 1 tool"]
+                                          "off: disabled", "ours: connected, 11 tools", "time: connected, 1 tool"]
     tested = run_cli(tmp_path, "mcp", "test", "time")
     assert tested.returncode == 0, tested.stderr
     assert tested.stdout.startswith("time: connected, 1 tool\n  get_current_time — ")
@@ -38,7 +38,7 @@ def test_list_test_and_doctor_show_each_servers_state(tmp_path: Path) -> None:
     assert "mcp:        ghost: enabled; off: disabled; ours: enabled; time: enabled\n" in doctor.stdout
     doctor = run_cli(tmp_path, "doctor")
     assert ("mcp:        ghost: failed: command not found: /nonexistent/mcp-ghost; off: disabled; "
-            "ours: connected, 10 tools; time: connected, 1 tool\n") in doctor.stdout
+            "ours: connected, 11 tools; time: connected, 1 tool\n") in doctor.stdout
 
 
 def test_import_adds_claude_desktop_servers_and_says_what_it_skipped(tmp_path: Path) -> None:

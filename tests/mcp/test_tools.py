@@ -1,11 +1,12 @@
-"""MCP servers' tools through real agent turns: the scripted model calls them, real servers answer."""
+"""MCP servers' tools through real agent turns: the scripted model calls them, real servers answer over
+stdio, streamable HTTP and SSE on 127.0.0.1."""
 
 from __future__ import annotations
 
 import asyncio
 import json
 import sys
-from collections.abc import AsyncIterator
+from collections.abc import AsyncIterator, Callable
 from pathlib import Path
 from typing import Any
 
@@ -13,10 +14,11 @@ import pytest
 
 from desktop.bus import TurnFinished
 from desktop.core import Core, build_core
+from desktop.mcp.results import UNTRUSTED_NOTE
 from desktop.tools.base import ToolContext
 from tests.conftest import Conversation, write_config
 from tests.fakeserver import FakeOpenAI
-from tests.mcp.conftest import stdio_server
+from tests.mcp.conftest import RemoteServer, stdio_server
 from tests.memkeyring import MemoryKeyring
 
 
@@ -46,6 +48,25 @@ async def mcp_core(home_dir: Path, model_config: dict[str, Any], memory_keyring:
     await core.close()
 
 
+@pytest.fixture(params=["stdio", "http"])
+def served(request: pytest.FixtureRequest,
+           remote_servers: Callable[..., RemoteServer]) -> Callable[..., tuple[dict[str, Any], RemoteServer | None]]:
+    """Our test server's config over each transport (and, when remote, its process)."""
+    def serve(**extra: Any) -> tuple[dict[str, Any], RemoteServer | None]:
+        if request.param == "stdio":
+            return stdio_server(**extra), None
+        remote = remote_servers("--http")
+        return remote.config(**extra), remote
+    return serve
+
+
+def unwrapped(result: str, server: str = "test") -> str:
+    """A result as the server gave it, after checking it reached the model marked as untrusted."""
+    note = UNTRUSTED_NOTE.format(server=server) + "\n\n"
+    assert result.startswith(note), result
+    return result[len(note):]
+
+
 def tool_results(fake: FakeOpenAI) -> list[str]:
     last = fake.requests[-1]["messages"]
     return [m["content"] if isinstance(m["content"], str) else json.dumps(m["content"]) for m in last if m["role"] == "tool"]
@@ -64,53 +85,112 @@ async def test_tools_of_connected_servers_are_offered_and_called(mcp_core: Core,
     assert "command not found" in mcp_core.mcp.states()["broken"]
     offered = {t["function"]["name"] for t in mcp_core.tools.schemas()}
     assert {"mcp_test_echo", "mcp_time_get_current_time", "read_file"} <= offered
-    assert await turn(mcp_core, fake, "mcp_test_echo", {"text": "hi", "times": 2}) == "hi hi"
+    assert unwrapped(await turn(mcp_core, fake, "mcp_test_echo", {"text": "hi", "times": 2})) == "hi hi"
     sent = {t["function"]["name"]: t["function"] for t in fake.requests[-1]["tools"]}
     assert sent["mcp_test_echo"]["parameters"]["properties"]["times"]["type"] == ["integer", "null"]
     assert '"timezone": "UTC"' in await turn(mcp_core, fake, "mcp_time_get_current_time", {"timezone": "UTC"})
 
 
-async def test_error_results_images_and_structured_content(mcp_core: Core, fake: FakeOpenAI) -> None:
-    await until(lambda: mcp_core.mcp.servers["test"].state == "connected")
-    failed = await turn(mcp_core, fake, "mcp_test_fail", {"reason": "no way"})
-    assert failed.startswith("Error: ") and "refused: no way" in failed
-    picture = (await mcp_core.tools.run("mcp_test_picture", {}, ToolContext("cli:test", "cli", "test"))).output
-    assert picture[0] == {"type": "text", "text": "a red dot"}  # the same parts read_file gives for an image
-    assert picture[1]["image_url"]["url"].startswith("data:image/png;base64,iVBOR")
-    weather = await turn(mcp_core, fake, "mcp_test_weather", {"city": "Oslo"})
-    assert json.loads(weather) == {"city": "Oslo", "celsius": 21}
-
-
-async def test_a_call_past_its_timeout_is_cancelled_and_reported(home_dir: Path, model_config: dict[str, Any],
-                                                                 memory_keyring: MemoryKeyring, fake: FakeOpenAI) -> None:
-    core = await started(home_dir, model_config, {"test": stdio_server(timeout=0.3)})
+async def test_calls_error_results_images_and_structured_content(
+        home_dir: Path, model_config: dict[str, Any], memory_keyring: MemoryKeyring, fake: FakeOpenAI,
+        served: Callable[..., tuple[dict[str, Any], RemoteServer | None]]) -> None:
+    core = await started(home_dir, model_config, {"test": served()[0]})
     try:
         await until(lambda: core.mcp.servers["test"].state == "connected")
-        result = await turn(core, fake, "mcp_test_slow", {"seconds": 30})
-        assert "MCP server 'test': slow did not finish within 0.3 s and was cancelled" in result
-        assert await turn(core, fake, "mcp_test_echo", {"text": "still here"}) == "still here"
+        assert unwrapped(await turn(core, fake, "mcp_test_echo", {"text": "hi", "times": 2})) == "hi hi"
+        failed = await turn(core, fake, "mcp_test_fail", {"reason": "no way"})
+        assert failed.startswith("Error: ") and "refused: no way" in unwrapped(failed.removeprefix("Error: "))
+        picture = (await core.tools.run("mcp_test_picture", {}, ToolContext("cli:test", "cli", "test"))).output
+        assert unwrapped(picture[0]["text"]) == "a red dot"  # the same parts read_file gives for an image
+        assert picture[1]["image_url"]["url"].startswith("data:image/png;base64,iVBOR")
+        weather = await turn(core, fake, "mcp_test_weather", {"city": "Oslo"})
+        assert json.loads(unwrapped(weather)) == {"city": "Oslo", "celsius": 21}
     finally:
         await core.close()
 
 
-async def test_a_server_killed_mid_call_is_reported_restarted_and_works_again(mcp_core: Core, fake: FakeOpenAI) -> None:
-    server = mcp_core.mcp.servers["test"]
-    await until(lambda: server.state == "connected")
-    result = await turn(mcp_core, fake, "mcp_test_crash", {})
-    assert "MCP server 'test' stopped during the call to crash; it is being restarted" in result
-    await until(lambda: server.state == "connected")
-    assert await turn(mcp_core, fake, "mcp_test_echo", {"text": "back"}) == "back"
-    log = mcp_core.mcp.log_file("test").read_text()
-    assert "crashing on purpose" in log and log.count("testserver: started") == 2
+async def test_a_call_past_its_timeout_is_cancelled_and_reported(
+        home_dir: Path, model_config: dict[str, Any], memory_keyring: MemoryKeyring, fake: FakeOpenAI,
+        served: Callable[..., tuple[dict[str, Any], RemoteServer | None]]) -> None:
+    core = await started(home_dir, model_config, {"test": served(timeout=0.3)[0]})
+    try:
+        await until(lambda: core.mcp.servers["test"].state == "connected")
+        result = await turn(core, fake, "mcp_test_slow", {"seconds": 30})
+        assert "MCP server 'test': slow did not finish within 0.3 s and was cancelled" in result
+        assert unwrapped(await turn(core, fake, "mcp_test_echo", {"text": "still here"})) == "still here"
+    finally:
+        await core.close()
+
+
+async def test_a_server_killed_mid_call_is_reported_restarted_and_works_again(
+        home_dir: Path, model_config: dict[str, Any], memory_keyring: MemoryKeyring, fake: FakeOpenAI,
+        served: Callable[..., tuple[dict[str, Any], RemoteServer | None]]) -> None:
+    """A stdio server is started again by us; a remote one comes back on its own (as a service restarts)
+    and is reconnected."""
+    config, remote = served()
+    core = await started(home_dir, model_config, {"test": config})
+    try:
+        server = core.mcp.servers["test"]
+        await until(lambda: server.state == "connected")
+        result = await turn(core, fake, "mcp_test_crash", {})
+        assert "MCP server 'test' stopped during the call to crash; it is being restarted" in result
+        if remote is not None:
+            await until(lambda: server.state == "failed")
+            remote.stop()
+            remote.start()
+        await until(lambda: server.state == "connected")
+        assert unwrapped(await turn(core, fake, "mcp_test_echo", {"text": "back"})) == "back"
+        if remote is None:
+            log = core.mcp.log_file("test").read_text()
+            assert "crashing on purpose" in log and log.count("testserver: started") == 2
+    finally:
+        await core.close()
+
+
+@pytest.mark.parametrize("mode", ["--http", "--sse"])
+async def test_a_remote_server_that_goes_away_while_idle_is_marked_down_and_reconnected(
+        home_dir: Path, model_config: dict[str, Any], memory_keyring: MemoryKeyring, fake: FakeOpenAI,
+        remote_servers: Callable[..., RemoteServer], mode: str) -> None:
+    remote = remote_servers(mode)
+    core = await started(home_dir, model_config, {"test": remote.config()})
+    try:
+        server = core.mcp.servers["test"]
+        await until(lambda: server.state == "connected")
+        remote.stop()  # no call in flight: only a ping (HTTP) or the broken stream (SSE) can tell
+        await until(lambda: server.state == "failed")
+        assert "mcp_test_echo" not in {t["function"]["name"] for t in core.tools.schemas()}
+        result = await turn(core, fake, "mcp_test_echo", {"text": "x"})
+        assert "MCP server 'test' is not connected (" in result  # failed, or connecting again
+        remote.start()
+        await until(lambda: server.state == "connected")
+        assert unwrapped(await turn(core, fake, "mcp_test_echo", {"text": "back"})) == "back"
+    finally:
+        await core.close()
+
+
+async def test_a_url_ending_in_sse_connects_over_sse_and_transport_overrides_the_guess(
+        home_dir: Path, model_config: dict[str, Any], memory_keyring: MemoryKeyring, fake: FakeOpenAI,
+        remote_servers: Callable[..., RemoteServer]) -> None:
+    at_sse, elsewhere = remote_servers("--sse"), remote_servers("--sse", "/events")
+    core = await started(home_dir, model_config, {
+        "guessed": at_sse.config(), "told": elsewhere.config(transport="sse"), "unknown": elsewhere.config()})
+    try:
+        servers = core.mcp.servers
+        await until(lambda: servers["guessed"].state == servers["told"].state == "connected")
+        await until(lambda: servers["unknown"].state == "failed")  # /events without `transport`: streamable HTTP
+        assert unwrapped(await turn(core, fake, "mcp_guessed_echo", {"text": "sse"}), "guessed") == "sse"
+        assert unwrapped(await turn(core, fake, "mcp_told_echo", {"text": "told"}), "told") == "told"
+    finally:
+        await core.close()
 
 
 async def test_a_changed_tool_list_is_picked_up_without_a_restart(mcp_core: Core, fake: FakeOpenAI) -> None:
     server = mcp_core.mcp.servers["test"]
     await until(lambda: server.state == "connected")
     assert "mcp_test_extra" not in mcp_core.tools.names
-    assert await turn(mcp_core, fake, "mcp_test_grow", {}) == "grown"
+    assert unwrapped(await turn(mcp_core, fake, "mcp_test_grow", {})) == "grown"
     await until(lambda: "mcp_test_extra" in mcp_core.tools.names)
-    assert await turn(mcp_core, fake, "mcp_test_extra", {}) == "extra here"
+    assert unwrapped(await turn(mcp_core, fake, "mcp_test_extra", {})) == "extra here"
     assert mcp_core.mcp.log_file("test").read_text().count("testserver: started") == 1
 
 
@@ -145,8 +225,8 @@ async def test_keyring_references_reach_the_server_but_no_file(home_dir: Path, m
     try:
         await until(lambda: all(s.state == "connected" for s in core.mcp.servers.values()))
         digest = hashlib.sha256(secret.encode()).hexdigest()
-        assert await turn(core, fake, "mcp_local_env_digest", {"name": "API_TOKEN"}) == digest
-        assert await turn(core, fake, "mcp_remote_header_digest", {"name": "X-Token"}) == digest
+        assert unwrapped(await turn(core, fake, "mcp_local_env_digest", {"name": "API_TOKEN"}), "local") == digest
+        assert unwrapped(await turn(core, fake, "mcp_remote_header_digest", {"name": "X-Token"}), "remote") == digest
     finally:
         await core.close()
     for path in home_dir.rglob("*"):
@@ -177,7 +257,7 @@ async def test_settings_changes_touch_only_the_servers_that_changed(home_dir: Pa
         assert core.mcp.servers["keep"] is kept and core.mcp.servers["change"] is not changed
         assert core.mcp.servers["change"].config.timeout == 7
         assert core.mcp.log_file("keep").read_text().count("testserver: started") == 1
-        assert await turn(core, fake, "mcp_new_echo", {"text": "fresh"}) == "fresh"
+        assert unwrapped(await turn(core, fake, "mcp_new_echo", {"text": "fresh"}), "new") == "fresh"
         await core.settings.update(lambda config: setattr(config.mcp.servers["keep"], "enabled", False))
         assert core.mcp.states()["keep"] == "disabled" and "mcp_keep_echo" not in core.tools.names
     finally:
@@ -190,7 +270,7 @@ async def test_closing_the_core_leaves_no_server_process(home_dir: Path, model_c
 
     core = await started(home_dir, model_config, {"test": stdio_server()})
     await until(lambda: core.mcp.servers["test"].state == "connected")
-    pid = int(await turn(core, fake, "mcp_test_pid", {}))
+    pid = int(unwrapped(await turn(core, fake, "mcp_test_pid", {})))
     await core.close()
     with pytest.raises(ProcessLookupError):
         os.kill(pid, 0)
