@@ -34,20 +34,9 @@ else
   "$venv/bin/pip" install --quiet "$src" "pyinstaller>=6.10,<7"
 fi
 
-cat > "$work/nanobot-tray.py" <<'PY'
-from desktop.cli import main
-
-raise SystemExit(main())
-PY
-# Flags: packaging/README.md ("What the PyInstaller flags are for").
-PYTHONPATH="$src" "$venv/bin/pyinstaller" --noconfirm --clean --log-level WARN --onedir --name nanobot-tray \
-  --distpath "$work/dist" --workpath "$work/build" --specpath "$work" \
-  --paths "$src" \
-  --add-data "$src/resources:desktop/resources" --add-data "$src/skills:desktop/resources/skills" \
-  --collect-submodules desktop \
-  --collect-data litellm \
-  --hidden-import tiktoken_ext.openai_public --hidden-import tiktoken_ext \
-  "$work/nanobot-tray.py"
+# What goes in and why: packaging/nanobot-tray.spec and packaging/README.md ("What the spec holds").
+PYTHONPATH="$src" "$venv/bin/pyinstaller" --noconfirm --clean --log-level WARN \
+  --distpath "$work/dist" --workpath "$work/build" "$src/packaging/nanobot-tray.spec"
 app=$work/dist/nanobot-tray
 "$app/nanobot-tray" --version
 
