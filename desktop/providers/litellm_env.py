@@ -82,7 +82,7 @@ def _defer_claude_tokenizer() -> None:
     utils = sys.modules.get("litellm.utils")
     if utils is None or getattr(utils, "claude_json_str", None) != "{}":
         return  # another litellm version: it loaded (or dropped) the tokenizer its own way
-    path = Path(utils.__file__).parent / "litellm_core_utils" / "tokenizers" / CLAUDE_TOKENIZER
+    path = Path(str(utils.__file__)).parent / "litellm_core_utils" / "tokenizers" / CLAUDE_TOKENIZER
     del utils.claude_json_str
     if getattr(utils, "json_data", None) == {}:
         del utils.json_data
@@ -91,10 +91,10 @@ def _defer_claude_tokenizer() -> None:
         if name != "claude_json_str":
             raise AttributeError(f"module 'litellm.utils' has no attribute {name!r}")
         text = path.read_text(encoding="utf-8")
-        utils.claude_json_str = text
+        setattr(utils, name, text)
         return text
 
-    utils.__getattr__ = read_on_first_use  # type: ignore[attr-defined]
+    setattr(utils, "__getattr__", read_on_first_use)  # noqa: B010  (PEP 562: asked for names it lacks)
 
 
 def _pass_messages_through() -> None:
