@@ -46,8 +46,22 @@ mkdir -p "$root/opt" "$root/usr/bin" "$root/DEBIAN"
 cp -a "$app" "$root/opt/nanobot-tray"
 ln -s /opt/nanobot-tray/nanobot-tray "$root/usr/bin/nanobot-tray"
 "$app/nanobot-tray" install-desktop-entry --data-dir "$root/usr/share" --exec nanobot-tray >/dev/null
-# The bundle carries its own Python: python3-venv (for pip installs) is not a dependency of the package.
-depends=$(grep -v -e '^\s*#' -e '^\s*$' -e '^python3-venv$' "$src/packaging/apt-packages.txt" | paste -sd, | sed 's/,/, /g')
+# Depends: what the bundle does not carry. PyInstaller copies most shared libraries from the build machine
+# (Qt's xcb helpers, fontconfig, glib, dbus, gtk for Qt's gtk3 theme) but leaves out glibc, libxcb, libGL,
+# libEGL and libwayland, which must match the user's system; ldd names them and dpkg -S their packages.
+# From apt-packages.txt come the programs and data the app uses at run time (git, bubblewrap, fonts; not
+# python3-venv, which is for pip installs); fontconfig-config gives the bundled fontconfig its /etc/fonts.
+package_of() {  # a library path -> its Debian package (dpkg knows /lib and /usr/lib apart)
+  dpkg -S "$1" 2>/dev/null || dpkg -S "${1#/usr}" 2>/dev/null || dpkg -S "/usr$1" 2>/dev/null || true
+}
+find "$app" -type f \( -name '*.so*' -o -name nanobot-tray \) -print0 \
+  | xargs -0 env LD_LIBRARY_PATH="$app/_internal" ldd 2>/dev/null \
+  | awk -v app="$app" '$2 == "=>" && $3 ~ /^\// && index($3, app) != 1 {print $3}' | sort -u \
+  | while read -r lib; do package_of "$lib"; done | cut -d: -f1 | sort -u > "$work/libraries"
+glibc=$(dpkg-query -W -f='${Version}' libc6 | sed 's/-.*//')
+depends=$({ sed "s/^libc6\$/libc6 (>= $glibc)/" "$work/libraries"
+            grep -v -e '^\s*#' -e '^\s*$' -e '^lib' -e '^python3-venv$' "$src/packaging/apt-packages.txt"
+            echo fontconfig-config; } | paste -sd, | sed 's/,/, /g')
 cat > "$root/DEBIAN/control" <<CONTROL
 Package: nanobot-tray
 Version: $version
