@@ -2,7 +2,7 @@
 # Build Nanobot Tray from the committed tree (git archive HEAD: a clean checkout, whatever the work tree holds):
 #   dist/nanobot-tray/                         PyInstaller one-folder app (resources and built-in skills inside)
 #   dist/nanobot-tray_VERSION_ARCH.deb         that folder under /opt/nanobot-tray, /usr/bin/nanobot-tray,
-#                                              the menu entry and hicolor icons; Depends from apt-packages.txt
+#                                              the menu entry and hicolor icons; Depends from ldd over the bundle
 # Usage: packaging/build.sh [OUT_DIR]           (default: dist/ in the checkout)
 # BUILD_VENV=/path/to/venv reuses a virtualenv that already has the app's dependencies and pyinstaller
 # (faster; the app itself is taken from the archive); without it a fresh venv is made and filled from PyPI.
