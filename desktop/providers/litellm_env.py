@@ -87,9 +87,13 @@ def _defer_claude_tokenizer() -> None:
     if getattr(utils, "json_data", None) == {}:
         del utils.json_data
 
-    def read_on_first_use(name: str) -> str:
+    lazy = vars(utils).get("__getattr__")  # litellm.utils loads other names on first use too
+
+    def read_on_first_use(name: str) -> Any:
         if name != "claude_json_str":
-            raise AttributeError(f"module 'litellm.utils' has no attribute {name!r}")
+            if lazy is None:
+                raise AttributeError(f"module 'litellm.utils' has no attribute {name!r}")
+            return lazy(name)
         text = path.read_text(encoding="utf-8")
         setattr(utils, name, text)
         return text

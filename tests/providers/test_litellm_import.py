@@ -16,6 +16,7 @@ from desktop.providers.litellm_env import litellm
 module = litellm()
 import litellm.utils as utils
 read_at_import = "claude_json_str" in vars(utils)
+assert callable(utils.update_response_metadata)  # one of the names litellm.utils itself loads on first use
 from litellm.utils import claude_json_str
 print(json.dumps({"gc": gc.isenabled(), "read_at_import": read_at_import, "tokenizer": json.loads(claude_json_str),
                   "count": module.token_counter(model="claude-3-5-sonnet-20240620", text="hello world, again"),
