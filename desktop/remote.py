@@ -23,6 +23,9 @@ or Qt's user-only socket permissions, and the client checks the socket's owner):
     or     → {"protocol": 1, "ok": false, "local": true}       run it yourself
     or     → {"protocol": N, "ok": false, "error": TEXT}       another version: the client runs in-process
 An app too old to know "run" answers {"ok": true} without "protocol"; that counts as another version too.
+The quick prompt is one line each way: client → {"action": "quick", "protocol": 1, "text": TEXT}, app →
+{"ok": true} (shown), or {"protocol": N, "ok": false, "error": TEXT} when the versions differ;
+then the client asks through Qt's socket like a second launch of the app, which every version understands.
 The client hanging up (Ctrl+C) cancels the command in the app.
 """
 
@@ -207,12 +210,18 @@ def open_quick(argv: list[str], name: str | None = None) -> bool:
     if not argv or argv[0] != "--quick" or len(argv) > 2:
         return False
     text = argv[1] if len(argv) == 2 else ""
-    opened = _request(name or socket_name(home()), {"action": "quick", "text": text})
+    opened = _request(name or socket_name(home()), {"action": "quick", "protocol": PROTOCOL, "text": text})
     if opened is None:
         return False
     sock, lines = opened
     with sock:
         try:
-            return bool(next(lines, {}).get("ok"))
+            reply = next(lines, {})
         except OSError:
             return False
+    if reply.get("ok"):
+        return True  # shown; an app from before versioning says ok without "protocol" and shows it too
+    if reply.get("protocol", PROTOCOL) != PROTOCOL:
+        print(f"nanobot-tray: the running app speaks another protocol ({reply['protocol']}, this command speaks "
+              f"{PROTOCOL}); asking it the old way. Restart the app after an update.", file=sys.stderr)
+    return False

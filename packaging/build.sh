@@ -2,7 +2,7 @@
 # Build Nanobot Tray from the committed tree (git archive HEAD: a clean checkout, whatever the work tree holds):
 #   dist/nanobot-tray/                         PyInstaller one-folder app (resources and built-in skills inside)
 #   dist/nanobot-tray_VERSION_ARCH.deb         that folder under /opt/nanobot-tray, /usr/bin/nanobot-tray,
-#                                              the menu entry and hicolor icons; Depends from apt-packages.txt
+#                                              the menu entry and hicolor icons; Depends from ldd over the bundle
 # Usage: packaging/build.sh [OUT_DIR]           (default: dist/ in the checkout)
 # BUILD_VENV=/path/to/venv reuses a virtualenv that already has the app's dependencies and pyinstaller
 # (faster; the app itself is taken from the archive); without it a fresh venv is made and filled from PyPI.
@@ -34,20 +34,9 @@ else
   "$venv/bin/pip" install --quiet "$src" "pyinstaller>=6.10,<7"
 fi
 
-cat > "$work/nanobot-tray.py" <<'PY'
-from desktop.cli import main
-
-raise SystemExit(main())
-PY
-# Flags: packaging/README.md ("What the PyInstaller flags are for").
-PYTHONPATH="$src" "$venv/bin/pyinstaller" --noconfirm --clean --log-level WARN --onedir --name nanobot-tray \
-  --distpath "$work/dist" --workpath "$work/build" --specpath "$work" \
-  --paths "$src" \
-  --add-data "$src/resources:desktop/resources" --add-data "$src/skills:desktop/resources/skills" \
-  --collect-submodules desktop \
-  --collect-data litellm \
-  --hidden-import tiktoken_ext.openai_public --hidden-import tiktoken_ext \
-  "$work/nanobot-tray.py"
+# What goes in and why: packaging/nanobot-tray.spec and packaging/README.md ("What the spec holds").
+PYTHONPATH="$src" "$venv/bin/pyinstaller" --noconfirm --clean --log-level WARN \
+  --distpath "$work/dist" --workpath "$work/build" "$src/packaging/nanobot-tray.spec"
 app=$work/dist/nanobot-tray
 "$app/nanobot-tray" --version
 
@@ -57,8 +46,22 @@ mkdir -p "$root/opt" "$root/usr/bin" "$root/DEBIAN"
 cp -a "$app" "$root/opt/nanobot-tray"
 ln -s /opt/nanobot-tray/nanobot-tray "$root/usr/bin/nanobot-tray"
 "$app/nanobot-tray" install-desktop-entry --data-dir "$root/usr/share" --exec nanobot-tray >/dev/null
-# The bundle carries its own Python: python3-venv (for pip installs) is not a dependency of the package.
-depends=$(grep -v -e '^\s*#' -e '^\s*$' -e '^python3-venv$' "$src/packaging/apt-packages.txt" | paste -sd, | sed 's/,/, /g')
+# Depends: what the bundle does not carry. PyInstaller copies most shared libraries from the build machine
+# (Qt's xcb helpers, fontconfig, glib, dbus, gtk for Qt's gtk3 theme) but leaves out glibc, libxcb, libGL,
+# libEGL and libwayland, which must match the user's system; ldd names them and dpkg -S their packages.
+# From apt-packages.txt come the programs and data the app uses at run time (git, bubblewrap, fonts; not
+# python3-venv, which is for pip installs); fontconfig-config gives the bundled fontconfig its /etc/fonts.
+package_of() {  # a library path -> its Debian package (dpkg knows /lib and /usr/lib apart)
+  dpkg -S "$1" 2>/dev/null || dpkg -S "${1#/usr}" 2>/dev/null || dpkg -S "/usr$1" 2>/dev/null || true
+}
+find "$app" -type f \( -name '*.so*' -o -name nanobot-tray \) -print0 \
+  | xargs -0 env LD_LIBRARY_PATH="$app/_internal" ldd 2>/dev/null \
+  | awk -v app="$app" '$2 == "=>" && $3 ~ /^\// && index($3, app) != 1 {print $3}' | sort -u \
+  | while read -r lib; do package_of "$lib"; done | cut -d: -f1 | sort -u > "$work/libraries"
+glibc=$(dpkg-query -W -f='${Version}' libc6 | sed 's/-.*//')
+depends=$({ sed "s/^libc6\$/libc6 (>= $glibc)/" "$work/libraries"
+            grep -v -e '^\s*#' -e '^\s*$' -e '^lib' -e '^python3-venv$' "$src/packaging/apt-packages.txt"
+            echo fontconfig-config; } | paste -sd, | sed 's/,/, /g')
 cat > "$root/DEBIAN/control" <<CONTROL
 Package: nanobot-tray
 Version: $version

@@ -2,13 +2,20 @@
 
 from __future__ import annotations
 
+import gc
 import importlib.util
+import json
 import os
+import sys
 import threading
+from collections.abc import Iterator
+from contextlib import contextmanager
 from pathlib import Path
 from types import ModuleType
+from typing import Any
 
 PASSED_THROUGH = ("messages", "tools")
+CLAUDE_TOKENIZER = "anthropic_tokenizer.json"
 _lock = threading.Lock()
 _module: ModuleType | None = None
 
@@ -30,7 +37,9 @@ def litellm() -> ModuleType:
     with _lock:
         if _module is None:
             prepare_offline_environment()
-            import litellm as module
+            with _quiet_import():
+                import litellm as module
+            _defer_claude_tokenizer()
 
             module.suppress_debug_info = True
             module.drop_params = True
@@ -38,6 +47,58 @@ def litellm() -> ModuleType:
             _pass_messages_through()
             _module = module
         return _module
+
+
+@contextmanager
+def _quiet_import() -> Iterator[None]:
+    """Keep litellm's import from holding the interpreter lock for long stretches (the GUI thread waits meanwhile).
+
+    Measured on its import (thread CPU time): full garbage collections of 60-160 ms each, every few hundred
+    modules, that find nothing to free; and json.dumps of the Claude tokenizer (110 ms) after its json.load
+    (40 ms), for a string only litellm's Claude token counter reads. So the collector pauses for the import,
+    then freezes what the import made (modules and classes live as long as the app: later full collections
+    skip them), and the tokenizer is read from its file only if that counter is ever used."""
+    collecting = gc.isenabled()
+    gc.disable()
+    original_load = json.load
+
+    def load(fp: Any, *args: Any, **kwargs: Any) -> Any:
+        if str(getattr(fp, "name", "")).endswith(CLAUDE_TOKENIZER):
+            return {}  # litellm.utils keeps json.dumps of this as claude_json_str: "{}" until asked for
+        return original_load(fp, *args, **kwargs)
+
+    json.load = load
+    try:
+        yield
+    finally:
+        json.load = original_load
+        gc.freeze()
+        if collecting:
+            gc.enable()
+
+
+def _defer_claude_tokenizer() -> None:
+    """litellm.utils.claude_json_str, read on first use (module __getattr__) instead of at import."""
+    utils = sys.modules.get("litellm.utils")
+    if utils is None or getattr(utils, "claude_json_str", None) != "{}":
+        return  # another litellm version: it loaded (or dropped) the tokenizer its own way
+    path = Path(str(utils.__file__)).parent / "litellm_core_utils" / "tokenizers" / CLAUDE_TOKENIZER
+    del utils.claude_json_str
+    if getattr(utils, "json_data", None) == {}:
+        del utils.json_data
+
+    lazy = vars(utils).get("__getattr__")  # litellm.utils loads other names on first use too
+
+    def read_on_first_use(name: str) -> Any:
+        if name != "claude_json_str":
+            if lazy is None:
+                raise AttributeError(f"module 'litellm.utils' has no attribute {name!r}")
+            return lazy(name)
+        text = path.read_text(encoding="utf-8")
+        setattr(utils, name, text)
+        return text
+
+    setattr(utils, "__getattr__", read_on_first_use)  # noqa: B010  (PEP 562: asked for names it lacks)
 
 
 def _pass_messages_through() -> None:

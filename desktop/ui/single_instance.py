@@ -1,8 +1,10 @@
 """One running app per user and home: a later launch hands its request to the running one and exits.
 
 Protocol: the client sends one JSON line (`{"action": "show" | "quick" | "status", ...}`) and the server
-answers one JSON line (`{"ok": true, ...}`) before it acts, so a second launch returns at once. The
-"run" action (a forwarded command line) keeps the connection open and streams: see desktop/remote.py."""
+answers one JSON line (`{"ok": true, ...}`) before it acts, so a second launch returns at once. A request
+naming another protocol version is refused (`"ok": false` with the app's "protocol"); one naming none (a
+second launch of the app) is served. The "run" action (a forwarded command line) keeps the connection open
+and streams: see desktop/remote.py."""
 
 from __future__ import annotations
 
@@ -137,6 +139,9 @@ class InstanceServer(QObject):
             return
         if message.get("action") == "run":
             self._run(sock, message)
+            return
+        if message.get("protocol", PROTOCOL) != PROTOCOL:  # none: a second launch of the app itself
+            self._reply(sock, {"protocol": PROTOCOL, "ok": False, "error": f"this app speaks protocol {PROTOCOL}"})
             return
         extra = self.status() if message.get("action") == "status" else {}
         self._reply(sock, {"ok": True, **extra})

@@ -1,21 +1,28 @@
 """Start-up benchmark of the real app on a private X desktop (Xvfb + trayer + dunst), watched from outside.
 
-Run: python tests/bench/bench_startup.py [--runs 3] [--presses 10]
+Run: python tests/bench/bench_startup.py [--runs 3] [--presses 10] [--json]
+     python tests/bench/bench_startup.py --breakdown [--json]   where the idle RSS goes (no X needed)
+--json adds one line at the end: {"figures": [{"figure", "target", "ours", "nanobot"}]} (tests/bench/run_all.py).
 Figures (targets from issue 4):
   process start → tray icon on screen             (≤ 1.0 s)   polled on the X server every 5 ms
   process start → core ready, → model ready        (litellm imported, agent taking messages), from the log
   worst GUI stall while litellm imports            (≤ 50 ms)   the app's own 16 ms-timer gap, from the log
   hotkey → quick prompt mapped                     (≤ 100 ms)  XTest key press → MapNotify on the root
   second launch hand-over                          process start → exit 0, chat raised by the running app
-  idle RSS                                         /proc/<pid>/status 3 s after model ready
+  idle RSS                                         (≤ 250 MB)  /proc/<pid>/status 3 s after model ready
+--breakdown builds the app's pieces one after another in a fresh process (tests/bench/rss_stages.py) and
+prints the RSS each adds: Qt, our modules and tray, the core, litellm, the windows, a tiktoken encoding.
 Streaming 2,000 tokens at 200 tokens/s into the chat window is measured by tests/bench/bench_chat.py.
 """
 
 from __future__ import annotations
 
 import argparse
+import json
+import os
 import re
 import statistics
+import subprocess
 import sys
 import tempfile
 import time
@@ -129,11 +136,34 @@ def hotkey_latencies(desktop: Desktop, server: FakeOpenAI, root: Path, presses: 
         d.close()
 
 
+def breakdown(as_json: bool) -> int:
+    env = {**os.environ, "PYTHONPATH": str(Path(__file__).resolve().parents[2])}
+    child = subprocess.run([sys.executable, str(Path(__file__).with_name("rss_stages.py"))], env=env,
+                           capture_output=True, text=True, timeout=600, check=True)
+    stages = json.loads(child.stdout.splitlines()[-1])
+    print("idle RSS of the tray app, built stage by stage in one fresh process (VmRSS, MB)")
+    figures = []
+    previous = 0.0
+    for stage in stages:
+        added = stage["rss_mb"] - previous
+        print(f"  {stage['stage']:<56} {stage['rss_mb']:7.1f}  {'+' if added >= 0 else ''}{added:.1f}")
+        figures.append({"figure": f"RSS after: {stage['stage']}", "target": None, "ours": f"{stage['rss_mb']:.0f} MB",
+                        "nanobot": None})
+        previous = stage["rss_mb"]
+    if as_json:
+        print(json.dumps({"figures": figures}))
+    return 0
+
+
 def main() -> int:
     parser = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
     parser.add_argument("--runs", type=int, default=3)
     parser.add_argument("--presses", type=int, default=10)
+    parser.add_argument("--breakdown", action="store_true", help="where the idle RSS goes, stage by stage")
+    parser.add_argument("--json", action="store_true", help="end with the figures as one JSON line")
     args = parser.parse_args()
+    if args.breakdown:
+        return breakdown(args.json)
     missing = missing_tools("trayer")
     if missing:
         print(f"missing tools: {', '.join(missing)}", file=sys.stderr)
@@ -159,11 +189,28 @@ def main() -> int:
     show("process start → model ready", "model")
     show("litellm import on the worker thread", "import")
     show("worst GUI stall during the litellm import", "stall", "ms", target="   target ≤ 50 ms")
-    show("idle RSS after start-up", "rss", "MB")
+    show("idle RSS after start-up", "rss", "MB", target="   target ≤ 250 MB")
     ms = sorted(v * 1000 for v in latencies)
     print(f"{'hotkey → quick prompt mapped':<44} median {statistics.median(ms):.1f} ms, "
           f"worst {ms[-1]:.1f} ms over {len(ms)} presses   target ≤ 100 ms")
     print(f"{'second launch → handed over, exit 0':<44} {handover:.2f} s")
+    if args.json:
+        def median(key: str, scale: float = 1.0) -> float:
+            return statistics.median(r[key] * scale for r in runs)
+
+        figures = [
+            ("start → tray icon (median)", "≤ 1.0 s", f"{median('tray'):.2f} s"),
+            ("start → core ready (median)", None, f"{median('core'):.2f} s"),
+            ("start → model ready (median)", None, f"{median('model'):.2f} s"),
+            ("worst GUI stall during litellm import", "≤ 50 ms",
+             f"{max(r['stall'] for r in runs):.0f} ms worst, {median('stall'):.0f} ms median"),
+            ("idle RSS (median)", "≤ 250 MB", f"{median('rss'):.0f} MB"),
+            ("hotkey → quick prompt", "≤ 100 ms",
+             f"{statistics.median(ms):.1f} ms median, {ms[-1]:.1f} ms worst"),
+            ("second launch hand-over", None, f"{handover:.2f} s"),
+        ]
+        print(json.dumps({"figures": [{"figure": f, "target": t, "ours": o, "nanobot": None}
+                                      for f, t, o in figures]}))
     return 0
 
 

@@ -22,6 +22,31 @@ pytestmark = pytest.mark.e2e
 DEB = os.environ.get("NANOBOT_TRAY_DEB", "")
 
 
+def _package_of(library: str) -> str:
+    for path in (library, library.removeprefix("/usr"), "/usr" + library):
+        found = subprocess.run(["dpkg", "-S", path], capture_output=True, text=True)
+        if found.returncode == 0:
+            return found.stdout.split(":", 1)[0]
+    raise AssertionError(f"no package holds {library}")
+
+
+@pytest.mark.skipif(not DEB, reason="set NANOBOT_TRAY_DEB to a .deb built by packaging/build.sh")
+def test_depends_names_every_system_library_the_program_loads(tmp_path: Path) -> None:
+    subprocess.run(["dpkg", "-x", DEB, str(tmp_path)], check=True, timeout=120)
+    bundle = tmp_path / "opt" / "nanobot-tray"
+    files = [str(p) for p in bundle.rglob("*") if p.is_file() and (".so" in p.name or p.name == "nanobot-tray")]
+    ldd = subprocess.run(["ldd", *files], env={"LD_LIBRARY_PATH": str(bundle / "_internal")}, capture_output=True,
+                         text=True, timeout=300)
+    outside = {line.split()[2] for line in ldd.stdout.splitlines()
+               if "=>" in line and len(line.split()) > 2 and line.split()[2].startswith("/")
+               and not line.split()[2].startswith(str(tmp_path))}
+    assert "not found" not in ldd.stdout
+    depends = subprocess.run(["dpkg-deb", "-f", DEB, "Depends"], capture_output=True, text=True, check=True).stdout
+    declared = {item.strip().split(" ")[0] for item in depends.split(",")}
+    assert {_package_of(library) for library in outside} <= declared
+    assert {"libc6", "libxcb1", "libgl1", "git"} <= declared
+
+
 @pytest.mark.skipif(not DEB, reason="set NANOBOT_TRAY_DEB to a .deb built by packaging/build.sh")
 def test_the_unpacked_package_shows_its_tray_icon_and_runs_doctor(desktop: Desktop, model_server: FakeOpenAI,
                                                                   tmp_path: Path) -> None:

@@ -1,5 +1,6 @@
-"""`nanobot-tray agent -m` and `dream` as thin clients of the running app: a real app (offscreen shell), a real
-client process and the scripted model over HTTP; the client must load neither Qt nor litellm."""
+"""`nanobot-tray agent -m`, `dream`, `heartbeat`, `cron`, `mcp` and `--quick` as thin clients of the running app: a
+real app (offscreen shell), a real client process and the scripted model over HTTP; the client must load neither
+Qt nor litellm."""
 
 from __future__ import annotations
 
@@ -12,6 +13,8 @@ import sys
 import threading
 import time
 from collections.abc import AsyncIterator
+from contextlib import asynccontextmanager
+from datetime import UTC, datetime, timedelta
 from pathlib import Path
 from typing import Any
 
@@ -20,6 +23,8 @@ from PySide6.QtWidgets import QApplication
 
 from desktop import remote
 from desktop.paths import home
+from desktop.reminders.jobs import Job, JobStore, render
+from desktop.scheduler.schedules import Cron
 from desktop.ui.app import Shell
 from desktop.ui.single_instance import InstanceServer, server_name
 from tests.fakeserver import FakeOpenAI
@@ -28,9 +33,9 @@ from tests.ui.conftest import until
 ROOT = Path(__file__).parents[2]
 
 
-@pytest.fixture
-async def shell(model_config: dict[str, Any], memory_keyring: object, tmp_path: Path,
-                monkeypatch: pytest.MonkeyPatch) -> AsyncIterator[Shell]:
+@asynccontextmanager
+async def _running_shell(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> AsyncIterator[Shell]:
+    """The tray app, started on this home and its config, with no desktop around it."""
     for var in ("DISPLAY", "WAYLAND_DISPLAY", "XDG_SESSION_TYPE", "DBUS_SESSION_BUS_ADDRESS"):
         monkeypatch.delenv(var, raising=False)
     runtime = tmp_path / "run"
@@ -50,6 +55,13 @@ async def shell(model_config: dict[str, Any], memory_keyring: object, tmp_path: 
         widget.close()
 
 
+@pytest.fixture
+async def shell(model_config: dict[str, Any], memory_keyring: object, tmp_path: Path,
+                monkeypatch: pytest.MonkeyPatch) -> AsyncIterator[Shell]:
+    async with _running_shell(tmp_path, monkeypatch) as made:
+        yield made
+
+
 async def _cli(*argv: str) -> tuple[int, str, str]:
     """The real command in its own process, with -X importtime listing every module it loads on stderr."""
     env = {**os.environ, "PYTHONPATH": str(ROOT)}
@@ -67,6 +79,12 @@ def _imported(stderr: str) -> set[str]:
 
 def _said(stderr: str) -> str:
     return "".join(line + "\n" for line in stderr.splitlines() if not line.startswith("import time:"))
+
+
+def _heavy(stderr: str) -> set[str]:
+    """What the client must never import: the GUI, the model library, the app's core."""
+    return {name for name in _imported(stderr)
+            if name.split(".")[0] in ("litellm", "PySide6") or name.startswith(("desktop.core", "desktop.agent"))}
 
 
 async def test_agent_m_is_answered_by_the_running_app_in_its_session(shell: Shell, fake: FakeOpenAI) -> None:
@@ -134,6 +152,91 @@ def test_an_app_speaking_another_version_means_running_here(reply: dict[str, Any
         assert remote.forward(["agent", "-m", "hi"], str(path)) is None
     assert json.loads(got[0]) == {"action": "run", "protocol": remote.PROTOCOL, "argv": ["agent", "-m", "hi"]}
     assert "another protocol" in capsys.readouterr().err
+
+
+def test_a_quick_prompt_refused_for_its_version_is_asked_the_old_way(
+        tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
+    path = tmp_path / "app.sock"
+    got: list[bytes] = []
+    with _one_reply_server(path, {"protocol": remote.PROTOCOL + 1, "ok": False, "error": "v2"}, got):
+        assert not remote.open_quick(["--quick", "hi"], str(path))  # the launch goes on through Qt's socket
+    assert json.loads(got[0]) == {"action": "quick", "protocol": remote.PROTOCOL, "text": "hi"}
+    assert "another protocol" in capsys.readouterr().err
+
+
+@pytest.mark.parametrize("reply", [{"ok": True}, {"ok": True, "protocol": remote.PROTOCOL}])
+def test_a_quick_prompt_shown_by_an_app_of_either_age_is_done(reply: dict[str, Any], tmp_path: Path) -> None:
+    path = tmp_path / "app.sock"
+    with _one_reply_server(path, reply, []):
+        assert remote.open_quick(["--quick"], str(path))
+
+
+async def test_quick_shows_the_apps_prompt_and_the_app_refuses_another_version(shell: Shell) -> None:
+    code, out, err = await _cli("--quick", "what's 2+2?")
+    assert (code, out, _said(err)) == (0, "", "")
+    assert not _heavy(err)
+    quick = shell.window("quick")
+    assert quick is not None
+    await until(lambda: quick.isVisible(), message="the quick prompt to show")
+    assert quick.input.text() == "what's 2+2?"  # type: ignore[attr-defined]
+    quick.hide()
+
+    opened = await asyncio.to_thread(remote._request, shell.server.name,
+                                     {"action": "quick", "protocol": remote.PROTOCOL + 1, "text": "x"})
+    assert opened is not None
+    sock, lines = opened
+    with sock:
+        reply = await asyncio.to_thread(next, lines, {})
+    assert reply["ok"] is False and reply["protocol"] == remote.PROTOCOL
+    await asyncio.sleep(0.2)
+    assert not quick.isVisible()
+
+
+async def test_dream_runs_in_the_app_on_its_memory(shell: Shell, fake: FakeOpenAI) -> None:
+    assert shell.core is not None
+    shell.core.memory.store.append_history("desktop:abc", "Sam said their name.")
+    fake.add({"content": "[USER] Name is Sam"},
+             {"tool_calls": [{"name": "edit_file", "arguments": {"path": "USER.md", "old_text": "- Name:",
+                                                                 "new_text": "- Name: Sam"}}]},
+             {"content": "Updated USER.md."})
+    code, out, err = await _cli("dream")
+    assert _said(err) == "" and code == 0
+    assert out.startswith("Dream: reviewed 1 history entries and updated USER.md (change ")
+    assert out.endswith("\n  [USER] Name is Sam\n")
+    assert not _heavy(err)
+    assert "- Name: Sam" in (shell.core.workspace / "USER.md").read_text()
+    assert not shell.core.memory.store.has_unprocessed()  # the app's own cursor moved: its timer won't redo it
+
+
+async def test_heartbeat_runs_in_the_app_in_its_heartbeat_chat(shell: Shell, fake: FakeOpenAI) -> None:
+    assert shell.core is not None
+    (shell.core.workspace / "HEARTBEAT.md").write_text("## Active Tasks\n- Check the build\n", encoding="utf-8")
+    fake.add({"content": "The build is red."})
+    code, out, err = await _cli("heartbeat")
+    assert (code, out, _said(err)) == (0, "The build is red.\n", "")
+    assert not _heavy(err)
+    assert len(fake.requests) == 1 and "Check the build" in json.dumps(fake.requests[0]["messages"])
+
+
+async def test_cron_remove_deletes_the_job_from_the_apps_own_list(
+        model_config: dict[str, Any], home_dir: Path, memory_keyring: object, tmp_path: Path,
+        monkeypatch: pytest.MonkeyPatch) -> None:
+    now = datetime.now(UTC).replace(microsecond=0)
+    store = JobStore(home_dir / "data" / "state")
+    store.write(render([Job("a1b2c3", "desktop:plans", "Remind me to call Sam", "Call Sam", Cron("0 9 * * *", "UTC"),
+                            now, now + timedelta(days=1)),
+                        Job("d4e5f6", "quick:news", "Summarise the news", "News", Cron("30 8 * * 1", "UTC"), now,
+                            now + timedelta(days=2))]))
+    async with _running_shell(tmp_path, monkeypatch) as running:
+        assert running.core is not None
+        assert [job.id for job in running.core.reminders.jobs] == ["a1b2c3", "d4e5f6"]
+        code, out, err = await _cli("cron", "remove", "d4e5f6")
+        assert (code, out, _said(err)) == (0, "Removed d4e5f6 “News”.\n", "")
+        assert not _heavy(err)
+        assert [job.id for job in running.core.reminders.jobs] == ["a1b2c3"]  # the app's timer won't run it
+        assert [job.id for job in store.load()] == ["a1b2c3"]
+        code, _, err = await _cli("cron", "remove", "d4e5f6")
+        assert code == 1 and "no scheduled job with id 'd4e5f6' (ids: a1b2c3)" in _said(err)
 
 
 def test_nothing_running_means_running_here(tmp_path: Path) -> None:

@@ -1,0 +1,35 @@
+"""litellm's import as the app does it (desktop/providers/litellm_env.py), in a fresh process: the garbage
+collector is back on afterwards and litellm's Claude tokenizer, no longer read at import, still is on use."""
+
+from __future__ import annotations
+
+import json
+import os
+import subprocess
+import sys
+from pathlib import Path
+
+ROOT = Path(__file__).parents[2]
+CHILD = """
+import gc, json, sys
+from desktop.providers.litellm_env import litellm
+module = litellm()
+import litellm.utils as utils
+read_at_import = "claude_json_str" in vars(utils)
+assert callable(utils.update_response_metadata)  # one of the names litellm.utils itself loads on first use
+from litellm.utils import claude_json_str
+print(json.dumps({"gc": gc.isenabled(), "read_at_import": read_at_import, "tokenizer": json.loads(claude_json_str),
+                  "count": module.token_counter(model="claude-3-5-sonnet-20240620", text="hello world, again"),
+                  "file": utils.__file__}))
+"""
+
+
+def test_the_collector_runs_again_and_the_claude_tokenizer_loads_when_used() -> None:
+    env = {**os.environ, "PYTHONPATH": str(ROOT)}
+    out = subprocess.run([sys.executable, "-c", CHILD], env=env, capture_output=True, text=True, timeout=180,
+                         check=True)
+    seen = json.loads(out.stdout.splitlines()[-1])
+    assert seen["gc"] is True and seen["read_at_import"] is False
+    shipped = Path(seen["file"]).parent / "litellm_core_utils" / "tokenizers" / "anthropic_tokenizer.json"
+    assert seen["tokenizer"] == json.loads(shipped.read_text(encoding="utf-8"))
+    assert seen["count"] > 3
