@@ -10,6 +10,7 @@ import gc
 from collections.abc import AsyncIterator, Callable, Iterator
 
 import pytest
+import pytestqt.plugin
 import qasync
 from PySide6.QtWidgets import QApplication
 
@@ -17,8 +18,49 @@ from desktop.core import Core, build_core
 from desktop.ui.bridge import CoreBridge
 
 
+class _TestLoop(qasync.QEventLoop):
+    """The app runs one loop until it quits; a test runs its loop once per fixture and phase, and each run
+    ends with qasync processing Qt events once more after it has unset the running loop. Tasks stepped then
+    find no running loop, and any of them that asks for it (a thread hop, a subprocess) fails for good.
+    Keep this loop the running one for that last pass."""
+
+    def run_forever(self) -> None:
+        try:
+            super().run_forever()
+        finally:
+            asyncio.events._set_running_loop(self)
+
+    def run_until_complete(self, future):  # type: ignore[no-untyped-def]
+        try:
+            return super().run_until_complete(future)
+        finally:
+            asyncio.events._set_running_loop(None)
+
+
 def pytest_asyncio_loop_factories(config, item):  # type: ignore[no-untyped-def]
-    return {"qasync": lambda: qasync.QEventLoop(QApplication.instance() or QApplication([]))}
+    return {"qasync": lambda: _TestLoop(QApplication.instance() or QApplication([]))}
+
+
+def _process_events_in_the_loop(process: Callable[[], None] = pytestqt.plugin._process_events) -> None:
+    """pytest-qt processes Qt events between a test's phases, outside the loop's run: the qasync loop's
+    pending callbacks then step our tasks with no running loop, and any of them that asks for it (a thread
+    hop, a subprocess) fails for good. The app never processes events outside its one loop; make the tests
+    match that."""
+    try:
+        loop = asyncio.get_event_loop_policy().get_event_loop()  # pytest-asyncio sets the test's loop there
+    except RuntimeError:
+        loop = None
+    if loop is None or loop.is_closed() or asyncio._get_running_loop() is not None:
+        process()
+        return
+    asyncio.events._set_running_loop(loop)
+    try:
+        process()
+    finally:
+        asyncio.events._set_running_loop(None)
+
+
+pytestqt.plugin._process_events = _process_events_in_the_loop
 
 
 @pytest.fixture(autouse=True)

@@ -19,10 +19,10 @@ from desktop.ui.bridge import CoreBridge
 from desktop.ui.mcp_servers import LogDialog, McpServersPage, ServerDialog
 from desktop.ui.settings import SettingsWindow
 from tests.conftest import write_config
-from tests.mcp.conftest import FAST, SERVER, http_server, stdio_server
+from tests.mcp.conftest import FAST, SERVER, http_server, remote_servers, stdio_server
 from tests.ui.conftest import until
 
-__all__ = ["http_server"]  # the fixture, used here too
+__all__ = ["http_server", "remote_servers"]  # the fixtures, used here too
 CONNECT = 60  # seconds: the first connect imports the MCP SDK, slow on a loaded machine
 
 
@@ -71,7 +71,7 @@ async def test_servers_show_their_live_state_and_test_and_log_work(qtbot: QtBot,
     assert list(page.rows) == ["broken", "spare", "test"]  # in the file's order
     test, broken, spare = page.rows["test"], page.rows["broken"], page.rows["spare"]
     await until(lambda: test.state.text().startswith("Connected"), timeout=CONNECT, message="test connected")
-    assert test.state.text() == "Connected · 10 tools" and not test.error.isVisible()
+    assert test.state.text() == "Connected · 11 tools" and not test.error.isVisible()
     assert "#2f9e55" in test.dot.styleSheet()
     await until(lambda: broken.error.isVisible(), timeout=CONNECT, message="broken failed")
     assert "command not found: /nonexistent/mcp-server" in broken.error.text()
@@ -81,7 +81,7 @@ async def test_servers_show_their_live_state_and_test_and_log_work(qtbot: QtBot,
 
     spare.test_button.click()  # a server that is off can be tried
     await until(lambda: spare.result.text().startswith("Works"), timeout=CONNECT, message="spare tested")
-    assert "10 tools: echo, fail, slow" in spare.result.text()
+    assert "11 tools: echo, fail, slow" in spare.result.text()
     assert bridge.mcp_status("spare").state == "disabled"  # the test did not switch it on
     broken.test_button.click()
     await until(lambda: broken.result.text().startswith("Does not work"), timeout=CONNECT)
@@ -115,7 +115,7 @@ async def test_add_edit_switch_off_trust_and_remove(qtbot: QtBot, bridge: CoreBr
     assert saved_servers(home_dir)["second"]["command"] == sys.executable
     assert saved_servers(home_dir)["second"]["args"] == [SERVER]
     second = page.rows["second"]
-    await until(lambda: second.state.text() == "Connected · 10 tools", timeout=CONNECT, message="second connects")
+    await until(lambda: second.state.text() == "Connected · 11 tools", timeout=CONNECT, message="second connects")
     assert "mcp_second_echo" in core.tools.names
     assert core.mcp.servers["test"] is running  # the others were left alone
 
@@ -130,7 +130,7 @@ async def test_add_edit_switch_off_trust_and_remove(qtbot: QtBot, bridge: CoreBr
     assert saved_servers(home_dir)["second"]["command"] is None
     await until(lambda: getattr(core.mcp.servers.get("second"), "config", None) == saved_config(home_dir, "second"),
                 message="second restarted")
-    await until(lambda: second.state.text() == "Connected · 10 tools", timeout=CONNECT,
+    await until(lambda: second.state.text() == "Connected · 11 tools", timeout=CONNECT,
                 message="second connects by its address")
     assert second.command.text() == http_server
 

@@ -20,7 +20,7 @@ from tests.ui.conftest import until
 def model_config(model_config: dict[str, Any], home_dir: Any, monkeypatch: pytest.MonkeyPatch) -> dict[str, Any]:
     """The scripted model plus our test MCP server (restarts kept fast)."""
     monkeypatch.setattr("desktop.mcp.connection.BACKOFF", FAST)
-    write_config(home_dir, **model_config, mcp={"servers": {"test": stdio_server()}})
+    write_config(home_dir, **model_config, mcp={"servers": {"test": {**stdio_server(), "trusted": True}}})  # asks are tested elsewhere
     return model_config
 
 
