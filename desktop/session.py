@@ -158,6 +158,9 @@ class SessionStore:
                 session.metadata = {k: v for k, v in record.items() if k not in ("_type", "key")}
             elif "role" in record:
                 session.messages.append(record)
+        if session.messages:
+            session.metadata["updated_at"] = _later(session.metadata.get("updated_at"),
+                                                    session.messages[-1].get("timestamp"))
         return session
 
     def _list(self) -> builtins.list[SessionInfo]:
@@ -208,9 +211,11 @@ def _write_records(path: Path, records: list[dict[str, Any]]) -> None:
 
 
 def _peek(path: Path) -> tuple[dict[str, Any], int]:
-    """Metadata and message count without parsing every message."""
+    """Metadata and message count without parsing every message. Appends never rewrite the metadata line,
+    so the newest message's time says when the chat was last active."""
     meta: dict[str, Any] = {}
     count = 0
+    last = ""
     with open(path, encoding="utf-8", errors="replace") as fh:
         first = fh.readline()
         try:
@@ -221,5 +226,28 @@ def _peek(path: Path) -> tuple[dict[str, Any], int]:
                 count += 1
         except json.JSONDecodeError:
             pass
-        count += sum(1 for line in fh if line.strip())
+        for line in fh:
+            if line.strip():
+                count += 1
+                last = line
+    if last:
+        try:
+            newest = json.loads(last)
+        except json.JSONDecodeError:  # torn by a crash mid-write
+            newest = None
+        if isinstance(newest, dict):
+            meta = {**meta, "updated_at": _later(meta.get("updated_at"), newest.get("timestamp"))}
     return meta, count
+
+
+def _later(a: object, b: object) -> str:
+    """The later of two ISO times as saved (either may be missing or unreadable)."""
+    times = []
+    for value in (a, b):
+        try:
+            times.append((datetime.fromisoformat(str(value)), str(value)))
+        except ValueError:
+            continue
+    if not times:
+        return str(a or "")
+    return max(times, key=lambda t: t[0].timestamp())[1]

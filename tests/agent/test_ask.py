@@ -3,7 +3,9 @@
 from __future__ import annotations
 
 import asyncio
+import itertools
 import json
+from datetime import UTC, datetime, timedelta
 from typing import Any
 
 from desktop.bus import MessageKind, OutboundMessage, TurnFinished
@@ -67,3 +69,22 @@ async def test_chat_titles_survive_a_restart(model_config: dict[str, Any], memor
     assert listed["desktop:trip"] == "Where should we go in spring?"
     lines = (home().sessions_dir / "desktop%3Atrip.jsonl").read_text().splitlines()
     assert json.loads(lines[0])["title"] == "Where should we go in spring?"
+
+
+async def test_after_a_restart_chats_are_listed_by_when_they_were_last_used(
+        model_config: dict[str, Any], memory_keyring: Any, fake: FakeOpenAI, monkeypatch: Any) -> None:
+    ticks = itertools.count()  # one second later at every call: a later message is a later time
+    monkeypatch.setattr("desktop.session.now_iso",
+                        lambda: (datetime(2026, 11, 24, 10, tzinfo=UTC) + timedelta(seconds=next(ticks))).isoformat())
+    first = build_core()
+    await first.start()
+    for key, text in (("desktop:old", "first question"), ("desktop:new", "second chat"),
+                      ("desktop:old", "and a follow-up")):
+        fake.add({"content": "ok"})
+        await first.loop.ask(key, text)
+    assert [i.key for i in await first.sessions.list()] == ["desktop:old", "desktop:new"]
+    await first.close()
+    again = build_core()  # the chat used last comes first, as before the restart
+    assert [i.key for i in await again.sessions.list()] == ["desktop:old", "desktop:new"]
+    session = await again.sessions.load("desktop:old")
+    assert session.metadata["updated_at"] > (await again.sessions.load("desktop:new")).metadata["updated_at"]
