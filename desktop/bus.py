@@ -142,6 +142,9 @@ class TurnError:
     kind: str = "other"
 
 
+TASK_ACTIVE = ("queued", "running")  # a background task in these states has not ended
+
+
 @dataclass(frozen=True)
 class TaskSnapshot:
     """One background task (subagent) as it was when published: views keep it while the task moves on."""
@@ -157,7 +160,7 @@ class TaskSnapshot:
 
     @property
     def active(self) -> bool:
-        return self.status in ("queued", "running")
+        return self.status in TASK_ACTIVE
 
 
 @dataclass
@@ -170,9 +173,6 @@ class BackgroundTasks:
     @property
     def running(self) -> list[TaskSnapshot]:
         return [t for t in self.tasks if t.status == "running"]
-
-    def of(self, origin: str) -> list[TaskSnapshot]:
-        return [t for t in self.tasks if t.origin == origin]
 
 
 @dataclass

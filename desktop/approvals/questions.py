@@ -26,6 +26,11 @@ EARLY_SHARE, EARLY_SECONDS = 0.05, 0.002
 FOREGROUND_CHANNELS = ("desktop", "quick", "cli")  # chats a person typed in; the rest is background work
 
 
+def background_key(session_key: str) -> bool:
+    """A session of background work (a subagent's, the heartbeat's), not a chat a person typed in."""
+    return session_key.partition(":")[0] not in FOREGROUND_CHANNELS
+
+
 @dataclass(eq=False)
 class Question:
     request: ApprovalRequest
@@ -96,7 +101,7 @@ class Questions:
 def unattended(request: ApprovalRequest) -> bool:
     """Whether nobody started this just now: a turn the app started (a reminder, the heartbeat, a background
     task's report, even in the chat that made it) or a background task's own work."""
-    return request.kind is not MessageKind.USER or request.session_key.partition(":")[0] not in FOREGROUND_CHANNELS
+    return request.kind is not MessageKind.USER or background_key(request.session_key)
 
 
 def notify_unseen(questions: Questions, on_screen: Callable[[str], bool], title_of: Callable[[str], str]) -> None:
@@ -107,7 +112,7 @@ def notify_unseen(questions: Questions, on_screen: Callable[[str], bool], title_
         key = request.session_key
         if on_screen(key):
             return
-        background = key.partition(":")[0] not in FOREGROUND_CHANNELS
+        background = background_key(key)
         notify.notify(f"{title_of(key)}: allow {request.tool}?", f"{request.shown[:300]}\n(asking because "
                       f"{request.reason})", None if background else notify.chat(key),
                       (("allow", "Allow once"), ("deny", "Deny")),

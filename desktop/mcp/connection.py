@@ -146,7 +146,8 @@ class ServerConnection:
                     self._had_session = False
                     delay = self._backoff.first
                 self._session = None
-                self._set("failed", reason)
+                if self.state != "failed":  # a lost connection was marked failed when it was noticed
+                    self._set("failed", reason)
             await asyncio.sleep(delay)
             delay = min(delay * 2, self._backoff.longest)
 
@@ -181,8 +182,7 @@ class ServerConnection:
                         refresh.cancel()
                     if not done:
                         await self._ping(session)
-                    if self._lost.is_set():
-                        self._session = None
+                    if self._lost.is_set():  # _mark_lost already dropped the session
                         raise ConnectionLost(self._lost_reason)
                     if not self._refresh.is_set():
                         continue

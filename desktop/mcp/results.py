@@ -37,8 +37,9 @@ def to_output(result: CallToolResult, server: str) -> ToolOutput:
         texts.append(json.dumps(result.structured_content, ensure_ascii=False, indent=1))
     note = UNTRUSTED_NOTE.format(server=server)
     text = "\n".join(texts)
+    marked = f"{note}\n\n{text}" if text else ""
     if result.is_error:
-        raise ToolError(f"{note}\n\n{text}" if text else "the tool reported an error without a message")
+        raise ToolError(marked or "the tool reported an error without a message")
     if not images:
-        return f"{note}\n\n{text}" if text else "(no output)"
-    return [{"type": "text", "text": f"{note}\n\n{text}" if text else note}, *images]
+        return marked or "(no output)"
+    return [{"type": "text", "text": marked or note}, *images]

@@ -20,6 +20,7 @@ from desktop.agent.context import runtime_block
 from desktop.agent.runner import Runner
 from desktop.atomic import append_jsonl
 from desktop.bus import (
+    TASK_ACTIVE,
     BackgroundTasks,
     Event,
     MessageKind,
@@ -42,7 +43,6 @@ CHANNEL = "subagent"
 NOT_FOR_SUBAGENTS = ("message", "spawn", "cron")  # they talk to the user or start more work: the origin's job
 RECENT_KEPT = 10  # finished tasks /tasks still lists, per chat
 STEP_CHARS = 80
-ACTIVE = ("queued", "running")
 
 
 @dataclass(eq=False)
@@ -62,7 +62,7 @@ class Task:
 
     @property
     def active(self) -> bool:
-        return self.status in ACTIVE
+        return self.status in TASK_ACTIVE
 
     def snapshot(self) -> TaskSnapshot:
         return TaskSnapshot(self.id, self.origin, self.label, self.status, self.started, self.step, self.result,
@@ -179,19 +179,19 @@ class Subagents:
         ctx = ToolContext(f"{CHANNEL}:{task.id}", CHANNEL, task.id, publish)
         tools = self.core.tools.without(*NOT_FOR_SUBAGENTS)
         runner = Runner(self.core.provider, tools, publish, self.core.config.subagent_max_iterations)
-        messages = [{"role": "system", "content": await asyncio.to_thread(self._system_prompt)},
+        messages = [{"role": "system", "content": await asyncio.to_thread(self._system_prompt, tools.names)},
                     {"role": "user", "content": f"{runtime_block(CHANNEL, task.id)}\n\n{task.task}"}]
         result = await runner.run(messages, ctx, record)
         return result.content
 
-    def _system_prompt(self) -> str:
+    def _system_prompt(self, tools: list[str]) -> str:
         workspace = self.core.workspace
         runtime = f"{platform.system()} {platform.release()}, Python {sys.version.split()[0]}"
         parts = [Template(prompt_text("subagent.md", workspace)).safe_substitute(
             workspace=str(workspace), runtime=runtime).strip()]
         skills = self.core.context.skills
         if skills is not None:
-            parts.extend(skills.prompt_sections([n for n in self.core.tools.names if n not in NOT_FOR_SUBAGENTS]))
+            parts.extend(skills.prompt_sections(tools))
         return "\n\n---\n\n".join(parts)
 
     def _end(self, task: Task, status: str, result: str) -> None:

@@ -89,6 +89,9 @@ class _Without(ToolRegistry):
     def _current(self) -> dict[str, Tool]:
         return {n: t for n, t in self._source._current().items() if n not in self._hidden}
 
+    def get(self, name: str) -> Tool | None:
+        return None if name in self._hidden else self._source.get(name)
+
     def _gate(self) -> Gate | None:
         return self._source._gate()
 

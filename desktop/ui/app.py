@@ -390,10 +390,12 @@ class Shell(QObject):
                 memory.show_commit(target.rev)  # type: ignore[attr-defined]
                 _bring_to_front(memory)
             return
-        self.show_chat(target.session_key if isinstance(target, notify.OpenChat) else None)
+        at_message = isinstance(target, notify.OpenChat) and target.message is not None
+        # show_message opens the chat itself (first reading it again when needed): open it only once
+        self.show_chat(target.session_key if isinstance(target, notify.OpenChat) and not at_message else None)
         chat = self._windows.get("chat")
-        if isinstance(target, notify.OpenChat) and target.message is not None and chat is not None:
-            chat.show_message(target.session_key, target.message)  # type: ignore[attr-defined]
+        if at_message and chat is not None:
+            chat.show_message(target.session_key, target.message)  # type: ignore[attr-defined, union-attr]
 
     def toggle_chat(self) -> None:
         chat = self._windows.get("chat")

@@ -24,7 +24,7 @@ from PySide6.QtWidgets import (
 from shiboken6 import isValid
 
 from desktop.approvals import duration
-from desktop.approvals.questions import FOREGROUND_CHANNELS, Question
+from desktop.approvals.questions import Question, background_key
 from desktop.ui.bridge import CoreBridge
 
 STYLE = """
@@ -137,7 +137,7 @@ class ApprovalCards(QWidget):
 
     def _mine(self, question: Question) -> bool:
         key = question.request.session_key
-        background = key.partition(":")[0] not in FOREGROUND_CHANNELS
+        background = background_key(key)
         return key == self.session_key or (self.with_background and background)
 
     def _posted(self, question: Question) -> None:

@@ -17,6 +17,7 @@ from desktop.approvals.questions import Question, Questions
 from desktop.bus import InboundMessage, TaskSnapshot
 from desktop.config import Config, LoadedConfig, McpServerConfig
 from desktop.core import Core, workspace_of
+from desktop.mcp.connection import ServerConnection
 from desktop.mcp.importer import CLAUDE_DESKTOP_FILE, Imported, read_servers
 from desktop.mcp.probe import probed
 from desktop.memory.git_history import GitHistory
@@ -38,6 +39,10 @@ class McpStatus:
     state: str  # connected, connecting, failed, disabled, or stopped (not started by this app)
     tools: list[str]
     error: str | None = None
+
+    @classmethod
+    def of(cls, conn: ServerConnection) -> McpStatus:
+        return cls(conn.state, [t.name for t in conn.tools], conn.error)
 
 
 class CoreBridge(QObject):
@@ -184,7 +189,7 @@ class CoreBridge(QObject):
         servers = self.core.mcp
         conn = servers.servers.get(name)
         if conn is not None:
-            return McpStatus(conn.state, [t.name for t in conn.tools], conn.error)
+            return McpStatus.of(conn)
         return McpStatus("disabled" if name in servers.disabled else "stopped", [])
 
     async def save_mcp_server(self, name: str, server: McpServerConfig, replacing: str | None = None) -> None:
@@ -214,7 +219,7 @@ class CoreBridge(QObject):
         """Connect once apart from the running connections (a disabled server too), list its tools, stop."""
         async with probed({name: dataclasses.replace(server, enabled=True)}, self.core.home.logs_dir) as probe:
             conn = probe.servers[name]
-            return McpStatus(conn.state, [t.name for t in conn.tools], conn.error)
+            return McpStatus.of(conn)
 
     def mcp_log_file(self, name: str) -> Path:
         """Where the server's stderr goes (it may not exist yet)."""

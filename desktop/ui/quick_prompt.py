@@ -7,7 +7,7 @@ import ctypes.util
 import html
 import uuid
 
-from PySide6.QtCore import SIGNAL, QEvent, QObject, QPoint, QRect, QRectF, Qt, Signal
+from PySide6.QtCore import QEvent, QObject, QPoint, QRect, QRectF, Qt, Signal
 from PySide6.QtGui import (
     QColor,
     QCursor,
@@ -216,14 +216,10 @@ class QuickPrompt(QWidget):
         if not self._continuing:
             self.context.hide()  # the question shown below says what this chat is about
         self.input.clear()
-        self._busy = True
-        self._streamed = ""
         self._failed = ""
         self.question.setText(text)
         self.question.show()
-        self.answer.clear()
-        self.answer.hide()
-        self._set_status("Thinking…")
+        self._begin_answer()
         self.open_button.show()
         self.rule.show()
         self.bridge.send(self.session_key, text)
@@ -247,13 +243,16 @@ class QuickPrompt(QWidget):
         if not self._failed or self._busy:
             return
         question, self._failed = self._failed, ""
+        self._begin_answer()
+        self.bridge.send(self.session_key, question, redo=True)
+        self.input.setFocus()
+
+    def _begin_answer(self) -> None:
         self._busy = True
         self._streamed = ""
         self.answer.clear()
         self.answer.hide()
         self._set_status("Thinking…")
-        self.bridge.send(self.session_key, question, redo=True)
-        self.input.setFocus()
 
     def _open_settings(self) -> None:
         self.hide()
@@ -373,7 +372,7 @@ class QuickPrompt(QWidget):
 
     def _set_status(self, text: str, error: bool = False, fix_in_settings: bool = False) -> None:
         self.retry_button.setVisible(bool(self._failed) and not self._busy)
-        self.settings_button.setVisible(fix_in_settings and self._settings_wired())
+        self.settings_button.setVisible(fix_in_settings)
         self.stop_button.setVisible(self._busy)
         self.copy_button.setVisible(not self._busy and bool(self._streamed))
         self.status.setText(text)
@@ -400,10 +399,6 @@ class QuickPrompt(QWidget):
             path = QPainterPath()
             path.addRoundedRect(QRectF(self.rect()), RADIUS, RADIUS)
             self.setMask(QRegion(path.toFillPolygon().toPolygon()))
-
-    def _settings_wired(self) -> bool:
-        """Open Settings shows only where the app opens Settings for it: never a button that does nothing."""
-        return self.receivers(SIGNAL("settings_requested()")) > 0
 
     def _screen_rect(self) -> QRect:
         screen = QGuiApplication.screenAt(QCursor.pos()) or QGuiApplication.primaryScreen()

@@ -117,7 +117,7 @@ async def test_events_say_which_task_does_what_now(chat: Conversation, core: Cor
     await chat.ask("look around for me")
     (task,) = core.subagents.of(chat.key)
     await until(lambda: task.status == "done")
-    snapshots = [s for e in chat.of(BackgroundTasks) for s in e.of(chat.key)]
+    snapshots = [s for e in chat.of(BackgroundTasks) for s in e.tasks if s.origin == chat.key]
     assert {s.id for s in snapshots} == {task.id} and {s.label for s in snapshots} == {"Look around"}
     assert {s.origin for s in snapshots} == {chat.key}
     steps = [s.step for s in snapshots if s.status == "running"]

@@ -342,7 +342,7 @@ async def test_open_settings_in_the_quick_prompt_opens_the_settings_window(shell
     quick = shell.window("quick")
     assert quick is not None
     shell.open_quick("")
-    quick.settings_button.click()  # type: ignore[attr-defined]  # shown only where the app wires it (it does)
+    quick.settings_button.click()  # type: ignore[attr-defined]
     settings = shell.window("settings")
     assert settings is not None and settings.isVisible() and not quick.isVisible()
 
