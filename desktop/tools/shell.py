@@ -166,8 +166,10 @@ class ExecTool(Tool):
             note = ("\n(processes that left the command's session still hold the output open; their later "
                     "output is not shown)" if pending else "")
             stopped = call.stopped(proc.returncode, out.text() + "\n" + err.text())
-            if stopped:
+            if stopped and proc.returncode != 0:
                 raise ToolError(f"stopped: {stopped}. Output:\n{_report(out, err, proc.returncode)}{note}")
+            if stopped:  # it went on and succeeded: say what was cut short, as part of its result
+                note += f"\n(a limit stopped part of it: {stopped})"
             return _report(out, err, proc.returncode) + note
         finally:
             if proc.returncode is None:  # cancelled (/stop): leave nothing running
