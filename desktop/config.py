@@ -18,6 +18,10 @@ from desktop.atomic import atomic_write_text
 class ExecConfig:
     timeout: int = 60
     network: bool = True  # false: sandboxed commands get no network at all
+    # What one command, with everything it starts, may use (desktop/tools/limits.py says how each holds).
+    max_processes: int = 256  # processes and threads running at once
+    max_memory_mb: int = 2048  # memory each of its processes may use
+    max_file_mb: int = 1024  # the largest file it may write
 
 
 @dataclass
@@ -149,6 +153,11 @@ BOUNDS: dict[str, Bounds] = {
     "provider.timeout": Bounds(0, above=True),
     "provider.retry_delays": Bounds(0),
     "tools.exec.timeout": Bounds(0, above=True),
+    # Floors so a slip (2 for 2048) is refused rather than breaking every command: a shell with a
+    # pipeline needs several processes, and most programs tens of MB (Java several hundred).
+    "tools.exec.max_processes": Bounds(16),
+    "tools.exec.max_memory_mb": Bounds(64),
+    "tools.exec.max_file_mb": Bounds(1),
     "schedules.dream_interval": Bounds(0),
     "schedules.heartbeat_interval": Bounds(0),
     "schedules.missed_grace": Bounds(0),

@@ -45,6 +45,7 @@ from desktop.settings import Settings
 from desktop.skills.loader import SkillsLoader, skill_roots
 from desktop.subagents import Subagents, attach_subagents
 from desktop.tools.filesystem import EditFileTool, GlobTool, GrepTool, ListDirTool, ReadFileTool, WriteFileTool
+from desktop.tools.limits import Limits
 from desktop.tools.message import MessageTool
 from desktop.tools.path_guard import PathGuard
 from desktop.tools.registry import ToolRegistry
@@ -144,7 +145,8 @@ def default_tools(config: Config, workspace: Path, h: Home | None = None) -> Too
         ReadFileTool(guard), WriteFileTool(guard), EditFileTool(guard), ListDirTool(guard),
         GlobTool(guard), GrepTool(guard),
         ExecTool(workspace, config.tools.exec.timeout, restrict=config.tools.restrict_to_workspace,
-                 run_extras=tuple(extras), sandbox=exec_sandbox(config, h or home(), workspace, extras, protected)),
+                 run_extras=tuple(extras), sandbox=exec_sandbox(config, h or home(), workspace, extras, protected),
+                 limits=Limits.of(config.tools.exec)),
         WebFetchTool(), WebSearchTool(config.tools.web.search_provider),
         MessageTool(),
     ])

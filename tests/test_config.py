@@ -109,3 +109,16 @@ def test_validate_names_out_of_range_values_of_a_config_about_to_be_saved() -> N
     config.temperature = -0.5
     assert validate(config) == ["key 'temperature' should be a number from 0 to 2, got -0.5",
                                 "key 'max_tokens' should be a whole number at least 1, got 0"]
+
+
+def test_exec_limits_below_their_floor_are_refused(tmp_path: Path) -> None:
+    """A slip (2 for 2048) must not leave every command unable to start."""
+    path = tmp_path / "config.yaml"
+    path.write_text("tools:\n  exec:\n    max_processes: 2\n    max_memory_mb: 2\n    max_file_mb: 0\n")
+    loaded = load_config(path)
+    assert (loaded.config.tools.exec.max_processes, loaded.config.tools.exec.max_memory_mb,
+            loaded.config.tools.exec.max_file_mb) == (256, 2048, 1024)
+    assert [p.split(": ", 1)[1] for p in loaded.problems] == [
+        "key 'tools.exec.max_processes' should be a whole number at least 16, got 2; using the default",
+        "key 'tools.exec.max_memory_mb' should be a whole number at least 64, got 2; using the default",
+        "key 'tools.exec.max_file_mb' should be a whole number at least 1, got 0; using the default"]

@@ -13,6 +13,8 @@ from desktop.config import McpServerConfig, load_config
 from desktop.core import workspace_of
 from desktop.paths import home
 from desktop.providers.llm import LLMProvider, ProviderError, provider_name
+from desktop.tools.limits import Limits
+from desktop.tools.limits import describe as describe_limits
 from desktop.tools.sandbox import RESTRICTION_OFF, exec_sandbox
 
 
@@ -31,7 +33,10 @@ def run(args: argparse.Namespace) -> int:
     print(f"data:       {h.data_dir}")
     print(f"workspace:  {workspace_of(h, config)}")
     sandbox = exec_sandbox(config, h, workspace_of(h, config))
-    print(f"commands:   {(sandbox.mode_now() if sandbox else RESTRICTION_OFF).description}")
+    mode = sandbox.mode_now() if sandbox else RESTRICTION_OFF
+    print(f"commands:   {mode.description}")
+    in_sandbox = sandbox.program if sandbox and mode.sandboxed else None
+    print(f"limits:     {describe_limits(Limits.of(config.tools.exec), in_sandbox)}")
     print("config ok" if not loaded.problems else "config problems:")
     for problem in loaded.problems:
         print(f"  - {problem}")

@@ -15,6 +15,7 @@ from pathlib import Path
 
 from desktop.paths import inside
 from desktop.tools.base import Tool, ToolContext, ToolError, ToolOutput, cap_text
+from desktop.tools.limits import DEFAULT_LIMITS, CallLimits, Limits
 from desktop.tools.live_tail import LiveTail
 from desktop.tools.sandbox import RESTRICTION_OFF, Sandbox, SandboxMode
 from desktop.workspace import APP_MANAGED_FILES
@@ -49,16 +50,25 @@ _SEGMENT_BREAK = re.compile(r"^(?:[;&|()`]+|\$)$")  # "$" starts "$(...)"
 
 
 class ExecTool(Tool):
-    """Runs commands through /bin/sh, inside `sandbox` when bubblewrap works here (desktop/tools/sandbox.py).
+    """Runs commands through /bin/sh, inside `sandbox` when bubblewrap works here (desktop/tools/sandbox.py),
+    under `limits` (desktop/tools/limits.py) either way.
 
     The sandbox is what contains a command that builds a path at run time (variables, scripts, `python -c`).
     Refusals are the second layer: they parse the command with shlex and catch the common spellings of
     destructive commands. Without the sandbox and with `restrict`, paths that visibly leave the workspace
-    (absolute paths, ~, $HOME, ../) are refused too; what a command builds at run time is then not stopped."""
+    (absolute paths, ~, $HOME, ../) are refused too; what a command builds at run time is then not stopped.
+
+    Nothing a command starts outlives its call. In the sandbox the kernel kills its process namespace when
+    the shell exits. Without it the shell leads a process group of its own, killed when the shell exits,
+    and as root the call's cgroup is emptied as well; a normal user's unsandboxed command that leaves its
+    session (setsid, a daemon's double fork) is the one thing that can outlive the call, and its rlimits
+    (processor time above all) still bind it."""
 
     name = "exec"
     description = ("Run a shell command in the workspace and return its stdout, stderr and exit code. "
-                   "No input is available (stdin is empty). Output is capped; long runs time out.")
+                   "No input is available (stdin is empty). Everything it starts is stopped when it ends, so "
+                   "nothing keeps running in the background. Output is capped; long runs time out, and limits "
+                   "on processes, memory and file size stop runaways.")
     parameters = {
         "type": "object",
         "properties": {
@@ -73,11 +83,12 @@ class ExecTool(Tool):
     }
 
     def __init__(self, workspace: Path, timeout: int, restrict: bool, run_extras: tuple[Path, ...] = (),
-                 sandbox: Sandbox | None = None) -> None:
+                 sandbox: Sandbox | None = None, limits: Limits = DEFAULT_LIMITS) -> None:
         self.workspace = workspace.resolve()
         self.sandbox = sandbox
         self.timeout = min(timeout, MAX_TIMEOUT)
         self.restrict = restrict
+        self.limits = limits
         # Folders commands may also name with restrict on (skill folders, so their scripts can run).
         self.allowed = (self.workspace, *(p.resolve() for p in run_extras))
 
@@ -95,14 +106,17 @@ class ExecTool(Tool):
         reason = await asyncio.to_thread(refusal, command, cwd, confine, hard_links=self.restrict)
         if reason:
             raise ToolError(f"command refused: {reason}")
-        argv = [_SHELL, "-c", command]
-        if sandbox is not None:
-            argv = await asyncio.to_thread(sandbox.wrap, argv, cwd)
+        timeout = timeout or self.timeout
+        call = await self.limits.for_call(sandbox.program if sandbox else None, timeout)
         tail = LiveTail(ctx)
         try:
-            return await self._run(argv, cwd, timeout or self.timeout, tail.feed)
+            argv = call.command([_SHELL, "-c", command])
+            if sandbox is not None:
+                argv = await asyncio.to_thread(sandbox.wrap, argv, cwd)
+            return await self._run(call.launch(argv), cwd, timeout, tail.feed, call)
         finally:
             tail.close()
+            await call.close()
 
     async def mode(self) -> SandboxMode:
         """How commands are contained here, in words (doctor and Settings show it)."""
@@ -119,7 +133,8 @@ class ExecTool(Tool):
             raise ToolError(f"working_dir {raw} is not an existing folder")
         return path
 
-    async def _run(self, argv: list[str], cwd: Path, timeout: int, on_output: Callable[[bytes], None]) -> str:
+    async def _run(self, argv: list[str], cwd: Path, timeout: int, on_output: Callable[[bytes], None],
+                   call: CallLimits) -> str:
         # Shielded: cancelling asyncio's own spawn kills only the shell and then waits for its pipes,
         # which the shell's children still hold open (a /stop right after start would hang until they exit).
         spawn = asyncio.ensure_future(asyncio.create_subprocess_exec(
@@ -129,7 +144,7 @@ class ExecTool(Tool):
             proc = await asyncio.shield(spawn)
         except asyncio.CancelledError:
             with contextlib.suppress(OSError):
-                await _stop(await spawn)
+                await _stop(await spawn, call)
             raise
         except OSError as exc:
             raise ToolError(f"could not start the shell: {exc}") from None
@@ -138,17 +153,27 @@ class ExecTool(Tool):
         readers = [asyncio.create_task(out.drain(proc.stdout)), asyncio.create_task(err.drain(proc.stderr))]
         try:
             if not await _exited(proc, readers, timeout):
-                await _stop(proc)
+                await call.note_timeout(proc.pid)
+                await _stop(proc, call)
                 await asyncio.wait(readers, timeout=_PIPE_GRACE)
-                raise ToolError(f"command timed out after {timeout} s and was killed (with every process it "
-                                f"started). Output so far:\n{_report(out, err, None)}") from None
+                stopped = call.stopped(None, out.text() + "\n" + err.text())
+                what = (f"stopped: {stopped}, and killed at the {timeout} s timeout" if stopped else
+                        f"command timed out after {timeout} s and was killed")
+                raise ToolError(f"{what} (with every process it started). Output so far:\n"
+                                f"{_report(out, err, None)}") from None
+            await _stop(proc, call)  # what it left running in the background ends with it
             _, pending = await asyncio.wait(readers, timeout=_PIPE_GRACE)
-            note = ("\n(background processes still hold the output open; their later output is not shown)"
-                    if pending else "")
+            note = ("\n(processes that left the command's session still hold the output open; their later "
+                    "output is not shown)" if pending else "")
+            stopped = call.stopped(proc.returncode, out.text() + "\n" + err.text())
+            if stopped and proc.returncode != 0:
+                raise ToolError(f"stopped: {stopped}. Output:\n{_report(out, err, proc.returncode)}{note}")
+            if stopped:  # it went on and succeeded: say what was cut short, as part of its result
+                note += f"\n(a limit stopped part of it: {stopped})"
             return _report(out, err, proc.returncode) + note
         finally:
             if proc.returncode is None:  # cancelled (/stop): leave nothing running
-                await _stop(proc)
+                await _stop(proc, call)
             for reader in readers:
                 reader.cancel()
 
@@ -219,12 +244,14 @@ async def _exited(proc: asyncio.subprocess.Process, readers: list[asyncio.Task[N
     return True
 
 
-async def _stop(proc: asyncio.subprocess.Process) -> None:
-    """Kill the shell and everything in its session (start_new_session made it a process group)."""
+async def _stop(proc: asyncio.subprocess.Process, call: CallLimits) -> None:
+    """Kill the shell and everything in its session (start_new_session made it a process group) and in
+    its cgroup, if it has one."""
     try:
         os.killpg(proc.pid, signal.SIGKILL)
     except (ProcessLookupError, PermissionError):
         pass
+    await call.stop_all()
     with contextlib.suppress(TimeoutError):
         await asyncio.wait_for(proc.wait(), _PIPE_GRACE)
 

@@ -28,7 +28,7 @@ from PySide6.QtWidgets import (
     QWidget,
 )
 
-from desktop.config import Config
+from desktop.config import BOUNDS, Config
 from desktop.tasks import spawn
 from desktop.tools.shell import MAX_TIMEOUT
 from desktop.ui import hotkey
@@ -115,6 +115,9 @@ class SettingsWindow(QWidget):
         self.exec_timeout.setRange(1, MAX_TIMEOUT)
         self.exec_timeout.setSuffix(" s")
         self.exec_timeout.setMaximumWidth(140)
+        self.max_processes = _limit_box("tools.exec.max_processes", " processes")
+        self.max_memory = _limit_box("tools.exec.max_memory_mb", " MB")
+        self.max_file = _limit_box("tools.exec.max_file_mb", " MB")
         self.command_mode = note_label()
         self.search_provider = QComboBox()
         self.search_provider.addItem("DuckDuckGo (no key needed)", "duckduckgo")
@@ -124,6 +127,10 @@ class SettingsWindow(QWidget):
         form.addRow(with_note(self.restrict, note_label(
             "When off, the assistant may read, change and run things anywhere your user account can.")))
         form.addRow("Stop a command after", self.exec_timeout)
+        form.addRow("Processes per command", self.max_processes)
+        form.addRow("Memory per process", self.max_memory)
+        form.addRow("Largest file it writes", with_note(self.max_file, note_label(
+            "For a command and everything it starts: a runaway stops at these limits, and the chat says which.")))
         form.addRow("Shell commands", self.command_mode)
         form.addRow(heading("Web"))
         form.addRow("Search with", with_note(self.search_provider, note_label(
@@ -212,6 +219,9 @@ class SettingsWindow(QWidget):
         self.context_window.setValue(config.context_window_tokens)
         self.restrict.setChecked(config.tools.restrict_to_workspace)
         self.exec_timeout.setValue(config.tools.exec.timeout)
+        self.max_processes.setValue(config.tools.exec.max_processes)
+        self.max_memory.setValue(config.tools.exec.max_memory_mb)
+        self.max_file.setValue(config.tools.exec.max_file_mb)
         self.approval_rules.load(config)
         found = self.search_provider.findData(config.tools.web.search_provider)
         self.search_provider.setCurrentIndex(max(found, 0))
@@ -237,6 +247,9 @@ class SettingsWindow(QWidget):
             return "The longest answer must be shorter than the context window."
         config.tools.restrict_to_workspace = self.restrict.isChecked()
         config.tools.exec.timeout = self.exec_timeout.value()
+        config.tools.exec.max_processes = self.max_processes.value()
+        config.tools.exec.max_memory_mb = self.max_memory.value()
+        config.tools.exec.max_file_mb = self.max_file.value()
         config.tools.web.search_provider = str(self.search_provider.currentData())
         folder = self.workspace.text().strip()
         if folder and not Path(folder).expanduser().is_absolute():
@@ -331,6 +344,16 @@ def _tokens_box(low: int, high: int) -> QSpinBox:
     box = QSpinBox()
     box.setRange(low, high)
     box.setSuffix(" tokens")
+    box.setGroupSeparatorShown(True)
+    box.setMaximumWidth(180)
+    return box
+
+
+def _limit_box(key: str, suffix: str) -> QSpinBox:
+    """A limit on exec, from the lowest value config.py allows."""
+    box = QSpinBox()
+    box.setRange(int(BOUNDS[key].low or 1), 1_000_000_000)
+    box.setSuffix(suffix)
     box.setGroupSeparatorShown(True)
     box.setMaximumWidth(180)
     return box

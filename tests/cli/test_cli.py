@@ -113,6 +113,8 @@ def test_doctor_reports_paths_and_config(tmp_path: Path, fake: FakeOpenAI) -> No
     assert str(tmp_path / "config.yaml") in result.stdout and "config ok" in result.stdout
     assert "reachable:  yes" in result.stdout
     assert "commands:   sandboxed with bubblewrap" in result.stdout
+    assert ("; 2048 MB of memory per process, files up to 1024 MB, processor time up to the timeout on each core\n"
+            in result.stdout)
 
 
 def test_doctor_says_when_commands_are_not_sandboxed(tmp_path: Path) -> None:
@@ -124,3 +126,4 @@ def test_doctor_says_when_commands_are_not_sandboxed(tmp_path: Path) -> None:
     assert result.returncode == 0, result.stderr
     assert ("commands:   not sandboxed: bubblewrap (bwrap) is not installed — install the `bubblewrap` package; "
             "dangerous commands are still refused") in result.stdout
+    assert "; 2048 MB of memory per process, files up to 1024 MB" in result.stdout  # the same limits without it

@@ -19,6 +19,7 @@ from tests.security.harness import (
     ENV_SECRET,
     KEYRING_SECRET,
     REFUSED,
+    STOPPED,
     TALLY,
     THROUGH,
     CanaryServer,
@@ -67,4 +68,5 @@ def pytest_terminal_summary(terminalreporter: pytest.TerminalReporter) -> None:
     if TALLY["tried"]:
         terminalreporter.write_line(
             f"security: {TALLY['tried']} bad inputs tried — {TALLY[CONTAINED]} contained by the sandbox, "
-            f"{TALLY[REFUSED]} refused by policy, {TALLY[ASKED]} asked (answered no), {TALLY[THROUGH]} got through")
+            f"{TALLY[REFUSED]} refused by policy, {TALLY[ASKED]} asked (answered no), "
+            f"{TALLY[STOPPED]} stopped by a limit, {TALLY[THROUGH]} got through")

@@ -36,6 +36,7 @@ SECRETS = (ENV_SECRET, FILE_SECRET, KEYRING_SECRET)
 REFUSED = "refused by policy"  # the tool call ended in an error: validation, path guard, refusal list, URL check
 CONTAINED = "contained by the sandbox"  # the command ran; bubblewrap kept it from reaching anything
 ASKED = "asked (and answered no)"  # the approval gate stopped it: nobody said yes
+STOPPED = "stopped by a limit"  # the command ran into one of its limits (processes, memory, file size)
 THROUGH = "got through"
 
 TALLY: Counter[str] = Counter()  # read by the summary in conftest.py
@@ -148,7 +149,8 @@ class Lab:
             return self.record(f"{tool}({arguments})", REFUSED, breaches)
         if last.ok and tool != "exec":  # only a command may run and be contained; other tools must refuse
             breaches.append(f"{tool} succeeded: {last.result[:300]}")
-        outcome = CONTAINED if last.ok else ASKED if "did not approve" in last.result else REFUSED
+        outcome = (CONTAINED if last.ok else ASKED if "did not approve" in last.result
+                   else STOPPED if last.result.startswith("Error: stopped: it ") else REFUSED)
         return self.record(f"{tool}({arguments})", outcome, breaches)
 
     def record(self, case: str, outcome: str, breaches: list[str]) -> str:

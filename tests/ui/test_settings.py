@@ -17,6 +17,7 @@ from pytestqt.qtbot import QtBot
 
 from desktop.core import Core
 from desktop.providers.litellm_env import litellm
+from desktop.tools.limits import Limits
 from desktop.ui.bridge import CoreBridge
 from desktop.ui.settings import SettingsWindow
 from tests.fakeserver import FakeOpenAI
@@ -252,6 +253,7 @@ async def test_answer_and_tool_options_are_saved_and_in_effect(qtbot: QtBot, bri
     window = await opened(qtbot, bridge)
     assert window.temperature.value() == 0.1 and window.restrict.isChecked()
     assert window.exec_timeout.value() == 60 and window.search_provider.currentData() == "duckduckgo"
+    assert (window.max_processes.value(), window.max_memory.value(), window.max_file.value()) == (256, 2048, 1024)
     window.temperature.setValue(0.7)
     window.max_tokens.setValue(4096)
     window.context_window.setValue(32000)
@@ -260,6 +262,8 @@ async def test_answer_and_tool_options_are_saved_and_in_effect(qtbot: QtBot, bri
     window.tabs.setCurrentIndex(2)
     window.restrict.setChecked(False)
     window.exec_timeout.setValue(30)
+    window.max_processes.setValue(128)
+    window.max_memory.setValue(10)  # below the lowest allowed: the box holds it at 64
     window.search_provider.setCurrentIndex(window.search_provider.findData("brave"))
     window.grab().save(str(tmp_path / "settings-tools.png"))
     assert "Saved" in await save(window)
@@ -269,5 +273,7 @@ async def test_answer_and_tool_options_are_saved_and_in_effect(qtbot: QtBot, bri
     assert saved["tools"]["restrict_to_workspace"] is False
     exec_tool = core.tools.get("exec")
     assert exec_tool is not None and exec_tool.timeout == 30  # type: ignore[attr-defined]
+    assert (saved["tools"]["exec"]["max_processes"], saved["tools"]["exec"]["max_memory_mb"]) == (128, 64)
+    assert exec_tool.limits == Limits(128, 64, 1024)  # type: ignore[attr-defined]
     window.max_tokens.setValue(40000)
     assert "shorter than the context window" in await save(window)
