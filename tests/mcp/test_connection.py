@@ -172,3 +172,21 @@ def test_quit_leaves_no_stdio_server_behind_even_one_that_ignores_sigterm_and_ne
         os.kill(pid, signal.SIGKILL)
     assert not alive, "the MCP server outlived the app"
 
+
+async def test_a_feature_stuck_closing_neither_holds_quit_nor_keeps_servers_running(
+        home_dir: Path, model_config: dict[str, Any], memory_keyring: MemoryKeyring, fake: FakeOpenAI,
+        caplog: pytest.LogCaptureFixture) -> None:
+    """Closers run last attached first: the stuck one goes before the MCP servers', which still stop theirs."""
+    core = await started(home_dir, model_config, {"test": stdio_server()})
+
+    async def never_done() -> None:
+        await asyncio.Event().wait()
+
+    core.on_close(never_done)
+    try:
+        await until(lambda: core.mcp.servers["test"].state == "connected")
+        pid = await pid_of(core, "test")
+    finally:
+        await closed_in_bound(core)
+    assert "never_done took over 5 s; left behind" in caplog.text
+    await until(lambda: not running(pid), CLOSE_BOUND)
