@@ -56,6 +56,7 @@ from desktop.workspace import APP_MANAGED_FILES, ensure_workspace
 
 log = logging.getLogger(__name__)
 Lifecycle = Callable[[], Awaitable[None]]
+CLOSE_WITHIN = 5.0  # seconds each feature gets to stop on close; one taking longer is left behind: Quit never hangs
 
 
 @dataclass
@@ -107,10 +108,13 @@ class Core:
     async def close(self, grace: float = 2.0) -> None:
         """Stop features (last attached first), let running turns save for `grace` seconds, stop the loop."""
         for closer in reversed(self._closers):
-            try:
-                await closer()
-            except Exception:  # one feature failing to stop must not keep the others running
-                log.exception("closing a feature failed")
+            closing = asyncio.ensure_future(closer())
+            done, _ = await asyncio.wait([closing], timeout=CLOSE_WITHIN)
+            if not done:
+                log.warning("closing %s took over %g s; left behind", getattr(closer, "__qualname__", closer),
+                            CLOSE_WITHIN)
+            elif not closing.cancelled() and closing.exception() is not None:  # nor one failing to stop
+                log.error("closing %s failed", getattr(closer, "__qualname__", closer), exc_info=closing.exception())
         await self.loop.shutdown(grace)
         if self._running is not None:
             self._running.cancel()

@@ -8,16 +8,22 @@ from __future__ import annotations
 import asyncio
 import contextlib
 import logging
+import math
+import os
+import shlex
+import signal
 from collections.abc import Callable
 from dataclasses import dataclass
 from pathlib import Path
 from typing import TYPE_CHECKING, Any, TextIO
+from urllib.parse import urlsplit
 
 from desktop import secrets
 from desktop.config import McpServerConfig
 from desktop.tools.base import ToolError
 
 if TYPE_CHECKING:
+    from anyio import CancelScope
     from mcp import ClientSession, types
 
 log = logging.getLogger(__name__)
@@ -35,6 +41,10 @@ BACKOFF = Backoff()  # waits between restarts of a server that failed (tests sho
 # Seconds between pings of an idle remote server. Over streamable HTTP the SDK retries a dropped stream
 # quietly, so a server that went away would otherwise stay "connected" until the next call failed.
 PING_EVERY = 30.0
+# Seconds a stopping server gets to disconnect cleanly. Past that it is left behind, so Quit never waits on a
+# server: its stdio process is killed, then the task gets KILL_GRACE more to notice before it is abandoned.
+STOP_WITHIN = 2.0
+KILL_GRACE = 1.0
 
 
 class ConnectionLost(Exception):
@@ -60,6 +70,8 @@ class ServerConnection:
         self._refresh: asyncio.Event = asyncio.Event()
         self._had_session = False  # the current attempt got connected (a later loss restarts the backoff)
         self._calls = 0  # in flight: no ping meanwhile (a server that answers one request at a time is busy)
+        self._stopping = asyncio.Event()
+        self._child: Any = None  # the stdio server process of the current attempt (anyio Process)
         self._task: asyncio.Task[None] | None = None
 
     def start(self) -> None:
@@ -67,14 +79,25 @@ class ServerConnection:
             self._task = asyncio.ensure_future(self._supervise())
 
     async def stop(self) -> None:
-        """Disconnect for good: the session closes and a stdio child is stopped (never left running)."""
+        """Disconnect for good, within STOP_WITHIN + KILL_GRACE seconds whatever the server does: the session
+        closes and a stdio child is stopped (never left running). A transport that does not wind down in time
+        (a server that never answers, a cancellation lost inside the SDK) is left behind with its process
+        killed; it retries nothing and reports nothing afterwards."""
         task, self._task = self._task, None
+        self._stopping.set()
         if task is not None:
             task.cancel()
-            await asyncio.gather(task, return_exceptions=True)
+            done, _ = await asyncio.wait([task], timeout=STOP_WITHIN)
+            if not done:
+                killed = self._kill_child()
+                log.warning("MCP server %s did not disconnect within %g s; left behind%s", self.name,
+                            STOP_WITHIN, f" (killed its process {killed})" if killed else "")
+                if killed:  # with its process gone the SDK's own shutdown ends at once
+                    await asyncio.wait([task], timeout=KILL_GRACE)
         self._session = None
         self.tools = []
-        self._set("stopped", None)
+        self.state, self.error = "stopped", None
+        self._on_change(self)
 
     async def wait_settled(self) -> None:
         """Until the first attempt has connected or failed (the CLI's `mcp test`)."""
@@ -117,8 +140,20 @@ class ServerConnection:
         return self.state
 
     def _set(self, state: str, error: str | None) -> None:
+        if self._stopping.is_set():  # a transport left behind by `stop` has nothing more to say
+            return
         self.state, self.error = state, error
         self._on_change(self)
+
+    def _kill_child(self) -> int | None:
+        """SIGKILL the stdio server's process group (the SDK starts it in a session of its own); its pid, or
+        None when there is no such process left (remote, or already reaped: its pid may belong to another)."""
+        child = self._child
+        if child is None or child.returncode is not None:
+            return None
+        with contextlib.suppress(ProcessLookupError, PermissionError):
+            os.killpg(child.pid, signal.SIGKILL)
+        return int(child.pid)
 
     def _mark_lost(self, reason: str) -> None:
         """Down at once, not once the old session is torn down: its tools stop being offered now."""
@@ -148,48 +183,71 @@ class ServerConnection:
                 self._session = None
                 if self.state != "failed":  # a lost connection was marked failed when it was noticed
                     self._set("failed", reason)
+            # Checked, not left to the cancellation: a cancel that lands while an attempt is already failing is
+            # dropped by anyio's task groups (they raise the failure alone), and retrying here would go on forever.
+            if self._stopping.is_set():
+                return
             await asyncio.sleep(delay)
             delay = min(delay * 2, self._backoff.longest)
 
     async def _session_until_lost(self) -> None:
+        """One attempt: connect within the server's timeout (at least 5 s), then serve until the connection is
+        lost. The whole connect is bounded, opening the transport too: an SSE server that accepts and never
+        answers holds the first GET. The bound's scope encloses the transport's task groups (anyio wants scopes
+        nested) and its deadline is lifted once connected."""
+        import anyio
+
+        within = max(self.config.timeout, 5.0)
+        connecting = anyio.CancelScope(deadline=anyio.current_time() + within)
+        try:
+            with self._stderr() as errlog, connecting:
+                await self._serve(errlog, connecting)
+        except Exception:
+            if not connecting.cancel_called:
+                raise
+        if connecting.cancel_called:  # whatever the SDK made of the deadline's cancellation, this is why
+            raise TimeoutError(f"no answer from {self._address()} within {within:g} s")
+
+    async def _serve(self, errlog: TextIO, connecting: CancelScope) -> None:
         import anyio
         from mcp import ClientSession
 
-        with self._stderr() as errlog:
-            async with contextlib.AsyncExitStack() as stack:
-                read, write = await stack.enter_async_context(await self._transport(errlog))
-                inner_send, inner_read = anyio.create_memory_object_stream[Any](0)
-                group = await stack.enter_async_context(anyio.create_task_group())
-                stack.callback(group.cancel_scope.cancel)
-                group.start_soon(self._pump, read, inner_send)
-                session = await stack.enter_async_context(
-                    ClientSession(inner_read, write, message_handler=self._on_message))
+        async with contextlib.AsyncExitStack() as stack:
+            transport = await self._transport(errlog)
+            read, write = await stack.enter_async_context(transport)
+            self._child = _stdio_process(transport) if self.config.command else None
+            inner_send, inner_read = anyio.create_memory_object_stream[Any](0)
+            group = await stack.enter_async_context(anyio.create_task_group())
+            stack.callback(group.cancel_scope.cancel)
+            group.start_soon(self._pump, read, inner_send)
+            session = await stack.enter_async_context(
+                ClientSession(inner_read, write, message_handler=self._on_message))
+            await session.initialize()
+            await self._list_tools(session)
+            connecting.deadline = math.inf
+            self._session = session
+            self._had_session = True
+            self._set("connected", None)
+            ping_every = PING_EVERY if self.config.url else None  # a stdio child's exit ends its stream
+            while True:
+                waits = [asyncio.ensure_future(e.wait()) for e in (self._lost, self._refresh, self._stopping)]
+                try:
+                    done, _ = await asyncio.wait(waits, timeout=ping_every, return_when=asyncio.FIRST_COMPLETED)
+                finally:
+                    for wait in waits:
+                        wait.cancel()
+                if self._stopping.is_set():  # stopped, though the cancellation went astray
+                    return
+                if not done:
+                    await self._ping(session)
+                if self._lost.is_set():  # _mark_lost already dropped the session
+                    raise ConnectionLost(self._lost_reason)
+                if not self._refresh.is_set():
+                    continue
+                self._refresh.clear()
                 with anyio.fail_after(max(self.config.timeout, 5.0)):
-                    await session.initialize()
                     await self._list_tools(session)
-                self._session = session
-                self._had_session = True
-                self._set("connected", None)
-                ping_every = PING_EVERY if self.config.url else None  # a stdio child's exit ends its stream
-                while True:
-                    lost = asyncio.ensure_future(self._lost.wait())
-                    refresh = asyncio.ensure_future(self._refresh.wait())
-                    try:
-                        done, _ = await asyncio.wait([lost, refresh], timeout=ping_every,
-                                                     return_when=asyncio.FIRST_COMPLETED)
-                    finally:
-                        lost.cancel()
-                        refresh.cancel()
-                    if not done:
-                        await self._ping(session)
-                    if self._lost.is_set():  # _mark_lost already dropped the session
-                        raise ConnectionLost(self._lost_reason)
-                    if not self._refresh.is_set():
-                        continue
-                    self._refresh.clear()
-                    with anyio.fail_after(max(self.config.timeout, 5.0)):
-                        await self._list_tools(session)
-                    self._on_change(self)
+                self._on_change(self)
 
     async def _pump(self, read: Any, inner: Any) -> None:
         """Pass messages to the session and notice when the server's side ends. An error the transport
@@ -253,6 +311,14 @@ class ServerConnection:
         headers = await resolve_references(config.headers, self.name)
         return remote_transport(config.url, headers, config.transport)
 
+    def _address(self) -> str:
+        """Where the server is, for messages: its command line, or its URL without the parts that may carry a
+        secret (user info, query, fragment)."""
+        if not self.config.url:
+            return shlex.join([self.config.command or "", *self.config.args])
+        url = urlsplit(self.config.url)
+        return url._replace(netloc=url.netloc.rpartition("@")[2], query="", fragment="").geturl()
+
     @contextlib.contextmanager
     def _stderr(self) -> Any:
         self.log_file.parent.mkdir(parents=True, exist_ok=True)
@@ -265,6 +331,13 @@ def load_sdk() -> None:
     import mcp.client.sse
     import mcp.client.stdio
     import mcp.client.streamable_http  # noqa: F401
+
+
+def _stdio_process(transport: Any) -> Any:
+    """The server process `stdio_client` started (an anyio Process), so that a stop left behind can still kill
+    it. The SDK does not hand it out: it is a local of the context manager's generator, read once entered."""
+    frame = getattr(getattr(transport, "gen", None), "ag_frame", None)
+    return frame.f_locals.get("process") if frame is not None else None
 
 
 def remote_transport(url: str, headers: dict[str, str], transport: str | None) -> Any:
@@ -311,7 +384,7 @@ def _reason(exc: BaseException) -> str:
     if isinstance(exc, FileNotFoundError):
         return f"command not found: {exc.filename or exc}"
     if isinstance(exc, TimeoutError):
-        return "no answer while connecting"
+        return str(exc) or "no answer in time"
     if isinstance(exc, ConnectionLost | LookupError):
         return str(exc)
     text = str(exc) or type(exc).__name__

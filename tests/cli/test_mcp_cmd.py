@@ -3,6 +3,8 @@
 from __future__ import annotations
 
 import json
+import shlex
+import socket
 import sys
 from pathlib import Path
 
@@ -67,3 +69,21 @@ def test_import_adds_claude_desktop_servers_and_says_what_it_skipped(tmp_path: P
     bad.write_text('{"servers": {}}')
     refused = run_cli(tmp_path, "mcp", "import", str(bad))
     assert refused.returncode == 1 and '"mcpServers"' in refused.stderr
+
+
+def test_test_of_a_server_that_never_answers_says_so_and_fails(tmp_path: Path) -> None:
+    """A URL that accepts the connection and says nothing (the kernel accepts for a socket that only listens),
+    and a command that never answers: each is named, with the time it was given."""
+    with socket.socket() as silent:
+        silent.bind(("127.0.0.1", 0))
+        silent.listen(8)
+        url = f"http://127.0.0.1:{silent.getsockname()[1]}/sse"
+        mute = [sys.executable, "-c", "import time; time.sleep(120)"]
+        write_config(tmp_path, mcp={"servers": {"far": {"url": url, "timeout": 1},
+                                                "near": {"command": mute[0], "args": mute[1:], "timeout": 1}}})
+        far = run_cli(tmp_path, "mcp", "test", "far")
+    assert far.returncode == 1
+    assert far.stdout.startswith(f"far: failed: no answer from {url} within 5 s\n"), far.stdout
+    near = run_cli(tmp_path, "mcp", "test", "near")
+    assert near.returncode == 1
+    assert near.stdout.startswith(f"near: failed: no answer from {shlex.join(mute)} within 5 s\n"), near.stdout
