@@ -149,7 +149,8 @@ class LLMProvider:
                     raise await self._failure(exc, streamed, model) from exc
                 wait = max(delays[attempt], _retry_after(exc))
                 attempt += 1
-                log.warning("model call failed (%s); retry %d in %.1fs", _describe(exc), attempt, wait)
+                # not a warning: a retry is routine, and callers show it their way (on_retry); the log keeps why
+                log.info("model call failed (%s); retry %d in %.1fs", _describe(exc), attempt, wait)
                 if on_retry is not None:
                     on_retry(attempt + 1, len(delays) + 1, wait)
                 await self._sleep(wait)
