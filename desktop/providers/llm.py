@@ -238,6 +238,11 @@ class LLMProvider:
             if (deadline.when() or 0) >= whole:  # the last stretch was cut short by the whole-answer bound
                 raise _TooLong(limit * WHOLE_ANSWER_FACTOR) from exc
             raise _Stalled(limit) from exc
+        except Exception as exc:
+            # litellm's word for a connection that ended or broke mid-stream, before the model said it was done
+            if isinstance(getattr(exc, "original_exception", None) or exc, litellm().APIConnectionError):
+                raise _CutOff() from exc
+            raise
         finally:
             await stream.aclose()
 
