@@ -6,7 +6,9 @@ Step keys: content, reasoning, tool_calls [{name, arguments (dict or raw str), i
 headers) for an HTTP error, delay (seconds before answering), hang (seconds to stall mid-stream
 after the first chunk), chunk (characters per streamed piece), endless (keep streaming a piece of
 text every `endless` seconds until the client leaves), cut (end the stream after that many chunks,
-with no finish_reason and no [DONE]).
+with no finish_reason and no [DONE]), pace (seconds before each chunk after the first: slow but steady),
+empty_chunks / pings (after the step's text, keep the stream open with no content until the client
+leaves: a chunk with nothing in it, or an SSE comment line, every that many seconds).
 
 `require_key`: answer 401 to every request not carrying it as its bearer token.
 
@@ -17,12 +19,13 @@ Run standalone (for the app, benchmarks or other processes):
 from __future__ import annotations
 
 import argparse
+import itertools
 import json
 import socket
 import sys
 import threading
 import time
-from collections.abc import Callable
+from collections.abc import Callable, Iterator
 from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
 from typing import Any
 
@@ -46,7 +49,9 @@ class FakeOpenAI:
         self.models = ["test"]  # served at /v1/models (OpenAI style) and /api/tags (Ollama style)
         self.headers: list[dict[str, str]] = []
         self.require_key: str | None = None
+        self.streams_open = 0  # streamed answers whose client has not left yet
         self._lock = threading.Lock()
+        self._stopping = threading.Event()
         self._server = _Server(("127.0.0.1", port), self._handler())
         self._thread = threading.Thread(target=self._server.serve_forever, daemon=True)
 
@@ -63,6 +68,7 @@ class FakeOpenAI:
         return self
 
     def stop(self) -> None:
+        self._stopping.set()  # endless streams end too
         self._server.shutdown()
         self._server.server_close()
 
@@ -142,25 +148,39 @@ class FakeOpenAI:
                 self.send_header("content-type", "text/event-stream")
                 self.send_header("transfer-encoding", "chunked")
                 self.end_headers()
+                with fake._lock:
+                    fake.streams_open += 1
                 try:
                     chunks = stream_chunks(step, body)
                     if "cut" in step:
                         chunks = chunks[:step["cut"]]
                     if step.get("endless"):
                         chunks = chunks[:2]  # the role, then the first piece of text over and over
+                    idle = step.get("empty_chunks") or step.get("pings")
+                    if idle:
+                        chunks = chunks[:-2]  # no finish, no usage: nothing but keep-alives follows the text
                     for i, chunk in enumerate(chunks):
+                        if i and step.get("pace"):
+                            time.sleep(step["pace"])
                         self._send(f"data: {json.dumps(chunk)}\n\n")
                         if i == 1 and step.get("hang"):
                             time.sleep(step["hang"])
-                    while step.get("endless"):  # until the client hangs up (BrokenPipe below)
+                    while step.get("endless") and not fake._stopping.is_set():  # until the client hangs up
                         time.sleep(step["endless"])
                         self._send(f"data: {json.dumps(chunks[-1])}\n\n")
+                    for keep_alive in _keep_alives(step, body):  # endless too
+                        if fake._stopping.wait(idle):
+                            break
+                        self._send(keep_alive)
                     if "cut" not in step:
                         self._send("data: [DONE]\n\n")
                     self.wfile.write(b"0\r\n\r\n")
                     self.wfile.flush()
                 except (BrokenPipeError, ConnectionResetError):
                     pass
+                finally:
+                    with fake._lock:
+                        fake.streams_open -= 1
 
             def _send(self, text: str) -> None:
                 data = text.encode()
@@ -237,6 +257,21 @@ def stream_chunks(step: Step, body: dict[str, Any]) -> list[dict[str, Any]]:
     out.append(chunk({}, "tool_calls" if calls else "stop"))
     out.append({**base, "choices": [], "usage": _usage(body, step)})
     return out
+
+
+def _keep_alives(step: Step, body: dict[str, Any]) -> Iterator[str]:
+    """What a server sends to hold a stream open while no content comes: SSE comment lines, or chunks with
+    nothing in them (each shape servers use: no choices, an empty delta, only the role, empty text)."""
+    if step.get("pings"):
+        yield from itertools.repeat(": ping\n\n")
+    elif step.get("empty_chunks"):
+        base = {"id": "chatcmpl-fake", "object": "chat.completion.chunk", "created": int(time.time()),
+                "model": body.get("model", "test")}
+        shapes = [[], [{"index": 0, "delta": {}, "finish_reason": None}],
+                  [{"index": 0, "delta": {"role": "assistant"}, "finish_reason": None}],
+                  [{"index": 0, "delta": {"content": ""}, "finish_reason": None}]]
+        for choices in itertools.cycle(shapes):
+            yield f"data: {json.dumps({**base, 'choices': choices})}\n\n"
 
 
 def main() -> None:

@@ -15,6 +15,7 @@ from desktop.bus import (
     Event,
     InboundMessage,
     OutboundMessage,
+    Retrying,
     TextDelta,
     ToolFinished,
     ToolStarted,
@@ -111,6 +112,8 @@ def _progress(event: Event, key: str, out: Output) -> None:
     elif isinstance(event, ToolFinished):
         mark = "✓" if event.ok else "✗"
         out.err(f"  {mark} {event.name} ({event.seconds:.1f}s)")
+    elif isinstance(event, Retrying):  # why it failed is in the log (-v shows it here); the final error says it
+        out.err(f"  model call failed, retrying in {event.seconds:g} s (try {event.attempt} of {event.attempts})…")
 
 
 async def _turn(core: Core, key: str, text: str, stream: bool, out: Output) -> TurnFinished | TurnError:

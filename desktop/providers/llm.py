@@ -7,7 +7,7 @@ import logging
 import os
 import re
 import threading
-from collections.abc import Callable, Coroutine
+from collections.abc import Callable
 from dataclasses import dataclass, field
 from typing import Any
 
@@ -70,16 +70,24 @@ class _Empty(Exception):
 
 
 class _TooLong(Exception):
-    """The whole call outlasted its bound while chunks kept arriving."""
+    """The stream outlasted its bound while content kept arriving."""
 
     def __init__(self, seconds: float) -> None:
         super().__init__(f"no end after {seconds:.0f} s")
         self.seconds = seconds
 
 
-# A call may wait `provider.timeout` for each chunk, and take this many times that in all: a stream that
-# keeps sending chunks and never finishes must still end.
-WHOLE_CALL_FACTOR = 10
+class _Stalled(Exception):
+    """The stream stayed open but brought no content (only keep-alives or empty chunks) for `seconds`."""
+
+    def __init__(self, seconds: float) -> None:
+        super().__init__(f"no content for {seconds:g} s")
+        self.seconds = seconds
+
+
+# A stream may take `provider.timeout` for each piece of content, and this many times that in all: a stream
+# that keeps sending content and never finishes must still end.
+WHOLE_ANSWER_FACTOR = 10
 
 
 def provider_name(model: str) -> str:
@@ -138,7 +146,7 @@ class LLMProvider:
             streamed = _Accumulator(to_caller(on_text, live), to_caller(on_reasoning, live))
             try:
                 return await run_on_model_thread(
-                    self._bounded(self._stream_once(model, messages, tools, streamed, max_tokens, allow_empty)))
+                    self._stream_once(model, messages, tools, streamed, max_tokens, allow_empty))
             except asyncio.CancelledError:
                 live.clear()  # deltas still in flight must not reach a stopped turn
                 raise
@@ -149,7 +157,8 @@ class LLMProvider:
                     raise await self._failure(exc, streamed, model) from exc
                 wait = max(delays[attempt], _retry_after(exc))
                 attempt += 1
-                log.warning("model call failed (%s); retry %d in %.1fs", _describe(exc), attempt, wait)
+                # not a warning: a retry is routine, and callers show it their way (on_retry); the log keeps why
+                log.info("model call failed (%s); retry %d in %.1fs", _describe(exc), attempt, wait)
                 if on_retry is not None:
                     on_retry(attempt + 1, len(delays) + 1, wait)
                 await self._sleep(wait)
@@ -167,15 +176,12 @@ class LLMProvider:
             message = (f"The model kept streaming for {exc.seconds:.0f} s without finishing its answer, so it was "
                        "stopped (the bound is ten times provider.timeout).")
             return partial(message, streamed.text) if partial else ProviderError(message, FailureKind.ANSWER)
+        if isinstance(exc, _Stalled):
+            message = (f"The model server kept the stream open but sent nothing for {exc.seconds:g} s, so the call "
+                       "was stopped (provider.timeout).")
+            return partial(message, streamed.text) if partial else ProviderError(message, FailureKind.ANSWER)
         kind, message = await classify(exc, self.config, model, self.config.provider.timeout)
         return (StreamBroken if streamed.emitted else ProviderError)(message, kind)
-
-    async def _bounded(self, call: Coroutine[Any, Any, LLMResponse]) -> LLMResponse:
-        limit = self.config.provider.timeout * WHOLE_CALL_FACTOR
-        try:
-            return await asyncio.wait_for(call, limit)
-        except TimeoutError as exc:
-            raise _TooLong(limit) from exc
 
     async def _stream_once(self, model: str, messages: list[dict[str, Any]], tools: list[dict[str, Any]] | None,
                            acc: _Accumulator, max_tokens: int | None, allow_empty: bool) -> LLMResponse:
@@ -204,8 +210,7 @@ class LLMProvider:
             if kwargs["api_key"] == NO_KEY:
                 raise
             stream = await litellm().acompletion(**kwargs)
-        async for chunk in stream:
-            acc.feed(chunk)
+        await self._drain(stream, acc)
         # litellm reports a made-up "stop" when the stream ends without one; its wrapper keeps what was received
         if not (getattr(stream, "received_finish_reason", None) or getattr(stream, "intermittent_finish_reason", None)):
             raise _CutOff()
@@ -213,6 +218,33 @@ class LLMProvider:
         if not (response.content or response.tool_calls or allow_empty):
             raise _Empty()
         return response
+
+    async def _drain(self, stream: Any, acc: _Accumulator) -> None:
+        """Feed the stream to `acc` while content keeps coming. Keep-alives and empty chunks hold the connection
+        (so the HTTP read timeout never fires) but are no progress: provider.timeout without content ends the
+        call, and so does the whole-answer bound. The stream is closed in any case, so the server sees the
+        client leave and stops generating."""
+        limit = self.config.provider.timeout
+        loop = asyncio.get_running_loop()
+        whole = loop.time() + limit * WHOLE_ANSWER_FACTOR
+        try:
+            async with asyncio.timeout(limit) as deadline:
+                async for chunk in stream:
+                    if acc.feed(chunk):
+                        deadline.reschedule(min(loop.time() + limit, whole))
+        except TimeoutError as exc:
+            if not deadline.expired():
+                raise
+            if (deadline.when() or 0) >= whole:  # the last stretch was cut short by the whole-answer bound
+                raise _TooLong(limit * WHOLE_ANSWER_FACTOR) from exc
+            raise _Stalled(limit) from exc
+        except Exception as exc:
+            # litellm's word for a connection that ended or broke mid-stream, before the model said it was done
+            if isinstance(getattr(exc, "original_exception", None) or exc, litellm().APIConnectionError):
+                raise _CutOff() from exc
+            raise
+        finally:
+            await stream.aclose()
 
 
 class _Accumulator:
@@ -232,7 +264,9 @@ class _Accumulator:
     def text(self) -> str:
         return self._think.text + ("" if self._think.inside else self._think.pending)
 
-    def feed(self, chunk: Any) -> None:
+    def feed(self, chunk: Any) -> bool:
+        """Take one chunk; True when it brought content (text, reasoning, a tool call's name or arguments)."""
+        content = False
         usage = getattr(chunk, "usage", None)
         if usage:
             self.usage = {k: int(getattr(usage, k, 0) or 0)
@@ -246,6 +280,7 @@ class _Accumulator:
                 self._think.reasoning_delta(reasoning)
             if delta.content:
                 self._think.feed(delta.content)
+            content = content or bool(reasoning or delta.content)
             for part in getattr(delta, "tool_calls", None) or []:
                 slot = self._calls.setdefault(part.index or 0, {"id": "", "name": "", "arguments": ""})
                 if part.id:
@@ -256,6 +291,8 @@ class _Accumulator:
                         slot["name"] = fn.name
                     if fn.arguments:
                         slot["arguments"] += fn.arguments
+                    content = content or bool(fn.name or fn.arguments)
+        return content
 
     def result(self) -> LLMResponse:
         self._think.flush()
@@ -336,7 +373,7 @@ def _status(exc: Exception) -> int | None:
 
 
 def _retryable(exc: Exception) -> bool:
-    if isinstance(exc, (_CutOff, _Empty)):
+    if isinstance(exc, (_CutOff, _Empty, _Stalled)):
         return True  # nothing reached the user yet (else no retry is asked): a fresh try may well work
     if isinstance(exc, _TooLong):
         return False

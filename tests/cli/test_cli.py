@@ -66,8 +66,8 @@ def test_agent_reports_provider_failure_in_one_line(tmp_path: Path) -> None:
                  provider={"retry_delays": [0.01]})
     result = run_cli(tmp_path, "agent", "-m", "hello")
     assert result.returncode == 1
-    error_lines = [line for line in result.stderr.splitlines() if line.startswith("error:")]
-    assert error_lines == ["error: Can't reach the model server at http://127.0.0.1:9 — is it running?"]
+    assert result.stderr.splitlines() == ["  model call failed, retrying in 0.01 s (try 2 of 2)…",
+                                          "error: Can't reach the model server at http://127.0.0.1:9 — is it running?"]
 
 
 def test_agent_reports_missing_key(tmp_path: Path) -> None:

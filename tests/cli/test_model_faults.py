@@ -1,5 +1,5 @@
 """Model faults that used to pass as answers, through `agent -m` against the scripted server: an endless
-stream, a stream cut off before its end, an empty answer. Each ends in a clear error and exit 1, and the
+stream, a stream that brings nothing, a stream cut off before its end, an empty answer. Each ends in a clear error and exit 1, and the
 session keeps no half-finished answer as if it were whole."""
 
 from __future__ import annotations
@@ -34,6 +34,15 @@ def test_an_endless_stream_is_stopped_at_ten_times_the_timeout(tmp_path: Path, f
     assert "kept streaming for 10 s without finishing" in err
     assert len(fake.requests) == 1  # not tried again: it would stream forever again
     assert all(m.get("failed") and "and again" not in str(m.get("content")) for m in saved_answers(tmp_path))
+
+
+def test_a_stream_of_empty_chunks_is_stopped_at_the_timeout(tmp_path: Path, fake: FakeOpenAI) -> None:
+    # the server holds the stream open with chunks that carry nothing: no progress, so one timeout per try
+    code, out, err = ask(tmp_path, fake, {"empty_chunks": 0.05}, {"empty_chunks": 0.05}, timeout=2.0)
+    assert code == 1 and out == ""
+    assert "error: The model server kept the stream open but sent nothing for 2 s" in err
+    assert len(fake.requests) == 2  # tried once more, as for other faults before any text
+    assert all(m.get("failed") for m in saved_answers(tmp_path))
 
 
 def test_a_stream_cut_off_mid_answer_is_an_error_not_an_answer(tmp_path: Path, fake: FakeOpenAI) -> None:
