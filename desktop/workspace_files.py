@@ -29,6 +29,7 @@ import errno
 import logging
 import os
 import secrets
+import shutil
 import stat
 import threading
 from collections import deque
@@ -139,16 +140,18 @@ def list_dir(root: Path, relpath: str = "") -> list[Entry]:
     return sorted(found, key=lambda e: e.name)
 
 
-def write_bytes(root: Path, relpath: str, data: bytes) -> None:
+def write_bytes(root: Path, relpath: str, data: bytes, *, mode: int | None = None) -> None:
     """Replace (or create) a file atomically, making missing folders. A link at the target is replaced by
-    the new file, not written through; an existing file keeps its permissions."""
+    the new file, not written through; an existing file keeps its permissions unless `mode` is given."""
     with _Walk(root, relpath) as walk:
         folder, name = walk.open_parent(create=True)
+        keep = mode
         try:
-            mode = os.stat(name, dir_fd=folder, follow_symlinks=False).st_mode
-            keep = stat.S_IMODE(mode) if stat.S_ISREG(mode) else None
+            old = os.stat(name, dir_fd=folder, follow_symlinks=False).st_mode
+            if keep is None and stat.S_ISREG(old):
+                keep = stat.S_IMODE(old)
         except FileNotFoundError:
-            keep = None
+            pass
         temp = f".{name[:40]}.{secrets.token_hex(6)}.tmp"
         fd = os.open(temp, _NEW, 0o666, dir_fd=folder)  # the umask applies, as for any new file
         try:
@@ -232,13 +235,62 @@ def remove_empty_dir(root: Path, relpath: str) -> bool:
 
 @contextmanager
 def opened_dir(root: Path, relpath: str = "", *, create: bool = False) -> Iterator[int]:
-    """A folder as a descriptor (made, with its parents, when `create`), for work done with `dir_fd=`."""
+    """A folder as a descriptor (made, with its parents and the root, when `create`), for work done with
+    `dir_fd=`."""
+    if create:
+        root.mkdir(parents=True, exist_ok=True)  # the root is the app's to make: the user chose it
     with _Walk(root, relpath) as walk:
         fd = walk.open_dir(create=create)
     try:
         yield fd
     finally:
         os.close(fd)
+
+
+def open_child_dir(dir_fd: int, name: str) -> int:
+    """A folder inside a folder already open, by a name that must not be a link (for work across names)."""
+    return os.open(name, _DIR, dir_fd=dir_fd)
+
+
+def exists_in(dir_fd: int, name: str) -> bool:
+    """Whether `name` is taken in an open folder (a link counts, wherever it points)."""
+    try:
+        os.stat(name, dir_fd=dir_fd, follow_symlinks=False)
+    except FileNotFoundError:
+        return False
+    return True
+
+
+def copy_tree(src_fd: int, dst_fd: int) -> None:
+    """Copy the folder open as `src_fd` into the empty folder `dst_fd`, by descriptors only: files by content
+    with their permissions, links as links (their targets are checked when read), folders recursively, pipes
+    and sockets left out. A name swapped for a link meanwhile fails the copy; nothing is followed."""
+    with os.scandir(src_fd) as found:
+        entries = [(e.name, _entry_kind(e)) for e in found]
+    for name, what in entries:
+        if what == "link":
+            os.symlink(os.readlink(name, dir_fd=src_fd), name, dir_fd=dst_fd)
+        elif what == "dir":
+            os.mkdir(name, 0o700, dir_fd=dst_fd)
+            inner_src, inner_dst = open_child_dir(src_fd, name), open_child_dir(dst_fd, name)
+            try:
+                copy_tree(inner_src, inner_dst)
+                os.fchmod(inner_dst, stat.S_IMODE(os.fstat(inner_src).st_mode))
+            finally:
+                os.close(inner_src)
+                os.close(inner_dst)
+        elif what == "file":
+            src = os.open(name, _FILE, dir_fd=src_fd)
+            try:
+                _require_regular(src, name)
+                dst = os.open(name, _NEW, 0o600, dir_fd=dst_fd)
+                with os.fdopen(dst, "wb") as out:
+                    os.set_blocking(src, True)
+                    with os.fdopen(os.dup(src), "rb") as inp:
+                        shutil.copyfileobj(inp, out)
+                    os.fchmod(out.fileno(), stat.S_IMODE(os.fstat(src).st_mode))
+            finally:
+                os.close(src)
 
 
 _reported: set[str] = set()

@@ -1,4 +1,8 @@
-"""Builds what the model sees: a stable system prompt plus the history and the new user message."""
+"""Builds what the model sees: a stable system prompt plus the history and the new user message.
+
+The bootstrap and memory files come from the workspace, which sandboxed commands write: they are read through
+desktop.workspace_files, so one that became a link out of the workspace, a pipe or a huge file gives the
+model a line saying it was not read (and why, so it can tell the user), never its contents."""
 
 from __future__ import annotations
 
@@ -11,9 +15,10 @@ from pathlib import Path
 from string import Template
 from typing import Any
 
+from desktop import workspace_files
 from desktop.scheduler.schedules import local_zone_name
 from desktop.skills.loader import SkillsLoader
-from desktop.workspace import BOOTSTRAP_FILES, MEMORY_FILE, is_untouched_template, prompt_text
+from desktop.workspace import BOOTSTRAP_FILES, MEMORY_FILE, TEXT_FILE_LIMIT, is_untouched_template, prompt_text
 
 SEPARATOR = "\n\n---\n\n"
 
@@ -26,13 +31,12 @@ class ContextBuilder:
     def system_prompt(self) -> str:
         """Identity, bootstrap files, memory, skills. Stable across turns for caching."""
         parts = [self._identity()]
-        for name in BOOTSTRAP_FILES:
-            path = self.workspace / name
-            if path.is_file() and not is_untouched_template(path):
-                parts.append(f"## {name}\n\n{path.read_text(encoding='utf-8').strip()}")
-        memory = self.workspace / MEMORY_FILE
-        if memory.is_file() and not is_untouched_template(memory):
-            parts.append(f"# Memory\n\n{memory.read_text(encoding='utf-8').strip()}")
+        for name, heading in [*((n, f"## {n}") for n in BOOTSTRAP_FILES), (MEMORY_FILE, "# Memory")]:
+            text, refused = workspace_files.load_text(self.workspace, name, TEXT_FILE_LIMIT)
+            if refused:
+                parts.append(f"{heading}\n\n[Not read: {refused}. Tell the user if it matters.]")
+            elif text.strip() and not is_untouched_template(name, text):
+                parts.append(f"{heading}\n\n{text.strip()}")
         if self.skills is not None:
             parts.extend(self.skills.prompt_sections())
         return SEPARATOR.join(parts)

@@ -5,7 +5,6 @@ from __future__ import annotations
 
 import json
 import os
-import subprocess
 from collections.abc import AsyncIterator
 from datetime import datetime, timedelta
 from pathlib import Path
@@ -47,9 +46,8 @@ def type_text(qtbot, widget: Any, text: str) -> None:  # type: ignore[no-untyped
             qtbot.keyClicks(widget, line)
 
 
-def git_subjects(workspace: Path) -> list[str]:
-    out = subprocess.run(["git", "log", "--format=%s"], check=False, cwd=workspace, capture_output=True, text=True)
-    return out.stdout.splitlines()
+async def subjects(bridge: CoreBridge) -> list[str]:
+    return [c.subject for c in await bridge.memory_git.log()]
 
 
 async def test_edit_and_save_a_memory_file(window: MemoryWindow, qtbot) -> None:  # type: ignore[no-untyped-def]
@@ -66,7 +64,7 @@ async def test_edit_and_save_a_memory_file(window: MemoryWindow, qtbot) -> None:
     saved = (workspace / "memory" / "MEMORY.md").read_text()
     assert saved.endswith("## Projects\n- Atlas runs on Postgres 16\n")
     assert tab.stack.currentWidget() is tab.view and "Atlas runs on Postgres 16" in tab.view.toPlainText()
-    assert git_subjects(workspace)[0] == "Edit memory/MEMORY.md by hand"
+    assert (await subjects(window.bridge))[0] == "Edit memory/MEMORY.md by hand"
     assert "Atlas" in window.bridge.core.context.system_prompt()  # the next turn sees it
     shot(window, "memory")
 
@@ -112,7 +110,7 @@ async def test_restore_a_change_from_its_diff(window: MemoryWindow, qtbot) -> No
     await until(lambda: tab.title.text().startswith("<b>Restore USER.md"), message="the new change to show")
     assert "+- Name:" in tab.diff.toPlainText()  # its diff puts the old line back
     shot(window, "changes-restored")
-    assert git_subjects(core.workspace)[:2] == [f"Restore USER.md to before {rev[:7]}", "Dream: update USER.md"]
+    assert (await subjects(window.bridge))[:2] == [f"Restore USER.md to before {rev[:7]}", "Dream: update USER.md"]
 
 
 def write_history(path: Path, count: int) -> None:
