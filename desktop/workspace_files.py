@@ -493,9 +493,9 @@ def _parts(path: str) -> list[str]:
 def _below(target: str, roots: tuple[str, ...]) -> str | None:
     """`target` relative to whichever root it lies under, or None when it lies under none."""
     for root in roots:
-        root = root.rstrip("/") or "/"
-        if target == root:
-            return ""
+        root = root.rstrip("/")
+        if target == root or not root:
+            return target[len(root):].lstrip("/")
         if target.startswith(root + "/"):
             return target[len(root) + 1:]
     return None

@@ -63,9 +63,10 @@ class _FileTool(Tool):
         return display_path(path, self.guard.workspace.resolve())
 
     def open_read(self, target: Path) -> BinaryIO:
-        """A path the guard resolved, opened for reading within its root (plainly when unrestricted)."""
-        where = self.guard.confine(target)
-        return open(target, "rb") if where is None else workspace_files.open_file(*where)
+        """A path the guard resolved, opened for reading within its root (within "/" when unrestricted:
+        any path then, but still only a regular file, so a named pipe never blocks the tool)."""
+        where = self.guard.confine(target) or (Path("/"), str(target).lstrip("/"))
+        return workspace_files.open_file(*where)
 
     def write(self, target: Path, text: str) -> None:
         """Atomic write keeping an existing file's permissions, within the target's root when restricted."""
