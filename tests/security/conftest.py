@@ -17,6 +17,7 @@ from tests.security.harness import (
     ASKED,
     CONTAINED,
     ENV_SECRET,
+    GROUPS,
     KEYRING_SECRET,
     REFUSED,
     TALLY,
@@ -68,3 +69,7 @@ def pytest_terminal_summary(terminalreporter: pytest.TerminalReporter) -> None:
         terminalreporter.write_line(
             f"security: {TALLY['tried']} bad inputs tried — {TALLY[CONTAINED]} contained by the sandbox, "
             f"{TALLY[REFUSED]} refused by policy, {TALLY[ASKED]} asked (answered no), {TALLY[THROUGH]} got through")
+        for group, tally in sorted(GROUPS.items()):
+            terminalreporter.write_line(
+                f"  {group}: {tally['tried']} tried, {tally[CONTAINED]} contained, {tally[REFUSED]} refused, "
+                f"{tally[ASKED]} asked, {tally[THROUGH]} got through")
