@@ -19,7 +19,6 @@ from PySide6.QtWidgets import (
     QPlainTextEdit,
     QPushButton,
     QStackedWidget,
-    QTextBrowser,
     QVBoxLayout,
     QWidget,
 )
@@ -28,6 +27,7 @@ from desktop import workspace_files
 from desktop.memory.git_history import GitError
 from desktop.tasks import spawn
 from desktop.ui.bridge import CoreBridge
+from desktop.ui.markdown import MarkdownBrowser
 from desktop.ui.skills.details import Notice
 from desktop.ui.skills.model import AMBER, GREEN, RED
 from desktop.workspace import MEMORY_FILE, TEXT_FILE_LIMIT
@@ -67,7 +67,7 @@ class MemoryFilesTab(QWidget):
         self.files.setEditTriggers(QAbstractItemView.EditTrigger.NoEditTriggers)
         self.files.setHorizontalScrollBarPolicy(Qt.ScrollBarPolicy.ScrollBarAlwaysOff)
         self.files.setFixedWidth(max(self.fontMetrics().horizontalAdvance(label) for label, _ in FILES) + 24)
-        self.view = QTextBrowser()
+        self.view = MarkdownBrowser()
         self.view.setOpenExternalLinks(True)
         self.editor = QPlainTextEdit()
         mono = QFontDatabase.systemFont(QFontDatabase.SystemFont.FixedFont)
