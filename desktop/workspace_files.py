@@ -36,7 +36,7 @@ from collections import deque
 from collections.abc import Iterator
 from contextlib import contextmanager
 from dataclasses import dataclass
-from pathlib import Path, PurePosixPath
+from pathlib import Path
 from typing import BinaryIO, Literal
 
 log = logging.getLogger(__name__)
@@ -114,6 +114,42 @@ def file_stat(root: Path, relpath: str) -> os.stat_result:
         return os.fstat(fd)
     finally:
         os.close(fd)
+
+
+def stat_children(root: Path, folder: str, leaf: str) -> dict[str, os.stat_result | OSError]:
+    """For every name in `folder`: what `<name>/<leaf>` is, as `file_stat` would say (or why not), with one
+    walk to the folder, for change checks such as the skills loader's before every prompt (a walk per skill
+    would cost more than the rest of building it). A plain folder with a plain `leaf` is looked at from the
+    open folder in one call; where a link is involved the full walk decides. Metadata only, for telling
+    whether something changed: a folder swapped for a link in the instant between listing and looking could
+    give the size and time of what it points at, which says nothing of its contents. Read through
+    `read_bytes` or `open_file`, never on the strength of this answer."""
+    try:
+        with _Walk(root, folder) as walk:
+            fd = walk.open_dir()
+    except (FileNotFoundError, NotADirectoryError):
+        return {}
+    found: dict[str, os.stat_result | OSError] = {}
+    try:
+        with os.scandir(fd) as entries:
+            listed = [(e.name, e.is_dir(follow_symlinks=False)) for e in entries]  # from the listing: no call
+        for name, plain_dir in listed:
+            if plain_dir:
+                try:
+                    info = os.stat(f"{name}/{leaf}", dir_fd=fd, follow_symlinks=False)
+                except OSError as exc:
+                    found[name] = exc
+                    continue
+                if not stat.S_ISLNK(info.st_mode):
+                    found[name] = info
+                    continue
+            try:
+                found[name] = file_stat(root, f"{folder}/{name}/{leaf}" if folder else f"{name}/{leaf}")
+            except OSError as exc:
+                found[name] = exc
+    finally:
+        os.close(fd)
+    return found
 
 
 def kind(root: Path, relpath: str) -> Kind | None:
@@ -314,7 +350,6 @@ class _Walk:
 
     def __init__(self, root: Path, relpath: str) -> None:
         self.root = root
-        self.real = os.path.realpath(root)
         self.relpath = relpath
         self.fds: list[int] = []
         self.names: list[str] = []
@@ -322,7 +357,7 @@ class _Walk:
         self.pending: deque[str] = deque()
 
     def __enter__(self) -> _Walk:
-        self.fds.append(os.open(self.real, os.O_RDONLY | os.O_DIRECTORY | os.O_CLOEXEC))
+        self.fds.append(os.open(self.root, os.O_RDONLY | os.O_DIRECTORY | os.O_CLOEXEC))  # trusted: followed
         self.pending = deque(_parts(self.relpath))
         return self
 
@@ -459,7 +494,7 @@ class _Walk:
         self._count_hop()
         where = self._shown(name)
         if target.startswith("/"):
-            inner = _below(target, (self.real, str(self.root)))
+            inner = _below(target, (os.path.realpath(self.root), str(self.root)))
             if inner is None:
                 raise Refused(f"{where} is a link that leads outside {self.root}; the app does not follow it")
             while len(self.fds) > 1:
@@ -487,7 +522,7 @@ class _Walk:
 def _parts(path: str) -> list[str]:
     if path.startswith("/") or "\x00" in path:
         raise Refused(f"{path!r} is not a relative path")
-    return [p for p in PurePosixPath(path).parts if p not in ("", ".")] if path else []
+    return [p for p in path.split("/") if p not in ("", ".")]
 
 
 def _below(target: str, roots: tuple[str, ...]) -> str | None:

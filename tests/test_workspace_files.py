@@ -184,3 +184,20 @@ def test_refusals_are_logged_once(ws: Path, caplog: pytest.LogCaptureFixture) ->
         wf.load_text(ws, "HEARTBEAT.md", 100)
     assert [r.getMessage() for r in caplog.records].count(
         f"HEARTBEAT.md is a link that leads outside {ws}; the app does not follow it") == 1
+
+
+def test_children_are_looked_at_as_a_walk_would(ws: Path) -> None:
+    skills = ws / "skills"
+    (skills / "plain").mkdir(parents=True)
+    (skills / "plain" / "SKILL.md").write_text("x")
+    (skills / "inside").symlink_to("plain")
+    (skills / "out").symlink_to(ws.parent / "outside")
+    (skills / "empty").mkdir()
+    (skills / "README").write_text("not a folder")
+    (skills / "linked-file").mkdir()
+    (skills / "linked-file" / "SKILL.md").symlink_to(ws.parent / "outside" / "secret")
+    found = wf.stat_children(ws, "skills", "SKILL.md")
+    assert found["plain"].st_size == 1 and found["inside"].st_size == 1  # type: ignore[union-attr]
+    assert isinstance(found["out"], wf.Refused) and isinstance(found["linked-file"], wf.Refused)
+    assert isinstance(found["empty"], FileNotFoundError) and isinstance(found["README"], NotADirectoryError)
+    assert wf.stat_children(ws, "absent", "SKILL.md") == {}

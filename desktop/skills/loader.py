@@ -89,14 +89,12 @@ class SkillsLoader:
         claimed: dict[str, str] = {}
         for source, root in self.roots:
             base, prefix = confinement(source, root)
-            for name in _skill_names(base, prefix):
-                relpath = f"{prefix}{name}/SKILL.md"
-                path = os.path.join(root, name, "SKILL.md")
-                try:
-                    st = workspace_files.file_stat(base, relpath)
-                except (FileNotFoundError, NotADirectoryError):
+            folder = str(root)
+            for name, st in _skill_files(base, prefix).items():
+                path = f"{folder}{os.sep}{name}{os.sep}SKILL.md"
+                if isinstance(st, (FileNotFoundError, NotADirectoryError)):
                     continue  # a folder without SKILL.md is not a skill
-                except OSError:  # leads out of its root, or a loop: listed as broken, saying why
+                if isinstance(st, OSError):  # leads out of its root, or a loop: listed as broken, saying why
                     doc = parse_skill(Path(path), base)
                 else:
                     hit = old.get(path)
@@ -185,14 +183,15 @@ def confinement(source: str, root: Path) -> tuple[Path, str]:
     return (root.parent, f"{root.name}/") if source == "workspace" else (root, "")
 
 
-def _skill_names(base: Path, prefix: str) -> list[str]:
-    """Names of the candidate skill folders (links included: where they lead is checked when read)."""
+def _skill_files(base: Path, prefix: str) -> dict[str, os.stat_result | OSError]:
+    """Each candidate skill folder's SKILL.md: its stat, or why there is none to read (links included:
+    where they lead is checked by workspace_files)."""
     try:
-        entries = workspace_files.list_dir(base, prefix)
+        found = workspace_files.stat_children(base, prefix.rstrip("/"), "SKILL.md")
     except OSError as exc:
         workspace_files.report(exc, prefix.rstrip("/") or str(base))
-        return []
-    return [e.name for e in entries if not e.name.startswith(".") and e.kind in ("dir", "link")]
+        return {}
+    return {name: st for name, st in found.items() if not name.startswith(".")}
 
 
 def _missing(doc: SkillDoc, which: Callable[[str], str | None]) -> tuple[str, ...]:
