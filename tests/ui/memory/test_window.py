@@ -234,3 +234,23 @@ async def test_sessions_open_export_and_delete(window: MemoryWindow, tmp_path: P
     assert await tab.delete() is True
     assert not core.sessions.path_for("desktop:a").exists()
     assert [tab.model.item(r, 0).text() for r in range(tab.model.rowCount())] == ["Tax forms"]
+
+
+async def test_a_memory_file_that_leads_out_is_not_shown_and_the_tab_says_why(  # type: ignore[no-untyped-def]
+        window: MemoryWindow, qtbot, tmp_path: Path) -> None:
+    secret = tmp_path / "private.md"
+    secret.write_text("PRIVATE-CONTENT\n")
+    user = window.bridge.core.workspace / "USER.md"
+    user.unlink()
+    user.symlink_to(secret)
+    tab = window.memory
+    tab.files.setCurrentIndex(tab.files.model().index(1, 0))
+    await tab.reload()
+    await until(lambda: "USER.md is a link that leads outside" in tab.notice.text())
+    assert "Nothing of it is shown" in tab.notice.text() and "PRIVATE" not in tab.view.toPlainText()
+    assert tab.view.toPlainText() == "Not shown." and not tab.edit_button.isEnabled()
+    shot(window, "memory-refused")
+    user.unlink()
+    user.write_text("# About the user\n\n- Name: Sam\n")
+    await until(lambda: "Name: Sam" in tab.view.toPlainText(), message="the plain file to show")
+    assert tab.notice.text() == "" and tab.edit_button.isEnabled()
