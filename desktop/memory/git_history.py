@@ -26,6 +26,7 @@ import re
 import shutil
 import tempfile
 import time
+import zlib
 from collections.abc import Callable
 from dataclasses import dataclass
 from datetime import datetime, timedelta, timezone
@@ -48,7 +49,7 @@ AUTHOR_EMAIL = "nanobot@localhost"
 IDENTITY = f"{AUTHOR_NAME} <{AUTHOR_EMAIL}>".encode()
 BRANCH = b"refs/heads/main"
 FILE_LIMIT = 4 * 1024 * 1024  # a memory file or SKILL.md larger than this is not recorded
-OLD_REPO_LIMITS = (20_000, 256 * 1024 * 1024)  # files and bytes copied from an old <workspace>/.git, at most
+OLD_REPO_LIMITS = (20_000, 64 * 1024 * 1024)  # files and bytes copied from an old <workspace>/.git, at most
 OLD_REPO_COMMITS = 20_000
 _SKILL_FILE = re.compile(r"^skills/[a-z0-9][a-z0-9-]{0,63}/SKILL\.md$")
 _HEX = re.compile(r"^[0-9a-f]{40}$")
@@ -360,8 +361,8 @@ def _import_old(workspace: Path, target: Path) -> Repo | None:
     from dulwich.repo import Repo
 
     head = _old_head(workspace)
-    if head is None:
-        return None
+    if head is None or _loose_author(workspace, head) not in (None, IDENTITY):
+        return None  # the user's own repository (seen from its newest commit, when that is loose): not copied
     target.parent.mkdir(parents=True, exist_ok=True)
     staging = Path(tempfile.mkdtemp(prefix=".import-", dir=target.parent))
     try:
@@ -415,6 +416,17 @@ def _old_head(workspace: Path) -> str | None:
         if name.strip() == ref and _HEX.match(sha):
             return sha
     return None
+
+
+def _loose_author(workspace: Path, sha: str) -> bytes | None:
+    """The author of a commit stored as a loose object (None when it is packed or unreadable)."""
+    try:
+        data = workspace_files.read_bytes(workspace, f".git/objects/{sha[:2]}/{sha[2:]}", 1024 * 1024)
+        header = zlib.decompressobj().decompress(data, 64 * 1024)
+    except (OSError, zlib.error):
+        return None
+    match = re.search(rb"\nauthor (.*?) \d+ [+-]\d{4}\n", header)
+    return match.group(1) if match else None
 
 
 def _copy_objects(workspace: Path, objects: Path) -> None:
