@@ -6,6 +6,7 @@ import json
 import os
 import tempfile
 import time
+from collections.abc import Iterable
 from pathlib import Path
 from typing import Any
 
@@ -40,23 +41,28 @@ def append_jsonl(path: Path, records: list[dict[str, Any]]) -> None:
 
 def read_jsonl(path: Path) -> tuple[list[dict[str, Any]], list[int]]:
     """Read JSON lines tolerantly: return the good records and the line numbers that were skipped."""
+    with open(path, encoding="utf-8", errors="replace") as fh:
+        return parse_jsonl(fh)
+
+
+def parse_jsonl(lines: Iterable[str]) -> tuple[list[dict[str, Any]], list[int]]:
+    """`read_jsonl` over lines already opened (a workspace file is opened through desktop.workspace_files)."""
     records: list[dict[str, Any]] = []
     bad: list[int] = []
-    with open(path, encoding="utf-8", errors="replace") as fh:
-        for number, line in enumerate(fh, 1):
-            if number % YIELD_EVERY == 0:
-                time.sleep(0)  # on a worker thread: let the GUI thread take the interpreter lock
-            if not line.strip():
-                continue
-            try:
-                value = json.loads(line)
-            except json.JSONDecodeError:
-                bad.append(number)
-                continue
-            if isinstance(value, dict):
-                records.append(value)
-            else:
-                bad.append(number)
+    for number, line in enumerate(lines, 1):
+        if number % YIELD_EVERY == 0:
+            time.sleep(0)  # on a worker thread: let the GUI thread take the interpreter lock
+        if not line.strip():
+            continue
+        try:
+            value = json.loads(line)
+        except json.JSONDecodeError:
+            bad.append(number)
+            continue
+        if isinstance(value, dict):
+            records.append(value)
+        else:
+            bad.append(number)
     return records, bad
 
 

@@ -1,4 +1,8 @@
-"""Builds what the model sees: a stable system prompt plus the history and the new user message."""
+"""Builds what the model sees: a stable system prompt plus the history and the new user message.
+
+The bootstrap and memory files come from the workspace, which sandboxed commands write: they are read through
+desktop.workspace_files, so one that became a link out of the workspace, a pipe or a huge file gives the
+model a line saying it was not read (and why, so it can tell the user), never its contents."""
 
 from __future__ import annotations
 
@@ -11,11 +15,13 @@ from pathlib import Path
 from string import Template
 from typing import Any
 
+from desktop import workspace_files
 from desktop.scheduler.schedules import local_zone_name
 from desktop.skills.loader import SkillsLoader
-from desktop.workspace import BOOTSTRAP_FILES, MEMORY_FILE, is_untouched_template, prompt_text
+from desktop.workspace import BOOTSTRAP_FILES, MEMORY_FILE, TEXT_FILE_LIMIT, is_untouched_template, prompt_text
 
 SEPARATOR = "\n\n---\n\n"
+IMAGE_LIMIT = 20 * 1024 * 1024  # an attached image larger than this is named, not sent
 
 
 class ContextBuilder:
@@ -26,13 +32,12 @@ class ContextBuilder:
     def system_prompt(self) -> str:
         """Identity, bootstrap files, memory, skills. Stable across turns for caching."""
         parts = [self._identity()]
-        for name in BOOTSTRAP_FILES:
-            path = self.workspace / name
-            if path.is_file() and not is_untouched_template(path):
-                parts.append(f"## {name}\n\n{path.read_text(encoding='utf-8').strip()}")
-        memory = self.workspace / MEMORY_FILE
-        if memory.is_file() and not is_untouched_template(memory):
-            parts.append(f"# Memory\n\n{memory.read_text(encoding='utf-8').strip()}")
+        for name, heading in [*((n, f"## {n}") for n in BOOTSTRAP_FILES), (MEMORY_FILE, "# Memory")]:
+            text, refused = workspace_files.load_text(self.workspace, name, TEXT_FILE_LIMIT)
+            if refused:
+                parts.append(f"{heading}\n\n[Not read: {refused}. Tell the user if it matters.]")
+            elif text.strip() and not is_untouched_template(name, text):
+                parts.append(f"{heading}\n\n{text.strip()}")
         if self.skills is not None:
             parts.extend(self.skills.prompt_sections())
         return SEPARATOR.join(parts)
@@ -44,7 +49,7 @@ class ContextBuilder:
         if mentioned:  # `$skill-name` inlines that skill for this turn only (never saved in the session)
             runtime = f"{runtime}\n\n{mentioned}"
         return [{"role": "system", "content": self.system_prompt()}, *history,
-                {"role": "user", "content": user_content(f"{runtime}\n\n{content}", media or [])}]
+                {"role": "user", "content": user_content(f"{runtime}\n\n{content}", media or [], self.workspace)}]
 
     def _identity(self) -> str:
         runtime = (f"{platform.system()} {platform.release()} ({platform.machine()}), "
@@ -62,16 +67,18 @@ def runtime_block(channel: str, chat_id: str) -> str:
             f"timezone {local_zone_name()})\nChannel: {channel}:{chat_id}")
 
 
-def user_content(text: str, media: list[str]) -> str | list[dict[str, Any]]:
-    """Images become image parts; other attachments are named by path for the file tools."""
+def user_content(text: str, media: list[str], workspace: Path) -> str | list[dict[str, Any]]:
+    """Images become image parts; other attachments are named by path for the file tools. An image in the
+    workspace is read through desktop.workspace_files: the person picked the name, but a sandboxed command
+    may have made that name a link to a file it cannot see, and the image would carry it to the model."""
     images: list[dict[str, Any]] = []
     others: list[str] = []
     for item in media:
         mime = mimetypes.guess_type(item)[0] or ""
-        path = Path(item)
-        if mime.startswith("image/") and path.is_file():
-            data = base64.b64encode(path.read_bytes()).decode()
-            images.append({"type": "image_url", "image_url": {"url": f"data:{mime};base64,{data}"}})
+        data = _image_bytes(Path(item), workspace) if mime.startswith("image/") else None
+        if data is not None:
+            images.append({"type": "image_url",
+                           "image_url": {"url": f"data:{mime};base64,{base64.b64encode(data).decode()}"}})
         else:
             others.append(item)
     if others:
@@ -79,3 +86,16 @@ def user_content(text: str, media: list[str]) -> str | list[dict[str, Any]]:
     if not images:
         return text
     return [{"type": "text", "text": text}, *images]
+
+
+def _image_bytes(path: Path, workspace: Path) -> bytes | None:
+    """An attached image's bytes (within the workspace when it lies there, anywhere else as the person
+    chose); None when it cannot be read, so it is named instead, like any other attachment."""
+    path = path.absolute()
+    root = next((r for r in (workspace, workspace.resolve()) if path.is_relative_to(r)), Path("/"))
+    relpath = path.relative_to(root).as_posix()
+    try:
+        return workspace_files.read_bytes(root, relpath, IMAGE_LIMIT)
+    except OSError as exc:
+        workspace_files.report(exc, str(path))
+        return None

@@ -26,6 +26,7 @@ from desktop.config import Config
 from desktop.mcp.manager import McpTool
 from desktop.settings import Settings
 from desktop.tools.base import Tool, ToolContext, ToolError
+from desktop.tools.filesystem import EditFileTool, WriteFileTool
 from desktop.tools.path_guard import PathGuard
 from desktop.tools.shell import ExecTool
 
@@ -37,6 +38,7 @@ Decision = Literal["allow", "ask", "deny"]
 DECISIONS: tuple[Decision, ...] = ("allow", "ask", "deny")
 Answer = Literal["once", "always", "deny"]  # Allow once / Always allow (saves a rule) / Deny
 DIFF_LINES = 400  # a longer diff is cut: the card shows what it can, the rest is marked
+DETAIL_BYTES = 1024 * 1024  # of the file as it is, for that diff
 _FILE_TOOLS = {"read_file", "write_file", "edit_file", "list_dir", "glob", "grep"}
 MCP_PREFIX = "mcp_"  # MCP tools ask until the user trusts their server
 # What a run with nobody to ask (`cron run-due` or `heartbeat` from a system timer) tells the model.
@@ -180,23 +182,29 @@ def _always(tool: Tool, shown: str) -> str:
 
 
 async def _detail(tool: Tool, arguments: dict[str, Any]) -> str:
-    """For writes and edits, the change as a diff against the file as it is now (read off the loop)."""
-    if tool.name not in ("write_file", "edit_file") or "path" not in arguments:
+    """For writes and edits, the change as a diff against the file as it is now (read off the loop, through
+    the tool's own guarded reader: a link out of the workspace or a pipe gives no "before", never its contents
+    or a wait)."""
+    if not isinstance(tool, (WriteFileTool, EditFileTool)) or "path" not in arguments:
         return ""
-    guard: PathGuard | None = getattr(tool, "guard", None)
-    base = guard.workspace if guard is not None else Path.cwd()
-    path = Path(str(arguments["path"])).expanduser()
-    path = path if path.is_absolute() else base / path
-    try:
-        old = await asyncio.to_thread(path.read_text, encoding="utf-8", errors="replace")
-    except OSError:
-        old = ""
+
+    def before() -> tuple[str, str]:
+        shown = str(arguments["path"])
+        try:
+            target = tool.guard.resolve(shown, write=True)
+            shown = str(target)
+            with tool.open_read(target) as fh:
+                return shown, fh.read(DETAIL_BYTES).decode("utf-8", errors="replace")
+        except (OSError, ToolError):
+            return shown, ""
+
+    shown, old = await asyncio.to_thread(before)
     if tool.name == "write_file":
         new = str(arguments.get("content", ""))
     else:
         target, replacement = str(arguments.get("old_text", "")), str(arguments.get("new_text", ""))
         new = old.replace(target, replacement, -1 if arguments.get("replace_all") else 1)
-    lines = list(difflib.unified_diff(old.splitlines(), new.splitlines(), str(path), str(path), lineterm=""))
+    lines = list(difflib.unified_diff(old.splitlines(), new.splitlines(), shown, shown, lineterm=""))
     if len(lines) > DIFF_LINES:
         lines = [*lines[:DIFF_LINES], f"… {len(lines) - DIFF_LINES} more lines"]
     return "\n".join(lines)

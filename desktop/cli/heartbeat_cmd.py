@@ -51,11 +51,11 @@ async def _beat(core: Core, out: Output) -> int:
         out.err(f"error: no model is configured; set `model` in {core.home.config_file}")
         return 2
     beat = await core.heartbeat.run()
-    if not beat.tasks:
-        out.out(f"No active tasks in {path}: nothing to do (no model call).")
-    elif beat.error:
+    if beat.error:
         out.err(f"error: the heartbeat failed: {beat.error}")
         return 1
+    if not beat.tasks:
+        out.out(f"No active tasks in {path}: nothing to do (no model call).")
     elif beat.quiet:
         count = len(beat.tasks)
         out.out(f"Nothing needs you ({count} task{'s' if count != 1 else ''} looked at).")

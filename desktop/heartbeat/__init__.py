@@ -3,7 +3,11 @@ in the workspace's HEARTBEAT.md, and the user hears of it only when something ne
 
 Cheap when idle: without task lines there is no model call at all. It runs in its own chat that keeps
 only the last few exchanges (a heartbeat chat that grows forever costs more tokens every half hour), and
-it is a system job, so it waits while a turn runs."""
+it is a system job, so it waits while a turn runs.
+
+HEARTBEAT.md lives in the workspace, which sandboxed commands write, and the heartbeat reads it by itself:
+through desktop.workspace_files, so a HEARTBEAT.md that became a link out of the workspace, a pipe or a huge
+file is not read; the user is told once (a notification) and the beat does nothing."""
 
 from __future__ import annotations
 
@@ -13,11 +17,12 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import TYPE_CHECKING
 
-from desktop import notify
+from desktop import notify, workspace_files
 from desktop.bus import Ask, MessageKind, TurnError
 from desktop.heartbeat.tasks import QUIET_MARKER, active_tasks, is_quiet
 from desktop.notification_policy import plain_text
 from desktop.session import SessionStore
+from desktop.workspace import TEXT_FILE_LIMIT
 
 if TYPE_CHECKING:
     from desktop.core import Core
@@ -63,12 +68,18 @@ class Heartbeat:
         self._sessions = sessions
         self._ask = ask
         self._lock = asyncio.Lock()  # the timer and `nanobot-tray heartbeat` never overlap
+        self._refused = ""  # why HEARTBEAT.md was last refused, so the user hears of it once
 
     async def run(self) -> Beat:
         """One heartbeat now."""
         async with self._lock:
-            path = self.workspace / FILE
-            text = await asyncio.to_thread(_read, path)
+            text, refused = await asyncio.to_thread(workspace_files.load_text, self.workspace, FILE, TEXT_FILE_LIMIT)
+            if refused:
+                if refused != self._refused:  # once, not every half hour
+                    notify.notify(TITLE, f"{refused}. The heartbeat does nothing until it is a plain file again.")
+                self._refused = refused
+                return Beat([], error=refused)
+            self._refused = ""
             tasks = active_tasks(text)
             if not tasks:
                 return Beat([])
@@ -94,16 +105,6 @@ class Heartbeat:
             changed = True
         if changed and session.messages:
             await self._sessions.rewrite(session)
-
-
-def _read(path: Path) -> str:
-    try:
-        return path.read_text(encoding="utf-8")
-    except (FileNotFoundError, IsADirectoryError):
-        return ""
-    except (OSError, UnicodeDecodeError) as exc:
-        log.warning("could not read %s: %s", path, exc)
-        return ""
 
 
 def attach_heartbeat(core: Core) -> Heartbeat:

@@ -1,4 +1,4 @@
-"""File-based memory: consolidation under token pressure, Dream, and the git history of memory files."""
+"""File-based memory: consolidation under token pressure, Dream, and the history of the memory files."""
 
 from __future__ import annotations
 
@@ -33,7 +33,7 @@ def attach_memory(core: Core) -> Memory:
     loop.before_turn.append(consolidator.before_turn)
     loop.after_turn.append(consolidator.after_turn)
     loop.on_set_aside.append(consolidator.set_aside)
-    git = GitHistory(store)
+    git = GitHistory(store, core.home.data_dir / "memory-history")  # hidden from the sandbox
     dream = Dream(store, loop.provider, loop.config, git)
     add_memory_commands(loop.commands, dream)
     core.scheduler.add_system_job(JOB_NAME, lambda: dream_interval(core.config.schedules.dream_interval),

@@ -1,6 +1,10 @@
 """Dream: turns new history entries into lasting memory. Phase 1 asks the model what should change
 (tagged findings); phase 2 lets it apply them with the file tools, confined to the memory files and
-new skills. Every run that changes files becomes one git commit."""
+new skills. Every run that changes files becomes one commit in the memory history.
+
+Dream runs by itself, outside the sandbox, over files sandboxed commands can write: it reads them through
+desktop.workspace_files (a file that became a link out of the workspace is named as "not read", never read)
+and records them in a history kept outside the workspace (desktop.memory.git_history)."""
 
 from __future__ import annotations
 
@@ -13,19 +17,20 @@ from pathlib import Path
 from string import Template
 from typing import Any
 
+from desktop import workspace_files
 from desktop.agent.runner import Runner
 from desktop.config import Config
 from desktop.memory.consolidator import budget_of
-from desktop.memory.git_history import GitHistory, is_memory_path
+from desktop.memory.git_history import FILE_LIMIT, GitHistory, is_memory_path
 from desktop.memory.store import HistoryEntry, MemoryStore
 from desktop.providers.llm import LLMProvider, ProviderError
-from desktop.skills.loader import skill_roots
+from desktop.skills.loader import confinement, skill_roots
 from desktop.tokens import count_text
 from desktop.tools.base import ToolContext, ToolError
 from desktop.tools.filesystem import EditFileTool, ReadFileTool, WriteFileTool
 from desktop.tools.path_guard import PathGuard
 from desktop.tools.registry import ToolRegistry
-from desktop.workspace import MEMORY_FILES, prompt_text
+from desktop.workspace import MEMORY_FILES, TEXT_FILE_LIMIT, prompt_text
 
 log = logging.getLogger(__name__)
 
@@ -182,26 +187,43 @@ class Dream:
 
 
 def _read_memory_files(workspace: Path) -> dict[str, str]:
-    return {name: (workspace / name).read_text(encoding="utf-8") if (workspace / name).is_file() else ""
-            for name in MEMORY_FILES}
+    """The memory files as the model sees them; one that may not be read says so instead (its content never)."""
+    files = {}
+    for name in MEMORY_FILES:
+        text, refused = workspace_files.load_text(workspace, name, TEXT_FILE_LIMIT)
+        files[name] = f"[Not read: {refused}]" if refused else text
+    return files
 
 
 def _taken_skill_names(workspace: Path) -> frozenset[str]:
+    """Names of every skill folder (and link), so Dream never creates a skill over one."""
     names: set[str] = set()
-    for _, root in skill_roots(workspace):
-        if root.is_dir():
-            names.update(p.name for p in root.iterdir() if p.is_dir())
+    for source, root in skill_roots(workspace):
+        base, folder = confinement(source, root)
+        try:
+            entries = workspace_files.list_dir(base, folder)
+        except OSError as exc:
+            workspace_files.report(exc, folder or str(root))
+            continue
+        names.update(e.name for e in entries if e.kind in ("dir", "link"))
     return frozenset(names)
 
 
 def _snapshot(workspace: Path) -> dict[str, str | None]:
-    """Contents of every file Dream may touch, to tell afterwards what it changed."""
+    """Contents of every file Dream may touch, to tell afterwards what it changed (None: absent or refused)."""
     names = list(MEMORY_FILES)
-    skills = workspace / "skills"
-    if skills.is_dir():
-        names += [f"skills/{p.parent.name}/SKILL.md" for p in skills.glob("*/SKILL.md")]
-    return {n: (workspace / n).read_text(encoding="utf-8", errors="replace") if (workspace / n).is_file() else None
-            for n in names}
+    try:
+        skills = workspace_files.list_dir(workspace, "skills")
+    except OSError:
+        skills = []
+    names += [f"skills/{e.name}/SKILL.md" for e in skills if e.kind in ("dir", "link")]
+    snapshot: dict[str, str | None] = {}
+    for name in names:
+        try:
+            snapshot[name] = workspace_files.read_text(workspace, name, FILE_LIMIT)
+        except OSError:
+            snapshot[name] = None
+    return snapshot
 
 
 def _changed(before: dict[str, str | None], after: dict[str, str | None]) -> list[str]:

@@ -9,7 +9,7 @@ import re
 import threading
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass
-from pathlib import Path
+from typing import BinaryIO
 
 from desktop.memory.store import HistoryEntry
 
@@ -45,19 +45,19 @@ class Query:
         return matches
 
 
-def read_newest(path: Path, count: int) -> list[HistoryEntry]:
-    """The last `count` readable entries, newest first, reading backwards from the end of the file."""
-    data = b""
-    try:
-        with open(path, "rb") as fh:
-            position = fh.seek(0, os.SEEK_END)
-            while position > 0 and data.count(b"\n") <= count:
-                step = min(_BLOCK, position)
-                position -= step
-                fh.seek(position)
-                data = fh.read(step) + data
-    except FileNotFoundError:
+def read_newest(fh: BinaryIO | None, count: int) -> list[HistoryEntry]:
+    """The last `count` readable entries of an opened history.jsonl (closed here), newest first, reading
+    backwards from the end of the file; [] for None (no file)."""
+    if fh is None:
         return []
+    data = b""
+    with fh:
+        position = fh.seek(0, os.SEEK_END)
+        while position > 0 and data.count(b"\n") <= count:
+            step = min(_BLOCK, position)
+            position -= step
+            fh.seek(position)
+            data = fh.read(step) + data
     lines = data.split(b"\n")
     if position > 0:
         lines = lines[1:]  # the first line of the window may be cut

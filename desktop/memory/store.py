@@ -1,16 +1,21 @@
-"""The memory files of a workspace: MEMORY.md, the append-only history.jsonl and the Dream cursor."""
+"""The memory files of a workspace: MEMORY.md, the append-only history.jsonl and the Dream cursor.
+
+All of them live in the workspace, so they are read and written through desktop.workspace_files: a
+history.jsonl that became a link or a pipe is refused (and reported), never followed or waited on."""
 
 from __future__ import annotations
 
+import io
 import json
 import logging
 import os
 import threading
 from dataclasses import dataclass
 from pathlib import Path
-from typing import Any
+from typing import Any, BinaryIO
 
-from desktop.atomic import append_jsonl, atomic_write_text, read_jsonl
+from desktop import workspace_files
+from desktop.atomic import parse_jsonl
 from desktop.session import now_iso
 from desktop.workspace import DREAM_CURSOR_FILE, HISTORY_FILE
 
@@ -54,11 +59,26 @@ class MemoryStore:
 
     @property
     def history_file(self) -> Path:
+        """Where history.jsonl is, for messages (reading goes through `open_history`)."""
         return self.workspace / HISTORY_FILE
 
-    @property
-    def cursor_file(self) -> Path:
-        return self.workspace / DREAM_CURSOR_FILE
+    def open_history(self) -> BinaryIO | None:
+        """history.jsonl opened for reading; None when there is none, or when it may not be read (reported)."""
+        try:
+            return workspace_files.open_file(self.workspace, HISTORY_FILE)
+        except (FileNotFoundError, NotADirectoryError):
+            return None
+        except OSError as exc:
+            workspace_files.report(exc, HISTORY_FILE)
+            return None
+
+    def history_stamp(self) -> tuple[int, int] | None:
+        """(size, mtime) of history.jsonl, to tell whether it changed; None when absent or refused."""
+        try:
+            info = workspace_files.file_stat(self.workspace, HISTORY_FILE)
+        except OSError:
+            return None
+        return info.st_size, info.st_mtime_ns
 
     def append_history(self, session_key: str, content: str) -> HistoryEntry:
         with self._lock:
@@ -67,15 +87,20 @@ class MemoryStore:
                 self._last = (path, max(self._tail_cursor(), self.dream_cursor()))
             entry = HistoryEntry(self._last[1] + 1, now_iso(), session_key, content)
             self._end_torn_line()
-            append_jsonl(path, [entry.record()])
+            with workspace_files.open_append(self.workspace, HISTORY_FILE) as fh:
+                fh.write((json.dumps(entry.record(), ensure_ascii=False) + "\n").encode("utf-8"))
+                fh.flush()
+                os.fsync(fh.fileno())
             self._last = (path, entry.cursor)
             return entry
 
     def read_history(self, since: int = 0) -> list[HistoryEntry]:
         """Entries with cursor > since, oldest first; unreadable lines (a torn last write) are skipped."""
-        if not self.history_file.exists():
+        fh = self.open_history()
+        if fh is None:
             return []
-        records, bad = read_jsonl(self.history_file)
+        with io.TextIOWrapper(fh, encoding="utf-8", errors="replace") as text:
+            records, bad = parse_jsonl(text)
         if bad:
             log.warning("%s: skipped unreadable line(s) %s", self.history_file, bad[:5])
         entries = (HistoryEntry.from_record(r) for r in records)
@@ -90,12 +115,15 @@ class MemoryStore:
 
     def dream_cursor(self) -> int:
         try:
-            return int(self.cursor_file.read_text(encoding="utf-8").strip() or 0)
-        except (FileNotFoundError, ValueError):
+            return int(workspace_files.read_text(self.workspace, DREAM_CURSOR_FILE, 64).strip() or 0)
+        except (FileNotFoundError, NotADirectoryError, ValueError):
+            return 0
+        except OSError as exc:
+            workspace_files.report(exc, DREAM_CURSOR_FILE)
             return 0
 
     def set_dream_cursor(self, cursor: int) -> None:
-        atomic_write_text(self.cursor_file, f"{cursor}\n")
+        workspace_files.write_text(self.workspace, DREAM_CURSOR_FILE, f"{cursor}\n")
 
     def compact_history(self, keep: int = HISTORY_KEEP) -> int:
         """Keep the last `keep` entries plus every one Dream has not processed; returns how many were dropped."""
@@ -107,22 +135,18 @@ class MemoryStore:
             if start == 0:
                 return 0
             text = "".join(json.dumps(e.record(), ensure_ascii=False) + "\n" for e in entries[start:])
-            atomic_write_text(self.history_file, text)
+            workspace_files.write_text(self.workspace, HISTORY_FILE, text)
             return start
-
-    def read_file(self, relative: str) -> str:
-        path = self.workspace / relative
-        return path.read_text(encoding="utf-8") if path.is_file() else ""
 
     def _tail_cursor(self) -> int:
         """The cursor of the last readable line, reading only the end of the file."""
-        try:
-            with open(self.history_file, "rb") as fh:
-                size = fh.seek(0, os.SEEK_END)
-                fh.seek(max(0, size - _TAIL_BYTES))
-                tail = fh.read()
-        except FileNotFoundError:
+        fh = self.open_history()
+        if fh is None:
             return 0
+        with fh:
+            size = fh.seek(0, os.SEEK_END)
+            fh.seek(max(0, size - _TAIL_BYTES))
+            tail = fh.read()
         lines = tail.splitlines()
         if size > _TAIL_BYTES:
             lines = lines[1:]  # the first line of the window may be cut
@@ -140,17 +164,18 @@ class MemoryStore:
 
     def _end_torn_line(self) -> None:
         """After a crash mid-append the file may end without a newline: start the next record on its own line."""
-        try:
-            with open(self.history_file, "rb+") as fh:
-                size = fh.seek(0, os.SEEK_END)
-                if size == 0:
-                    return
-                fh.seek(size - 1)
-                if fh.read(1) != b"\n":
-                    fh.seek(0, os.SEEK_END)
-                    fh.write(b"\n")
-        except FileNotFoundError:
-            pass
+        fh = self.open_history()
+        if fh is None:
+            return
+        with fh:
+            size = fh.seek(0, os.SEEK_END)
+            if size == 0:
+                return
+            fh.seek(size - 1)
+            torn = fh.read(1) != b"\n"
+        if torn:
+            with workspace_files.open_append(self.workspace, HISTORY_FILE) as out:
+                out.write(b"\n")
 
 
 def format_messages(messages: list[dict[str, Any]]) -> str:

@@ -1,13 +1,16 @@
-"""File work behind the skills window's buttons. Qt-free and blocking: call via asyncio.to_thread."""
+"""File work behind the skills window's buttons. Qt-free and blocking: call via asyncio.to_thread.
+All of it happens in the workspace's skills folder, through desktop.workspace_files."""
 
 from __future__ import annotations
 
 import os
+import secrets
 import shutil
-import tempfile
 from pathlib import Path
 
-from desktop.atomic import atomic_write_text
+from desktop import workspace_files
+from desktop.skills.frontmatter import MAX_FILE_BYTES
+from desktop.skills.loader import confinement
 
 
 def skeleton(name: str) -> str:
@@ -24,34 +27,55 @@ def skeleton(name: str) -> str:
 
 
 def create_skill(skills_dir: Path, name: str) -> Path:
-    """Write a skeleton skill; FileExistsError when the folder is taken (nothing is touched then)."""
-    folder = skills_dir / name
-    skills_dir.mkdir(parents=True, exist_ok=True)
-    folder.mkdir()
-    path = folder / "SKILL.md"
-    atomic_write_text(path, skeleton(name))
-    return path
+    """Write a skeleton skill; FileExistsError when the name is taken (nothing is touched then)."""
+    base, folder = _within(skills_dir)
+    with workspace_files.opened_dir(base, folder, create=True) as skills:
+        os.mkdir(name, dir_fd=skills)  # a link by that name counts as taken
+    workspace_files.write_text(base, f"{folder}/{name}/SKILL.md", skeleton(name))
+    return skills_dir / name / "SKILL.md"
 
 
 def copy_skill(source: Path, skills_dir: Path) -> Path:
     """Copy a skill folder into `skills_dir` under the same name. Staged in a hidden folder (which
-    the loader ignores) and renamed into place, so a failed copy never leaves half a skill."""
-    target = skills_dir / source.name
-    if target.exists() or target.is_symlink():
-        raise FileExistsError(f"{target} already exists")
-    skills_dir.mkdir(parents=True, exist_ok=True)
-    staging = Path(tempfile.mkdtemp(prefix=".copy-", dir=skills_dir))
-    try:
-        shutil.copytree(source, staging / source.name, symlinks=True)
-        os.rename(staging / source.name, target)
-    finally:
-        shutil.rmtree(staging, ignore_errors=True)
-    return target / "SKILL.md"
+    the loader ignores) and renamed into place, so a failed copy never leaves half a skill; every step is
+    made on open folders, so a link planted in the skills folder meanwhile cannot send the copy elsewhere."""
+    base, folder = _within(skills_dir)
+    name = source.name
+    with workspace_files.opened_dir(base, folder, create=True) as skills:
+        if workspace_files.exists_in(skills, name):
+            raise FileExistsError(f"{skills_dir / name} already exists")
+        staging = f".copy-{secrets.token_hex(6)}"
+        os.mkdir(staging, 0o700, dir_fd=skills)
+        try:
+            stage = workspace_files.open_child_dir(skills, staging)
+            try:
+                os.mkdir(name, 0o755, dir_fd=stage)
+                src = os.open(source, os.O_RDONLY | os.O_DIRECTORY | os.O_CLOEXEC)  # a built-in or user skill
+                dst = workspace_files.open_child_dir(stage, name)
+                try:
+                    workspace_files.copy_tree(src, dst)
+                finally:
+                    os.close(src)
+                    os.close(dst)
+                os.rename(name, name, src_dir_fd=stage, dst_dir_fd=skills)
+            finally:
+                os.close(stage)
+        finally:
+            shutil.rmtree(staging, dir_fd=skills, ignore_errors=True)
+    return skills_dir / name / "SKILL.md"
 
 
-def read_skill_text(path: Path) -> str:
-    """SKILL.md for the editor; UnicodeDecodeError rather than silently mangling a non-UTF-8 file."""
-    return path.read_bytes().decode("utf-8")
+def read_skill_text(skills_dir: Path, name: str) -> str:
+    """A workspace skill's SKILL.md for the editor, read through the workspace reader; UnicodeDecodeError
+    rather than silently mangling a non-UTF-8 file."""
+    base, folder = _within(skills_dir)
+    return workspace_files.read_bytes(base, f"{folder}/{name}/SKILL.md", MAX_FILE_BYTES).decode("utf-8")
+
+
+def save_skill_text(skills_dir: Path, name: str, text: str) -> None:
+    """Save the editor's text atomically (a link planted at SKILL.md is replaced, not written through)."""
+    base, folder = _within(skills_dir)
+    workspace_files.write_text(base, f"{folder}/{name}/SKILL.md", text)
 
 
 TRASH = ".trash"  # inside the skills folder: hidden, so the loader skips it; same disk, so a rename
@@ -60,12 +84,27 @@ TRASH = ".trash"  # inside the skills folder: hidden, so the loader skips it; sa
 def trash_skill(folder: Path, skills_dir: Path, stamp: str) -> Path:
     """Uninstall a workspace skill by moving its folder to skills/.trash/<name>-<stamp>, whole, where
     the user can take it back. Returns where it went."""
-    trash = skills_dir / TRASH
-    trash.mkdir(parents=True, exist_ok=True)
-    target = trash / f"{folder.name}-{stamp}"
-    suffix = 1
-    while target.exists() or target.is_symlink():
-        suffix += 1
-        target = trash / f"{folder.name}-{stamp}-{suffix}"
-    os.rename(folder, target)
-    return target
+    base, within = _within(skills_dir)
+    with workspace_files.opened_dir(base, within) as skills:
+        try:
+            os.mkdir(TRASH, dir_fd=skills)
+        except FileExistsError:
+            pass
+        trash = workspace_files.open_child_dir(skills, TRASH)  # a .trash that is a link is refused here
+        try:
+            target = f"{folder.name}-{stamp}"
+            suffix = 1
+            while workspace_files.exists_in(trash, target):
+                suffix += 1
+                target = f"{folder.name}-{stamp}-{suffix}"
+            os.rename(folder.name, target, src_dir_fd=skills, dst_dir_fd=trash)
+        finally:
+            os.close(trash)
+    return skills_dir / TRASH / target
+
+
+def _within(skills_dir: Path) -> tuple[Path, str]:
+    """The workspace's skills folder as (workspace, "skills"): it is confined to the workspace, not to
+    itself, since a sandboxed command could have made the folder itself a link."""
+    base, prefix = confinement("workspace", skills_dir)
+    return base, prefix.rstrip("/")

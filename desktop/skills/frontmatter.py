@@ -9,6 +9,7 @@ from __future__ import annotations
 import difflib
 import functools
 import json
+import os
 import re
 import sys
 from collections.abc import Callable
@@ -17,6 +18,8 @@ from pathlib import Path
 from typing import Any
 
 import yaml
+
+from desktop import workspace_files
 
 MAX_FILE_BYTES = 1024 * 1024
 MAX_DESCRIPTION = 1024
@@ -91,16 +94,25 @@ def is_valid_name(name: str) -> bool:
     return len(name) <= MAX_NAME and bool(_NAME.fullmatch(name))
 
 
-def parse_skill(path: Path) -> SkillDoc:
-    """Read and parse one SKILL.md; any problem becomes a diagnostic, never an exception."""
+def parse_skill(path: Path, root: Path | None = None) -> SkillDoc:
+    """Read and parse one SKILL.md; any problem becomes a diagnostic, never an exception. It is read through
+    desktop.workspace_files, never following a link out of `root` (the skill's own folder by default; the
+    loader passes the workspace for workspace skills): a SKILL.md that leads elsewhere is a broken skill
+    saying so, and nothing of the file it points at is read."""
     folder = path.parent.name
+    base = root or path.parent
     try:
-        size = path.stat().st_size
-        if size > MAX_FILE_BYTES:
-            return _broken(folder, path, f"SKILL.md is {size:,} bytes; the limit is {MAX_FILE_BYTES:,}")
-        data = path.read_bytes()
+        with workspace_files.open_file(base, path.relative_to(base).as_posix()) as fh:
+            size = os.fstat(fh.fileno()).st_size
+            if size > MAX_FILE_BYTES:
+                return _broken(folder, path, f"SKILL.md is {size:,} bytes; the limit is {MAX_FILE_BYTES:,}")
+            data = fh.read(MAX_FILE_BYTES + 1)
+    except workspace_files.Refused as exc:
+        return _broken(folder, path, str(exc))
     except OSError as exc:
         return _broken(folder, path, f"cannot read SKILL.md: {exc.strerror or exc}")
+    if len(data) > MAX_FILE_BYTES:
+        return _broken(folder, path, f"SKILL.md is over {MAX_FILE_BYTES:,} bytes, the limit")
     try:
         text = data.decode("utf-8")
     except UnicodeDecodeError as exc:

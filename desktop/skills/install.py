@@ -2,21 +2,25 @@
 
 Everything is staged in a hidden folder next to the target first and checked (no absolute paths,
 no `..`, no links leading out, a SKILL.md that loads); only then is it moved into place, so a
-refused or failed install leaves the skills folder exactly as it was.
+refused or failed install leaves the skills folder exactly as it was. The skills folder is workspace
+content, so all of it is written through desktop.workspace_files and open folders: a link a sandboxed
+command planted there cannot send the install outside the workspace.
 """
 
 from __future__ import annotations
 
 import os
 import re
+import secrets
 import shutil
 import stat
-import tempfile
 import zipfile
 from pathlib import Path, PurePosixPath
 
+from desktop import workspace_files
 from desktop.paths import inside
 from desktop.skills.frontmatter import ERROR, SkillDoc, is_valid_name, parse_skill
+from desktop.skills.loader import confinement
 
 MAX_ARCHIVE_BYTES = 100 * 1024 * 1024  # uncompressed; a guard against zip bombs
 _JUNK = ("__MACOSX",)  # macOS Finder adds this folder to every zip it makes
@@ -39,46 +43,59 @@ def install_skill(source: Path, skills_dir: Path, *, force: bool = False) -> Ski
     """Install `source` as `skills_dir/<name>` and return the installed skill as the loader sees it."""
     if not source.exists():
         raise InstallError(f"{source} does not exist")
-    skills_dir.mkdir(parents=True, exist_ok=True)
-    staging = Path(tempfile.mkdtemp(prefix=".install-", dir=skills_dir))
+    base, prefix = confinement("workspace", skills_dir)
+    folder = prefix.rstrip("/")
     try:
-        content = staging / "content"
+        with workspace_files.opened_dir(base, folder, create=True) as skills:
+            staging = f".install-{secrets.token_hex(6)}"
+            os.mkdir(staging, 0o700, dir_fd=skills)
+            try:
+                return _install(source, base, folder, skills, staging, force)
+            finally:
+                shutil.rmtree(staging, dir_fd=skills, ignore_errors=True)
+    except OSError as exc:
+        raise InstallError(f"could not install {source}: {exc}") from exc
+
+
+def _install(source: Path, base: Path, folder: str, skills: int, staging: str, force: bool) -> SkillDoc:
+    """The install proper, inside an open skills folder: the skill is made in `staging`, checked, then
+    renamed into place by descriptors (a link planted meanwhile is moved aside whole, never followed)."""
+    stage = workspace_files.open_child_dir(skills, staging)
+    try:
+        content = f"{folder}/{staging}/content"
         if source.is_dir():
-            _copy_folder(source, content)
+            _copy_folder(source, stage)
             container = source.resolve().name
         elif zipfile.is_zipfile(source):
-            container = _extract(source, content) or source.stem
+            container = _extract(source, base, content) or source.stem
         else:
             raise InstallError(f"{source} is neither a folder nor a .zip/.skill archive")
-        doc = parse_skill(content / "SKILL.md")
+        doc = parse_skill(base / content / "SKILL.md", base)
         errors = [d.message for d in doc.diagnostics if d.level == ERROR]
         if errors:
             raise InstallError(f"the skill's SKILL.md cannot be loaded: {'; '.join(errors)}")
         name = doc.declared_name if is_valid_name(doc.declared_name) else container
         if not name or name.startswith(".") or name != Path(name).name:
             raise InstallError(f"cannot tell the skill's name (got '{name}'); set a valid 'name' in SKILL.md")
-        target = skills_dir / name
-        if target.exists() or target.is_symlink():
+        if workspace_files.exists_in(skills, name):
             if not force:
-                raise SkillExistsError(f"a skill named '{name}' already exists at {target}; "
+                raise SkillExistsError(f"a skill named '{name}' already exists at {base / folder / name}; "
                                        "use --force to replace it", name)
-            old = staging / "old"
-            os.replace(target, old)
+            os.rename(name, "old", src_dir_fd=skills, dst_dir_fd=stage)
             try:
-                os.replace(content, target)
+                os.rename("content", name, src_dir_fd=stage, dst_dir_fd=skills)
             except OSError:
-                os.replace(old, target)
+                os.rename("old", name, src_dir_fd=stage, dst_dir_fd=skills)
                 raise
         else:
-            os.replace(content, target)
-        return parse_skill(target / "SKILL.md")
-    except OSError as exc:
-        raise InstallError(f"could not install {source}: {exc}") from exc
+            os.rename("content", name, src_dir_fd=stage, dst_dir_fd=skills)
     finally:
-        shutil.rmtree(staging, ignore_errors=True)
+        os.close(stage)
+    return parse_skill(base / folder / name / "SKILL.md", base)
 
 
-def _copy_folder(source: Path, dest: Path) -> None:
+def _copy_folder(source: Path, stage: int) -> None:
+    """Copy a skill folder into the staging folder as `content`, refusing links that lead out of it."""
     if not (source / "SKILL.md").is_file():
         raise InstallError(f"{source} has no SKILL.md")
     root = source.resolve()
@@ -89,12 +106,19 @@ def _copy_folder(source: Path, dest: Path) -> None:
                 link = os.readlink(path)
                 if os.path.isabs(link) or not inside(path.resolve(), root):
                     raise InstallError(f"{path} is a link to {link}, outside the skill folder")
-    shutil.copytree(source, dest, symlinks=True)
+    os.mkdir("content", 0o755, dir_fd=stage)
+    src = os.open(source, os.O_RDONLY | os.O_DIRECTORY | os.O_CLOEXEC)
+    dst = workspace_files.open_child_dir(stage, "content")
+    try:
+        workspace_files.copy_tree(src, dst)
+    finally:
+        os.close(src)
+        os.close(dst)
 
 
-def _extract(archive: Path, dest: Path) -> str:
-    """Extract a skill archive into `dest`. Returns the name of its single top-level folder, or ""
-    when SKILL.md sits at the archive's top."""
+def _extract(archive: Path, base: Path, content: str) -> str:
+    """Extract a skill archive into `content` (a path under `base`, written through the workspace writer).
+    Returns the name of its single top-level folder, or "" when SKILL.md sits at the archive's top."""
     with zipfile.ZipFile(archive) as zf:
         members = [(info, _member_path(info.filename)) for info in zf.infolist()]
         members = [(info, rel) for info, rel in members if rel.parts and rel.parts[0] not in _JUNK]
@@ -108,26 +132,31 @@ def _extract(archive: Path, dest: Path) -> str:
             prefix = next(iter(tops))
         else:
             raise InstallError(f"{archive} has no SKILL.md at its top or in a single top-level folder")
-        dest.mkdir()
-        root = dest.resolve()
+        with workspace_files.opened_dir(base, content, create=True):
+            pass
+        links: list[tuple[str, str]] = []
         for info, rel in members:
             parts = rel.parts[1:] if prefix else rel.parts
             if not parts:
                 continue
-            path = dest.joinpath(*parts)
-            if not inside(path.parent.resolve(), root):
-                raise InstallError(f"archive entry {info.filename} would be written outside the skill folder")
+            where = "/".join((content, *parts))
             mode = info.external_attr >> 16
             if info.is_dir():
-                path.mkdir(parents=True, exist_ok=True)
+                with workspace_files.opened_dir(base, where, create=True):
+                    pass
             elif stat.S_ISLNK(mode):
-                _link(path, zf.read(info).decode("utf-8", "replace"), root, info.filename)
+                target = zf.read(info).decode("utf-8", "replace")
+                _link(base, content, parts, target, info.filename)
+                links.append(("/".join(parts), info.filename))
             else:
-                path.parent.mkdir(parents=True, exist_ok=True)
-                with zf.open(info) as src, open(path, "wb") as out:
-                    shutil.copyfileobj(src, out)
-                if mode & 0o111:
-                    path.chmod(0o755)  # keep scripts runnable
+                workspace_files.write_bytes(base, where, zf.read(info), mode=0o755 if mode & 0o111 else None)
+    for relpath, entry in links:  # links through links: judged once all of them exist
+        try:
+            workspace_files.file_stat(base / content, relpath)
+        except workspace_files.Refused:
+            raise InstallError(f"archive entry {entry} is a link leading outside the skill folder") from None
+        except OSError:
+            pass  # dangling inside the skill: harmless
     return prefix
 
 
@@ -142,11 +171,15 @@ def _member_path(name: str) -> PurePosixPath:
     return PurePosixPath(*parts)
 
 
-def _link(path: Path, target: str, root: Path, entry: str) -> None:
-    if os.path.isabs(target.replace("\\", "/")) or _DRIVE.match(target):
+def _link(base: Path, content: str, parts: tuple[str, ...], target: str, entry: str) -> None:
+    """A link from the archive, kept when it stays inside the skill: judged on its text, before it exists."""
+    clean = target.replace("\\", "/")
+    if clean.startswith("/") or _DRIVE.match(clean):
         raise InstallError(f"archive entry {entry} is a link to an absolute path ({target})")
-    path.parent.mkdir(parents=True, exist_ok=True)
-    os.symlink(target, path)
-    if not inside(path.resolve(), root):
-        raise InstallError(f"archive entry {entry} is a link to {target}, outside the skill folder")
-
+    depth = len(parts) - 1  # folders between the skill's top and the link
+    for part in clean.split("/"):
+        depth += -1 if part == ".." else 0 if part in ("", ".") else 1
+        if depth < 0:
+            raise InstallError(f"archive entry {entry} is a link to {target}, outside the skill folder")
+    with workspace_files.opened_dir(base, "/".join((content, *parts[:-1])), create=True) as folder:
+        os.symlink(target, parts[-1], dir_fd=folder)

@@ -3,6 +3,10 @@
 Progressive loading: always-on skills are inlined, every other skill costs only a summary entry
 whose SKILL.md the model reads when it needs it. Parsed files are cached by path, mtime and size,
 so rebuilding the prompt every turn re-reads nothing unless a SKILL.md changed.
+
+Each folder is read through desktop.workspace_files, confined to its root: the workspace's skills to the
+workspace (sandboxed commands write it, and could make `skills/x` a link to anywhere), the built-in and
+user folders to themselves. A skill whose folder or SKILL.md leads out is listed as broken, saying so.
 """
 
 from __future__ import annotations
@@ -16,6 +20,7 @@ from dataclasses import dataclass
 from pathlib import Path
 from xml.sax.saxutils import escape
 
+from desktop import workspace_files
 from desktop.config import Config
 from desktop.paths import bundled
 from desktop.settings import Settings
@@ -83,17 +88,21 @@ class SkillsLoader:
         found: list[SkillStatus] = []
         claimed: dict[str, str] = {}
         for source, root in self.roots:
-            for path in _skill_files(root):
-                try:
-                    st = os.stat(path)
-                except OSError:
+            base, prefix = confinement(source, root)
+            folder = str(root)
+            for name, st in _skill_files(base, prefix).items():
+                path = f"{folder}{os.sep}{name}{os.sep}SKILL.md"
+                if isinstance(st, (FileNotFoundError, NotADirectoryError)):
                     continue  # a folder without SKILL.md is not a skill
-                hit = old.get(path)
-                if hit is not None and hit[0] == st.st_mtime_ns and hit[1] == st.st_size:
-                    doc = hit[2]
+                if isinstance(st, OSError):  # leads out of its root, or a loop: listed as broken, saying why
+                    doc = parse_skill(Path(path), base)
                 else:
-                    doc = parse_skill(Path(path))
-                cache[path] = (st.st_mtime_ns, st.st_size, doc)
+                    hit = old.get(path)
+                    if hit is not None and hit[0] == st.st_mtime_ns and hit[1] == st.st_size:
+                        doc = hit[2]
+                    else:
+                        doc = parse_skill(Path(path), base)
+                    cache[path] = (st.st_mtime_ns, st.st_size, doc)
                 shadow = claimed.get(doc.name) if doc.loadable else None
                 if doc.loadable and shadow is None:
                     claimed[doc.name] = source
@@ -168,13 +177,21 @@ async def set_skill_enabled(settings: Settings, name: str, enabled: bool) -> Non
     await settings.update(edit)
 
 
-def _skill_files(root: Path) -> list[str]:
-    """Candidate SKILL.md paths as plain strings: the warm scan stays cheap without pathlib objects."""
+def confinement(source: str, root: Path) -> tuple[Path, str]:
+    """The folder a skills root is read within, and the root's path inside it: the workspace's skills folder
+    is itself workspace content (it could be a link), so it is confined to the workspace, not to itself."""
+    return (root.parent, f"{root.name}/") if source == "workspace" else (root, "")
+
+
+def _skill_files(base: Path, prefix: str) -> dict[str, os.stat_result | OSError]:
+    """Each candidate skill folder's SKILL.md: its stat, or why there is none to read (links included:
+    where they lead is checked by workspace_files)."""
     try:
-        with os.scandir(root) as entries:
-            return [e.path + os.sep + "SKILL.md" for e in entries if not e.name.startswith(".") and e.is_dir()]
-    except OSError:
-        return []
+        found = workspace_files.stat_children(base, prefix.rstrip("/"), "SKILL.md")
+    except OSError as exc:
+        workspace_files.report(exc, prefix.rstrip("/") or str(base))
+        return {}
+    return {name: st for name, st in found.items() if not name.startswith(".")}
 
 
 def _missing(doc: SkillDoc, which: Callable[[str], str | None]) -> tuple[str, ...]:

@@ -1,17 +1,25 @@
-"""File tools: read, write, edit, list, glob and grep, every path checked by the workspace guard."""
+"""File tools: read, write, edit, list, glob and grep, every path checked by the workspace guard.
+
+With the workspace restriction on, a path the guard accepted is also opened through desktop.workspace_files
+within its root, so a link a command swaps in between the check and the open cannot lead the read or the
+write out (and a named pipe is refused instead of blocking the tool)."""
 
 from __future__ import annotations
 
 import asyncio
 import base64
+import contextlib
 import difflib
 import fnmatch
+import io
 import os
 import re
+import stat
 from collections.abc import Callable
 from pathlib import Path, PurePosixPath
-from typing import Any, TypeVar
+from typing import Any, BinaryIO, TypeVar
 
+from desktop import workspace_files
 from desktop.atomic import atomic_write_text
 from desktop.tools.base import Tool, ToolContext, ToolError, ToolOutput, display_path
 from desktop.tools.path_guard import PathGuard
@@ -54,6 +62,20 @@ class _FileTool(Tool):
     def shown(self, path: Path) -> str:
         return display_path(path, self.guard.workspace.resolve())
 
+    def open_read(self, target: Path) -> BinaryIO:
+        """A path the guard resolved, opened for reading within its root (within "/" when unrestricted:
+        any path then, but still only a regular file, so a named pipe never blocks the tool)."""
+        where = self.guard.confine(target) or (Path("/"), str(target).lstrip("/"))
+        return workspace_files.open_file(*where)
+
+    def write(self, target: Path, text: str) -> None:
+        """Atomic write keeping an existing file's permissions, within the target's root when restricted."""
+        where = self.guard.confine(target)
+        if where is None:
+            write_text_keeping_mode(target, text)
+        else:
+            workspace_files.write_text(*where, text)
+
 
 class ReadFileTool(_FileTool):
     name = "read_file"
@@ -79,11 +101,13 @@ class ReadFileTool(_FileTool):
         _require_file(target, self.shown(target))
         if target.suffix.lower() in _IMAGE_TYPES:
             return self._image(target)
-        _require_text(target, self.shown(target))
         numbered: list[str] = []
         used = total = 0
         cut = False
-        with open(target, encoding="utf-8", errors="replace") as fh:
+        with self.open_read(target) as raw:
+            _require_text(raw, self.shown(target))
+            raw.seek(0)
+            fh = io.TextIOWrapper(raw, encoding="utf-8", errors="replace")
             for total, line in enumerate(fh, 1):
                 if total < offset or cut or (limit is not None and len(numbered) >= limit):
                     continue
@@ -108,11 +132,12 @@ class ReadFileTool(_FileTool):
         return text
 
     def _image(self, target: Path) -> ToolOutput:
-        size = target.stat().st_size
-        if size > IMAGE_BYTE_LIMIT:
-            raise ToolError(f"{self.shown(target)} is too large to view ({size:,} bytes; "
-                            f"the limit is {IMAGE_BYTE_LIMIT:,})")
-        data = base64.b64encode(target.read_bytes()).decode("ascii")
+        with self.open_read(target) as fh:
+            size = os.fstat(fh.fileno()).st_size
+            if size > IMAGE_BYTE_LIMIT:
+                raise ToolError(f"{self.shown(target)} is too large to view ({size:,} bytes; "
+                                f"the limit is {IMAGE_BYTE_LIMIT:,})")
+            data = base64.b64encode(fh.read(IMAGE_BYTE_LIMIT)).decode("ascii")
         mime = _IMAGE_TYPES[target.suffix.lower()]
         return [{"type": "text", "text": f"Image {self.shown(target)} ({size:,} bytes)"},
                 {"type": "image_url", "image_url": {"url": f"data:{mime};base64,{data}"}}]
@@ -139,7 +164,7 @@ class WriteFileTool(_FileTool):
         if target.is_dir():
             raise ToolError(f"{self.shown(target)} is a folder")
         verb = "Overwrote" if target.exists() else "Created"
-        write_text_keeping_mode(target, content)
+        self.write(target, content)
         return f"{verb} {self.shown(target)} ({len(content):,} characters)."
 
 
@@ -168,10 +193,12 @@ class EditFileTool(_FileTool):
         if old == new:
             raise ToolError("old_text and new_text are identical: nothing to change")
         _require_file(target, self.shown(target))
-        _require_text(target, self.shown(target))
+        with self.open_read(target) as fh:
+            _require_text(fh, self.shown(target))
+            fh.seek(0)
+            data = fh.read()
         try:
-            with open(target, encoding="utf-8", newline="") as fh:  # newline="" keeps CRLF files CRLF
-                content = fh.read()
+            content = data.decode("utf-8")  # bytes as they are: CRLF files stay CRLF
         except UnicodeDecodeError:
             raise ToolError(f"{self.shown(target)} is not UTF-8 text; edit_file only edits UTF-8 files") from None
         if old not in content and "\r\n" in content and "\r\n" not in old:
@@ -183,7 +210,7 @@ class EditFileTool(_FileTool):
             lines = _line_numbers_of(content, old)
             raise ToolError(f"old_text occurs {count} times in {self.shown(target)} (lines {lines}). Include "
                             "more surrounding text so it matches once, or set replace_all to true.")
-        write_text_keeping_mode(target, content.replace(old, new))
+        self.write(target, content.replace(old, new))
         return f"Edited {self.shown(target)}: replaced {count} occurrence{'s' if count > 1 else ''}."
 
 
@@ -205,14 +232,32 @@ class ListDirTool(_FileTool):
             raise ToolError(f"{self.shown(target)} does not exist")
         if not target.is_dir():
             raise ToolError(f"{self.shown(target)} is a file, not a folder; use read_file")
-        with os.scandir(target) as it:
-            entries = sorted(it, key=lambda e: (not e.is_dir(), e.name.lower()))
+        where = self.guard.confine(target)
+        with contextlib.ExitStack() as stack:
+            folder = target if where is None else stack.enter_context(workspace_files.opened_dir(*where))
+            with os.scandir(folder) as it:
+                entries = sorted(it, key=lambda e: (not e.is_dir(), e.name.lower()))
+                lines = [self._describe(e, where) for e in entries[:LIST_LIMIT]]
         if not entries:
             return f"{self.shown(target)} is empty."
-        lines = [_describe_entry(e) for e in entries[:LIST_LIMIT]]
         if len(entries) > LIST_LIMIT:
             lines.append(f"... and {len(entries) - LIST_LIMIT} more entries (showing the first {LIST_LIMIT})")
         return "\n".join(lines)
+
+
+    @staticmethod
+    def _describe(entry: os.DirEntry[Any], where: tuple[Path, str] | None) -> str:
+        """An entry as listed; within a root, a link is looked through only as far as it stays inside."""
+        if where is None or not entry.is_symlink():
+            return _describe_entry(entry)
+        root, folder = where
+        try:
+            info = workspace_files.file_stat(root, f"{folder}/{entry.name}" if folder else entry.name)
+        except workspace_files.Refused:
+            return f"{entry.name} (link leading outside; not followed)"
+        except OSError:
+            return f"{entry.name} (broken link)"
+        return f"{entry.name}/" if stat.S_ISDIR(info.st_mode) else f"{entry.name}  ({_human_size(info.st_size)})"
 
 
 class GlobTool(_FileTool):
@@ -295,7 +340,7 @@ class GrepTool(_FileTool):
         hits: list[str] = []
         more = False
         for file in self._files(root, glob):
-            for number, line in _matching_lines(file, regex):
+            for number, line in self._matching_lines(file, regex):
                 if len(hits) >= GREP_LIMIT:
                     more = True
                     break
@@ -326,6 +371,17 @@ class GrepTool(_FileTool):
                 files.append(file)
         return files
 
+    def _matching_lines(self, file: Path, regex: re.Pattern[str]) -> list[tuple[int, str]]:
+        try:
+            with self.open_read(file) as fh:
+                if b"\x00" in fh.read(_SNIFF_BYTES):
+                    return []
+                fh.seek(0)
+                text = io.TextIOWrapper(fh, encoding="utf-8", errors="replace")
+                return [(n, line.rstrip("\n")) for n, line in enumerate(text, 1) if regex.search(line)]
+        except (OSError, ToolError):  # unreadable, vanished or refused while walking: skip, like grep -s
+            return []
+
 
 def write_text_keeping_mode(target: Path, text: str) -> None:
     """Atomic write that keeps an existing file's permissions (a script stays executable)."""
@@ -344,23 +400,10 @@ def _require_file(target: Path, label: str) -> None:
         raise ToolError(f"{label} is a folder; use list_dir")
 
 
-def _require_text(target: Path, label: str) -> None:
-    with open(target, "rb") as fh:
-        head = fh.read(_SNIFF_BYTES)
-    if b"\x00" in head:
-        raise ToolError(f"{label} looks like a binary file ({target.stat().st_size:,} bytes); "
+def _require_text(fh: BinaryIO, label: str) -> None:
+    if b"\x00" in fh.read(_SNIFF_BYTES):
+        raise ToolError(f"{label} looks like a binary file ({os.fstat(fh.fileno()).st_size:,} bytes); "
                         "only text files and images can be read")
-
-
-def _matching_lines(file: Path, regex: re.Pattern[str]) -> list[tuple[int, str]]:
-    try:
-        with open(file, "rb") as fh:
-            if b"\x00" in fh.read(_SNIFF_BYTES):
-                return []
-        with open(file, encoding="utf-8", errors="replace") as fh:
-            return [(n, line.rstrip("\n")) for n, line in enumerate(fh, 1) if regex.search(line)]
-    except OSError:  # unreadable or vanished while walking: skip, like grep -s
-        return []
 
 
 def _glob_matches(relative: Path, glob: str) -> bool:
@@ -369,7 +412,7 @@ def _glob_matches(relative: Path, glob: str) -> bool:
     return fnmatch.fnmatch(relative.name, glob)
 
 
-def _describe_entry(entry: os.DirEntry[str]) -> str:
+def _describe_entry(entry: os.DirEntry[Any]) -> str:
     try:
         if entry.is_dir():
             return f"{entry.name}/"

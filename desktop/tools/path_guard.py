@@ -41,6 +41,18 @@ class PathGuard:
         raise ToolError(f"access denied: {raw} is outside the workspace {self.workspace} "
                         "(tools are restricted to the workspace)")
 
+    def confine(self, resolved: Path) -> tuple[Path, str] | None:
+        """The root a path from `resolve` is opened within, and its path there; None when unrestricted.
+        `resolve` looked at the path as it was: a command running meanwhile could swap a folder on the way
+        for a link. Opening through desktop.workspace_files within this root makes the open itself refuse
+        to leave, whatever changed since."""
+        if not self.restrict:
+            return None
+        for root in (self.workspace.resolve(), *(extra.resolve() for extra in self.read_only_extras)):
+            if inside(resolved, root):
+                return root, resolved.relative_to(root).as_posix()
+        raise ToolError(f"access denied: {resolved} is outside the workspace {self.workspace}")
+
 
 def _hard_linked(path: Path) -> bool:
     try:

@@ -21,6 +21,7 @@ from desktop.mcp.connection import ServerConnection
 from desktop.mcp.importer import CLAUDE_DESKTOP_FILE, Imported, read_servers
 from desktop.mcp.probe import probed
 from desktop.memory.git_history import GitHistory
+from desktop.memory.history_search import read_newest
 from desktop.memory.store import HistoryEntry
 from desktop.providers.server_models import offered_models
 from desktop.reminders.jobs import Job
@@ -125,9 +126,14 @@ class CoreBridge(QObject):
         """The memory files' history (Dream's and hand edits' changes, undoable)."""
         return self.core.memory.git
 
-    @property
-    def history_file(self) -> Path:
-        return self.core.memory.store.history_file
+    async def history_stamp(self) -> tuple[int, int] | None:
+        """(size, mtime) of history.jsonl: whether it changed since it was read."""
+        return await asyncio.to_thread(self.core.memory.store.history_stamp)
+
+    async def read_newest_history(self, count: int) -> list[HistoryEntry]:
+        """The newest `count` history entries, newest first, from the end of the file."""
+        store = self.core.memory.store
+        return await asyncio.to_thread(lambda: read_newest(store.open_history(), count))
 
     async def read_history(self) -> list[HistoryEntry]:
         return await asyncio.to_thread(self.core.memory.store.read_history)

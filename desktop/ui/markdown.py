@@ -3,17 +3,24 @@
 A message is cut into blocks: fenced code (drawn by the view in a box with a Copy button) and prose
 (rendered by Qt's own Markdown importer). Prose is further cut at blank lines into pieces of a
 bounded size, so while an answer streams only its last piece is parsed and laid out again. Code is
-coloured by desktop.ui.highlight; block quotes get a bar drawn by the view (quote_bars)."""
+coloured by desktop.ui.highlight; block quotes get a bar drawn by the view (quote_bars).
+
+The Markdown comes from the model and from workspace files, so a rendered document reads no file by itself
+(ProseDocument, MarkdownBrowser): Qt's own default opens whatever local path an image names, on the GUI
+thread, where a named pipe hangs the app and a link leads anywhere."""
 
 from __future__ import annotations
 
 import re
 from dataclasses import dataclass
+from pathlib import Path
+from typing import Any
 
-from PySide6.QtCore import QRectF
+from PySide6.QtCore import QRectF, QUrl
 from PySide6.QtGui import (
     QColor,
     QFont,
+    QImage,
     QPalette,
     QTextCharFormat,
     QTextCursor,
@@ -21,9 +28,12 @@ from PySide6.QtGui import (
     QTextFormat,
     QTextOption,
 )
+from PySide6.QtWidgets import QTextBrowser
 
+from desktop import workspace_files
 from desktop.ui.highlight import highlight
 
+IMAGE_LIMIT = 10 * 1024 * 1024  # a picture in a skill's folder larger than this is not shown
 PIECE_CHARS = 1200  # prose piece size: bounds the re-render work per streamed update
 _FENCE = re.compile(r"^(\s*)(`{3,}|~{3,})\s*([^`\s]*)[^`]*$")
 _HEADING_SCALE = {1: 1.3, 2: 1.16, 3: 1.06}  # of the body size: a chat column, not a page (Qt: 2x, 1.5x)
@@ -98,9 +108,49 @@ def mix(a: QColor, b: QColor, amount: float) -> QColor:
                            a.blueF() + (b.blueF() - a.blueF()) * amount)
 
 
-def prose_document(text: str, font: QFont, palette: QPalette, width: float) -> QTextDocument:
-    """Rendered Markdown (GitHub dialect), laid out at `width`."""
-    doc = QTextDocument()
+class ProseDocument(QTextDocument):
+    """A document that loads no file by itself. Pictures come only from `images`, a folder given as
+    (root, path inside it) and read through desktop.workspace_files: relative names, inside that folder.
+    Any other picture gets an empty one, never nothing: given nothing, Qt opens the path itself."""
+
+    def __init__(self, images: tuple[Path, str] | None = None) -> None:
+        super().__init__()
+        self.images = images
+
+    def loadResource(self, kind: int, name: QUrl | str) -> Any:  # noqa: N802 - Qt's name
+        if kind != QTextDocument.ResourceType.ImageResource.value:
+            return None
+        return _image(self.images, QUrl(name))
+
+
+class MarkdownBrowser(QTextBrowser):
+    """A QTextBrowser that loads no file by itself (its `setMarkdown` would read any path a picture names)."""
+
+    def loadResource(self, kind: int, name: QUrl | str) -> Any:  # noqa: N802 - Qt's name
+        return _image(None, QUrl(name)) if kind == QTextDocument.ResourceType.ImageResource.value else None
+
+
+def _image(images: tuple[Path, str] | None, name: QUrl) -> QImage:
+    relative = name.path()
+    if images is not None and name.scheme() in ("", "file") and relative and not relative.startswith("/"):
+        root, folder = images
+        try:
+            data = workspace_files.read_bytes(root, f"{folder}/{relative}" if folder else relative, IMAGE_LIMIT)
+        except OSError:
+            data = b""
+        image = QImage.fromData(data)
+        if not image.isNull():
+            return image
+    blank = QImage(1, 1, QImage.Format.Format_ARGB32)
+    blank.fill(0)
+    return blank
+
+
+def prose_document(text: str, font: QFont, palette: QPalette, width: float,
+                   images: tuple[Path, str] | None = None) -> QTextDocument:
+    """Rendered Markdown (GitHub dialect), laid out at `width`; pictures only from `images` (see
+    ProseDocument)."""
+    doc = ProseDocument(images)
     doc.setDefaultFont(font)
     doc.setDocumentMargin(0)
     doc.setMarkdown(text, QTextDocument.MarkdownFeature.MarkdownDialectGitHub)

@@ -23,13 +23,14 @@ from PySide6.QtGui import (
     QTextDocument,
     QTextFormat,
 )
-from PySide6.QtWidgets import QFrame, QHBoxLayout, QLabel, QLineEdit, QPushButton, QTextBrowser, QVBoxLayout, QWidget
+from PySide6.QtWidgets import QFrame, QHBoxLayout, QLabel, QLineEdit, QPushButton, QVBoxLayout, QWidget
 
 from desktop.bus import ReasoningDelta, Retrying, TextDelta, ToolStarted, TurnError, TurnFinished, TurnStarted
 from desktop.tasks import spawn
 from desktop.ui.approval_card import ApprovalCards
 from desktop.ui.bridge import CoreBridge
 from desktop.ui.chat.model import fixed_in_settings
+from desktop.ui.markdown import MarkdownBrowser
 
 CHANNEL = "quick"
 WIDTH = 680
@@ -113,7 +114,7 @@ class QuickPrompt(QWidget):
         self.question = QLabel()
         self.question.setObjectName("question")
         self.question.setWordWrap(True)
-        self.answer = QTextBrowser()
+        self.answer = MarkdownBrowser()  # the answer's Markdown may name files: it loads none
         self.answer.setOpenExternalLinks(True)
         self.answer.setFrameShape(QFrame.Shape.NoFrame)
         self.answer.setHorizontalScrollBarPolicy(Qt.ScrollBarPolicy.ScrollBarAlwaysOff)

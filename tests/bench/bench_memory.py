@@ -100,7 +100,7 @@ async def viewer(core, app: QApplication) -> None:  # type: ignore[no-untyped-de
     print(f"load average {os.getloadavg()[0]:.1f} on {os.cpu_count()} CPUs")
     print(f"history.jsonl: {HISTORY_ENTRIES:,} entries, {path.stat().st_size / 1e6:.1f} MB")
     started = time.perf_counter()
-    read_newest(path, 300)
+    read_newest(core.memory.store.open_history(), 300)
     report("read_newest(300) from the end of the file", time.perf_counter() - started)
     started = time.perf_counter()
     entries = core.memory.store.read_history()

@@ -30,12 +30,6 @@ FINDINGS = ("[USER] Name is Sam\n"
 SKILL = "---\nname: release-notes\ndescription: Write release notes from merged changes.\n---\n# Steps\n1. ...\n"
 
 
-@pytest.fixture(params=["git", "dulwich"])
-def backend(request: pytest.FixtureRequest, core: Core) -> str:
-    core.memory.git.use_cli = request.param == "git"
-    return request.param
-
-
 def add_history(core: Core, *texts: str) -> None:
     for text in texts:
         core.memory.store.append_history("desktop:abc", text)
@@ -54,12 +48,21 @@ def apply_steps() -> list[dict[str, Any]]:
     ]
 
 
-def git_subjects(core: Core) -> list[str]:
-    out = subprocess.run(["git", "log", "--format=%s"], check=False, cwd=core.workspace, capture_output=True, text=True)
-    return out.stdout.splitlines()
+async def subjects(core: Core) -> list[str]:
+    return [c.subject for c in await core.memory.git.log()]
 
 
-async def test_dream_applies_findings_commits_and_advances(core: Core, fake: FakeOpenAI, backend: str) -> None:
+def recorded_files(core: Core) -> list[str]:
+    """The paths in the newest recorded version (read with dulwich from the history in the data folder)."""
+    from dulwich.object_store import iter_tree_contents
+    from dulwich.repo import Repo
+
+    with Repo(str(core.memory.git.repository)) as repo:
+        tree = repo[repo.head()].tree  # type: ignore[attr-defined]
+        return sorted(e.path.decode() for e in iter_tree_contents(repo.object_store, tree) if e.path)
+
+
+async def test_dream_applies_findings_commits_and_advances(core: Core, fake: FakeOpenAI) -> None:
     add_history(core, "Sam said their name and that Atlas uses Postgres 16.", "Sam wrote release notes again.")
     fake.add({"content": FINDINGS}, *apply_steps())
     result = await core.memory.dream.run()
@@ -88,8 +91,9 @@ async def test_dream_applies_findings_commits_and_advances(core: Core, fake: Fak
     assert log[0].rev == result.rev and "- [USER] Name is Sam" in log[0].body
     _, files, diff = await core.memory.git.show(result.rev[:7])
     assert files == result.changed and "+- Name: Sam" in diff
-    tracked = subprocess.run(["git", "ls-files"], check=True, cwd=ws, capture_output=True, text=True).stdout.split()
-    assert sorted(tracked) == ["SOUL.md", "USER.md", "memory/MEMORY.md", "skills/release-notes/SKILL.md"]
+    assert recorded_files(core) == ["SOUL.md", "USER.md", "memory/MEMORY.md", "skills/release-notes/SKILL.md"]
+    assert not (ws / ".git").exists()  # the history lives in the app's data folder, out of the sandbox's reach
+    assert core.memory.git.repository.is_relative_to(core.home.data_dir)
 
 
 async def test_dream_tools_cannot_leave_the_memory_files(core: Core, fake: FakeOpenAI) -> None:
@@ -126,8 +130,7 @@ async def test_failing_analysis_changes_nothing(core: Core, fake: FakeOpenAI) ->
     assert {p: (core.workspace / p).read_text() for p in before} == before
     assert core.memory.store.dream_cursor() == 0 and core.memory.store.has_unprocessed()
     assert core.memory.store.history_file.read_text() == history_before
-    assert not (core.workspace / ".git").exists() or git_subjects(core) == [
-        "Baseline: memory files before any recorded change"]
+    assert await subjects(core) in ([], ["Baseline: memory files before any recorded change"])
     fake.add({"content": "[SKIP]"})  # the next run retries the same entries
     assert (await core.memory.dream.run()).processed == 1
     assert core.memory.store.dream_cursor() == 1
@@ -141,7 +144,7 @@ async def test_failure_while_applying_keeps_whole_edits_and_the_cursor(core: Cor
     assert "- Name: Sam" in (core.workspace / "USER.md").read_text()  # the finished edit, whole
     assert "Atlas" not in (core.workspace / "memory" / "MEMORY.md").read_text()
     assert core.memory.store.dream_cursor() == 0
-    assert git_subjects(core)[0] == "Dream (stopped early): update USER.md"
+    assert (await subjects(core))[0] == "Dream (stopped early): update USER.md"
 
 
 async def test_history_is_compacted_but_unprocessed_entries_stay(core: Core, fake: FakeOpenAI) -> None:
@@ -159,8 +162,7 @@ async def test_history_is_compacted_but_unprocessed_entries_stay(core: Core, fak
     assert len(kept) == 1000 and kept[-1].cursor == 1300
 
 
-async def test_restore_puts_files_back_as_a_new_commit(core: Core, chat: Conversation, fake: FakeOpenAI,
-                                                       backend: str) -> None:
+async def test_restore_puts_files_back_as_a_new_commit(core: Core, chat: Conversation, fake: FakeOpenAI) -> None:
     add_history(core, "Sam")
     template_user = (core.workspace / "USER.md").read_text()
     fake.add({"content": FINDINGS}, *apply_steps())

@@ -17,6 +17,7 @@ from tests.security.harness import (
     ASKED,
     CONTAINED,
     ENV_SECRET,
+    GROUPS,
     KEYRING_SECRET,
     REFUSED,
     STOPPED,
@@ -70,3 +71,7 @@ def pytest_terminal_summary(terminalreporter: pytest.TerminalReporter) -> None:
             f"security: {TALLY['tried']} bad inputs tried — {TALLY[CONTAINED]} contained by the sandbox, "
             f"{TALLY[REFUSED]} refused by policy, {TALLY[ASKED]} asked (answered no), "
             f"{TALLY[STOPPED]} stopped by a limit, {TALLY[THROUGH]} got through")
+        for group, tally in sorted(GROUPS.items()):
+            terminalreporter.write_line(
+                f"  {group}: {tally['tried']} tried, {tally[CONTAINED]} contained, {tally[REFUSED]} refused, "
+                f"{tally[ASKED]} asked, {tally[STOPPED]} stopped by a limit, {tally[THROUGH]} got through")

@@ -40,6 +40,7 @@ STOPPED = "stopped by a limit"  # the command ran into one of its limits (proces
 THROUGH = "got through"
 
 TALLY: Counter[str] = Counter()  # read by the summary in conftest.py
+GROUPS: dict[str, Counter[str]] = {}  # the same, per class of attack (by default: per test module)
 
 
 class _Canary(BaseHTTPRequestHandler):
@@ -153,10 +154,14 @@ class Lab:
                    else STOPPED if last.result.startswith("Error: stopped: it ") else REFUSED)
         return self.record(f"{tool}({arguments})", outcome, breaches)
 
-    def record(self, case: str, outcome: str, breaches: list[str]) -> str:
-        """Count a case for the summary; fail with the evidence if anything got through."""
-        TALLY["tried"] += 1
-        TALLY[THROUGH if breaches else outcome] += 1
+    def record(self, case: str, outcome: str, breaches: list[str], group: str | None = None) -> str:
+        """Count a case for the summary (in `group`, else its test module's); fail with the evidence if
+        anything got through."""
+        group = group or os.environ.get("PYTEST_CURRENT_TEST", "?").split("::")[0].rpartition("/")[2] \
+            .removeprefix("test_").removesuffix(".py").replace("_", " ")
+        for tally in (TALLY, GROUPS.setdefault(group, Counter())):
+            tally["tried"] += 1
+            tally[THROUGH if breaches else outcome] += 1
         assert not breaches, f"{case} got through: " + "; ".join(breaches)
         return outcome
 

@@ -381,3 +381,24 @@ def test_system_prompt_sections_in_order(roots: dict[str, Path]) -> None:
 
     plain = ContextBuilder(workspace, SkillsLoader([])).system_prompt()
     assert "# Active skills" not in plain and "<skills>" not in plain and plain.endswith("The user likes tea.")
+
+
+def test_skills_that_lead_out_of_their_folder_are_listed_broken_and_never_read(tmp_path: Path) -> None:
+    """A sandboxed command can link a workspace skill (or its SKILL.md) to anywhere: the loader reads the
+    workspace's skills within the workspace (and the others within their folder), so such a skill says why
+    it is broken and nothing of the target is read."""
+    roots = {"workspace": tmp_path / "ws" / "skills", "user": tmp_path / "user" / "skills"}
+    outside = make_skill(tmp_path / "elsewhere", "hidden", simple("hidden"), body="HIDDEN BODY\n").parent
+    make_skill(roots["workspace"], "real", simple("real"))
+    (roots["workspace"] / "alias").symlink_to("real")  # a link that stays inside is followed
+    (roots["workspace"] / "linked").symlink_to(outside)
+    (roots["workspace"] / "file-link").mkdir()
+    (roots["workspace"] / "file-link" / "SKILL.md").symlink_to(outside / "SKILL.md")
+    roots["user"].mkdir(parents=True)
+    (roots["user"] / "shared").symlink_to(outside)
+    statuses = {(s.name, s.source): s for s in loader_for(roots).scan()}
+    for key in (("linked", "workspace"), ("file-link", "workspace"), ("shared", "user")):
+        [problem] = statuses[key].doc.diagnostics
+        assert problem.level == ERROR and "is a link that leads outside" in problem.message, key
+    assert statuses[("alias", "workspace")].doc.loadable and statuses[("real", "workspace")].doc.loadable
+    assert "HIDDEN BODY" not in "\n".join(loader_for(roots).prompt_sections() + [str(statuses)])

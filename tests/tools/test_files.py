@@ -274,3 +274,23 @@ def test_new_files_get_normal_permissions(workspace: Path) -> None:
     umask = os.umask(0)
     os.umask(umask)
     assert stat.S_IMODE(target.stat().st_mode) == 0o666 & ~umask
+
+
+@pytest.mark.timeout(20)
+def test_a_folder_swapped_for_a_link_after_the_check_is_not_followed(workspace: Path, outside: Path) -> None:
+    """A command running beside the tool swaps a folder for a link between the guard's check and the open:
+    the open itself stays inside (the guard's answer is taken, then the swap happens, then the tool opens)."""
+    guard = PathGuard(workspace, True)
+    read, write, edit = ReadFileTool(guard), WriteFileTool(guard), EditFileTool(guard)
+    checked = guard.resolve("notes/a.md")
+    (workspace / "notes").rename(workspace / "notes.old")
+    (workspace / "notes").symlink_to(outside.parent)
+    (outside.parent / "a.md").write_text("outside, not to be read\n")
+    for attempt in (lambda: read._read(checked, 1, None), lambda: write._write(checked, "x"),
+                    lambda: edit._edit(checked, "outside", "inside", False)):
+        with pytest.raises(OSError, match="leads outside"):
+            attempt()
+    assert (outside.parent / "a.md").read_text() == "outside, not to be read\n"
+    os.mkfifo(workspace / "notes.old" / "pipe")
+    with pytest.raises(OSError, match="named pipe"):
+        read._read(guard.resolve("notes.old/pipe"), 1, None)

@@ -1,9 +1,12 @@
 """The Memory tab: MEMORY.md, USER.md and SOUL.md, rendered or edited. A save is atomic and recorded
-in the memory history (so it can be undone); changes made on disk by others show up by themselves."""
+in the memory history (so it can be undone); changes made on disk by others show up by themselves.
+The files are read and written through desktop.workspace_files: one that became a link out of the workspace
+(or a pipe, or too big) is not shown, and the tab says why."""
 
 from __future__ import annotations
 
 import asyncio
+import html
 from pathlib import Path
 
 from PySide6.QtCore import QFileSystemWatcher, QStringListModel, Qt, QTimer, Signal
@@ -16,18 +19,18 @@ from PySide6.QtWidgets import (
     QPlainTextEdit,
     QPushButton,
     QStackedWidget,
-    QTextBrowser,
     QVBoxLayout,
     QWidget,
 )
 
-from desktop.atomic import atomic_write_text
+from desktop import workspace_files
 from desktop.memory.git_history import GitError
 from desktop.tasks import spawn
 from desktop.ui.bridge import CoreBridge
+from desktop.ui.markdown import MarkdownBrowser
 from desktop.ui.skills.details import Notice
 from desktop.ui.skills.model import AMBER, GREEN, RED
-from desktop.workspace import MEMORY_FILE
+from desktop.workspace import MEMORY_FILE, TEXT_FILE_LIMIT
 
 # (label in the list, path relative to the workspace)
 FILES = (("MEMORY.md — long-term facts", MEMORY_FILE),
@@ -36,8 +39,14 @@ FILES = (("MEMORY.md — long-term facts", MEMORY_FILE),
 RELOAD_DELAY_MS = 200
 
 
-def _read(path: Path) -> str:
-    return path.read_text(encoding="utf-8", errors="replace") if path.is_file() else ""
+def _read_all(workspace: Path) -> tuple[dict[str, str], dict[str, str]]:
+    """Every file's text, and why a file was not read (for those that may not be)."""
+    texts, refused = {}, {}
+    for _, name in FILES:
+        texts[name], why = workspace_files.load_text(workspace, name, TEXT_FILE_LIMIT)
+        if why:
+            refused[name] = why
+    return texts, refused
 
 
 class MemoryFilesTab(QWidget):
@@ -49,6 +58,8 @@ class MemoryFilesTab(QWidget):
         self.current = FILES[0][1]
         self._disk: dict[str, str] = {}  # what each file held when last read or saved
         self._on_disk_now: dict[str, str] | None = None  # newer disk contents held back while editing
+        self._refused: dict[str, str] = {}  # why a file was not read, by name
+        self._showing_refusal = False
         self._editing = False
 
         self.files = QListView()
@@ -56,7 +67,7 @@ class MemoryFilesTab(QWidget):
         self.files.setEditTriggers(QAbstractItemView.EditTrigger.NoEditTriggers)
         self.files.setHorizontalScrollBarPolicy(Qt.ScrollBarPolicy.ScrollBarAlwaysOff)
         self.files.setFixedWidth(max(self.fontMetrics().horizontalAdvance(label) for label, _ in FILES) + 24)
-        self.view = QTextBrowser()
+        self.view = MarkdownBrowser()
         self.view.setOpenExternalLinks(True)
         self.editor = QPlainTextEdit()
         mono = QFontDatabase.systemFont(QFontDatabase.SystemFont.FixedFont)
@@ -111,8 +122,10 @@ class MemoryFilesTab(QWidget):
     async def reload(self) -> None:
         """Read the files again; show the current one unless the user has unsaved edits of it."""
         workspace = self.bridge.workspace
-        texts = await asyncio.to_thread(lambda: {name: _read(workspace / name) for _, name in FILES})
-        self._watch(workspace)
+        texts, self._refused = await asyncio.to_thread(_read_all, workspace)
+        present = await asyncio.to_thread(
+            lambda: [name for _, name in FILES if workspace_files.kind(workspace, name) == "file"])
+        self._watch(workspace, present)
         changed = texts.get(self.current) != self._disk.get(self.current)
         if self.dirty and changed:
             self.notice.show_html(AMBER, f"{self.current} was changed outside this window. Your edits are "
@@ -147,7 +160,7 @@ class MemoryFilesTab(QWidget):
         except GitError as exc:
             self.notice.show_html(AMBER, f"The memory history is unavailable ({exc}); saving anyway.")
         try:
-            await asyncio.to_thread(atomic_write_text, self.path(name), text)
+            await asyncio.to_thread(workspace_files.write_text, self.bridge.workspace, name, text)
         except OSError as exc:
             self.notice.show_html(RED, f"Could not save {name}: {exc.strerror or exc}. Your text is still here.")
             return False
@@ -183,10 +196,18 @@ class MemoryFilesTab(QWidget):
     def _render(self) -> None:
         text = self._disk.get(self.current, "")
         self.title.setText(f"<b>{self.current}</b>  <span style='color:gray'>{self.path()}</span>")
+        refused = self._refused.get(self.current)
+        if refused:
+            self.notice.show_html(RED, f"{html.escape(refused)}. Nothing of it is shown here or given to the "
+                                       "assistant; replace it with a plain file to use it again.")
+        elif self._showing_refusal:
+            self.notice.hide()
+        self._showing_refusal = bool(refused)
         if self._editing:
             self.editor.setPlainText(text)
         else:
-            self.view.setMarkdown(text or "*This file is empty.*")
+            self.view.setMarkdown("*Not shown.*" if refused else text or "*This file is empty.*")
+        self.edit_button.setEnabled(not refused)
 
     def _show_mode(self) -> None:
         self.stack.setCurrentWidget(self.editor if self._editing else self.view)
@@ -201,9 +222,9 @@ class MemoryFilesTab(QWidget):
         self.notice.hide()
         self.editor.setPlainText(self._disk.get(self.current, ""))
 
-    def _watch(self, workspace: Path) -> None:
+    def _watch(self, workspace: Path, present: list[str]) -> None:
         """Atomic writes replace files, which drops them from the watcher: re-add every time."""
-        wanted = [str(workspace / name) for _, name in FILES if (workspace / name).exists()]
+        wanted = [str(workspace / name) for name in present]
         wanted += [str(workspace), str(workspace / "memory")]
         missing = [p for p in wanted if p not in self.watcher.files() + self.watcher.directories()]
         if missing:

@@ -9,7 +9,6 @@ import asyncio
 import re
 import threading
 from collections.abc import Sequence
-from pathlib import Path
 from typing import Any
 
 from PySide6.QtCore import QAbstractTableModel, QDate, QModelIndex, QObject, QPersistentModelIndex, Qt, QTimer, Signal
@@ -30,7 +29,7 @@ from PySide6.QtWidgets import (
 )
 
 from desktop.local_time import local_time
-from desktop.memory.history_search import Query, read_newest, search
+from desktop.memory.history_search import Query, search
 from desktop.memory.store import HistoryEntry
 from desktop.tasks import spawn
 from desktop.ui.bridge import CoreBridge
@@ -191,7 +190,7 @@ class HistoryTab(QWidget):
 
     async def refresh(self) -> None:
         """Load when the file changed since the last load (or was never loaded, even when there is none yet)."""
-        stamp = await asyncio.to_thread(_stamp, self.bridge.history_file)
+        stamp = await self.bridge.history_stamp()
         if self._all is None or stamp != self._loaded_stamp:
             await self.load()
 
@@ -203,9 +202,8 @@ class HistoryTab(QWidget):
         await self._loading
 
     async def _load(self) -> None:
-        path = self.bridge.history_file
-        self._loaded_stamp = await asyncio.to_thread(_stamp, path)
-        newest = await asyncio.to_thread(read_newest, path, FIRST_SCREEN)
+        self._loaded_stamp = await self.bridge.history_stamp()
+        newest = await self.bridge.read_newest_history(FIRST_SCREEN)
         self.model.titles = await self.bridge.session_titles()
         self.detail.setPlaceholderText(EMPTY if not newest else "Select an entry to read it in full.")
         if self.query().empty:
@@ -275,14 +273,6 @@ class HistoryTab(QWidget):
         self.first_day.setEnabled(on)
         self.last_day.setEnabled(on)
         self._delay.start()
-
-
-def _stamp(path: Path) -> tuple[int, int] | None:
-    try:
-        info = path.stat()
-    except FileNotFoundError:
-        return None
-    return info.st_size, info.st_mtime_ns
 
 
 def _date_edit(date: QDate) -> QDateEdit:

@@ -26,14 +26,13 @@ from PySide6.QtWidgets import (
     QPushButton,
     QSizePolicy,
     QStyle,
-    QTextBrowser,
     QVBoxLayout,
     QWidget,
 )
 
 from desktop.skills.frontmatter import ERROR, Diagnostic, SkillDoc, parse_skill_text
 from desktop.skills.loader import SkillStatus
-from desktop.ui.markdown import prose_document
+from desktop.ui.markdown import MarkdownBrowser, prose_document
 from desktop.ui.skills.avatar import avatar_pixmap
 from desktop.ui.skills.model import AMBER, GREEN, GREY, RED, SOURCE_COLORS, SOURCE_LABELS
 
@@ -149,7 +148,7 @@ class SkillDetails(QWidget):
         self.uninstall_button = QPushButton("Uninstall…")
         self.uninstall_button.setToolTip("Moves the skill's folder to skills/.trash in your workspace")
         self.uninstall_button.clicked.connect(self.uninstall_requested)
-        self.body = QTextBrowser()
+        self.body = MarkdownBrowser()
         self.body.setOpenLinks(False)
         self.body.anchorClicked.connect(self.link_clicked)
         self.body.setFrameShape(QFrame.Shape.NoFrame)
@@ -210,10 +209,11 @@ class SkillDetails(QWidget):
         self.edit_button.setVisible(writable)
         self.uninstall_button.setVisible(writable)
         self.copy_button.setVisible(not writable and status.shadowed_by is None)
-        self.body.setSearchPaths([str(doc.path.parent)])
         text = doc.body or ("*This SKILL.md has no instructions to show.*" if doc.loadable else
                             "*Nothing to show until the problem above is fixed.*")
-        rendered = prose_document(text, self.body.font(), self.body.palette(), self.body.viewport().width())
+        folder = doc.path.parent  # pictures the body names come from the skill's own folder, and only from it
+        rendered = prose_document(text, self.body.font(), self.body.palette(), self.body.viewport().width(),
+                                  (folder, ""))
         rendered.setDocumentMargin(14)
         rendered.setParent(self.body)  # kept alive by the view, not by Python
         self.body.setDocument(rendered)

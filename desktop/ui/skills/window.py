@@ -33,7 +33,6 @@ from PySide6.QtWidgets import (
     QWidget,
 )
 
-from desktop.atomic import atomic_write_text
 from desktop.bus import TurnFinished
 from desktop.settings import SettingsError
 from desktop.skills import files
@@ -330,7 +329,7 @@ class SkillsWindow(QWidget):
         if status is None or status.source != "workspace":
             return False
         try:
-            text = await asyncio.to_thread(files.read_skill_text, status.doc.path)
+            text = await asyncio.to_thread(files.read_skill_text, self.skills_dir, status.name)
         except UnicodeDecodeError:
             self.banner.show_message(RED, f"<b>{_esc(status.doc.path)} is not UTF-8 text.</b> Convert it to UTF-8 "
                                           "in another editor first; editing it here could damage it.")
@@ -351,7 +350,7 @@ class SkillsWindow(QWidget):
         text = self.editor.text()
         doc = self.editor.validate()
         try:
-            await asyncio.to_thread(atomic_write_text, self.editor.path, text)
+            await asyncio.to_thread(files.save_skill_text, self.skills_dir, editing.name, text)
         except OSError as exc:
             self.banner.show_message(RED, f"<b>Could not save {_esc(self.editor.path)}.</b> {_esc(exc)} "
                                           "Your text is still in the editor.")

@@ -2,12 +2,33 @@
 
 from __future__ import annotations
 
+import os
 import random
+from pathlib import Path
 
-from PySide6.QtGui import QColor, QFont, QGuiApplication, QPalette, QTextCharFormat, QTextDocument, QTextFormat
+import pytest
+from PySide6.QtCore import QUrl
+from PySide6.QtGui import (
+    QColor,
+    QFont,
+    QGuiApplication,
+    QImage,
+    QPalette,
+    QTextCharFormat,
+    QTextDocument,
+    QTextFormat,
+)
 
 from desktop.ui.highlight import HIGHLIGHT_CHARS
-from desktop.ui.markdown import Code, Prose, code_document, prose_document, quote_bars, split_blocks
+from desktop.ui.markdown import (
+    Code,
+    MarkdownBrowser,
+    Prose,
+    code_document,
+    prose_document,
+    quote_bars,
+    split_blocks,
+)
 
 ANSWER = """Run this:
 
@@ -146,3 +167,31 @@ def test_code_in_an_unknown_language_or_too_long_stays_plain(qapp) -> None:  # t
         doc = code_document(code, language, QFont("monospace"), palette, 400)
         assert doc.toPlainText() == code
         assert _colours(doc) == {}
+
+
+@pytest.mark.timeout(30)
+def test_pictures_never_make_qt_open_a_file_itself(qapp, tmp_path: Path) -> None:  # type: ignore[no-untyped-def]
+    """Markdown from the model or the workspace may name a pipe (Qt would block the GUI thread on it) or a
+    file outside: only pictures inside the given folder are read, through the workspace reader."""
+    pipe = tmp_path / "pipe.png"
+    os.mkfifo(pipe)
+    outside = tmp_path / "outside.png"
+    QImage(3, 3, QImage.Format.Format_ARGB32).save(str(outside))
+    skill = tmp_path / "skill"
+    (skill / "img").mkdir(parents=True)
+    QImage(2, 2, QImage.Format.Format_ARGB32).save(str(skill / "img" / "ok.png"))
+    (skill / "img" / "out.png").symlink_to(outside)
+    names = [str(pipe), f"file://{outside}", "img/ok.png", "img/out.png", "../outside.png"]
+    doc = prose_document(" ".join(f"![{i}]({n})" for i, n in enumerate(names)), QFont(), QPalette(), 400,
+                         (skill, ""))
+    kind = QTextDocument.ResourceType.ImageResource.value
+    sizes = [doc.resource(kind, QUrl(n)).size() for n in names]
+    assert [(s.width(), s.height()) for s in sizes] == [(1, 1), (1, 1), (2, 2), (1, 1), (1, 1)]
+    plain = prose_document(f"![x]({pipe})", QFont(), QPalette(), 400)  # no folder: no picture at all
+    assert plain.resource(kind, QUrl(str(pipe))).size().width() == 1
+    browser = MarkdownBrowser()
+    browser.setMarkdown(f"![x]({pipe}) and ![y]({outside})")
+    browser.resize(300, 200)
+    browser.show()
+    qapp.processEvents()
+    browser.close()

@@ -5,7 +5,6 @@ from __future__ import annotations
 
 import json
 import os
-import subprocess
 from collections.abc import AsyncIterator
 from datetime import datetime, timedelta
 from pathlib import Path
@@ -47,9 +46,8 @@ def type_text(qtbot, widget: Any, text: str) -> None:  # type: ignore[no-untyped
             qtbot.keyClicks(widget, line)
 
 
-def git_subjects(workspace: Path) -> list[str]:
-    out = subprocess.run(["git", "log", "--format=%s"], check=False, cwd=workspace, capture_output=True, text=True)
-    return out.stdout.splitlines()
+async def subjects(bridge: CoreBridge) -> list[str]:
+    return [c.subject for c in await bridge.memory_git.log()]
 
 
 async def test_edit_and_save_a_memory_file(window: MemoryWindow, qtbot) -> None:  # type: ignore[no-untyped-def]
@@ -66,7 +64,7 @@ async def test_edit_and_save_a_memory_file(window: MemoryWindow, qtbot) -> None:
     saved = (workspace / "memory" / "MEMORY.md").read_text()
     assert saved.endswith("## Projects\n- Atlas runs on Postgres 16\n")
     assert tab.stack.currentWidget() is tab.view and "Atlas runs on Postgres 16" in tab.view.toPlainText()
-    assert git_subjects(workspace)[0] == "Edit memory/MEMORY.md by hand"
+    assert (await subjects(window.bridge))[0] == "Edit memory/MEMORY.md by hand"
     assert "Atlas" in window.bridge.core.context.system_prompt()  # the next turn sees it
     shot(window, "memory")
 
@@ -112,7 +110,7 @@ async def test_restore_a_change_from_its_diff(window: MemoryWindow, qtbot) -> No
     await until(lambda: tab.title.text().startswith("<b>Restore USER.md"), message="the new change to show")
     assert "+- Name:" in tab.diff.toPlainText()  # its diff puts the old line back
     shot(window, "changes-restored")
-    assert git_subjects(core.workspace)[:2] == [f"Restore USER.md to before {rev[:7]}", "Dream: update USER.md"]
+    assert (await subjects(window.bridge))[:2] == [f"Restore USER.md to before {rev[:7]}", "Dream: update USER.md"]
 
 
 def write_history(path: Path, count: int) -> None:
@@ -236,3 +234,23 @@ async def test_sessions_open_export_and_delete(window: MemoryWindow, tmp_path: P
     assert await tab.delete() is True
     assert not core.sessions.path_for("desktop:a").exists()
     assert [tab.model.item(r, 0).text() for r in range(tab.model.rowCount())] == ["Tax forms"]
+
+
+async def test_a_memory_file_that_leads_out_is_not_shown_and_the_tab_says_why(  # type: ignore[no-untyped-def]
+        window: MemoryWindow, qtbot, tmp_path: Path) -> None:
+    secret = tmp_path / "private.md"
+    secret.write_text("PRIVATE-CONTENT\n")
+    user = window.bridge.core.workspace / "USER.md"
+    user.unlink()
+    user.symlink_to(secret)
+    tab = window.memory
+    tab.files.setCurrentIndex(tab.files.model().index(1, 0))
+    await tab.reload()
+    await until(lambda: "USER.md is a link that leads outside" in tab.notice.text())
+    assert "Nothing of it is shown" in tab.notice.text() and "PRIVATE" not in tab.view.toPlainText()
+    assert tab.view.toPlainText() == "Not shown." and not tab.edit_button.isEnabled()
+    shot(window, "memory-refused")
+    user.unlink()
+    user.write_text("# About the user\n\n- Name: Sam\n")
+    await until(lambda: "Name: Sam" in tab.view.toPlainText(), message="the plain file to show")
+    assert tab.notice.text() == "" and tab.edit_button.isEnabled()
