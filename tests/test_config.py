@@ -4,7 +4,7 @@ from __future__ import annotations
 
 from pathlib import Path
 
-from desktop.config import Config, load_config, validate
+from desktop.config import Config, load_config, save_config, validate
 
 
 def test_missing_file_gets_defaults_written(tmp_path: Path) -> None:
@@ -109,3 +109,26 @@ def test_validate_names_out_of_range_values_of_a_config_about_to_be_saved() -> N
     config.temperature = -0.5
     assert validate(config) == ["key 'temperature' should be a number from 0 to 2, got -0.5",
                                 "key 'max_tokens' should be a whole number at least 1, got 0"]
+
+
+def test_the_former_network_switch_is_read_as_a_mode_and_saved_in_the_new_form(tmp_path: Path) -> None:
+    path = tmp_path / "config.yaml"
+    for written, meant in (("true", "internet"), ("false", "off"), ("yes", "internet"), ("off", "off"),
+                           ("'off'", "off"), ("internet", "internet"), ("host", "host")):
+        path.write_text(f"tools:\n  exec:\n    timeout: 30\n    network: {written}\n")
+        loaded = load_config(path)
+        assert loaded.problems == [] and loaded.config.tools.exec.network == meant, written
+    save_config(path, loaded.config)
+    assert load_config(path).config.tools.exec.network == "host"
+    path.write_text("tools:\n  exec:\n    network: false\n")
+    save_config(path, load_config(path).config)
+    assert "network: 'off'" in path.read_text() and load_config(path).config.tools.exec.network == "off"
+
+
+def test_an_unknown_network_mode_is_named_with_its_line_and_only_it_falls_back(tmp_path: Path) -> None:
+    path = tmp_path / "config.yaml"
+    path.write_text("tools:\n  exec:\n    timeout: 30\n    network: everywhere\n")
+    loaded = load_config(path)
+    assert loaded.config.tools.exec.network == "internet" and loaded.config.tools.exec.timeout == 30
+    assert loaded.problems == [f"{path} line 4: key 'tools.exec.network' should be one of internet, off, host, "
+                               "got 'everywhere'; using the default"]

@@ -96,11 +96,12 @@ class ExecTool(Tool):
         if reason:
             raise ToolError(f"command refused: {reason}")
         argv = [_SHELL, "-c", command]
-        if sandbox is not None:
-            argv = await asyncio.to_thread(sandbox.wrap, argv, cwd)
         tail = LiveTail(ctx)
         try:
-            return await self._run(argv, cwd, timeout or self.timeout, tail.feed)
+            if sandbox is None:
+                return await self._run(argv, cwd, timeout or self.timeout, tail.feed)
+            async with sandbox.command(argv, cwd) as contained:
+                return await self._run(contained, cwd, timeout or self.timeout, tail.feed)
         finally:
             tail.close()
 
