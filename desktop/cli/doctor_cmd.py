@@ -1,4 +1,5 @@
-"""`nanobot-tray doctor`: what a support request needs — paths, config, keyring, model reachability."""
+"""`nanobot-tray doctor`: what a support request needs — paths, config, how commands are contained and
+what network they get, keyring, model reachability."""
 
 from __future__ import annotations
 
@@ -31,7 +32,9 @@ def run(args: argparse.Namespace) -> int:
     print(f"data:       {h.data_dir}")
     print(f"workspace:  {workspace_of(h, config)}")
     sandbox = exec_sandbox(config, h, workspace_of(h, config))
-    print(f"commands:   {(sandbox.mode_now() if sandbox else RESTRICTION_OFF).description}")
+    mode = sandbox.mode_now() if sandbox else RESTRICTION_OFF
+    print(f"commands:   {mode.description}")
+    print(f"network:    {'WARNING: ' if mode.network.warning else ''}{mode.network.description}")
     print("config ok" if not loaded.problems else "config problems:")
     for problem in loaded.problems:
         print(f"  - {problem}")

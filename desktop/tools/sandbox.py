@@ -90,7 +90,7 @@ class Sandbox:
         mounts = self._mounts()
         flat = [word for _, _, words in sorted(mounts, key=lambda m: (m[0], m[1])) for word in words]
         return [self.program, *_BASE, *flat, *_ISOLATION, *bwrap_words(network, egress),
-                "--setenv", "TMPDIR", "/tmp", "--chdir", str(cwd), "--", *relayed(argv, network)]
+                "--setenv", "TMPDIR", "/tmp", "--chdir", str(cwd), "--", *relayed(argv, network, egress)]
 
     def _mounts(self) -> list[tuple[int, int, list[str]]]:
         """(depth, order, bwrap words): applied parents first, so a bind inside a hidden folder shows

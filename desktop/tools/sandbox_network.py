@@ -27,14 +27,13 @@ MODES = (INTERNET, OFF, HOST)
 RELAY = "socat"
 PROXY_PORT = 3128
 PROXY_URL = f"http://127.0.0.1:{PROXY_PORT}"
-SOCKET_INSIDE = "/run/nanobot-tray/egress.sock"
 # Connections to the sandbox's own loopback (a server the command started itself) go direct.
 _DIRECT = "localhost,127.0.0.1,::1"
 _PROXY_VARIABLES = {**{name: PROXY_URL for name in ("http_proxy", "https_proxy", "all_proxy", "HTTP_PROXY",
                                                        "HTTPS_PROXY", "ALL_PROXY")},
                     "no_proxy": _DIRECT, "NO_PROXY": _DIRECT}
 _RELAY_WAIT = 500  # tries, 10 ms apart
-_PRELUDE = """{relay} TCP-LISTEN:{port},bind=127.0.0.1,reuseaddr,fork UNIX-CONNECT:{socket} </dev/null >/dev/null 2>&1 &
+_PRELUDE = """{relay} TCP-LISTEN:{port},bind=127.0.0.1,reuseaddr,fork {socket} </dev/null >/dev/null 2>&1 &
 relay=$! tries=0
 until grep -q ' 0100007F:{port_hex} 00000000:0000 0A ' /proc/net/tcp; do
   tries=$((tries + 1))
@@ -83,24 +82,27 @@ def network_in_force(setting: str) -> Network:
 
 
 def bwrap_words(network: Network, egress: Path | None) -> list[str]:
-    """The bwrap options for `network`; `egress` is the proxy's socket (internet). After the mounts: the
-    socket's mount point lies in the sandbox's empty /run."""
+    """The bwrap options for `network`; `egress` is the proxy's socket (internet), bound at the same path:
+    there either its folder is hidden (an empty one where bwrap can make the mount point) or the socket
+    itself is the mount point. After the mounts, so it shows through a hidden folder."""
     if network.mode == HOST:
         return []
     if network.mode == OFF:
         return ["--unshare-net"]
     if egress is None:
         raise ValueError("internet mode needs the egress proxy's socket")
-    words = ["--unshare-net", "--ro-bind", str(egress), SOCKET_INSIDE]
+    words = ["--unshare-net", "--ro-bind", str(egress), str(egress)]
     for name, value in _PROXY_VARIABLES.items():
         words += ["--setenv", name, value]
     return words
 
 
-def relayed(argv: Sequence[str], network: Network) -> list[str]:
-    """`argv` preceded, in internet mode, by the relay to the proxy (the command replaces the sh that waits)."""
-    if network.mode != INTERNET or network.relay is None:
+def relayed(argv: Sequence[str], network: Network, egress: Path | None) -> list[str]:
+    """`argv` preceded, in internet mode, by the relay to the proxy's socket `egress` (the command replaces
+    the sh that waits for the relay)."""
+    if network.mode != INTERNET or network.relay is None or egress is None:
         return list(argv)
     script = _PRELUDE.format(relay=shlex.quote(network.relay), relay_name=RELAY, port=PROXY_PORT,
-                             port_hex=f"{PROXY_PORT:04X}", socket=SOCKET_INSIDE, wait=_RELAY_WAIT)
+                             port_hex=f"{PROXY_PORT:04X}", socket=shlex.quote(f"UNIX-CONNECT:{egress}"),
+                             wait=_RELAY_WAIT)
     return ["/bin/sh", "-c", script, "sh", *argv]

@@ -30,6 +30,8 @@ from PySide6.QtWidgets import (
 
 from desktop.config import Config
 from desktop.tasks import spawn
+from desktop.tools.sandbox import SandboxMode
+from desktop.tools.sandbox_network import HOST, INTERNET, OFF
 from desktop.tools.shell import MAX_TIMEOUT
 from desktop.ui import hotkey
 from desktop.ui.approval_rules import ApprovalRules
@@ -37,6 +39,7 @@ from desktop.ui.bridge import CoreBridge
 from desktop.ui.form_widgets import (
     ERROR_COLOUR,
     OK_COLOUR,
+    WARN_COLOUR,
     heading,
     note_label,
     save_edited_config,
@@ -116,6 +119,11 @@ class SettingsWindow(QWidget):
         self.exec_timeout.setSuffix(" s")
         self.exec_timeout.setMaximumWidth(140)
         self.command_mode = note_label()
+        self.network = QComboBox()
+        self.network.addItem("Public internet only", INTERNET)
+        self.network.addItem("None", OFF)
+        self.network.addItem("This computer's network (not recommended)", HOST)
+        self.network_mode = note_label()
         self.search_provider = QComboBox()
         self.search_provider.addItem("DuckDuckGo (no key needed)", "duckduckgo")
         self.search_provider.addItem("Brave Search (needs a key)", "brave")
@@ -125,6 +133,7 @@ class SettingsWindow(QWidget):
             "When off, the assistant may read, change and run things anywhere your user account can.")))
         form.addRow("Stop a command after", self.exec_timeout)
         form.addRow("Shell commands", self.command_mode)
+        form.addRow("Network for commands", with_note(self.network, self.network_mode))
         form.addRow(heading("Web"))
         form.addRow("Search with", with_note(self.search_provider, note_label(
             "Brave Search needs its API key in the keyring: nanobot-tray keys set brave")))
@@ -187,8 +196,7 @@ class SettingsWindow(QWidget):
         loaded = await self.bridge.read_settings()
         self._show_problems(loaded.problems)
         self.load(loaded.config)
-        mode = await self.bridge.command_mode()
-        self.command_mode.setText(mode[:1].upper() + mode[1:] + ".")
+        self._show_command_mode(await self.bridge.command_mode())
         self._autostart_was = await asyncio.to_thread(autostart.is_enabled)
         self.autostart.setChecked(self._autostart_was)
         self.autostart.setEnabled(autostart.is_supported())
@@ -212,10 +220,23 @@ class SettingsWindow(QWidget):
         self.context_window.setValue(config.context_window_tokens)
         self.restrict.setChecked(config.tools.restrict_to_workspace)
         self.exec_timeout.setValue(config.tools.exec.timeout)
+        self.network.setCurrentIndex(max(self.network.findData(config.tools.exec.network), 0))
         self.approval_rules.load(config)
         found = self.search_provider.findData(config.tools.web.search_provider)
         self.search_provider.setCurrentIndex(max(found, 0))
         self.status.clear()
+
+    def _show_command_mode(self, mode: SandboxMode | None) -> None:
+        """How commands are contained and what network is in force (a warning when it is more than the
+        default lets through, or less than was asked for)."""
+        if mode is None:
+            self.command_mode.setText("The exec tool is not loaded.")
+            self.network_mode.clear()
+            return
+        self.command_mode.setText(_sentence(mode.description))
+        network = mode.network
+        set_note(self.network_mode, ("Warning: " if network.warning else "In force: ") + network.description + ".",
+                 WARN_COLOUR if network.warning else None)
 
     def _show_problems(self, problems: list[str]) -> None:
         self.banner.setVisible(bool(problems))
@@ -237,6 +258,7 @@ class SettingsWindow(QWidget):
             return "The longest answer must be shorter than the context window."
         config.tools.restrict_to_workspace = self.restrict.isChecked()
         config.tools.exec.timeout = self.exec_timeout.value()
+        config.tools.exec.network = str(self.network.currentData())
         config.tools.web.search_provider = str(self.search_provider.currentData())
         folder = self.workspace.text().strip()
         if folder and not Path(folder).expanduser().is_absolute():
@@ -268,6 +290,7 @@ class SettingsWindow(QWidget):
             self._say(message, ERROR_COLOUR)
             return
         self._show_problems([])
+        self._show_command_mode(await self.bridge.command_mode())
         problem = await self.model_form.store_typed_key()
         problem = problem or await self._apply_autostart()
         if problem:
@@ -298,6 +321,10 @@ class SettingsWindow(QWidget):
 
     def _say(self, text: str, colour: str) -> None:
         set_note(self.status, text, colour)
+
+
+def _sentence(text: str) -> str:
+    return text[:1].upper() + text[1:] + "."
 
 
 def _page(content: QWidget, caption: str, stretch: bool = True) -> QWidget:
