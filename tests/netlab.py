@@ -12,12 +12,17 @@
 This computer has 127.0.0.1, the private address 10.200.0.1 and the public addresses 81.0.0.1 and
 2a00:11:22:1::1 (a desktop's own global IPv6 address), and a canary listening on all of them.
 
+A namespace is a thread's own: threads started afterwards by the calling thread follow it, and the app's
+one long-lived thread that reaches the network, the model-calls thread (desktop/providers/model_thread.py),
+is moved in and out with it, so the whole app runs on "this computer".
+
 Needs root (CAP_SYS_ADMIN to make namespaces, as in CI) and `ip` (iproute2); `Unavailable` says why not.
 Every server binds its own socket in its namespace and is closed with the context.
 """
 
 from __future__ import annotations
 
+import asyncio
 import ctypes
 import hashlib
 import os
@@ -34,6 +39,8 @@ from dataclasses import dataclass, field
 from http.server import BaseHTTPRequestHandler, SimpleHTTPRequestHandler, ThreadingHTTPServer
 from pathlib import Path
 from typing import Any
+
+from desktop.providers import model_thread
 
 PUBLIC, PUBLIC6 = "11.22.33.44", "2a00:11:22:ff::44"
 OWN_PRIVATE, OWN_PUBLIC, OWN_PUBLIC6 = "10.200.0.1", "81.0.0.1", "2a00:11:22:1::1"
@@ -134,10 +141,12 @@ def private_internet(root: Path) -> Iterator[Internet]:
     servers: list[ThreadingHTTPServer] = []
     closers: list[socket.socket] = []
     home = world = -1
+    model_calls = model_thread._worker_loop()
     try:
         home = _unshare()
         world = _unshare()
         _setns(home)
+        _move(model_calls, home)
         _ip(home, "link set lo up",
             f"link add nbt0 type veth peer name nbt1 netns /proc/{os.getpid()}/fd/{world}",
             f"addr add {OWN_PRIVATE}/24 dev nbt0", f"addr add {OWN_PUBLIC}/24 dev nbt0",
@@ -181,6 +190,7 @@ def private_internet(root: Path) -> Iterator[Internet]:
             server.server_close()
         for sock in closers:
             sock.close()
+        _move(model_calls, original)
         _setns(original)
         for fd in (original, home, world):
             if fd >= 0:
@@ -195,6 +205,14 @@ def _entered(world: int, home: int) -> Iterator[None]:
         yield
     finally:
         _setns(home)
+
+
+def _move(loop: asyncio.AbstractEventLoop, namespace: int) -> None:
+    """Move the thread running `loop` into `namespace`."""
+    async def move() -> None:
+        _setns(namespace)
+
+    asyncio.run_coroutine_threadsafe(move(), loop).result(10)
 
 
 def _ip(namespace: int, *commands: str) -> None:

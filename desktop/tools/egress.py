@@ -183,7 +183,9 @@ def refusal(address: IPAddress, local: Sequence[IPNetwork]) -> str | None:
     """Why the sandbox may not reach `address` (in words that follow "is"), or None."""
     reason = blocked_reason(address)
     if reason:
-        return "not a public address" if reason == "not public" else f"a {reason} address"
+        if reason == "not public":
+            return "not a public address"
+        return f"{'an' if reason[0] in 'aeiou' else 'a'} {reason} address"
     plain = _mapped(address) or address
     if any(plain in network for network in local):
         return "an address of this computer or of its local network"
