@@ -163,7 +163,7 @@ async def destination(host: str, port: int) -> list[IPAddress]:
     for any other, LookupError when the name does not resolve."""
     try:
         infos = await asyncio.get_running_loop().getaddrinfo(host, port, type=socket.SOCK_STREAM)
-    except (socket.gaierror, UnicodeError) as exc:
+    except (socket.gaierror, UnicodeError, ValueError) as exc:  # ValueError: a NUL in the name
         raise LookupError(f"cannot resolve {_printable(host)}: {getattr(exc, 'strerror', None) or exc}") from None
     addresses = list(dict.fromkeys(ipaddress.ip_address(str(info[4][0]).split("%")[0]) for info in infos))
     if not addresses:

@@ -59,19 +59,19 @@ class Sandbox:
         self.program = program
 
     async def mode(self) -> SandboxMode:
-        """Whether bwrap really runs here (probed once per process and setting)."""
-        key = (self.program, self.network)
+        """Whether bwrap really runs here (probed once per process), with the network in force now (socat
+        installed while the app runs is used from the next command on)."""
+        key = (self.program, self.network == HOST)
         if key not in _probed:
-            network = await asyncio.to_thread(network_in_force, self.network)
-            _probed[key] = await _probe_async(self._probe_argv(), network)
-        return _probed[key]
+            _probed[key] = await _probe_async(self._probe_argv())
+        return _with_network(_probed[key], await asyncio.to_thread(network_in_force, self.network))
 
     def mode_now(self) -> SandboxMode:
         """The same answer without an event loop (doctor)."""
-        key = (self.program, self.network)
+        key = (self.program, self.network == HOST)
         if key not in _probed:
-            _probed[key] = _probe_sync(self._probe_argv(), network_in_force(self.network))
-        return _probed[key]
+            _probed[key] = _probe_sync(self._probe_argv())
+        return _with_network(_probed[key], network_in_force(self.network))
 
     @contextlib.asynccontextmanager
     async def command(self, argv: Sequence[str], cwd: Path) -> AsyncIterator[list[str]]:
@@ -129,7 +129,7 @@ class Sandbox:
         return [found, *_BASE, *_ISOLATION, *network, "--", "true"]
 
 
-_probed: dict[tuple[str, str], SandboxMode] = {}
+_probed: dict[tuple[str, bool], SandboxMode] = {}  # (program, shares the network) -> bwrap's verdict
 RESTRICTION_OFF = SandboxMode(False, "not sandboxed: tools.restrict_to_workspace is off, so commands can "
                                      "reach the whole computer")
 
@@ -144,16 +144,23 @@ def _not_installed() -> SandboxMode:
     return _unavailable("bubblewrap (bwrap) is not installed — install the `bubblewrap` package")
 
 
-def _judge(returncode: int, stderr: str, network: Network) -> SandboxMode:
+def _with_network(verdict: SandboxMode, network: Network) -> SandboxMode:
+    """bwrap's verdict with `network`; without the sandbox no network mode is enforced (NOT_ENFORCED)."""
+    if not verdict.sandboxed:
+        return verdict
+    shared = "shared with this computer" if network.mode == HOST else "its own"
+    return SandboxMode(True, f"{verdict.description}, the network {shared}", network)
+
+
+def _judge(returncode: int, stderr: str) -> SandboxMode:
     if returncode == 0:
         return SandboxMode(True, "sandboxed with bubblewrap: the workspace is writable, the system read-only, "
-                                 "home and the app's own files hidden, the network "
-                                 + ("shared with this computer" if network.mode == HOST else "its own"), network)
+                                 "home and the app's own files hidden")
     reason = (stderr.strip().splitlines() or [f"exit code {returncode}"])[-1]
     return _unavailable(f"bwrap cannot run here ({reason}); unprivileged user namespaces may be disabled")
 
 
-async def _probe_async(argv: list[str] | None, network: Network) -> SandboxMode:
+async def _probe_async(argv: list[str] | None) -> SandboxMode:
     if argv is None:
         return _not_installed()
     try:
@@ -169,10 +176,10 @@ async def _probe_async(argv: list[str] | None, network: Network) -> SandboxMode:
             proc.kill()
         await proc.wait()
         return _unavailable("bwrap did not answer")
-    return _judge(proc.returncode or 0, err.decode("utf-8", "replace"), network)
+    return _judge(proc.returncode or 0, err.decode("utf-8", "replace"))
 
 
-def _probe_sync(argv: list[str] | None, network: Network) -> SandboxMode:
+def _probe_sync(argv: list[str] | None) -> SandboxMode:
     if argv is None:
         return _not_installed()
     try:
@@ -182,7 +189,7 @@ def _probe_sync(argv: list[str] | None, network: Network) -> SandboxMode:
         return _unavailable("bwrap did not answer")
     except OSError as exc:
         return _unavailable(f"bwrap cannot start ({exc})")
-    return _judge(done.returncode, done.stderr.decode("utf-8", "replace"), network)
+    return _judge(done.returncode, done.stderr.decode("utf-8", "replace"))
 
 
 def exec_sandbox(config: Config, h: Home, workspace: Path, skill_folders: Sequence[Path] = (),

@@ -32,7 +32,7 @@ _DIRECT = "localhost,127.0.0.1,::1"
 _PROXY_VARIABLES = {**{name: PROXY_URL for name in ("http_proxy", "https_proxy", "all_proxy", "HTTP_PROXY",
                                                        "HTTPS_PROXY", "ALL_PROXY")},
                     "no_proxy": _DIRECT, "NO_PROXY": _DIRECT}
-_RELAY_WAIT = 500  # tries, 10 ms apart
+_RELAY_WAIT = 1000  # tries, 5 ms apart
 _PRELUDE = """{relay} TCP-LISTEN:{port},bind=127.0.0.1,reuseaddr,fork {socket} </dev/null >/dev/null 2>&1 &
 relay=$! tries=0
 until grep -q ' 0100007F:{port_hex} 00000000:0000 0A ' /proc/net/tcp; do
@@ -41,7 +41,7 @@ until grep -q ' 0100007F:{port_hex} 00000000:0000 0A ' /proc/net/tcp; do
     echo "nanobot-tray: the sandbox's network relay ({relay_name}) did not start" >&2
     exit 125
   fi
-  sleep 0.01
+  sleep 0.005
 done
 exec "$@"
 """
