@@ -37,8 +37,6 @@ from dataclasses import dataclass
 from pathlib import Path
 from urllib.parse import SplitResult, urlsplit, urlunsplit
 
-import psutil
-
 from desktop.tools.web import IPAddress, IPNetwork, blocked_reason
 
 log = logging.getLogger(__name__)
@@ -197,7 +195,10 @@ def _mapped(address: IPAddress) -> ipaddress.IPv4Address | None:
 
 
 def local_networks() -> list[IPNetwork]:
-    """The networks of this computer's interfaces (their addresses and what lies on the same link)."""
+    """The networks of this computer's interfaces (their addresses and what lies on the same link).
+    Blocking: called in a worker thread, which also pays for psutil's import on the first connection."""
+    import psutil  # not at the app's start-up: most sessions never open a connection from the sandbox
+
     found: list[IPNetwork] = []
     for entries in psutil.net_if_addrs().values():
         for entry in entries:

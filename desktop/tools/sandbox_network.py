@@ -23,7 +23,6 @@ from dataclasses import dataclass
 from pathlib import Path
 
 INTERNET, OFF, HOST = "internet", "off", "host"
-MODES = (INTERNET, OFF, HOST)
 RELAY = "socat"
 PROXY_PORT = 3128
 PROXY_URL = f"http://127.0.0.1:{PROXY_PORT}"
