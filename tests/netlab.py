@@ -23,6 +23,7 @@ Every server binds its own socket in its namespace and is closed with the contex
 from __future__ import annotations
 
 import asyncio
+import contextlib
 import ctypes
 import hashlib
 import os
@@ -33,8 +34,7 @@ import struct
 import subprocess
 import threading
 import zipfile
-from collections.abc import Iterator
-from contextlib import contextmanager
+from collections.abc import Callable, Iterator
 from dataclasses import dataclass, field
 from http.server import BaseHTTPRequestHandler, SimpleHTTPRequestHandler, ThreadingHTTPServer
 from pathlib import Path
@@ -132,14 +132,14 @@ class Internet:
         return [f"{name} from {who}" for name, hits in self.forbidden.items() for who in hits]
 
 
-@contextmanager
+@contextlib.contextmanager
 def private_internet(root: Path) -> Iterator[Internet]:
     """Run the block with the calling thread in "this computer" (see the module docstring)."""
     if shutil.which("ip") is None:
         raise Unavailable("`ip` (iproute2) is not installed")
     original = os.open("/proc/thread-self/ns/net", os.O_RDONLY)
     servers: list[ThreadingHTTPServer] = []
-    closers: list[socket.socket] = []
+    closers: list[Callable[[], None]] = []
     home = world = -1
     model_calls = model_thread._worker_loop()
     try:
@@ -188,8 +188,8 @@ def private_internet(root: Path) -> Iterator[Internet]:
         for server in servers:
             server.shutdown()
             server.server_close()
-        for sock in closers:
-            sock.close()
+        for close in closers:
+            close()
         _move(model_calls, original)
         _setns(original)
         for fd in (original, home, world):
@@ -197,7 +197,7 @@ def private_internet(root: Path) -> Iterator[Internet]:
                 os.close(fd)
 
 
-@contextmanager
+@contextlib.contextmanager
 def _entered(world: int, home: int) -> Iterator[None]:
     """The calling thread in the world for the block (sockets made here belong to it), then home again."""
     _setns(world)
@@ -257,24 +257,44 @@ def _resolves(name: str, expected: str) -> bool:
 
 # --- the world's DNS server ----------------------------------------------------------------------------
 
-def _dns(address: str) -> socket.socket:
+def serve_until_stopped(sock: socket.socket, once: Callable[[], None]) -> Callable[[], None]:
+    """Call `once` (one accept or receive on `sock`) in a thread until the returned function is called, which
+    stops the thread and lets it close `sock` itself: closing a socket another thread is waiting on would
+    leave that thread to retry its wait on whatever socket gets the descriptor next (another test's)."""
+    stop = threading.Event()
+    sock.settimeout(0.05)
+
+    def loop() -> None:
+        try:
+            while not stop.is_set():
+                with contextlib.suppress(OSError):  # a wait that timed out, a client that hung up
+                    once()
+        finally:
+            sock.close()
+
+    thread = threading.Thread(target=loop, daemon=True)
+    thread.start()
+
+    def close() -> None:
+        stop.set()
+        thread.join(10)
+
+    return close
+
+
+def _dns(address: str) -> Callable[[], None]:
     """A UDP DNS server on `address`:53 answering NAMES (and FLIP); everything else does not exist."""
     sock = socket.socket(socket.AF_INET6 if ":" in address else socket.AF_INET, socket.SOCK_DGRAM)
     sock.bind((address, 53))
     flips = [0]
 
-    def serve() -> None:
-        while True:
-            try:
-                query, peer = sock.recvfrom(2048)
-            except OSError:
-                return
-            answer = _answer(query, flips)
-            if answer:
-                sock.sendto(answer, peer)
+    def once() -> None:
+        query, peer = sock.recvfrom(2048)
+        answer = _answer(query, flips)
+        if answer:
+            sock.sendto(answer, peer)
 
-    threading.Thread(target=serve, daemon=True).start()
-    return sock
+    return serve_until_stopped(sock, once)
 
 
 def _answer(query: bytes, flips: list[int]) -> bytes | None:

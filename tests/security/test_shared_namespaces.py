@@ -19,7 +19,6 @@ from __future__ import annotations
 import secrets
 import socket
 import sys
-import threading
 from collections.abc import AsyncIterator, Iterator
 from pathlib import Path
 
@@ -28,7 +27,7 @@ import pytest_asyncio
 
 from desktop.bus import ToolFinished, TurnFinished
 from desktop.tools.shell import ExecTool
-from tests.netlab import LOCAL_SECRET, PUBLIC_TOKEN, Internet, Unavailable, private_internet
+from tests.netlab import LOCAL_SECRET, PUBLIC_TOKEN, Internet, Unavailable, private_internet, serve_until_stopped
 from tests.security.harness import CONTAINED, REFUSED, Lab, case_class, fill, open_lab
 
 pytestmark = pytest.mark.asyncio(loop_scope="module")
@@ -136,31 +135,24 @@ class DesktopSocket:
     def __init__(self, name: str, marker: Path) -> None:
         self.name, self.marker = name, marker
         self.hits: list[str] = []
-        self.sock = socket.socket(socket.AF_UNIX)
-        self.sock.bind("\0" + name)
-        self.sock.listen()
-        threading.Thread(target=self._serve, daemon=True).start()
+        sock = socket.socket(socket.AF_UNIX)
+        sock.bind("\0" + name)
+        sock.listen()
+        self.close = serve_until_stopped(sock, lambda: self._answer(sock))
 
-    def _serve(self) -> None:
-        while True:
-            try:
-                conn, _ = self.sock.accept()
-            except OSError:
-                return
-            self.hits.append(self.name)
+    def _answer(self, sock: socket.socket) -> None:
+        conn, _ = sock.accept()
+        self.hits.append(self.name)
+        with conn:
             conn.settimeout(2)
             try:
                 conn.sendall(f"{LOCAL_SECRET}\n".encode())
                 self.marker.write_bytes(conn.recv(1000))
             except OSError:
                 pass
-            conn.close()
 
     def reached(self) -> list[str]:
         return [f"the abstract socket @{self.name} was reached {len(self.hits)} times"] if self.hits else []
-
-    def close(self) -> None:
-        self.sock.close()
 
 
 @pytest.fixture(scope="module")

@@ -14,7 +14,6 @@ import shutil
 import socket
 import sys
 import tempfile
-import threading
 from collections.abc import Iterator
 from pathlib import Path
 
@@ -48,6 +47,7 @@ from tests.netlab import (
     Internet,
     Unavailable,
     private_internet,
+    serve_until_stopped,
 )
 
 CTX = ToolContext("cli:test", "cli", "test")
@@ -77,31 +77,28 @@ class Listener:
     """A TCP listener on this computer's 127.0.0.1 and an abstract Unix socket; both count connections."""
 
     def __init__(self) -> None:
-        self.tcp = socket.socket()
-        self.tcp.bind(("127.0.0.1", 0))
-        self.tcp.listen()
-        self.port = self.tcp.getsockname()[1]
+        tcp = socket.socket()
+        tcp.bind(("127.0.0.1", 0))
+        tcp.listen()
+        self.port = tcp.getsockname()[1]
         self.abstract_name = f"nanobot-test-{secrets.token_hex(6)}"
-        self.unix = socket.socket(socket.AF_UNIX)
-        self.unix.bind("\0" + self.abstract_name)
-        self.unix.listen()
+        unix = socket.socket(socket.AF_UNIX)
+        unix.bind("\0" + self.abstract_name)
+        unix.listen()
         self.hits: list[str] = []
-        for server, kind in ((self.tcp, "tcp"), (self.unix, "abstract")):
-            threading.Thread(target=self._serve, args=(server, kind), daemon=True).start()
+        self.stops = [serve_until_stopped(tcp, lambda: self._answer(tcp, "tcp")),
+                      serve_until_stopped(unix, lambda: self._answer(unix, "abstract"))]
 
-    def _serve(self, server: socket.socket, kind: str) -> None:
-        while True:
-            try:
-                conn, _ = server.accept()
-            except OSError:
-                return
-            self.hits.append(kind)
+    def _answer(self, server: socket.socket, kind: str) -> None:
+        conn, _ = server.accept()
+        self.hits.append(kind)
+        with conn:
+            conn.settimeout(2)
             conn.sendall(f"HTTP/1.0 200 OK\r\n\r\n{LOCAL_SECRET}\n".encode())
-            conn.close()
 
     def close(self) -> None:
-        self.tcp.close()
-        self.unix.close()
+        for stop in self.stops:
+            stop()
 
 
 @pytest.fixture
