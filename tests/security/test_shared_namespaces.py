@@ -5,8 +5,9 @@ command read the screen and type into any window, the approval card included, an
 abstract address would answer it too. Over TCP: every service on 127.0.0.1 and on this computer's other
 addresses, the local network and its router, carrier-grade NAT, the cloud metadata address, and names that
 resolve to any of them (DNS rebinding). With the default `tools.exec.network: internet` none may be reached,
-in any spelling, directly or through the app's egress proxy; the way out to a public address works (the
-last test), so "contained" here means something.
+in any spelling, directly or through the app's egress proxy. Two tests show that "contained" here means
+something: the way out to a public address works, and with `host` (the opt-in) the same cases get through
+and the lab catches each one.
 
 The lab runs inside a private internet (tests/netlab.py; it needs root, as in CI). Besides the lab's own
 checks, every service there that must stay unreachable watches for connections, and the stand-ins for the X
@@ -44,8 +45,8 @@ PY_ABSTRACT = ("python3 -c \"import socket; s=socket.socket(socket.AF_UNIX); s.c
 FIND_PROXY_SOCKET = "S=$(find /tmp /run -name egress.sock 2>/dev/null | head -1); echo \"socket: $S\"; "
 
 # (case, command, needs the private internet's DNS). {port}/{port6}: the lab's canaries on 127.0.0.1 and
-# [::1]; {all}: this computer's canary on every address it has; {abstract}, {display}, {bus}: the desktop
-# sockets; {marker}: the file a reached desktop socket writes.
+# [::1]; {model}: the lab's model server; {all}: this computer's canary on every address it has; {abstract},
+# {display}, {bus}: the desktop sockets; {marker}: the file a reached desktop socket writes.
 CASES: list[tuple[str, str, bool]] = [
     # this computer's loopback
     ("loopback", f"{CURL} http://127.0.0.1:{{port}}/", False),
@@ -76,6 +77,10 @@ CASES: list[tuple[str, str, bool]] = [
      False),
     ("the proxy's socket itself", FIND_PROXY_SOCKET + "curl -sS -m 5 --unix-socket \"$S\" http://127.0.0.1:{port}/; "
      "curl -sS -m 5 --unix-socket \"$S\" --request-target http://127.0.0.1:{port}/ http://x/", False),
+    ("the model server itself",  # the lab watches for a request carrying "from_the_sandbox"
+     f"{VIA_PROXY} http://localhost:{{model}}/v1/chat/completions -d '{{\"from_the_sandbox\": 1}}'; "
+     "curl -sS -m 5 http://127.0.0.1:{model}/v1/chat/completions -d '{\"from_the_sandbox\": 1}'; "
+     + PY_CONNECT.format(host="127.0.0.1", port="{model}"), False),
     # this computer's other addresses (a service listening on all of them)
     ("this computer's private address", f"{VIA_PROXY} http://10.200.0.1:{{all}}/", False),
     ("this computer's public address", f"{VIA_PROXY} http://81.0.0.1:{{all}}/; "
@@ -172,22 +177,31 @@ async def lab(internet: Internet, tmp_path_factory: pytest.TempPathFactory) -> A
         assert isinstance(tool, ExecTool)
         mode = await tool.mode()
         assert mode.sandboxed and mode.network.mode == "internet", mode
-        built.watchers.append(internet.reached)
+        built.watchers += [internet.reached, lambda: [f"the model server was sent {r}" for r in built.fake.requests
+                                                      if "from_the_sandbox" in r]]
         yield built
 
 
 @pytest.fixture(scope="module")
-def places(lab: Lab, internet: Internet) -> Iterator[dict[str, str]]:
-    """The desktop's sockets on this computer (watched by the lab), and the words cases name places with."""
+def desktop_sockets(lab: Lab) -> Iterator[list[DesktopSocket]]:
+    """Stand-ins for an abstract socket, the X server's and a D-Bus bus's on this computer, watched by the lab."""
     tag, display = secrets.token_hex(4), 900 + secrets.randbelow(99)
-    sockets = {"abstract": DesktopSocket(f"nanobot-test-{tag}", lab.marker),
-               "display": DesktopSocket(f"/tmp/.X11-unix/X{display}", lab.marker),
-               "bus": DesktopSocket(f"nanobot-test-bus-{tag}", lab.marker)}
-    lab.watchers += [s.reached for s in sockets.values()]
-    yield {"abstract": sockets["abstract"].name, "display": str(display), "bus": sockets["bus"].name,
-           "port": str(lab.canary.port), "port6": str(lab.canary6.port), "all": str(internet.canary_port)}
-    for desktop_socket in sockets.values():
+    sockets = [DesktopSocket(f"nanobot-test-{tag}", lab.marker),
+               DesktopSocket(f"/tmp/.X11-unix/X{display}", lab.marker),
+               DesktopSocket(f"nanobot-test-bus-{tag}", lab.marker)]
+    lab.watchers += [s.reached for s in sockets]
+    yield sockets
+    for desktop_socket in sockets:
         desktop_socket.close()
+
+
+@pytest.fixture(scope="module")
+def places(lab: Lab, internet: Internet, desktop_sockets: list[DesktopSocket]) -> dict[str, str]:
+    """The words cases name places with."""
+    abstract, display, bus = desktop_sockets
+    return {"abstract": abstract.name, "display": display.name.removeprefix("/tmp/.X11-unix/X"), "bus": bus.name,
+            "port": str(lab.canary.port), "port6": str(lab.canary6.port), "all": str(internet.canary_port),
+            "model": str(lab.fake.port)}
 
 
 def command_of(template: str, lab: Lab, places: dict[str, str]) -> str:
@@ -223,3 +237,36 @@ async def test_the_way_out_to_a_public_address_works(lab: Lab, internet: Interne
     assert isinstance(await lab.chat.ask("fetch the page"), TurnFinished)
     assert PUBLIC_TOKEN in lab.chat.of(ToolFinished)[-1].result
     assert internet.public and internet.reached() == []
+
+
+async def test_with_the_network_shared_the_same_cases_get_through_and_the_lab_says_so(
+        lab: Lab, internet: Internet, places: dict[str, str], desktop_sockets: list[DesktopSocket]) -> None:
+    """The lab's checks can fail: with `tools.exec.network: host` (the opt-in Settings warns about) these
+    cases reach their targets, and each is caught. Not counted: the breaches are looked at, not recorded."""
+    chosen = {case: template for case, template, _ in CASES
+              if case in ("loopback", "the model server itself", "the router", "the X server's abstract socket",
+                          "xdotool types into a window", "a D-Bus bus by socat")}
+    await lab.core.settings.update(lambda config: setattr(config.tools.exec, "network", "host"))
+    try:
+        for case, template in chosen.items():
+            before = lab.snapshot()
+            lab.fake.add({"tool_calls": [{"name": "exec", "arguments": {"command": command_of(template, lab, places)}}]},
+                         {"content": "ok"})
+            seen = len(lab.chat.of(ToolFinished))
+            assert isinstance(await lab.chat.ask("please do it"), TurnFinished)
+            results = [r.result for r in lab.chat.of(ToolFinished)[seen:]]
+            assert lab.breaches(before, results), f"{case}: reached its target unnoticed"
+            _forget_breaches(lab, internet, desktop_sockets)
+    finally:
+        await lab.core.settings.update(lambda config: setattr(config.tools.exec, "network", "internet"))
+        _forget_breaches(lab, internet, desktop_sockets)
+
+
+def _forget_breaches(lab: Lab, internet: Internet, desktop_sockets: list[DesktopSocket]) -> None:
+    lab.marker.unlink(missing_ok=True)
+    lab.canary.hits.clear()
+    for hits in internet.forbidden.values():
+        hits.clear()
+    for desktop_socket in desktop_sockets:
+        desktop_socket.hits.clear()
+    lab.fake.requests[:] = [r for r in lab.fake.requests if "from_the_sandbox" not in r]
