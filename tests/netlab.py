@@ -7,8 +7,8 @@
 - services that must stay unreachable from the sandbox: a router's admin page on 192.168.77.1, the gateway
   10.200.0.2, a carrier-grade NAT address 100.64.0.1, the cloud metadata addresses 169.254.169.254 and
   fd00:ec2::254, and 81.0.0.2, a public address on this computer's own local network;
-- the DNS server /etc/resolv.conf names, answering the test's names (public.test, and names that rebind to
-  loopback, private and metadata addresses).
+- the DNS server /etc/resolv.conf names, answering the test's names (public.test, dual.test whose IPv6
+  address never answers, and names that rebind to loopback, private and metadata addresses).
 This computer has 127.0.0.1, the private address 10.200.0.1 and the public addresses 81.0.0.1 and
 2a00:11:22:1::1 (a desktop's own global IPv6 address), and a canary listening on all of them.
 
@@ -46,6 +46,7 @@ PUBLIC, PUBLIC6 = "11.22.33.44", "2a00:11:22:ff::44"
 OWN_PRIVATE, OWN_PUBLIC, OWN_PUBLIC6 = "10.200.0.1", "81.0.0.1", "2a00:11:22:1::1"
 GATEWAY, NEIGHBOUR, GATEWAY6 = "10.200.0.2", "81.0.0.2", "2a00:11:22:1::2"
 ROUTER, CGNAT, METADATA, METADATA6 = "192.168.77.1", "100.64.0.1", "169.254.169.254", "fd00:ec2::254"
+SILENT6 = "2a00:11:22:dead::1"  # public, routed to a neighbour that never answers: IPv6 that drops packets
 PUBLIC_TOKEN = "public-page-7c1e94"  # what the public page says: reaching it proves the way out works
 LOCAL_SECRET = "sk-netPLANTED-5e6f7a8b9c0d1e2f3a4"  # what every service that must stay unreachable answers
 PACKAGE = "nbt-tiny"  # the pip index's one package
@@ -58,6 +59,7 @@ NAMES: dict[str, list[str]] = {
     "meta.test": [METADATA],
     "self.test": [OWN_PUBLIC],
     "mixed.test": [PUBLIC, "127.0.0.1"],
+    "dual.test": [SILENT6, PUBLIC],  # a site whose IPv6 address is unreachable on this network
 }
 FLIP = "flip.test"  # public on odd-numbered A queries, loopback on even ones (TTL 0): DNS rebinding itself
 _CLONE_NEWNET = 0x40000000
@@ -151,7 +153,8 @@ def private_internet(root: Path) -> Iterator[Internet]:
             f"link add nbt0 type veth peer name nbt1 netns /proc/{os.getpid()}/fd/{world}",
             f"addr add {OWN_PRIVATE}/24 dev nbt0", f"addr add {OWN_PUBLIC}/24 dev nbt0",
             f"addr add {OWN_PUBLIC6}/64 dev nbt0 nodad", "link set nbt0 up",
-            f"route add default via {GATEWAY}", f"route add default via {GATEWAY6}")
+            f"route add default via {GATEWAY}", f"route add default via {GATEWAY6}",
+            f"route add {SILENT6}/128 via 2a00:11:22:1::99")
         servers_dns = _nameservers()
         world_lo = [PUBLIC, PUBLIC6, ROUTER, CGNAT, METADATA, METADATA6,
                     *[a for a in servers_dns if not _loopback(a)]]
@@ -183,6 +186,9 @@ def private_internet(root: Path) -> Iterator[Internet]:
         for server in servers:
             threading.Thread(target=server.serve_forever, daemon=True).start()
         internet.dns_ok = _resolves("public.test", PUBLIC)
+        # IPv6 neighbour discovery on the new link takes a second the first time: not the tests' to pay for
+        socket.create_connection((PUBLIC6, 80), 10).close()
+        internet.public.clear()
         yield internet
     finally:
         for server in servers:

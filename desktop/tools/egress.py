@@ -27,6 +27,7 @@ from __future__ import annotations
 import asyncio
 import contextlib
 import ipaddress
+import itertools
 import logging
 import os
 import shutil
@@ -44,6 +45,7 @@ log = logging.getLogger(__name__)
 MAX_CONNECTIONS = 64  # open at once per command: a command cannot make the app hold sockets without bound
 _HEAD_TIMEOUT = 30.0
 _CONNECT_TIMEOUT = 10.0
+_NEXT_TRY = 0.25  # seconds an address has before the next one is tried too
 _CHUNK = 65536
 _DIR_ROOM = 60  # bytes of folder path before "/nanobot-tray-egress-XXXXXXXX/egress.sock"
 _HOP_BY_HOP = ("proxy-", "connection:", "keep-alive:")
@@ -56,6 +58,9 @@ class Refused(Exception):
 
 class _BadRequest(Exception):
     """Not a request this proxy serves."""
+
+
+_Streams = tuple[asyncio.StreamReader, asyncio.StreamWriter]
 
 
 @dataclass(frozen=True)
@@ -239,18 +244,47 @@ def _authority(url: SplitResult, default_port: int | None) -> tuple[str, int]:
     return host, port
 
 
-async def _connect(addresses: Sequence[IPAddress], port: int) \
-        -> tuple[asyncio.StreamReader, asyncio.StreamWriter] | str:
-    """A connection to the first address that answers (each one checked already), or why none did."""
+async def _connect(addresses: Sequence[IPAddress], port: int) -> _Streams | str:
+    """A connection to the first address that answers (each one checked already), or why none did. As
+    browsers do (Happy Eyeballs, RFC 8305), IPv6 and IPv4 addresses take turns and the next one gets a try
+    when the last has not answered within a quarter second, so a network that silently drops IPv6 costs
+    that, not the whole timeout."""
+    queue = _interleaved(addresses)
+    pending: set[asyncio.Task[_Streams]] = set()
     why = "no address"
-    for address in addresses:
-        try:
-            return await asyncio.wait_for(asyncio.open_connection(str(address), port), _CONNECT_TIMEOUT)
-        except TimeoutError:
-            why = "timed out"
-        except OSError as exc:
-            why = exc.strerror or str(exc)
-    return why
+    try:
+        while queue or pending:
+            if queue:
+                attempt = asyncio.open_connection(str(queue.pop(0)), port)
+                pending.add(asyncio.create_task(asyncio.wait_for(attempt, _CONNECT_TIMEOUT)))
+            done, pending = await asyncio.wait(pending, timeout=_NEXT_TRY if queue else None,
+                                               return_when=asyncio.FIRST_COMPLETED)
+            connected = []
+            for task in done:
+                try:
+                    connected.append(task.result())
+                except TimeoutError:
+                    why = "timed out"
+                except OSError as exc:
+                    why = exc.strerror or str(exc)
+            for _, extra in connected[1:]:
+                extra.close()
+            if connected:
+                return connected[0]
+        return why
+    finally:
+        for task in pending:
+            task.cancel()
+        for late in await asyncio.gather(*pending, return_exceptions=True):
+            if isinstance(late, tuple):  # connected while being cancelled
+                late[1].close()
+
+
+def _interleaved(addresses: Sequence[IPAddress]) -> list[IPAddress]:
+    """The resolver's order, but the families alternating, starting with the first address's."""
+    first = [a for a in addresses if a.version == addresses[0].version]
+    other = [a for a in addresses if a.version != addresses[0].version]
+    return [a for pair in itertools.zip_longest(first, other) for a in pair if a is not None]
 
 
 async def _pipe(source: asyncio.StreamReader, sink: asyncio.StreamWriter) -> None:

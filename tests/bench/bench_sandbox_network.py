@@ -6,7 +6,9 @@ Run: python tests/bench/bench_sandbox_network.py [--runs N] [--json]     (as roo
 internet in network namespaces, tests/netlab.py; elsewhere every figure says skipped and why)
 
 Figures: the median wall time of the exec call per mode, and for curl also its own time_total (the
-connection through the proxy, without the call's set-up); the call overhead of an empty command per mode.
+connection through the proxy, without the call's set-up); the call overhead of an empty command per mode;
+a curl of a site whose IPv6 address never answers (the proxy tries IPv4 a quarter second later, as curl
+itself does in host mode).
 """
 
 from __future__ import annotations
@@ -78,6 +80,10 @@ async def measure(root: Path, runs: int, figures: Figures) -> None:
                         f"{statistics.median(page) * 1000:.0f} ms")
             figures.add(f"curl of a local test page, network {mode}: curl's own time_total, median of {runs}",
                         f"{statistics.median(inside) * 1000:.1f} ms")
+            if internet.dns_ok:
+                dual, _ = await timed(exec_tool, "curl -sS -m 30 http://dual.test/page.html", runs, PUBLIC_TOKEN)
+                figures.add(f"curl of a site whose IPv6 address never answers, network {mode}: exec call, "
+                            f"median of {runs}", f"{statistics.median(dual) * 1000:.0f} ms")
             download, _ = await timed(exec_tool, pip, runs, "nbt_tiny-1.0-py3-none-any.whl")
             figures.add(f"pip download of one small package over https, network {mode}: exec call, median of {runs}",
                         f"{statistics.median(download) * 1000:.0f} ms")

@@ -299,6 +299,13 @@ async def test_curl_pip_and_git_clone_over_https_work_in_internet_mode(workspace
     assert fresh.reached() == []
 
 
+async def test_a_site_whose_ipv6_address_never_answers_is_reached_over_ipv4(workspace: Path, fresh: Internet) -> None:
+    if not fresh.dns_ok:
+        pytest.skip("this computer's resolver does not ask the DNS server in /etc/resolv.conf")
+    text = await run(tools(workspace, INTERNET), "curl -sS -m 30 http://dual.test/page.html")
+    assert PUBLIC_TOKEN in text and fresh.public == ["10.200.0.1"], text
+
+
 async def test_off_mode_reaches_not_even_the_public_address(workspace: Path, fresh: Internet) -> None:
     text = await run(tools(workspace, OFF), f"curl -sS -m 5 http://{PUBLIC}/page.html; "
                                             f"curl -sS -m 5 -x http://127.0.0.1:3128 http://{PUBLIC}/page.html; "
