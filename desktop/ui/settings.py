@@ -121,7 +121,7 @@ class SettingsWindow(QWidget):
         self.command_mode = note_label()
         self.network = QComboBox()
         self.network.addItem("Public internet only", INTERNET)
-        self.network.addItem("None", OFF)
+        self.network.addItem("No network", OFF)
         self.network.addItem("This computer's network (not recommended)", HOST)
         self.network_mode = note_label()
         self.search_provider = QComboBox()
@@ -233,7 +233,7 @@ class SettingsWindow(QWidget):
             self.command_mode.setText("The exec tool is not loaded.")
             self.network_mode.clear()
             return
-        self.command_mode.setText(_sentence(mode.description))
+        self.command_mode.setText(mode.description[:1].upper() + mode.description[1:] + ".")
         network = mode.network
         set_note(self.network_mode, ("Warning: " if network.warning else "In force: ") + network.description + ".",
                  WARN_COLOUR if network.warning else None)
@@ -321,10 +321,6 @@ class SettingsWindow(QWidget):
 
     def _say(self, text: str, colour: str) -> None:
         set_note(self.status, text, colour)
-
-
-def _sentence(text: str) -> str:
-    return text[:1].upper() + text[1:] + "."
 
 
 def _page(content: QWidget, caption: str, stretch: bool = True) -> QWidget:
