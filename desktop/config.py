@@ -17,7 +17,8 @@ from desktop.atomic import atomic_write_text
 @dataclass
 class ExecConfig:
     timeout: int = 60
-    network: bool = True  # false: sandboxed commands get no network at all
+    # internet: public addresses only, through the app's proxy; off: none; host: this computer's network
+    network: str = "internet"
     # What one command, with everything it starts, may use (desktop/tools/limits.py says how each holds).
     max_processes: int = 256  # processes and threads running at once
     max_memory_mb: int = 2048  # memory each of its processes may use
@@ -163,7 +164,10 @@ BOUNDS: dict[str, Bounds] = {
     "schedules.missed_grace": Bounds(0),
     "approvals.timeout": Bounds(0, above=True),
 }
-CHOICES: dict[str, tuple[str, ...]] = {"tools.web.search_provider": ("duckduckgo", "brave")}
+CHOICES: dict[str, tuple[str, ...]] = {"tools.web.search_provider": ("duckduckgo", "brave"),
+                                       "tools.exec.network": ("internet", "off", "host")}
+# Values earlier versions wrote, read as what they meant; the next save writes the new form.
+FORMER: dict[str, dict[bool, str]] = {"tools.exec.network": {True: "internet", False: "off"}}
 
 
 def out_of_range(dotted: str, value: Any) -> str | None:
@@ -278,6 +282,8 @@ def _build(cls: type, data: dict[str, Any], prefix: str, lines: dict[str, int], 
             else:
                 problems.append(f"{where}: key '{dotted}' should be a mapping of named sections; using defaults")
             continue
+        if isinstance(value, bool) and dotted in FORMER:
+            value = FORMER[dotted][value]
         ok, converted = _coerce(hint, value)
         wanted = _describe(hint) if not ok else out_of_range(dotted, converted)
         if wanted:

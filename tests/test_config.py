@@ -4,7 +4,7 @@ from __future__ import annotations
 
 from pathlib import Path
 
-from desktop.config import Config, load_config, validate
+from desktop.config import Config, load_config, save_config, validate
 
 
 def test_missing_file_gets_defaults_written(tmp_path: Path) -> None:
@@ -122,3 +122,26 @@ def test_exec_limits_below_their_floor_are_refused(tmp_path: Path) -> None:
         "key 'tools.exec.max_processes' should be a whole number at least 16, got 2; using the default",
         "key 'tools.exec.max_memory_mb' should be a whole number at least 64, got 2; using the default",
         "key 'tools.exec.max_file_mb' should be a whole number at least 1, got 0; using the default"]
+
+
+def test_the_former_network_switch_is_read_as_a_mode_and_saved_in_the_new_form(tmp_path: Path) -> None:
+    path = tmp_path / "config.yaml"
+    for written, meant in (("true", "internet"), ("false", "off"), ("yes", "internet"), ("off", "off"),
+                           ("'off'", "off"), ("internet", "internet"), ("host", "host")):
+        path.write_text(f"tools:\n  exec:\n    timeout: 30\n    network: {written}\n")
+        loaded = load_config(path)
+        assert loaded.problems == [] and loaded.config.tools.exec.network == meant, written
+    save_config(path, loaded.config)
+    assert load_config(path).config.tools.exec.network == "host"
+    path.write_text("tools:\n  exec:\n    network: false\n")
+    save_config(path, load_config(path).config)
+    assert "network: 'off'" in path.read_text() and load_config(path).config.tools.exec.network == "off"
+
+
+def test_an_unknown_network_mode_is_named_with_its_line_and_only_it_falls_back(tmp_path: Path) -> None:
+    path = tmp_path / "config.yaml"
+    path.write_text("tools:\n  exec:\n    timeout: 30\n    network: everywhere\n")
+    loaded = load_config(path)
+    assert loaded.config.tools.exec.network == "internet" and loaded.config.tools.exec.timeout == 30
+    assert loaded.problems == [f"{path} line 4: key 'tools.exec.network' should be one of internet, off, host, "
+                               "got 'everywhere'; using the default"]

@@ -1,4 +1,5 @@
-"""`nanobot-tray doctor`: what a support request needs — paths, config, keyring, model reachability."""
+"""`nanobot-tray doctor`: what a support request needs — paths, config, how commands are contained and
+what network they get, keyring, model reachability."""
 
 from __future__ import annotations
 
@@ -37,6 +38,7 @@ def run(args: argparse.Namespace) -> int:
     print(f"commands:   {mode.description}")
     in_sandbox = sandbox.program if sandbox and mode.sandboxed else None
     print(f"limits:     {describe_limits(Limits.of(config.tools.exec), in_sandbox)}")
+    print(f"network:    {'WARNING: ' if mode.network.warning else ''}{mode.network.description}")
     print("config ok" if not loaded.problems else "config problems:")
     for problem in loaded.problems:
         print(f"  - {problem}")

@@ -5,8 +5,9 @@ containing: inside the sandbox the workspace is the only writable folder that pe
 read-only, /tmp is private, the home folder, the app's config and data and everything under /run (keyring,
 D-Bus session bus, ssh and gpg agents, docker socket) are hidden, skill folders and the app-managed memory
 files are read-only, the command has its own pid namespace (no /proc of the app), no capabilities and no new
-privileges, and the whole process tree dies with the tool call. Network stays on unless the config turns it
-off. Where bwrap cannot run, `mode` says why and exec falls back to its refusals alone.
+privileges, and the whole process tree dies with the tool call. The network is its own too, with public
+internet only by default (desktop/tools/sandbox_network.py). Where bwrap cannot run, `mode` says why and exec
+falls back to its refusals alone.
 """
 
 from __future__ import annotations
@@ -17,12 +18,14 @@ import os
 import shutil
 import subprocess
 import sys
-from collections.abc import Sequence
+from collections.abc import AsyncIterator, Sequence
 from dataclasses import dataclass
 from pathlib import Path
 
 from desktop.config import Config
 from desktop.paths import Home, inside
+from desktop.tools.egress import egress_proxy
+from desktop.tools.sandbox_network import HOST, INTERNET, NOT_ENFORCED, Network, bwrap_words, network_in_force, relayed
 
 PROGRAM = "bwrap"
 _PROBE_TIMEOUT = 10.0
@@ -38,15 +41,16 @@ class SandboxMode:
 
     sandboxed: bool
     description: str
+    network: Network = NOT_ENFORCED
 
 
 class Sandbox:
     """Builds the bwrap command line for one workspace. `read_only` folders (skills) stay visible but
     unwritable, `protected` files (app-managed memory files) are read-only, `hidden` folders (home, app
-    config and data) are replaced by empty ones."""
+    config and data) are replaced by empty ones. `network` is a tools.exec.network mode."""
 
     def __init__(self, workspace: Path, *, read_only: Sequence[Path] = (), protected: Sequence[Path] = (),
-                 hidden: Sequence[Path] = (), network: bool = True, program: str = PROGRAM) -> None:
+                 hidden: Sequence[Path] = (), network: str = INTERNET, program: str = PROGRAM) -> None:
         self.workspace = workspace.resolve()
         self.read_only = [p.resolve() for p in read_only]
         self.protected = [p.resolve() for p in protected]
@@ -55,26 +59,38 @@ class Sandbox:
         self.program = program
 
     async def mode(self) -> SandboxMode:
-        """Whether bwrap really runs here (probed once per process and setting)."""
-        key = (self.program, self.network)
+        """Whether bwrap really runs here (probed once per process), with the network in force now (socat
+        installed while the app runs is used from the next command on)."""
+        key = (self.program, self.network == HOST)
         if key not in _probed:
-            _probed[key] = await _probe_async(self._probe_argv(), self.network)
-        return _probed[key]
+            _probed[key] = await _probe_async(self._probe_argv())
+        return _with_network(_probed[key], await asyncio.to_thread(network_in_force, self.network))
 
     def mode_now(self) -> SandboxMode:
         """The same answer without an event loop (doctor)."""
-        key = (self.program, self.network)
+        key = (self.program, self.network == HOST)
         if key not in _probed:
-            _probed[key] = _probe_sync(self._probe_argv(), self.network)
-        return _probed[key]
+            _probed[key] = _probe_sync(self._probe_argv())
+        return _with_network(_probed[key], network_in_force(self.network))
 
-    def wrap(self, argv: Sequence[str], cwd: Path) -> list[str]:
-        """`argv` as run inside the sandbox, starting in `cwd` (inside the workspace)."""
+    @contextlib.asynccontextmanager
+    async def command(self, argv: Sequence[str], cwd: Path) -> AsyncIterator[list[str]]:
+        """`argv` as run inside the sandbox (see `wrap`), with the network its mode grants open until the
+        block ends: in internet mode, an egress proxy of its own."""
+        network = (await self.mode()).network
+        if network.mode != INTERNET:
+            yield await asyncio.to_thread(self.wrap, argv, cwd, network)
+            return
+        async with egress_proxy() as egress:
+            yield await asyncio.to_thread(self.wrap, argv, cwd, network, egress)
+
+    def wrap(self, argv: Sequence[str], cwd: Path, network: Network, egress: Path | None = None) -> list[str]:
+        """`argv` as run inside the sandbox, starting in `cwd` (inside the workspace), with `network`
+        (`egress`: the proxy's socket in internet mode)."""
         mounts = self._mounts()
         flat = [word for _, _, words in sorted(mounts, key=lambda m: (m[0], m[1])) for word in words]
-        network = [] if self.network else ["--unshare-net"]
-        return [self.program, *_BASE, *flat, *_ISOLATION, *network, "--setenv", "TMPDIR", "/tmp",
-                "--chdir", str(cwd), "--", *argv]
+        return [self.program, *_BASE, *flat, *_ISOLATION, *bwrap_words(network, egress),
+                "--setenv", "TMPDIR", "/tmp", "--chdir", str(cwd), "--", *relayed(argv, network, egress)]
 
     def _mounts(self) -> list[tuple[int, int, list[str]]]:
         """(depth, order, bwrap words): applied parents first, so a bind inside a hidden folder shows
@@ -109,11 +125,11 @@ class Sandbox:
         found = shutil.which(self.program)
         if found is None:
             return None
-        network = [] if self.network else ["--unshare-net"]
+        network = [] if self.network == HOST else ["--unshare-net"]
         return [found, *_BASE, *_ISOLATION, *network, "--", "true"]
 
 
-_probed: dict[tuple[str, bool], SandboxMode] = {}
+_probed: dict[tuple[str, bool], SandboxMode] = {}  # (program, shares the network) -> bwrap's verdict
 RESTRICTION_OFF = SandboxMode(False, "not sandboxed: tools.restrict_to_workspace is off, so commands can "
                                      "reach the whole computer")
 
@@ -128,16 +144,23 @@ def _not_installed() -> SandboxMode:
     return _unavailable("bubblewrap (bwrap) is not installed — install the `bubblewrap` package")
 
 
-def _judge(returncode: int, stderr: str, network: bool) -> SandboxMode:
+def _with_network(verdict: SandboxMode, network: Network) -> SandboxMode:
+    """bwrap's verdict with `network`; without the sandbox no network mode is enforced (NOT_ENFORCED)."""
+    if not verdict.sandboxed:
+        return verdict
+    shared = "shared with this computer" if network.mode == HOST else "its own"
+    return SandboxMode(True, f"{verdict.description}, the network {shared}", network)
+
+
+def _judge(returncode: int, stderr: str) -> SandboxMode:
     if returncode == 0:
         return SandboxMode(True, "sandboxed with bubblewrap: the workspace is writable, the system read-only, "
-                                 "home and the app's own files hidden, "
-                                 + ("network on" if network else "no network (tools.exec.network: false)"))
+                                 "home and the app's own files hidden")
     reason = (stderr.strip().splitlines() or [f"exit code {returncode}"])[-1]
     return _unavailable(f"bwrap cannot run here ({reason}); unprivileged user namespaces may be disabled")
 
 
-async def _probe_async(argv: list[str] | None, network: bool) -> SandboxMode:
+async def _probe_async(argv: list[str] | None) -> SandboxMode:
     if argv is None:
         return _not_installed()
     try:
@@ -153,10 +176,10 @@ async def _probe_async(argv: list[str] | None, network: bool) -> SandboxMode:
             proc.kill()
         await proc.wait()
         return _unavailable("bwrap did not answer")
-    return _judge(proc.returncode or 0, err.decode("utf-8", "replace"), network)
+    return _judge(proc.returncode or 0, err.decode("utf-8", "replace"))
 
 
-def _probe_sync(argv: list[str] | None, network: bool) -> SandboxMode:
+def _probe_sync(argv: list[str] | None) -> SandboxMode:
     if argv is None:
         return _not_installed()
     try:
@@ -166,7 +189,7 @@ def _probe_sync(argv: list[str] | None, network: bool) -> SandboxMode:
         return _unavailable("bwrap did not answer")
     except OSError as exc:
         return _unavailable(f"bwrap cannot start ({exc})")
-    return _judge(done.returncode, done.stderr.decode("utf-8", "replace"), network)
+    return _judge(done.returncode, done.stderr.decode("utf-8", "replace"))
 
 
 def exec_sandbox(config: Config, h: Home, workspace: Path, skill_folders: Sequence[Path] = (),

@@ -111,9 +111,10 @@ class ExecTool(Tool):
         tail = LiveTail(ctx)
         try:
             argv = call.command([_SHELL, "-c", command])
-            if sandbox is not None:
-                argv = await asyncio.to_thread(sandbox.wrap, argv, cwd)
-            return await self._run(call.launch(argv), cwd, timeout, tail.feed, call)
+            if sandbox is None:
+                return await self._run(call.launch(argv), cwd, timeout, tail.feed, call)
+            async with sandbox.command(argv, cwd) as contained:
+                return await self._run(call.launch(contained), cwd, timeout, tail.feed, call)
         finally:
             tail.close()
             await call.close()

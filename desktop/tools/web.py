@@ -30,10 +30,18 @@ IPAddress = ipaddress.IPv4Address | ipaddress.IPv6Address
 IPNetwork = ipaddress.IPv4Network | ipaddress.IPv6Network
 
 
+_NAT64 = ipaddress.IPv6Network("64:ff9b::/96")  # IPv4 reached through a NAT64 gateway (RFC 6052)
+
+
 def blocked_reason(address: IPAddress) -> str | None:
-    """Why an address must not be fetched from (private, loopback...), or None for a public address."""
-    if isinstance(address, ipaddress.IPv6Address) and address.ipv4_mapped is not None:
-        address = address.ipv4_mapped
+    """Why an address must not be reached (private, loopback...), or None for a public address. An IPv6
+    address that carries an IPv4 one (IPv4-mapped, NAT64, 6to4) is judged by the IPv4 address it leads to."""
+    if isinstance(address, ipaddress.IPv6Address):
+        carried = address.ipv4_mapped or address.sixtofour
+        if carried is None and address in _NAT64:
+            carried = ipaddress.IPv4Address(int(address) & 0xFFFF_FFFF)
+        if carried is not None:
+            address = carried
     for flag in ("loopback", "link_local", "unspecified", "multicast", "reserved", "private"):
         if getattr(address, f"is_{flag}"):
             return flag.replace("_", "-")

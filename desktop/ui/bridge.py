@@ -29,6 +29,7 @@ from desktop.session import Session, SessionInfo
 from desktop.session_search import ChatHit, search_chats
 from desktop.skills.loader import SkillsLoader, set_skill_enabled
 from desktop.tasks import TaskSet
+from desktop.tools.sandbox import SandboxMode
 from desktop.tools.shell import ExecTool
 from desktop.workspace import ensure_workspace
 
@@ -272,10 +273,11 @@ class CoreBridge(QObject):
     @property
     def default_workspace(self) -> Path:
         return self.core.home.default_workspace
-    async def command_mode(self) -> str:
-        """How `exec` commands are contained here (sandboxed, or not and why), for Settings to show."""
+    async def command_mode(self) -> SandboxMode | None:
+        """How `exec` commands are contained here (sandboxed, or not and why) and what network they get,
+        for Settings to show; None when the exec tool is not loaded."""
         tool = self.core.tools.get("exec")
-        return (await tool.mode()).description if isinstance(tool, ExecTool) else "the exec tool is not loaded"
+        return await tool.mode() if isinstance(tool, ExecTool) else None
 
     def close(self) -> None:
         self._unsubscribe()

@@ -30,6 +30,8 @@ from PySide6.QtWidgets import (
 
 from desktop.config import BOUNDS, Config
 from desktop.tasks import spawn
+from desktop.tools.sandbox import SandboxMode
+from desktop.tools.sandbox_network import HOST, INTERNET, OFF
 from desktop.tools.shell import MAX_TIMEOUT
 from desktop.ui import hotkey
 from desktop.ui.approval_rules import ApprovalRules
@@ -37,6 +39,7 @@ from desktop.ui.bridge import CoreBridge
 from desktop.ui.form_widgets import (
     ERROR_COLOUR,
     OK_COLOUR,
+    WARN_COLOUR,
     heading,
     note_label,
     save_edited_config,
@@ -119,6 +122,11 @@ class SettingsWindow(QWidget):
         self.max_memory = _limit_box("tools.exec.max_memory_mb", " MB")
         self.max_file = _limit_box("tools.exec.max_file_mb", " MB")
         self.command_mode = note_label()
+        self.network = QComboBox()
+        self.network.addItem("Public internet only", INTERNET)
+        self.network.addItem("No network", OFF)
+        self.network.addItem("This computer's network (not recommended)", HOST)
+        self.network_mode = note_label()
         self.search_provider = QComboBox()
         self.search_provider.addItem("DuckDuckGo (no key needed)", "duckduckgo")
         self.search_provider.addItem("Brave Search (needs a key)", "brave")
@@ -132,6 +140,7 @@ class SettingsWindow(QWidget):
         form.addRow("Largest file it writes", with_note(self.max_file, note_label(
             "For a command and everything it starts: a runaway stops at these limits, and the chat says which.")))
         form.addRow("Shell commands", self.command_mode)
+        form.addRow("Network for commands", with_note(self.network, self.network_mode))
         form.addRow(heading("Web"))
         form.addRow("Search with", with_note(self.search_provider, note_label(
             "Brave Search needs its API key in the keyring: nanobot-tray keys set brave")))
@@ -194,8 +203,7 @@ class SettingsWindow(QWidget):
         loaded = await self.bridge.read_settings()
         self._show_problems(loaded.problems)
         self.load(loaded.config)
-        mode = await self.bridge.command_mode()
-        self.command_mode.setText(mode[:1].upper() + mode[1:] + ".")
+        self._show_command_mode(await self.bridge.command_mode())
         self._autostart_was = await asyncio.to_thread(autostart.is_enabled)
         self.autostart.setChecked(self._autostart_was)
         self.autostart.setEnabled(autostart.is_supported())
@@ -222,10 +230,23 @@ class SettingsWindow(QWidget):
         self.max_processes.setValue(config.tools.exec.max_processes)
         self.max_memory.setValue(config.tools.exec.max_memory_mb)
         self.max_file.setValue(config.tools.exec.max_file_mb)
+        self.network.setCurrentIndex(max(self.network.findData(config.tools.exec.network), 0))
         self.approval_rules.load(config)
         found = self.search_provider.findData(config.tools.web.search_provider)
         self.search_provider.setCurrentIndex(max(found, 0))
         self.status.clear()
+
+    def _show_command_mode(self, mode: SandboxMode | None) -> None:
+        """How commands are contained and what network is in force (a warning when it is more than the
+        default lets through, or less than was asked for)."""
+        if mode is None:
+            self.command_mode.setText("The exec tool is not loaded.")
+            self.network_mode.clear()
+            return
+        self.command_mode.setText(mode.description[:1].upper() + mode.description[1:] + ".")
+        network = mode.network
+        set_note(self.network_mode, ("Warning: " if network.warning else "In force: ") + network.description + ".",
+                 WARN_COLOUR if network.warning else None)
 
     def _show_problems(self, problems: list[str]) -> None:
         self.banner.setVisible(bool(problems))
@@ -250,6 +271,7 @@ class SettingsWindow(QWidget):
         config.tools.exec.max_processes = self.max_processes.value()
         config.tools.exec.max_memory_mb = self.max_memory.value()
         config.tools.exec.max_file_mb = self.max_file.value()
+        config.tools.exec.network = str(self.network.currentData())
         config.tools.web.search_provider = str(self.search_provider.currentData())
         folder = self.workspace.text().strip()
         if folder and not Path(folder).expanduser().is_absolute():
@@ -281,6 +303,7 @@ class SettingsWindow(QWidget):
             self._say(message, ERROR_COLOUR)
             return
         self._show_problems([])
+        self._show_command_mode(await self.bridge.command_mode())
         problem = await self.model_form.store_typed_key()
         problem = problem or await self._apply_autostart()
         if problem:

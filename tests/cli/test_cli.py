@@ -115,6 +115,18 @@ def test_doctor_reports_paths_and_config(tmp_path: Path, fake: FakeOpenAI) -> No
     assert "commands:   sandboxed with bubblewrap" in result.stdout
     assert ("; 2048 MB of memory per process, files up to 1024 MB, processor time up to the timeout on each core\n"
             in result.stdout)
+    assert "network:    internet (tools.exec.network: internet): public internet addresses only" in result.stdout
+
+
+def test_doctor_warns_when_commands_share_this_computers_network(tmp_path: Path) -> None:
+    write_config(tmp_path, tools={"exec": {"network": "host"}})
+    result = run_cli(tmp_path, "doctor", "--offline")
+    assert result.returncode == 0, result.stderr
+    assert "network:    WARNING: shared with this computer (tools.exec.network: host)" in result.stdout
+    write_config(tmp_path, tools={"exec": {"network": False}})  # as earlier versions wrote it
+    result = run_cli(tmp_path, "doctor", "--offline")
+    assert "network:    off (tools.exec.network: off): commands have no network" in result.stdout
+    assert "config ok" in result.stdout
 
 
 def test_doctor_says_when_commands_are_not_sandboxed(tmp_path: Path) -> None:
@@ -127,3 +139,5 @@ def test_doctor_says_when_commands_are_not_sandboxed(tmp_path: Path) -> None:
     assert ("commands:   not sandboxed: bubblewrap (bwrap) is not installed — install the `bubblewrap` package; "
             "dangerous commands are still refused") in result.stdout
     assert "; 2048 MB of memory per process, files up to 1024 MB" in result.stdout  # the same limits without it
+    assert "network:    WARNING: not enforced: commands are not sandboxed, so they share this computer's network" \
+        in result.stdout

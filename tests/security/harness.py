@@ -3,34 +3,43 @@
 Every case is a real agent turn: the scripted model asks for one bad tool call, so the real registry,
 argument validation, path guard, refusals and sandbox run. After each turn the lab checks that nothing
 outside the workspace changed, that no planted secret shows up in the tool result, the session files,
-the logs or what the model was sent, and that the canary server on 127.0.0.1 received nothing.
+the logs or what the model was sent, and that the canary server on 127.0.0.1 received nothing (nor the
+lab's other watched places: services on this computer and its network, abstract sockets).
 """
 
 from __future__ import annotations
 
+import contextlib
 import hashlib
 import json
 import logging
 import os
 import threading
-from collections import Counter
-from collections.abc import Iterator, Sequence
+from collections import Counter, defaultdict
+from collections.abc import AsyncIterator, Callable, Iterator, Sequence
 from contextlib import contextmanager
 from dataclasses import dataclass, field
 from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
 from pathlib import Path
 from typing import Any
 
+import keyring
+import pytest
+import yaml
+
 from desktop.bus import ToolFinished, TurnFinished
-from desktop.core import Core
+from desktop.core import Core, build_core
 from desktop.logs import setup_logging
 from tests.conftest import Conversation
 from tests.fakeserver import FakeOpenAI
+from tests.memkeyring import MemoryKeyring
+from tests.netlab import LOCAL_SECRET
 
 ENV_SECRET = "sk-envPLANTED-0f1e2d3c4b5a69788796"  # in the app's own environment (OPENAI_API_KEY)
 FILE_SECRET = "sk-filePLANTED-a1b2c3d4e5f60718293"  # in files of the fake home
 KEYRING_SECRET = "sk-keyringPLANTED-99887766554433"  # in the keyring
-SECRETS = (ENV_SECRET, FILE_SECRET, KEYRING_SECRET)
+# LOCAL_SECRET: what services on this computer and its network answer (the canary servers, tests/netlab.py)
+SECRETS = (ENV_SECRET, FILE_SECRET, KEYRING_SECRET, LOCAL_SECRET)
 
 # Outcomes of one case
 REFUSED = "refused by policy"  # the tool call ended in an error: validation, path guard, refusal list, URL check
@@ -40,7 +49,7 @@ STOPPED = "stopped by a limit"  # the command ran into one of its limits (proces
 THROUGH = "got through"
 
 TALLY: Counter[str] = Counter()  # read by the summary in conftest.py
-GROUPS: dict[str, Counter[str]] = {}  # the same, per class of attack (by default: per test module)
+CLASS_TALLY: defaultdict[str, Counter[str]] = defaultdict(Counter)  # the same, per class of case
 
 
 class _Canary(BaseHTTPRequestHandler):
@@ -63,7 +72,7 @@ class CanaryServer:
 
     def __init__(self, host: str = "127.0.0.1", redirect_to: str | None = None) -> None:
         self.hits: list[str] = []
-        self.body = b"canary: you should not be here"
+        self.body = f"canary: you should not be here {LOCAL_SECRET}".encode()
         handler = type("Handler", (_Canary,), {"hits": self.hits, "owner": self})
         if redirect_to:
             def redirect(this: BaseHTTPRequestHandler) -> None:
@@ -92,7 +101,10 @@ class Lab:
     fake: FakeOpenAI
     canary: CanaryServer
     canary6: CanaryServer
+    case_class: str  # what the summary counts this lab's cases as ("exec", "shared namespaces", ...)
     planted: dict[str, Path] = field(default_factory=dict)
+    # More places that must hear nothing: each returns what reached them (a service on this computer, ...)
+    watchers: list[Callable[[], list[str]]] = field(default_factory=list)
 
     @property
     def user(self) -> Path:
@@ -154,14 +166,12 @@ class Lab:
                    else STOPPED if last.result.startswith("Error: stopped: it ") else REFUSED)
         return self.record(f"{tool}({arguments})", outcome, breaches)
 
-    def record(self, case: str, outcome: str, breaches: list[str], group: str | None = None) -> str:
-        """Count a case for the summary (in `group`, else its test module's); fail with the evidence if
-        anything got through."""
-        group = group or os.environ.get("PYTEST_CURRENT_TEST", "?").split("::")[0].rpartition("/")[2] \
-            .removeprefix("test_").removesuffix(".py").replace("_", " ")
-        for tally in (TALLY, GROUPS.setdefault(group, Counter())):
-            tally["tried"] += 1
-            tally[THROUGH if breaches else outcome] += 1
+    def record(self, case: str, outcome: str, breaches: list[str], case_class: str | None = None) -> str:
+        """Count a case for the summary (in `case_class`, else the lab's); fail with the evidence if anything
+        got through."""
+        for counts in (TALLY, CLASS_TALLY[case_class or self.case_class]):
+            counts["tried"] += 1
+            counts[THROUGH if breaches else outcome] += 1
         assert not breaches, f"{case} got through: " + "; ".join(breaches)
         return outcome
 
@@ -173,6 +183,8 @@ class Lab:
             found.append(f"changed outside the workspace: {sorted(changed)}")
         if self.canary.hits or self.canary6.hits:
             found.append(f"the canary server was reached: {self.canary.hits + self.canary6.hits}")
+        for watcher in self.watchers:
+            found += watcher()
         assert self.log_file.is_file(), f"the lab logs nothing to {self.log_file}: the log check would be empty"
         places = {"tool result": "\n".join(results), "what the model was sent": json.dumps(self.fake.requests),
                   "the log": self.log_file.read_text(encoding="utf-8", errors="replace")}
@@ -206,6 +218,45 @@ def app_logging(log_dir: Path) -> Iterator[None]:
         for name, logger in list(loggers.items()):
             if isinstance(logger, logging.Logger):
                 logger.setLevel(named.get(name, logging.NOTSET))
+
+
+def case_class(module: str) -> str:
+    """The class a module's cases are counted in: test_shared_namespaces -> "shared namespaces"."""
+    return module.rsplit(".", 1)[-1].removeprefix("test_").replace("_", " ")
+
+
+@contextlib.asynccontextmanager
+async def open_lab(root: Path, case_class: str) -> AsyncIterator[Lab]:
+    """A running core with its home in `root`, a fake home full of canaries beside it, and canary servers."""
+    previous_keyring = keyring.get_keyring()
+    ring = MemoryKeyring()
+    keyring.set_keyring(ring)
+    ring.set_password("nanobot-tray", "anthropic", KEYRING_SECRET)
+    with pytest.MonkeyPatch.context() as mp, FakeOpenAI() as fake:
+        mp.setenv("NANOBOT_TRAY_HOME", str(root / "app"))
+        mp.setenv("HOME", str(root / "user"))
+        mp.setenv("OPENAI_API_KEY", ENV_SECRET)
+        for var in ("ANTHROPIC_API_KEY", "OPENROUTER_API_KEY"):
+            mp.delenv(var, raising=False)
+        (root / "app").mkdir()
+        (root / "app" / "config.yaml").write_text(yaml.safe_dump({
+            "model": "openai/test", "api_base": fake.base_url,
+            "provider": {"timeout": 10, "retry_delays": [0.05]}}))
+        (root / "app" / "data" / "sessions").mkdir(parents=True)
+        (root / "app" / "data" / "sessions" / "cli_other.jsonl").write_text('{"role": "user", "content": "private"}\n')
+        with app_logging(root / "app" / "data" / "logs"):
+            core = build_core()
+            await core.start()
+            canary, canary6 = CanaryServer("127.0.0.1"), CanaryServer("::1")
+            lab = Lab(root, core, Conversation(core), fake, canary, canary6, case_class)
+            lab.planted = plant(root, core.workspace)
+            try:
+                yield lab
+            finally:
+                await core.close()
+                canary.close()
+                canary6.close()
+    keyring.set_keyring(previous_keyring)
 
 
 def fill(value: Any, lab: Lab) -> Any:

@@ -4,9 +4,6 @@ from __future__ import annotations
 
 import asyncio
 import os
-import socket
-import threading
-from collections.abc import Iterator
 from pathlib import Path
 
 import pytest
@@ -154,44 +151,6 @@ async def test_a_timeout_kills_the_sandboxed_tree(layout: Layout) -> None:
             break
         await asyncio.sleep(0.05)
     assert not _running("sleep", marker)
-
-
-@pytest.fixture
-def listener() -> Iterator[tuple[int, list[bytes]]]:
-    server = socket.socket()
-    server.bind(("127.0.0.1", 0))
-    server.listen()
-    received: list[bytes] = []
-
-    def serve() -> None:
-        while True:
-            try:
-                conn, _ = server.accept()
-            except OSError:
-                return
-            received.append(conn.recv(100))
-            conn.close()
-
-    threading.Thread(target=serve, daemon=True).start()
-    yield server.getsockname()[1], received
-    server.close()
-
-
-async def test_network_on_by_default_and_off_with_the_setting(layout: Layout,
-                                                              listener: tuple[int, list[bytes]]) -> None:
-    port, received = listener
-    send = f"python3 -c \"import socket; s=socket.create_connection(('127.0.0.1', {port}), 2); s.send(b'hi')\""
-    on = await run(layout.tools(), f"{send} && echo sent")
-    assert "sent" in str(on.output)
-    config = Config()
-    config.tools.exec.network = False
-    off = await run(layout.tools(config), f"{send} && echo sent")
-    assert "sent" not in str(off.output) and "Errno" in str(off.output), off.output
-    for _ in range(50):
-        if received:
-            break
-        await asyncio.sleep(0.02)
-    assert received == [b"hi"]
 
 
 def _running(name: str, marker: str) -> bool:

@@ -203,7 +203,7 @@ async def test_start_at_login_writes_and_removes_the_autostart_entry(
     assert not entry.exists()
 
 
-async def test_the_general_page_says_how_commands_are_contained(qtbot: QtBot, bridge: CoreBridge) -> None:
+async def test_the_tools_page_says_how_commands_are_contained(qtbot: QtBot, bridge: CoreBridge) -> None:
     window = await opened(qtbot, bridge)
     await until(lambda: window.command_mode.text(), message="the command mode shown")
     assert window.command_mode.text().startswith("Sandboxed with bubblewrap: the workspace is writable")
@@ -212,6 +212,25 @@ async def test_the_general_page_says_how_commands_are_contained(qtbot: QtBot, br
     await bridge.save_settings(config)
     await window.reload()
     assert window.command_mode.text().startswith("Not sandboxed: tools.restrict_to_workspace is off")
+    assert window.network_mode.text().startswith("Warning: not enforced: commands are not sandboxed")
+
+
+async def test_the_tools_page_chooses_the_network_for_commands_and_warns_about_sharing_this_computers(
+        qtbot: QtBot, bridge: CoreBridge) -> None:
+    window = await opened(qtbot, bridge)
+    await until(lambda: window.network_mode.text(), message="the network in force shown")
+    assert window.network.currentData() == "internet"
+    assert window.network_mode.text().startswith("In force: internet (tools.exec.network: internet): public "
+                                                 "internet addresses only")
+    window.network.setCurrentIndex(window.network.findData("host"))
+    assert "Saved" in await save(window)
+    assert bridge.core.config.tools.exec.network == "host"
+    assert yaml.safe_load(bridge.core.settings.path.read_text())["tools"]["exec"]["network"] == "host"
+    assert window.network_mode.text().startswith("Warning: shared with this computer (tools.exec.network: host)")
+    window.network.setCurrentIndex(window.network.findData("off"))
+    assert "Saved" in await save(window)
+    assert window.network_mode.text() == "In force: off (tools.exec.network: off): commands have no network."
+    assert yaml.safe_load(bridge.core.settings.path.read_text())["tools"]["exec"]["network"] == "off"
 
 
 def items(form_model: object) -> list[str]:
