@@ -1,5 +1,7 @@
 """A small MCP server of our own for the tests, over stdio, or on 127.0.0.1 over streamable HTTP
-(--http PORT, at /mcp) or SSE (--sse PORT, at /sse or --path).
+(--http PORT, at /mcp) or SSE (--sse PORT, at /sse or --path). On a port it prints "LISTENING port=N" once it
+listens: PORT 0 lets the system choose a free one (a number chosen beforehand may be taken by then), and the
+same number again restarts it where a client expects it. Over a port it dies with the process that started it.
 
 Its tools cover what the client must handle: text, an error result, an image, structured content, a
 call that takes long, a crash mid-call, text that tries to give orders, a tool list that changes, and the
@@ -10,8 +12,11 @@ from __future__ import annotations
 import argparse
 import asyncio
 import base64
+import ctypes
 import hashlib
 import os
+import signal
+import socket
 import sys
 from typing import Any
 
@@ -100,6 +105,22 @@ def build() -> MCPServer:
     return server
 
 
+PR_SET_PDEATHSIG = 1
+
+
+def serve(app: Any, port: int) -> None:
+    """Listen on 127.0.0.1:port, say which port, and serve the app there."""
+    import uvicorn  # here: a stdio server (most tests') starts without it
+
+    ctypes.CDLL(None).prctl(PR_SET_PDEATHSIG, signal.SIGKILL)  # a test run that dies leaves no server behind
+    listener = socket.socket()
+    listener.setsockopt(socket.SOL_SOCKET, socket.SO_REUSEADDR, 1)  # a restart on the port of one just killed
+    listener.bind(("127.0.0.1", port))
+    listener.listen(128)
+    print(f"LISTENING port={listener.getsockname()[1]}", flush=True)
+    asyncio.run(uvicorn.Server(uvicorn.Config(app, log_level="warning")).serve(sockets=[listener]))
+
+
 def main() -> None:
     parser = argparse.ArgumentParser()
     parser.add_argument("--http", type=int, metavar="PORT")
@@ -110,9 +131,9 @@ def main() -> None:
     sys.stderr.write("testserver: started\n")
     sys.stderr.flush()
     if args.http is not None:
-        asyncio.run(server.run_streamable_http_async(host="127.0.0.1", port=args.http))
+        serve(server.streamable_http_app(), args.http)
     elif args.sse is not None:
-        asyncio.run(server.run_sse_async(host="127.0.0.1", port=args.sse, sse_path=args.path or "/sse"))
+        serve(server.sse_app(sse_path=args.path or "/sse"), args.sse)
     else:
         asyncio.run(server.run_stdio_async())
 
