@@ -22,6 +22,8 @@ from desktop.providers.litellm_env import litellm
 from tests.fakeserver import FakeOpenAI
 from tests.memkeyring import MemoryKeyring
 
+pytest_plugins = ["tests.reaper"]
+
 
 @pytest.fixture(scope="session", autouse=True)
 def _litellm_loaded() -> None:
