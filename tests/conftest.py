@@ -120,6 +120,18 @@ class Conversation:
 
         return await asyncio.wait_for(ended(), timeout)
 
+    async def first(self, kind: type, timeout: float = 60) -> Any:
+        """The first event of this kind in this chat, waited for at most `timeout` seconds."""
+        async def arrived() -> Any:
+            while True:
+                self._arrived.clear()
+                found = [e for e in self.events if isinstance(e, kind) and getattr(e, "session_key", self.key) == self.key]
+                if found:
+                    return found[0]
+                await self._arrived.wait()
+
+        return await asyncio.wait_for(arrived(), timeout)
+
     async def ask(self, text: str, media: list[str] | None = None, timeout: float = 60) -> TurnFinished | TurnError:
         """The app's own way to ask (AgentLoop.ask); the events stay collected for assertions."""
         return await asyncio.wait_for(self.core.loop.ask(self.key, text, media=media), timeout)

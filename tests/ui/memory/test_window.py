@@ -48,7 +48,8 @@ def type_text(qtbot, widget: Any, text: str) -> None:  # type: ignore[no-untyped
 
 
 def git_subjects(workspace: Path) -> list[str]:
-    out = subprocess.run(["git", "log", "--format=%s"], check=False, cwd=workspace, capture_output=True, text=True)
+    out = subprocess.run(["git", "log", "--format=%s"], check=False, cwd=workspace, capture_output=True, text=True,
+                         timeout=30)
     return out.stdout.splitlines()
 
 
