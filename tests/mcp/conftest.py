@@ -35,7 +35,8 @@ def fast_backoff(monkeypatch: pytest.MonkeyPatch) -> None:
 class RemoteServer:
     """Our server as its own process on a loopback port, for `--http` (streamable HTTP at /mcp) or `--sse`
     (at /sse, or `path`). The first start takes a port the system chooses; it can be killed and started
-    again on that port, as a service restarts. It runs in a process group of its own, killed whole."""
+    again on that port, as a service restarts. It runs in a process group of its own, killed whole, and dies
+    with this process even when that is killed outright."""
 
     def __init__(self, mode: str, path: str | None = None) -> None:
         self.mode = mode
@@ -50,7 +51,8 @@ class RemoteServer:
     def start(self) -> RemoteServer:
         extra = ["--path", self.path] if self.path not in ("/mcp", "/sse") else []
         self.proc = subprocess.Popen([sys.executable, SERVER, self.mode, str(self.port), *extra],
-                                     stdout=subprocess.PIPE, start_new_session=True)
+                                     stdout=subprocess.PIPE, start_new_session=True,
+                                     env={**os.environ, "TESTSERVER_PARENT": str(os.getpid())})
         try:
             self.port = int(_listening_line(self.proc, 30).removeprefix("LISTENING port="))
         except BaseException:
