@@ -216,16 +216,25 @@ def pytest_runtest_makereport(item: pytest.Item, call: pytest.CallInfo[None]) ->
 
 @pytest.hookimpl(wrapper=True, tryfirst=True)
 def pytest_runtest_teardown(item: pytest.Item, nextitem: pytest.Item | None) -> Generator[None, Any, Any]:
-    result = yield
+    try:
+        result = yield
+    except BaseException:
+        _kill_leftovers(item)  # the teardown's own error says enough
+        raise
+    left = _kill_leftovers(item)
+    if left and item.nodeid not in _failed:
+        pytest.fail("the test left processes running (now killed):\n" + "\n".join(map(str, left)), pytrace=False)
+    return result
+
+
+def _kill_leftovers(item: pytest.Item) -> list[Proc]:
     now = tree()
     left = [proc for proc in now.values() if proc.key not in _before and not _belongs_elsewhere(proc, now, _before)]
     left = _wait_gone(left, EXIT_GRACE)
     if left:
         kill(left)
         _killed.extend(f"{item.nodeid}: killed {proc}" for proc in left)
-        if item.nodeid not in _failed:
-            pytest.fail("the test left processes running (now killed):\n" + "\n".join(map(str, left)), pytrace=False)
-    return result
+    return left
 
 
 @pytest.hookimpl(trylast=True)
