@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import asyncio
 import os
+import socket
 from collections.abc import AsyncIterator, Iterator
 from pathlib import Path
 from typing import Any
@@ -20,6 +21,8 @@ from desktop.core import Core, build_core
 from desktop.providers.litellm_env import litellm
 from tests.fakeserver import FakeOpenAI
 from tests.memkeyring import MemoryKeyring
+
+pytest_plugins = ["tests.reaper", "tests.hangs"]
 
 
 @pytest.fixture(scope="session", autouse=True)
@@ -45,6 +48,15 @@ def memory_keyring() -> Iterator[MemoryKeyring]:
     keyring.set_keyring(backend)
     yield backend
     keyring.set_keyring(previous)
+
+
+@pytest.fixture
+def closed_port() -> Iterator[int]:
+    """A loopback port where nothing listens, for the test's whole length: it stays bound (not listening, so
+    a connection is refused), which keeps any other server from taking it meanwhile."""
+    with socket.socket() as held:
+        held.bind(("127.0.0.1", 0))
+        yield held.getsockname()[1]
 
 
 @pytest.fixture
@@ -107,6 +119,18 @@ class Conversation:
                 await self._arrived.wait()
 
         return await asyncio.wait_for(ended(), timeout)
+
+    async def first(self, kind: type, timeout: float = 60) -> Any:
+        """The first event of this kind in this chat, waited for at most `timeout` seconds."""
+        async def arrived() -> Any:
+            while True:
+                self._arrived.clear()
+                found = [e for e in self.events if isinstance(e, kind) and getattr(e, "session_key", self.key) == self.key]
+                if found:
+                    return found[0]
+                await self._arrived.wait()
+
+        return await asyncio.wait_for(arrived(), timeout)
 
     async def ask(self, text: str, media: list[str] | None = None, timeout: float = 60) -> TurnFinished | TurnError:
         """The app's own way to ask (AgentLoop.ask); the events stay collected for assertions."""

@@ -128,8 +128,7 @@ async def test_provider_unreachable_gives_a_clear_error(chat: Conversation, core
 async def test_stop_keeps_partial_answer(chat: Conversation, core: Core, fake: FakeOpenAI) -> None:
     fake.add({"content": "The first part of a long answer", "chunk": 6, "hang": 10})
     await chat.send("tell me a story")
-    while not chat.of(TextDelta):
-        await asyncio.sleep(0.01)
+    await chat.first(TextDelta)
     await chat.send("/stop")
     end = await chat.wait_end()
     assert isinstance(end, TurnFinished) and end.stopped
@@ -141,8 +140,7 @@ async def test_stop_keeps_partial_answer(chat: Conversation, core: Core, fake: F
 async def test_stop_closes_an_unfinished_tool_call(chat: Conversation, core: Core, fake: FakeOpenAI) -> None:
     fake.add({"tool_calls": [{"name": "exec", "arguments": {"command": "sleep 30"}}]})
     await chat.send("wait a while")
-    while not chat.of(ToolStarted):
-        await asyncio.sleep(0.01)
+    await chat.first(ToolStarted)
     await chat.send("/stop")
     end = await chat.wait_end()
     assert isinstance(end, TurnFinished) and end.stopped
@@ -157,8 +155,7 @@ async def test_stop_closes_an_unfinished_tool_call(chat: Conversation, core: Cor
 async def test_message_sent_during_a_turn_is_injected(chat: Conversation, core: Core, fake: FakeOpenAI) -> None:
     fake.add({"tool_calls": [{"name": "exec", "arguments": {"command": "sleep 1"}}]}, {"content": "done both"})
     await chat.send("first")
-    while not chat.of(ToolStarted):
-        await asyncio.sleep(0.01)
+    await chat.first(ToolStarted)
     await chat.send("also this")
     end = await chat.wait_end()
     assert isinstance(end, TurnFinished) and end.content == "done both"

@@ -3,7 +3,10 @@ restarts and pings."""
 
 from __future__ import annotations
 
-import socket
+import contextlib
+import os
+import select
+import signal
 import subprocess
 import sys
 import time
@@ -23,12 +26,6 @@ def stdio_server(**extra: Any) -> dict[str, Any]:
     return {"command": sys.executable, "args": [SERVER], "timeout": 5, **extra}
 
 
-def free_port() -> int:
-    with socket.socket() as s:
-        s.bind(("127.0.0.1", 0))
-        return int(s.getsockname()[1])
-
-
 @pytest.fixture(autouse=True)
 def fast_backoff(monkeypatch: pytest.MonkeyPatch) -> None:
     monkeypatch.setattr("desktop.mcp.connection.BACKOFF", FAST)
@@ -37,11 +34,13 @@ def fast_backoff(monkeypatch: pytest.MonkeyPatch) -> None:
 
 class RemoteServer:
     """Our server as its own process on a loopback port, for `--http` (streamable HTTP at /mcp) or `--sse`
-    (at /sse, or `path`); it can be killed and started again on the same port, as a service restarts."""
+    (at /sse, or `path`). The first start takes a port the system chooses; it can be killed and started
+    again on that port, as a service restarts. It runs in a process group of its own, killed whole, and dies
+    with this process even when that is killed outright."""
 
     def __init__(self, mode: str, path: str | None = None) -> None:
         self.mode = mode
-        self.port = free_port()
+        self.port = 0
         self.path = path or ("/mcp" if mode == "--http" else "/sse")
         self.proc: subprocess.Popen[bytes] | None = None
 
@@ -52,24 +51,44 @@ class RemoteServer:
     def start(self) -> RemoteServer:
         extra = ["--path", self.path] if self.path not in ("/mcp", "/sse") else []
         self.proc = subprocess.Popen([sys.executable, SERVER, self.mode, str(self.port), *extra],
-                                     stderr=subprocess.DEVNULL, stdout=subprocess.DEVNULL)
-        deadline = time.monotonic() + 30
-        while time.monotonic() < deadline:
-            try:
-                socket.create_connection(("127.0.0.1", self.port), 0.2).close()
-                return self
-            except OSError:
-                time.sleep(0.05)
-        raise RuntimeError(f"the test server did not listen on {self.port}")
+                                     stdout=subprocess.PIPE, start_new_session=True,
+                                     env={**os.environ, "TESTSERVER_PARENT": str(os.getpid())})
+        try:
+            self.port = int(_listening_line(self.proc, 30).removeprefix("LISTENING port="))
+        except BaseException:
+            self.stop()
+            raise
+        return self
 
     def stop(self) -> None:
-        if self.proc is not None and self.proc.poll() is None:
-            self.proc.kill()
-        if self.proc is not None:
-            self.proc.wait(10)
+        if self.proc is None:
+            return
+        if self.proc.poll() is None:
+            with contextlib.suppress(ProcessLookupError):
+                os.killpg(self.proc.pid, signal.SIGKILL)
+        self.proc.wait(10)
+        if self.proc.stdout is not None:
+            self.proc.stdout.close()
 
     def config(self, **extra: Any) -> dict[str, Any]:
         return {"url": self.url, "timeout": 5, **extra}
+
+
+def _listening_line(proc: subprocess.Popen[bytes], seconds: float) -> str:
+    """The server's "LISTENING port=N" line, waited for at most `seconds`."""
+    assert proc.stdout is not None
+    deadline, got = time.monotonic() + seconds, b""
+    while not got.endswith(b"\n"):
+        ready, _, _ = select.select([proc.stdout], [], [], max(0.0, deadline - time.monotonic()))
+        chunk = os.read(proc.stdout.fileno(), 256) if ready else b""
+        if not chunk:
+            why = "exited" if ready else f"said nothing for {seconds:g} s"
+            raise RuntimeError(f"the test server {why} instead of listening (its errors are in the captured stderr)")
+        got += chunk
+    line = got.decode().strip()
+    if not line.startswith("LISTENING port="):
+        raise RuntimeError(f"the test server said {line!r} instead of LISTENING port=N")
+    return line
 
 
 @pytest.fixture

@@ -1,5 +1,8 @@
 """A small MCP server of our own for the tests, over stdio, or on 127.0.0.1 over streamable HTTP
-(--http PORT, at /mcp) or SSE (--sse PORT, at /sse or --path).
+(--http PORT, at /mcp) or SSE (--sse PORT, at /sse or --path). On a port it prints "LISTENING port=N" once it
+listens: PORT 0 lets the system choose a free one (a number chosen beforehand may be taken by then), and the
+same number again restarts it where a client expects it. Started with TESTSERVER_PARENT=<pid>, it dies with
+that process (a test run killed outright leaves no server behind).
 
 Its tools cover what the client must handle: text, an error result, an image, structured content, a
 call that takes long, a crash mid-call, text that tries to give orders, a tool list that changes, and the
@@ -10,14 +13,33 @@ from __future__ import annotations
 import argparse
 import asyncio
 import base64
+import ctypes
 import hashlib
 import os
+import signal
+import socket
 import sys
 from typing import Any
 
-from mcp import types
-from mcp.server.mcpserver import Context, MCPServer
-from mcp.server.mcpserver.exceptions import ToolError
+PR_SET_PDEATHSIG = 1
+
+
+def _die_with_parent() -> None:
+    """SIGKILL when the parent named in TESTSERVER_PARENT exits; exit now if it already has (before the prctl,
+    its death would go unnoticed). First thing: the imports below take seconds on a busy machine. (The kernel
+    watches the thread that started the server: the tests start it from their main thread.)"""
+    parent = os.environ.get("TESTSERVER_PARENT")
+    if parent:
+        ctypes.CDLL(None).prctl(PR_SET_PDEATHSIG, signal.SIGKILL)
+        if os.getppid() != int(parent):
+            sys.exit("testserver: the process that started it is gone")
+
+
+_die_with_parent()
+
+from mcp import types  # noqa: E402
+from mcp.server.mcpserver import Context, MCPServer  # noqa: E402
+from mcp.server.mcpserver.exceptions import ToolError  # noqa: E402
 
 PNG_1PX = base64.b64decode(
     "iVBORw0KGgoAAAANSUhEUgAAAAEAAAABCAYAAAAfFcSJAAAADUlEQVR42mP8z8BQDwAEhQGAhKmMIQAAAABJRU5ErkJggg==")
@@ -100,6 +122,18 @@ def build() -> MCPServer:
     return server
 
 
+def serve(app: Any, port: int) -> None:
+    """Listen on 127.0.0.1:port, say which port, and serve the app there."""
+    import uvicorn  # here: a stdio server (most tests') starts without it
+
+    listener = socket.socket()
+    listener.setsockopt(socket.SOL_SOCKET, socket.SO_REUSEADDR, 1)  # a restart on the port of one just killed
+    listener.bind(("127.0.0.1", port))
+    listener.listen(128)
+    print(f"LISTENING port={listener.getsockname()[1]}", flush=True)
+    asyncio.run(uvicorn.Server(uvicorn.Config(app, log_level="warning")).serve(sockets=[listener]))
+
+
 def main() -> None:
     parser = argparse.ArgumentParser()
     parser.add_argument("--http", type=int, metavar="PORT")
@@ -110,9 +144,9 @@ def main() -> None:
     sys.stderr.write("testserver: started\n")
     sys.stderr.flush()
     if args.http is not None:
-        asyncio.run(server.run_streamable_http_async(host="127.0.0.1", port=args.http))
+        serve(server.streamable_http_app(), args.http)
     elif args.sse is not None:
-        asyncio.run(server.run_sse_async(host="127.0.0.1", port=args.sse, sse_path=args.path or "/sse"))
+        serve(server.sse_app(sse_path=args.path or "/sse"), args.sse)
     else:
         asyncio.run(server.run_stdio_async())
 

@@ -36,7 +36,8 @@ def test_concurrent_appends_get_unique_cursors(tmp_path: Path) -> None:
     for t in threads:
         t.start()
     for t in threads:
-        t.join()
+        t.join(30)
+    assert not any(t.is_alive() for t in threads)
     cursors = [e.cursor for e in store.read_history()]
     assert cursors == list(range(1, 201))
 

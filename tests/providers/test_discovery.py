@@ -2,7 +2,6 @@
 
 from __future__ import annotations
 
-import socket
 import time
 from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
 from pathlib import Path
@@ -12,14 +11,8 @@ from desktop.providers.discovery import KnownServer, existing_nanobot_workspace,
 from tests.fakeserver import FakeOpenAI
 
 
-def closed_port() -> int:
-    with socket.socket() as s:
-        s.bind(("127.0.0.1", 0))
-        return s.getsockname()[1]
-
-
-async def test_a_server_posing_as_lm_studio_is_found_with_its_models(fake: FakeOpenAI) -> None:
-    servers = (KnownServer("LM Studio", fake.port, "openai"), KnownServer("llama.cpp", closed_port(), "openai"))
+async def test_a_server_posing_as_lm_studio_is_found_with_its_models(fake: FakeOpenAI, closed_port: int) -> None:
+    servers = (KnownServer("LM Studio", fake.port, "openai"), KnownServer("llama.cpp", closed_port, "openai"))
     started = time.monotonic()
     found = await probe_local_servers(servers, timeout=0.5)
     assert time.monotonic() - started < 2

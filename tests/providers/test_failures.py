@@ -2,8 +2,6 @@
 
 from __future__ import annotations
 
-import socket
-
 import pytest
 
 from desktop.config import Config, ProviderConfig
@@ -25,12 +23,9 @@ async def failure(call: LLMProvider) -> ProviderError:
     return caught.value
 
 
-async def test_nothing_listening_names_the_server_and_asks_if_it_runs() -> None:
-    with socket.socket() as s:
-        s.bind(("127.0.0.1", 0))
-        port = s.getsockname()[1]
-    error = await failure(provider(f"http://127.0.0.1:{port}/v1"))
-    assert str(error) == f"Can't reach the model server at http://127.0.0.1:{port} — is it running?"
+async def test_nothing_listening_names_the_server_and_asks_if_it_runs(closed_port: int) -> None:
+    error = await failure(provider(f"http://127.0.0.1:{closed_port}/v1"))
+    assert str(error) == f"Can't reach the model server at http://127.0.0.1:{closed_port} — is it running?"
     assert error.kind is FailureKind.UNREACHABLE
 
 

@@ -55,7 +55,7 @@ def saved(core: Core, key: str) -> list[dict[str, Any]]:
 
 
 def running_commands(marker: str) -> list[str]:
-    out = subprocess.run(["ps", "-eo", "args"], capture_output=True, text=True).stdout
+    out = subprocess.run(["ps", "-eo", "args"], capture_output=True, text=True, timeout=30).stdout
     return [line for line in out.splitlines() if marker in line and "ps -eo" not in line]
 
 

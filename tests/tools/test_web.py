@@ -130,12 +130,6 @@ def stub() -> Iterator[Stub]:
     server.close()
 
 
-def free_port() -> int:
-    with socket.socket() as sock:
-        sock.bind(("127.0.0.1", 0))
-        return sock.getsockname()[1]
-
-
 async def run(tool: WebFetchTool | WebSearchTool, **args: object) -> ToolOutcome:
     return await ToolRegistry([tool]).run(tool.name, args, CTX)
 
@@ -238,7 +232,7 @@ async def test_fetch_connects_to_the_checked_address_with_the_original_host(stub
     assert outcome.ok and str(outcome.output).endswith(f"\n\nlocalhost:{stub.port}")
 
 
-async def test_fetch_json_text_size_cap_and_errors(stub: Stub) -> None:
+async def test_fetch_json_text_size_cap_and_errors(stub: Stub, closed_port: int) -> None:
     tool = WebFetchTool(allow_networks=["127.0.0.0/8"])
     data = str((await run(tool, url=f"{stub.base}/json")).output)
     assert '{\n  "a": [\n    1,\n    2\n  ],' in data
@@ -249,7 +243,7 @@ async def test_fetch_json_text_size_cap_and_errors(stub: Stub) -> None:
     assert not binary.ok and "cannot show as text" in str(binary.output)
     missing = await run(tool, url=f"{stub.base}/missing")
     assert not missing.ok and "HTTP 404" in str(missing.output)
-    closed = await run(tool, url=f"http://127.0.0.1:{free_port()}/")
+    closed = await run(tool, url=f"http://127.0.0.1:{closed_port}/")
     assert not closed.ok and "could not fetch" in str(closed.output)
 
 
@@ -282,10 +276,10 @@ async def test_duckduckgo_results_are_parsed_and_ads_skipped(stub: Stub) -> None
     assert parse_qs(urlsplit(path).query)["q"] == ["python asyncio"]
 
 
-async def test_duckduckgo_refusal_and_unreachable_are_clear(stub: Stub) -> None:
+async def test_duckduckgo_refusal_and_unreachable_are_clear(stub: Stub, closed_port: int) -> None:
     anomaly = await run(WebSearchTool("duckduckgo", endpoint=f"{stub.base}/ddg-anomaly/html/"), query="x")
     assert not anomaly.ok and "DuckDuckGo refused" in str(anomaly.output)
-    down = await run(WebSearchTool("duckduckgo", endpoint=f"http://127.0.0.1:{free_port()}/html/"), query="x")
+    down = await run(WebSearchTool("duckduckgo", endpoint=f"http://127.0.0.1:{closed_port}/html/"), query="x")
     assert not down.ok and "web search is unreachable" in str(down.output)
     bad = await run(WebSearchTool("bing"), query="x")
     assert not bad.ok and "unknown search provider 'bing'" in str(bad.output)

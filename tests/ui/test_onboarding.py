@@ -3,7 +3,6 @@ nanobot CLI workspace, or takes a provider and key; after one click the chat ans
 
 from __future__ import annotations
 
-import socket
 from pathlib import Path
 from typing import Any
 
@@ -39,12 +38,6 @@ def model_config(home_dir: Path) -> dict[str, Any]:
     return settings
 
 
-def closed_port() -> int:
-    with socket.socket() as s:
-        s.bind(("127.0.0.1", 0))
-        return s.getsockname()[1]
-
-
 def panel_for(qtbot: QtBot, bridge: CoreBridge, *servers: KnownServer) -> OnboardingPanel:
     panel = OnboardingPanel(bridge, servers=servers)
     qtbot.addWidget(panel)
@@ -65,10 +58,11 @@ async def answer(bridge: CoreBridge, text: str) -> str:
     return done[0].content
 
 
-async def test_one_click_uses_a_detected_local_server(qtbot: QtBot, bridge: CoreBridge, fake: FakeOpenAI) -> None:
+async def test_one_click_uses_a_detected_local_server(qtbot: QtBot, bridge: CoreBridge, fake: FakeOpenAI,
+                                                     closed_port: int) -> None:
     assert bridge.core.config.model == ""
     panel = panel_for(qtbot, bridge, KnownServer("LM Studio", fake.port, "openai"),
-                      KnownServer("llama.cpp", closed_port(), "openai"))
+                      KnownServer("llama.cpp", closed_port, "openai"))
     configured: list[bool] = []
     panel.configured.connect(lambda: configured.append(True))
     await until(lambda: use_buttons(panel), message="the server was offered")
@@ -100,8 +94,9 @@ async def test_existing_nanobot_workspace_is_offered_and_kept(qtbot: QtBot, brid
 
 async def test_without_a_local_server_it_takes_a_provider_and_key(qtbot: QtBot, bridge: CoreBridge,
                                                                   fake: FakeOpenAI,
-                                                                  memory_keyring: MemoryKeyring) -> None:
-    panel = panel_for(qtbot, bridge, KnownServer("LM Studio", closed_port(), "openai"))
+                                                                  memory_keyring: MemoryKeyring,
+                                                                  closed_port: int) -> None:
+    panel = panel_for(qtbot, bridge, KnownServer("LM Studio", closed_port, "openai"))
     await until(lambda: panel.rescan.isVisible(), message="nothing found")
     assert "No local model server found" in panel.local_status.text()
     assert not panel.workspace_card.isVisible()
