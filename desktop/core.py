@@ -118,7 +118,7 @@ class Core:
         await self.loop.shutdown(grace)
         if self._running is not None:
             self._running.cancel()
-            await asyncio.gather(self._running, return_exceptions=True)
+            await asyncio.wait([self._running], timeout=CLOSE_WITHIN)
             self._running = None
 
     def _follow_settings(self, changed: frozenset[str]) -> None:

@@ -16,14 +16,15 @@ in-process. Write the command's body once against `Output` and let `func` call i
 
 Protocol (one JSON object per line, over a Unix socket private to the user: the runtime directory is 0700,
 or Qt's user-only socket permissions, and the client checks the socket's owner):
-    client → {"action": "run", "protocol": 1, "argv": [...]}
-    app    → {"protocol": 1, "ok": true}                      accepted; then
+    client → {"action": "run", "protocol": 2, "argv": [...]}
+    app    → {"protocol": 2, "ok": true}                      accepted; then
              {"out": TEXT} | {"err": TEXT} ...                 what the command prints, as it happens
+             {"alive": true}                                   every ALIVE_EVERY s while it runs
              {"exit": CODE}                                    last line
-    or     → {"protocol": 1, "ok": false, "local": true}       run it yourself
+    or     → {"protocol": 2, "ok": false, "local": true}       run it yourself
     or     → {"protocol": N, "ok": false, "error": TEXT}       another version: the client runs in-process
 An app too old to know "run" answers {"ok": true} without "protocol"; that counts as another version too.
-The quick prompt is one line each way: client → {"action": "quick", "protocol": 1, "text": TEXT}, app →
+The quick prompt is one line each way: client → {"action": "quick", "protocol": 2, "text": TEXT}, app →
 {"ok": true} (shown), or {"protocol": N, "ok": false, "error": TEXT} when the versions differ;
 then the client asks through Qt's socket like a second launch of the app, which every version understands.
 The client hanging up (Ctrl+C) cancels the command in the app.
@@ -43,9 +44,11 @@ from typing import Any, Protocol
 
 from desktop.paths import Home, home
 
-PROTOCOL = 1
+PROTOCOL = 2  # 2: the app says it is alive while a command runs
 CONNECT_TIMEOUT = 0.5  # seconds; a live app accepts at once
 HEADER_TIMEOUT = 5.0  # the app parses argv and decides before it answers
+ALIVE_EVERY = 15.0  # a turn may take minutes; a line this often says the app is still at it
+SILENT_LIMIT = 4 * ALIVE_EVERY  # no line for this long: the app is stuck, not busy
 STANDALONE = "--standalone"
 
 
@@ -180,11 +183,15 @@ def forward(argv: list[str], name: str | None = None) -> int | None:
             return None
         if not header.get("ok"):
             return None
-        sock.settimeout(None)  # a turn takes as long as the model does
+        sock.settimeout(SILENT_LIMIT)  # a turn takes as long as the model does, but the app says it is alive
         try:
             return _relay(lines)
         except KeyboardInterrupt:
             return 130
+        except TimeoutError:
+            print(f"\nnanobot-tray: the running app stopped answering (nothing for {SILENT_LIMIT:.0f} s); "
+                  "is it stuck? Quit it from the tray, or run with --standalone", file=sys.stderr)
+            return 1
         except OSError as exc:
             print(f"\nnanobot-tray: lost the connection to the app: {exc}", file=sys.stderr)
             return 1

@@ -22,6 +22,7 @@ from collections.abc import AsyncIterator, Sequence
 from dataclasses import dataclass
 from pathlib import Path
 
+from desktop import workspace_files
 from desktop.config import Config
 from desktop.paths import Home, inside
 from desktop.tools.egress import egress_proxy
@@ -53,7 +54,7 @@ class Sandbox:
                  hidden: Sequence[Path] = (), network: str = INTERNET, program: str = PROGRAM) -> None:
         self.workspace = workspace.resolve()
         self.read_only = [p.resolve() for p in read_only]
-        self.protected = [p.resolve() for p in protected]
+        self.protected = list(protected)  # as named: a link there is judged when mounting, not followed now
         self.hidden = [p.resolve() for p in hidden]
         self.network = network
         self.program = program
@@ -113,9 +114,8 @@ class Sandbox:
             if path.exists():
                 add(path, 1, "--ro-bind")
         for path in self.protected:
-            if not inside(path, self.workspace):
+            if not inside(path, self.workspace) or not _plain_file(path, self.workspace):
                 continue
-            _ensure_file(path)
             if path.parent != self.workspace:  # a mount point cannot be renamed: the folder stays put
                 add(path.parent, 1, "--bind")
             add(path, 2, "--ro-bind")
@@ -212,8 +212,14 @@ def _hidden_folders(h: Home) -> list[Path]:
     return folders
 
 
-def _ensure_file(path: Path) -> None:
-    """A protected file must exist to be mounted read-only; an empty one means "nothing yet" to its reader."""
-    if not path.exists():
-        path.parent.mkdir(parents=True, exist_ok=True)
-        path.touch()
+def _plain_file(path: Path, workspace: Path) -> bool:
+    """Whether a protected file can be mounted read-only as itself: made empty when absent ("nothing yet" to
+    its reader), and no link on its way. bwrap follows a link in a bind's source, so a link there would put
+    its target, perhaps a file the sandbox hides, into the sandbox: such a file is left unmounted (the app
+    refuses to read it anyway)."""
+    relpath = str(path.relative_to(workspace))
+    try:
+        workspace_files.create_text(workspace, relpath, "")  # never through a dangling link
+    except OSError:
+        return False
+    return os.path.realpath(path) == str(path)

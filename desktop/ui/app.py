@@ -52,6 +52,7 @@ WINDOWS: dict[str, tuple[str, str]] = {
     "reminders": ("desktop.ui.reminders_window", "RemindersWindow"),
 }
 QUIT_GRACE = 2.0  # seconds running turns get to save on Quit
+BUS_CLOSE_WITHIN = 2.0  # seconds for the D-Bus connection to close on Quit; a stuck bus is left behind
 TRAY_RECHECK_MS = 5000
 CONFIG_SETTLE_MS = 300
 NO_TRAY_TEXT = (
@@ -309,7 +310,7 @@ class Shell(QObject):
         if self.core is not None:
             await self.core.close(grace=QUIT_GRACE)
         await self._tasks.cancel_all()
-        await self.notifier.close()
+        await asyncio.wait([asyncio.ensure_future(self.notifier.close())], timeout=BUS_CLOSE_WITHIN)
         notify.install(None)
         if self.bridge is not None:
             self.bridge.close()

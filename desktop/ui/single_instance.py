@@ -8,6 +8,7 @@ and streams: see desktop/remote.py."""
 
 from __future__ import annotations
 
+import asyncio
 import json
 import logging
 import os
@@ -18,7 +19,7 @@ from PySide6.QtCore import QObject, Signal
 from PySide6.QtNetwork import QLocalServer, QLocalSocket
 
 from desktop.paths import Home
-from desktop.remote import PROTOCOL, socket_name
+from desktop.remote import ALIVE_EVERY, PROTOCOL, socket_name
 from desktop.tasks import TaskSet
 
 # Given a "run" request and a way to send lines back: the command to run, or None to let the client run it.
@@ -178,10 +179,17 @@ class InstanceServer(QObject):
         task.add_done_callback(lambda _t: sock.disconnectFromServer() if open_[0] else None)
 
     async def _finish(self, job: Awaitable[int], send: Callable[[dict[str, Any]], None]) -> None:
+        running = asyncio.ensure_future(job)
         try:
-            code = await job
+            while not running.done():  # a line now and then, so the client can tell a long turn from a stuck app
+                await asyncio.wait([running], timeout=ALIVE_EVERY)
+                if not running.done():
+                    send({"alive": True})
+            code = running.result()
         except Exception as exc:  # the app stays up; the client learns what happened
             log.exception("a forwarded command failed")
             send({"err": f"error: {type(exc).__name__}: {exc}\n"})
             code = 1
+        finally:
+            running.cancel()  # the client hung up: this task is cancelled, and the command with it
         send({"exit": code})

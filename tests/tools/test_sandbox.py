@@ -163,3 +163,21 @@ def _running(name: str, marker: str) -> bool:
             if argv[:2] == [name.encode(), marker.encode()]:
                 return True
     return False
+
+
+@pytest.mark.parametrize("protected", ["USER.md", "memory/history.jsonl"])
+async def test_a_protected_file_turned_into_a_link_never_mounts_what_it_points_at(layout: Layout,
+                                                                                  protected: str) -> None:
+    """bwrap follows a link in a bind's source: a memory file swapped for a link to a hidden file (while no
+    sandbox held it, say by an approved unsandboxed command) must not put that file into the next one."""
+    tools = layout.tools()
+    target = layout.workspace / protected
+    target.unlink()
+    target.symlink_to(layout.user / ".ssh" / "id_rsa")
+    outcome = await run(tools, f"cat {protected}; echo read")
+    assert "read" in str(outcome.output) and "PRIVATE KEY" not in str(outcome.output)
+    dangling = layout.workspace / "SOUL.md"
+    dangling.unlink()
+    dangling.symlink_to(layout.user / "made-by-the-app")
+    await run(tools, "true")
+    assert not (layout.user / "made-by-the-app").exists()  # not created through the link either

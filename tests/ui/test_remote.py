@@ -110,6 +110,34 @@ async def test_a_failed_turn_in_the_app_fails_the_command(shell: Shell, fake: Fa
     assert "error:" in _said(err)
 
 
+async def test_a_long_turn_keeps_the_client_waiting_and_a_silent_app_is_called_stuck(
+        shell: Shell, fake: FakeOpenAI, monkeypatch: pytest.MonkeyPatch, capfd: pytest.CaptureFixture[str]) -> None:
+    monkeypatch.setattr("desktop.ui.single_instance.ALIVE_EVERY", 0.2)
+    monkeypatch.setattr(remote, "SILENT_LIMIT", 1.0)
+    fake.add({"content": "Worth the wait.", "delay": 2.5})  # longer than the client waits for a silent app
+    assert await asyncio.to_thread(remote.forward, ["agent", "-m", "slow one"], shell.server.name) == 0
+    assert "Worth the wait." in capfd.readouterr().out
+
+    path = Path(shell.server.name).with_name("stuck.sock")  # accepts the command, then never says a word
+    listener = socket.socket(socket.AF_UNIX, socket.SOCK_STREAM)
+    listener.bind(str(path))
+    listener.listen(1)
+    held: list[socket.socket] = []
+
+    def accept_and_go_quiet() -> None:
+        conn, _ = listener.accept()
+        conn.recv(65536)
+        conn.sendall(json.dumps({"protocol": remote.PROTOCOL, "ok": True}).encode() + b"\n")
+        held.append(conn)
+
+    threading.Thread(target=accept_and_go_quiet, daemon=True).start()
+    with listener:
+        assert await asyncio.to_thread(remote.forward, ["agent", "-m", "hello?"], str(path)) == 1
+    for conn in held:
+        conn.close()
+    assert "the running app stopped answering (nothing for 1 s)" in capfd.readouterr().err
+
+
 async def test_what_needs_this_terminal_stays_in_the_client(shell: Shell) -> None:
     name = shell.server.name
     for argv in (["agent"], ["agent", "--yes", "-m", "x"], ["keys", "list"], ["agent", "-m", "x", "--standalone"]):
