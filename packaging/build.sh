@@ -49,7 +49,7 @@ ln -s /opt/nanobot-tray/nanobot-tray "$root/usr/bin/nanobot-tray"
 # Depends: what the bundle does not carry. PyInstaller copies most shared libraries from the build machine
 # (Qt's xcb helpers, fontconfig, glib, dbus, gtk for Qt's gtk3 theme) but leaves out glibc, libxcb, libGL,
 # libEGL and libwayland, which must match the user's system; ldd names them and dpkg -S their packages.
-# From apt-packages.txt come the programs and data the app uses at run time (git, bubblewrap, socat, fonts; not
+# From apt-packages.txt come the programs and data the app uses at run time (bubblewrap, socat, fonts; not
 # python3-venv, which is for pip installs); fontconfig-config gives the bundled fontconfig its /etc/fonts.
 package_of() {  # a library path -> its Debian package (dpkg knows /lib and /usr/lib apart)
   dpkg -S "$1" 2>/dev/null || dpkg -S "${1#/usr}" 2>/dev/null || dpkg -S "/usr$1" 2>/dev/null || true

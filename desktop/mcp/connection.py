@@ -41,6 +41,7 @@ BACKOFF = Backoff()  # waits between restarts of a server that failed (tests sho
 # Seconds between pings of an idle remote server. Over streamable HTTP the SDK retries a dropped stream
 # quietly, so a server that went away would otherwise stay "connected" until the next call failed.
 PING_EVERY = 30.0
+MAX_TOOL_PAGES = 100  # a server whose tool list never ends is broken, not large
 # Seconds a stopping server gets to disconnect cleanly. Past that it is left behind, so Quit never waits on a
 # server: its stdio process is killed, then the task gets KILL_GRACE more to notice before it is abandoned.
 STOP_WITHIN = 2.0
@@ -288,12 +289,14 @@ class ServerConnection:
 
         tools: list[types.Tool] = []
         cursor: str | None = None
-        while True:
+        for _ in range(MAX_TOOL_PAGES):
             page = await session.list_tools(params=types.PaginatedRequestParams(cursor=cursor) if cursor else None)
             tools.extend(page.tools)
             cursor = page.next_cursor
             if not cursor:
                 break
+        else:
+            raise ConnectionLost(f"the server listed more than {MAX_TOOL_PAGES} pages of tools and kept going")
         allowed = self.config.tools
         self.tools = [t for t in tools if allowed is None or t.name in allowed]
 

@@ -190,3 +190,40 @@ async def test_a_feature_stuck_closing_neither_holds_quit_nor_keeps_servers_runn
         await closed_in_bound(core)
     assert "never_done took over 5 s; left behind" in caplog.text
     await until(lambda: not running(pid), CLOSE_BOUND)
+
+
+# A stdio server whose tool list never ends: every page names a next one.
+ENDLESS_TOOLS = """
+import anyio
+from mcp import types
+from mcp.server.lowlevel import Server
+from mcp.server.stdio import stdio_server
+
+async def pages(ctx, params):
+    page = int((params.cursor if params else None) or 0)
+    tool = types.Tool(name=f"t{page}", input_schema={"type": "object"})
+    return types.ListToolsResult(tools=[tool], next_cursor=str(page + 1))
+
+server = Server("endless", on_list_tools=pages)
+
+async def main():
+    async with stdio_server() as (read, write):
+        await server.run(read, write, server.create_initialization_options())
+
+anyio.run(main)
+"""
+
+
+async def test_a_tool_list_that_never_ends_fails_the_server_instead_of_holding_it(
+        home_dir: Path, model_config: dict[str, Any], memory_keyring: MemoryKeyring, fake: FakeOpenAI,
+        monkeypatch: pytest.MonkeyPatch) -> None:
+    monkeypatch.setattr("desktop.mcp.connection.MAX_TOOL_PAGES", 20)
+    core = await started(home_dir, model_config, {"endless": {"command": sys.executable, "args": ["-c", ENDLESS_TOOLS],
+                                                              "timeout": 10}})
+    try:
+        server = core.mcp.servers["endless"]
+        await until(lambda: server.state == "failed" and "pages of tools" in (server.error or ""))
+        assert "more than 20 pages of tools" in (server.error or "")
+        assert not [t for t in core.tools.names if t.startswith("mcp_endless_")]
+    finally:
+        await closed_in_bound(core)
