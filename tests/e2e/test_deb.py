@@ -44,7 +44,7 @@ def test_depends_names_every_system_library_the_program_loads(tmp_path: Path) ->
     depends = subprocess.run(["dpkg-deb", "-f", DEB, "Depends"], capture_output=True, text=True, check=True).stdout
     declared = {item.strip().split(" ")[0] for item in depends.split(",")}
     assert {_package_of(library) for library in outside} <= declared
-    assert {"libc6", "libxcb1", "libgl1", "git"} <= declared
+    assert {"libc6", "libxcb1", "libgl1", "bubblewrap", "socat"} <= declared
 
 
 @pytest.mark.skipif(not DEB, reason="set NANOBOT_TRAY_DEB to a .deb built by packaging/build.sh")
