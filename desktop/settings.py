@@ -30,7 +30,15 @@ from collections.abc import Awaitable, Callable, Iterable
 from pathlib import Path
 from typing import Any
 
-from desktop.config import Config, LoadedConfig, flatten, load_config, save_config, validate
+from desktop.config import (
+    Config,
+    LoadedConfig,
+    flatten,
+    load_config,
+    save_config,
+    set_value_at,
+    validate,
+)
 
 log = logging.getLogger(__name__)
 
@@ -136,7 +144,7 @@ class Settings:
             del self._overrides[key]  # the file now says something about it: the file wins
         live = copy.deepcopy(on_disk)
         for key, value in self._overrides.items():
-            _set_dotted(live, key, value)
+            set_value_at(live, key, value)
         changed = _changed(self.config, live)
         _assign(self.config, live)
         self._on_disk = copy.deepcopy(on_disk)
@@ -172,14 +180,6 @@ def _changed(old: Config, new: Config) -> frozenset[str]:
 def _matches(key: str, changed: Iterable[str]) -> bool:
     """`key` is one of `changed`, a section above one of them, or a key inside a changed mapping."""
     return any(c == key or c.startswith(key + ".") or key.startswith(c + ".") for c in changed)
-
-
-def _set_dotted(config: Config, key: str, value: Any) -> None:
-    *sections, last = key.split(".")
-    target: Any = config
-    for name in sections:
-        target = getattr(target, name)
-    setattr(target, last, value)
 
 
 def _assign(target: Any, source: Any) -> None:
