@@ -3,7 +3,9 @@
 A setting is a dataclass field made with `setting(...)`: the annotation is its type, and the field carries
 its default, bounds, choices, a label and one line of help. Everything else is derived from that one
 declaration: the loader's checks and messages (with the line of each mistake), `validate` before a save,
-and the rows of the Settings window for simple fields (desktop/ui/settings.py).
+the rows of the Settings window for simple fields (desktop/ui/settings.py), the JSON Schema editors use to
+complete and check config.yaml (`config.schema.json` beside it, named on its first line; printed by
+`nanobot-tray config schema`), and the README's key table (tests/readme_settings.py).
 
 `Config` holds the app-wide keys; each feature owns its section in `desktop/<feature>/settings.py`, which
 imports only this module. `Config` names a section by its module path, and the module is imported when a
@@ -16,13 +18,15 @@ took 63 ms (best of 15 runs; 92 ms with loading a file), while `from pydantic im
 97 ms and building fourteen models like ours another 52 ms, and the core never imports pydantic on the
 app's start path (litellm and the MCP SDK load later, off it). pydantic would also fail a whole model where
 the loader keeps every good key, coerce "5" to 5 unless told to be strict, and drop `dataclasses.replace`,
-which parts use on these objects."""
+which parts use on these objects. The schema it would write is the small part: `schema()` below."""
 
 from __future__ import annotations
 
 import dataclasses
 import functools
 import importlib
+import json
+import logging
 import types
 import typing
 from collections.abc import Callable, Iterator, Mapping
@@ -41,6 +45,13 @@ if TYPE_CHECKING:
     from desktop.scheduler.settings import SchedulesConfig
     from desktop.skills.settings import SkillsConfig
     from desktop.tools.settings import ToolsConfig
+
+log = logging.getLogger(__name__)
+
+SCHEMA_FILE = "config.schema.json"  # beside config.yaml, where the first line's relative path finds it
+MODELINE = f"# yaml-language-server: $schema={SCHEMA_FILE}"
+HEADER = f"{MODELINE}\n# Nanobot Tray settings. API keys live in the OS keyring, never here.\n"
+JSON_SCHEMA_DRAFT = "http://json-schema.org/draft-07/schema#"  # the newest yaml-language-server reads
 
 
 @dataclass(frozen=True)
@@ -318,8 +329,45 @@ def load_config(path: Path) -> LoadedConfig:
 
 
 def save_config(path: Path, config: Config) -> None:
-    atomic_write_text(path, "# Nanobot Tray settings. API keys live in the OS keyring, never here.\n"
-                      + yaml.safe_dump(dataclasses.asdict(config), sort_keys=False, allow_unicode=True))
+    """Write config.yaml whole (first line: where its schema is), then the schema if it is not current."""
+    atomic_write_text(path, HEADER + yaml.safe_dump(dataclasses.asdict(config), sort_keys=False,
+                                                    allow_unicode=True))
+    write_schema(path)
+
+
+def schema() -> dict[str, Any]:
+    """config.yaml's JSON Schema: every key with its type, label, help, default, bounds and choices."""
+    return {"$schema": JSON_SCHEMA_DRAFT, "title": "Nanobot Tray settings (config.yaml)",
+            "description": "Settings of Nanobot Tray. API keys live in the OS keyring, never here.",
+            **_object_schema(Config)}
+
+
+def schema_text() -> str:
+    return json.dumps(schema(), indent=2, ensure_ascii=False) + "\n"
+
+
+def write_schema(config_path: Path) -> None:
+    """config.schema.json beside config.yaml, when missing or not what this version declares (a cheap
+    comparison, so it can run at every start). Only editors need it: a failure is logged, not raised."""
+    target = config_path.with_name(SCHEMA_FILE)
+    text = schema_text()
+    try:
+        if not target.is_file() or target.read_text(encoding="utf-8", errors="replace") != text:
+            atomic_write_text(target, text)
+    except OSError as exc:
+        log.warning("could not write config.yaml's schema beside it: %s", exc)
+
+
+def name_schema(config_path: Path) -> None:
+    """Put the schema's line first in a config.yaml written before there was one, so editors check it; the
+    rest of the file stays byte for byte. A file that is not UTF-8 is left alone (the loader says why), and
+    a failure is logged, not raised: only editors need the line."""
+    try:
+        text = config_path.read_bytes().decode("utf-8")
+        if not any(line.startswith("# yaml-language-server:") for line in text.splitlines()):
+            atomic_write_text(config_path, MODELINE + ("\r\n" if "\r\n" in text else "\n") + text)
+    except (OSError, UnicodeDecodeError) as exc:
+        log.warning("could not name the schema on config.yaml's first line: %s", exc)
 
 
 # ----- reading
@@ -458,6 +506,59 @@ def _entries(value: Any) -> Iterator[tuple[Setting, str, Any]]:
             yield from _entries(item)
         elif spec.entries is not None:
             yield from ((spec.setting, name, entry) for name, entry in item.items())
+
+
+# ----- the schema
+
+
+def _object_schema(cls: type) -> dict[str, Any]:
+    properties = {}
+    for spec in declared(cls):
+        described = {"title": spec.setting.label, "description": spec.setting.help}
+        if spec.section is not None:
+            properties[spec.name] = {**described, **_object_schema(spec.section)}
+        else:
+            properties[spec.name] = {**described, **_type_schema(spec.hint, spec.setting),
+                                     "default": _plain(spec.default())}
+    return {"type": "object", "properties": properties, "additionalProperties": False}
+
+
+def _type_schema(hint: Any, meta: Setting) -> dict[str, Any]:
+    """The schema of a value of type `hint`; `meta`'s bounds and choices apply to it, or to a list's items."""
+    origin = typing.get_origin(hint)
+    if origin in (types.UnionType, typing.Union):
+        options = [_type_schema(a, meta) for a in typing.get_args(hint)]
+        if all(set(o) == {"type"} for o in options):
+            return {"type": [o["type"] for o in options]}
+        return {"anyOf": options}
+    if origin is list:
+        return {"type": "array", "items": _type_schema(typing.get_args(hint)[0], meta)}
+    if origin is dict:
+        item = typing.get_args(hint)[1]
+        inner = (_object_schema(item) if isinstance(item, type) and dataclasses.is_dataclass(item)
+                 else _type_schema(item, Setting("", "")))
+        return {"type": "object", "additionalProperties": inner}
+    kind = {bool: "boolean", int: "integer", float: "number", str: "string", type(None): "null"}[hint]
+    found: dict[str, Any] = {"type": kind}
+    if hint in (int, float) and meta.bounds is not None:
+        if meta.bounds.low is not None:
+            found["exclusiveMinimum" if meta.bounds.above else "minimum"] = _number(meta.bounds.low, hint)
+        if meta.bounds.high is not None:
+            found["maximum"] = _number(meta.bounds.high, hint)
+    if hint is str and meta.choices:
+        found["enum"] = list(meta.values)
+    return found
+
+
+def _number(value: float, hint: type) -> float | int:
+    return int(value) if hint is int or value == int(value) else value
+
+
+def _plain(value: Any) -> Any:
+    """A default as JSON holds it."""
+    if dataclasses.is_dataclass(value) and not isinstance(value, type):
+        return dataclasses.asdict(value)
+    return value
 
 
 # ----- declarations

@@ -35,9 +35,11 @@ from desktop.config import (
     LoadedConfig,
     flatten,
     load_config,
+    name_schema,
     save_config,
     set_value_at,
     validate,
+    write_schema,
 )
 
 log = logging.getLogger(__name__)
@@ -61,8 +63,13 @@ class Settings:
 
     @classmethod
     def open(cls, path: Path) -> Settings:
-        """Read config.yaml (written with defaults when missing). Blocking: call off the GUI thread."""
-        return cls(load_config(path))
+        """Read config.yaml (written with defaults when missing) and keep its schema beside it for editors.
+        Blocking: call off the GUI thread."""
+        loaded = load_config(path)
+        write_schema(path)
+        if not loaded.problems:  # a file with problems stays exactly as written until fixed or replaced
+            name_schema(path)
+        return cls(loaded)
 
     @property
     def overrides(self) -> dict[str, Any]:

@@ -6,10 +6,23 @@ import subprocess
 import sys
 from dataclasses import dataclass
 from pathlib import Path
+from typing import Any
 
+import jsonschema
 import pytest
+import yaml
 
-from desktop.config import Bounds, Config, Declared, declared, load_config, lookup, save_config, validate
+from desktop.config import (
+    Bounds,
+    Config,
+    Declared,
+    declared,
+    load_config,
+    lookup,
+    save_config,
+    schema,
+    validate,
+)
 
 
 def test_missing_file_gets_defaults_written(tmp_path: Path) -> None:
@@ -205,3 +218,66 @@ def test_sections_live_with_their_features_and_load_without_the_heavy_libraries(
     assert after == str(sorted(f"desktop.{name}.settings" for name in (
         "approvals", "mcp", "providers", "scheduler", "skills", "tools")))
     assert heavy == "[]"
+
+
+def _schema_nodes(node: dict[str, Any], path: str = "") -> list[tuple[str, bool, dict[str, Any]]]:
+    """Every sub-schema with where it is and whether it is a key's own: properties, list items, mapping values
+    and the options of a nullable value."""
+    found = []
+    for name, inner in node.get("properties", {}).items():
+        key = f"{path}.{name}".lstrip(".")
+        found += [(key, True, inner), *_schema_nodes(inner, key)]
+    for part, suffix in (("items", "[]"), ("additionalProperties", ".NAME")):
+        if isinstance(node.get(part), dict):
+            found += [(path + suffix, False, node[part]), *_schema_nodes(node[part], path + suffix)]
+    for option in node.get("anyOf", []):
+        found += [(path, False, option), *_schema_nodes(option, path)]
+    return found
+
+
+def test_the_schema_describes_every_setting_and_bounds_every_number() -> None:
+    nodes = _schema_nodes(schema())
+    properties = [(path, node) for path, own, node in nodes if own]
+    assert [path for path, _ in properties] == [key for key, _ in _declarations()]
+    for path, node in properties:
+        assert node.get("title") and node.get("description"), f"{path} is not described"
+    numbers = [(path, node) for path, _, node in nodes
+               if {"integer", "number"} & set(node["type"] if isinstance(node.get("type"), list)
+                                               else [node.get("type")])]
+    assert {path for path, _ in numbers} >= {"temperature", "provider.retry_delays[]", "mcp.servers.NAME.timeout"}
+    for path, node in numbers:
+        assert "minimum" in node or "exclusiveMinimum" in node, f"{path} has no lowest value"
+    exec_ = schema()["properties"]["tools"]["properties"]["exec"]["properties"]
+    assert exec_["timeout"] | {"description": ""} == {
+        "title": "Stop a command after", "description": "", "type": "integer", "minimum": 1, "maximum": 600,
+        "default": 60}
+    assert exec_["network"]["enum"] == ["internet", "off", "host"]
+
+
+def test_the_schema_flags_what_the_loader_refuses_and_passes_what_it_writes(tmp_path: Path) -> None:
+    """An editor checking against the schema and the app reading the file agree on what is wrong."""
+    checker = jsonschema.Draft7Validator(schema())
+    path = tmp_path / "config.yaml"
+    save_config(path, Config())
+    assert list(checker.iter_errors(yaml.safe_load(path.read_text()))) == []
+    text = ("temperature: 2.5\n"
+            "colour: blue\n"
+            "tools:\n"
+            "  exec:\n"
+            "    timeout: 700\n"
+            "    network: everywhere\n"
+            "mcp:\n"
+            "  servers:\n"
+            "    time:\n"
+            "      command: uvx\n"
+            "      timeout: 0\n"
+            "provider:\n"
+            "  retry_delays: [1, -2]\n")
+    path.write_text(text)
+    flagged = {".".join(map(str, error.absolute_path)) or "colour"
+               for error in checker.iter_errors(yaml.safe_load(text))}
+    refused = {problem.split("'")[1] for problem in load_config(path).problems}
+    assert flagged == {"temperature", "colour", "tools.exec.timeout", "tools.exec.network",
+                       "mcp.servers.time.timeout", "provider.retry_delays.1"}
+    assert refused == {"temperature", "colour", "tools.exec.timeout", "tools.exec.network",
+                       "mcp.servers.time.timeout", "provider.retry_delays"}
