@@ -10,15 +10,17 @@ complete and check config.yaml (`config.schema.json` beside it, named on its fir
 `Config` holds the app-wide keys; each feature owns its section in `desktop/<feature>/settings.py`, which
 imports only this module. `Config` names a section by its module path, and the module is imported when a
 `Config` is first made rather than when this module is: a feature's package imports `Config` from here,
-so importing the package from here would go round in a circle (and would put every feature on the path
-of anything that only wants the declarations).
+so importing the package from here would go round in a circle. Importing a section module runs its
+package's `__init__`, so the first `Config` costs what those packages cost (about 190 ms more than this
+module alone on a busy two-core machine); the app and the command line have imported them all with the
+core by the time they read config.yaml, so there it adds nothing.
 
-Why dataclasses and not pydantic (already installed for litellm): on this machine `import desktop.config`
-took 63 ms (best of 15 runs; 92 ms with loading a file), while `from pydantic import BaseModel` alone took
-97 ms and building fourteen models like ours another 52 ms, and the core never imports pydantic on the
-app's start path (litellm and the MCP SDK load later, off it). pydantic would also fail a whole model where
-the loader keeps every good key, coerce "5" to 5 unless told to be strict, and drop `dataclasses.replace`,
-which parts use on these objects. The schema it would write is the small part: `schema()` below."""
+Why dataclasses and not pydantic (installed already, for litellm): `import desktop.config` takes about
+75 ms, while `from pydantic import BaseModel` alone takes 97 ms or more and building fourteen models like
+these another 45 ms (best of 15-25 runs each), and nothing on the app's start path imports pydantic today
+(litellm and the MCP SDK load later, off it). pydantic would also fail a whole model where the loader
+keeps every good key, coerce "5" to 5 unless told to be strict, and take `dataclasses.replace`, which parts
+use on these objects. The schema it would write is the small part: `schema()` below."""
 
 from __future__ import annotations
 
