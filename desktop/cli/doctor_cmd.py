@@ -10,8 +10,9 @@ import sys
 from pathlib import Path
 
 from desktop import __version__, secrets
-from desktop.config import McpServerConfig, load_config
+from desktop.config import load_config
 from desktop.core import workspace_of
+from desktop.mcp.settings import McpServerConfig
 from desktop.paths import home
 from desktop.providers.llm import LLMProvider, ProviderError, provider_name
 from desktop.tools.limits import Limits

@@ -13,9 +13,9 @@ from collections.abc import Awaitable
 from pathlib import Path
 from typing import TYPE_CHECKING
 
-from desktop.config import McpServerConfig
 from desktop.mcp.importer import NotAServerList, read_servers
 from desktop.mcp.probe import probed
+from desktop.mcp.settings import McpServerConfig
 from desktop.paths import home
 from desktop.remote import Output, Terminal, add_standalone
 from desktop.settings import Settings, SettingsError

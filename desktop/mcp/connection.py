@@ -19,7 +19,7 @@ from typing import TYPE_CHECKING, Any, TextIO
 from urllib.parse import urlsplit
 
 from desktop import secrets
-from desktop.config import McpServerConfig
+from desktop.mcp.settings import McpServerConfig
 from desktop.tools.base import ToolError
 
 if TYPE_CHECKING:

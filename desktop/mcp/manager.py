@@ -10,12 +10,12 @@ from pathlib import Path
 from typing import Any
 
 from desktop.bus import McpServerChanged, Publish
-from desktop.config import McpServerConfig
 from desktop.mcp import connection
 from desktop.mcp.connection import ServerConnection
 from desktop.mcp.names import clean, tool_name
 from desktop.mcp.results import to_output
 from desktop.mcp.schema import normalise
+from desktop.mcp.settings import McpServerConfig
 from desktop.tools.base import Tool, ToolContext, ToolOutput
 from desktop.tools.registry import ToolRegistry
 

@@ -15,11 +15,12 @@ from PySide6.QtCore import QObject, Signal
 from desktop.approvals import remove_rule, set_trusted
 from desktop.approvals.questions import Question, Questions
 from desktop.bus import InboundMessage, TaskSnapshot
-from desktop.config import Config, LoadedConfig, McpServerConfig
+from desktop.config import Config, LoadedConfig
 from desktop.core import Core, workspace_of
 from desktop.mcp.connection import ServerConnection
 from desktop.mcp.importer import CLAUDE_DESKTOP_FILE, Imported, read_servers
 from desktop.mcp.probe import probed
+from desktop.mcp.settings import McpServerConfig
 from desktop.memory.git_history import GitHistory
 from desktop.memory.history_search import read_newest
 from desktop.memory.store import HistoryEntry

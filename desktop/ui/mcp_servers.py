@@ -33,8 +33,8 @@ from PySide6.QtWidgets import (
 )
 
 from desktop.bus import McpServerChanged
-from desktop.config import McpServerConfig
 from desktop.mcp.importer import Imported, NotAServerList
+from desktop.mcp.settings import McpServerConfig
 from desktop.settings import SettingsError
 from desktop.tasks import spawn
 from desktop.ui.bridge import CoreBridge, McpStatus
