@@ -22,7 +22,7 @@ from desktop.providers.litellm_env import litellm
 from tests.fakeserver import FakeOpenAI
 from tests.memkeyring import MemoryKeyring
 
-pytest_plugins = ["tests.reaper", "tests.hangs"]
+pytest_plugins = ["tests.reaper", "tests.hangs", "tests.security.summary"]
 
 
 @pytest.fixture(scope="session", autouse=True)

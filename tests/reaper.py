@@ -240,6 +240,14 @@ def _kill_leftovers(item: pytest.Item) -> list[Proc]:
 @pytest.hookimpl(trylast=True)
 def pytest_sessionfinish(session: pytest.Session) -> None:
     kill_all("still running at the end of the session")
+    workeroutput = getattr(session.config, "workeroutput", None)  # a pytest-xdist worker: the controller prints
+    if workeroutput is not None:
+        workeroutput["killed"] = list(_killed)
+
+
+@pytest.hookimpl(optionalhook=True)
+def pytest_testnodedown(node: Any, error: object) -> None:
+    _killed.extend(getattr(node, "workeroutput", {}).get("killed", []))
 
 
 def pytest_terminal_summary(terminalreporter: Any) -> None:

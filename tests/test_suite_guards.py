@@ -63,7 +63,7 @@ def run_pytest(folder: Path, *args: str) -> subprocess.CompletedProcess[str]:
     env = {**os.environ, "PYTHONPATH": str(REPO), "QT_QPA_PLATFORM": "offscreen", "COLUMNS": "400"}
     return subprocess.run([sys.executable, "-m", "pytest", "-c", str(REPO / "pyproject.toml"), "--rootdir", str(folder),
                            "-p", "tests.reaper", "-p", "tests.hangs", "-p", "no:cacheprovider", "-o", "timeout=1",
-                           "-rA", *args, str(folder)],
+                           "-o", "addopts=", "-rA", *args, str(folder)],
                           cwd=folder, env=env, capture_output=True, text=True, timeout=120, check=False)
 
 
