@@ -32,6 +32,7 @@ class Session:
     key: str
     messages: list[dict[str, Any]] = field(default_factory=list)
     metadata: dict[str, Any] = field(default_factory=dict)
+    deleted: bool = False  # set by SessionStore.delete: whatever still holds it (a turn, a hook) no longer saves
 
     @property
     def last_consolidated(self) -> int:
@@ -101,6 +102,8 @@ class SessionStore:
             message.setdefault("timestamp", now_iso())
         path = self.path_for(session.key)
         async with self._write_lock(session.key):
+            if session.deleted:
+                return
             session.messages.extend(messages)
             session.metadata["updated_at"] = now_iso()
             records = list(messages)
@@ -111,6 +114,8 @@ class SessionStore:
     async def rewrite(self, session: Session) -> None:
         """Replace the whole file atomically (metadata changes, clearing, deleting messages)."""
         async with self._write_lock(session.key):
+            if session.deleted:
+                return
             session.metadata["updated_at"] = now_iso()
             lines = [self._metadata_record(session), *session.messages]
             await asyncio.to_thread(_write_records, self.path_for(session.key), lines)
@@ -139,8 +144,12 @@ class SessionStore:
         return old
 
     async def delete(self, key: str) -> None:
+        """The person deleted the chat: its file goes, and a turn or an after-turn hook still running with it
+        (its answer, a consolidation) can no longer write the file back, so the chat never returns."""
         async with self._write_lock(key):
-            self._cache.pop(key, None)
+            cached = self._cache.pop(key, None)
+            if cached is not None:
+                cached.deleted = True
             await asyncio.to_thread(self.path_for(key).unlink, True)
 
     async def list(self) -> list[SessionInfo]:

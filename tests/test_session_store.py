@@ -32,3 +32,17 @@ async def test_a_chat_deleted_while_it_loads_stays_deleted(tmp_path: Path) -> No
     await loading
     assert not fresh.path_for("desktop:old").exists()
     assert (await fresh.load("desktop:old")).messages == []  # not the deleted chat, kept in memory
+
+
+async def test_a_turn_still_running_when_its_chat_is_deleted_does_not_bring_it_back(tmp_path: Path) -> None:
+    """Deleting a chat in the window while its answer, or the consolidation after it, is still being saved:
+    the late writes used to create the file again, and the deleted chat was back at the next start."""
+    store = SessionStore(tmp_path)
+    turn = await store.load("desktop:gone")
+    await store.append(turn, {"role": "user", "content": "Plan my week"})
+    await store.delete("desktop:gone")
+    await store.append(turn, {"role": "assistant", "content": "Monday: ..."})
+    turn.metadata["last_consolidated"] = 2
+    await store.rewrite(turn)
+    assert not store.path_for("desktop:gone").exists()
+    assert [info.key for info in await SessionStore(tmp_path).list()] == []

@@ -153,6 +153,27 @@ async def test_a_timeout_kills_the_sandboxed_tree(layout: Layout) -> None:
     assert not _running("sleep", marker)
 
 
+async def test_a_probe_cut_short_by_closing_the_app_leaves_no_process(tmp_path: Path) -> None:
+    """The first command's probe of bwrap, stopped with its turn or by Quit, used to leave the probe running."""
+    marker = f"{os.getpid()}.79"
+    slow = tmp_path / "slow-bwrap"
+    slow.write_text(f"#!/bin/sh\nexec sleep {marker}\n")
+    slow.chmod(0o755)
+    probing = asyncio.ensure_future(Sandbox(tmp_path, program=str(slow)).mode())
+    for _ in range(100):
+        if _running("sleep", marker):
+            break
+        await asyncio.sleep(0.05)
+    probing.cancel()
+    with pytest.raises(asyncio.CancelledError):
+        await probing
+    for _ in range(50):
+        if not _running("sleep", marker):
+            break
+        await asyncio.sleep(0.05)
+    assert not _running("sleep", marker)
+
+
 def _running(name: str, marker: str) -> bool:
     for entry in Path("/proc").iterdir():
         if entry.name.isdigit():
