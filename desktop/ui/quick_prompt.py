@@ -114,6 +114,7 @@ class QuickPrompt(QWidget):
         self.question = QLabel()
         self.question.setObjectName("question")
         self.question.setWordWrap(True)
+        self.question.setTextFormat(Qt.TextFormat.PlainText)  # the person's words as typed: "<b>" is not markup
         self.answer = MarkdownBrowser()  # the answer's Markdown may name files: it loads none
         self.answer.setOpenExternalLinks(True)
         self.answer.setFrameShape(QFrame.Shape.NoFrame)

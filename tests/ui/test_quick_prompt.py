@@ -75,6 +75,20 @@ async def test_a_failed_turn_shows_the_error_inline(qtbot: QtBot, bridge: CoreBr
     assert "refused the API key (HTTP 401)" in prompt.status.text()
 
 
+async def test_the_question_shows_as_typed_not_as_markup(qtbot: QtBot, bridge: CoreBridge, fake: FakeOpenAI) -> None:
+    fake.add({"content": "It is *bold*."})
+    prompt = QuickPrompt(bridge)
+    qtbot.addWidget(prompt)
+    prompt.popup()
+    typed = "is <b>this</b> bold? 2 * 3 _x_"
+    qtbot.keyClicks(prompt.input, typed)
+    qtbot.keyClick(prompt.input, Qt.Key.Key_Return)
+    await until(lambda: prompt.status.text() == "Done", message="answer finished")
+    # a QLabel guesses rich text from "<b>": the tags would vanish and "this" turn bold
+    assert prompt.question.text() == typed and prompt.question.textFormat() == Qt.TextFormat.PlainText
+    assert prompt.answer.toPlainText() == "It is bold."
+
+
 async def test_stop_ends_a_long_answer_and_copy_takes_it_as_markdown(qtbot: QtBot, bridge: CoreBridge,
                                                                      fake: FakeOpenAI) -> None:
     fake.add({"content": "The first part, **then** a long pause before the rest.", "chunk": 14, "hang": 5})

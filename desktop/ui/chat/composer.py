@@ -141,7 +141,7 @@ class Composer(QFrame):
     # -- sending
 
     def submit(self) -> None:
-        text = self.input.toPlainText().strip()
+        text = _trimmed(self.input.toPlainText())
         if not text and not self.attachments:
             return
         files = list(self.attachments)
@@ -232,6 +232,14 @@ class Composer(QFrame):
         cursor.movePosition(cursor.MoveOperation.End)
         self.input.setTextCursor(cursor)
         self._popup().hide()
+
+
+def _trimmed(text: str) -> str:
+    """What is sent: blank lines and spaces at the ends go, a first line's indent stays (pasted code, a list)."""
+    lines = text.rstrip().split("\n")
+    while lines and not lines[0].strip():
+        lines.pop(0)
+    return "\n".join(lines)
 
 
 def _mark_focus(frame: QWidget | None, on: bool) -> None:

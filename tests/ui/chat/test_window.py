@@ -442,3 +442,29 @@ def test_a_turn_the_app_started_says_so_and_is_not_the_persons_to_redo(qtbot) ->
     assert [(r.kind, r.text) for r in model.rows][-2:] == [(Kind.NOTICE, "A background task reported back"),
                                                            (Kind.ASSISTANT, "Your task found 3 files.")]
     assert not model.redoable()  # Regenerate would ask the person's old question instead
+
+
+VERBATIM = "  Shopping list:\nmilk\n\n    *eggs* and _ham_\n# not a heading\n<b>bold?</b> 2 * 3 = 6\n- [ ] a box"
+
+
+def bubble_text(window: ChatWindow, index: int) -> str:
+    return "\n".join(placed.doc.toPlainText() for placed in window.view.row_layout(index).docs)
+
+
+async def test_the_persons_text_shows_verbatim_live_and_after_a_reload(
+        window: ChatWindow, fake: FakeOpenAI, bridge: CoreBridge, qtbot) -> None:  # type: ignore[no-untyped-def]
+    fake.add({"content": "Noted: *eggs* and **ham**."})
+    window.composer.input.setPlainText(VERBATIM + "\n\n")
+    qtbot.mouseClick(window.composer.send_button, Qt.MouseButton.LeftButton)
+    await until(lambda: not model_of(window).busy and len(model_of(window).rows) == 2, timeout=TURN)
+    assert bubble_text(window, 0) == VERBATIM  # line breaks, the indent and every * _ # < > as typed
+    assert bubble_text(window, 1) == "Noted: eggs and ham."  # the answer stays Markdown
+    assert last_user_text(fake.requests[-1]) == VERBATIM
+
+    reopened = ChatWindow(bridge)
+    qtbot.addWidget(reopened)
+    reopened.resize(900, 640)
+    reopened.show()
+    reopened.show_session("desktop:test")
+    await until(lambda: reopened.models["desktop:test"].loaded)
+    assert bubble_text(reopened, 0) == VERBATIM
