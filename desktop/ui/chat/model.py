@@ -407,7 +407,9 @@ def rows_from_messages(messages: list[dict[str, Any]]) -> list[ChatRow]:
         if role == "user" and message.get("kind", "user") != "user":  # the app's message, not the person's
             rows.append(ChatRow(Kind.NOTICE, _headline(_text_of(message.get("content")))))
         elif role == "user":
-            rows.append(ChatRow(Kind.USER, _text_of(message.get("content")), list(message.get("media") or [])))
+            typed = message.get("typed")  # the person's words, where the content adds attached files' text
+            shown = typed if isinstance(typed, str) else _text_of(message.get("content"))
+            rows.append(ChatRow(Kind.USER, shown, list(message.get("media") or [])))
         elif role == "assistant":
             if message.get("reasoning_content"):
                 rows.append(ChatRow(Kind.REASONING, str(message["reasoning_content"])))
