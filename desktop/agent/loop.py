@@ -227,8 +227,11 @@ class AgentLoop:
             self._end(answered, TurnFinished(key, _last_partial(session), stopped=True))
             raise
         except ProviderError as exc:  # the reason is kept, so a reload still says what went wrong
-            await self.sessions.append(session, {"role": "assistant", "content": FAILED_PLACEHOLDER,
-                                                 "failed": True, "error": str(exc), "error_kind": exc.kind.value})
+            failed = {"role": "assistant", "content": FAILED_PLACEHOLDER, "failed": True, "error": str(exc),
+                      "error_kind": exc.kind.value}
+            if runner.cut_off_text:  # what the person read before it broke off: shown again, never sent as an answer
+                failed["partial"] = runner.cut_off_text
+            await self.sessions.append(session, failed)
             self._end(answered, TurnError(key, str(exc), exc.kind.value))
             return
         except Exception as exc:  # a bug must end the turn visibly, not hang the session

@@ -21,7 +21,7 @@ from PySide6.QtGui import (
     QTextDocument,
 )
 
-from desktop.ui.chat.model import ChatRow, Kind, format_arguments, tool_summary
+from desktop.ui.chat.model import CUT_OFF, ChatRow, Kind, format_arguments, tool_summary
 from desktop.ui.markdown import (
     Code,
     Prose,
@@ -374,9 +374,10 @@ class RowRenderer:
     def _assistant(self, row: ChatRow, width: float) -> RowLayout:
         layout = RowLayout(0)
         y = self._stack(layout, row.text, 4, 10, width - 8)
-        if row.stopped:
-            layout.ops.append(_Label(QRectF(4, y + 4, width, self.small_line), "◼ Stopped", self.small,
-                                     self.colors.muted))
+        if row.stopped or row.cut_off:
+            mark = "◼ Stopped" if row.stopped else CUT_OFF
+            layout.ops.append(_Label(QRectF(4, y + 4, width, self.small_line), mark, self.small,
+                                     BAD if row.cut_off else self.colors.muted))
             y += self.small_line + 4
         layout.height = y + 6
         return layout
