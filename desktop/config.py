@@ -334,8 +334,8 @@ def _yaml_problem(path: Path, text: str, exc: yaml.YAMLError) -> str:
     reason = getattr(exc, "problem", None) or str(exc)
     context, began = getattr(exc, "context", None), getattr(exc, "context_mark", None)
     if context and began is not None and ("flow" in context or "quoted" in context):
-        mark, reason = began, f"{context[len('while '):] if context.startswith('while ') else context} that is " \
-            f"not closed: {reason}"  # an unclosed [ { or quote is fixed where it opens, not where parsing gave up
+        # an unclosed [, { or quote is fixed where it opens, not where the parser gave up
+        mark, reason = began, f"{context.removeprefix('while ')} that is not closed: {reason}"
     if mark is None:
         return f"{path}: not valid YAML ({reason})"
     lines = text.splitlines()

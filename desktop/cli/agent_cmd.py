@@ -71,15 +71,14 @@ def _print_config_problems(core: Core) -> None:
         print(f"config: {problem}", file=sys.stderr)
 
 
-def _attach_problem(args: argparse.Namespace) -> str | None:
-    """Why the files given with -a cannot go with the message, before anything starts."""
-    if args.attach and args.message is None:
-        return "-a attaches files to the message given with -m"
-    return next((f"{wrong}; nothing was sent" for wrong in map(attachment_problem, args.attach) if wrong), None)
+def _unattachable(files: list[str]) -> str | None:
+    """Why one of the files given with -a cannot go with the message (then nothing is sent)."""
+    return next((f"{wrong}; nothing was sent" for wrong in map(attachment_problem, files) if wrong), None)
 
 
 async def _main(args: argparse.Namespace) -> int:
-    wrong = _attach_problem(args)
+    wrong = "-a attaches files to the message given with -m" if args.attach and args.message is None \
+        else _unattachable(args.attach)  # before the core's seconds of start-up
     if wrong:
         print(f"error: {wrong}", file=sys.stderr)
         return 2
@@ -160,8 +159,8 @@ async def _turn(core: Core, key: str, text: str, stream: bool, out: Output,
 async def _one_turn(core: Core, chat_id: str, text: str, out: Output, wait: bool = True,
                     files: list[str] | None = None) -> int:
     key = f"cli:{chat_id}"
-    wrong = next((f"{w}; nothing was sent" for w in map(attachment_problem, files or []) if w), None)
-    if wrong:  # checked again here: in the app, the files are first seen now
+    wrong = _unattachable(files or [])
+    if wrong:  # in the app, the files are first seen here
         out.err(f"error: {wrong}")
         return 2
     result = await _turn(core, key, text, stream=False, out=out, files=files)
