@@ -316,18 +316,32 @@ def load_config(path: Path) -> LoadedConfig:
         node = yaml.compose(text)
         data = yaml.safe_load(text)
     except yaml.YAMLError as exc:
-        mark = getattr(exc, "problem_mark", None)
-        where = f" line {mark.line + 1}" if mark else ""
-        reason = getattr(exc, "problem", None) or str(exc)
-        return LoadedConfig(Config(), path, [f"{path}{where}: not valid YAML ({reason}); using defaults"], True)
+        return LoadedConfig(Config(), path, [_yaml_problem(path, text, exc)], True)
     if data is None:
         return LoadedConfig(Config(), path, [])
     if not isinstance(data, dict):
-        return LoadedConfig(Config(), path, [f"{path} line 1: expected a mapping of settings; using defaults"], True)
+        return LoadedConfig(Config(), path, [f"{path} line 1: expected a mapping of settings"], True)
     lines = _key_lines(node)
     problems: list[str] = []
     config = _build(Config, data, "", lines, path, problems)
     return LoadedConfig(config, path, problems)
+
+
+def _yaml_problem(path: Path, text: str, exc: yaml.YAMLError) -> str:
+    """Where the file stops being YAML, with that line as written, so a person finds it at a glance. (Whether
+    defaults or the last good settings are used instead is the reader's to say.)"""
+    mark = getattr(exc, "problem_mark", None)
+    reason = getattr(exc, "problem", None) or str(exc)
+    context, began = getattr(exc, "context", None), getattr(exc, "context_mark", None)
+    if context and began is not None and ("flow" in context or "quoted" in context):
+        # an unclosed [, { or quote is fixed where it opens, not where the parser gave up
+        mark, reason = began, f"{context.removeprefix('while ')} that is not closed: {reason}"
+    if mark is None:
+        return f"{path}: not valid YAML ({reason})"
+    lines = text.splitlines()
+    shown = lines[mark.line].strip() if mark.line < len(lines) else ""
+    reads = f", which reads “{shown[:80]}”" if shown else ""
+    return f"{path} line {mark.line + 1}{reads}: not valid YAML ({reason})"
 
 
 def save_config(path: Path, config: Config) -> None:

@@ -166,7 +166,8 @@ def forward(argv: list[str], name: str | None = None) -> int | None:
     """Run `argv` in the running app and return its exit code; None: run it in this process instead."""
     if not argv or argv[0].startswith("-") or STANDALONE in argv or "-h" in argv or "--help" in argv:
         return None
-    opened = _request(name or socket_name(home()), {"action": "run", "protocol": PROTOCOL, "argv": argv})
+    opened = _request(name or socket_name(home()), {"action": "run", "protocol": PROTOCOL, "argv": argv,
+                                                    "cwd": os.getcwd()})  # where the argv's file names start
     if opened is None:
         return None
     sock, lines = opened

@@ -66,6 +66,8 @@ class Settings:
         """Read config.yaml (written with defaults when missing) and keep its schema beside it for editors.
         Blocking: call off the GUI thread."""
         loaded = load_config(path)
+        if loaded.unreadable:  # nothing earlier to keep at start
+            loaded.problems[:] = [f"{p}; using defaults" for p in loaded.problems]
         write_schema(path)
         if not loaded.problems:  # a file with problems stays exactly as written until fixed or replaced
             name_schema(path)
@@ -83,8 +85,13 @@ class Settings:
         return lambda: self._listeners.remove(entry) if entry in self._listeners else None
 
     async def read(self) -> LoadedConfig:
-        """config.yaml as it is on disk now, with its problems, for a form to edit. Changes nothing."""
-        return await asyncio.to_thread(load_config, self.path)
+        """config.yaml as it is on disk now, with its problems, for a form to edit. Changes nothing. A file that
+        cannot be read at all gives the settings in force instead (the last ones read well, `unreadable` set):
+        a form that showed defaults would offer to save them over a working setup."""
+        loaded = await asyncio.to_thread(load_config, self.path)
+        if loaded.unreadable:
+            loaded.config = copy.deepcopy(self._on_disk)
+        return loaded
 
     async def save(self, new: Config, *, keep_broken_copy: bool = False) -> Path | None:
         """Write `new` as config.yaml and put it in force. With `keep_broken_copy` the file being replaced
@@ -119,10 +126,11 @@ class Settings:
         that cannot be read at all keeps the settings in force (and its problem is reported)."""
         async with self._lock:
             current = await self.read()
-            self.problems[:] = current.problems
             if current.unreadable:
+                self.problems[:] = [f"{p}; the settings in force stay until it is fixed" for p in current.problems]
                 log.warning("config.yaml could not be read; keeping the settings in force: %s", current.problems)
                 return frozenset()
+            self.problems[:] = current.problems
             changed = self._take(current.config)
         await self._publish(changed)
         return changed

@@ -217,6 +217,11 @@ def write_text(root: Path, relpath: str, text: str) -> None:
 def create_text(root: Path, relpath: str, text: str) -> bool:
     """Write a new file only when the name is free (a dangling link counts as taken: never written through).
     Returns whether it was written."""
+    return create_bytes(root, relpath, text.encode("utf-8"))
+
+
+def create_bytes(root: Path, relpath: str, data: bytes) -> bool:
+    """`create_text` for bytes: a new file, making missing folders, only when the name is free."""
     with _Walk(root, relpath) as walk:
         folder, name = walk.open_parent(create=True)
         try:
@@ -224,7 +229,7 @@ def create_text(root: Path, relpath: str, text: str) -> bool:
         except FileExistsError:
             return False
         with os.fdopen(fd, "wb") as fh:
-            fh.write(text.encode("utf-8"))
+            fh.write(data)
         return True
 
 

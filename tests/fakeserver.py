@@ -6,7 +6,8 @@ Step keys: content, reasoning, tool_calls [{name, arguments (dict or raw str), i
 headers) for an HTTP error, delay (seconds before answering), hang (seconds to stall mid-stream
 after the first chunk), chunk (characters per streamed piece), endless (keep streaming a piece of
 text every `endless` seconds until the client leaves), cut (end the stream after that many chunks,
-with no finish_reason and no [DONE]), pace (seconds before each chunk after the first: slow but steady),
+with no finish_reason and no [DONE]; with `reset` the connection is then reset instead, as when the server's
+process dies), pace (seconds before each chunk after the first: slow but steady),
 empty_chunks / pings (after the step's text, keep the stream open with no content until the client
 leaves: a chunk with nothing in it, or an SSE comment line, every that many seconds).
 
@@ -22,6 +23,7 @@ import argparse
 import itertools
 import json
 import socket
+import struct
 import sys
 import threading
 import time
@@ -168,6 +170,12 @@ class FakeOpenAI:
                     while step.get("endless") and not fake._stopping.is_set():  # until the client hangs up
                         time.sleep(step["endless"])
                         self._send(f"data: {json.dumps(chunks[-1])}\n\n")
+                    if step.get("reset"):  # the process died: no end of the stream, the connection torn down
+                        self.wfile.flush()
+                        self.connection.setsockopt(socket.SOL_SOCKET, socket.SO_LINGER, struct.pack("ii", 1, 0))
+                        self.connection.shutdown(socket.SHUT_RDWR)  # closed at the end of the request: a reset
+                        self.close_connection = True
+                        return
                     for keep_alive in _keep_alives(step, body):  # endless too
                         if fake._stopping.wait(idle):
                             break

@@ -46,6 +46,18 @@ def test_invalid_yaml_names_file_and_line_and_keeps_file(tmp_path: Path) -> None
     assert path.read_text() == broken
 
 
+@pytest.mark.parametrize(("text", "line", "reads"), [
+    ("model: x\ntools: [unclosed\ntemperature: 0.2\n", 2, "tools: [unclosed"),  # where the [ opens
+    ("model: 'openai/gpt\ntemperature: 0.2\n", 1, "model: 'openai/gpt"),  # where the quote opens
+    ("model: x\ntemperature: a: b\n", 2, "temperature: a: b"),
+])
+def test_invalid_yaml_names_the_line_to_fix_as_written(tmp_path: Path, text: str, line: int, reads: str) -> None:
+    path = tmp_path / "config.yaml"
+    path.write_text(text)
+    problem = load_config(path).problems[0]
+    assert f"line {line}, which reads “{reads}”: not valid YAML" in problem
+
+
 def test_wrong_types_keep_the_good_keys(tmp_path: Path) -> None:
     path = tmp_path / "config.yaml"
     text = ("model: openai/gpt-4o-mini\n"

@@ -44,6 +44,9 @@ _GUARDED = "metadata of a path the file tools' guard accepted; contents are open
 _SANDBOX = "sets up and runs the exec sandbox (bwrap), which is what contains commands"
 _LISTED = "names only, each result checked by the file tools' guard before it is shown or opened"
 ALLOWED: dict[str, str] = {
+    "desktop/agent/attachments.py:_read_chosen": _CHOSEN + "; only when no link on its way enters the workspace",
+    "desktop/agent/attachments.py:_route": _CHOSEN + ": its links, followed only until one enters the workspace",
+    "desktop/agent/attachments.py:problem": _CHOSEN + " (what it is, to say at once why it cannot be attached)",
     "desktop/atomic.py:_fsync_dir": _OWN,
     "desktop/atomic.py:append_jsonl": _OWN,
     "desktop/atomic.py:atomic_write_text": _OWN,
@@ -120,10 +123,7 @@ ALLOWED: dict[str, str] = {
     "desktop/tools/shell.py:_hard_linked": "the command refusals: whether a named file is a hard link",
     "desktop/ui/app.py:Shell._config_changed": _OWN,
     "desktop/ui/bridge.py:CoreBridge.claude_desktop_file": "Claude Desktop's configuration file, to offer importing",
-    "desktop/ui/chat/composer.py:Composer.add_files": _CHOSEN + " (is it a file: attachments are read in "
-                                                      "desktop/agent/context.py through workspace_files)",
     "desktop/ui/chat/task_transcript.py:TranscriptDialog.load": _SESSIONS,
-    "desktop/ui/chat/window.py:ChatWindow.dropEvent": _CHOSEN + " (dropped attachments)",
     "desktop/ui/icons.py:_file_icon": _SHIPPED,
     "desktop/ui/icons.py:install_theme_icons": _SHIPPED,
     "desktop/ui/mcp_servers.py:_tail": _OWN,

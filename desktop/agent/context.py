@@ -68,9 +68,10 @@ def runtime_block(channel: str, chat_id: str) -> str:
 
 
 def user_content(text: str, media: list[str], workspace: Path) -> str | list[dict[str, Any]]:
-    """Images become image parts; other attachments are named by path for the file tools. An image in the
-    workspace is read through desktop.workspace_files: the person picked the name, but a sandboxed command
-    may have made that name a link to a file it cannot see, and the image would carry it to the model."""
+    """Images become image parts; one that cannot be sent is named by path (other files are brought into
+    the message by desktop.agent.attachments). An image in the workspace is read through
+    desktop.workspace_files: the person picked the name, but a sandboxed command may have made that name a
+    link to a file it cannot see, and the image would carry it to the model."""
     images: list[dict[str, Any]] = []
     others: list[str] = []
     for item in media:

@@ -12,6 +12,7 @@ from pathlib import Path
 from typing import Any
 from urllib.parse import quote
 
+from desktop.agent import attachments
 from desktop.agent.commands import CommandContext, Commands
 from desktop.agent.context import ContextBuilder
 from desktop.agent.gate import TurnGate
@@ -185,14 +186,18 @@ class AgentLoop:
         session = await self.sessions.load(msg.session_key)
         key = session.key
         self.bus.publish(TurnStarted(key, msg.kind))
-        user: dict[str, Any] = {"role": "user", "content": msg.content}
+        attached = await asyncio.to_thread(attachments.prepare, msg.content, msg.media, self.context.workspace,
+                                           key) if msg.media else attachments.Prepared(msg.content)
+        user: dict[str, Any] = {"role": "user", "content": attached.content}
+        if attached.content != msg.content:
+            user["typed"] = msg.content  # what the person wrote, shown as their message (content adds the files)
         if msg.media:
-            user["media"] = list(msg.media)
+            user["media"] = attached.media
         if msg.kind is not MessageKind.USER:
             user["kind"] = msg.kind.value
         titled = not session.metadata.get("title") and msg.kind is MessageKind.USER
         if titled:  # before the first write, so the file's metadata line carries it
-            session.metadata["title"] = _title_from(msg.content)
+            session.metadata["title"] = _title_from(msg.content or " ".join(Path(m).name for m in msg.media))
         written = "created_at" in session.metadata  # the metadata line is already on disk
         if msg.redo:
             await self.sessions.drop_last_turn(session)
@@ -215,15 +220,18 @@ class AgentLoop:
             for hook in self.before_turn:
                 await hook(session)
             history = session.history()[:-1]  # everything before this turn's message
-            messages = await asyncio.to_thread(self.context.build_messages, history, msg.content,
-                                               channel=msg.channel, chat_id=msg.chat_id, media=msg.media)
+            messages = await asyncio.to_thread(self.context.build_messages, history, attached.content,
+                                               channel=msg.channel, chat_id=msg.chat_id, media=attached.images)
             result = await runner.run(messages, ctx, record, take_injected)
         except asyncio.CancelledError:
             self._end(answered, TurnFinished(key, _last_partial(session), stopped=True))
             raise
         except ProviderError as exc:  # the reason is kept, so a reload still says what went wrong
-            await self.sessions.append(session, {"role": "assistant", "content": FAILED_PLACEHOLDER,
-                                                 "failed": True, "error": str(exc), "error_kind": exc.kind.value})
+            failed = {"role": "assistant", "content": FAILED_PLACEHOLDER, "failed": True, "error": str(exc),
+                      "error_kind": exc.kind.value}
+            if runner.cut_off_text:  # what the person read before it broke off: shown again, never sent as an answer
+                failed["partial"] = runner.cut_off_text
+            await self.sessions.append(session, failed)
             self._end(answered, TurnError(key, str(exc), exc.kind.value))
             return
         except Exception as exc:  # a bug must end the turn visibly, not hang the session

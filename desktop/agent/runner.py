@@ -35,13 +35,19 @@ class Runner:
         self.tools = tools
         self.publish = publish  # where progress events go: the bus for chats, nowhere for Dream
         self.max_iterations = max_iterations
+        self.partial: list[str] = []  # the answer text streamed so far in the model call under way
+
+    @property
+    def cut_off_text(self) -> str:
+        """What the person saw of an answer whose call failed midway (the caller keeps it, marked cut off)."""
+        return "".join(self.partial)
 
     async def run(self, messages: list[dict[str, Any]], ctx: ToolContext, record: Record,
                   take_injected: Injected = lambda: []) -> TurnResult:
         """Run until a final answer. `record` persists each new message the moment it is complete;
         on cancellation (/stop) the partial answer and 'interrupted' tool results are recorded too."""
         key = ctx.session_key
-        partial: list[str] = []
+        partial = self.partial
         open_calls: list[dict[str, Any]] = []
         try:
             for iteration in range(1, self.max_iterations + 1):

@@ -6,10 +6,12 @@ import argparse
 import asyncio
 import contextlib
 import json
+import os
 import signal
 import sys
 from collections.abc import Awaitable
 
+from desktop.agent.attachments import problem as attachment_problem
 from desktop.approvals import Answer, ApprovalRequest, Asker, attach_approvals
 from desktop.bus import (
     Event,
@@ -33,6 +35,9 @@ NO_TERMINAL_HINT = ("there is no terminal to ask on: run `nanobot-tray agent` wi
 def add_parser(sub: argparse._SubParsersAction) -> None:  # type: ignore[type-arg]
     parser = sub.add_parser("agent", help="chat with the agent in the terminal (one turn with -m)")
     parser.add_argument("-m", "--message", help="send one message, print the answer and exit")
+    parser.add_argument("-a", "--attach", action="append", default=[], metavar="FILE",
+                        help="with -m: attach a file (repeatable); text is included in the message, and every "
+                             "file is copied into the workspace under attachments/ for the model's tools")
     parser.add_argument("-s", "--session", default="direct", help="session name (default: direct → cli:direct)")
     parser.add_argument("-y", "--yes", action="store_true",
                         help="allow what would ask for approval, for this run (destructive commands stay refused)")
@@ -47,7 +52,11 @@ def serve(args: argparse.Namespace, core: Core, out: Output) -> Awaitable[int] |
     windows. The interactive chat and --yes (a promise made at this terminal) stay in the client's process."""
     if args.message is None or args.yes:
         return None
-    return _one_turn(core, args.session, args.message, out, wait=not args.no_wait)
+    cwd = getattr(args, "client_cwd", "")  # relative names are the client's: from its folder, not the app's
+    if not cwd and any(not os.path.isabs(path) for path in args.attach):
+        return None
+    files = [os.path.join(cwd, path) for path in args.attach]
+    return _one_turn(core, args.session, args.message, out, wait=not args.no_wait, files=files)
 
 
 def run(args: argparse.Namespace) -> int:
@@ -62,7 +71,17 @@ def _print_config_problems(core: Core) -> None:
         print(f"config: {problem}", file=sys.stderr)
 
 
+def _unattachable(files: list[str]) -> str | None:
+    """Why one of the files given with -a cannot go with the message (then nothing is sent)."""
+    return next((f"{wrong}; nothing was sent" for wrong in map(attachment_problem, files) if wrong), None)
+
+
 async def _main(args: argparse.Namespace) -> int:
+    wrong = "-a attaches files to the message given with -m" if args.attach and args.message is None \
+        else _unattachable(args.attach)  # before the core's seconds of start-up
+    if wrong:
+        print(f"error: {wrong}", file=sys.stderr)
+        return 2
     core = build_core()
     _print_config_problems(core)
     if not core.config.model:
@@ -73,7 +92,8 @@ async def _main(args: argparse.Namespace) -> int:
     await core.start()
     try:
         if args.message is not None:
-            return await _one_turn(core, args.session, args.message, Terminal(), wait=not args.no_wait)
+            return await _one_turn(core, args.session, args.message, Terminal(), wait=not args.no_wait,
+                                   files=[os.path.abspath(path) for path in args.attach])
         return await _interactive(core, args.session)
     finally:
         await core.close()
@@ -116,7 +136,8 @@ def _progress(event: Event, key: str, out: Output) -> None:
         out.err(f"  model call failed, retrying in {event.seconds:g} s (try {event.attempt} of {event.attempts})…")
 
 
-async def _turn(core: Core, key: str, text: str, stream: bool, out: Output) -> TurnFinished | TurnError:
+async def _turn(core: Core, key: str, text: str, stream: bool, out: Output,
+                files: list[str] | None = None) -> TurnFinished | TurnError:
     """Ask the agent and wait for the turn's end, reporting progress on stderr."""
 
     def on_event(event: Event) -> None:
@@ -130,14 +151,19 @@ async def _turn(core: Core, key: str, text: str, stream: bool, out: Output) -> T
 
     unsubscribe = core.bus.subscribe(on_event)
     try:
-        return await core.loop.ask(key, text)
+        return await core.loop.ask(key, text, media=files)
     finally:
         unsubscribe()
 
 
-async def _one_turn(core: Core, chat_id: str, text: str, out: Output, wait: bool = True) -> int:
+async def _one_turn(core: Core, chat_id: str, text: str, out: Output, wait: bool = True,
+                    files: list[str] | None = None) -> int:
     key = f"cli:{chat_id}"
-    result = await _turn(core, key, text, stream=False, out=out)
+    wrong = _unattachable(files or [])
+    if wrong:  # in the app, the files are first seen here
+        out.err(f"error: {wrong}")
+        return 2
+    result = await _turn(core, key, text, stream=False, out=out, files=files)
     if isinstance(result, TurnError):
         out.err(f"error: {result.message}")
         return 1

@@ -6,6 +6,7 @@ from __future__ import annotations
 import contextlib
 import io
 import logging
+import os
 from collections.abc import Awaitable, Callable
 from typing import Any
 
@@ -31,6 +32,8 @@ def runner(core: Core) -> Callable[[dict[str, Any], Callable[[dict[str, Any]], N
         serve = getattr(args, "serve", None)
         if serve is None:
             return None
+        cwd = message.get("cwd")
+        args.client_cwd = cwd if isinstance(cwd, str) and os.path.isabs(cwd) else ""  # for the client's file names
         log.info("running a forwarded command: %s", argv[0])
         job: Awaitable[int] | None = serve(args, core, Forwarded(send))
         return job

@@ -57,8 +57,8 @@ def with_note(field: QWidget | QLayout, note: QLabel) -> QWidget:
 async def confirm_replace_broken(parent: QWidget, problems: list[str]) -> bool:
     """Ask before a config.yaml that could not be fully read is replaced (its old text is kept as a copy)."""
     box = QMessageBox(QMessageBox.Icon.Warning, "Replace config.yaml?",
-                      "config.yaml has problems, so some of your settings could not be read. Saving "
-                      "replaces the file with the settings shown here; the old file is kept as a copy "
+                      f"config.yaml has problems, so some of your settings could not be read ({problems[0]}). "
+                      "Saving replaces the file with the settings shown here; the old file is kept as a copy "
                       "next to it.", QMessageBox.StandardButton.NoButton, parent)
     box.setDetailedText("\n".join(problems))
     replace = box.addButton("Save and keep a copy", QMessageBox.ButtonRole.AcceptRole)

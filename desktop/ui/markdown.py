@@ -161,10 +161,14 @@ def prose_document(text: str, font: QFont, palette: QPalette, width: float,
 
 
 def plain_document(text: str, font: QFont, width: float) -> QTextDocument:
-    """Text shown as is (tool results, reasoning, error details)."""
+    """Text shown as is (the person's messages, reasoning, error details); a word longer than the line (a path,
+    a link) breaks rather than running out of its box."""
     doc = QTextDocument()
     doc.setDefaultFont(font)
     doc.setDocumentMargin(0)
+    option = QTextOption()
+    option.setWrapMode(QTextOption.WrapMode.WrapAtWordBoundaryOrAnywhere)
+    doc.setDefaultTextOption(option)
     doc.setPlainText(text)
     doc.setTextWidth(width)
     return doc

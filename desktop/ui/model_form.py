@@ -286,16 +286,17 @@ class ModelForm(QWidget):
         self._show_key_state()
 
     def _show_key_state(self) -> None:
-        provider = self.key_provider() or "this provider"
-        local = bool(self.api_base.text().strip()) or not catalog.needs_key(provider)
+        provider = self.key_provider()
+        local = bool(self.api_base.text().strip()) or not catalog.needs_key(provider or "this provider")
+        whose = f"your {provider} API key" if provider else "the provider's API key"
         if self._stored_key:
-            self.key.setPlaceholderText(f"A key for {provider} is stored; type here to replace it")
+            self.key.setPlaceholderText(f"A key for {provider or 'this provider'} is stored; type here to replace it")
         elif local:
             self.key.setPlaceholderText("Usually not needed for a local server")
         elif self._stored_key is None:
-            self.key.setPlaceholderText(f"Paste your {provider} API key, or leave empty to keep a stored one")
+            self.key.setPlaceholderText(f"Paste {whose}, or leave empty to keep a stored one")
         else:
-            self.key.setPlaceholderText(f"Paste your {provider} API key")
+            self.key.setPlaceholderText(f"Paste {whose}")
         self.forget.setVisible(bool(self._stored_key) or (self._stored_key is None and not local))
         state = self._keyring
         if state is None:

@@ -29,7 +29,7 @@ from desktop.bus import ReasoningDelta, Retrying, TextDelta, ToolStarted, TurnEr
 from desktop.tasks import spawn
 from desktop.ui.approval_card import ApprovalCards
 from desktop.ui.bridge import CoreBridge
-from desktop.ui.chat.model import fixed_in_settings
+from desktop.ui.chat.model import CUT_OFF, fixed_in_settings
 from desktop.ui.markdown import MarkdownBrowser
 
 CHANNEL = "quick"
@@ -114,6 +114,7 @@ class QuickPrompt(QWidget):
         self.question = QLabel()
         self.question.setObjectName("question")
         self.question.setWordWrap(True)
+        self.question.setTextFormat(Qt.TextFormat.PlainText)  # the person's words as typed: "<b>" is not markup
         self.answer = MarkdownBrowser()  # the answer's Markdown may name files: it loads none
         self.answer.setOpenExternalLinks(True)
         self.answer.setFrameShape(QFrame.Shape.NoFrame)
@@ -318,9 +319,8 @@ class QuickPrompt(QWidget):
         elif isinstance(event, TurnError):
             self._busy = False
             self._failed = self.question.text()
-            self._streamed = ""  # a cut-off answer is not one: it goes, as in the chat
-            self.answer.clear()
-            self.answer.hide()
+            if self._streamed:  # what was read so far stays, marked as not whole, as in the chat
+                self._show_answer(f"{self._streamed}\n\n*{CUT_OFF}*")
             self._set_status(event.message, error=True, fix_in_settings=fixed_in_settings(event.kind))
 
     # ----- look

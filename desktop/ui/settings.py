@@ -7,7 +7,8 @@ never disagree; this module only says which keys go on which page. The model for
 MCP servers page, the workspace folder and the hotkey are widgets of their own.
 
 Save writes config.yaml atomically and switches the running core to it, so nothing needs a restart.
-A config.yaml that had problems is only replaced after the user agrees, and a copy of it is kept."""
+A config.yaml that had problems is only replaced after the user agrees, and a copy of it is kept; one that
+cannot be read at all shows (and saves) the settings in force, never defaults."""
 
 from __future__ import annotations
 
@@ -187,7 +188,7 @@ class SettingsWindow(QWidget):
 
         self.autostart.setEnabled(False)  # until its current state is known
         loaded = await self.bridge.read_settings()
-        self._show_problems(loaded.problems)
+        self._show_problems(loaded.problems, loaded.unreadable)
         self.load(loaded.config)
         self._show_command_mode(await self.bridge.command_mode())
         self._autostart_was = await asyncio.to_thread(autostart.is_enabled)
@@ -222,10 +223,18 @@ class SettingsWindow(QWidget):
         set_note(self.network_mode, ("Warning: " if network.warning else "In force: ") + network.description + ".",
                  WARN_COLOUR if network.warning else None)
 
-    def _show_problems(self, problems: list[str]) -> None:
+    def _show_problems(self, problems: list[str], unreadable: bool = False) -> None:
+        """What is wrong with config.yaml, by line. A file that cannot be read at all changes nothing in force:
+        the form shows the settings the app uses, and saving writes them (the file is kept as a copy)."""
         self.banner.setVisible(bool(problems))
-        if problems:
-            shown = "\n".join(f"• {p}" for p in problems[:5]) + ("\n• …" if len(problems) > 5 else "")
+        if not problems:
+            return
+        shown = "\n".join(f"• {p}" for p in problems[:5]) + ("\n• …" if len(problems) > 5 else "")
+        if unreadable:
+            self.banner.setText(f"config.yaml could not be read:\n{shown}\nThe app goes on with the settings shown "
+                                "here until the file is fixed. Fix that line in the file, or save here to replace "
+                                "the file with these settings (your file is kept as a copy next to it).")
+        else:
             self.banner.setText(f"config.yaml has problems; defaults are used for these settings:\n{shown}")
 
     # ----- save

@@ -11,7 +11,7 @@ from pathlib import Path
 
 from tests.cli.in_process import run_main
 from tests.conftest import write_config
-from tests.fakeserver import FakeOpenAI
+from tests.fakeserver import FakeOpenAI, last_user_text
 
 
 def run_cli(home: Path, *args: str, stdin: str = "", path: str | None = None) -> subprocess.CompletedProcess[str]:
@@ -89,6 +89,29 @@ def test_broken_config_still_runs_on_defaults(tmp_path: Path, fake: FakeOpenAI) 
     assert result.stdout.strip() == "echo: ping"
     assert "line 3: key 'max_tokens'" in result.stderr
     assert "lots" in (tmp_path / "config.yaml").read_text()
+
+
+def test_agent_attaches_files_with_a(tmp_path: Path, fake: FakeOpenAI) -> None:
+    write_config(tmp_path, model="openai/test", api_base=fake.base_url)
+    notes, data = tmp_path / "notes.txt", tmp_path / "data.bin"
+    notes.write_text("remember the milk\n")
+    data.write_bytes(b"\x00\x01\x02")
+    fake.add({"content": "You should buy milk."})
+    result = run_main(tmp_path, "agent", "-m", "what should I do?", "-a", str(notes), "--attach", str(data))
+    assert (result.returncode, result.stdout) == (0, "You should buy milk.\n"), result.stderr
+    said = last_user_text(fake.requests[-1])
+    assert said.startswith("what should I do?") and "remember the milk" in said and "“data.bin”" in said
+    assert (tmp_path / "workspace" / "attachments" / "cli_direct" / "data.bin").read_bytes() == b"\x00\x01\x02"
+
+    asked = len(fake.requests)
+    missing = run_main(tmp_path, "agent", "-m", "and this?", "-a", str(notes), "-a", str(tmp_path / "gone.csv"))
+    assert missing.returncode == 2 and "error: gone.csv was not found" in missing.stderr
+    assert "nothing was sent" in missing.stderr
+    folder = run_main(tmp_path, "agent", "-m", "and this?", "-a", str(tmp_path))
+    assert folder.returncode == 2 and "is a folder" in folder.stderr
+    alone = run_main(tmp_path, "agent", "-a", str(notes))
+    assert alone.returncode == 2 and "-a attaches files to the message given with -m" in alone.stderr
+    assert len(fake.requests) == asked  # nothing reached the model
 
 
 def test_interactive_chat(tmp_path: Path, fake: FakeOpenAI) -> None:

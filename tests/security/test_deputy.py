@@ -2,7 +2,7 @@
 what sandboxed commands leave in the workspace. Each case is one ordinary `exec` call, made by the scripted
 model in a real turn and allowed without asking, that leaves a trap; then the app's own readers and runners
 meet it: the next turn's prompt, a scheduled Dream, the memory history and its diff, a restore, a hand edit,
-the memory window's files, the heartbeat, the skills manager and its editor, consolidation, an attachment.
+the memory window's files, the heartbeat, the skills manager and its editor, consolidation, attachments.
 
 Two classes, several spellings each:
 - programs the workspace configures: git configuration, hooks, filters and a gitdir file that would run a
@@ -147,6 +147,28 @@ async def attachment(lab: Lab) -> str:
     return _requests_since(lab, start)
 
 
+async def document(lab: Lab) -> str:
+    """The person attaches report.csv from the workspace to a message (read there, not copied)."""
+    start = len(lab.fake.requests)
+    lab.fake.add({"content": "A report."})
+    # in a chat of its own: the note on a refused file stays in that chat's history, where later cases would see it
+    assert isinstance(await lab.core.loop.ask("cli:attachments", "sum this up",
+                                              media=[str(lab.workspace / "report.csv")]), TurnFinished)
+    return _requests_since(lab, start)
+
+
+async def outside_document(lab: Lab) -> str:
+    """The person attaches a file from outside the workspace: it is copied into attachments/ there."""
+    source = lab.root / "downloads" / "notes-to-copy.txt"
+    source.parent.mkdir(exist_ok=True)
+    source.write_text("to be copied in")
+    start = len(lab.fake.requests)
+    lab.fake.add({"content": "Notes."})
+    assert isinstance(await lab.core.loop.ask("cli:attachments", "read my notes", media=[str(source)]), TurnFinished)
+    assert not [p for p in lab.user.rglob("*") if "notes-to-copy" in p.name], "the copy was written out"
+    return _requests_since(lab, start)
+
+
 async def approval_diff(lab: Lab) -> str:
     """With edits set to ask, the approval card's diff of USER.md against the file "as it is now"."""
     asked: list[ApprovalRequest] = []
@@ -225,6 +247,8 @@ LINKED_CASES: list[tuple[str, str, list[Trigger], str]] = [
     ("the skills folder linked out", "mv skills skills.old && ln -s {home}/.config skills",
      [skills_manager, next_turn, dream], REFUSED),
     ("an attachment linked to the key", "ln -sf {key} chart.png", [attachment], REFUSED),
+    ("a document attachment linked to the key", "ln -sf {key} report.csv", [document], REFUSED),
+    ("the attachments folder linked out", "ln -sfn {home}/.config attachments", [outside_document], REFUSED),
     ("a hard link to the key", "ln -f {key} USER.md", [next_turn, dream], CONTAINED),
     ("history.jsonl linked to the key", "rm -f memory/history.jsonl; ln -s {key} memory/history.jsonl",
      [dream, history_and_diff], CONTAINED),
@@ -248,7 +272,8 @@ REPLACED = {"USER.md", "memory/MEMORY.md", "memory/history.jsonl"}  # by the tra
 def reset(lab: Lab) -> None:
     """Take the traps away, so each case starts from a plain workspace."""
     ws = lab.workspace
-    for name in (".git", ".gitattributes", "hooks", "evil", "prompts", "up", "loop", "chart.png", "skills.old"):
+    for name in (".git", ".gitattributes", "hooks", "evil", "prompts", "up", "loop", "chart.png", "skills.old", "report.csv",
+                 "attachments"):
         path = ws / name
         if path.is_symlink() or path.is_file():
             path.unlink()
@@ -322,7 +347,7 @@ async def test_links_out_of_the_workspace_are_refused_by_every_reader(lab: Lab, 
         ws = lab.workspace
         names = ["USER.md", "SOUL.md", "AGENTS.md", "TOOLS.md", "HEARTBEAT.md", "memory/MEMORY.md", "chart.png",
                  "memory/history.jsonl", "skills", "skills/evil/SKILL.md", "skills/keys", "skills/mirror",
-                 "prompts/identity.md", "prompts/consolidate.md", "prompts/dream_analyse.md"]
+                 "prompts/identity.md", "prompts/consolidate.md", "prompts/dream_analyse.md", "report.csv", "attachments"]
         changed = [n for n in names if (ws / n).is_symlink() or (ws / n).exists() and not (ws / n).is_dir()
                    and not (ws / n).is_file()]
         big = (ws / "memory" / "MEMORY.md").is_file() and (ws / "memory" / "MEMORY.md").stat().st_size > 1_000_000

@@ -14,6 +14,7 @@ from pytestqt.qtbot import QtBot
 from desktop.bus import TextDelta
 from desktop.providers.litellm_env import litellm
 from desktop.ui.bridge import CoreBridge
+from desktop.ui.chat.model import CUT_OFF
 from desktop.ui.quick_prompt import SHADOW, WIDTH, QuickPrompt
 from tests.fakeserver import FakeOpenAI
 from tests.ui.conftest import until
@@ -73,6 +74,20 @@ async def test_a_failed_turn_shows_the_error_inline(qtbot: QtBot, bridge: CoreBr
     qtbot.keyClick(prompt.input, Qt.Key.Key_Enter)
     await until(lambda: prompt.status.property("error") is True, message="error shown")
     assert "refused the API key (HTTP 401)" in prompt.status.text()
+
+
+async def test_the_question_shows_as_typed_not_as_markup(qtbot: QtBot, bridge: CoreBridge, fake: FakeOpenAI) -> None:
+    fake.add({"content": "It is *bold*."})
+    prompt = QuickPrompt(bridge)
+    qtbot.addWidget(prompt)
+    prompt.popup()
+    typed = "is <b>this</b> bold? 2 * 3 _x_"
+    qtbot.keyClicks(prompt.input, typed)
+    qtbot.keyClick(prompt.input, Qt.Key.Key_Return)
+    await until(lambda: prompt.status.text() == "Done", message="answer finished")
+    # a QLabel guesses rich text from "<b>": the tags would vanish and "this" turn bold
+    assert prompt.question.text() == typed and prompt.question.textFormat() == Qt.TextFormat.PlainText
+    assert prompt.answer.toPlainText() == "It is bold."
 
 
 async def test_stop_ends_a_long_answer_and_copy_takes_it_as_markdown(qtbot: QtBot, bridge: CoreBridge,
@@ -140,14 +155,14 @@ async def test_after_a_restart_the_newest_quick_chat_is_offered(qtbot: QtBot, br
     assert prompt.session_key == "quick:newer"
 
 
-@pytest.mark.parametrize(("step", "reason"), [
-    pytest.param({"content": "Once upon a time there was a fox", "chunk": 5, "cut": 4}, "The answer broke off",
-                 id="cut-off"),
-    pytest.param({"content": ""}, "finished without an answer", id="empty"),
-    pytest.param({"content": "and again ", "endless": 0.2}, "kept streaming", id="endless"),
+@pytest.mark.parametrize(("step", "reason", "kept"), [
+    pytest.param({"content": "Once upon a time there was a fox", "chunk": 5, "cut": 4, "reset": True},
+                 "The answer broke off", "Once upon a tim", id="server-died"),
+    pytest.param({"content": ""}, "finished without an answer", "", id="empty"),
+    pytest.param({"content": "and again ", "endless": 0.2}, "kept streaming", "and agai", id="endless"),
 ])
 async def test_a_faulty_answer_offers_retry_which_replaces_the_failed_turn(
-        qtbot: QtBot, bridge: CoreBridge, fake: FakeOpenAI, step: dict[str, object], reason: str) -> None:
+        qtbot: QtBot, bridge: CoreBridge, fake: FakeOpenAI, step: dict[str, object], reason: str, kept: str) -> None:
     bridge.core.config.provider.timeout = 1.0  # an endless stream is cut at ten times this
     bridge.core.config.provider.retry_delays = []
     fake.add(step)
@@ -158,7 +173,11 @@ async def test_a_faulty_answer_offers_retry_which_replaces_the_failed_turn(
     qtbot.keyClick(prompt.input, Qt.Key.Key_Enter)
     await until(lambda: prompt.status.property("error") is True, timeout=60, message="error shown")
     assert reason in prompt.status.text()
-    assert prompt.answer.isHidden() and not prompt.copy_button.isVisible()  # nothing cut off passes as an answer
+    if kept:  # what was read stays, marked as not whole
+        text = prompt.answer.toPlainText()
+        assert not prompt.answer.isHidden() and text.startswith(kept) and text.endswith(CUT_OFF)
+    else:
+        assert prompt.answer.isHidden() and not prompt.copy_button.isVisible()
     assert prompt.retry_button.isVisible()
 
     fake.add({"content": "The fox slept."})

@@ -62,12 +62,12 @@ async def shell(model_config: dict[str, Any], memory_keyring: object, tmp_path: 
         yield made
 
 
-async def _cli(*argv: str) -> tuple[int, str, str]:
+async def _cli(*argv: str, cwd: Path = ROOT) -> tuple[int, str, str]:
     """The real command in its own process, with -X importtime listing every module it loads on stderr."""
     env = {**os.environ, "PYTHONPATH": str(ROOT)}
     proc = await asyncio.create_subprocess_exec(sys.executable, "-X", "importtime", "-m", "desktop", *argv,
                                                 stdout=asyncio.subprocess.PIPE, stderr=asyncio.subprocess.PIPE,
-                                                cwd=str(ROOT), env=env)
+                                                cwd=str(cwd), env=env)
     out, err = await asyncio.wait_for(proc.communicate(), 60)
     assert proc.returncode is not None
     return proc.returncode, out.decode(), err.decode()
@@ -101,6 +101,21 @@ async def test_agent_m_is_answered_by_the_running_app_in_its_session(shell: Shel
     assert (code, out) == (0, "You said hi.\n")
     texts = json.dumps(fake.requests[-1]["messages"])
     assert "hi from the terminal" in texts and "Hello from the app." in texts
+
+
+async def test_agent_a_attaches_a_file_named_from_the_terminals_folder(shell: Shell, fake: FakeOpenAI,
+                                                                        tmp_path: Path) -> None:
+    elsewhere = tmp_path / "elsewhere"
+    elsewhere.mkdir()
+    (elsewhere / "list.txt").write_text("eggs\nflour\n")
+    fake.add({"content": "Pancakes."})
+    code, out, err = await _cli("agent", "-m", "what can I bake?", "-a", "list.txt", cwd=elsewhere)
+    assert (code, out, _said(err)) == (0, "Pancakes.\n", "")
+    assert not _heavy(err)  # answered by the app, not in the terminal's process
+    said = json.dumps(fake.requests[-1]["messages"][-1])
+    assert "eggs\\nflour" in said and "attachments/cli_direct/list.txt" in said
+    code, out, err = await _cli("agent", "-m", "and now?", "-a", "nothing.txt", cwd=elsewhere)
+    assert code == 2 and "nothing.txt was not found" in _said(err)
 
 
 async def test_a_failed_turn_in_the_app_fails_the_command(shell: Shell, fake: FakeOpenAI) -> None:
@@ -178,7 +193,8 @@ def test_an_app_speaking_another_version_means_running_here(reply: dict[str, Any
     got: list[bytes] = []
     with _one_reply_server(path, reply, got):
         assert remote.forward(["agent", "-m", "hi"], str(path)) is None
-    assert json.loads(got[0]) == {"action": "run", "protocol": remote.PROTOCOL, "argv": ["agent", "-m", "hi"]}
+    assert json.loads(got[0]) == {"action": "run", "protocol": remote.PROTOCOL, "argv": ["agent", "-m", "hi"],
+                                  "cwd": os.getcwd()}
     assert "another protocol" in capsys.readouterr().err
 
 

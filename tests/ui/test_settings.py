@@ -162,6 +162,48 @@ async def test_broken_config_is_only_replaced_after_confirmation(qtbot: QtBot, b
     assert not window.banner.isVisible() and bridge.core.settings.problems == []
 
 
+async def test_an_unreadable_config_shows_the_settings_in_force_names_the_line_and_never_saves_defaults(
+        qtbot: QtBot, bridge: CoreBridge, fake: FakeOpenAI) -> None:
+    settings = bridge.core.settings
+    path = settings.path
+    working = yaml.safe_load(path.read_text(encoding="utf-8"))
+    working["mcp"] = {"servers": {"notes": {"command": "notes-server", "enabled": False}}}
+    working["approvals"] = {"rules": [{"tool": "exec", "what": "make test", "workspace": "/w"}]}
+    path.write_text(yaml.safe_dump(working), encoding="utf-8")
+    await settings.reload()
+    assert "notes" in bridge.core.config.mcp.servers
+    broken = path.read_text(encoding="utf-8").replace("model: openai/test", "model: [openai/test")
+    path.write_text(broken, encoding="utf-8")
+    await settings.reload()  # as the app's file watcher does
+    assert bridge.core.config.model == "openai/test"  # the working setup stays in force
+    assert "using defaults" not in settings.problems[0] and "settings in force stay" in settings.problems[0]
+
+    window = await opened(qtbot, bridge)
+    line = broken.splitlines().index("model: [openai/test") + 1
+    await until(lambda: window.banner.isVisible(), message="the problem is shown")
+    banner = window.banner.text()
+    assert f"line {line}" in banner and "[openai/test" in banner and "settings shown here" in banner
+    form = window.model_form
+    assert form.model_name() == "openai/test" and form.api_base.text() == fake.base_url  # not a blank form
+    assert "this provider" not in form.key.placeholderText()
+
+    def dialog() -> QMessageBox | None:
+        return next((w for w in QApplication.topLevelWidgets() if isinstance(w, QMessageBox) and w.isVisible()), None)
+
+    window.save_button.click()
+    await until(dialog, message="asked before replacing")
+    box = dialog()
+    assert box is not None and f"line {line}" in box.text()
+    next(b for b in box.findChildren(QPushButton) if b.text() == "Save and keep a copy").click()
+    await until(lambda: "Saved" in window.status.text())
+    kept = list(path.parent.glob("config.yaml.broken-*"))
+    assert len(kept) == 1 and kept[0].read_text(encoding="utf-8") == broken  # the person's text is never lost
+    saved = yaml.safe_load(path.read_text(encoding="utf-8"))
+    assert saved["model"] == "openai/test" and saved["api_base"] == fake.base_url
+    assert saved["mcp"]["servers"]["notes"]["command"] == "notes-server"
+    assert saved["approvals"]["rules"][0]["what"] == "make test"
+
+
 async def test_unusable_keyring_explains_the_fix_and_keeps_the_typed_key(qtbot: QtBot, bridge: CoreBridge) -> None:
     keyring.set_keyring(keyring.backends.fail.Keyring())  # the memory_keyring fixture restores the previous one
     window = SettingsWindow(bridge)

@@ -23,6 +23,8 @@ from PySide6.QtWidgets import (
     QWidget,
 )
 
+from desktop.agent.attachments import problem as attachment_problem
+
 MAX_LINES = 8
 HINT = "Enter to send · Shift+Enter for a new line · / for commands"
 CommandList = Callable[[], list[tuple[str, str]]]  # (name, summary), read fresh: features add commands later
@@ -141,7 +143,7 @@ class Composer(QFrame):
     # -- sending
 
     def submit(self) -> None:
-        text = self.input.toPlainText().strip()
+        text = _trimmed(self.input.toPlainText())
         if not text and not self.attachments:
             return
         files = list(self.attachments)
@@ -164,11 +166,25 @@ class Composer(QFrame):
         self._dialog.open()
 
     def add_files(self, paths: list[str]) -> None:
+        """Attach each file; one that cannot be (a folder, missing, unreadable, too large) is named in the hint
+        line, with why, and left out."""
+        refused = []
         for path in paths:
-            if path not in self.attachments and Path(path).is_file():
+            wrong = attachment_problem(path)
+            if wrong:
+                refused.append(wrong)
+            elif path not in self.attachments:
                 self.attachments.append(path)
                 self._add_chip(path)
         self._chip_row.setVisible(bool(self.attachments))
+        self.say(f"Not attached: {'; '.join(refused)}" if refused else HINT, error=bool(refused))
+
+    def say(self, text: str, error: bool = False) -> None:
+        """The line under the message box: the keys to use, or what went wrong (in red)."""
+        self.hint.setText(text)
+        self.hint.setProperty("error", error)
+        self.hint.style().unpolish(self.hint)
+        self.hint.style().polish(self.hint)
 
     def clear_attachments(self) -> None:
         self.attachments.clear()
@@ -232,6 +248,14 @@ class Composer(QFrame):
         cursor.movePosition(cursor.MoveOperation.End)
         self.input.setTextCursor(cursor)
         self._popup().hide()
+
+
+def _trimmed(text: str) -> str:
+    """What is sent: blank lines and spaces at the ends go, a first line's indent stays (pasted code, a list)."""
+    lines = text.rstrip().split("\n")
+    while lines and not lines[0].strip():
+        lines.pop(0)
+    return "\n".join(lines)
 
 
 def _mark_focus(frame: QWidget | None, on: bool) -> None:

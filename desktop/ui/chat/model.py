@@ -39,6 +39,7 @@ from desktop.bus import (
 
 FLUSH_MS = 30
 STOPPED_NOTE = "Stopped."
+CUT_OFF = "✂ Cut off: the answer broke off here and is not complete."  # under an answer whose call failed midway
 INTERRUPTED = "Interrupted by Stop."
 NO_RESULT = "No result was saved."
 _uids = itertools.count(1)
@@ -80,6 +81,7 @@ class ChatRow:
     expanded: bool = False
     streaming: bool = False
     stopped: bool = False
+    cut_off: bool = False  # an answer whose model call failed midway: kept as shown, marked as not whole
     fix_in_settings: bool = False  # an ERROR whose cure is in Settings (address, key, model): offer to open it
     message: int = -1  # the index of the saved message it shows; -1 for a row built from live events
     uid: int = field(default_factory=lambda: next(_uids))
@@ -323,20 +325,23 @@ class TranscriptModel(QAbstractListModel):
         self._set_busy(False)
 
     def _turn_error(self, event: TurnError) -> None:
-        self._drop_unfinished()
+        self._keep_cut_off()
         self._close_streams()
         self.append(ChatRow(Kind.ERROR, event.message, fix_in_settings=fixed_in_settings(event.kind)))
         self._set_busy(False)
 
-    def _drop_unfinished(self) -> None:
-        """A failed call's half-streamed text and reasoning go: the session keeps none of it, so the chat shows
-        the error alone, live as after a reload, and nothing cut off reads as a whole answer."""
-        unfinished = [r for r in (self._text_row, self._reasoning_row) if r is not None]
-        self._text_row = self._reasoning_row = None
-        if unfinished:
+    def _keep_cut_off(self) -> None:
+        """A failed call's half-streamed answer stays, marked cut off (the session keeps it so, for a reload);
+        its reasoning goes, as the session keeps none of it, so the chat looks the same live as after a reload."""
+        if self._text_row is not None:
+            self._text_row.cut_off = True
+            self.touch(self._text_row)
+        unfinished = self._reasoning_row
+        self._reasoning_row = None
+        if unfinished is not None:
             self.flush()
             self.beginResetModel()  # rare, and views then measure the rows afresh, as after Retry
-            self.rows = [r for r in self.rows if r not in unfinished]
+            self.rows = [r for r in self.rows if r is not unfinished]
             self.endResetModel()
 
     def _end_reasoning(self) -> None:
@@ -407,12 +412,16 @@ def rows_from_messages(messages: list[dict[str, Any]]) -> list[ChatRow]:
         if role == "user" and message.get("kind", "user") != "user":  # the app's message, not the person's
             rows.append(ChatRow(Kind.NOTICE, _headline(_text_of(message.get("content")))))
         elif role == "user":
-            rows.append(ChatRow(Kind.USER, _text_of(message.get("content")), list(message.get("media") or [])))
+            typed = message.get("typed")  # the person's words, where the content adds attached files' text
+            shown = typed if isinstance(typed, str) else _text_of(message.get("content"))
+            rows.append(ChatRow(Kind.USER, shown, list(message.get("media") or [])))
         elif role == "assistant":
             if message.get("reasoning_content"):
                 rows.append(ChatRow(Kind.REASONING, str(message["reasoning_content"])))
             content = _text_of(message.get("content"))
             if message.get("failed"):  # the latest failed turn keeps its error box and Retry
+                if message.get("partial"):
+                    rows.append(ChatRow(Kind.ASSISTANT, str(message["partial"]), cut_off=True))
                 reason = str(message.get("error") or "the model request failed.")
                 kind = str(message.get("error_kind", "other"))
                 rows.append(ChatRow(Kind.ERROR, reason, fix_in_settings=fixed_in_settings(kind))

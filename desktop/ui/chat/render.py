@@ -21,7 +21,7 @@ from PySide6.QtGui import (
     QTextDocument,
 )
 
-from desktop.ui.chat.model import ChatRow, Kind, format_arguments, tool_summary
+from desktop.ui.chat.model import CUT_OFF, ChatRow, Kind, format_arguments, tool_summary
 from desktop.ui.markdown import (
     Code,
     Prose,
@@ -339,21 +339,25 @@ class RowRenderer:
     # -- rows
 
     def _user(self, row: ChatRow, width: float) -> RowLayout:
+        """The person's own words, exactly as typed: line breaks, indents and `*`, `#` or `<tag>` stay as they
+        are (only the assistant's text is Markdown)."""
         layout = RowLayout(0)
         pad_x, pad_y, top = 14.0, 9.0, 14.0
         inner_max = width * BUBBLE_SHARE - 2 * pad_x
-        blocks = split_blocks(row.text)
-        inner = inner_max
-        prose = [b for b in blocks if isinstance(b, Prose)]
-        if len(prose) == len(blocks):  # shrink the bubble to short text
-            widest = max((self._doc("prose", b.text, inner_max).idealWidth() for b in prose), default=0.0)
-            inner = min(inner_max, max(widest + 1, 40.0))
         chips = [p.replace("\\", "/").rsplit("/", 1)[-1] for p in row.media]
         chip_width = max((QFontMetricsF(self.small).horizontalAdvance(c) + 36 for c in chips), default=0.0)
-        inner = min(inner_max, max(inner, chip_width))
+        shown = row.text.strip("\n")
+        widest = self._doc("plain", shown, inner_max).idealWidth() if shown.strip() else 0.0
+        inner = min(inner_max, max(widest + 1, 40.0, chip_width))  # the bubble shrinks to short text
         x = width - 4 - inner - 2 * pad_x
         bubble = RowLayout(0)
-        y = self._stack(bubble, row.text, x + pad_x, top + pad_y, inner) if row.text.strip() else top + pad_y - 6
+        y = top + pad_y - 6
+        if shown.strip():
+            doc = self._doc("plain", shown, inner)
+            placed = _Doc(doc, QPointF(x + pad_x, top + pad_y), self.colors.text)
+            bubble.ops.append(placed)
+            bubble.docs.append(placed)
+            y = top + pad_y + doc.size().height()
         for name in chips:
             y += 6
             chip = QRectF(x + pad_x, y, inner, self.small_line + 6)
@@ -370,9 +374,10 @@ class RowRenderer:
     def _assistant(self, row: ChatRow, width: float) -> RowLayout:
         layout = RowLayout(0)
         y = self._stack(layout, row.text, 4, 10, width - 8)
-        if row.stopped:
-            layout.ops.append(_Label(QRectF(4, y + 4, width, self.small_line), "◼ Stopped", self.small,
-                                     self.colors.muted))
+        if row.stopped or row.cut_off:
+            mark = "◼ Stopped" if row.stopped else CUT_OFF
+            layout.ops.append(_Label(QRectF(4, y + 4, width, self.small_line), mark, self.small,
+                                     BAD if row.cut_off else self.colors.muted))
             y += self.small_line + 4
         layout.height = y + 6
         return layout

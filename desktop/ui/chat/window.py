@@ -11,7 +11,6 @@ import importlib.util
 import logging
 import uuid
 from collections.abc import Callable
-from pathlib import Path
 
 from PySide6.QtCore import QEvent, QObject, Qt, QTimer, Signal
 from PySide6.QtGui import (
@@ -60,6 +59,7 @@ QSplitter::handle { background: palette(midlight); }
 #composer[focused="true"] { border: 1px solid palette(highlight); }
 #composer QPlainTextEdit { background: transparent; }
 #hint { color: palette(placeholder-text); }
+#hint[error="true"] { color: #c0392b; }
 #composerArea { background: palette(base); }
 #chip { border: 1px solid palette(midlight); border-radius: 6px; padding: 2px 8px; }
 """
@@ -266,12 +266,12 @@ class ChatWindow(QWidget):
         self.composer.clear_attachments()
         self.composer.add_files(list(row.media))
         self._editing = row
-        self.composer.hint.setText("Editing your last message: Enter sends it in its place · Esc cancels")
+        self.composer.say("Editing your last message: Enter sends it in its place · Esc cancels")
         self.composer.input.setFocus()
 
     def _stop_editing(self) -> None:
         self._editing = None
-        self.composer.hint.setText(HINT)
+        self.composer.say(HINT)
 
     # -- sessions
 
@@ -428,8 +428,7 @@ class ChatWindow(QWidget):
             event.acceptProposedAction()
 
     def dropEvent(self, event: QDropEvent) -> None:
-        paths = [url.toLocalFile() for url in event.mimeData().urls() if url.isLocalFile()]
-        self.composer.add_files([p for p in paths if Path(p).is_file()])
+        self.composer.add_files([url.toLocalFile() for url in event.mimeData().urls() if url.isLocalFile()])
         event.acceptProposedAction()
         self.composer.input.setFocus()
 

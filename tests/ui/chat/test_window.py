@@ -306,6 +306,40 @@ async def test_attached_image_reaches_the_model_as_image_content(window: ChatWin
     assert any(part.get("type") == "image_url" for part in content)
 
 
+def drop_files(window: ChatWindow, *paths: Path) -> None:
+    mime = QMimeData()
+    mime.setUrls([QUrl.fromLocalFile(str(p)) for p in paths])
+    window.event(QDragEnterEvent(QPoint(50, 50), Qt.DropAction.CopyAction, mime, Qt.MouseButton.LeftButton,
+                                 Qt.KeyboardModifier.NoModifier))
+    window.event(QDropEvent(QPointF(50, 50), Qt.DropAction.CopyAction, mime, Qt.MouseButton.LeftButton,
+                            Qt.KeyboardModifier.NoModifier))
+
+
+async def test_a_dropped_document_reaches_the_model_and_the_bubble_keeps_only_what_was_typed(
+        window: ChatWindow, fake: FakeOpenAI, bridge: CoreBridge, tmp_path: Path,
+        qtbot) -> None:  # type: ignore[no-untyped-def]
+    csv = tmp_path / "budget.csv"
+    csv.write_text("item,cost\nrent,900\n", encoding="utf-8")
+    drop_files(window, csv, tmp_path)  # a folder cannot be attached: the hint line says so
+    assert window.composer.attachments == [str(csv)]
+    assert window.composer.hint.text() == f"Not attached: {tmp_path.name} is a folder; attach the files in it instead"
+    fake.add({"content": "Rent is the biggest cost."})
+    type_and_send(qtbot, window, "biggest cost?")
+    await until(lambda: not model_of(window).busy and Kind.ASSISTANT in kinds(window), timeout=TURN)
+    said = last_user_text(fake.requests[-1])
+    assert "rent,900" in said and "attachments/desktop_test/budget.csv" in said
+    assert (bridge.core.workspace / "attachments" / "desktop_test" / "budget.csv").read_text() == csv.read_text()
+    assert bubble_text(window, 0) == "biggest cost?"
+
+    reopened = ChatWindow(bridge)
+    qtbot.addWidget(reopened)
+    reopened.show()
+    reopened.show_session("desktop:test")
+    await until(lambda: reopened.models["desktop:test"].loaded)
+    row = reopened.models["desktop:test"].rows[0]
+    assert bubble_text(reopened, 0) == "biggest cost?" and [Path(m).name for m in row.media] == ["budget.csv"]
+
+
 async def test_ten_thousand_messages_open_and_scroll(bridge: CoreBridge, qtbot) -> None:  # type: ignore[no-untyped-def]
     key = "desktop:long"
     path = bridge.core.sessions.path_for(key)
@@ -442,3 +476,29 @@ def test_a_turn_the_app_started_says_so_and_is_not_the_persons_to_redo(qtbot) ->
     assert [(r.kind, r.text) for r in model.rows][-2:] == [(Kind.NOTICE, "A background task reported back"),
                                                            (Kind.ASSISTANT, "Your task found 3 files.")]
     assert not model.redoable()  # Regenerate would ask the person's old question instead
+
+
+VERBATIM = "  Shopping list:\nmilk\n\n    *eggs* and _ham_\n# not a heading\n<b>bold?</b> 2 * 3 = 6\n- [ ] a box"
+
+
+def bubble_text(window: ChatWindow, index: int) -> str:
+    return "\n".join(placed.doc.toPlainText() for placed in window.view.row_layout(index).docs)
+
+
+async def test_the_persons_text_shows_verbatim_live_and_after_a_reload(
+        window: ChatWindow, fake: FakeOpenAI, bridge: CoreBridge, qtbot) -> None:  # type: ignore[no-untyped-def]
+    fake.add({"content": "Noted: *eggs* and **ham**."})
+    window.composer.input.setPlainText(VERBATIM + "\n\n")
+    qtbot.mouseClick(window.composer.send_button, Qt.MouseButton.LeftButton)
+    await until(lambda: not model_of(window).busy and len(model_of(window).rows) == 2, timeout=TURN)
+    assert bubble_text(window, 0) == VERBATIM  # line breaks, the indent and every * _ # < > as typed
+    assert bubble_text(window, 1) == "Noted: eggs and ham."  # the answer stays Markdown
+    assert last_user_text(fake.requests[-1]) == VERBATIM
+
+    reopened = ChatWindow(bridge)
+    qtbot.addWidget(reopened)
+    reopened.resize(900, 640)
+    reopened.show()
+    reopened.show_session("desktop:test")
+    await until(lambda: reopened.models["desktop:test"].loaded)
+    assert bubble_text(reopened, 0) == VERBATIM

@@ -1,0 +1,199 @@
+"""Files a person attaches to a message, made readable for the model.
+
+The model's file tools are kept to the workspace, so a file attached from ~/Downloads would be out of their
+reach. Every attached file that is not a picture (pictures go to the model as images: desktop.agent.context)
+is copied into the workspace under attachments/<chat>/ and the message says where; a text file of at most
+INLINE_LIMIT also goes into the message whole, so the model has it without a tool call, and the saved
+message keeps it for the turns after. A file already in the workspace is used where it is.
+
+The workspace is written by sandboxed commands, so the copy goes through desktop.workspace_files: a command
+may have made attachments/ a link out of the workspace, which the app's process must not follow (a file
+already in the workspace is read the same way). The source outside the workspace is the person's choice and
+is read as they named it; only a regular file is read (a named pipe would block forever)."""
+
+from __future__ import annotations
+
+import mimetypes
+import os
+import re
+import stat
+from dataclasses import dataclass, field
+from pathlib import Path
+
+from desktop import workspace_files
+
+ATTACHMENT_LIMIT = 50 * 1024 * 1024  # a larger file is not attached: the person is told when attaching
+INLINE_LIMIT = 64 * 1024  # text up to this size goes into the message (about 16,000 tokens)
+FOLDER = "attachments"
+_SNIFF = 8192  # bytes looked at for a NUL, which marks a file as not text
+
+
+class NotAttached(OSError):
+    """A file that cannot be attached; the message says why, for people."""
+
+
+@dataclass(frozen=True)
+class Prepared:
+    content: str  # what the model reads: the person's text, then a note on each attached file
+    images: list[str] = field(default_factory=list)  # pictures, sent as images
+    media: list[str] = field(default_factory=list)  # every attachment as kept: other files as their workspace copy
+
+
+def is_image(path: str) -> bool:
+    return (mimetypes.guess_type(path)[0] or "").startswith("image/")
+
+
+def problem(path: str) -> str | None:
+    """Why `path` cannot be attached, in words for the person (None: it can). For the moment of attaching;
+    `prepare` finds out again when the message goes."""
+    shown = Path(path).name or path
+    try:
+        info = os.stat(path)
+    except FileNotFoundError:
+        return f"{shown} was not found ({path})"
+    except OSError as exc:
+        return f"{shown} cannot be read ({exc.strerror or exc})"
+    if stat.S_ISDIR(info.st_mode):
+        return f"{shown} is a folder; attach the files in it instead"
+    if not stat.S_ISREG(info.st_mode):
+        return f"{shown} is not a regular file"
+    if info.st_size > ATTACHMENT_LIMIT:
+        return f"{shown} is {_size(info.st_size)}; files up to {_size(ATTACHMENT_LIMIT)} can be attached"
+    if not os.access(path, os.R_OK):
+        return f"{shown} cannot be read (permission denied)"
+    return None
+
+
+def prepare(text: str, media: list[str], workspace: Path, session_key: str) -> Prepared:
+    """The message the model reads for `text` with `media` attached (blocking: run it in a thread)."""
+    notes: list[str] = []
+    images: list[str] = []
+    kept: list[str] = []
+    for item in media:
+        if is_image(item):
+            images.append(item)
+            kept.append(item)
+            continue
+        name = Path(item).name or item
+        try:
+            data, where = _bring_in(Path(item), workspace, session_key)
+        except OSError as exc:
+            notes.append(f"[Not attached: “{name}”: {_reason(exc)}. Tell the user.]")
+            continue
+        kept.append(str(workspace / where))
+        notes.append(_describe(name, where, data))
+    if not notes:
+        return Prepared(text, images, kept)
+    return Prepared("\n\n".join([text, *notes]) if text else "\n\n".join(notes), images, kept)
+
+
+def safe_name(name: str) -> str:
+    """A file or folder name that is plain in a shell and on any disk: letters, digits, `.`, `-` and `_`."""
+    cleaned = re.sub(r"[^\w.\-]+", "_", name).strip("._") or "attachment"
+    stem, suffix = os.path.splitext(cleaned)
+    return stem[:100] + suffix[:20]
+
+
+def _bring_in(source: Path, workspace: Path, session_key: str) -> tuple[bytes, str]:
+    """The file's bytes and its path in the workspace, copied there when it lies outside."""
+    inside = _route(str(source.absolute()), workspace)
+    if inside is not None:
+        root, relpath = inside
+        return workspace_files.read_bytes(root, relpath, ATTACHMENT_LIMIT), relpath
+    data = _read_chosen(source.absolute())
+    return data, _store(workspace, f"{FOLDER}/{safe_name(session_key)}", safe_name(source.name), data)
+
+
+def _route(path: str, workspace: Path) -> tuple[Path, str] | None:
+    """Where `path` enters the workspace, following its links one by one as the kernel would: (root, path
+    inside it) from the first step that lies in the workspace, or None when no step does. A link of the
+    person's own (~/report → the workspace) is then read through desktop.workspace_files from there, so a
+    link a sandboxed command left inside cannot lead the read back out (to ~/.ssh, say)."""
+    roots = (workspace.absolute(), workspace.resolve())
+    pending = path.split("/")
+    current = "/"
+    for _ in range(workspace_files.MAX_LINKS * 8):
+        if not pending:
+            return None
+        part = pending.pop(0)
+        if part in ("", "."):
+            continue
+        if part == "..":
+            current = os.path.dirname(current)
+            continue
+        step = os.path.join(current, part)
+        for root in roots:
+            if Path(step).is_relative_to(root):
+                parts = [*Path(step).relative_to(root).parts, *pending]
+                return root, "/".join(p for p in parts if p not in ("", "."))
+        if os.path.islink(step):
+            target = os.readlink(step)
+            current = "/" if target.startswith("/") else current
+            pending = [*target.split("/"), *pending]
+        else:
+            current = step
+    raise NotAttached("its path has too many links (a loop?)")
+
+
+def _read_chosen(path: Path) -> bytes:
+    """A file the person chose outside the workspace: a regular file, at most ATTACHMENT_LIMIT."""
+    fd = os.open(path, os.O_RDONLY | os.O_NONBLOCK | os.O_NOCTTY | os.O_CLOEXEC)
+    with os.fdopen(fd, "rb") as fh:
+        info = os.fstat(fd)
+        if not stat.S_ISREG(info.st_mode):
+            raise NotAttached("it is not a regular file")
+        if info.st_size > ATTACHMENT_LIMIT:
+            raise NotAttached(f"it is {_size(info.st_size)}; files up to {_size(ATTACHMENT_LIMIT)} can be attached")
+        os.set_blocking(fd, True)
+        data = fh.read(ATTACHMENT_LIMIT + 1)
+    if len(data) > ATTACHMENT_LIMIT:
+        raise NotAttached(f"it grew past {_size(ATTACHMENT_LIMIT)} while it was read")
+    return data
+
+
+def _store(workspace: Path, folder: str, name: str, data: bytes) -> str:
+    """Write `data` as a new file in `folder` under a free name (report.csv, report-2.csv, ...); the same
+    file attached again (a Retry) is found and used, not copied once more."""
+    stem, suffix = os.path.splitext(name)
+    for number in range(1, 1000):
+        relpath = f"{folder}/{name if number == 1 else f'{stem}-{number}{suffix}'}"
+        if workspace_files.create_bytes(workspace, relpath, data):
+            return relpath
+        try:
+            if workspace_files.read_bytes(workspace, relpath, len(data)) == data:
+                return relpath
+        except OSError:
+            pass  # taken by something else: a larger file, a link, a folder
+    raise NotAttached(f"{folder} already holds 999 files named like {name}")
+
+
+def _describe(name: str, where: str, data: bytes) -> str:
+    """The note the model reads about one attached file: where it is, and its text when that is short."""
+    head = f"[Attached file “{name}” ({_size(len(data))}), in the workspace at {where}."
+    binary = f"{head} It is not text, so it is not shown here; use tools on that file if the task needs it.]"
+    if b"\x00" in data[:_SNIFF]:
+        return binary
+    if len(data) > INLINE_LIMIT:
+        return (f"{head} It is too long to include here ({_size(INLINE_LIMIT)} at most): read the parts you "
+                "need from that file with your tools.]")
+    try:
+        text = data.decode("utf-8-sig").rstrip("\n")
+    except UnicodeDecodeError:
+        return binary
+    return f"{head} Its full text follows, up to the line “[End of {name}]”.]\n{text}\n[End of {name}]"
+
+
+def _reason(exc: OSError) -> str:
+    if isinstance(exc, (NotAttached, workspace_files.Refused)):
+        return str(exc)
+    if isinstance(exc, FileNotFoundError):
+        return "it was not found"
+    return str(exc.strerror or exc)
+
+
+def _size(n: int) -> str:
+    if n < 1024:
+        return f"{n:,} bytes"
+    if n < 1024 * 1024:
+        return f"{n / 1024:.0f} KB"
+    return f"{n / (1024 * 1024):.1f} MB".replace(".0 ", " ")

@@ -1,0 +1,135 @@
+"""Attached files reach the model through real turns: copied into the workspace, text put in the message,
+the rest named by its workspace path, and every file that cannot go named with why."""
+
+from __future__ import annotations
+
+import json
+import os
+from pathlib import Path
+
+from desktop.agent.attachments import INLINE_LIMIT
+from desktop.bus import TurnFinished
+from desktop.core import Core
+from tests.conftest import Conversation
+from tests.fakeserver import FakeOpenAI, last_user_text
+
+
+def saved_user(core: Core, key: str) -> dict:
+    lines = [json.loads(line) for line in core.sessions.path_for(key).read_text().splitlines()[1:]]
+    return [m for m in lines if m.get("role") == "user"][-1]
+
+
+def tool_results(request: dict) -> list[str]:
+    return [m["content"] for m in request["messages"] if m["role"] == "tool"]
+
+
+async def test_a_text_file_from_outside_is_copied_in_and_read_by_the_model(
+        chat: Conversation, core: Core, fake: FakeOpenAI, tmp_path: Path) -> None:
+    downloads = tmp_path / "Downloads"
+    downloads.mkdir()
+    csv = downloads / "sales 2026.csv"
+    csv.write_text("month,total\njan,120\nfeb,95\n", encoding="utf-8")
+    fake.add({"content": "Sales went down."})
+    end = await chat.ask("what happened to sales?", media=[str(csv)])
+    assert isinstance(end, TurnFinished) and end.content == "Sales went down."
+    copy = core.workspace / "attachments" / "cli_test" / "sales_2026.csv"
+    assert copy.read_bytes() == csv.read_bytes()
+    said = last_user_text(fake.requests[-1])
+    assert said.startswith("what happened to sales?\n\n[Attached file “sales 2026.csv”")
+    assert "attachments/cli_test/sales_2026.csv" in said and "jan,120\nfeb,95" in said
+    saved = saved_user(core, chat.key)
+    assert saved["typed"] == "what happened to sales?" and saved["media"] == [str(copy)]
+    assert "jan,120" in saved["content"]  # the next turns still have the file's text
+
+    fake.add({"content": "Feb was lower."})
+    await chat.ask("which month was lower?")
+    assert "jan,120" in json.dumps(fake.requests[-1]["messages"])
+
+
+async def test_a_long_file_stays_in_the_workspace_where_the_file_tools_reach_it(
+        chat: Conversation, core: Core, fake: FakeOpenAI, tmp_path: Path) -> None:
+    log = tmp_path / "server.log"
+    log.write_text("".join(f"line {n}: all fine\n" for n in range(INLINE_LIMIT // 10)) + "THE ERROR\n")
+    where = "attachments/cli_test/server.log"
+    fake.add({"tool_calls": [{"name": "grep", "arguments": {"pattern": "ERROR", "path": where}}]},
+             {"content": "Found it."})
+    await chat.ask("find the error", media=[str(log)])
+    said = last_user_text(fake.requests[0])
+    assert f"in the workspace at {where}" in said and "too long to include" in said
+    assert "all fine" not in said
+    assert "THE ERROR" in tool_results(fake.requests[-1])[0]  # restricted to the workspace, and still readable
+
+
+async def test_binary_missing_and_unreadable_files_are_named_with_why(
+        chat: Conversation, core: Core, fake: FakeOpenAI, tmp_path: Path) -> None:
+    archive = tmp_path / "photos.zip"
+    archive.write_bytes(b"PK\x03\x04\x00\x00binary")
+    pipe = tmp_path / "feed.txt"
+    os.mkfifo(pipe)  # would block a reader forever
+    fake.add({"content": "ok"})
+    await chat.ask("look", media=[str(archive), str(tmp_path / "gone.txt"), str(pipe)])
+    said = last_user_text(fake.requests[-1])
+    assert "“photos.zip”" in said and "It is not text" in said
+    assert (core.workspace / "attachments" / "cli_test" / "photos.zip").read_bytes() == archive.read_bytes()
+    assert "[Not attached: “gone.txt”: it was not found. Tell the user.]" in said
+    assert "[Not attached: “feed.txt”: it is not a regular file. Tell the user.]" in said
+
+
+async def test_the_same_file_again_is_not_copied_twice_and_another_of_that_name_gets_its_own(
+        chat: Conversation, core: Core, fake: FakeOpenAI, tmp_path: Path) -> None:
+    first, second = tmp_path / "a" / "notes.txt", tmp_path / "b" / "notes.txt"
+    for path, text in ((first, "first"), (second, "second")):
+        path.parent.mkdir()
+        path.write_text(text)
+    for media in ([first], [first], [second]):
+        fake.add({"content": "ok"})
+        await chat.ask("here", media=[str(m) for m in media])
+    folder = core.workspace / "attachments" / "cli_test"
+    assert sorted(p.name for p in folder.iterdir()) == ["notes-2.txt", "notes.txt"]
+    assert (folder / "notes-2.txt").read_text() == "second"
+    assert "attachments/cli_test/notes-2.txt" in last_user_text(fake.requests[-1])
+
+
+async def test_a_link_planted_in_the_workspace_never_carries_the_copy_out(
+        chat: Conversation, core: Core, fake: FakeOpenAI, tmp_path: Path) -> None:
+    outside = tmp_path / "outside"
+    outside.mkdir()
+    (core.workspace / "attachments").symlink_to(outside)  # as a sandboxed command could
+    source = tmp_path / "todo.txt"
+    source.write_text("buy milk")
+    fake.add({"content": "ok"})
+    await chat.ask("plan my day", media=[str(source)])
+    assert list(outside.iterdir()) == []
+    said = last_user_text(fake.requests[-1])
+    assert "[Not attached: “todo.txt”:" in said and "buy milk" not in said
+
+
+async def test_a_file_already_in_the_workspace_is_used_where_it_is(
+        chat: Conversation, core: Core, fake: FakeOpenAI) -> None:
+    (core.workspace / "plan.md").write_text("# Plan\n- ship it")
+    fake.add({"content": "ok"})
+    await chat.ask("review", media=[str(core.workspace / "plan.md")])
+    said = last_user_text(fake.requests[-1])
+    assert "in the workspace at plan.md" in said and "- ship it" in said
+    assert not (core.workspace / "attachments").exists()
+
+
+async def test_the_persons_link_into_the_workspace_cannot_be_led_back_out(
+        chat: Conversation, core: Core, fake: FakeOpenAI, tmp_path: Path) -> None:
+    secret = tmp_path / "home" / ".ssh" / "id_ed25519"
+    secret.parent.mkdir(parents=True)
+    secret.write_text("PRIVATE KEY")
+    (core.workspace / "report.txt").symlink_to(secret)  # left by a sandboxed command
+    shortcut = tmp_path / "home" / "report-shortcut.txt"
+    shortcut.symlink_to(core.workspace / "report.txt")  # the person's own link, into the workspace
+    plain = tmp_path / "home" / "mine.txt"
+    plain.write_text("my notes")
+    own_link = tmp_path / "home" / "notes-link.txt"
+    own_link.symlink_to(plain)  # a link that stays outside is the person's choice: followed
+    fake.add({"content": "ok"})
+    await chat.ask("read these", media=[str(shortcut), str(own_link)])
+    said = last_user_text(fake.requests[-1])
+    assert "PRIVATE KEY" not in said and "[Not attached: “report-shortcut.txt”:" in said
+    assert "my notes" in said
+    copies = core.workspace / "attachments" / "cli_test"
+    assert [p.read_text() for p in copies.iterdir()] == ["my notes"]
