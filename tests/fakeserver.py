@@ -9,7 +9,9 @@ text every `endless` seconds until the client leaves), cut (end the stream after
 with no finish_reason and no [DONE]; with `reset` the connection is then reset instead, as when the server's
 process dies), pace (seconds before each chunk after the first: slow but steady),
 empty_chunks / pings (after the step's text, keep the stream open with no content until the client
-leaves: a chunk with nothing in it, or an SSE comment line, every that many seconds).
+leaves: a chunk with nothing in it, or an SSE comment line, every that many seconds), together (answer only
+once that many requests have arrived in all; a request still waiting after TOGETHER_WITHIN seconds answers
+"alone" instead of its content, so a test sees requests that were not in flight at the same time).
 
 `require_key`: answer 401 to every request not carrying it as its bearer token.
 
@@ -32,6 +34,7 @@ from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
 from typing import Any
 
 Step = dict[str, Any]
+TOGETHER_WITHIN = 20.0  # seconds a `together` step waits for the others
 
 
 class _Server(ThreadingHTTPServer):
@@ -90,6 +93,14 @@ class FakeOpenAI:
             self.headers.append(headers)
             return self.script.pop(0) if self.script else self.default(body)
 
+    def _arrived(self, count: int) -> bool:
+        """Whether `count` requests have arrived, waiting up to TOGETHER_WITHIN seconds for them."""
+        deadline = time.monotonic() + TOGETHER_WITHIN
+        while len(self.requests) < count:
+            if time.monotonic() > deadline or self._stopping.wait(0.01):
+                return False
+        return True
+
     def _handler(self) -> type[BaseHTTPRequestHandler]:
         fake = self
 
@@ -125,6 +136,8 @@ class FakeOpenAI:
                                                "code": "invalid_api_key"}})
                     return
                 step = fake._next(body, headers)
+                if "together" in step and not fake._arrived(step["together"]):
+                    step = {**step, "content": "alone"}
                 time.sleep(step.get("delay", 0))
                 if "status" in step:
                     payload = step.get("body") or {"error": {"message": f"scripted failure {step['status']}",

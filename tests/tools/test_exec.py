@@ -81,7 +81,7 @@ async def test_timeout_kills_the_whole_process_group(workspace: Path) -> None:
     started = time.monotonic()
     outcome = await run(registry(workspace, timeout=30), "echo started; sleep 60 & echo $! > child.pid; wait",
                         timeout=1)
-    assert time.monotonic() - started < 10
+    assert time.monotonic() - started < 30  # not held by the 60 s background child
     assert not outcome.ok
     assert "timed out after 1 s" in str(outcome.output) and "started" in str(outcome.output)
     child = int(pid_file.read_text())
