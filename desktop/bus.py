@@ -16,7 +16,6 @@ class MessageKind(enum.Enum):
     """Who a message to the agent comes from: the model is told, and the chat shows it accordingly."""
 
     USER = "user"  # typed by the person
-    NOTICE = "notice"  # the app telling the agent something
     SCHEDULED = "scheduled"  # a reminder or scheduled job came due
     SUBAGENT_RESULT = "subagent_result"  # a background task finished
 
@@ -117,10 +116,10 @@ class TurnFinished:
 
 @dataclass
 class ChatSetAside:
-    """/new moved the chat's conversation to `kept_as` (still listed and openable); `session_key` is empty now."""
+    """/new moved the chat's conversation to a key of its own (still listed and openable); `session_key` is
+    empty now."""
 
     session_key: str
-    kept_as: str
 
 
 @dataclass

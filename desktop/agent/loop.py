@@ -199,7 +199,7 @@ class AgentLoop:
         await self.sessions.append(session, user)  # saved before the model is called
         if titled and written:
             await self.sessions.rewrite(session)  # rare: a chat that began with a notice or a command
-        ctx = ToolContext(key, msg.channel, msg.chat_id, self.bus.publish, kind=msg.kind)
+        ctx = ToolContext(key, self.bus.publish, kind=msg.kind)
         runner = Runner(self.provider, self.tools, self.bus.publish, self.config.max_iterations)
         answered = [msg]  # this message and those injected into the turn: all settled by its end
 

@@ -170,7 +170,7 @@ class Dream:
             pass  # the transcript of a Dream is not kept; its result is the commit
 
         runner = Runner(self.provider, tools, lambda event: None, APPLY_MAX_ITERATIONS)
-        await runner.run(messages, ToolContext("system:dream", "system", "dream"), record)
+        await runner.run(messages, ToolContext("system:dream"), record)
 
     def _entries_for_run(self, since: int) -> list[HistoryEntry]:
         """New entries, oldest first, as many as fit half the prompt budget (the rest wait for the next run)."""

@@ -26,7 +26,6 @@ from desktop.paths import bundled
 from desktop.settings import Settings
 from desktop.skills.frontmatter import SkillDoc, current_os, parse_skill
 
-SOURCES = ("workspace", "builtin", "user")  # highest precedence first
 _MENTION = re.compile(r"(?<![\w$])\$([A-Za-z0-9](?:[\w-]*[A-Za-z0-9])?)")
 
 SUMMARY_INTRO = (
@@ -43,7 +42,7 @@ class SkillStatus:
     """One SKILL.md as a person managing skills sees it (the skills window and `skills list`)."""
 
     doc: SkillDoc
-    source: str  # one of SOURCES
+    source: str  # "workspace", "builtin" or "user" (highest precedence first)
     enabled: bool  # not in skills.disabled
     missing: tuple[str, ...]  # unmet requirements: "CLI: gh", "ENV: TOKEN", "OS: darwin"
     shadowed_by: str | None = None  # source of a same-named skill that takes precedence

@@ -176,7 +176,7 @@ class Subagents:
                 task.step = _step_of(event) if isinstance(event, ToolStarted) else ""
                 self._publish()
 
-        ctx = ToolContext(f"{CHANNEL}:{task.id}", CHANNEL, task.id, publish)
+        ctx = ToolContext(f"{CHANNEL}:{task.id}", publish)
         tools = self.core.tools.without(*NOT_FOR_SUBAGENTS)
         runner = Runner(self.core.provider, tools, publish, self.core.config.subagent_max_iterations)
         messages = [{"role": "system", "content": await asyncio.to_thread(self._system_prompt, tools.names)},

@@ -23,8 +23,6 @@ class ToolContext:
     """Who is calling: lets tools address the current session and publish to the user."""
 
     session_key: str
-    channel: str
-    chat_id: str
     publish: Callable[[Event], None] = field(default=lambda event: None)
     call_id: str = ""  # the tool call being run, for progress events about it
     kind: MessageKind = MessageKind.USER  # what started the turn: approvals hold app-started ones to Do not disturb

@@ -138,13 +138,6 @@ class ModelForm(QWidget):
         config.model = self.model_name()
         config.api_base = self.api_base.text().strip() or None
 
-    def set_local(self, model: str, api_base: str) -> None:
-        """Fill in a detected local server."""
-        provider, _, name = model.partition("/")
-        self.provider.setCurrentText(provider)
-        self.model.setCurrentText(name)
-        self.api_base.setText(api_base)
-
     async def store_typed_key(self) -> str | None:
         """Put a typed key in the keyring. Returns a message for the user when that failed (the key stays typed)."""
         typed = self.key.text().strip()

@@ -21,7 +21,7 @@ from tests.conftest import Conversation
 from tests.fakeserver import FakeOpenAI
 from tests.security.harness import CanaryServer
 
-CTX = ToolContext("cli:test", "cli", "test")
+CTX = ToolContext("cli:test")
 
 
 class Person:

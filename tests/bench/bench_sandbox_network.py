@@ -33,7 +33,7 @@ from desktop.workspace import ensure_workspace  # noqa: E402
 from tests.bench.figures import Figures  # noqa: E402
 from tests.netlab import PACKAGE, PUBLIC, PUBLIC_TOKEN, Unavailable, private_internet  # noqa: E402
 
-CTX = ToolContext("cli:bench", "cli", "bench")
+CTX = ToolContext("cli:bench")
 MODES = ("internet", "host", "off")
 
 

@@ -25,7 +25,7 @@ from tests.mcp.test_tools import started, until
 from tests.memkeyring import MemoryKeyring
 
 CLOSE_BOUND = 10.0  # what the app's Quit may take at most; a stuck server used to hold it forever
-CALLER = ToolContext("cli:test", "cli", "test")
+CALLER = ToolContext("cli:test")
 
 # A stdio "server" that never answers and cannot be stopped politely: it does not read stdin (so closing it
 # says nothing) and ignores SIGTERM, SIGINT and SIGHUP. It writes its pid where it is told.

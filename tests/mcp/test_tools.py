@@ -100,7 +100,7 @@ async def test_calls_error_results_images_and_structured_content(
         assert unwrapped(await turn(core, fake, "mcp_test_echo", {"text": "hi", "times": 2})) == "hi hi"
         failed = await turn(core, fake, "mcp_test_fail", {"reason": "no way"})
         assert failed.startswith("Error: ") and "refused: no way" in unwrapped(failed.removeprefix("Error: "))
-        picture = (await core.tools.run("mcp_test_picture", {}, ToolContext("cli:test", "cli", "test"))).output
+        picture = (await core.tools.run("mcp_test_picture", {}, ToolContext("cli:test"))).output
         assert unwrapped(picture[0]["text"]) == "a red dot"  # the same parts read_file gives for an image
         assert picture[1]["image_url"]["url"].startswith("data:image/png;base64,iVBOR")
         weather = await turn(core, fake, "mcp_test_weather", {"city": "Oslo"})

@@ -80,8 +80,7 @@ class App:
 
     async def cron(self, session: str = "desktop:plans", **args: Any) -> tuple[str, bool]:
         assert self.core is not None
-        channel, _, chat_id = session.partition(":")
-        outcome = await self.core.tools.run("cron", args, ToolContext(session, channel, chat_id))
+        outcome = await self.core.tools.run("cron", args, ToolContext(session))
         return str(outcome.output), outcome.ok
 
 

@@ -16,7 +16,7 @@ from desktop.tools.sandbox import Sandbox, exec_sandbox
 from desktop.tools.shell import ExecTool
 from desktop.workspace import APP_MANAGED_FILES, ensure_workspace
 
-CTX = ToolContext("cli:test", "cli", "test")
+CTX = ToolContext("cli:test")
 
 
 class Layout:

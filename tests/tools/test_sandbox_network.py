@@ -50,7 +50,7 @@ from tests.netlab import (
     serve_until_stopped,
 )
 
-CTX = ToolContext("cli:test", "cli", "test")
+CTX = ToolContext("cli:test")
 
 
 def tools(workspace: Path, network: str) -> ToolRegistry:
