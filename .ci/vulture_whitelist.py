@@ -8,7 +8,7 @@ pyproject.toml's [tool.vulture] ignore_names. Keep this short: dead code is dele
 # mypy: ignore-errors
 
 # Set for a library that reads them.
-_.exc_text  # logging.LogRecord: the formatter reuses it (desktop/logs.py)
+_.exc_text  # logging.LogRecord: the formatter reuses it (desktop/kernel/logs.py)
 _.committer, _.commit_time, _.commit_timezone, _.encoding  # a dulwich Commit's fields (memory/git_history.py)
 _.suppress_debug_info, _.drop_params, _.telemetry  # litellm's module switches (providers/litellm_env.py)
 _.whitespace_split  # shlex.shlex reads it (tools/shell.py)

@@ -11,7 +11,7 @@ from typing import Any
 
 import yaml
 
-from desktop.atomic import atomic_write_text
+from desktop.kernel.atomic import atomic_write_text
 
 
 @dataclass

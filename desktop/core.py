@@ -31,16 +31,16 @@ from pathlib import Path
 from desktop.agent.context import ContextBuilder
 from desktop.agent.loop import AgentLoop
 from desktop.approvals import Approvals, attach_approvals
-from desktop.bus import MessageBus
 from desktop.config import Config
 from desktop.heartbeat import Heartbeat, attach_heartbeat
+from desktop.kernel.bus import MessageBus
+from desktop.kernel.paths import Home, home
 from desktop.mcp import McpServers, attach_mcp
 from desktop.memory import Memory, attach_memory
-from desktop.paths import Home, home
 from desktop.providers.llm import LLMProvider
 from desktop.reminders import Reminders, attach_reminders
 from desktop.scheduler import Scheduler, attach_scheduler
-from desktop.session import SessionStore
+from desktop.session.session import SessionStore
 from desktop.settings import Settings
 from desktop.skills.loader import SkillsLoader, skill_roots
 from desktop.subagents import Subagents, attach_subagents
@@ -52,7 +52,7 @@ from desktop.tools.registry import ToolRegistry
 from desktop.tools.sandbox import exec_sandbox
 from desktop.tools.shell import ExecTool
 from desktop.tools.web import WebFetchTool, WebSearchTool
-from desktop.workspace import APP_MANAGED_FILES, ensure_workspace
+from desktop.workspace.layout import APP_MANAGED_FILES, ensure_workspace
 
 log = logging.getLogger(__name__)
 Lifecycle = Callable[[], Awaitable[None]]

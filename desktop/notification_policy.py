@@ -10,7 +10,7 @@ from __future__ import annotations
 import re
 from collections.abc import Callable
 
-from desktop.bus import Event, MessageKind, TurnError, TurnFinished, TurnStarted
+from desktop.kernel.bus import Event, MessageKind, TurnError, TurnFinished, TurnStarted
 from desktop.notify import Notification, OpenChat
 
 PREVIEW_CHARS = 200

@@ -11,7 +11,7 @@ from dataclasses import dataclass, field
 from typing import TYPE_CHECKING
 
 if TYPE_CHECKING:
-    from desktop.session import Session
+    from desktop.session.session import Session
 
 log = logging.getLogger(__name__)
 

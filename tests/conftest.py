@@ -16,8 +16,8 @@ import keyring
 import pytest
 import yaml
 
-from desktop.bus import Event, InboundMessage, TurnError, TurnFinished
 from desktop.core import Core, build_core
+from desktop.kernel.bus import Event, InboundMessage, TurnError, TurnFinished
 from desktop.providers.litellm_env import litellm
 from tests.fakeserver import FakeOpenAI
 from tests.memkeyring import MemoryKeyring

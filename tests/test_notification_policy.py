@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from desktop.bus import MessageKind, TurnError, TurnFinished, TurnStarted
+from desktop.kernel.bus import MessageKind, TurnError, TurnFinished, TurnStarted
 from desktop.notification_policy import TurnNotifications, plain_text
 from desktop.notify import Notification, OpenChat
 

@@ -11,9 +11,9 @@ import pytest
 import yaml
 
 from desktop.agent.gate import TurnGate
-from desktop.bus import TurnFinished
 from desktop.config import Config
 from desktop.core import Core
+from desktop.kernel.bus import TurnFinished
 from desktop.settings import Settings, SettingsError
 from desktop.skills.loader import set_skill_enabled
 from tests.conftest import Conversation

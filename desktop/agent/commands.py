@@ -6,8 +6,8 @@ from collections.abc import Awaitable, Callable
 from dataclasses import dataclass
 from typing import TYPE_CHECKING
 
-from desktop.bus import ChatSetAside, InboundMessage
-from desktop.session import Session
+from desktop.kernel.bus import ChatSetAside, InboundMessage
+from desktop.session.session import Session
 
 if TYPE_CHECKING:
     from desktop.agent.loop import AgentLoop

@@ -16,8 +16,8 @@ from desktop.agent.commands import CommandContext, Commands
 from desktop.agent.context import ContextBuilder
 from desktop.agent.gate import TurnGate
 from desktop.agent.runner import Runner, output_text
-from desktop.atomic import atomic_write_text
-from desktop.bus import (
+from desktop.kernel.atomic import atomic_write_text
+from desktop.kernel.bus import (
     InboundMessage,
     MessageBus,
     MessageKind,
@@ -27,11 +27,11 @@ from desktop.bus import (
     TurnFinished,
     TurnStarted,
 )
+from desktop.kernel.taskset import TaskSet
 from desktop.providers.llm import LLMProvider, ProviderError
-from desktop.session import Session, SessionStore
+from desktop.providers.tokens import estimate_messages
+from desktop.session.session import Session, SessionStore
 from desktop.settings import Settings
-from desktop.tasks import TaskSet
-from desktop.tokens import estimate_messages
 from desktop.tools.base import ToolContext
 from desktop.tools.registry import ToolRegistry
 

@@ -9,7 +9,7 @@ from collections.abc import Awaitable, Callable
 from dataclasses import dataclass, replace
 from typing import Any
 
-from desktop.bus import Publish, ReasoningDelta, Retrying, TextDelta, ToolFinished, ToolStarted
+from desktop.kernel.bus import Publish, ReasoningDelta, Retrying, TextDelta, ToolFinished, ToolStarted
 from desktop.providers.llm import LLMProvider, LLMResponse, ProviderError
 from desktop.tools.base import ToolContext, ToolOutput, cap_text
 from desktop.tools.registry import ToolRegistry

@@ -21,8 +21,8 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import TYPE_CHECKING, Any, Literal
 
-from desktop.bus import MessageKind, ToolAwaiting
 from desktop.config import Config
+from desktop.kernel.bus import MessageKind, ToolAwaiting
 from desktop.mcp.manager import McpTool
 from desktop.settings import Settings
 from desktop.tools.base import Tool, ToolContext, ToolError

@@ -15,7 +15,7 @@ from dataclasses import dataclass, field
 
 from desktop import notify
 from desktop.approvals import Answer, ApprovalRequest
-from desktop.bus import MessageKind
+from desktop.kernel.bus import MessageKind
 from desktop.tools.base import ToolError
 
 log = logging.getLogger(__name__)

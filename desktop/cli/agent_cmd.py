@@ -11,7 +11,9 @@ import sys
 from collections.abc import Awaitable
 
 from desktop.approvals import Answer, ApprovalRequest, Asker, attach_approvals
-from desktop.bus import (
+from desktop.cli.remote import Output, Terminal, add_standalone
+from desktop.core import Core, build_core
+from desktop.kernel.bus import (
     Event,
     InboundMessage,
     OutboundMessage,
@@ -22,9 +24,7 @@ from desktop.bus import (
     TurnError,
     TurnFinished,
 )
-from desktop.core import Core, build_core
-from desktop.remote import Output, Terminal, add_standalone
-from desktop.tasks import spawn
+from desktop.kernel.taskset import spawn
 
 NO_TERMINAL_HINT = ("there is no terminal to ask on: run `nanobot-tray agent` with --yes to allow such calls for "
                     "one run (destructive commands stay refused)")

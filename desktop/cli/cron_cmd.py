@@ -8,9 +8,9 @@ import asyncio
 import sys
 from collections.abc import Awaitable
 
-from desktop.bus import TurnError
+from desktop.cli.remote import Output, Terminal, add_standalone
 from desktop.core import Core
-from desktop.remote import Output, Terminal, add_standalone
+from desktop.kernel.bus import TurnError
 
 
 def add_parser(sub: argparse._SubParsersAction) -> None:  # type: ignore[type-arg]

@@ -7,10 +7,10 @@ import asyncio
 import sys
 from collections.abc import Awaitable
 
+from desktop.cli.remote import Output, Terminal, add_standalone
 from desktop.core import Core, build_core
 from desktop.memory.dream import DreamError
 from desktop.memory.git_history import GitError
-from desktop.remote import Output, Terminal, add_standalone
 
 
 def add_parser(sub: argparse._SubParsersAction) -> None:  # type: ignore[type-arg]

@@ -7,8 +7,8 @@ import asyncio
 import sys
 from collections.abc import Awaitable
 
+from desktop.cli.remote import Output, Terminal, add_standalone
 from desktop.core import Core
-from desktop.remote import Output, Terminal, add_standalone
 
 
 def add_parser(sub: argparse._SubParsersAction) -> None:  # type: ignore[type-arg]

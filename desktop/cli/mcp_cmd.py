@@ -13,11 +13,11 @@ from collections.abc import Awaitable
 from pathlib import Path
 from typing import TYPE_CHECKING
 
+from desktop.cli.remote import Output, Terminal, add_standalone
 from desktop.config import McpServerConfig
+from desktop.kernel.paths import home
 from desktop.mcp.importer import NotAServerList, read_servers
 from desktop.mcp.probe import probed
-from desktop.paths import home
-from desktop.remote import Output, Terminal, add_standalone
 from desktop.settings import Settings, SettingsError
 
 if TYPE_CHECKING:

@@ -6,7 +6,7 @@ only the last few exchanges (a heartbeat chat that grows forever costs more toke
 it is a system job, so it waits while a turn runs.
 
 HEARTBEAT.md lives in the workspace, which sandboxed commands write, and the heartbeat reads it by itself:
-through desktop.workspace_files, so a HEARTBEAT.md that became a link out of the workspace, a pipe or a huge
+through desktop.workspace.access, so a HEARTBEAT.md that became a link out of the workspace, a pipe or a huge
 file is not read; the user is told once (a notification) and the beat does nothing."""
 
 from __future__ import annotations
@@ -17,12 +17,13 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import TYPE_CHECKING
 
-from desktop import notify, workspace_files
-from desktop.bus import Ask, MessageKind, TurnError
+from desktop import notify
 from desktop.heartbeat.tasks import QUIET_MARKER, active_tasks, is_quiet
+from desktop.kernel.bus import Ask, MessageKind, TurnError
 from desktop.notification_policy import plain_text
-from desktop.session import SessionStore
-from desktop.workspace import TEXT_FILE_LIMIT
+from desktop.session.session import SessionStore
+from desktop.workspace import access
+from desktop.workspace.layout import TEXT_FILE_LIMIT
 
 if TYPE_CHECKING:
     from desktop.core import Core
@@ -73,7 +74,7 @@ class Heartbeat:
     async def run(self) -> Beat:
         """One heartbeat now."""
         async with self._lock:
-            text, refused = await asyncio.to_thread(workspace_files.load_text, self.workspace, FILE, TEXT_FILE_LIMIT)
+            text, refused = await asyncio.to_thread(access.load_text, self.workspace, FILE, TEXT_FILE_LIMIT)
             if refused:
                 if refused != self._refused:  # once, not every half hour
                     notify.notify(TITLE, f"{refused}. The heartbeat does nothing until it is a plain file again.")

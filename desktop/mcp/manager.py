@@ -9,8 +9,8 @@ import asyncio
 from pathlib import Path
 from typing import Any
 
-from desktop.bus import McpServerChanged, Publish
 from desktop.config import McpServerConfig
+from desktop.kernel.bus import McpServerChanged, Publish
 from desktop.mcp import connection
 from desktop.mcp.connection import ServerConnection
 from desktop.mcp.names import clean, tool_name

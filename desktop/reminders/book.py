@@ -15,13 +15,13 @@ from dataclasses import dataclass
 from datetime import datetime
 
 from desktop import notify
-from desktop.bus import Ask, MessageKind, TurnError, TurnFinished
+from desktop.kernel.bus import Ask, MessageKind, TurnError, TurnFinished
+from desktop.kernel.taskset import TaskSet
 from desktop.notification_policy import plain_text
 from desktop.reminders.jobs import Job, JobStore, render
 from desktop.scheduler.clock import Clock
 from desktop.scheduler.schedules import At, Schedule, next_run
-from desktop.session import Session
-from desktop.tasks import TaskSet
+from desktop.session.session import Session
 
 log = logging.getLogger(__name__)
 LABEL_CHARS = 40  # a label made from the message when none is given

@@ -6,7 +6,7 @@ import time
 from typing import TYPE_CHECKING
 
 from desktop.agent.commands import Command, CommandContext
-from desktop.bus import ChatSetAside, Event
+from desktop.kernel.bus import ChatSetAside, Event
 from desktop.subagents.tasks import Subagents, Task
 from desktop.subagents.tool import SpawnTool
 

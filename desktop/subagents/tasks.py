@@ -18,8 +18,8 @@ from typing import TYPE_CHECKING, Any
 
 from desktop.agent.context import runtime_block
 from desktop.agent.runner import Runner
-from desktop.atomic import append_jsonl
-from desktop.bus import (
+from desktop.kernel.atomic import append_jsonl
+from desktop.kernel.bus import (
     TASK_ACTIVE,
     BackgroundTasks,
     Event,
@@ -32,7 +32,7 @@ from desktop.bus import (
 )
 from desktop.providers.llm import ProviderError
 from desktop.tools.base import ToolContext
-from desktop.workspace import prompt_text
+from desktop.workspace.layout import prompt_text
 
 if TYPE_CHECKING:
     from desktop.core import Core

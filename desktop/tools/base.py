@@ -8,7 +8,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
-from desktop.bus import Event, MessageKind
+from desktop.kernel.bus import Event, MessageKind
 
 # What a tool returns: text, or OpenAI-style content parts (e.g. an image for read_file).
 ToolOutput = str | list[dict[str, Any]]

@@ -1,6 +1,6 @@
 """File tools: read, write, edit, list, glob and grep, every path checked by the workspace guard.
 
-With the workspace restriction on, a path the guard accepted is also opened through desktop.workspace_files
+With the workspace restriction on, a path the guard accepted is also opened through desktop.workspace.access
 within its root, so a link a command swaps in between the check and the open cannot lead the read or the
 write out (and a named pipe is refused instead of blocking the tool)."""
 
@@ -19,10 +19,10 @@ from collections.abc import Callable
 from pathlib import Path, PurePosixPath
 from typing import Any, BinaryIO, TypeVar
 
-from desktop import workspace_files
-from desktop.atomic import atomic_write_text
+from desktop.kernel.atomic import atomic_write_text
 from desktop.tools.base import Tool, ToolContext, ToolError, ToolOutput, display_path
 from desktop.tools.path_guard import PathGuard
+from desktop.workspace import access
 
 READ_CHAR_LIMIT = 16_000
 IMAGE_BYTE_LIMIT = 10 * 1024 * 1024
@@ -66,7 +66,7 @@ class _FileTool(Tool):
         """A path the guard resolved, opened for reading within its root (within "/" when unrestricted:
         any path then, but still only a regular file, so a named pipe never blocks the tool)."""
         where = self.guard.confine(target) or (Path("/"), str(target).lstrip("/"))
-        return workspace_files.open_file(*where)
+        return access.open_file(*where)
 
     def write(self, target: Path, text: str) -> None:
         """Atomic write keeping an existing file's permissions, within the target's root when restricted."""
@@ -74,7 +74,7 @@ class _FileTool(Tool):
         if where is None:
             write_text_keeping_mode(target, text)
         else:
-            workspace_files.write_text(*where, text)
+            access.write_text(*where, text)
 
 
 class ReadFileTool(_FileTool):
@@ -234,7 +234,7 @@ class ListDirTool(_FileTool):
             raise ToolError(f"{self.shown(target)} is a file, not a folder; use read_file")
         where = self.guard.confine(target)
         with contextlib.ExitStack() as stack:
-            folder = target if where is None else stack.enter_context(workspace_files.opened_dir(*where))
+            folder = target if where is None else stack.enter_context(access.opened_dir(*where))
             with os.scandir(folder) as it:
                 entries = sorted(it, key=lambda e: (not e.is_dir(), e.name.lower()))
                 lines = [self._describe(e, where) for e in entries[:LIST_LIMIT]]
@@ -252,8 +252,8 @@ class ListDirTool(_FileTool):
             return _describe_entry(entry)
         root, folder = where
         try:
-            info = workspace_files.file_stat(root, f"{folder}/{entry.name}" if folder else entry.name)
-        except workspace_files.Refused:
+            info = access.file_stat(root, f"{folder}/{entry.name}" if folder else entry.name)
+        except access.Refused:
             return f"{entry.name} (link leading outside; not followed)"
         except OSError:
             return f"{entry.name} (broken link)"

@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from desktop.bus import OutboundKind, OutboundMessage
+from desktop.kernel.bus import OutboundKind, OutboundMessage
 from desktop.tools.base import Tool, ToolContext, ToolOutput
 
 

@@ -13,12 +13,12 @@ import stat
 from collections.abc import Callable
 from pathlib import Path
 
-from desktop.paths import inside
+from desktop.kernel.paths import inside
 from desktop.tools.base import Tool, ToolContext, ToolError, ToolOutput, cap_text
 from desktop.tools.limits import DEFAULT_LIMITS, CallLimits, Limits
 from desktop.tools.live_tail import LiveTail
 from desktop.tools.sandbox import RESTRICTION_OFF, Sandbox, SandboxMode
-from desktop.workspace import APP_MANAGED_FILES
+from desktop.workspace.layout import APP_MANAGED_FILES
 
 OUTPUT_LIMIT = 10_000
 MAX_TIMEOUT = 600

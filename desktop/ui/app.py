@@ -23,11 +23,11 @@ from PySide6.QtCore import QEvent, QFileSystemWatcher, QObject, QTimer
 from PySide6.QtWidgets import QApplication, QMessageBox, QSystemTrayIcon, QWidget
 
 from desktop import notify
-from desktop.bus import Event
+from desktop.kernel.bus import Event
+from desktop.kernel.paths import Home, home
+from desktop.kernel.taskset import TaskSet
 from desktop.notification_policy import TurnNotifications
-from desktop.paths import Home, home
 from desktop.shell_state import ShellState, load_state, save_state, state_path
-from desktop.tasks import TaskSet
 from desktop.ui.collector import GuiThreadCollector
 from desktop.ui.hotkey import Hotkey, current_status
 from desktop.ui.icons import install_theme_icons
@@ -245,7 +245,7 @@ class Shell(QObject):
         self.bridge.event.connect(self.on_event)
         from desktop.cli.in_app import runner
 
-        self.server.runner = runner(self.core)  # `nanobot-tray agent -m ...` now runs here (desktop/remote.py)
+        self.server.runner = runner(self.core)  # `nanobot-tray agent -m ...` now runs here (desktop/cli/remote.py)
         config = self.core.config
         self.tray.set_model(config.model)
         self.core.settings.subscribe("model", lambda _: self.tray.set_model(config.model))

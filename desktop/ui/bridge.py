@@ -14,9 +14,10 @@ from PySide6.QtCore import QObject, Signal
 
 from desktop.approvals import remove_rule, set_trusted
 from desktop.approvals.questions import Question, Questions
-from desktop.bus import InboundMessage, TaskSnapshot
 from desktop.config import Config, LoadedConfig, McpServerConfig
 from desktop.core import Core, workspace_of
+from desktop.kernel.bus import InboundMessage, TaskSnapshot
+from desktop.kernel.taskset import TaskSet
 from desktop.mcp.connection import ServerConnection
 from desktop.mcp.importer import CLAUDE_DESKTOP_FILE, Imported, read_servers
 from desktop.mcp.probe import probed
@@ -25,13 +26,12 @@ from desktop.memory.history_search import read_newest
 from desktop.memory.store import HistoryEntry
 from desktop.providers.server_models import offered_models
 from desktop.reminders.jobs import Job
-from desktop.session import Session, SessionInfo
-from desktop.session_search import ChatHit, search_chats
+from desktop.session.search import ChatHit, search_chats
+from desktop.session.session import Session, SessionInfo
 from desktop.skills.loader import SkillsLoader, set_skill_enabled
-from desktop.tasks import TaskSet
 from desktop.tools.sandbox import SandboxMode
 from desktop.tools.shell import ExecTool
-from desktop.workspace import ensure_workspace
+from desktop.workspace.layout import ensure_workspace
 
 
 @dataclass(frozen=True)
@@ -50,7 +50,7 @@ class McpStatus:
 class CoreBridge(QObject):
     """Windows subscribe to `event` and call `send`; none of them touch the bus directly."""
 
-    event = Signal(object)  # type: ignore[assignment]  # any desktop.bus event (QObject.event is a method)
+    event = Signal(object)  # type: ignore[assignment]  # any desktop.kernel.bus event (QObject.event is a method)
 
     def __init__(self, core: Core, parent: QObject | None = None, questions: Questions | None = None) -> None:
         super().__init__(parent)

@@ -23,8 +23,8 @@ from typing import Any
 from PySide6.QtCore import QObject, QTimer, Signal
 from PySide6.QtWidgets import QSystemTrayIcon
 
+from desktop.kernel.taskset import TaskSet
 from desktop.notify import Notification, OpenChat, Target
-from desktop.tasks import TaskSet
 
 log = logging.getLogger(__name__)
 

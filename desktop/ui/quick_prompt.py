@@ -25,8 +25,8 @@ from PySide6.QtGui import (
 )
 from PySide6.QtWidgets import QFrame, QHBoxLayout, QLabel, QLineEdit, QPushButton, QVBoxLayout, QWidget
 
-from desktop.bus import ReasoningDelta, Retrying, TextDelta, ToolStarted, TurnError, TurnFinished, TurnStarted
-from desktop.tasks import spawn
+from desktop.kernel.bus import ReasoningDelta, Retrying, TextDelta, ToolStarted, TurnError, TurnFinished, TurnStarted
+from desktop.kernel.taskset import spawn
 from desktop.ui.approval_card import ApprovalCards
 from desktop.ui.bridge import CoreBridge
 from desktop.ui.chat.model import fixed_in_settings

@@ -29,7 +29,7 @@ from PySide6.QtWidgets import (
 )
 
 from desktop.config import BOUNDS, Config
-from desktop.tasks import spawn
+from desktop.kernel.taskset import spawn
 from desktop.tools.sandbox import SandboxMode
 from desktop.tools.sandbox_network import HOST, INTERNET, OFF
 from desktop.tools.shell import MAX_TIMEOUT

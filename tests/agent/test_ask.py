@@ -8,9 +8,9 @@ import json
 from datetime import UTC, datetime, timedelta
 from typing import Any
 
-from desktop.bus import MessageKind, OutboundMessage, TurnFinished
 from desktop.core import Core, build_core
-from desktop.paths import home
+from desktop.kernel.bus import MessageKind, OutboundMessage, TurnFinished
+from desktop.kernel.paths import home
 from tests.conftest import Conversation
 from tests.fakeserver import FakeOpenAI
 
@@ -74,7 +74,7 @@ async def test_chat_titles_survive_a_restart(model_config: dict[str, Any], memor
 async def test_after_a_restart_chats_are_listed_by_when_they_were_last_used(
         model_config: dict[str, Any], memory_keyring: Any, fake: FakeOpenAI, monkeypatch: Any) -> None:
     ticks = itertools.count()  # one second later at every call: a later message is a later time
-    monkeypatch.setattr("desktop.session.now_iso",
+    monkeypatch.setattr("desktop.session.session.now_iso",
                         lambda: (datetime(2026, 11, 24, 10, tzinfo=UTC) + timedelta(seconds=next(ticks))).isoformat())
     first = build_core()
     await first.start()

@@ -8,7 +8,8 @@ import os
 from pathlib import Path
 
 from desktop.agent.loop import FAILED_PLACEHOLDER
-from desktop.bus import (
+from desktop.core import Core
+from desktop.kernel.bus import (
     OutboundKind,
     OutboundMessage,
     ReasoningDelta,
@@ -18,7 +19,6 @@ from desktop.bus import (
     TurnError,
     TurnFinished,
 )
-from desktop.core import Core
 from tests.conftest import Conversation
 from tests.fakeserver import FakeOpenAI
 

@@ -7,9 +7,9 @@ import asyncio
 from pathlib import Path
 
 from desktop.approvals import Answer, ApprovalRequest, Approvals
-from desktop.bus import TurnFinished
 from desktop.config import Config
 from desktop.core import Core
+from desktop.kernel.bus import TurnFinished
 from desktop.tools.base import Tool, ToolContext
 from desktop.tools.filesystem import ReadFileTool
 from desktop.tools.path_guard import PathGuard

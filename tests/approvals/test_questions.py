@@ -14,8 +14,8 @@ import yaml
 
 from desktop.approvals import Answer, attach_approvals
 from desktop.approvals.questions import Question, Questions
-from desktop.bus import MessageKind, TurnFinished
 from desktop.core import Core, build_core
+from desktop.kernel.bus import MessageKind, TurnFinished
 from desktop.tools.filesystem import WriteFileTool
 from desktop.tools.path_guard import PathGuard
 from tests.approvals.test_approvals import unsandboxed_exec

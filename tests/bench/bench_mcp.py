@@ -27,8 +27,8 @@ from typing import Any
 sys.path.insert(0, str(Path(__file__).resolve().parents[2]))
 os.environ.setdefault("PYTHON_KEYRING_BACKEND", "keyring.backends.null.Keyring")
 
-from desktop.bus import TurnFinished  # noqa: E402
 from desktop.core import Core, build_core  # noqa: E402
+from desktop.kernel.bus import TurnFinished  # noqa: E402
 from tests.conftest import Conversation, write_config  # noqa: E402
 from tests.fakeserver import FakeOpenAI  # noqa: E402
 

@@ -31,8 +31,8 @@ from PySide6.QtWidgets import QApplication  # noqa: E402
 from desktop.core import build_core  # noqa: E402
 from desktop.memory.consolidator import budget_of  # noqa: E402
 from desktop.memory.history_search import Query, read_newest, search  # noqa: E402
-from desktop.session import SessionStore  # noqa: E402
-from desktop.tokens import count_text  # noqa: E402
+from desktop.providers.tokens import count_text  # noqa: E402
+from desktop.session.session import SessionStore  # noqa: E402
 from desktop.ui.bridge import CoreBridge  # noqa: E402
 from desktop.ui.memory.window import MemoryWindow  # noqa: E402
 from tests.bench.figures import Figures  # noqa: E402

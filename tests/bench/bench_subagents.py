@@ -151,8 +151,8 @@ async def until(predicate: Any, timeout: float, what: str) -> None:
 
 
 async def run(fake: FakeOpenAI, figures: Figures, why: bool) -> None:
-    from desktop.bus import TextDelta, ToolFinished, TurnFinished
     from desktop.core import build_core
+    from desktop.kernel.bus import TextDelta, ToolFinished, TurnFinished
     from desktop.ui.bridge import CoreBridge
     from desktop.ui.chat.window import ChatWindow
 

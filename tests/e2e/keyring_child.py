@@ -19,9 +19,9 @@ from tests.ui.conftest import until
 
 
 async def save_through_settings(secret: str) -> dict[str, Any]:
-    from desktop import secrets
-    from desktop.bus import TurnError, TurnFinished
     from desktop.core import build_core
+    from desktop.kernel import secrets
+    from desktop.kernel.bus import TurnError, TurnFinished
     from desktop.providers.litellm_env import litellm
     from desktop.ui.bridge import CoreBridge
     from desktop.ui.settings import SettingsWindow
@@ -55,7 +55,7 @@ async def save_through_settings(secret: str) -> dict[str, Any]:
 
 def main() -> None:
     if sys.argv[1] == "read":
-        from desktop import secrets
+        from desktop.kernel import secrets
 
         print(json.dumps({"key": secrets.get_key("openai")}))
         return

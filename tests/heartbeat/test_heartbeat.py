@@ -13,8 +13,8 @@ from desktop import notify
 from desktop.core import Core
 from desktop.heartbeat import KEEP_EXCHANGES, SESSION
 from desktop.heartbeat.tasks import QUIET_MARKER, active_tasks, is_quiet
+from desktop.kernel.paths import bundled
 from desktop.notify import OpenChat
-from desktop.paths import bundled
 from tests.fakeserver import FakeOpenAI
 from tests.reminders.conftest import Notes
 from tests.scheduler.fakes import ManualClock, ManualTimer

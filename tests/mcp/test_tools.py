@@ -12,8 +12,8 @@ from typing import Any
 
 import pytest
 
-from desktop.bus import TurnFinished
 from desktop.core import Core, build_core
+from desktop.kernel.bus import TurnFinished
 from desktop.mcp.results import UNTRUSTED_NOTE
 from desktop.tools.base import ToolContext
 from tests.conftest import Conversation, write_config
@@ -215,7 +215,7 @@ async def test_keyring_references_reach_the_server_but_no_file(home_dir: Path, m
                                                                http_server: str) -> None:
     import hashlib
 
-    from desktop import secrets
+    from desktop.kernel import secrets
 
     secret = "tok-4f9a-very-secret"
     secrets.set_key("mcp-token", secret)

@@ -7,7 +7,7 @@ from pathlib import Path
 from typing import Any
 
 from desktop.approvals import Answer, ApprovalRequest, Approvals
-from desktop.bus import TurnFinished
+from desktop.kernel.bus import TurnFinished
 from desktop.mcp.results import UNTRUSTED_NOTE
 from desktop.tools.sandbox import Sandbox
 from desktop.tools.shell import ExecTool

@@ -8,11 +8,11 @@ import json
 import time
 from typing import Any
 
-from desktop.bus import TurnFinished
 from desktop.core import Core
+from desktop.kernel.bus import TurnFinished
 from desktop.memory.consolidator import MAX_CHUNK_MESSAGES, MAX_ROUNDS, budget_of
-from desktop.session import Session, SessionStore
-from desktop.tokens import estimate_messages
+from desktop.providers.tokens import estimate_messages
+from desktop.session.session import Session, SessionStore
 from tests.conftest import Conversation
 from tests.fakeserver import FakeOpenAI, echo_step
 

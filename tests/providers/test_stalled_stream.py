@@ -10,8 +10,8 @@ from typing import Any
 
 import pytest
 
-from desktop.bus import Retrying, TextDelta, TurnError, TurnFinished
 from desktop.core import Core
+from desktop.kernel.bus import Retrying, TextDelta, TurnError, TurnFinished
 from tests.conftest import Conversation
 from tests.fakeserver import FakeOpenAI
 

@@ -7,9 +7,9 @@ import json
 import re
 from datetime import UTC, datetime, timedelta
 
-from desktop.bus import TurnFinished
+from desktop.kernel.bus import TurnFinished
+from desktop.kernel.paths import home
 from desktop.notify import OpenChat
-from desktop.paths import home
 from tests.conftest import Conversation
 from tests.fakeserver import FakeOpenAI
 from tests.reminders.conftest import START, App, Notes

@@ -6,7 +6,7 @@ from __future__ import annotations
 import json
 from datetime import datetime, timedelta
 
-from desktop.paths import home
+from desktop.kernel.paths import home
 from tests.fakeserver import FakeOpenAI
 from tests.reminders.conftest import START, App, Notes
 

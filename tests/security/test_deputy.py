@@ -26,14 +26,14 @@ from pathlib import Path
 import pytest
 import pytest_asyncio
 
-from desktop import workspace_files
 from desktop.approvals import Answer, ApprovalRequest, Approvals
-from desktop.bus import ToolFinished, TurnFinished
+from desktop.kernel.bus import ToolFinished, TurnFinished
 from desktop.memory.dream_job import scheduled_dream
 from desktop.skills import files as skill_files
 from desktop.tools.shell import ExecTool
 from desktop.ui.memory.files_tab import _read_all as memory_window_files
-from desktop.workspace import ensure_workspace
+from desktop.workspace import access
+from desktop.workspace.layout import ensure_workspace
 from tests.security.harness import CONTAINED, REFUSED, Lab, fill
 
 pytestmark = pytest.mark.asyncio(loop_scope="module")
@@ -82,7 +82,7 @@ async def hand_edit(lab: Lab) -> str:
     """The memory window's Save: the file written by the app, then recorded in the history."""
     git = lab.core.memory.git
     await git.ensure()
-    workspace_files.write_text(lab.workspace, "SOUL.md", "# Soul\n\nCalm and brief.\n")
+    access.write_text(lab.workspace, "SOUL.md", "# Soul\n\nCalm and brief.\n")
     return str(await git.commit(["SOUL.md"], "Edit SOUL.md by hand"))
 
 

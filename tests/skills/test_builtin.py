@@ -13,9 +13,9 @@ from pathlib import Path
 import pytest
 import yaml
 
-from desktop.bus import TurnFinished
 from desktop.core import Core
-from desktop.paths import bundled
+from desktop.kernel.bus import TurnFinished
+from desktop.kernel.paths import bundled
 from desktop.skills.frontmatter import parse_skill
 from desktop.skills.loader import SkillsLoader
 from desktop.tools.base import ToolContext

@@ -3,7 +3,7 @@
 from __future__ import annotations
 
 from desktop.core import Core
-from desktop.paths import bundled
+from desktop.kernel.paths import bundled
 from desktop.tools.base import ToolContext
 
 

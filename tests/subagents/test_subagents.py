@@ -9,8 +9,8 @@ import json
 import subprocess
 from typing import Any
 
-from desktop.bus import BackgroundTasks, TurnFinished
 from desktop.core import Core
+from desktop.kernel.bus import BackgroundTasks, TurnFinished
 from tests.conftest import Conversation
 from tests.fakeserver import FakeOpenAI, Step, last_user_text
 

@@ -19,9 +19,9 @@ from typing import Any
 
 import pytest
 
-from desktop.bus import ToolFinished, ToolStarted, TurnFinished
 from desktop.config import Config, ExecConfig
 from desktop.core import Core
+from desktop.kernel.bus import ToolFinished, ToolStarted, TurnFinished
 from desktop.tools.limits import Counting, Limits, counting_here
 from desktop.tools.sandbox import Sandbox
 from desktop.tools.shell import ExecTool

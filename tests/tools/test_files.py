@@ -9,7 +9,7 @@ from pathlib import Path
 
 import pytest
 
-from desktop.bus import Event, OutboundKind, OutboundMessage
+from desktop.kernel.bus import Event, OutboundKind, OutboundMessage
 from desktop.tools.base import ToolContext
 from desktop.tools.filesystem import (
     READ_CHAR_LIMIT,

@@ -9,12 +9,12 @@ from pathlib import Path
 import pytest
 
 from desktop.config import Config
-from desktop.paths import home
+from desktop.kernel.paths import home
 from desktop.tools.base import ToolContext
 from desktop.tools.registry import ToolOutcome, ToolRegistry
 from desktop.tools.sandbox import Sandbox, exec_sandbox
 from desktop.tools.shell import ExecTool
-from desktop.workspace import APP_MANAGED_FILES, ensure_workspace
+from desktop.workspace.layout import APP_MANAGED_FILES, ensure_workspace
 
 CTX = ToolContext("cli:test")
 

@@ -21,7 +21,7 @@ from urllib.parse import parse_qs, urlsplit
 
 import pytest
 
-from desktop import secrets
+from desktop.kernel import secrets
 from desktop.tools.base import ToolContext, ToolError
 from desktop.tools.html_text import html_to_markdown
 from desktop.tools.registry import ToolOutcome, ToolRegistry

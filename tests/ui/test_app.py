@@ -19,8 +19,8 @@ from PySide6.QtTest import QTest
 from PySide6.QtWidgets import QApplication, QMessageBox
 
 from desktop import notify
-from desktop.bus import TurnFinished
-from desktop.paths import home
+from desktop.kernel.bus import TurnFinished
+from desktop.kernel.paths import home
 from desktop.shell_state import load_state, state_path
 from desktop.ui import app as app_module
 from desktop.ui.app import Shell

@@ -9,7 +9,7 @@ from pathlib import Path
 import qasync
 
 import desktop.ui
-from desktop.bus import TextDelta, ToolFinished, TurnFinished
+from desktop.kernel.bus import TextDelta, ToolFinished, TurnFinished
 from desktop.ui.bridge import CoreBridge
 from tests.fakeserver import FakeOpenAI
 from tests.ui.conftest import until

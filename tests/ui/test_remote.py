@@ -21,8 +21,8 @@ from typing import Any
 import pytest
 from PySide6.QtWidgets import QApplication
 
-from desktop import remote
-from desktop.paths import home
+from desktop.cli import remote
+from desktop.kernel.paths import home
 from desktop.reminders.jobs import Job, JobStore, render
 from desktop.scheduler.schedules import Cron
 from desktop.ui.app import Shell
@@ -92,7 +92,7 @@ async def test_agent_m_is_answered_by_the_running_app_in_its_session(shell: Shel
     code, out, err = await _cli("agent", "-m", "hi from the terminal")
     assert (code, out, _said(err)) == (0, "Hello from the app.\n", "")
     loaded = _imported(err)
-    assert "desktop.remote" in loaded
+    assert "desktop.cli.remote" in loaded
     assert not {name for name in loaded if name.split(".")[0] in ("litellm", "PySide6")}
     assert not any(name.startswith(("desktop.core", "desktop.agent", "desktop.ui")) for name in loaded)
 

@@ -5,7 +5,7 @@ from __future__ import annotations
 from PySide6.QtGui import QImage
 from PySide6.QtWidgets import QSystemTrayIcon
 
-from desktop.bus import BackgroundTasks, TaskSnapshot, TextDelta, TurnError, TurnFinished, TurnStarted
+from desktop.kernel.bus import BackgroundTasks, TaskSnapshot, TextDelta, TurnError, TurnFinished, TurnStarted
 from desktop.ui.icons import TrayState
 from desktop.ui.tray import Tray
 

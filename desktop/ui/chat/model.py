@@ -21,7 +21,7 @@ from PySide6.QtCore import (
     Signal,
 )
 
-from desktop.bus import (
+from desktop.kernel.bus import (
     Event,
     MessageKind,
     OutboundMessage,

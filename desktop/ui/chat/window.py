@@ -33,8 +33,8 @@ from PySide6.QtWidgets import (
     QWidget,
 )
 
-from desktop.bus import ChatSetAside, Event, TurnError, TurnFinished, TurnStarted
-from desktop.tasks import spawn
+from desktop.kernel.bus import ChatSetAside, Event, TurnError, TurnFinished, TurnStarted
+from desktop.kernel.taskset import spawn
 from desktop.ui.approval_card import ApprovalCards
 from desktop.ui.bridge import CoreBridge
 from desktop.ui.chat.composer import HINT, Composer

@@ -13,7 +13,7 @@ from typing import Any
 import pytest
 from PySide6.QtCore import QDate, Qt
 
-from desktop import tasks
+from desktop.kernel import taskset
 from desktop.ui.bridge import CoreBridge
 from desktop.ui.memory.window import MemoryWindow
 from tests.ui.conftest import until
@@ -28,7 +28,7 @@ async def window(bridge: CoreBridge, qtbot) -> AsyncIterator[MemoryWindow]:  # t
     made.resize(1040, 700)
     made.show()
     yield made  # pytest-qt closes and deletes it before fixtures are torn down
-    await until(lambda: not tasks.pending(), message="the window's background work to finish")
+    await until(lambda: not taskset.pending(), message="the window's background work to finish")
 
 
 def shot(widget: Any, name: str) -> None:
