@@ -34,6 +34,7 @@ from desktop.approvals import Approvals, attach_approvals
 from desktop.config import Config
 from desktop.heartbeat import Heartbeat, attach_heartbeat
 from desktop.kernel.bus import MessageBus
+from desktop.kernel.notices import Notice, Target
 from desktop.kernel.paths import Home, home
 from desktop.mcp import McpServers, attach_mcp
 from desktop.memory import Memory, attach_memory
@@ -90,6 +91,11 @@ class Core:
     def running(self) -> bool:
         """Whether `start` has run: the loop takes messages."""
         return self._running is not None
+
+    def notify(self, title: str, body: str, target: Target | None = None) -> None:
+        """Tell the person something: one notice on the bus, which the app shows (desktop/kernel/notices.py)."""
+        log.info("notice: %s — %s", title, body)
+        self.bus.publish(Notice(title, body, target))
 
     def on_start(self, starter: Lifecycle) -> None:
         self._starters.append(starter)

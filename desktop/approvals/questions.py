@@ -13,9 +13,9 @@ import logging
 from collections.abc import Callable
 from dataclasses import dataclass, field
 
-from desktop import notify
 from desktop.approvals import Answer, ApprovalRequest
-from desktop.kernel.bus import MessageKind
+from desktop.kernel.bus import MessageKind, Publish
+from desktop.kernel.notices import Notice, OpenChat
 from desktop.tools.base import ToolError
 
 log = logging.getLogger(__name__)
@@ -104,18 +104,19 @@ def unattended(request: ApprovalRequest) -> bool:
     return request.kind is not MessageKind.USER or background_key(request.session_key)
 
 
-def notify_unseen(questions: Questions, on_screen: Callable[[str], bool], title_of: Callable[[str], str]) -> None:
-    """Ask with a desktop notification when the question's chat is not on screen: Allow once / Deny buttons
-    where the notification service has them; a click opens the chat, where the card waits."""
+def notify_unseen(questions: Questions, on_screen: Callable[[str], bool], title_of: Callable[[str], str],
+                  publish: Publish) -> None:
+    """Ask with a notice when the question's chat is not on screen: Allow once / Deny buttons where the
+    notification service has them; a click opens the chat, where the card waits."""
     def posted(question: Question) -> None:
         request = question.request
         key = request.session_key
         if on_screen(key):
             return
         background = background_key(key)
-        notify.notify(f"{title_of(key)}: allow {request.tool}?", f"{request.shown[:300]}\n(asking because "
-                      f"{request.reason})", None if background else notify.chat(key),
-                      (("allow", "Allow once"), ("deny", "Deny")),
-                      lambda action: question.answer("once" if action == "allow" else "deny"),
-                      lambda withdraw: question.on_close(lambda _q: withdraw()))  # answered in the chat: gone
+        publish(Notice(f"{title_of(key)}: allow {request.tool}?", f"{request.shown[:300]}\n(asking because "
+                       f"{request.reason})", None if background else OpenChat(key),
+                       (("allow", "Allow once"), ("deny", "Deny")),
+                       lambda action: question.answer("once" if action == "allow" else "deny"),
+                       lambda withdraw: question.on_close(lambda _q: withdraw())))  # answered in the chat: gone
     questions.subscribe(posted)

@@ -10,9 +10,10 @@ from pathlib import Path
 from typing import Any
 
 from desktop.config import McpServerConfig
-from desktop.kernel.bus import McpServerChanged, Publish
+from desktop.kernel.bus import Publish
 from desktop.mcp import connection
 from desktop.mcp.connection import ServerConnection
+from desktop.mcp.events import McpServerChanged
 from desktop.mcp.names import clean, tool_name
 from desktop.mcp.results import to_output
 from desktop.mcp.schema import normalise

@@ -37,6 +37,6 @@ def attach_memory(core: Core) -> Memory:
     dream = Dream(store, loop.provider, loop.config, git)
     add_memory_commands(loop.commands, dream)
     core.scheduler.add_system_job(JOB_NAME, lambda: dream_interval(core.config.schedules.dream_interval),
-                                  lambda: scheduled_dream(dream))
+                                  lambda: scheduled_dream(dream, core.notify))
     core.settings.subscribe("workspace", lambda _: setattr(store, "workspace", core.workspace))
     return Memory(store, consolidator, git, dream)

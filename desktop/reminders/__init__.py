@@ -5,7 +5,6 @@ from __future__ import annotations
 
 from typing import TYPE_CHECKING
 
-from desktop import notify
 from desktop.reminders.book import Ran, ReminderError, Reminders
 from desktop.reminders.jobs import JobStore
 from desktop.reminders.tool import CronTool
@@ -21,14 +20,15 @@ def attach_reminders(core: Core) -> Reminders:
     on the scheduler; a jobs file that could not be read is reported once the core starts."""
 
     reminders = Reminders(JobStore(core.home.state_dir), core.loop.ask, lambda: core.scheduler.clock,
-                          lambda: core.config.schedules.missed_grace, core.sessions.load, core.scheduler.rearm)
+                          lambda: core.config.schedules.missed_grace, core.sessions.load, core.scheduler.rearm,
+                          core.notify)
     reminders.load()
     core.tools.register(CronTool(reminders))
     core.scheduler.add(reminders)
 
     async def report() -> None:
         if reminders.store.problem:
-            notify.notify("Reminders file could not be read", reminders.store.problem)
+            core.notify("Reminders file could not be read", reminders.store.problem)
 
     core.on_start(report)
     core.on_close(reminders.close)

@@ -19,18 +19,9 @@ from typing import TYPE_CHECKING, Any
 from desktop.agent.context import runtime_block
 from desktop.agent.runner import Runner
 from desktop.kernel.atomic import append_jsonl
-from desktop.kernel.bus import (
-    TASK_ACTIVE,
-    BackgroundTasks,
-    Event,
-    MessageKind,
-    TaskSnapshot,
-    ToolFinished,
-    ToolStarted,
-    TurnError,
-    TurnFinished,
-)
+from desktop.kernel.bus import Event, MessageKind, ToolFinished, ToolStarted, TurnError, TurnFinished
 from desktop.providers.llm import ProviderError
+from desktop.subagents.events import TASK_ACTIVE, BackgroundTasks, TaskSnapshot
 from desktop.tools.base import ToolContext
 from desktop.workspace.layout import prompt_text
 

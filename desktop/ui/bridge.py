@@ -16,7 +16,7 @@ from desktop.approvals import remove_rule, set_trusted
 from desktop.approvals.questions import Question, Questions
 from desktop.config import Config, LoadedConfig, McpServerConfig
 from desktop.core import Core, workspace_of
-from desktop.kernel.bus import InboundMessage, TaskSnapshot
+from desktop.kernel.bus import InboundMessage
 from desktop.kernel.taskset import TaskSet
 from desktop.mcp.connection import ServerConnection
 from desktop.mcp.importer import CLAUDE_DESKTOP_FILE, Imported, read_servers
@@ -29,6 +29,7 @@ from desktop.reminders.jobs import Job
 from desktop.session.search import ChatHit, search_chats
 from desktop.session.session import Session, SessionInfo
 from desktop.skills.loader import SkillsLoader, set_skill_enabled
+from desktop.subagents.events import TaskSnapshot
 from desktop.tools.sandbox import SandboxMode
 from desktop.tools.shell import ExecTool
 from desktop.workspace.layout import ensure_workspace

@@ -33,8 +33,8 @@ from PySide6.QtWidgets import (
 )
 
 from desktop.config import McpServerConfig
-from desktop.kernel.bus import McpServerChanged
 from desktop.kernel.taskset import spawn
+from desktop.mcp.events import McpServerChanged
 from desktop.mcp.importer import Imported, NotAServerList
 from desktop.settings import SettingsError
 from desktop.ui.bridge import CoreBridge, McpStatus

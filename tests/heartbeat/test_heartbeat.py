@@ -3,18 +3,16 @@ quiet marker is never notified, its chat keeps only the last few exchanges, and 
 
 from __future__ import annotations
 
-from collections.abc import Iterator
 from datetime import UTC, datetime
 from pathlib import Path
 
 import pytest
 
-from desktop import notify
 from desktop.core import Core
 from desktop.heartbeat import KEEP_EXCHANGES, SESSION
 from desktop.heartbeat.tasks import QUIET_MARKER, active_tasks, is_quiet
+from desktop.kernel.notices import OpenChat
 from desktop.kernel.paths import bundled
-from desktop.notify import OpenChat
 from tests.fakeserver import FakeOpenAI
 from tests.reminders.conftest import Notes
 from tests.scheduler.fakes import ManualClock, ManualTimer
@@ -35,11 +33,10 @@ TASKS = """# Heartbeat
 
 
 @pytest.fixture
-def notes() -> Iterator[Notes]:
-    sink = Notes()
-    notify.install(sink)
-    yield sink
-    notify.install(None)
+def notes(core: Core) -> Notes:
+    heard = Notes()
+    core.bus.subscribe(heard.hear)
+    return heard
 
 
 def test_only_real_lines_under_the_active_heading_are_tasks() -> None:

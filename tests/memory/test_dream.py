@@ -13,9 +13,9 @@ from typing import Any
 
 import pytest
 
-from desktop import notify
 from desktop.config import Config
 from desktop.core import Core
+from desktop.kernel.notices import Notice, OpenMemoryChange
 from desktop.memory.dream import DreamError, parse_findings
 from desktop.memory.git_history import GitError
 from desktop.scheduler.scheduler import BUSY_RETRY
@@ -210,31 +210,28 @@ async def test_scheduled_dream_runs_only_when_idle_with_new_history(core: Core, 
     scheduler = core.scheduler
     scheduler.clock, scheduler.timer = clock, timer
     scheduler.start()
-    notes: list[notify.Notification] = []
-    notify.install(notes.append)
+    notes: list[Notice] = []
+    core.bus.subscribe(lambda event: notes.append(event) if isinstance(event, Notice) else None)
     busy = False
     scheduler.busy = lambda: busy
-    try:
-        clock.advance(core.config.schedules.dream_interval)
-        assert scheduler.run_due() == ["dream"]
-        await scheduler.settle()
-        assert fake.requests == []  # no history yet: no model call
-        add_history(core, "Sam")
-        clock.advance(core.config.schedules.dream_interval)
-        busy = True  # a turn is running: deferred by 5 minutes, no model call
-        scheduler.run_due()
-        await scheduler.settle()
-        assert fake.requests == [] and scheduler.next_due() == clock.now() + timedelta(seconds=BUSY_RETRY)
-        busy = False
-        fake.add({"content": FINDINGS}, *apply_steps())
-        clock.advance(BUSY_RETRY)
-        assert scheduler.run_due() == ["dream"]
-        await scheduler.settle()
-    finally:
-        notify.install(None)
+    clock.advance(core.config.schedules.dream_interval)
+    assert scheduler.run_due() == ["dream"]
+    await scheduler.settle()
+    assert fake.requests == []  # no history yet: no model call
+    add_history(core, "Sam")
+    clock.advance(core.config.schedules.dream_interval)
+    busy = True  # a turn is running: deferred by 5 minutes, no model call
+    scheduler.run_due()
+    await scheduler.settle()
+    assert fake.requests == [] and scheduler.next_due() == clock.now() + timedelta(seconds=BUSY_RETRY)
+    busy = False
+    fake.add({"content": FINDINGS}, *apply_steps())
+    clock.advance(BUSY_RETRY)
+    assert scheduler.run_due() == ["dream"]
+    await scheduler.settle()
     assert len(fake.requests) == 5
     rev = (await core.memory.git.log())[0].rev
-    assert [(n.title, n.target) for n in notes] == [("Memory updated", notify.memory_change(rev))]
+    assert [(n.title, n.target) for n in notes] == [("Memory updated", OpenMemoryChange(rev))]
     assert notes[0].body.startswith("Dream updated ") and "USER.md" in notes[0].body
 
 

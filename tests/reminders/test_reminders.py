@@ -8,8 +8,8 @@ import re
 from datetime import UTC, datetime, timedelta
 
 from desktop.kernel.bus import TurnFinished
+from desktop.kernel.notices import OpenChat
 from desktop.kernel.paths import home
-from desktop.notify import OpenChat
 from tests.conftest import Conversation
 from tests.fakeserver import FakeOpenAI
 from tests.reminders.conftest import START, App, Notes

@@ -8,14 +8,14 @@ from datetime import datetime, timedelta
 
 from desktop.kernel.paths import home
 from tests.fakeserver import FakeOpenAI
-from tests.reminders.conftest import START, App, Notes
+from tests.reminders.conftest import START, App, Notes, Runs
 
 
-async def run_app(apps: list[App], at: datetime) -> App:
+async def run_app(apps: Runs, at: datetime) -> App:
     """Close the app that runs (if any) and start the next one at `at`."""
     if apps and apps[-1].core is not None:
         await apps[-1].core.close()
-    app = App(at)
+    app = App(at, apps.notes)
     apps.append(app)
     await app.start()
     return app
@@ -26,7 +26,7 @@ def saved() -> dict[str, dict[str, object]]:
     return {job["label"]: job for job in jobs}
 
 
-async def test_jobs_survive_a_restart_and_run_in_the_next(apps: list[App], fake: FakeOpenAI, notes: Notes) -> None:
+async def test_jobs_survive_a_restart_and_run_in_the_next(apps: Runs, fake: FakeOpenAI, notes: Notes) -> None:
     first = await run_app(apps, START)
     await first.cron(action="add", message="Water the plants", label="plants", **{"in": 3600})
     await first.cron(action="add", message="Summarise the news", label="news", cron="30 8 * * 1-5",
@@ -47,7 +47,7 @@ async def test_jobs_survive_a_restart_and_run_in_the_next(apps: list[App], fake:
 
 
 async def test_a_one_shot_due_while_closed_runs_once_at_start_within_the_grace(
-        apps: list[App], fake: FakeOpenAI, notes: Notes) -> None:
+        apps: Runs, fake: FakeOpenAI, notes: Notes) -> None:
     first = await run_app(apps, START)
     await first.cron(action="add", message="Call Sam", label="Sam", **{"in": 600})
     later = await run_app(apps, START + timedelta(minutes=50))  # 40 minutes late: under the hour
@@ -59,7 +59,7 @@ async def test_a_one_shot_due_while_closed_runs_once_at_start_within_the_grace(
 
 
 async def test_a_one_shot_too_late_is_marked_missed_and_the_user_told_once(
-        apps: list[App], fake: FakeOpenAI, notes: Notes) -> None:
+        apps: Runs, fake: FakeOpenAI, notes: Notes) -> None:
     first = await run_app(apps, START)
     await first.cron(action="add", message="Call Sam", label="Sam", **{"in": 600})
     later = await run_app(apps, START + timedelta(hours=3))
@@ -78,7 +78,7 @@ async def test_a_one_shot_too_late_is_marked_missed_and_the_user_told_once(
 
 
 async def test_a_recurring_job_never_fires_a_burst_of_catch_up_runs(
-        apps: list[App], fake: FakeOpenAI, notes: Notes) -> None:
+        apps: Runs, fake: FakeOpenAI, notes: Notes) -> None:
     first = await run_app(apps, START)
     await first.cron(action="add", message="Check the oven", label="oven", every=600)
     soon = await run_app(apps, START + timedelta(minutes=55))  # five runs fell while closed
@@ -93,7 +93,7 @@ async def test_a_recurring_job_never_fires_a_burst_of_catch_up_runs(
 
 
 async def test_a_jobs_file_that_cannot_be_read_is_kept_aside_and_reported(
-        apps: list[App], notes: Notes) -> None:
+        apps: Runs, notes: Notes) -> None:
     state = home().state_dir
     state.mkdir(parents=True)
     (state / "cron_jobs.json").write_text('{"version": 1, "jobs": [{"id": "a1"', encoding="utf-8")

@@ -74,7 +74,7 @@ async def dream(lab: Lab) -> str:
                  {"tool_calls": [{"name": "write_file", "arguments": {
                      "path": "memory/MEMORY.md", "content": "# Memory\n\n- Atlas runs on Postgres 16\n"}}]},
                  {"content": "Updated MEMORY.md."})
-    result = await scheduled_dream(lab.core.memory.dream)
+    result = await scheduled_dream(lab.core.memory.dream, lab.core.notify)
     return (result.describe() if result else "") + _requests_since(lab, start)
 
 

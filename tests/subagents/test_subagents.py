@@ -10,7 +10,8 @@ import subprocess
 from typing import Any
 
 from desktop.core import Core
-from desktop.kernel.bus import BackgroundTasks, TurnFinished
+from desktop.kernel.bus import TurnFinished
+from desktop.subagents.events import BackgroundTasks
 from tests.conftest import Conversation
 from tests.fakeserver import FakeOpenAI, Step, last_user_text
 
