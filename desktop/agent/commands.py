@@ -76,7 +76,7 @@ async def _new(ctx: CommandContext) -> str:
         return "Started a new conversation."
     old = await ctx.loop.sessions.set_aside(session)
     ctx.loop.bus.publish(ChatSetAside(old))
-    for hook in ctx.loop.on_set_aside:
+    for hook in ctx.loop.hooks.on_set_aside:
         await hook(session)
     return f"Started a new conversation. The previous one is kept in the chat list as “{session.title}”."
 

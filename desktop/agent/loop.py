@@ -5,7 +5,7 @@ from __future__ import annotations
 import asyncio
 import logging
 from collections import deque
-from collections.abc import Awaitable, Callable
+from collections.abc import Awaitable
 from contextlib import AbstractAsyncContextManager
 from dataclasses import dataclass, field
 from pathlib import Path
@@ -15,6 +15,7 @@ from urllib.parse import quote
 from desktop.agent.commands import CommandContext, Commands
 from desktop.agent.context import ContextBuilder
 from desktop.agent.gate import TurnGate
+from desktop.agent.hooks import TurnHooks
 from desktop.agent.runner import Runner, output_text
 from desktop.kernel.atomic import atomic_write_text
 from desktop.kernel.bus import (
@@ -39,7 +40,6 @@ log = logging.getLogger(__name__)
 
 HISTORY_PREVIEW = 500
 FAILED_PLACEHOLDER = "(No reply: the model request failed.)"
-AfterTurn = Callable[[Session], Awaitable[None]]
 
 
 @dataclass
@@ -64,10 +64,7 @@ class AgentLoop:
         self.context = context
         self.tool_outputs_dir = tool_outputs_dir
         self.commands = Commands()
-        self.before_turn: list[AfterTurn] = []  # awaited before the prompt is built (memory: make it fit)
-        self.after_turn: list[AfterTurn] = []  # background work once a reply is delivered (memory)
-        self.on_set_aside: list[AfterTurn] = []  # run by /new with the conversation it set aside (memory)
-        self.on_stop: list[Callable[[str], int]] = []  # /stop: stop a chat's other work, say how much (subagents)
+        self.hooks = TurnHooks()  # where features hook into turns (desktop/agent/hooks.py)
         self._states: dict[str, _SessionState] = {}
         self._gate = TurnGate(self.config.max_concurrent_turns)
         settings.subscribe("max_concurrent_turns", lambda _: self._gate.resize(self.config.max_concurrent_turns))
@@ -136,7 +133,7 @@ class AgentLoop:
         for dropped in state.pending:
             _settle([dropped], TurnFinished(key, "", stopped=True))
         state.pending.clear()
-        background = sum(stop(key) for stop in self.on_stop)
+        background = sum(stop(key) for stop in self.hooks.on_stop)
         if state.turn is not None:
             state.turn.cancel()
             _settle([msg], TurnFinished(key, "Stopped.", stopped=True))
@@ -212,7 +209,7 @@ class AgentLoop:
             return [m.content for m in taken]
 
         try:
-            for hook in self.before_turn:
+            for hook in self.hooks.before_turn:
                 await hook(session)
             history = session.history()[:-1]  # everything before this turn's message
             messages = await asyncio.to_thread(self.context.build_messages, history, msg.content,
@@ -231,7 +228,7 @@ class AgentLoop:
             self._end(answered, TurnError(key, f"Internal error: {type(exc).__name__}: {exc}"))
             return
         self._end(answered, TurnFinished(key, result.content))
-        for hook in self.after_turn:
+        for hook in self.hooks.after_turn:
             self.spawn(hook(session))
 
     def _end(self, answered: list[InboundMessage], end: TurnFinished | TurnError) -> None:

@@ -1,5 +1,6 @@
-"""Approvals: before a tool runs, the policy says allow, ask or deny; an asker (the terminal for the headless
-`agent`; in the app `Questions`, which a card in the chat or a notification answers) answers the asks.
+"""Approvals: before a tool runs, the policy says allow, ask or deny; an ask goes to the person through the
+one door for questions (desktop/kernel/questions.py), which the app answers with a card in the chat or a
+notification, and `nanobot-tray agent` at its terminal.
 
 The sandbox and the path guard contain what they can, so asks are kept for what they cannot: `exec`
 where bubblewrap does not run, file tools reaching outside the workspace with the restriction off, and
@@ -7,7 +8,7 @@ MCP tools (until the user trusts the server: `mcp.servers.NAME.trusted`). `appro
 config.yaml sets a tool to allow, ask or deny outright. "Always allow" saves a rule (`approvals.rules`:
 this exact command or path, in this workspace; for an MCP tool, trust in its server) through the settings
 writer. Approving never lifts a tool's own refusals (destructive commands, app-managed files): those hold
-even with --yes. While a question waits, its turn gives up its concurrent-turn place.
+even with --yes. While a question waits, its turn gives up its concurrent-turn place (the door sees to it).
 """
 
 from __future__ import annotations
@@ -16,22 +17,20 @@ import asyncio
 import difflib
 import logging
 from collections.abc import Awaitable, Callable
-from contextlib import AbstractAsyncContextManager, nullcontext
 from dataclasses import dataclass
 from pathlib import Path
-from typing import TYPE_CHECKING, Any, Literal
+from typing import Any, Literal
 
 from desktop.config import Config
 from desktop.kernel.bus import MessageKind, ToolAwaiting
+from desktop.kernel.host import Feature, Host
+from desktop.kernel.questions import NotAsked
 from desktop.mcp.manager import McpTool
 from desktop.settings import Settings
 from desktop.tools.base import Tool, ToolContext, ToolError
 from desktop.tools.filesystem import EditFileTool, WriteFileTool
 from desktop.tools.path_guard import PathGuard
 from desktop.tools.shell import ExecTool
-
-if TYPE_CHECKING:
-    from desktop.core import Core
 
 log = logging.getLogger(__name__)
 Decision = Literal["allow", "ask", "deny"]
@@ -61,23 +60,21 @@ class ApprovalRequest:
     kind: MessageKind = MessageKind.USER  # what started the turn that asks (a reminder, a background result...)
 
 
-Asker = Callable[[ApprovalRequest], Awaitable[Answer]]
-Waiting = Callable[[str], AbstractAsyncContextManager[None]]  # around a wait for the user, by session key
+Asker = Callable[[ApprovalRequest], Awaitable[Answer | str]]  # the door for questions answers in plain strings
 
 
 class Approvals:
-    """Decides each tool call and, for an ask, waits for `asker` (None: nobody can answer, the call fails
-    with `no_asker_hint`). An unanswered question is denied after `approvals.timeout` seconds."""
+    """Decides each tool call and, for an ask, waits for `asker` (None, or a door nobody listens at: nobody can
+    answer, the call fails with `no_asker_hint`). An unanswered question is denied after `approvals.timeout`
+    seconds."""
 
     def __init__(self, config: Config, asker: Asker | None, no_asker_hint: str = "", *,
-                 settings: Settings | None = None, workspace: Callable[[], Path] | None = None,
-                 waiting: Waiting | None = None) -> None:
+                 settings: Settings | None = None, workspace: Callable[[], Path] | None = None) -> None:
         self.config = config
         self.asker = asker
-        self.no_asker_hint = no_asker_hint
+        self.no_asker_hint = no_asker_hint  # what the model is told when nobody can be asked here
         self.settings = settings  # where "Always allow" saves its rule; None: it counts as once
         self.workspace = workspace or (lambda: Path.cwd())
-        self.waiting = waiting or (lambda _key: nullcontext())
 
     async def decide(self, tool: Tool, arguments: dict[str, Any]) -> tuple[Decision, str]:
         """The decision for one call and, for ask and deny, why."""
@@ -112,24 +109,31 @@ class Approvals:
         if self._ruled(tool.name, shown):
             return
         if self.asker is None:
-            raise ToolError(f"{tool.name} needs the user's approval ({why}) and nobody can be asked here"
-                            + (f"; {self.no_asker_hint}" if self.no_asker_hint else ""))
+            raise self._nobody(tool, why)
         timeout = self.config.approvals.timeout
         request = ApprovalRequest(ctx.session_key, tool.name, shown, why, await _detail(tool, arguments),
                                   _always(tool, shown), timeout, asyncio.get_running_loop().time() + timeout, ctx.kind)
         ctx.publish(ToolAwaiting(ctx.session_key, ctx.call_id, True))  # the chat says so instead of "running"
-        async with self.waiting(ctx.session_key):
-            try:
-                answer = await asyncio.wait_for(self.asker(request), timeout)
-            except TimeoutError:
-                raise ToolError(f"{tool.name} was not approved: nobody answered within {duration(timeout)}, "
-                                "so it was denied") from None
-            finally:
-                ctx.publish(ToolAwaiting(ctx.session_key, ctx.call_id, False))
+        try:
+            answer = await asyncio.wait_for(self.asker(request), timeout)
+        except TimeoutError:
+            raise ToolError(f"{tool.name} was not approved: nobody answered within {duration(timeout)}, "
+                            "so it was denied") from None
+        except NotAsked as exc:
+            if exc.quiet:
+                raise ToolError(f"{tool.name} needs the user's approval ({why}), but Do not disturb is on, so "
+                                "background work is not allowed to ask: it was denied") from None
+            raise self._nobody(tool, why) from None
+        finally:
+            ctx.publish(ToolAwaiting(ctx.session_key, ctx.call_id, False))
         if answer == "deny":
             raise ToolError(f"the user did not approve {tool.name}: {request.shown}")
         if answer == "always":
             await self._remember(tool, shown)
+
+    def _nobody(self, tool: Tool, why: str) -> ToolError:
+        return ToolError(f"{tool.name} needs the user's approval ({why}) and nobody can be asked here"
+                         + (f"; {self.no_asker_hint}" if self.no_asker_hint else ""))
 
     def _ruled(self, tool: str, shown: str) -> bool:
         """Whether a saved "Always allow" covers this exact call in the workspace in force."""
@@ -231,12 +235,14 @@ def _shown(tool: Tool, arguments: dict[str, Any]) -> str:
     return ", ".join(f"{k}={v!r:.80}" for k, v in arguments.items())
 
 
-def attach_approvals(core: Core, asker: Asker | None = None, no_asker_hint: str = NOBODY_HINT) -> Approvals:
-    """Put approvals in front of every tool call of `core` (all its registries share the gate). `build_core`
-    attaches them with nobody to ask, so no entry point runs ungated; one that has a person to ask (the app,
-    `agent` at a terminal) attaches again with its asker, replacing that gate."""
-    approvals = Approvals(core.config, asker, no_asker_hint, settings=core.settings,
-                          workspace=lambda: core.workspace, waiting=core.loop.waiting_for_user)
-    core.tools.gate = approvals.check
-    core.approvals = approvals
+def attach(host: Host) -> Approvals:
+    """Put approvals in front of every tool call (all the host's tool registries share the gate), asking
+    through the host's door for questions: an entry point with a person (the app, `agent` at a terminal)
+    listens there; with nobody listening an ask fails with NOBODY_HINT (an entry point may say more)."""
+    approvals = Approvals(host.config, host.questions.ask, NOBODY_HINT, settings=host.settings,
+                          workspace=lambda: host.workspace)
+    host.tools.gate = approvals.check
     return approvals
+
+
+FEATURE = Feature("approvals", Approvals, attach)

@@ -15,17 +15,15 @@ import asyncio
 import logging
 from dataclasses import dataclass
 from pathlib import Path
-from typing import TYPE_CHECKING
 
 from desktop.heartbeat.tasks import QUIET_MARKER, active_tasks, is_quiet
 from desktop.kernel.bus import Ask, MessageKind, TurnError
+from desktop.kernel.host import Feature, Host
 from desktop.kernel.notices import Notify, at_newest, plain_text
+from desktop.scheduler import Scheduler
 from desktop.session.session import SessionStore
 from desktop.workspace import access
 from desktop.workspace.layout import TEXT_FILE_LIMIT
-
-if TYPE_CHECKING:
-    from desktop.core import Core
 
 log = logging.getLogger(__name__)
 JOB_NAME = "heartbeat"
@@ -108,10 +106,13 @@ class Heartbeat:
             await self._sessions.rewrite(session)
 
 
-def attach_heartbeat(core: Core) -> Heartbeat:
-    """The heartbeat on the core's scheduler, following the workspace setting."""
-    heartbeat = Heartbeat(core.workspace, core.sessions, core.loop.ask, core.notify)
-    core.scheduler.add_system_job(
-        JOB_NAME, lambda: heartbeat_interval(core.config.schedules.heartbeat_interval), heartbeat.run)
-    core.settings.subscribe("workspace", lambda _: setattr(heartbeat, "workspace", core.workspace))
+def attach(host: Host) -> Heartbeat:
+    """The heartbeat on the scheduler, following the workspace setting."""
+    heartbeat = Heartbeat(host.workspace, host.sessions, host.ask_agent, host.notify)
+    host.get(Scheduler).add_system_job(
+        JOB_NAME, lambda: heartbeat_interval(host.config.schedules.heartbeat_interval), heartbeat.run)
+    host.settings.subscribe("workspace", lambda _: setattr(heartbeat, "workspace", host.workspace))
     return heartbeat
+
+
+FEATURE = Feature("heartbeat", Heartbeat, attach, requires=(Scheduler,))

@@ -31,7 +31,7 @@ class SpawnTool(Tool):
             raise ToolError("task is empty: say what the background task should do")
         started = self.subagents.spawn(task.strip(), label.strip(), ctx.session_key)
         if started.status == "queued":
-            state = (f"queued: {self.subagents.core.config.max_subagents} tasks already run; it starts when one "
+            state = (f"queued: {self.subagents.host.config.max_subagents} tasks already run; it starts when one "
                      "finishes")
         else:
             state = "started"

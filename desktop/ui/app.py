@@ -27,6 +27,7 @@ from desktop.kernel.notices import Notice, OpenChat, OpenMemoryChange, Target
 from desktop.kernel.paths import Home, home
 from desktop.kernel.taskset import TaskSet
 from desktop.notification_policy import TurnNotifications
+from desktop.scheduler import Scheduler
 from desktop.shell_state import ShellState, load_state, save_state, state_path
 from desktop.ui.collector import GuiThreadCollector
 from desktop.ui.hotkey import Hotkey, current_status
@@ -234,12 +235,11 @@ class Shell(QObject):
         self.tray.set_dnd(self.state.do_not_disturb)
         self.notifier.set_do_not_disturb(self.state.do_not_disturb)
         self.core = await asyncio.to_thread(_build_core, self.home)
-        from desktop.approvals import attach_approvals
-        from desktop.approvals.questions import Questions, notify_unseen
+        from desktop.approvals.questions import notify_unseen
         from desktop.ui.bridge import CoreBridge
 
-        questions = Questions(lambda: self.state.do_not_disturb)  # the core asks; cards and notifications answer
-        attach_approvals(self.core, questions.ask)
+        questions = self.core.questions  # the core asks; cards and notifications answer
+        questions.quiet = lambda: self.state.do_not_disturb
         notify_unseen(questions, self._on_screen, self._chat_title, self.core.bus.publish)
         self.bridge = CoreBridge(self.core, self, questions)
         self.bridge.event.connect(self.on_event)
@@ -284,7 +284,7 @@ class Shell(QObject):
         stall = meter.stop()
         log.info("model ready %.3f s after launch (litellm import %.2f s, worst GUI stall %.0f ms)",
                  time.perf_counter() - self.started, time.perf_counter() - began, stall * 1000)
-        self.core.scheduler.timer = SchedulerTimer(self)
+        self.core.get(Scheduler).timer = SchedulerTimer(self)
         await self.core.start()
         self.window("quick", log_missing=False)  # built now so the hotkey shows it without delay
 

@@ -24,7 +24,7 @@ from PySide6.QtWidgets import (
 from shiboken6 import isValid
 
 from desktop.approvals import duration
-from desktop.approvals.questions import Question, background_key
+from desktop.kernel.questions import Question, background_key
 from desktop.ui.bridge import CoreBridge
 
 STYLE = """

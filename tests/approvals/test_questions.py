@@ -12,10 +12,11 @@ from typing import Any
 import pytest
 import yaml
 
-from desktop.approvals import Answer, attach_approvals
-from desktop.approvals.questions import Question, Questions
+from desktop.approvals import Answer
 from desktop.core import Core, build_core
 from desktop.kernel.bus import MessageKind, TurnFinished
+from desktop.kernel.questions import Question, Questions
+from desktop.mcp import McpServers
 from desktop.tools.filesystem import WriteFileTool
 from desktop.tools.path_guard import PathGuard
 from tests.approvals.test_approvals import unsandboxed_exec
@@ -48,8 +49,8 @@ class Watcher:
 def asking(core: Core, quiet: bool = False, answer: Answer | None = None) -> tuple[Questions, Watcher]:
     """`core` with exec unsandboxed (so it asks) behind the app's asker."""
     core.tools.register(unsandboxed_exec(core.workspace))
-    questions = Questions(lambda: quiet)
-    attach_approvals(core, questions.ask)
+    questions = core.questions
+    questions.quiet = lambda: quiet
     watcher = Watcher(questions)
     watcher.answer = answer
     return questions, watcher
@@ -150,8 +151,8 @@ async def mcp_core(home_dir: Path, model_config: dict[str, Any], memory_keyring:
 
 
 async def test_mcp_tools_ask_until_always_allow_trusts_their_server(mcp_core: Core, fake: FakeOpenAI) -> None:
-    await until(lambda: mcp_core.mcp.servers["test"].state == "connected")
-    connection = mcp_core.mcp.servers["test"]
+    await until(lambda: mcp_core.get(McpServers).servers["test"].state == "connected")
+    connection = mcp_core.get(McpServers).servers["test"]
     _questions, watcher = asking(mcp_core, answer="always")
     chat = Conversation(mcp_core)
     call = {"tool_calls": [{"name": "mcp_test_echo", "arguments": {"text": "hi"}}]}
@@ -163,4 +164,4 @@ async def test_mcp_tools_ask_until_always_allow_trusts_their_server(mcp_core: Co
     fake.add(call, {"content": "ok"})
     await chat.ask("echo again")
     assert len(watcher.seen) == 1 and tool_results(fake)[-1].endswith("\n\nhi")
-    assert mcp_core.mcp.servers["test"] is connection  # trusting it did not restart it
+    assert mcp_core.get(McpServers).servers["test"] is connection  # trusting it did not restart it

@@ -14,6 +14,7 @@ import pytest
 from desktop.core import Core, build_core
 from desktop.kernel.bus import Event
 from desktop.kernel.notices import Notice
+from desktop.scheduler import Scheduler
 from desktop.tools.base import ToolContext
 from tests.scheduler.fakes import ManualClock, ManualTimer
 
@@ -67,7 +68,7 @@ class App:
 
     async def start(self) -> Core:
         core = await asyncio.to_thread(build_core)
-        core.scheduler.clock, core.scheduler.timer = self.clock, self.timer
+        core.get(Scheduler).clock, core.get(Scheduler).timer = self.clock, self.timer
         core.bus.subscribe(self.notes.hear)
         await core.start()
         self.core = core
@@ -77,7 +78,7 @@ class App:
         """Let the armed wait pass and start what came due."""
         self.timer.elapse()
         assert self.core is not None
-        await self.core.scheduler.settle()
+        await self.core.get(Scheduler).settle()
 
     async def cron(self, session: str = "desktop:plans", **args: Any) -> tuple[str, bool]:
         assert self.core is not None

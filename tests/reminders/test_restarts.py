@@ -7,6 +7,7 @@ import json
 from datetime import datetime, timedelta
 
 from desktop.kernel.paths import home
+from desktop.reminders import Reminders
 from tests.fakeserver import FakeOpenAI
 from tests.reminders.conftest import START, App, Notes, Runs
 
@@ -37,7 +38,7 @@ async def test_jobs_survive_a_restart_and_run_in_the_next(apps: Runs, fake: Fake
     assert after == before and "chat quick:morning" in after and "next Mon 2026-03-30 08:30 CEST" in after
     assert again.core is not None
     for _ in range(100):  # the app's timer wakes in slices until the hour is up
-        if not any(job.label == "plants" for job in again.core.reminders.jobs):
+        if not any(job.label == "plants" for job in again.core.get(Reminders).jobs):
             break
         await again.elapse()
     [note] = await notes.wait(1)
@@ -72,8 +73,8 @@ async def test_a_one_shot_too_late_is_marked_missed_and_the_user_told_once(
     assert "missed (was due Sat 2026-03-28 13:10 CET)" in listed
     assert saved()["Sam"]["missed"] == "2026-03-28T12:10:00+00:00"
     third = await run_app(apps, START + timedelta(hours=4))
-    assert third.core is not None and third.core.reminders.next_run() is None
-    assert await third.core.reminders.run_due() == []
+    assert third.core is not None and third.core.get(Reminders).next_run() is None
+    assert await third.core.get(Reminders).run_due() == []
     assert len(notes.shown) == 1 and fake.requests == []
 
 
@@ -87,7 +88,7 @@ async def test_a_recurring_job_never_fires_a_burst_of_catch_up_runs(
     assert len(fake.requests) == 1
     assert saved()["oven"]["next_run"] == "2026-03-28T13:00:00+00:00"  # back on its 10-minute grid
     late = await run_app(apps, START + timedelta(hours=8, minutes=5))
-    assert late.core is not None and await late.core.reminders.run_due() == []  # 7 hours late: skipped
+    assert late.core is not None and await late.core.get(Reminders).run_due() == []  # 7 hours late: skipped
     assert len(fake.requests) == 1 and len(notes.shown) == 1
     assert saved()["oven"]["next_run"] == "2026-03-28T20:10:00+00:00"
 

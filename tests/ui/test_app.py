@@ -21,6 +21,7 @@ from PySide6.QtWidgets import QApplication, QMessageBox
 from desktop.kernel.bus import TurnFinished
 from desktop.kernel.notices import Notice, OpenChat, OpenMemoryChange, Target
 from desktop.kernel.paths import home
+from desktop.memory import Memory
 from desktop.shell_state import load_state, state_path
 from desktop.ui import app as app_module
 from desktop.ui.app import Shell
@@ -361,9 +362,9 @@ async def test_quit_during_start_up_exits_cleanly(model_config: dict[str, Any], 
 
 async def test_a_memory_notification_opens_the_viewer_on_its_change(shell: Shell) -> None:
     ws = shell.core.workspace
-    await shell.core.memory.git.ensure()  # the baseline commit
+    await shell.core.get(Memory).git.ensure()  # the baseline commit
     (ws / "USER.md").write_text("# About the user\n\n- Name: Ada\n")
-    rev = await shell.core.memory.git.commit(["USER.md"], "Dream: update USER.md")
+    rev = await shell.core.get(Memory).git.commit(["USER.md"], "Dream: update USER.md")
     assert rev
     shell.notifier.activated.emit(OpenMemoryChange(rev))
     memory = shell.window("memory")
