@@ -1,125 +1,59 @@
-"""config.yaml: typed settings with defaults, and loading that reports mistakes without losing data."""
+"""config.yaml: every setting declared once, on its field, and read so that a mistake costs only that key.
+
+A setting is a dataclass field made with `setting(...)`: the annotation is its type, and the field carries
+its default, bounds, choices, a label and one line of help. Everything else is derived from that one
+declaration: the loader's checks and messages (with the line of each mistake), `validate` before a save,
+the rows of the Settings window for simple fields (desktop/ui/settings.py), the JSON Schema editors use to
+complete and check config.yaml (`config.schema.json` beside it, named on its first line; printed by
+`nanobot-tray config schema`), and the README's key table (tests/readme_settings.py).
+
+`Config` holds the app-wide keys; each feature owns its section in `desktop/<feature>/settings.py`, which
+imports only this module. `Config` names a section by its module path, and the module is imported when a
+`Config` is first made rather than when this module is: a feature's package imports `Config` from here,
+so importing the package from here would go round in a circle. Importing a section module runs its
+package's `__init__`, so the first `Config` costs what those packages cost (about 190 ms more than this
+module alone on a busy two-core machine); the app and the command line have imported them all with the
+core by the time they read config.yaml, so there it adds nothing.
+
+Why dataclasses and not pydantic (installed already, for litellm): `import desktop.config` takes about
+75 ms, while `from pydantic import BaseModel` alone takes 97 ms or more and building fourteen models like
+these another 45 ms (best of 15-25 runs each), and nothing on the app's start path imports pydantic today
+(litellm and the MCP SDK load later, off it). pydantic would also fail a whole model where the loader
+keeps every good key, coerce "5" to 5 unless told to be strict, and take `dataclasses.replace`, which parts
+use on these objects. The schema it would write is the small part: `schema()` below."""
 
 from __future__ import annotations
 
 import dataclasses
+import functools
+import importlib
+import json
+import logging
 import types
 import typing
+from collections.abc import Callable, Iterator, Mapping
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 import yaml
 
 from desktop.kernel.atomic import atomic_write_text
 
+if TYPE_CHECKING:
+    from desktop.approvals.settings import ApprovalsConfig
+    from desktop.mcp.settings import McpConfig
+    from desktop.providers.settings import ProviderConfig
+    from desktop.scheduler.settings import SchedulesConfig
+    from desktop.skills.settings import SkillsConfig
+    from desktop.tools.settings import ToolsConfig
 
-@dataclass
-class ExecConfig:
-    timeout: int = 60
-    # internet: public addresses only, through the app's proxy; off: none; host: this computer's network
-    network: str = "internet"
-    # What one command, with everything it starts, may use (desktop/tools/limits.py says how each holds).
-    max_processes: int = 256  # processes and threads running at once
-    max_memory_mb: int = 2048  # memory each of its processes may use
-    max_file_mb: int = 1024  # the largest file it may write
+log = logging.getLogger(__name__)
 
-
-@dataclass
-class WebConfig:
-    search_provider: str = "duckduckgo"
-
-
-@dataclass
-class ToolsConfig:
-    exec: ExecConfig = field(default_factory=ExecConfig)
-    web: WebConfig = field(default_factory=WebConfig)
-    restrict_to_workspace: bool = True
-
-
-@dataclass
-class ProviderConfig:
-    timeout: float = 120.0
-    retry_delays: list[float] = field(default_factory=lambda: [1.0, 2.0, 4.0])
-
-
-@dataclass
-class SkillsConfig:
-    disabled: list[str] = field(default_factory=list)
-
-
-@dataclass
-class SchedulesConfig:
-    dream_interval: int = 7200
-    heartbeat_interval: int = 1800
-    missed_grace: int = 3600  # seconds: a reminder due while the app was closed still runs if this late at most
-
-
-@dataclass
-class McpServerConfig:
-    """One MCP server: a command run over stdio, or a URL (streamable HTTP, or SSE for older servers)."""
-
-    command: str | None = None
-    args: list[str] = field(default_factory=list)
-    env: dict[str, str] = field(default_factory=dict)  # values may be `keyring:NAME`
-    cwd: str | None = None
-    url: str | None = None
-    headers: dict[str, str] = field(default_factory=dict)  # values may be `keyring:NAME`
-    transport: str | None = None  # stdio, streamable-http or sse; by default from command/url
-    enabled: bool = True
-    timeout: float = 30.0  # seconds per tool call
-    tools: list[str] | None = None  # allow-list of the server's tool names; all when absent
-    # Its tools run without asking. Not compared: trusting a server must not restart it.
-    trusted: bool = field(default=False, compare=False)
-
-    def invalid(self) -> str | None:
-        """Why this entry cannot work, or None."""
-        if bool(self.command) == bool(self.url):
-            return "needs either 'command' (a program run over stdio) or 'url' (a remote server)"
-        if self.transport not in (None, "stdio", "streamable-http", "http", "sse"):
-            return f"has transport {self.transport!r}; use stdio, streamable-http or sse"
-        if self.command and self.transport not in (None, "stdio"):
-            return f"runs a command, so its transport must be stdio, not {self.transport!r}"
-        if self.url and self.transport == "stdio":
-            return "has a url, so its transport cannot be stdio"
-        if self.timeout <= 0:
-            return "needs a timeout above 0 seconds"
-        return None
-
-
-@dataclass
-class McpConfig:
-    servers: dict[str, McpServerConfig] = field(default_factory=dict)
-
-
-@dataclass
-class ApprovalsConfig:
-    tools: dict[str, str] = field(default_factory=dict)  # tool name -> allow, ask or deny
-    timeout: float = 600.0  # seconds before an unanswered question counts as "no"
-    # "Always allow" answers: {tool, what (the exact command or path), workspace (where it holds)}
-    rules: list[dict[str, str]] = field(default_factory=list)
-
-
-@dataclass
-class Config:
-    model: str = ""
-    api_base: str | None = None
-    temperature: float = 0.1
-    max_tokens: int = 8192
-    context_window_tokens: int = 65536
-    max_iterations: int = 40
-    max_concurrent_turns: int = 3
-    max_subagents: int = 3  # background tasks running at once (more wait); they never take a chat's place
-    subagent_max_iterations: int = 15
-    workspace: str | None = None
-    hotkey: str = "Ctrl+Alt+Space"
-    notifications: bool = True
-    provider: ProviderConfig = field(default_factory=ProviderConfig)
-    tools: ToolsConfig = field(default_factory=ToolsConfig)
-    skills: SkillsConfig = field(default_factory=SkillsConfig)
-    schedules: SchedulesConfig = field(default_factory=SchedulesConfig)
-    mcp: McpConfig = field(default_factory=McpConfig)
-    approvals: ApprovalsConfig = field(default_factory=ApprovalsConfig)
+SCHEMA_FILE = "config.schema.json"  # beside config.yaml, where the first line's relative path finds it
+MODELINE = f"# yaml-language-server: $schema={SCHEMA_FILE}"
+HEADER = f"{MODELINE}\n# Nanobot Tray settings. API keys live in the OS keyring, never here.\n"
+JSON_SCHEMA_DRAFT = "http://json-schema.org/draft-07/schema#"  # the newest yaml-language-server reads
 
 
 @dataclass(frozen=True)
@@ -143,59 +77,203 @@ class Bounds:
         return f"at most {self.high:g}"
 
 
-BOUNDS: dict[str, Bounds] = {
-    "temperature": Bounds(0, 2),
-    "max_tokens": Bounds(1),
-    "context_window_tokens": Bounds(1),
-    "max_iterations": Bounds(1),
-    "max_concurrent_turns": Bounds(1),
-    "max_subagents": Bounds(1),
-    "subagent_max_iterations": Bounds(1),
-    "provider.timeout": Bounds(0, above=True),
-    "provider.retry_delays": Bounds(0),
-    "tools.exec.timeout": Bounds(0, above=True),
-    # Floors so a slip (2 for 2048) is refused rather than breaking every command: a shell with a
-    # pipeline needs several processes, and most programs tens of MB (Java several hundred).
-    "tools.exec.max_processes": Bounds(16),
-    "tools.exec.max_memory_mb": Bounds(64),
-    "tools.exec.max_file_mb": Bounds(1),
-    "schedules.dream_interval": Bounds(0),
-    "schedules.heartbeat_interval": Bounds(0),
-    "schedules.missed_grace": Bounds(0),
-    "approvals.timeout": Bounds(0, above=True),
-}
-CHOICES: dict[str, tuple[str, ...]] = {"tools.web.search_provider": ("duckduckgo", "brave"),
-                                       "tools.exec.network": ("internet", "off", "host")}
-# Values earlier versions wrote, read as what they meant; the next save writes the new form.
-FORMER: dict[str, dict[bool, str]] = {"tools.exec.network": {True: "internet", False: "off"}}
+@dataclass(frozen=True)
+class Unit:
+    """How a number is shown in the Settings window: `suffix` after it, counted in steps of `per` of the
+    stored value (seconds shown as minutes: per=60)."""
+
+    suffix: str
+    per: int = 1
 
 
-def out_of_range(dotted: str, value: Any) -> str | None:
-    """What `value` (already of the right type) should be instead, or None when it is allowed."""
-    bounds = BOUNDS.get(dotted)
-    if bounds is not None:
-        items = value if isinstance(value, list) else [value]
-        if not all(bounds.admits(v) for v in items):
-            kind = ("a list of numbers each" if isinstance(value, list)
-                    else "a whole number" if isinstance(value, int) else "a number")
-            return f"{kind} {bounds.describe()}"
-    choices = CHOICES.get(dotted)
-    if choices is not None and value not in choices:
-        return "one of " + ", ".join(choices)
-    return None
+SECONDS = Unit("s")
+MINUTES = Unit("min", 60)  # the file holds seconds
+MB = Unit("MB")
+TOKENS = Unit("tokens")
+
+
+@dataclass(frozen=True)
+class Setting:
+    """What one key is, for people: the loader's checks, the Settings window, the schema and the README."""
+
+    label: str  # a few words: the row's label in Settings (a checkbox's text), the schema's title
+    help: str  # one line: what it does, in what unit, what 0 or empty means
+    bounds: Bounds | None = None  # numbers (a list of numbers: each item)
+    choices: tuple[tuple[str, str], ...] = ()  # text: the allowed values, each with its label in Settings
+    unit: Unit | None = None
+    zero: str = ""  # what 0 means, shown in its place in Settings ("Off")
+    step: float | None = None  # one click of a Settings spin box, when not 1
+    former: tuple[tuple[Any, str], ...] = ()  # values earlier versions wrote, read as what they meant
+    item: str = ""  # a mapping of sections: what one entry is called in messages ("MCP server")
+    section: type | str | None = None  # a section: its class, or "module:Class" imported when first needed
+
+    def wrong(self, value: Any) -> str | None:
+        """What `value` (already of the right type) should be instead, or None when it is allowed."""
+        if self.bounds is not None and value is not None:
+            items = value if isinstance(value, list) else [value]
+            if not all(self.bounds.admits(v) for v in items):
+                kind = ("a list of numbers each" if isinstance(value, list)
+                        else "a whole number" if isinstance(value, int) else "a number")
+                return f"{kind} {self.bounds.describe()}"
+        if self.choices and value not in self.values:
+            return "one of " + ", ".join(self.values)
+        return None
+
+    @property
+    def values(self) -> tuple[str, ...]:
+        return tuple(value for value, _ in self.choices)
+
+
+_KEY = "setting"  # where a field's metadata holds its Setting
+
+
+def setting(default: Any = dataclasses.MISSING, *, factory: Callable[[], Any] | None = None, label: str,
+            help: str, low: float | None = None, high: float | None = None, above: bool = False,
+            choices: Mapping[str, str] | None = None, unit: Unit | None = None, zero: str = "",
+            step: float | None = None, former: Mapping[Any, str] | None = None, item: str = "",
+            compare: bool = True) -> Any:
+    """A settings field: `default` (or `factory` for a list or mapping) and what a person needs to know.
+    `low`/`high`/`above` bound a number; `choices` maps each allowed text to its label in Settings."""
+    bounds = Bounds(low, high, above) if low is not None or high is not None else None
+    meta = Setting(label, help, bounds, tuple((choices or {}).items()), unit, zero, step,
+                   tuple((former or {}).items()), item)
+    if factory is not None:
+        return field(default_factory=factory, compare=compare, metadata={_KEY: meta})
+    return field(default=default, compare=compare, metadata={_KEY: meta})
+
+
+def section(of: type | str, *, label: str, help: str) -> Any:
+    """A section of settings: a class, or "module:Class" for a feature's own section, imported when a config
+    is first made (see the module docstring)."""
+    return field(default_factory=lambda: _section_class(of)(),
+                 metadata={_KEY: Setting(label, help, section=of)})
+
+
+@dataclass
+class Config:
+    """All settings. The keys here are the app's own; each feature's section lives with the feature."""
+
+    model: str = setting("", label="Model", help="The model that answers, as a litellm model string "
+                         "(provider/name), e.g. openai/gpt-4o-mini or ollama_chat/llama3.1.")
+    api_base: str | None = setting(None, label="Server address", help="The model server's address for a local "
+                                   "or OpenAI-compatible server, e.g. http://localhost:11434; empty for the "
+                                   "provider's own.")
+    temperature: float = setting(0.1, low=0, high=2, step=0.1, label="Temperature",
+                                 help="Lower is more focused and repeatable, higher more varied.")
+    max_tokens: int = setting(8192, low=1, unit=TOKENS, label="Longest answer",
+                              help="The most tokens one answer may use.")
+    context_window_tokens: int = setting(65536, low=1, unit=TOKENS, label="Context window",
+                                         help="How much of the conversation the model can read at once; older "
+                                         "parts are summarised into memory to stay within it.")
+    max_iterations: int = setting(40, low=1, label="Model calls per turn",
+                                  help="The most model calls one turn may make (each round of tool calls is one).")
+    max_concurrent_turns: int = setting(3, low=1, label="Chats answering at once",
+                                        help="Turns running at the same time in different chats; more wait.")
+    max_subagents: int = setting(3, low=1, label="Background tasks at once",
+                                 help="Background tasks running at once (more wait); they never take a chat's "
+                                 "place.")
+    subagent_max_iterations: int = setting(15, low=1, label="Model calls per background task",
+                                           help="The most model calls one background task may make.")
+    workspace: str | None = setting(None, label="Workspace folder",
+                                    help="Where memory, skills and the assistant's files live; empty for the "
+                                    "default (~/Nanobot).")
+    hotkey: str = setting("Ctrl+Alt+Space", label="Global hotkey",
+                          help="The key chord that opens the quick prompt, e.g. Ctrl+Alt+Space or Super+Space.")
+    notifications: bool = setting(True, label="Show desktop notifications (background answers, reminders, "
+                                  "memory updates)", help="Desktop notifications for answers that arrive in the "
+                                  "background, reminders and memory updates.")
+    provider: ProviderConfig = section("desktop.providers.settings:ProviderConfig", label="Model connection",
+                                       help="How long to wait for the model and when to retry.")
+    tools: ToolsConfig = section("desktop.tools.settings:ToolsConfig", label="Tools",
+                                 help="What the file, shell and web tools may do.")
+    skills: SkillsConfig = section("desktop.skills.settings:SkillsConfig", label="Skills",
+                                   help="Which skills the assistant may use.")
+    schedules: SchedulesConfig = section("desktop.scheduler.settings:SchedulesConfig", label="Schedules",
+                                         help="When background work runs.")
+    mcp: McpConfig = section("desktop.mcp.settings:McpConfig", label="MCP",
+                             help="MCP servers: programs and services that give the assistant more tools.")
+    approvals: ApprovalsConfig = section("desktop.approvals.settings:ApprovalsConfig", label="Approvals",
+                                         help="What runs without asking, and how long a question waits.")
+
+
+@dataclass(frozen=True)
+class Declared:
+    """One field as declared: its name, type, what a person sees of it, and its default."""
+
+    name: str
+    hint: Any
+    setting: Setting
+    default: Callable[[], Any]
+
+    @property
+    def section(self) -> type | None:
+        """The section class of a section field, else None."""
+        return _section_class(self.setting.section) if self.setting.section is not None else None
+
+    @property
+    def entries(self) -> type | None:
+        """The section class of a mapping of named sections (`dict[str, Section]`, such as mcp.servers)."""
+        if typing.get_origin(self.hint) is not dict:
+            return None
+        item = typing.get_args(self.hint)[1]
+        return item if isinstance(item, type) and dataclasses.is_dataclass(item) else None
+
+
+@functools.cache
+def declared(cls: type) -> tuple[Declared, ...]:
+    """The fields of a settings class (`Config` or a section), in order. A field made without `setting()`
+    is a programming error: every key needs its label and help."""
+    sections = {f.type: _section_class(f.metadata[_KEY].section) for f in dataclasses.fields(cls)
+                if _KEY in f.metadata and f.metadata[_KEY].section is not None}
+    hints = typing.get_type_hints(cls, localns={str(k): v for k, v in sections.items()})
+    found = []
+    for f in dataclasses.fields(cls):
+        if _KEY not in f.metadata:
+            raise TypeError(f"{cls.__name__}.{f.name} is not declared with setting() or section()")
+        default = f.default_factory if f.default_factory is not dataclasses.MISSING else _constant(f.default)
+        found.append(Declared(f.name, hints[f.name], f.metadata[_KEY], default))
+    return tuple(found)
+
+
+def lookup(key: str) -> Declared:
+    """The declaration of a dotted key, e.g. "tools.exec.timeout" (KeyError when there is none)."""
+    cls: type | None = Config
+    found = None
+    for name in key.split("."):
+        found = next((d for d in declared(cls) if d.name == name), None) if cls is not None else None
+        if found is None:
+            raise KeyError(f"no setting '{key}'")
+        cls = found.section
+    assert found is not None
+    return found
+
+
+def value_at(config: Config, key: str) -> Any:
+    target: Any = config
+    for name in key.split("."):
+        target = getattr(target, name)
+    return target
+
+
+def set_value_at(config: Config, key: str, value: Any) -> None:
+    *sections, last = key.split(".")
+    target: Any = config
+    for name in sections:
+        target = getattr(target, name)
+    setattr(target, last, value)
 
 
 def validate(config: Config) -> list[str]:
     """Range problems in a config about to be saved, in the same words as when a file is read."""
     found = []
-    for dotted, value in flatten(config).items():
-        wanted = out_of_range(dotted, value)
+    for dotted, meta, value in _leaves(config, ""):
+        wanted = meta.wrong(value)
         if wanted:
             found.append(f"key '{dotted}' should be {wanted}, got {value!r}")
-    for name, server in config.mcp.servers.items():
-        reason = server.invalid()
+    for meta, name, entry in _entries(config):
+        reason = entry.invalid() if hasattr(entry, "invalid") else None
         if reason:
-            found.append(f"MCP server '{name}' {reason}")
+            found.append(f"{meta.item or 'entry'} '{name}' {reason}")
     return found
 
 
@@ -253,52 +331,81 @@ def load_config(path: Path) -> LoadedConfig:
 
 
 def save_config(path: Path, config: Config) -> None:
-    atomic_write_text(path, "# Nanobot Tray settings. API keys live in the OS keyring, never here.\n"
-                      + yaml.safe_dump(dataclasses.asdict(config), sort_keys=False, allow_unicode=True))
+    """Write config.yaml whole (first line: where its schema is), then the schema if it is not current."""
+    atomic_write_text(path, HEADER + yaml.safe_dump(dataclasses.asdict(config), sort_keys=False,
+                                                    allow_unicode=True))
+    write_schema(path)
+
+
+def schema() -> dict[str, Any]:
+    """config.yaml's JSON Schema: every key with its type, label, help, default, bounds and choices."""
+    return {"$schema": JSON_SCHEMA_DRAFT, "title": "Nanobot Tray settings (config.yaml)",
+            "description": "Settings of Nanobot Tray. API keys live in the OS keyring, never here.",
+            **_object_schema(Config)}
+
+
+def schema_text() -> str:
+    return json.dumps(schema(), indent=2, ensure_ascii=False) + "\n"
+
+
+def write_schema(config_path: Path) -> None:
+    """config.schema.json beside config.yaml, when missing or not what this version declares (a cheap
+    comparison, so it can run at every start). Only editors need it: a failure is logged, not raised."""
+    target = config_path.with_name(SCHEMA_FILE)
+    text = schema_text()
+    try:
+        if not target.is_file() or target.read_text(encoding="utf-8", errors="replace") != text:
+            atomic_write_text(target, text)
+    except OSError as exc:
+        log.warning("could not write config.yaml's schema beside it: %s", exc)
+
+
+def name_schema(config_path: Path) -> None:
+    """Put the schema's line first in a config.yaml written before there was one, so editors check it; the
+    rest of the file stays byte for byte. A file that is not UTF-8 is left alone (the loader says why), and
+    a failure is logged, not raised: only editors need the line."""
+    try:
+        text = config_path.read_bytes().decode("utf-8")
+        if not any(line.startswith("# yaml-language-server:") for line in text.splitlines()):
+            atomic_write_text(config_path, MODELINE + ("\r\n" if "\r\n" in text else "\n") + text)
+    except (OSError, UnicodeDecodeError) as exc:
+        log.warning("could not name the schema on config.yaml's first line: %s", exc)
+
+
+# ----- reading
 
 
 def _build(cls: type, data: dict[str, Any], prefix: str, lines: dict[str, int], path: Path,
            problems: list[str]) -> Any:
-    hints = typing.get_type_hints(cls)
+    fields = {d.name: d for d in declared(cls)}
     values: dict[str, Any] = {}
-    known = {f.name for f in dataclasses.fields(cls)}
     for key, value in data.items():
         dotted = f"{prefix}{key}"
         where = f"{path} line {lines.get(dotted, 0) + 1}"
-        if key not in known:
+        spec = fields.get(key)
+        if spec is None:
             problems.append(f"{where}: unknown key '{dotted}' (ignored)")
             continue
-        hint = hints[key]
-        if isinstance(hint, type) and dataclasses.is_dataclass(hint):
+        if spec.section is not None:
             if isinstance(value, dict):
-                values[key] = _build(hint, value, f"{dotted}.", lines, path, problems)
+                values[key] = _build(spec.section, value, f"{dotted}.", lines, path, problems)
             else:
                 problems.append(f"{where}: key '{dotted}' should be a section of settings; using defaults")
             continue
-        section = _dict_of_sections(hint)
-        if section is not None:
+        if spec.entries is not None:
             if isinstance(value, dict):
-                values[key] = _build_sections(section, value, f"{dotted}.", lines, path, problems)
+                values[key] = _build_sections(spec.entries, value, f"{dotted}.", lines, path, problems)
             else:
                 problems.append(f"{where}: key '{dotted}' should be a mapping of named sections; using defaults")
             continue
-        if isinstance(value, bool) and dotted in FORMER:
-            value = FORMER[dotted][value]
-        ok, converted = _coerce(hint, value)
-        wanted = _describe(hint) if not ok else out_of_range(dotted, converted)
+        value = dict(spec.setting.former).get(value, value) if isinstance(value, bool) else value
+        ok, converted = _coerce(spec.hint, value)
+        wanted = _describe(spec.hint) if not ok else spec.setting.wrong(converted)
         if wanted:
             problems.append(f"{where}: key '{dotted}' should be {wanted}, got {value!r}; using the default")
         else:
             values[key] = converted
     return cls(**values)
-
-
-def _dict_of_sections(hint: Any) -> type | None:
-    """The section type of a `dict[str, SomeSection]` setting (named entries such as mcp.servers)."""
-    if typing.get_origin(hint) is not dict:
-        return None
-    item = typing.get_args(hint)[1]
-    return item if isinstance(item, type) and dataclasses.is_dataclass(item) else None
 
 
 def _build_sections(cls: type, data: dict[str, Any], prefix: str, lines: dict[str, int], path: Path,
@@ -372,3 +479,103 @@ def _key_lines(node: yaml.Node | None, prefix: str = "") -> dict[str, int]:
             found[dotted] = key_node.start_mark.line
             found.update(_key_lines(value_node, f"{dotted}."))
     return found
+
+
+# ----- walking a config
+
+
+def _leaves(value: Any, prefix: str) -> Iterator[tuple[str, Setting, Any]]:
+    """Every key that holds a value, with its declaration, sections and named entries opened up."""
+    cls: type = type(value)
+    for spec in declared(cls):
+        item = getattr(value, spec.name)
+        dotted = f"{prefix}{spec.name}"
+        if spec.section is not None:
+            yield from _leaves(item, f"{dotted}.")
+        elif spec.entries is not None:
+            for name, entry in item.items():
+                yield from _leaves(entry, f"{dotted}.{name}.")
+        else:
+            yield dotted, spec.setting, item
+
+
+def _entries(value: Any) -> Iterator[tuple[Setting, str, Any]]:
+    """Every named entry of a mapping of sections (each MCP server), with the mapping's declaration."""
+    cls: type = type(value)
+    for spec in declared(cls):
+        item = getattr(value, spec.name)
+        if spec.section is not None:
+            yield from _entries(item)
+        elif spec.entries is not None:
+            yield from ((spec.setting, name, entry) for name, entry in item.items())
+
+
+# ----- the schema
+
+
+def _object_schema(cls: type) -> dict[str, Any]:
+    properties = {}
+    for spec in declared(cls):
+        described = {"title": spec.setting.label, "description": spec.setting.help}
+        if spec.section is not None:
+            properties[spec.name] = {**described, **_object_schema(spec.section)}
+        else:
+            properties[spec.name] = {**described, **_type_schema(spec.hint, spec.setting),
+                                     "default": _plain(spec.default())}
+    return {"type": "object", "properties": properties, "additionalProperties": False}
+
+
+def _type_schema(hint: Any, meta: Setting) -> dict[str, Any]:
+    """The schema of a value of type `hint`; `meta`'s bounds and choices apply to it, or to a list's items."""
+    origin = typing.get_origin(hint)
+    if origin in (types.UnionType, typing.Union):
+        options = [_type_schema(a, meta) for a in typing.get_args(hint)]
+        if all(set(o) == {"type"} for o in options):
+            return {"type": [o["type"] for o in options]}
+        return {"anyOf": options}
+    if origin is list:
+        return {"type": "array", "items": _type_schema(typing.get_args(hint)[0], meta)}
+    if origin is dict:
+        item = typing.get_args(hint)[1]
+        inner = (_object_schema(item) if isinstance(item, type) and dataclasses.is_dataclass(item)
+                 else _type_schema(item, Setting("", "")))
+        return {"type": "object", "additionalProperties": inner}
+    kind = {bool: "boolean", int: "integer", float: "number", str: "string", type(None): "null"}[hint]
+    found: dict[str, Any] = {"type": kind}
+    if hint in (int, float) and meta.bounds is not None:
+        if meta.bounds.low is not None:
+            found["exclusiveMinimum" if meta.bounds.above else "minimum"] = _number(meta.bounds.low, hint)
+        if meta.bounds.high is not None:
+            found["maximum"] = _number(meta.bounds.high, hint)
+    if hint is str and meta.choices:
+        found["enum"] = list(meta.values)
+    return found
+
+
+def _number(value: float, hint: type) -> float | int:
+    return int(value) if hint is int or value == int(value) else value
+
+
+def _plain(value: Any) -> Any:
+    """A default as JSON holds it."""
+    if dataclasses.is_dataclass(value) and not isinstance(value, type):
+        return dataclasses.asdict(value)
+    return value
+
+
+# ----- declarations
+
+
+@functools.cache
+def _section_class(of: type | str) -> type:
+    if isinstance(of, type):
+        return of
+    module, _, name = of.partition(":")
+    found = getattr(importlib.import_module(module), name)
+    if not (isinstance(found, type) and dataclasses.is_dataclass(found)):
+        raise TypeError(f"{of} is not a settings section")
+    return found
+
+
+def _constant(value: Any) -> Callable[[], Any]:
+    return lambda: value

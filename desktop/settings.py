@@ -30,7 +30,17 @@ from collections.abc import Awaitable, Callable, Iterable
 from pathlib import Path
 from typing import Any
 
-from desktop.config import Config, LoadedConfig, flatten, load_config, save_config, validate
+from desktop.config import (
+    Config,
+    LoadedConfig,
+    flatten,
+    load_config,
+    name_schema,
+    save_config,
+    set_value_at,
+    validate,
+    write_schema,
+)
 
 log = logging.getLogger(__name__)
 
@@ -53,8 +63,13 @@ class Settings:
 
     @classmethod
     def open(cls, path: Path) -> Settings:
-        """Read config.yaml (written with defaults when missing). Blocking: call off the GUI thread."""
-        return cls(load_config(path))
+        """Read config.yaml (written with defaults when missing) and keep its schema beside it for editors.
+        Blocking: call off the GUI thread."""
+        loaded = load_config(path)
+        write_schema(path)
+        if not loaded.problems:  # a file with problems stays exactly as written until fixed or replaced
+            name_schema(path)
+        return cls(loaded)
 
     @property
     def overrides(self) -> dict[str, Any]:
@@ -136,7 +151,7 @@ class Settings:
             del self._overrides[key]  # the file now says something about it: the file wins
         live = copy.deepcopy(on_disk)
         for key, value in self._overrides.items():
-            _set_dotted(live, key, value)
+            set_value_at(live, key, value)
         changed = _changed(self.config, live)
         _assign(self.config, live)
         self._on_disk = copy.deepcopy(on_disk)
@@ -172,14 +187,6 @@ def _changed(old: Config, new: Config) -> frozenset[str]:
 def _matches(key: str, changed: Iterable[str]) -> bool:
     """`key` is one of `changed`, a section above one of them, or a key inside a changed mapping."""
     return any(c == key or c.startswith(key + ".") or key.startswith(c + ".") for c in changed)
-
-
-def _set_dotted(config: Config, key: str, value: Any) -> None:
-    *sections, last = key.split(".")
-    target: Any = config
-    for name in sections:
-        target = getattr(target, name)
-    setattr(target, last, value)
 
 
 def _assign(target: Any, source: Any) -> None:

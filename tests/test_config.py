@@ -2,9 +2,27 @@
 
 from __future__ import annotations
 
+import subprocess
+import sys
+from dataclasses import dataclass
 from pathlib import Path
+from typing import Any
 
-from desktop.config import Config, load_config, save_config, validate
+import jsonschema
+import pytest
+import yaml
+
+from desktop.config import (
+    Bounds,
+    Config,
+    Declared,
+    declared,
+    load_config,
+    lookup,
+    save_config,
+    schema,
+    validate,
+)
 
 
 def test_missing_file_gets_defaults_written(tmp_path: Path) -> None:
@@ -13,7 +31,8 @@ def test_missing_file_gets_defaults_written(tmp_path: Path) -> None:
     assert loaded.problems == [] and loaded.config == Config()
     assert "restrict_to_workspace: true" in path.read_text()
     assert "api_key" not in path.read_text()
-    assert load_config(path).config == Config()
+    again = load_config(path)
+    assert again.config == Config() and again.problems == []
 
 
 def test_invalid_yaml_names_file_and_line_and_keeps_file(tmp_path: Path) -> None:
@@ -95,7 +114,7 @@ def test_out_of_range_values_fall_back_with_their_line(tmp_path: Path) -> None:
     assert f"{path} line 4: key 'max_concurrent_turns' should be a whole number at least 1" in joined
     assert f"{path} line 7: key 'provider.timeout' should be a number above 0, got 0" in joined
     assert f"{path} line 8: key 'provider.retry_delays' should be a list of numbers each at least 0" in joined
-    assert f"{path} line 11: key 'tools.exec.timeout' should be a whole number above 0, got -1" in joined
+    assert f"{path} line 11: key 'tools.exec.timeout' should be a whole number from 1 to 600, got -1" in joined
     assert f"{path} line 13: key 'tools.web.search_provider' should be one of duckduckgo, brave, got 'bing'" \
         in joined
     assert f"{path} line 15: key 'schedules.dream_interval' should be a whole number at least 0" in joined
@@ -145,3 +164,120 @@ def test_an_unknown_network_mode_is_named_with_its_line_and_only_it_falls_back(t
     assert loaded.config.tools.exec.network == "internet" and loaded.config.tools.exec.timeout == 30
     assert loaded.problems == [f"{path} line 4: key 'tools.exec.network' should be one of internet, off, host, "
                                "got 'everywhere'; using the default"]
+
+
+def _declarations(cls: type = Config, prefix: str = "") -> list[tuple[str, Declared]]:
+    found = []
+    for spec in declared(cls):
+        inner = spec.section or spec.entries
+        found.append((f"{prefix}{spec.name}", spec))
+        if inner is not None:
+            found += _declarations(inner, f"{prefix}{spec.name}{'.NAME' if spec.entries else ''}.")
+    return found
+
+
+def test_every_key_is_declared_with_a_label_one_line_of_help_and_a_default_it_allows() -> None:
+    keys = _declarations()
+    assert {"temperature", "tools.exec.network", "mcp.servers.NAME.timeout", "schedules.missed_grace"} \
+        <= {key for key, _ in keys}
+    for key, spec in keys:
+        meta = spec.setting
+        assert meta.label and meta.help and "\n" not in meta.help, key
+        if spec.hint in (int, float) or spec.hint == list[float]:
+            assert meta.bounds is not None and meta.bounds.low is not None, f"{key} has no lowest value"
+        if spec.section is None and spec.entries is None:
+            assert meta.wrong(spec.default()) is None, f"{key}'s default is not allowed by its own bounds"
+    assert validate(Config()) == []
+    assert lookup("tools.exec.max_memory_mb").setting.bounds == Bounds(64)
+    with pytest.raises(KeyError, match="no setting 'tools.exec.colour'"):
+        lookup("tools.exec.colour")
+
+
+def test_a_setting_without_a_declaration_is_refused() -> None:
+    @dataclass
+    class Section:
+        colour: str = "blue"
+
+    with pytest.raises(TypeError, match="Section.colour is not declared with setting"):
+        declared(Section)
+
+
+def test_sections_live_with_their_features_and_load_without_the_heavy_libraries() -> None:
+    """Importing desktop.config loads no feature (they import it: see its docstring); making a Config loads
+    each feature's section, and none of that brings in Qt, litellm, the MCP SDK or pydantic."""
+    code = ("import sys\n"
+            "import desktop.config\n"
+            "print(sorted(m for m in sys.modules if m.endswith('.settings') and m.count('.') == 2))\n"
+            "desktop.config.Config()\n"
+            "print(sorted(m for m in sys.modules if m.endswith('.settings') and m.count('.') == 2))\n"
+            "print(sorted({m.split('.')[0] for m in sys.modules} & {'PySide6', 'litellm', 'mcp', 'pydantic'}))\n")
+    result = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, timeout=60)
+    assert result.returncode == 0, result.stderr
+    before, after, heavy = result.stdout.splitlines()
+    assert before == "[]"
+    assert after == str(sorted(f"desktop.{name}.settings" for name in (
+        "approvals", "mcp", "providers", "scheduler", "skills", "tools")))
+    assert heavy == "[]"
+
+
+def _schema_nodes(node: dict[str, Any], path: str = "") -> list[tuple[str, bool, dict[str, Any]]]:
+    """Every sub-schema with where it is and whether it is a key's own: properties, list items, mapping values
+    and the options of a nullable value."""
+    found = []
+    for name, inner in node.get("properties", {}).items():
+        key = f"{path}.{name}".lstrip(".")
+        found += [(key, True, inner), *_schema_nodes(inner, key)]
+    for part, suffix in (("items", "[]"), ("additionalProperties", ".NAME")):
+        if isinstance(node.get(part), dict):
+            found += [(path + suffix, False, node[part]), *_schema_nodes(node[part], path + suffix)]
+    for option in node.get("anyOf", []):
+        found += [(path, False, option), *_schema_nodes(option, path)]
+    return found
+
+
+def test_the_schema_describes_every_setting_and_bounds_every_number() -> None:
+    nodes = _schema_nodes(schema())
+    properties = [(path, node) for path, own, node in nodes if own]
+    assert [path for path, _ in properties] == [key for key, _ in _declarations()]
+    for path, node in properties:
+        assert node.get("title") and node.get("description"), f"{path} is not described"
+    numbers = [(path, node) for path, _, node in nodes
+               if {"integer", "number"} & set(node["type"] if isinstance(node.get("type"), list)
+                                               else [node.get("type")])]
+    assert {path for path, _ in numbers} >= {"temperature", "provider.retry_delays[]", "mcp.servers.NAME.timeout"}
+    for path, node in numbers:
+        assert "minimum" in node or "exclusiveMinimum" in node, f"{path} has no lowest value"
+    exec_ = schema()["properties"]["tools"]["properties"]["exec"]["properties"]
+    assert exec_["timeout"] | {"description": ""} == {
+        "title": "Stop a command after", "description": "", "type": "integer", "minimum": 1, "maximum": 600,
+        "default": 60}
+    assert exec_["network"]["enum"] == ["internet", "off", "host"]
+
+
+def test_the_schema_flags_what_the_loader_refuses_and_passes_what_it_writes(tmp_path: Path) -> None:
+    """An editor checking against the schema and the app reading the file agree on what is wrong."""
+    checker = jsonschema.Draft7Validator(schema())
+    path = tmp_path / "config.yaml"
+    save_config(path, Config())
+    assert list(checker.iter_errors(yaml.safe_load(path.read_text()))) == []
+    text = ("temperature: 2.5\n"
+            "colour: blue\n"
+            "tools:\n"
+            "  exec:\n"
+            "    timeout: 700\n"
+            "    network: everywhere\n"
+            "mcp:\n"
+            "  servers:\n"
+            "    time:\n"
+            "      command: uvx\n"
+            "      timeout: 0\n"
+            "provider:\n"
+            "  retry_delays: [1, -2]\n")
+    path.write_text(text)
+    flagged = {".".join(map(str, error.absolute_path)) or "colour"
+               for error in checker.iter_errors(yaml.safe_load(text))}
+    refused = {problem.split("'")[1] for problem in load_config(path).problems}
+    assert flagged == {"temperature", "colour", "tools.exec.timeout", "tools.exec.network",
+                       "mcp.servers.time.timeout", "provider.retry_delays.1"}
+    assert refused == {"temperature", "colour", "tools.exec.timeout", "tools.exec.network",
+                       "mcp.servers.time.timeout", "provider.retry_delays"}

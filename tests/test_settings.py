@@ -4,6 +4,7 @@ edit, a hand edit reaches the agent, parts follow the keys they subscribed to, a
 from __future__ import annotations
 
 import asyncio
+import json
 from collections.abc import Callable
 from pathlib import Path
 
@@ -11,7 +12,7 @@ import pytest
 import yaml
 
 from desktop.agent.gate import TurnGate
-from desktop.config import Config
+from desktop.config import Config, schema
 from desktop.core import Core
 from desktop.kernel.bus import TurnFinished
 from desktop.memory import Memory
@@ -178,3 +179,44 @@ async def test_a_hand_edited_workspace_moves_context_memory_and_tools_at_once(co
     assert await core.settings.reload() == {"workspace"}
     assert core.workspace == elsewhere.resolve() == core.context.workspace == core.get(Memory).store.workspace
     await until(lambda: (elsewhere / "memory").is_dir())  # the folder is made in the background
+
+
+async def test_config_yaml_names_its_schema_which_is_kept_beside_it(tmp_path: Path) -> None:
+    """Editors that read `# yaml-language-server: $schema=` complete and check config.yaml; the line is added
+    to an older file without changing anything else in it, and only to a file without problems."""
+    path = tmp_path / "config.yaml"
+    schema_file = tmp_path / "config.schema.json"
+    settings = Settings.open(path)
+    assert path.read_text(encoding="utf-8").splitlines()[0] == "# yaml-language-server: $schema=config.schema.json"
+    assert json.loads(schema_file.read_text(encoding="utf-8")) == schema()
+
+    schema_file.write_text("{}", encoding="utf-8")  # as an older version wrote it
+    older = "# my settings\r\nmodel: openai/gpt-4o-mini   # the cheap one\r\n"
+    path.write_bytes(older.encode())
+    Settings.open(path)
+    assert path.read_bytes() == b"# yaml-language-server: $schema=config.schema.json\r\n" + older.encode()
+    assert json.loads(schema_file.read_text(encoding="utf-8")) == schema()
+    Settings.open(path)
+    assert path.read_bytes().count(b"yaml-language-server") == 1
+
+    broken = "model: openai/gpt-4o-mini\ntemperature: warm\n"
+    path.write_text(broken, encoding="utf-8")
+    assert Settings.open(path).problems and path.read_text(encoding="utf-8") == broken
+
+    path.write_text("model: openai/gpt-4o-mini\n", encoding="utf-8")
+    settings = Settings.open(path)
+    await settings.update(lambda config: setattr(config, "temperature", 0.5))
+    lines = path.read_text(encoding="utf-8").splitlines()
+    assert lines[0] == "# yaml-language-server: $schema=config.schema.json" and "temperature: 0.5" in lines
+
+
+async def test_a_folder_that_cannot_hold_the_schema_does_not_stop_the_settings(tmp_path: Path,
+                                                                               caplog: pytest.LogCaptureFixture) -> None:
+    path = tmp_path / "config.yaml"
+    path.write_text("model: openai/gpt-4o-mini\n", encoding="utf-8")
+    (tmp_path / "config.schema.json").mkdir()  # not a file: writing it fails
+    settings = Settings.open(path)
+    assert settings.config.model == "openai/gpt-4o-mini" and settings.problems == []
+    assert "could not write config.yaml's schema" in caplog.text
+    await settings.update(lambda config: setattr(config, "temperature", 0.5))  # saved all the same
+    assert yaml.safe_load(path.read_text(encoding="utf-8"))["temperature"] == 0.5

@@ -53,6 +53,8 @@ ALLOWED: dict[str, str] = {
     "desktop/autostart.py:set_enabled": _DESKTOP,
     "desktop/cli/skills_cmd.py:_docs_at": _CHOSEN + "; each SKILL.md is parsed confined to its folder",
     "desktop/config.py:load_config": _OWN,
+    "desktop/config.py:name_schema": _OWN,
+    "desktop/config.py:write_schema": _OWN,
     "desktop/desktop_entry.py:_icons": _SHIPPED,
     "desktop/desktop_entry.py:install": _DESKTOP,
     "desktop/desktop_entry.py:uninstall": _DESKTOP,

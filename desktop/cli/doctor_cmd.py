@@ -10,10 +10,11 @@ import sys
 from pathlib import Path
 
 from desktop import __version__
-from desktop.config import McpServerConfig, load_config
+from desktop.config import load_config
 from desktop.core import workspace_of
 from desktop.kernel import secrets
 from desktop.kernel.paths import home
+from desktop.mcp.settings import McpServerConfig
 from desktop.providers.llm import LLMProvider, ProviderError, provider_name
 from desktop.tools.limits import Limits
 from desktop.tools.limits import describe as describe_limits

@@ -14,11 +14,11 @@ from pathlib import Path
 from typing import TYPE_CHECKING
 
 from desktop.cli.remote import Output, Terminal, add_standalone
-from desktop.config import McpServerConfig
 from desktop.kernel.paths import home
 from desktop.mcp import McpServers
 from desktop.mcp.importer import NotAServerList, read_servers
 from desktop.mcp.probe import probed
+from desktop.mcp.settings import McpServerConfig
 from desktop.settings import Settings, SettingsError
 
 if TYPE_CHECKING:

@@ -18,8 +18,8 @@ from pathlib import Path
 from typing import TYPE_CHECKING, Any, TextIO
 from urllib.parse import urlsplit
 
-from desktop.config import McpServerConfig
 from desktop.kernel import secrets
+from desktop.mcp.settings import McpServerConfig
 from desktop.tools.base import ToolError
 
 if TYPE_CHECKING:

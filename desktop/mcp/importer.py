@@ -7,7 +7,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
-from desktop.config import McpServerConfig
+from desktop.mcp.settings import McpServerConfig
 
 CLAUDE_DESKTOP_FILE = Path("~/.config/Claude/claude_desktop_config.json")
 _TRANSPORTS = {"stdio": "stdio", "sse": "sse", "http": "streamable-http", "streamable-http": "streamable-http",

@@ -9,7 +9,6 @@ import asyncio
 from pathlib import Path
 from typing import Any
 
-from desktop.config import McpServerConfig
 from desktop.kernel.bus import Publish
 from desktop.mcp import connection
 from desktop.mcp.connection import ServerConnection
@@ -17,6 +16,7 @@ from desktop.mcp.events import McpServerChanged
 from desktop.mcp.names import clean, tool_name
 from desktop.mcp.results import to_output
 from desktop.mcp.schema import normalise
+from desktop.mcp.settings import McpServerConfig
 from desktop.tools.base import Tool, ToolContext, ToolOutput
 from desktop.tools.registry import ToolRegistry
 

@@ -7,8 +7,8 @@ import contextlib
 from collections.abc import AsyncIterator
 from pathlib import Path
 
-from desktop.config import McpServerConfig
 from desktop.mcp.manager import McpServers
+from desktop.mcp.settings import McpServerConfig
 from desktop.tools.registry import ToolRegistry
 
 LONGEST_WAIT = 60.0  # each connect is bounded by its server's timeout; this only guards the whole probe

@@ -8,9 +8,10 @@ import asyncio
 import dataclasses
 import time
 
-from desktop.config import Config, ProviderConfig
+from desktop.config import Config
 from desktop.providers.litellm_env import litellm
 from desktop.providers.llm import LLMProvider, ProviderError
+from desktop.providers.settings import ProviderConfig
 
 TEST_TIMEOUT = 30.0
 

@@ -68,13 +68,22 @@ class SessionStore:
         return self.directory / f"{quote(key, safe='')}.jsonl"
 
     async def load(self, key: str) -> Session:
-        if key not in self._cache:
+        """The chat's one live Session (read from its file the first time). Reading holds the chat's write lock:
+        two loads at once (the window opening a chat as its first message is sent) read it once, and a read
+        never lands after a write or a delete that happened meanwhile, which would replace the live session."""
+        cached = self._cache.get(key)
+        if cached is not None:
+            return cached
+        async with self._write_lock(key):
+            cached = self._cache.get(key)
+            if cached is not None:
+                return cached
             session = await asyncio.to_thread(self._read, key)
             self._cache[key] = session
-            if close_dangling_calls(session.messages):
-                log.warning("session %s: closed tool calls left without a result (the app stopped mid-tool)", key)
-                await self.rewrite(session)  # saved, so every later request carries a valid history
-        return self._cache[key]
+        if close_dangling_calls(session.messages):
+            log.warning("session %s: closed tool calls left without a result (the app stopped mid-tool)", key)
+            await self.rewrite(session)  # saved, so every later request carries a valid history
+        return session
 
     def title_of(self, key: str) -> str:
         """The title of a loaded session, else its key (no disk access: safe on the GUI thread)."""
@@ -130,8 +139,9 @@ class SessionStore:
         return old
 
     async def delete(self, key: str) -> None:
-        self._cache.pop(key, None)
-        await asyncio.to_thread(self.path_for(key).unlink, True)
+        async with self._write_lock(key):
+            self._cache.pop(key, None)
+            await asyncio.to_thread(self.path_for(key).unlink, True)
 
     async def list(self) -> list[SessionInfo]:
         """Every saved session, most recently active first."""

@@ -57,8 +57,8 @@ from dataclasses import dataclass
 from enum import Enum, auto
 from pathlib import Path
 
-from desktop.config import ExecConfig
 from desktop.tools.base import ToolError
+from desktop.tools.settings import ExecConfig
 
 log = logging.getLogger(__name__)
 

@@ -18,10 +18,10 @@ from desktop.tools.base import Tool, ToolContext, ToolError, ToolOutput, cap_tex
 from desktop.tools.limits import DEFAULT_LIMITS, CallLimits, Limits
 from desktop.tools.live_tail import LiveTail
 from desktop.tools.sandbox import RESTRICTION_OFF, Sandbox, SandboxMode
+from desktop.tools.settings import MAX_TIMEOUT
 from desktop.workspace.layout import APP_MANAGED_FILES
 
 OUTPUT_LIMIT = 10_000
-MAX_TIMEOUT = 600
 _CAPTURE_BYTES = 200_000  # per stream, head and tail each: enough for any capped result
 _PIPE_GRACE = 2.0  # seconds to wait for output after the shell exits (background jobs may hold pipes)
 _SHELL = "/bin/sh"

@@ -32,10 +32,10 @@ from PySide6.QtWidgets import (
     QWidget,
 )
 
-from desktop.config import McpServerConfig
 from desktop.kernel.taskset import spawn
 from desktop.mcp.events import McpServerChanged
 from desktop.mcp.importer import Imported, NotAServerList
+from desktop.mcp.settings import McpServerConfig
 from desktop.settings import SettingsError
 from desktop.ui.bridge import CoreBridge, McpStatus
 from desktop.ui.form_widgets import ERROR_COLOUR, OK_COLOUR, note_label, set_note

@@ -5,6 +5,7 @@ nanobot CLI (offered so its memory and skills carry over); otherwise it asks for
 
 from __future__ import annotations
 
+import logging
 from collections.abc import Callable
 from pathlib import Path
 
@@ -36,6 +37,7 @@ from desktop.ui.bridge import CoreBridge
 from desktop.ui.form_widgets import ERROR_COLOUR, OK_COLOUR, heading, note_label, save_edited_config, set_note
 from desktop.ui.model_form import ModelForm
 
+log = logging.getLogger(__name__)
 STYLE = """
 #card { background: palette(base); border: 1px solid palette(midlight); border-radius: 8px; }
 """
@@ -151,6 +153,7 @@ class OnboardingPanel(QWidget):
             set_note(self.local_status, reason + "Start Ollama, LM Studio or llama.cpp (with a model) and "
                      "look again, or use a provider below.", None)
             self.rescan.show()
+        log.info("local model servers found: %s", ", ".join(f"{s.kind.name} at {s.root}" for s in usable) or "none")
 
     def _server_row(self, server: LocalServer) -> QWidget:
         row = QWidget()

@@ -1,13 +1,20 @@
 """The Settings window: model and key, how answers are made, tools, MCP servers, workspace, hotkey,
 schedules, autostart, notifications.
 
+A simple setting (true or false, a number, one of a few choices) gets its row from its declaration in
+desktop/config.py: label, help, bounds, unit and choices come from there, so the window and config.yaml
+never disagree; this module only says which keys go on which page. The model form, the approval rules, the
+MCP servers page, the workspace folder and the hotkey are widgets of their own.
+
 Save writes config.yaml atomically and switches the running core to it, so nothing needs a restart.
 A config.yaml that had problems is only replaced after the user agrees, and a copy of it is kept."""
 
 from __future__ import annotations
 
 import asyncio
+import math
 from pathlib import Path
+from typing import Any
 
 from PySide6.QtCore import Qt
 from PySide6.QtGui import QCloseEvent, QKeySequence, QShowEvent
@@ -28,11 +35,9 @@ from PySide6.QtWidgets import (
     QWidget,
 )
 
-from desktop.config import BOUNDS, Config
+from desktop.config import Config, Declared, lookup, set_value_at, value_at
 from desktop.kernel.taskset import spawn
 from desktop.tools.sandbox import SandboxMode
-from desktop.tools.sandbox_network import HOST, INTERNET, OFF
-from desktop.tools.shell import MAX_TIMEOUT
 from desktop.ui import hotkey
 from desktop.ui.approval_rules import ApprovalRules
 from desktop.ui.bridge import CoreBridge
@@ -59,6 +64,7 @@ class SettingsWindow(QWidget):
         super().__init__(parent, Qt.WindowType.Window)
         self.bridge = bridge
         self._autostart_was: bool | None = None
+        self.rows: dict[str, SettingRow] = {}  # the simple settings shown, by dotted key
         self.setWindowTitle("Settings — Nanobot Tray")
         self.setStyleSheet(STYLE)
         self.resize(660, 560)
@@ -96,54 +102,27 @@ class SettingsWindow(QWidget):
         layout.addLayout(footer)
 
     def _answers_page(self) -> QWidget:
-        self.temperature = QDoubleSpinBox()
-        self.temperature.setRange(0.0, 2.0)
-        self.temperature.setSingleStep(0.1)
-        self.temperature.setDecimals(2)
-        self.temperature.setMaximumWidth(140)
-        self.max_tokens = _tokens_box(1, 1_000_000)
-        self.context_window = _tokens_box(1, 10_000_000)
         form = _form()
-        form.addRow("Temperature", with_note(self.temperature, note_label(
-            "Lower is more focused and repeatable, higher more varied (0 to 2).")))
-        form.addRow("Longest answer", self.max_tokens)
-        form.addRow("Context window", with_note(self.context_window, note_label(
-            "How much of the conversation the model can read at once; older parts are summarised into "
-            "memory to stay within it.")))
+        self._row(form, "temperature", note=True)
+        self._row(form, "max_tokens")
+        self._row(form, "context_window_tokens", note=True)
         return _page(_holder(form), "How the model answers.")
 
     def _tools_page(self) -> QWidget:
-        self.restrict = QCheckBox("Keep file and shell tools inside the workspace folder")
-        self.exec_timeout = QSpinBox()
-        self.exec_timeout.setRange(1, MAX_TIMEOUT)
-        self.exec_timeout.setSuffix(" s")
-        self.exec_timeout.setMaximumWidth(140)
-        self.max_processes = _limit_box("tools.exec.max_processes", " processes")
-        self.max_memory = _limit_box("tools.exec.max_memory_mb", " MB")
-        self.max_file = _limit_box("tools.exec.max_file_mb", " MB")
         self.command_mode = note_label()
-        self.network = QComboBox()
-        self.network.addItem("Public internet only", INTERNET)
-        self.network.addItem("No network", OFF)
-        self.network.addItem("This computer's network (not recommended)", HOST)
         self.network_mode = note_label()
-        self.search_provider = QComboBox()
-        self.search_provider.addItem("DuckDuckGo (no key needed)", "duckduckgo")
-        self.search_provider.addItem("Brave Search (needs a key)", "brave")
         form = _form()
         form.addRow(heading("Files and commands"))
-        form.addRow(with_note(self.restrict, note_label(
-            "When off, the assistant may read, change and run things anywhere your user account can.")))
-        form.addRow("Stop a command after", self.exec_timeout)
-        form.addRow("Processes per command", self.max_processes)
-        form.addRow("Memory per process", self.max_memory)
-        form.addRow("Largest file it writes", with_note(self.max_file, note_label(
-            "For a command and everything it starts: a runaway stops at these limits, and the chat says which.")))
+        self._row(form, "tools.restrict_to_workspace", note=True)
+        self._row(form, "tools.exec.timeout")
+        self._row(form, "tools.exec.max_processes")
+        self._row(form, "tools.exec.max_memory_mb")
+        self._row(form, "tools.exec.max_file_mb", note=note_label(
+            "For a command and everything it starts: a runaway stops at these limits, and the chat says which."))
         form.addRow("Shell commands", self.command_mode)
-        form.addRow("Network for commands", with_note(self.network, self.network_mode))
+        self._row(form, "tools.exec.network", note=self.network_mode)
         form.addRow(heading("Web"))
-        form.addRow("Search with", with_note(self.search_provider, note_label(
-            "Brave Search needs its API key in the keyring: nanobot-tray keys set brave")))
+        self._row(form, "tools.web.search_provider", note=True)
         self.approval_rules = ApprovalRules(self.bridge)
         form.addRow(heading("Allowed without asking"))
         form.addRow(self.approval_rules)
@@ -161,15 +140,9 @@ class SettingsWindow(QWidget):
         self.hotkey.setMaximumSequenceLength(1)
         self.hotkey.setClearButtonEnabled(True)
         self.hotkey_note = note_label()
-        self.dream = _minutes_box()
-        self.heartbeat = _minutes_box()
         self.autostart = QCheckBox("Start Nanobot Tray when I log in")
-        self.notifications = QCheckBox("Show desktop notifications (background answers, reminders, memory updates)")
 
-        form = QFormLayout()
-        form.setContentsMargins(0, 0, 0, 0)
-        form.setVerticalSpacing(8)
-        form.setFieldGrowthPolicy(QFormLayout.FieldGrowthPolicy.AllNonFixedFieldsGrow)
+        form = _form()
         form.addRow(heading("Workspace"))
         form.addRow("Folder", with_note(row, note_label(
             "Memory, skills and the assistant's files live here. Another folder takes effect at once; "
@@ -177,14 +150,27 @@ class SettingsWindow(QWidget):
         form.addRow(heading("Quick prompt"))
         form.addRow("Global hotkey", with_note(self.hotkey, self.hotkey_note))
         form.addRow(heading("Background work"))
-        form.addRow("Dream (tidy memory) every", self.dream)
-        form.addRow("Heartbeat (HEARTBEAT.md) every", self.heartbeat)
+        self._row(form, "schedules.dream_interval")
+        self._row(form, "schedules.heartbeat_interval")
         form.addRow(heading("Desktop"))
         form.addRow(self.autostart)
-        form.addRow(self.notifications)
-        holder = QWidget()
-        holder.setLayout(form)
-        return _page(holder, "Where the assistant works and how it reaches you.")
+        self._row(form, "notifications")
+        return _page(_holder(form), "Where the assistant works and how it reaches you.")
+
+    def _row(self, form: QFormLayout, key: str, note: QLabel | bool = False) -> None:
+        """Add the generated row of a simple setting; `note`: its help under it (True) or this label."""
+        row = SettingRow(lookup(key))
+        self.rows[key] = row
+        shown = note_label(row.spec.setting.help) if note is True else note if isinstance(note, QLabel) else None
+        field = with_note(row.widget, shown) if shown is not None else row.widget
+        if isinstance(row.widget, QCheckBox):
+            form.addRow(field)
+        else:
+            form.addRow(row.spec.setting.label, field)
+
+    def field(self, key: str) -> QWidget:
+        """The widget of a simple setting shown here, by its dotted key."""
+        return self.rows[key].widget
 
     # ----- load
     def showEvent(self, event: QShowEvent) -> None:  # noqa: N802
@@ -219,21 +205,9 @@ class SettingsWindow(QWidget):
         status = hotkey.current_status(config.hotkey)
         self.hotkey_note.setText(status.message[:1].upper() + status.message[1:]
                                  + (f". {status.hint}" if status.hint else ""))
-        self.dream.setValue(config.schedules.dream_interval // 60)
-        self.heartbeat.setValue(config.schedules.heartbeat_interval // 60)
-        self.notifications.setChecked(config.notifications)
-        self.temperature.setValue(config.temperature)
-        self.max_tokens.setValue(config.max_tokens)
-        self.context_window.setValue(config.context_window_tokens)
-        self.restrict.setChecked(config.tools.restrict_to_workspace)
-        self.exec_timeout.setValue(config.tools.exec.timeout)
-        self.max_processes.setValue(config.tools.exec.max_processes)
-        self.max_memory.setValue(config.tools.exec.max_memory_mb)
-        self.max_file.setValue(config.tools.exec.max_file_mb)
-        self.network.setCurrentIndex(max(self.network.findData(config.tools.exec.network), 0))
+        for key, row in self.rows.items():
+            row.show(value_at(config, key))
         self.approval_rules.load(config)
-        found = self.search_provider.findData(config.tools.web.search_provider)
-        self.search_provider.setCurrentIndex(max(found, 0))
         self.status.clear()
 
     def _show_command_mode(self, mode: SandboxMode | None) -> None:
@@ -261,18 +235,10 @@ class SettingsWindow(QWidget):
         if wrong:
             return wrong
         self.model_form.apply_to(config)
-        config.temperature = round(self.temperature.value(), 2)
-        config.max_tokens = self.max_tokens.value()
-        config.context_window_tokens = self.context_window.value()
+        for key, row in self.rows.items():
+            set_value_at(config, key, row.value())
         if config.max_tokens >= config.context_window_tokens:
             return "The longest answer must be shorter than the context window."
-        config.tools.restrict_to_workspace = self.restrict.isChecked()
-        config.tools.exec.timeout = self.exec_timeout.value()
-        config.tools.exec.max_processes = self.max_processes.value()
-        config.tools.exec.max_memory_mb = self.max_memory.value()
-        config.tools.exec.max_file_mb = self.max_file.value()
-        config.tools.exec.network = str(self.network.currentData())
-        config.tools.web.search_provider = str(self.search_provider.currentData())
         folder = self.workspace.text().strip()
         if folder and not Path(folder).expanduser().is_absolute():
             return f"The workspace folder must be a full path, e.g. {Path.home() / 'Nanobot'}"
@@ -285,9 +251,6 @@ class SettingsWindow(QWidget):
         except ValueError as exc:
             return f"Hotkey: {exc}"
         config.hotkey = chord
-        config.schedules.dream_interval = self.dream.value() * 60
-        config.schedules.heartbeat_interval = self.heartbeat.value() * 60
-        config.notifications = self.notifications.isChecked()
         return None
 
     async def save(self) -> None:
@@ -363,30 +326,71 @@ def _holder(form: QFormLayout) -> QWidget:
     return holder
 
 
-def _tokens_box(low: int, high: int) -> QSpinBox:
-    box = QSpinBox()
-    box.setRange(low, high)
-    box.setSuffix(" tokens")
-    box.setGroupSeparatorShown(True)
-    box.setMaximumWidth(180)
-    return box
+class SettingRow:
+    """The widget of one simple setting, made from its declaration: a checkbox for true or false, a list of
+    the labelled choices, or a spin box held within the bounds, with the unit after the number (and the
+    unit's scale: seconds shown as minutes) and the meaning of 0 in its place ("Off")."""
+
+    def __init__(self, spec: Declared) -> None:
+        self.spec = spec
+        meta = spec.setting
+        self.per = meta.unit.per if meta.unit else 1
+        self.widget: QCheckBox | QComboBox | QSpinBox | QDoubleSpinBox
+        if spec.hint is bool:
+            self.widget = QCheckBox(meta.label)
+        elif meta.choices:
+            self.widget = QComboBox()
+            for value, label in meta.choices:
+                self.widget.addItem(label, value)
+        elif spec.hint is int:
+            self.widget = QSpinBox()
+            self.widget.setGroupSeparatorShown(True)
+        elif spec.hint is float:
+            self.widget = QDoubleSpinBox()
+            self.widget.setDecimals(2)
+            self.widget.setSingleStep(meta.step or 1.0)
+        else:
+            raise TypeError(f"'{spec.name}' is not a simple setting; it needs a widget of its own")
+        self.widget.setToolTip(meta.help)
+        if isinstance(self.widget, (QSpinBox, QDoubleSpinBox)):
+            self._bound(self.widget)
+
+    def _bound(self, box: QSpinBox | QDoubleSpinBox) -> None:
+        meta = self.spec.setting
+        bounds = meta.bounds
+        smallest = 1 if isinstance(box, QSpinBox) else 10 ** -box.decimals()
+        low = (bounds.low + (smallest if bounds.above else 0)) if bounds and bounds.low is not None else 0
+        high = bounds.high if bounds and bounds.high is not None else _LARGEST
+        if isinstance(box, QSpinBox):
+            box.setRange(math.ceil(low / self.per), int(high // self.per))
+        else:
+            box.setRange(low, high)
+        if meta.unit:
+            box.setSuffix(f" {meta.unit.suffix}")
+        if meta.zero:
+            box.setSpecialValueText(meta.zero)
+        box.setMaximumWidth(180)
+
+    def show(self, value: Any) -> None:
+        widget = self.widget
+        if isinstance(widget, QCheckBox):
+            widget.setChecked(bool(value))
+        elif isinstance(widget, QComboBox):
+            widget.setCurrentIndex(max(widget.findData(value), 0))
+        elif isinstance(widget, QSpinBox):
+            widget.setValue(int(value) // self.per)
+        else:
+            widget.setValue(float(value))
+
+    def value(self) -> Any:
+        widget = self.widget
+        if isinstance(widget, QCheckBox):
+            return widget.isChecked()
+        if isinstance(widget, QComboBox):
+            return str(widget.currentData())
+        if isinstance(widget, QSpinBox):
+            return widget.value() * self.per
+        return round(widget.value(), widget.decimals())
 
 
-def _limit_box(key: str, suffix: str) -> QSpinBox:
-    """A limit on exec, from the lowest value config.py allows."""
-    box = QSpinBox()
-    box.setRange(int(BOUNDS[key].low or 1), 1_000_000_000)
-    box.setSuffix(suffix)
-    box.setGroupSeparatorShown(True)
-    box.setMaximumWidth(180)
-    return box
-
-
-def _minutes_box() -> QSpinBox:
-    """Minutes between runs of background work; 0 shows as "Off" (and is saved as 0, which turns it off)."""
-    box = QSpinBox()
-    box.setRange(0, 7 * 24 * 60)
-    box.setSpecialValueText("Off")
-    box.setSuffix(" min")
-    box.setMaximumWidth(140)
-    return box
+_LARGEST = 2**31 - 1  # a spin box's own limit, for a number with no upper bound

@@ -1,4 +1,5 @@
-"""The headless command line, run as a real subprocess against the scripted model server."""
+"""The headless command line against the scripted model server: each command as a real subprocess once
+(`run_cli`), the rest in-process (`run_main`, see in_process.py)."""
 
 from __future__ import annotations
 
@@ -8,11 +9,13 @@ import subprocess
 import sys
 from pathlib import Path
 
+from tests.cli.in_process import run_main
 from tests.conftest import write_config
 from tests.fakeserver import FakeOpenAI
 
 
 def run_cli(home: Path, *args: str, stdin: str = "", path: str | None = None) -> subprocess.CompletedProcess[str]:
+    """`nanobot-tray ARGS` as a process of its own, as a user runs it."""
     env = {k: v for k, v in os.environ.items() if not k.endswith("_API_KEY")}
     env.update(NANOBOT_TRAY_HOME=str(home), PYTHON_KEYRING_BACKEND="keyring.backends.null.Keyring")
     if path is not None:
@@ -42,7 +45,7 @@ def test_headless_asks_need_a_terminal_or_yes(tmp_path: Path, fake: FakeOpenAI) 
 
     def exec_turn(command: str, *flags: str) -> str:
         fake.add({"tool_calls": [{"name": "exec", "arguments": {"command": command}}]}, {"content": "tried"})
-        result = run_cli(tmp_path, "agent", "-m", "go", *flags, path=str(bin_dir))
+        result = run_main(tmp_path, "agent", "-m", "go", *flags, path=str(bin_dir))
         assert result.returncode == 0 and result.stdout == "tried\n", result.stderr
         return [m["content"] for m in fake.requests[-1]["messages"] if m["role"] == "tool"][-1]
 
@@ -55,7 +58,7 @@ def test_headless_asks_need_a_terminal_or_yes(tmp_path: Path, fake: FakeOpenAI) 
 
 
 def test_agent_without_model_says_so(tmp_path: Path) -> None:
-    result = run_cli(tmp_path, "agent", "-m", "hello")
+    result = run_main(tmp_path, "agent", "-m", "hello")
     assert result.returncode == 2
     assert "no model is configured" in result.stderr and str(tmp_path / "config.yaml") in result.stderr
     assert (tmp_path / "config.yaml").exists()
@@ -64,7 +67,7 @@ def test_agent_without_model_says_so(tmp_path: Path) -> None:
 def test_agent_reports_provider_failure_in_one_line(tmp_path: Path) -> None:
     write_config(tmp_path, model="openai/test", api_base="http://127.0.0.1:9/v1",
                  provider={"retry_delays": [0.01]})
-    result = run_cli(tmp_path, "agent", "-m", "hello")
+    result = run_main(tmp_path, "agent", "-m", "hello")
     assert result.returncode == 1
     assert result.stderr.splitlines() == ["  model call failed, retrying in 0.01 s (try 2 of 2)…",
                                           "error: Can't reach the model server at http://127.0.0.1:9 — is it running?"]
@@ -72,7 +75,7 @@ def test_agent_reports_provider_failure_in_one_line(tmp_path: Path) -> None:
 
 def test_agent_reports_missing_key(tmp_path: Path) -> None:
     write_config(tmp_path, model="openai/gpt-4o-mini")
-    result = run_cli(tmp_path, "agent", "-m", "hello")
+    result = run_main(tmp_path, "agent", "-m", "hello")
     assert result.returncode == 1
     assert "No API key for provider 'openai'" in result.stderr
     assert "nanobot-tray keys set openai" in result.stderr
@@ -81,7 +84,7 @@ def test_agent_reports_missing_key(tmp_path: Path) -> None:
 def test_broken_config_still_runs_on_defaults(tmp_path: Path, fake: FakeOpenAI) -> None:
     write_config(tmp_path)
     (tmp_path / "config.yaml").write_text(f"model: openai/test\napi_base: {fake.base_url}\nmax_tokens: lots\n")
-    result = run_cli(tmp_path, "agent", "-m", "ping")
+    result = run_main(tmp_path, "agent", "-m", "ping")
     assert result.returncode == 0
     assert result.stdout.strip() == "echo: ping"
     assert "line 3: key 'max_tokens'" in result.stderr
@@ -90,7 +93,7 @@ def test_broken_config_still_runs_on_defaults(tmp_path: Path, fake: FakeOpenAI) 
 
 def test_interactive_chat(tmp_path: Path, fake: FakeOpenAI) -> None:
     write_config(tmp_path, model="openai/test", api_base=fake.base_url)
-    result = run_cli(tmp_path, "agent", stdin="first line\n/help\n")
+    result = run_main(tmp_path, "agent", stdin="first line\n/help\n")
     assert result.returncode == 0
     assert "echo: first line" in result.stdout and "/status" in result.stdout
 
@@ -106,9 +109,7 @@ def test_keys_without_keyring_explain_the_fix(tmp_path: Path) -> None:
 
 def test_doctor_reports_paths_and_config(tmp_path: Path, fake: FakeOpenAI) -> None:
     write_config(tmp_path, model="openai/test", api_base=fake.base_url)
-    env = {**os.environ, "NANOBOT_TRAY_HOME": str(tmp_path), "PYTHON_KEYRING_BACKEND": "keyring.backends.null.Keyring"}
-    result = subprocess.run([sys.executable, "-m", "desktop", "doctor"], capture_output=True, text=True, env=env,
-                            timeout=60)
+    result = run_main(tmp_path, "doctor")
     assert result.returncode == 0, result.stderr
     assert str(tmp_path / "config.yaml") in result.stdout and "config ok" in result.stdout
     assert "reachable:  yes" in result.stdout

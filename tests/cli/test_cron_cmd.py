@@ -1,5 +1,5 @@
-"""`nanobot-tray cron list | remove | run-due` and `nanobot-tray heartbeat` as real subprocesses, against the
-scripted model."""
+"""`nanobot-tray cron list | remove | run-due` and `nanobot-tray heartbeat` against the scripted model: each as a
+real subprocess once, the rest in-process."""
 
 from __future__ import annotations
 
@@ -10,6 +10,7 @@ import pytest
 
 from desktop.reminders.jobs import Job, JobStore, render
 from desktop.scheduler.schedules import At, Cron
+from tests.cli.in_process import run_main
 from tests.cli.test_cli import run_cli
 from tests.conftest import write_config
 from tests.fakeserver import FakeOpenAI
@@ -69,8 +70,8 @@ def test_heartbeat_makes_no_model_call_without_tasks_and_says_so(tmp_path: Path,
     assert result.stdout.startswith("No active tasks in ") and "(no model call)" in result.stdout
     (tmp_path / "workspace" / "HEARTBEAT.md").write_text("## Active Tasks\n- Check the build\n- Check the mail\n")
     fake.add({"content": "NOTHING_TO_REPORT"}, {"content": "The build is red."})
-    assert run_cli(tmp_path, "heartbeat").stdout == "Nothing needs you (2 tasks looked at).\n"
-    assert run_cli(tmp_path, "heartbeat").stdout == "The build is red.\n"
+    assert run_main(tmp_path, "heartbeat").stdout == "Nothing needs you (2 tasks looked at).\n"
+    assert run_main(tmp_path, "heartbeat").stdout == "The build is red.\n"
     assert len(fake.requests) == 2 and len([m for m in fake.requests[1]["messages"] if m["role"] == "user"]) == 2
 
 
@@ -88,7 +89,7 @@ def test_run_due_and_heartbeat_have_nobody_to_ask_so_what_would_ask_fails_and_no
 
     fake.add({"tool_calls": [{"name": "exec", "arguments": {"command": f"echo ran > {outside}"}}]},
              {"content": "Could not run it."})
-    result = run_cli(tmp_path, "cron", "run-due", path=str(bin_dir))
+    result = run_main(tmp_path, "cron", "run-due", path=str(bin_dir))
     assert result.returncode == 0 and "Could not run it." in result.stdout, result.stderr
     assert "exec needs the user's approval" in refused() and "no window or terminal to ask in" in refused()
     assert not outside.exists()
@@ -96,6 +97,6 @@ def test_run_due_and_heartbeat_have_nobody_to_ask_so_what_would_ask_fails_and_no
     (tmp_path / "workspace" / "HEARTBEAT.md").write_text("## Active Tasks\n- Note the time\n")
     fake.add({"tool_calls": [{"name": "write_file", "arguments": {"path": str(outside), "content": "x"}}]},
              {"content": "Could not write it."})
-    assert run_cli(tmp_path, "heartbeat").stdout == "Could not write it.\n"
+    assert run_main(tmp_path, "heartbeat").stdout == "Could not write it.\n"
     assert "write_file needs the user's approval" in refused() and "outside the workspace" in refused()
     assert "no window or terminal to ask in" in refused() and not outside.exists()

@@ -8,7 +8,7 @@ import json
 from pathlib import Path
 from typing import Any
 
-from tests.cli.test_cli import run_cli
+from tests.cli.in_process import run_main
 from tests.conftest import write_config
 from tests.fakeserver import FakeOpenAI
 
@@ -17,7 +17,7 @@ def ask(home: Path, fake: FakeOpenAI, *steps: dict[str, Any], timeout: float = 5
     write_config(home, model="openai/test", api_base=fake.base_url,
                  provider={"timeout": timeout, "retry_delays": [0.01]})
     fake.add(*steps)
-    result = run_cli(home, "agent", "-m", "tell me a story", "-s", "faults")
+    result = run_main(home, "agent", "-m", "tell me a story", "-s", "faults")
     return result.returncode, result.stdout, result.stderr
 
 

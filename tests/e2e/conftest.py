@@ -1,6 +1,7 @@
 """End-to-end fixtures: a private X desktop (see xdesktop.py), the scripted model server, app homes.
 
-In-process tests here run on a qasync loop like tests/ui (same loop factory and `until`)."""
+In-process tests here run on a qasync loop like tests/ui (same loop factory, `until` and garbage collection
+after each test)."""
 
 from __future__ import annotations
 
@@ -13,7 +14,10 @@ import yaml
 
 from tests.e2e.xdesktop import Desktop, missing_tools
 from tests.fakeserver import FakeOpenAI
-from tests.ui.conftest import pytest_asyncio_loop_factories  # noqa: F401  (the qasync loop for async tests)
+from tests.ui.conftest import (  # noqa: F401  (the qasync loop for async tests; Qt objects freed on the GUI thread)
+    collect_on_gui_thread,
+    pytest_asyncio_loop_factories,
+)
 
 
 def start_desktop(root: Path, tray: str = "trayer", wm: bool = False) -> Desktop:

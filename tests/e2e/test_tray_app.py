@@ -1,22 +1,29 @@
 """The real app on an X desktop with an XEmbed tray (trayer) and a notification daemon (dunst), driven
 like a user would: clicks and keys through xdotool, notifications through dunstctl. One app process
-serves the module; the tests run in order and each leaves the chat and quick prompt hidden.
+serves the module; the tests run in order and each leaves the chat and quick prompt hidden. A second app
+(another home) meets the first one's hotkey and runs a reminder that came due while it was closed.
 Screenshots of every step land in tests/artifacts/."""
 
 from __future__ import annotations
 
+import asyncio
 import json
 import subprocess
 import sys
 import time
 from collections.abc import Iterator
+from datetime import UTC, datetime, timedelta
 from pathlib import Path
 
 import pytest
 
+from desktop.reminders.jobs import Job, JobStore, render
+from desktop.scheduler.schedules import At, Cron
+from desktop.session.session import SessionStore
 from tests.e2e.conftest import make_home
-from tests.e2e.xdesktop import REPO, AppProcess, Desktop, Window, wait_for
+from tests.e2e.xdesktop import DIE_WITH_US, REPO, AppProcess, Desktop, Window, wait_for
 from tests.fakeserver import FakeOpenAI
+from tests.subagents.test_subagents import model
 
 pytestmark = pytest.mark.e2e
 
@@ -100,9 +107,7 @@ def test_a_typed_message_gets_a_streamed_answer(desktop: Desktop, app: AppProces
     assert answer not in _assistant_messages(app.home)
     partial = desktop.screenshot("e2e-03-streaming")
     wait_for(lambda: answer in _assistant_messages(app.home), 30, "the answer saved in the session")
-    time.sleep(0.3)
-    final = desktop.screenshot("e2e-04-answered")
-    assert _crop(partial, chat) != _crop(final, chat)  # the transcript grew after the first chunk
+    desktop.changed("e2e-04-answered", partial, chat, 500)  # the transcript grew after the first chunk
     request = model_server.requests[before]
     assert request["stream"] is True and "hello from xdotool" in json.dumps(request["messages"])
     _hide_chat(desktop)
@@ -112,22 +117,20 @@ def test_ctrl_f_and_ctrl_k_find_the_earlier_message_and_esc_closes_them_first(de
                                                                              app: AppProcess) -> None:
     chat = _show_chat(desktop)
     desktop.xdo("windowfocus", "--sync", chat.wid)
-    plain = desktop.screenshot("e2e-search-00-chat")
+    plain = desktop.settled("e2e-search-00-chat", chat)
     desktop.xdo("key", "ctrl+f")
     desktop.xdo("type", "--delay", "12", "xdotool")
-    time.sleep(0.5)
-    found = desktop.screenshot("e2e-search-01-find-bar")
-    assert _crop(found, chat) != _crop(plain, chat)
+    desktop.changed("e2e-search-01-find-bar", plain, chat, 200)  # the find bar, with the match marked
+    found = desktop.settled("e2e-search-01-find-bar", chat)
     desktop.xdo("key", "Escape")  # closes the bar; the window stays
-    time.sleep(0.5)
+    desktop.changed("e2e-search-01-find-bar-closed", found, chat, 200)
     assert _chat(desktop) is not None
     desktop.xdo("key", "ctrl+k")
     desktop.xdo("type", "--delay", "12", "xdotool")
-    time.sleep(0.8)
-    listed = desktop.screenshot("e2e-search-02-all-chats")
-    assert _crop(listed, chat) != _crop(plain, chat)
+    desktop.changed("e2e-search-02-all-chats", plain, chat, 200)  # the search over all chats
+    listed = desktop.settled("e2e-search-02-all-chats", chat)
     desktop.xdo("key", "Escape")
-    time.sleep(0.5)
+    desktop.changed("e2e-search-02-all-chats-closed", listed, chat, 200)
     assert _chat(desktop) is not None
     desktop.xdo("key", "Escape")  # nothing left open in it: Esc hides the window as before
     wait_for(lambda: _chat(desktop) is None, 20, "the chat window to hide")
@@ -177,7 +180,6 @@ def test_a_reply_finished_in_the_background_notifies_and_the_notification_opens_
     wait_for(lambda: 'string "Background answer is here."' in desktop.notifications_log(), 30, "the reply's notification")
     log = desktop.notifications_log()
     assert 'string "Background answer is here."' in log and 'string "Open"' in log
-    time.sleep(0.3)
     desktop.screenshot("e2e-08-notification")
     subprocess.run(["dunstctl", "action", "0"], env=desktop.env, check=True, timeout=10)  # the user clicks it
     wait_for(lambda: _chat(desktop), 20, "the chat window opened by the notification")
@@ -185,19 +187,68 @@ def test_a_reply_finished_in_the_background_notifies_and_the_notification_opens_
     _hide_chat(desktop)
 
 
-def test_a_hotkey_taken_by_another_program_is_reported(desktop: Desktop, app: AppProcess,
-                                                       model_server: FakeOpenAI, tmp_path: Path) -> None:
-    other = AppProcess(desktop, make_home(tmp_path / "other-home", model_server))  # a second user of the chord
+def test_a_background_task_finishing_out_of_sight_is_a_desktop_notification_naming_its_chat(
+        desktop: Desktop, app: AppProcess, model_server: FakeOpenAI) -> None:
+    chattiness, before = model_server.default, len(model_server.requests)
+    model_server.default = model([{"task": "look up when to plant tomatoes", "label": "Tomato timing"}],
+                                 subagent={"content": "Report: plant them in May.", "delay": 4})
+    try:
+        chat = _show_chat(desktop)
+        desktop.xdo("windowfocus", "--sync", chat.wid)
+        desktop.xdo("key", "ctrl+n")  # a new chat, titled by its first message
+        _type_into_chat(desktop, chat, "Garden plans: when do tomatoes go in?")
+        wait_for(lambda: any(r.get("tools") and r["messages"][-1].get("role") == "tool"
+                             for r in model_server.requests[before:]), 60, "the chat's answer after spawning")
+        _hide_chat(desktop)
+        wait_for(lambda: 'string "Garden plans: when do tomatoes go in?"' in desktop.notifications_log(), 90,
+                 "the notification naming the chat")
+        assert 'string "Summary for you: Report: plant them in May."' in desktop.notifications_log()
+        desktop.screenshot("e2e-10-subagent-notification")
+    finally:
+        model_server.default = chattiness
+
+
+async def _titled_chat(sessions: Path, key: str, title: str) -> None:
+    store = SessionStore(sessions)
+    session = await store.load(key)
+    session.metadata["title"] = title
+    await store.append(session, {"role": "user", "content": "Help me with the garden"},
+                       {"role": "assistant", "content": "Happy to."})
+
+
+def test_a_second_app_reports_the_taken_hotkey_and_runs_a_reminder_due_while_it_was_closed(
+        desktop: Desktop, app: AppProcess, model_server: FakeOpenAI, tmp_path: Path) -> None:
+    """Its reminder runs at start (within the grace), in its chat, and a desktop notification names that chat;
+    the command line, handed to the running app, lists what is left."""
+    home = make_home(tmp_path / "other-home", model_server)
+    asyncio.run(_titled_chat(home / "data" / "sessions", "desktop:garden", "Garden"))
+    due = datetime.now(UTC) - timedelta(minutes=10)
+    JobStore(home / "data" / "state").write(render([
+        Job("a1b2c3", "desktop:garden", "Remind the user to water the tomatoes", "Water", At(due), due, due),
+        Job("d4e5f6", "desktop:garden", "Weekly seed order", "Seeds", Cron("0 9 * * 1", "UTC"), due,
+            due + timedelta(days=3)),
+    ]))
+    model_server.add({"content": "Time to **water the tomatoes**!"})
+    other = AppProcess(desktop, home)  # a second user of the chord
     try:
         other.wait_log(r"global hotkey: .*already used by another program", timeout=90)
         wait_for(lambda: 'string "Global hotkey unavailable"' in desktop.notifications_log(), 30,
                  "the conflict's notification (through the notifier, as every notification)")
-        time.sleep(0.5)
-        desktop.screenshot("e2e-10-hotkey-conflict")
-        doctor = subprocess.run([sys.executable, "-m", "desktop", "doctor", "--offline"], env=other.env,
-                                cwd=str(REPO), capture_output=True, text=True, timeout=60)
+        desktop.screenshot("e2e-11-hotkey-conflict")
+        doctor = subprocess.run([*DIE_WITH_US, sys.executable, "-m", "desktop", "doctor", "--offline"],
+                                env=other.env, cwd=str(REPO), capture_output=True, text=True, timeout=60)
         hotkey_line = next(line for line in doctor.stdout.splitlines() if line.startswith("hotkey:"))
         assert "Ctrl+Alt+Space is already used by another program" in hotkey_line
+
+        wait_for(lambda: 'string "Garden: Water"' in desktop.notifications_log(), 90, "the reminder's notification")
+        assert 'string "Time to water the tomatoes!"' in desktop.notifications_log()  # plain text
+        desktop.screenshot("e2e-12-reminder-notification")
+        listed = other.launch("cron", "list")  # handed to the running app: its jobs
+        assert listed.returncode == 0, listed.stderr
+        assert listed.stdout.startswith("d4e5f6 · “Seeds” · Mondays at 09:00 (UTC) · next ")
+        assert "Water" not in listed.stdout
+        asked = [m for m in model_server.requests[-1]["messages"] if m["role"] == "user"][-1]["content"]
+        assert "Remind the user to water the tomatoes" in asked
     finally:
         assert other.stop() == 0
 
@@ -206,15 +257,9 @@ def test_quit_from_the_tray_menu_saves_and_exits_cleanly(desktop: Desktop, app: 
     _click_icon(desktop, button=3)
     wait_for(lambda: any(w.height > 100 and w.name == "Nanobot Tray" for w in desktop.windows()), 10,
              "the tray menu")
-    desktop.screenshot("e2e-11-tray-menu")
+    desktop.screenshot("e2e-13-tray-menu")
     desktop.xdo("key", "Up", "Return")  # the last entry: Quit
     assert app.proc.wait(30) == 0
     assert "quit cleanly" in app.log_text()
     assert "hello from xdotool" in "".join(p.read_text() for p in (app.home / "data" / "sessions").glob("*.jsonl"))
 
-
-def _crop(path: Path, window: Window) -> bytes:
-    """The window's pixels from a full-screen screenshot (raw RGB), to tell two moments apart."""
-    geometry = f"{window.width}x{window.height}+{window.x}+{window.y}"
-    return subprocess.run(["/usr/bin/convert", str(path), "-crop", geometry, "rgb:-"], capture_output=True,
-                          check=True, timeout=30).stdout

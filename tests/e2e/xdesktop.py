@@ -3,7 +3,9 @@
 Desktop: Xvfb (-noreset, display picked by -displayfd), its own session D-Bus, a tray host (trayer for
 XEmbed, xfce4-panel for StatusNotifierItem, or none), optionally openbox, dunst as the notification
 daemon and a dbus-monitor log of every notification. Every process is started and stopped by its own
-Popen handle. AppProcess runs `python -m desktop` against it; screenshots go to tests/artifacts/."""
+Popen handle, and dies with the test process if that dies first (DIE_WITH_US). AppProcess runs
+`python -m desktop` against it; screenshots go to tests/artifacts/, and the screen is compared by pixels
+(`differing_pixels`), as a person looking at it would notice a change."""
 
 from __future__ import annotations
 
@@ -22,9 +24,13 @@ from typing import Any
 
 REPO = Path(__file__).resolve().parents[2]
 ARTIFACTS = REPO / "tests" / "artifacts"
-TOOLS = ("Xvfb", "dbus-daemon", "dbus-monitor", "dunst", "dunstctl", "xdotool", "import")
+TOOLS = ("Xvfb", "dbus-daemon", "dbus-monitor", "dunst", "dunstctl", "xdotool", "import", "compare", "setpriv")
 TRAY_TOOLS = {"trayer": "trayer", "xfce4-panel": "xfce4-panel", "none": None}
 APP_CLASS = "nanobot-tray"
+# Prefixed to every long-lived process a test starts: it gets SIGTERM when the process that started it dies, so a
+# run that is killed or times out leaves no desktop, app or server behind (util-linux, always installed).
+DIE_WITH_US = ["setpriv", "--pdeathsig", "TERM", "--"]
+SETTLED = 50  # pixels: fewer differ between two screenshots 0.2 s apart, so nothing is being drawn
 
 
 def missing_tools(tray: str = "trayer", wm: bool = False) -> list[str]:
@@ -84,12 +90,12 @@ class Desktop:
         self._spawn("xvfb", ["Xvfb", "-displayfd", str(write_fd), "-screen", "0", "1280x800x24",
                              "-nolisten", "tcp", "-noreset"], env, pass_fds=(write_fd,))
         os.close(write_fd)
-        number = _read_line(read_fd, 15, "Xvfb to choose a display")
+        number = read_line(read_fd, 15, "Xvfb to choose a display")
         os.close(read_fd)
         env["DISPLAY"] = f":{number}"
         bus = self._spawn("dbus", ["dbus-daemon", "--session", "--nofork", "--print-address=1"], env,
                           stdout=subprocess.PIPE)
-        env["DBUS_SESSION_BUS_ADDRESS"] = _read_line(bus.stdout.fileno(), 10, "the session bus")  # type: ignore[union-attr]
+        env["DBUS_SESSION_BUS_ADDRESS"] = read_line(bus.stdout.fileno(), 10, "the session bus")  # type: ignore[union-attr]
         self.env = env
         if shutil.which("xsetroot"):
             subprocess.run(["xsetroot", "-solid", "#3a6ea5"], env=env, timeout=10)  # readable screenshots
@@ -146,7 +152,8 @@ class Desktop:
     def _spawn(self, name: str, argv: list[str], env: dict[str, str], stdout: Any = None,
                **kw: Any) -> subprocess.Popen[Any]:
         with open(self.logs / f"{name}.log", "ab") as out, open(self.logs / f"{name}.err", "ab") as err:
-            proc = subprocess.Popen(argv, env=env, stdin=subprocess.DEVNULL, stdout=stdout or out, stderr=err, **kw)
+            proc = subprocess.Popen([*DIE_WITH_US, *argv], env=env, stdin=subprocess.DEVNULL, stdout=stdout or out,
+                                    stderr=err, **kw)
         self.procs.append(proc)
         return proc
 
@@ -190,10 +197,47 @@ class Desktop:
         self.xdo("mousemove", str(x), str(y), "click", str(button))
 
     def screenshot(self, name: str) -> Path:
-        ARTIFACTS.mkdir(parents=True, exist_ok=True)
-        path = ARTIFACTS / f"{name}.png"
+        """The whole screen, kept in this desktop's folder (what tests compare: another run cannot overwrite it)
+        and copied to tests/artifacts/ for people to look at."""
+        shots = self.root / "shots"
+        shots.mkdir(exist_ok=True)
+        path = shots / f"{name}.png"
         self._run(["import", "-window", "root", str(path)], check=True)
+        ARTIFACTS.mkdir(parents=True, exist_ok=True)
+        shutil.copyfile(path, ARTIFACTS / path.name)
         return path
+
+    def differing_pixels(self, first: Path, second: Path, window: Window,
+                         part: tuple[int, int, int, int] | None = None) -> int:
+        """How many pixels of the window (or of its `part`: x, y, width, height from its corner) differ between
+        two screenshots (5 % fuzz: antialiasing is no difference)."""
+        x, y, width, height = part or (0, 0, window.width, window.height)
+        geometry = f"{width}x{height}+{window.x + x}+{window.y + y}"
+        out = subprocess.run(["compare", "-metric", "AE", "-fuzz", "5%", "-extract", geometry, str(first), str(second),
+                              "null:"], capture_output=True, text=True, timeout=30)
+        return int(float(out.stderr.split()[0]))
+
+    def settled(self, name: str, window: Window, timeout: float = 20) -> Path:
+        """A screenshot once the window has stopped changing: two in a row differ in fewer than SETTLED pixels
+        (a blinking text cursor is allowed). What a later screenshot is compared with must be drawn."""
+        shot = self.screenshot(name)
+        deadline = time.monotonic() + timeout
+        while True:
+            time.sleep(0.2)
+            previous, shot = shot.rename(shot.with_name(f"{name}-before.png")), self.screenshot(name)
+            if self.differing_pixels(previous, shot, window) < SETTLED:
+                return shot
+            if time.monotonic() > deadline:
+                raise AssertionError(f"timed out after {timeout:.0f} s waiting for the window {window.name!r} to "
+                                     "stop changing")
+
+    def changed(self, name: str, reference: Path, window: Window, more_than: int,
+                part: tuple[int, int, int, int] | None = None, timeout: float = 20) -> Path:
+        """A screenshot once more than `more_than` pixels of the window (or its `part`) differ from `reference`."""
+        def differs() -> Path | None:
+            shot = self.screenshot(name)
+            return shot if self.differing_pixels(reference, shot, window, part) > more_than else None
+        return wait_for(differs, timeout, f"{more_than}+ pixels of {window.name!r} to change ({name})", interval=0.2)
 
     def notifications_log(self) -> str:
         return (self.logs / "dbus-monitor.log").read_text(errors="replace")  # written by _spawn
@@ -221,14 +265,20 @@ class AppProcess:
         self.env = {**desktop.env, "NANOBOT_TRAY_HOME": str(home),
                     "PYTHON_KEYRING_BACKEND": "keyring.backends.null.Keyring",  # never prompt for a keyring
                     "LITELLM_LOCAL_MODEL_COST_MAP": "True", **(extra_env or {})}
-        self.log = home.parent / f"{home.name}-app.log"
+        self.log = home.parent / f"{home.name}-app.log"  # a restart with the same home appends to it
+        self._log_start = self.log.stat().st_size if self.log.exists() else 0
         self.started = time.monotonic()
         with open(self.log, "ab") as out:
-            self.proc = subprocess.Popen([sys.executable, "-m", "desktop", "-v", *args], env=self.env, cwd=str(REPO),
-                                         stdin=subprocess.DEVNULL, stdout=out, stderr=subprocess.STDOUT)
+            self.proc = subprocess.Popen([*DIE_WITH_US, sys.executable, "-m", "desktop", "-v", *args], env=self.env,
+                                         cwd=str(REPO), stdin=subprocess.DEVNULL, stdout=out, stderr=subprocess.STDOUT)
 
     def log_text(self) -> str:
-        return self.log.read_text(errors="replace") if self.log.exists() else ""
+        """What this process logged (not an earlier run's lines in the same file)."""
+        if not self.log.exists():
+            return ""
+        with open(self.log, "rb") as log:
+            log.seek(self._log_start)
+            return log.read().decode(errors="replace")
 
     def wait_log(self, pattern: str, timeout: float = 60) -> re.Match[str]:
         def seen() -> re.Match[str] | None:
@@ -240,7 +290,7 @@ class AppProcess:
 
     def launch(self, *args: str, timeout: float = 60) -> subprocess.CompletedProcess[str]:
         """A second `nanobot-tray` launch with the same home (it should hand over and exit)."""
-        return subprocess.run([sys.executable, "-m", "desktop", *args], env=self.env, cwd=str(REPO),
+        return subprocess.run([*DIE_WITH_US, sys.executable, "-m", "desktop", *args], env=self.env, cwd=str(REPO),
                               capture_output=True, text=True, timeout=timeout)
 
     def stop(self, timeout: float = 30) -> int:
@@ -254,7 +304,7 @@ class AppProcess:
         return self.proc.returncode
 
 
-def _read_line(fd: int, timeout: float, what: str) -> str:
+def read_line(fd: int, timeout: float, what: str) -> str:
     data = b""
     deadline = time.monotonic() + timeout
     while b"\n" not in data:

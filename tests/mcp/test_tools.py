@@ -238,7 +238,7 @@ async def test_keyring_references_reach_the_server_but_no_file(home_dir: Path, m
 
 async def test_settings_changes_touch_only_the_servers_that_changed(home_dir: Path, model_config: dict[str, Any],
                                                                    memory_keyring: MemoryKeyring, fake: FakeOpenAI) -> None:
-    from desktop.config import McpServerConfig
+    from desktop.mcp.settings import McpServerConfig
 
     core = await started(home_dir, model_config, {"keep": stdio_server(), "change": stdio_server(), "drop": stdio_server()})
     try:

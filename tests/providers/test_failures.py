@@ -4,9 +4,10 @@ from __future__ import annotations
 
 import pytest
 
-from desktop.config import Config, ProviderConfig
+from desktop.config import Config
 from desktop.providers.failures import FailureKind
 from desktop.providers.llm import LLMProvider, ProviderError
+from desktop.providers.settings import ProviderConfig
 from tests.fakeserver import FakeOpenAI
 
 HI = [{"role": "user", "content": "hi"}]

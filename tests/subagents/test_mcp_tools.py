@@ -5,8 +5,8 @@ from __future__ import annotations
 
 from typing import Any
 
-from desktop.config import McpServerConfig
 from desktop.core import Core
+from desktop.mcp.settings import McpServerConfig
 from desktop.subagents import Subagents
 from tests.conftest import Conversation
 from tests.fakeserver import FakeOpenAI, Step

@@ -19,11 +19,12 @@ from typing import Any
 
 import pytest
 
-from desktop.config import Config, ExecConfig
+from desktop.config import Config
 from desktop.core import Core
 from desktop.kernel.bus import ToolFinished, ToolStarted, TurnFinished
 from desktop.tools.limits import Counting, Limits, counting_here
 from desktop.tools.sandbox import Sandbox
+from desktop.tools.settings import ExecConfig
 from desktop.tools.shell import ExecTool
 from tests.conftest import Conversation, write_config
 from tests.fakeserver import FakeOpenAI

@@ -14,8 +14,8 @@ import yaml
 from PySide6.QtWidgets import QMessageBox, QWidget
 from pytestqt.qtbot import QtBot
 
-from desktop.config import McpServerConfig
 from desktop.mcp import McpServers
+from desktop.mcp.settings import McpServerConfig
 from desktop.ui.bridge import CoreBridge
 from desktop.ui.mcp_servers import LogDialog, McpServersPage, ServerDialog
 from desktop.ui.settings import SettingsWindow

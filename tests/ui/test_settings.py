@@ -12,9 +12,10 @@ import keyring.backends.fail
 import pytest
 import yaml
 from PySide6.QtGui import QKeySequence
-from PySide6.QtWidgets import QApplication, QLabel, QLineEdit, QMessageBox, QPushButton
+from PySide6.QtWidgets import QApplication, QCheckBox, QComboBox, QLabel, QLineEdit, QMessageBox, QPushButton
 from pytestqt.qtbot import QtBot
 
+from desktop.config import lookup
 from desktop.core import Core
 from desktop.providers.litellm_env import litellm
 from desktop.scheduler import Scheduler
@@ -73,11 +74,12 @@ async def test_save_writes_config_and_keyring_and_applies_at_once(
     new_workspace = tmp_path / "elsewhere"
     window.workspace.setText(str(new_workspace))
     window.hotkey.setKeySequence(QKeySequence("Ctrl+Shift+K"))
-    window.dream.setValue(45)
-    assert window.heartbeat.value() == 30 and window.heartbeat.text() == "30 min"
-    window.heartbeat.setValue(0)
-    assert window.heartbeat.text() == "Off"
-    window.notifications.setChecked(False)
+    window.field("schedules.dream_interval").setValue(45)
+    heartbeat = window.field("schedules.heartbeat_interval")
+    assert heartbeat.value() == 30 and heartbeat.text() == "30 min"  # the file holds seconds, the row minutes
+    heartbeat.setValue(0)
+    assert heartbeat.text() == "Off"
+    window.field("notifications").setChecked(False)
 
     assert "Saved" in await save(window)
     on_disk = yaml.safe_load(core.settings.path.read_text(encoding="utf-8"))
@@ -220,15 +222,16 @@ async def test_the_tools_page_chooses_the_network_for_commands_and_warns_about_s
         qtbot: QtBot, bridge: CoreBridge) -> None:
     window = await opened(qtbot, bridge)
     await until(lambda: window.network_mode.text(), message="the network in force shown")
-    assert window.network.currentData() == "internet"
+    network = window.field("tools.exec.network")
+    assert network.currentData() == "internet" and network.currentText() == "Public internet only"
     assert window.network_mode.text().startswith("In force: internet (tools.exec.network: internet): public "
                                                  "internet addresses only")
-    window.network.setCurrentIndex(window.network.findData("host"))
+    network.setCurrentIndex(network.findData("host"))
     assert "Saved" in await save(window)
     assert bridge.core.config.tools.exec.network == "host"
     assert yaml.safe_load(bridge.core.settings.path.read_text())["tools"]["exec"]["network"] == "host"
     assert window.network_mode.text().startswith("Warning: shared with this computer (tools.exec.network: host)")
-    window.network.setCurrentIndex(window.network.findData("off"))
+    network.setCurrentIndex(network.findData("off"))
     assert "Saved" in await save(window)
     assert window.network_mode.text() == "In force: off (tools.exec.network: off): commands have no network."
     assert yaml.safe_load(bridge.core.settings.path.read_text())["tools"]["exec"]["network"] == "off"
@@ -271,20 +274,24 @@ async def test_answer_and_tool_options_are_saved_and_in_effect(qtbot: QtBot, bri
                                                               tmp_path: Path) -> None:
     core = bridge.core
     window = await opened(qtbot, bridge)
-    assert window.temperature.value() == 0.1 and window.restrict.isChecked()
-    assert window.exec_timeout.value() == 60 and window.search_provider.currentData() == "duckduckgo"
-    assert (window.max_processes.value(), window.max_memory.value(), window.max_file.value()) == (256, 2048, 1024)
-    window.temperature.setValue(0.7)
-    window.max_tokens.setValue(4096)
-    window.context_window.setValue(32000)
+    field = window.field
+    restrict, timeout, search = field("tools.restrict_to_workspace"), field("tools.exec.timeout"), \
+        field("tools.web.search_provider")
+    limits = [field(f"tools.exec.{key}") for key in ("max_processes", "max_memory_mb", "max_file_mb")]
+    assert field("temperature").value() == 0.1 and restrict.isChecked()
+    assert timeout.value() == 60 and search.currentData() == "duckduckgo"
+    assert [box.value() for box in limits] == [256, 2048, 1024]
+    field("temperature").setValue(0.7)
+    field("max_tokens").setValue(4096)
+    field("context_window_tokens").setValue(32000)
     window.tabs.setCurrentIndex(1)
     window.grab().save(str(tmp_path / "settings-answers.png"))
     window.tabs.setCurrentIndex(2)
-    window.restrict.setChecked(False)
-    window.exec_timeout.setValue(30)
-    window.max_processes.setValue(128)
-    window.max_memory.setValue(10)  # below the lowest allowed: the box holds it at 64
-    window.search_provider.setCurrentIndex(window.search_provider.findData("brave"))
+    restrict.setChecked(False)
+    timeout.setValue(30)
+    limits[0].setValue(128)
+    limits[1].setValue(10)  # below the lowest allowed: the box holds it at 64
+    search.setCurrentIndex(search.findData("brave"))
     window.grab().save(str(tmp_path / "settings-tools.png"))
     assert "Saved" in await save(window)
     saved = yaml.safe_load(core.settings.path.read_text(encoding="utf-8"))
@@ -295,5 +302,31 @@ async def test_answer_and_tool_options_are_saved_and_in_effect(qtbot: QtBot, bri
     assert exec_tool is not None and exec_tool.timeout == 30  # type: ignore[attr-defined]
     assert (saved["tools"]["exec"]["max_processes"], saved["tools"]["exec"]["max_memory_mb"]) == (128, 64)
     assert exec_tool.limits == Limits(128, 64, 1024)  # type: ignore[attr-defined]
-    window.max_tokens.setValue(40000)
+    field("max_tokens").setValue(40000)
     assert "shorter than the context window" in await save(window)
+
+
+async def test_simple_rows_show_what_config_yaml_declares(qtbot: QtBot, bridge: CoreBridge) -> None:
+    """Label, help, bounds, unit and choices of each simple row come from its declaration, so the window
+    offers exactly what config.yaml accepts."""
+    window = await opened(qtbot, bridge)
+    labels = {label.text() for label in window.findChildren(QLabel)}
+    for key in window.rows:
+        meta = lookup(key).setting
+        widget = window.field(key)
+        assert widget.toolTip() == meta.help, key
+        if isinstance(widget, QCheckBox):
+            assert widget.text() == meta.label
+        else:
+            assert meta.label in labels, key
+        if isinstance(widget, QComboBox):
+            assert [(widget.itemData(i), widget.itemText(i)) for i in range(widget.count())] == list(meta.choices)
+    timeout = window.field("tools.exec.timeout")
+    assert (timeout.minimum(), timeout.maximum(), timeout.suffix()) == (1, 600, " s")
+    temperature = window.field("temperature")
+    assert (temperature.minimum(), temperature.maximum(), temperature.singleStep()) == (0, 2, 0.1)
+    memory = window.field("tools.exec.max_memory_mb")
+    assert (memory.minimum(), memory.suffix()) == (64, " MB")
+    dream = window.field("schedules.dream_interval")
+    assert dream.minimum() == 0 and dream.specialValueText() == "Off" and dream.suffix() == " min"
+    assert lookup("temperature").setting.help in labels  # shown under its row too

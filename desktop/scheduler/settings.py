@@ -1,0 +1,21 @@
+"""The `schedules` section of config.yaml: when the scheduler's background work runs (desktop/config.py
+says how a section is declared)."""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+
+from desktop.config import MINUTES, SECONDS, setting
+
+
+@dataclass
+class SchedulesConfig:
+    dream_interval: int = setting(7200, low=0, unit=MINUTES, zero="Off", label="Dream (tidy memory) every",
+                                  help="Seconds between scheduled Dreams, which tidy long-term memory; 0 turns "
+                                  "them off.")
+    heartbeat_interval: int = setting(1800, low=0, unit=MINUTES, zero="Off", label="Heartbeat (HEARTBEAT.md) every",
+                                      help="Seconds between looks at the active tasks in HEARTBEAT.md; 0 turns "
+                                      "the heartbeat off.")
+    missed_grace: int = setting(3600, low=0, unit=SECONDS, label="Run late reminders within",
+                                help="Seconds: a reminder that came due while the app was closed still runs if "
+                                "it is at most this late.")
