@@ -176,6 +176,10 @@ async def _probe_async(argv: list[str] | None) -> SandboxMode:
             proc.kill()
         await proc.wait()
         return _unavailable("bwrap did not answer")
+    except asyncio.CancelledError:  # the first command was stopped mid-probe: the probe goes with it
+        with contextlib.suppress(ProcessLookupError):
+            proc.kill()
+        raise
     return _judge(proc.returncode or 0, err.decode("utf-8", "replace"))
 
 
