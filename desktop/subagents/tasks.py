@@ -29,7 +29,6 @@ from desktop.workspace.layout import prompt_text
 log = logging.getLogger(__name__)
 
 CHANNEL = "subagent"
-NOT_FOR_SUBAGENTS = ("message", "spawn", "cron")  # they talk to the user or start more work: the origin's job
 RECENT_KEPT = 10  # finished tasks /tasks still lists, per chat
 STEP_CHARS = 80
 
@@ -166,7 +165,7 @@ class Subagents:
                 self._publish()
 
         ctx = ToolContext(f"{CHANNEL}:{task.id}", publish)
-        tools = self.host.tools.without(*NOT_FOR_SUBAGENTS)
+        tools = self.host.tools.for_background()  # no tool that talks to the person or starts work
         runner = Runner(self.host.provider, tools, publish, self.host.config.subagent_max_iterations)
         messages = [{"role": "system", "content": await asyncio.to_thread(self._system_prompt, tools.names)},
                     {"role": "user", "content": f"{runtime_block(CHANNEL, task.id)}\n\n{task.task}"}]

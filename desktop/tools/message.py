@@ -8,6 +8,7 @@ from desktop.tools.base import Tool, ToolContext, ToolOutput
 
 class MessageTool(Tool):
     name = "message"
+    in_background = False  # background work reports to its chat through the task's result, not mid-way
     description = ("Send a message to the user right away, while you keep working (progress, a question, a "
                    "result). Your final answer is delivered anyway; do not repeat it with this tool.")
     parameters = {

@@ -12,7 +12,7 @@ from pathlib import Path
 
 from PySide6.QtCore import QObject, Signal
 
-from desktop.approvals import remove_rule, set_trusted
+from desktop.approvals import remove_rule
 from desktop.config import Config, LoadedConfig
 from desktop.core import Core, workspace_of
 from desktop.kernel.bus import InboundMessage
@@ -22,7 +22,7 @@ from desktop.mcp import McpServers
 from desktop.mcp.connection import ServerConnection
 from desktop.mcp.importer import CLAUDE_DESKTOP_FILE, Imported, read_servers
 from desktop.mcp.probe import probed
-from desktop.mcp.settings import McpServerConfig
+from desktop.mcp.settings import McpServerConfig, set_trusted
 from desktop.memory import Memory
 from desktop.memory.git_history import GitHistory
 from desktop.memory.history_search import read_newest
