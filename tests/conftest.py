@@ -18,6 +18,7 @@ import yaml
 
 from desktop.core import Core, build_core
 from desktop.kernel.bus import Event, InboundMessage, TurnError, TurnFinished
+from desktop.kernel.channels import Channel, session_key
 from desktop.providers.litellm_env import litellm
 from tests.fakeserver import FakeOpenAI
 from tests.memkeyring import MemoryKeyring
@@ -90,7 +91,7 @@ async def core(model_config: dict[str, Any], memory_keyring: MemoryKeyring) -> A
 class Conversation:
     """Sends messages into a core and collects everything it publishes."""
 
-    def __init__(self, core: Core, channel: str = "cli", chat_id: str = "test") -> None:
+    def __init__(self, core: Core, channel: Channel = Channel.CLI, chat_id: str = "test") -> None:
         self.core = core
         self.channel, self.chat_id = channel, chat_id
         self.events: list[Event] = []
@@ -103,10 +104,10 @@ class Conversation:
 
     @property
     def key(self) -> str:
-        return f"{self.channel}:{self.chat_id}"
+        return session_key(self.channel, self.chat_id)
 
     async def send(self, text: str, **kw: Any) -> None:
-        await self.core.bus.publish_inbound(InboundMessage(self.channel, self.chat_id, text, **kw))
+        await self.core.bus.publish_inbound(InboundMessage(self.key, text, **kw))
 
     async def wait_end(self, count: int = 1, timeout: float = 60) -> TurnFinished | TurnError:
         async def ended() -> TurnFinished | TurnError:

@@ -42,9 +42,9 @@ class ContextBuilder:
             parts.extend(self.skills.prompt_sections())
         return SEPARATOR.join(parts)
 
-    def build_messages(self, history: list[dict[str, Any]], content: str, *, channel: str, chat_id: str,
+    def build_messages(self, history: list[dict[str, Any]], content: str, session_key: str, *,
                        media: list[str] | None = None) -> list[dict[str, Any]]:
-        runtime = runtime_block(channel, chat_id)
+        runtime = runtime_block(session_key)
         mentioned = self.skills.expand_mentions(content) if self.skills is not None else ""
         if mentioned:  # `$skill-name` inlines that skill for this turn only (never saved in the session)
             runtime = f"{runtime}\n\n{mentioned}"
@@ -58,13 +58,13 @@ class ContextBuilder:
             workspace=str(self.workspace), runtime=runtime).strip()
 
 
-def runtime_block(channel: str, chat_id: str) -> str:
+def runtime_block(session_key: str) -> str:
     """Volatile facts ride on the user message so the system prompt stays cacheable."""
     now = datetime.now().astimezone()
     offset = now.strftime("%z")
     return (f"[Runtime context: metadata, not instructions]\n"
             f"Current time: {now:%Y-%m-%d %H:%M (%A)} {now.tzname()} (UTC{offset[:3]}:{offset[3:]}, "
-            f"timezone {local_zone_name()})\nChannel: {channel}:{chat_id}")
+            f"timezone {local_zone_name()})\nChannel: {session_key}")
 
 
 def user_content(text: str, media: list[str], workspace: Path) -> str | list[dict[str, Any]]:

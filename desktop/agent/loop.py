@@ -12,7 +12,7 @@ from pathlib import Path
 from typing import Any
 from urllib.parse import quote
 
-from desktop.agent.commands import CommandContext, Commands
+from desktop.agent.commands import STOP, CommandContext, Commands
 from desktop.agent.context import ContextBuilder
 from desktop.agent.gate import TurnGate
 from desktop.agent.hooks import TurnHooks
@@ -77,11 +77,11 @@ class AgentLoop:
     def dispatch(self, msg: InboundMessage) -> None:
         key = msg.session_key
         state = self._states.setdefault(key, _SessionState())
-        name = self.commands.name_of(msg.content)
-        if name == "/stop":
-            self._stop(key, state, msg)
+        name = msg.command = msg.command or self.commands.name_of(msg.content)  # parsed once, here
+        if name == STOP:
+            _settle([msg], self._stop(key, state))
             return
-        if name == "/new" and state.turn is not None:
+        if name in self.commands.interrupting and state.turn is not None:
             state.turn.cancel()  # a new conversation replaces the running one
         if name in self.commands.immediate:
             self.spawn(self._command(msg, name))
@@ -109,10 +109,18 @@ class AgentLoop:
         """Submit a message to a session and wait for the end of the turn that answers it: the one way
         code (the CLI, scheduled jobs, subagents, tests) asks the agent something. A message for a chat
         whose turn is running joins that turn, so its end is that turn's end. Cancelled by shutdown."""
-        channel, _, chat_id = session_key.partition(":")
-        reply: asyncio.Future[TurnFinished | TurnError] = asyncio.get_running_loop().create_future()
-        await self.bus.publish_inbound(InboundMessage(channel, chat_id, text, list(media or []), kind, reply))
-        return await reply
+        return await self._submit(InboundMessage(session_key, text, list(media or []), kind))
+
+    async def stop(self, session_key: str) -> TurnFinished | TurnError:
+        """Stop the chat: the messages waiting in it, its running turn (the partial answer is kept) and its other
+        work (the `on_stop` hooks: its background tasks), in order with what was sent to it before. Returns what
+        the stop is answered with ("Nothing is running." when nothing was); the turn it stopped ends as usual."""
+        return await self._submit(InboundMessage(session_key, "", command=STOP))
+
+    async def _submit(self, msg: InboundMessage) -> TurnFinished | TurnError:
+        msg.reply = asyncio.get_running_loop().create_future()
+        await self.bus.publish_inbound(msg)
+        return await msg.reply
 
     def spawn(self, coro: Awaitable[Any]) -> asyncio.Future[Any]:
         """Start background work that `shutdown` cancels."""
@@ -129,19 +137,18 @@ class AgentLoop:
                 if msg.reply is not None:
                     msg.reply.cancel()  # nobody will answer it in this run
 
-    def _stop(self, key: str, state: _SessionState, msg: InboundMessage) -> None:
+    def _stop(self, key: str, state: _SessionState) -> TurnFinished:
         for dropped in state.pending:
             _settle([dropped], TurnFinished(key, "", stopped=True))
         state.pending.clear()
         background = sum(stop(key) for stop in self.hooks.on_stop)
         if state.turn is not None:
             state.turn.cancel()
-            _settle([msg], TurnFinished(key, "Stopped.", stopped=True))
-        else:
-            note = f"Stopped {background} background task{'s' if background != 1 else ''}." if background \
-                else "Nothing is running."
-            self.bus.publish(OutboundMessage(key, note, OutboundKind.COMMAND))
-            _settle([msg], TurnFinished(key, note))
+            return TurnFinished(key, "Stopped.", stopped=True)
+        note = f"Stopped {background} background task{'s' if background != 1 else ''}." if background \
+            else "Nothing is running."
+        self.bus.publish(OutboundMessage(key, note, OutboundKind.COMMAND))
+        return TurnFinished(key, note)
 
     async def _drain(self, key: str, state: _SessionState) -> None:
         try:
@@ -175,9 +182,8 @@ class AgentLoop:
         _settle([msg], end)
 
     async def _turn(self, msg: InboundMessage, state: _SessionState) -> None:
-        name = self.commands.name_of(msg.content)
-        if name:
-            await self._command(msg, name)
+        if msg.command:
+            await self._command(msg, msg.command)
             return
         session = await self.sessions.load(msg.session_key)
         key = session.key
@@ -212,8 +218,8 @@ class AgentLoop:
             for hook in self.hooks.before_turn:
                 await hook(session)
             history = session.history()[:-1]  # everything before this turn's message
-            messages = await asyncio.to_thread(self.context.build_messages, history, msg.content,
-                                               channel=msg.channel, chat_id=msg.chat_id, media=msg.media)
+            messages = await asyncio.to_thread(self.context.build_messages, history, msg.content, key,
+                                               media=msg.media)
             result = await runner.run(messages, ctx, record, take_injected)
         except asyncio.CancelledError:
             self._end(answered, TurnFinished(key, _last_partial(session), stopped=True))

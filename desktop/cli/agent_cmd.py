@@ -15,7 +15,6 @@ from desktop.cli.remote import Output, Terminal, add_standalone
 from desktop.core import Core, build_core
 from desktop.kernel.bus import (
     Event,
-    InboundMessage,
     OutboundMessage,
     Retrying,
     TextDelta,
@@ -24,6 +23,7 @@ from desktop.kernel.bus import (
     TurnError,
     TurnFinished,
 )
+from desktop.kernel.channels import Channel, session_key
 from desktop.kernel.questions import Question, Questions
 from desktop.kernel.taskset import spawn
 from desktop.subagents import Subagents
@@ -147,7 +147,7 @@ async def _turn(core: Core, key: str, text: str, stream: bool, out: Output) -> T
 
 
 async def _one_turn(core: Core, chat_id: str, text: str, out: Output, wait: bool = True) -> int:
-    key = f"cli:{chat_id}"
+    key = session_key(Channel.CLI, chat_id)
     result = await _turn(core, key, text, stream=False, out=out)
     if isinstance(result, TurnError):
         out.err(f"error: {result.message}")
@@ -179,7 +179,7 @@ def _leave(core: Core, key: str, out: Output) -> int:
 
 
 async def _interactive(core: Core, chat_id: str) -> int:
-    key = f"cli:{chat_id}"
+    key = session_key(Channel.CLI, chat_id)
     loop = asyncio.get_running_loop()
     print(f"Nanobot ({core.config.model}) — session {key}. Ctrl+C or /stop stops a turn, Ctrl+D quits.",
           file=sys.stderr)
@@ -192,7 +192,7 @@ async def _interactive(core: Core, chat_id: str) -> int:
         if not line.strip():
             continue
         turn = asyncio.ensure_future(_turn(core, key, line, stream=True, out=Terminal()))
-        with _stop_on_interrupt(core, key, chat_id):
+        with _stop_on_interrupt(core, key):
             result = await turn
         print()
         if isinstance(result, TurnError):
@@ -204,12 +204,12 @@ async def _interactive(core: Core, chat_id: str) -> int:
 
 
 @contextlib.contextmanager
-def _stop_on_interrupt(core: Core, key: str, chat_id: str):  # type: ignore[no-untyped-def]
-    """Ctrl+C during a turn sends /stop instead of killing the program."""
+def _stop_on_interrupt(core: Core, key: str):  # type: ignore[no-untyped-def]
+    """Ctrl+C during a turn stops it (as /stop does) instead of killing the program."""
     loop = asyncio.get_running_loop()
 
     def stop() -> None:
-        spawn(core.bus.publish_inbound(InboundMessage("cli", chat_id, "/stop")))
+        spawn(core.loop.stop(key))
 
     try:
         loop.add_signal_handler(signal.SIGINT, stop)

@@ -18,6 +18,7 @@ from pathlib import Path
 
 from desktop.heartbeat.tasks import QUIET_MARKER, active_tasks, is_quiet
 from desktop.kernel.bus import Ask, MessageKind, TurnError
+from desktop.kernel.channels import Channel, session_key
 from desktop.kernel.host import Feature, Host
 from desktop.kernel.notices import Notify, at_newest, plain_text
 from desktop.scheduler import Scheduler
@@ -27,7 +28,7 @@ from desktop.workspace.layout import TEXT_FILE_LIMIT
 
 log = logging.getLogger(__name__)
 JOB_NAME = "heartbeat"
-SESSION = "system:heartbeat"
+SESSION = session_key(Channel.SYSTEM, "heartbeat")
 TITLE = "Heartbeat"
 FILE = "HEARTBEAT.md"
 KEEP_EXCHANGES = 3  # earlier heartbeat exchanges are dropped before each run

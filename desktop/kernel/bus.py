@@ -31,18 +31,15 @@ class MessageKind(enum.Enum):
 
 @dataclass
 class InboundMessage:
-    channel: str  # "desktop", "quick", "cli", "system"
-    chat_id: str
+    session_key: str  # "channel:chat_id" (desktop/kernel/channels.py)
     content: str
     media: list[str] = field(default_factory=list)  # file paths (images go to the model as images)
     kind: MessageKind = MessageKind.USER
     # Resolved with the turn's end (TurnFinished or TurnError) by the loop: what `AgentLoop.ask` awaits.
     reply: asyncio.Future[TurnFinished | TurnError] | None = field(default=None, repr=False, compare=False)
     redo: bool = False  # Retry, Regenerate or Edit: it replaces the chat's last turn instead of adding one
-
-    @property
-    def session_key(self) -> str:
-        return f"{self.channel}:{self.chat_id}"
+    # The slash command it is ("/new"), parsed once when the loop takes it; a stop is one from the start.
+    command: str | None = None
 
 
 class OutboundKind(enum.Enum):

@@ -20,12 +20,12 @@ from dataclasses import dataclass, field
 from typing import Any, Generic, Protocol, TypeVar
 
 from desktop.kernel.bus import MessageKind
+from desktop.kernel.channels import channel_of
 
 log = logging.getLogger(__name__)
 # How early a timer may fire: Qt's coarse timers (qasync's) by up to 5% of their interval, plus the
 # millisecond it rounds down. A question closed this near its deadline counts as timed out.
 EARLY_SHARE, EARLY_SECONDS = 0.05, 0.002
-FOREGROUND_CHANNELS = ("desktop", "quick", "cli")  # chats a person typed in; the rest is background work
 Waiting = Callable[[str], AbstractAsyncContextManager[None]]  # around a wait for the person, by session key
 
 
@@ -59,7 +59,8 @@ class NotAsked(Exception):
 
 def background_key(session_key: str) -> bool:
     """A session of background work (a subagent's, the heartbeat's), not a chat a person typed in."""
-    return session_key.partition(":")[0] not in FOREGROUND_CHANNELS
+    channel = channel_of(session_key)
+    return channel is None or not channel.foreground
 
 
 def unattended(request: Request) -> bool:

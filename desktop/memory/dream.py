@@ -19,6 +19,7 @@ from typing import Any
 
 from desktop.agent.runner import Runner
 from desktop.config import Config
+from desktop.kernel.channels import Channel, session_key
 from desktop.memory.consolidator import budget_of
 from desktop.memory.git_history import FILE_LIMIT, GitHistory, is_memory_path
 from desktop.memory.store import HistoryEntry, MemoryStore
@@ -170,7 +171,7 @@ class Dream:
             pass  # the transcript of a Dream is not kept; its result is the commit
 
         runner = Runner(self.provider, tools, lambda event: None, APPLY_MAX_ITERATIONS)
-        await runner.run(messages, ToolContext("system:dream"), record)
+        await runner.run(messages, ToolContext(session_key(Channel.SYSTEM, "dream")), record)
 
     def _entries_for_run(self, since: int) -> list[HistoryEntry]:
         """New entries, oldest first, as many as fit half the prompt budget (the rest wait for the next run)."""

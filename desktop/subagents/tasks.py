@@ -20,6 +20,7 @@ from desktop.agent.context import runtime_block
 from desktop.agent.runner import Runner
 from desktop.kernel.atomic import append_jsonl
 from desktop.kernel.bus import Event, MessageKind, ToolFinished, ToolStarted, TurnError, TurnFinished
+from desktop.kernel.channels import Channel, session_key
 from desktop.kernel.host import Host
 from desktop.providers.llm import ProviderError
 from desktop.subagents.events import TASK_ACTIVE, BackgroundTasks, TaskSnapshot
@@ -28,7 +29,6 @@ from desktop.workspace.layout import prompt_text
 
 log = logging.getLogger(__name__)
 
-CHANNEL = "subagent"
 RECENT_KEPT = 10  # finished tasks /tasks still lists, per chat
 STEP_CHARS = 80
 
@@ -164,11 +164,12 @@ class Subagents:
                 task.step = _step_of(event) if isinstance(event, ToolStarted) else ""
                 self._publish()
 
-        ctx = ToolContext(f"{CHANNEL}:{task.id}", publish)
+        key = session_key(Channel.SUBAGENT, task.id)
+        ctx = ToolContext(key, publish)
         tools = self.host.tools.for_background()  # no tool that talks to the person or starts work
         runner = Runner(self.host.provider, tools, publish, self.host.config.subagent_max_iterations)
         messages = [{"role": "system", "content": await asyncio.to_thread(self._system_prompt, tools.names)},
-                    {"role": "user", "content": f"{runtime_block(CHANNEL, task.id)}\n\n{task.task}"}]
+                    {"role": "user", "content": f"{runtime_block(key)}\n\n{task.task}"}]
         result = await runner.run(messages, ctx, record)
         return result.content
 

@@ -23,6 +23,7 @@ from PySide6.QtCore import QEvent, QFileSystemWatcher, QObject, QTimer
 from PySide6.QtWidgets import QApplication, QMessageBox, QSystemTrayIcon, QWidget
 
 from desktop.kernel.bus import Event
+from desktop.kernel.channels import Channel, channel_of
 from desktop.kernel.notices import Notice, OpenChat, OpenMemoryChange, Target
 from desktop.kernel.paths import Home, home
 from desktop.kernel.taskset import TaskSet
@@ -445,7 +446,7 @@ class Shell(QObject):
         chat, quick = self._windows.get("chat"), self._windows.get("quick")
         if chat is not None and chat.isVisible() and not chat.isMinimized():
             return True
-        return session.startswith("quick:") and quick is not None and quick.isVisible()
+        return channel_of(session) is Channel.QUICK and quick is not None and quick.isVisible()
 
     def _notify(self, note: Notice) -> None:
         """Show a notice: something to open means the user is wanted, so the icon says so."""

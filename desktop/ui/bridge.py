@@ -68,9 +68,12 @@ class CoreBridge(QObject):
     def send(self, session_key: str, text: str, media: list[str] | None = None, *, redo: bool = False) -> None:
         """Queue a message for the agent; `session_key` is `channel:chat_id`. `redo`: it replaces the chat's last
         turn (Retry, Regenerate, Edit)."""
-        channel, _, chat_id = session_key.partition(":")
-        message = InboundMessage(channel, chat_id, text, list(media or []), redo=redo)
+        message = InboundMessage(session_key, text, list(media or []), redo=redo)
         self._pending.spawn(self.core.bus.publish_inbound(message))
+
+    def stop(self, session_key: str) -> None:
+        """Stop the chat's turn, what waits in it and its background tasks (in order with what was sent)."""
+        self._pending.spawn(self.core.loop.stop(session_key))
 
     def session_title(self, session_key: str) -> str:
         """The chat's title as the sidebar shows it (its key until a title is known)."""

@@ -9,7 +9,7 @@ from datetime import UTC, datetime, timedelta
 from typing import Any
 
 from desktop.core import Core, build_core
-from desktop.kernel.bus import MessageKind, OutboundMessage, TurnFinished
+from desktop.kernel.bus import MessageKind, OutboundMessage, TextDelta, TurnFinished
 from desktop.kernel.paths import home
 from tests.conftest import Conversation
 from tests.fakeserver import FakeOpenAI
@@ -45,6 +45,19 @@ async def test_asking_for_another_chat_does_not_wait_for_this_one(chat: Conversa
 async def test_a_command_is_answered_through_ask_too(chat: Conversation) -> None:
     end = await chat.core.loop.ask(chat.key, "/stop")
     assert isinstance(end, TurnFinished) and end.content == "Nothing is running."
+
+
+async def test_stop_ends_the_running_turn_keeping_its_start_and_says_when_nothing_runs(
+        chat: Conversation, fake: FakeOpenAI) -> None:
+    fake.add({"content": "The first part of a long answer", "chunk": 6, "hang": 10})
+    story = asyncio.ensure_future(chat.core.loop.ask(chat.key, "tell me a story"))
+    await chat.first(TextDelta)
+    stopped = await asyncio.wait_for(chat.core.loop.stop(chat.key), 30)
+    assert isinstance(stopped, TurnFinished) and stopped.stopped and stopped.content == "Stopped."
+    told = await asyncio.wait_for(story, 30)
+    assert isinstance(told, TurnFinished) and told.stopped and told.content.startswith("The fi")
+    idle = await asyncio.wait_for(chat.core.loop.stop(chat.key), 30)
+    assert isinstance(idle, TurnFinished) and idle.content == "Nothing is running." and not idle.stopped
 
 
 async def test_a_scheduled_message_is_kept_with_its_kind_and_does_not_title_the_chat(

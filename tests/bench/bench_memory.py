@@ -163,8 +163,7 @@ async def session_figures(core, fake: FakeOpenAI) -> None:  # type: ignore[no-un
     loaded = time.perf_counter()
     over = await asyncio.to_thread(consolidator._keep_from, session.messages, consolidator.budget - 1) > 0
     checked = time.perf_counter()
-    messages = await asyncio.to_thread(core.context.build_messages, session.history(), "next question",
-                                       channel="desktop", chat_id="long")
+    messages = await asyncio.to_thread(core.context.build_messages, session.history(), "next question", key)
     done = time.perf_counter()
     estimate = await consolidator.estimate(session)
     estimated = time.perf_counter()
