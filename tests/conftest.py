@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import asyncio
+import json
 import os
 import socket
 from collections.abc import AsyncIterator, Iterator
@@ -144,3 +145,14 @@ class Conversation:
 @pytest.fixture
 def chat(core: Core) -> Conversation:
     return Conversation(core)
+
+
+def session_lines(core: Core, key: str) -> list[dict]:
+    """The chat's file as saved: its metadata line, then one message a line."""
+    path = core.sessions.path_for(key)
+    return [json.loads(line) for line in path.read_text().splitlines()]
+
+
+def tool_results(request: dict) -> list[str]:
+    """The tool results a request to the model carried, in order."""
+    return [m["content"] for m in request["messages"] if m["role"] == "tool"]
