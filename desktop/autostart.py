@@ -8,8 +8,8 @@ import os
 import sys
 from pathlib import Path
 
-from desktop.atomic import atomic_write_text
-from desktop.paths import HOME_ENV
+from desktop.kernel.atomic import atomic_write_text
+from desktop.kernel.paths import HOME_ENV
 
 FILE_NAME = "nanobot-tray.desktop"
 

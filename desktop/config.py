@@ -38,7 +38,7 @@ from typing import TYPE_CHECKING, Any
 
 import yaml
 
-from desktop.atomic import atomic_write_text
+from desktop.kernel.atomic import atomic_write_text
 
 if TYPE_CHECKING:
     from desktop.approvals.settings import ApprovalsConfig

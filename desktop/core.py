@@ -1,23 +1,16 @@
 """The composition root: assembles the agent core from the home and config, for the CLI and the app.
 
-Features attach themselves. Each feature package offers one `attach_<feature>(core)` that builds its
-service and plugs it into the extension points below; `build_core` calls each attach once, and
-`Core.start` / `Core.close` start and stop everything. Nothing a feature needs grows the loop or the
-shell. The extension points:
+It builds the parts every feature shares (settings, bus, model, tools, sessions, prompt, loop, the door for
+asking the person), then attaches each feature of FEATURES: a feature is a package with one `FEATURE`
+(desktop/kernel/host.py) whose `attach(host)` receives this core as its `Host` and returns the feature's
+service, kept here by type (`Core.get`). The order is worked out from what each feature requires, so
+adding a feature is one more entry in FEATURES; nothing else here, in the loop or in the shell changes.
+`Core.start` / `Core.close` start and stop everything.
 
-- `core.loop.commands.add(Command(...))`: slash commands (`desktop/agent/commands.py`).
-- `core.loop.before_turn` / `after_turn` / `on_set_aside`: per-session hooks around a turn.
-- `core.tools.register(tool)`: tools the model can call (`desktop/tools/base.py`); every call passes the
-  approvals gate, attached here with nobody to ask; an entry point with a person attaches its asker
-  (`desktop/approvals`).
-- `core.on_start(fn)` / `core.on_close(fn)`: async work started with the core and awaited on close
-  (closers run in reverse order, before the loop stops).
-- `core.loop.spawn(coro)`: background work that the loop's shutdown cancels.
-- `core.scheduler.add_system_job(name, interval, run)` / `core.scheduler.add(entry)`: work that runs on
-  a schedule, deferred while a turn runs (`desktop/scheduler/`); reminders are such an entry.
-- `core.settings.subscribe(keys, listener)`: hear which settings changed (Settings saved, a hand edit
-  of config.yaml, a skill toggle, `/model`); parts read the shared `core.config` when they act and
-  subscribe only for what they copied (`desktop/settings.py`).
+The host's surface is written down once, in desktop/kernel/host.py: tools, commands, turn hooks, start and
+close, settings, publishing and hearing events, notices, questions for the person, a turn from code,
+background work, and another feature's service. The scheduler (desktop/scheduler) is such a service:
+`host.get(Scheduler).add_system_job(name, interval, run)` for work that runs on a schedule.
 """
 
 from __future__ import annotations
@@ -27,23 +20,23 @@ import logging
 from collections.abc import Awaitable, Callable
 from dataclasses import dataclass, field
 from pathlib import Path
+from typing import Any, TypeVar
 
+from desktop import approvals, heartbeat, mcp, memory, reminders, scheduler, subagents
+from desktop.agent.commands import Commands
 from desktop.agent.context import ContextBuilder
+from desktop.agent.hooks import TurnHooks
 from desktop.agent.loop import AgentLoop
-from desktop.approvals import Approvals, attach_approvals
-from desktop.bus import MessageBus
 from desktop.config import Config
-from desktop.heartbeat import Heartbeat, attach_heartbeat
-from desktop.mcp import McpServers, attach_mcp
-from desktop.memory import Memory, attach_memory
-from desktop.paths import Home, home
+from desktop.kernel.bus import Event, MessageBus, MessageKind, TurnError, TurnFinished
+from desktop.kernel.host import Feature, Lifecycle, attach_order
+from desktop.kernel.notices import Notice, Target
+from desktop.kernel.paths import Home, home
+from desktop.kernel.questions import Questions
 from desktop.providers.llm import LLMProvider
-from desktop.reminders import Reminders, attach_reminders
-from desktop.scheduler import Scheduler, attach_scheduler
-from desktop.session import SessionStore
+from desktop.session.session import SessionStore
 from desktop.settings import Settings
 from desktop.skills.loader import SkillsLoader, skill_roots
-from desktop.subagents import Subagents, attach_subagents
 from desktop.tools.filesystem import EditFileTool, GlobTool, GrepTool, ListDirTool, ReadFileTool, WriteFileTool
 from desktop.tools.limits import Limits
 from desktop.tools.message import MessageTool
@@ -52,10 +45,13 @@ from desktop.tools.registry import ToolRegistry
 from desktop.tools.sandbox import exec_sandbox
 from desktop.tools.shell import ExecTool
 from desktop.tools.web import WebFetchTool, WebSearchTool
-from desktop.workspace import APP_MANAGED_FILES, ensure_workspace
+from desktop.workspace.layout import APP_MANAGED_FILES, ensure_workspace
 
 log = logging.getLogger(__name__)
-Lifecycle = Callable[[], Awaitable[None]]
+S = TypeVar("S")
+# Every feature, in the order they attach unless one requires another (desktop/kernel/host.py).
+FEATURES: tuple[Feature, ...] = (approvals.FEATURE, scheduler.FEATURE, memory.FEATURE, mcp.FEATURE,
+                                 reminders.FEATURE, heartbeat.FEATURE, subagents.FEATURE)
 CLOSE_WITHIN = 5.0  # seconds each feature gets to stop on close; one taking longer is left behind: Quit never hangs
 
 
@@ -70,13 +66,8 @@ class Core:
     sessions: SessionStore
     context: ContextBuilder
     loop: AgentLoop
-    approvals: Approvals = field(init=False)
-    scheduler: Scheduler = field(init=False)
-    memory: Memory = field(init=False)
-    mcp: McpServers = field(init=False)
-    reminders: Reminders = field(init=False)
-    heartbeat: Heartbeat = field(init=False)
-    subagents: Subagents = field(init=False)
+    questions: Questions
+    _services: dict[type, object] = field(default_factory=dict, init=False)
     _starters: list[Lifecycle] = field(default_factory=list, init=False)
     _closers: list[Lifecycle] = field(default_factory=list, init=False)
     _running: asyncio.Future[None] | None = field(default=None, init=False)
@@ -90,6 +81,49 @@ class Core:
     def running(self) -> bool:
         """Whether `start` has run: the loop takes messages."""
         return self._running is not None
+
+    @property
+    def commands(self) -> Commands:
+        return self.loop.commands
+
+    @property
+    def hooks(self) -> TurnHooks:
+        return self.loop.hooks
+
+    def get(self, service: type[S]) -> S:
+        """The service a feature attached, by its type (`Core.get(Reminders)`)."""
+        found = self._services.get(service)
+        if found is None:
+            raise LookupError(f"no feature provides {service.__name__}")
+        return found  # type: ignore[return-value]  # attach() checked it is one
+
+    async def ask_agent(self, session_key: str, text: str, *,
+                        kind: MessageKind = MessageKind.USER) -> TurnFinished | TurnError:
+        return await self.loop.ask(session_key, text, kind=kind)
+
+    def busy(self) -> bool:
+        return bool(self.loop.busy_sessions)
+
+    def spawn(self, work: Awaitable[Any]) -> asyncio.Future[Any]:
+        return self.loop.spawn(work)
+
+    def publish(self, event: Event) -> None:
+        self.bus.publish(event)
+
+    def subscribe(self, listener: Callable[[Event], None]) -> Callable[[], None]:
+        return self.bus.subscribe(listener)
+
+    def attach(self, feature: Feature) -> None:
+        service = feature.attach(self)
+        if not isinstance(service, feature.provides):
+            raise TypeError(f"feature {feature.name} attached {type(service).__name__}, "
+                            f"not the {feature.provides.__name__} it provides")
+        self._services[feature.provides] = service
+
+    def notify(self, title: str, body: str, target: Target | None = None) -> None:
+        """Tell the person something: one notice on the bus, which the app shows (desktop/kernel/notices.py)."""
+        log.info("notice: %s — %s", title, body)
+        self.bus.publish(Notice(title, body, target))
 
     def on_start(self, starter: Lifecycle) -> None:
         self._starters.append(starter)
@@ -170,13 +204,9 @@ def build_core(h: Home | None = None, settings: Settings | None = None) -> Core:
     skills = SkillsLoader(skill_roots(workspace), lambda: config.skills.disabled)
     context = ContextBuilder(workspace, skills)
     loop = AgentLoop(settings, bus, provider, tools, sessions, context, h.tool_outputs_dir)
-    core = Core(h, settings, workspace, bus, provider, tools, sessions, context, loop)
-    settings.subscribe(("workspace", "tools"), core._follow_settings)  # first: others read core.workspace
-    attach_approvals(core)  # every tool call is gated; with nobody to ask until an entry point brings an asker
-    core.scheduler = attach_scheduler(core)  # before the features that register jobs on it
-    core.memory = attach_memory(core)
-    core.mcp = attach_mcp(core)
-    core.reminders = attach_reminders(core)
-    core.heartbeat = attach_heartbeat(core)
-    core.subagents = attach_subagents(core)
+    questions = Questions(waiting=loop.waiting_for_user)  # nobody answers until an entry point listens
+    core = Core(h, settings, workspace, bus, provider, tools, sessions, context, loop, questions)
+    settings.subscribe(("workspace", "tools"), core._follow_settings)  # first: features read core.workspace
+    for feature in attach_order(FEATURES):
+        core.attach(feature)
     return core

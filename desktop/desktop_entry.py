@@ -9,9 +9,9 @@ import os
 import shutil
 from pathlib import Path
 
-from desktop.atomic import atomic_write_text
 from desktop.autostart import FILE_NAME, launch_command
-from desktop.paths import bundled
+from desktop.kernel.atomic import atomic_write_text
+from desktop.kernel.paths import bundled
 
 
 def data_home() -> Path:

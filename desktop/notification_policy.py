@@ -1,36 +1,17 @@
 """When the agent's own events become notifications, and what they say.
 
-Background features (subagents, reminders, heartbeat, approvals) call `desktop.notify.notify` themselves;
-this module decides for ordinary turns: a reply that finished or failed while its chat was not on screen.
+Background features (subagents, reminders, heartbeat, approvals) publish their own notices
+(desktop/kernel/notices.py); this module decides for ordinary turns: a reply that finished or failed while
+its chat was not on screen.
 Qt-free: the shell supplies "is this chat on screen", "what is this chat called" and "where is its newest saved
 message" (the answer just saved, which a click on the notification opens the chat at)."""
 
 from __future__ import annotations
 
-import re
 from collections.abc import Callable
 
-from desktop.bus import Event, MessageKind, TurnError, TurnFinished, TurnStarted
-from desktop.notify import Notification, OpenChat
-
-PREVIEW_CHARS = 200
-_MARKUP = [
-    (re.compile(r"```[^\n]*\n?"), ""),  # code fence lines
-    (re.compile(r"!\[([^\]]*)\]\([^)]*\)"), r"\1"),  # images → their alt text
-    (re.compile(r"\[([^\]]+)\]\([^)]*\)"), r"\1"),  # links → their text
-    (re.compile(r"^\s{0,3}(#{1,6}|>+|[-*+]|\d+[.)])\s+", re.MULTILINE), ""),  # headings, quotes, list markers
-    (re.compile(r"(\*\*|__|~~|`)"), ""),  # emphasis and inline code marks
-    (re.compile(r"(?<![\w*])\*(?!\s)([^*\n]+)(?<!\s)\*(?![\w*])"), r"\1"),  # *italic*
-]
-
-
-def plain_text(markdown: str, limit: int = PREVIEW_CHARS) -> str:
-    """A one-paragraph plain-text preview of a Markdown answer."""
-    text = markdown
-    for pattern, replacement in _MARKUP:
-        text = pattern.sub(replacement, text)
-    flat = " ".join(text.split())
-    return flat if len(flat) <= limit else flat[:limit - 1] + "…"
+from desktop.kernel.bus import Event, MessageKind, TurnError, TurnFinished, TurnStarted
+from desktop.kernel.notices import Notice, OpenChat, plain_text
 
 
 class TurnNotifications:
@@ -43,7 +24,7 @@ class TurnNotifications:
         self._newest_message = newest_message
         self._running: set[str] = set()
 
-    def on_event(self, event: Event) -> Notification | None:
+    def on_event(self, event: Event) -> Notice | None:
         if isinstance(event, TurnStarted):
             if event.kind is not MessageKind.SCHEDULED:  # reminders and the heartbeat notify for themselves
                 self._running.add(event.session_key)
@@ -57,7 +38,7 @@ class TurnNotifications:
         title = self._title_of(key)
         target = OpenChat(key, self._newest_message(key))  # the answer, or the failure, saved as the turn ended
         if isinstance(event, TurnError):
-            return Notification(f"{title}: reply failed", plain_text(event.message), target)
+            return Notice(f"{title}: reply failed", plain_text(event.message), target)
         if event.stopped:
             return None
-        return Notification(title, plain_text(event.content) or "(empty reply)", target)
+        return Notice(title, plain_text(event.content) or "(empty reply)", target)

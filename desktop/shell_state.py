@@ -10,8 +10,8 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
-from desktop.atomic import atomic_write_text
-from desktop.paths import Home
+from desktop.kernel.atomic import atomic_write_text
+from desktop.kernel.paths import Home
 
 log = logging.getLogger(__name__)
 

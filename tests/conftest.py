@@ -3,8 +3,11 @@
 from __future__ import annotations
 
 import asyncio
+import gc
+import json
 import os
 import socket
+import sys
 from collections.abc import AsyncIterator, Iterator
 from pathlib import Path
 from typing import Any
@@ -16,8 +19,9 @@ import keyring
 import pytest
 import yaml
 
-from desktop.bus import Event, InboundMessage, TurnError, TurnFinished
 from desktop.core import Core, build_core
+from desktop.kernel.bus import Event, InboundMessage, TurnError, TurnFinished
+from desktop.kernel.channels import Channel, session_key
 from desktop.providers.litellm_env import litellm
 from tests.fakeserver import FakeOpenAI
 from tests.memkeyring import MemoryKeyring
@@ -29,6 +33,20 @@ pytest_plugins = ["tests.reaper", "tests.hangs", "tests.security.summary"]
 def _litellm_loaded() -> None:
     """Import litellm once up front (seconds on a busy machine) so no test's own timeout pays for it."""
     litellm()
+
+
+@pytest.fixture(autouse=True)
+def collect_on_the_main_thread() -> Iterator[None]:
+    """Once Qt is loaded in this process, do as the app's GuiThreadCollector does: automatic collection off,
+    each test's garbage collected here, on the GUI thread. Python's collector otherwise runs in whatever
+    thread allocates past a threshold (a model call's, an executor's), and Qt objects it frees there leave
+    dangling timers: a segfault some tests later, in a pytest-xdist worker even in a test that never used Qt."""
+    if "PySide6.QtCore" not in sys.modules:
+        yield
+        return
+    gc.disable()
+    yield
+    gc.collect()
 
 
 @pytest.fixture
@@ -90,7 +108,7 @@ async def core(model_config: dict[str, Any], memory_keyring: MemoryKeyring) -> A
 class Conversation:
     """Sends messages into a core and collects everything it publishes."""
 
-    def __init__(self, core: Core, channel: str = "cli", chat_id: str = "test") -> None:
+    def __init__(self, core: Core, channel: Channel = Channel.CLI, chat_id: str = "test") -> None:
         self.core = core
         self.channel, self.chat_id = channel, chat_id
         self.events: list[Event] = []
@@ -103,10 +121,10 @@ class Conversation:
 
     @property
     def key(self) -> str:
-        return f"{self.channel}:{self.chat_id}"
+        return session_key(self.channel, self.chat_id)
 
     async def send(self, text: str, **kw: Any) -> None:
-        await self.core.bus.publish_inbound(InboundMessage(self.channel, self.chat_id, text, **kw))
+        await self.core.bus.publish_inbound(InboundMessage(self.key, text, **kw))
 
     async def wait_end(self, count: int = 1, timeout: float = 60) -> TurnFinished | TurnError:
         async def ended() -> TurnFinished | TurnError:
@@ -143,3 +161,14 @@ class Conversation:
 @pytest.fixture
 def chat(core: Core) -> Conversation:
     return Conversation(core)
+
+
+def session_lines(core: Core, key: str) -> list[dict]:
+    """The chat's file as saved: its metadata line, then one message a line."""
+    path = core.sessions.path_for(key)
+    return [json.loads(line) for line in path.read_text().splitlines()]
+
+
+def tool_results(request: dict) -> list[str]:
+    """The tool results a request to the model carried, in order."""
+    return [m["content"] for m in request["messages"] if m["role"] == "tool"]

@@ -2,9 +2,9 @@
 
 from __future__ import annotations
 
-from desktop.bus import MessageKind, TurnError, TurnFinished, TurnStarted
-from desktop.notification_policy import TurnNotifications, plain_text
-from desktop.notify import Notification, OpenChat
+from desktop.kernel.bus import MessageKind, TurnError, TurnFinished, TurnStarted
+from desktop.kernel.notices import Notice, OpenChat, plain_text
+from desktop.notification_policy import TurnNotifications
 
 
 def policy(on_screen: set[str]) -> TurnNotifications:
@@ -16,7 +16,7 @@ def test_an_answer_nobody_saw_is_announced_under_the_chat_title() -> None:
     notes = policy(set())
     assert notes.on_event(TurnStarted("desktop:a")) is None
     note = notes.on_event(TurnFinished("desktop:a", "## Done\n\nBooked **two** seats, see [the list](http://x)."))
-    assert note == Notification("Trip plans", "Done Booked two seats, see the list.", OpenChat("desktop:a", 7))
+    assert note == Notice("Trip plans", "Done Booked two seats, see the list.", OpenChat("desktop:a", 7))
 
 
 def test_on_screen_stopped_or_unstarted_turns_stay_quiet() -> None:

@@ -12,9 +12,10 @@ import pytest
 import yaml
 
 from desktop.agent.gate import TurnGate
-from desktop.bus import TurnFinished
 from desktop.config import Config, schema
 from desktop.core import Core
+from desktop.kernel.bus import TurnFinished
+from desktop.memory import Memory
 from desktop.settings import Settings, SettingsError
 from desktop.skills.loader import set_skill_enabled
 from tests.conftest import Conversation
@@ -176,7 +177,7 @@ async def test_a_hand_edited_workspace_moves_context_memory_and_tools_at_once(co
     elsewhere = tmp_path / "moved"
     hand_edit(core, workspace=str(elsewhere))
     assert await core.settings.reload() == {"workspace"}
-    assert core.workspace == elsewhere.resolve() == core.context.workspace == core.memory.store.workspace
+    assert core.workspace == elsewhere.resolve() == core.context.workspace == core.get(Memory).store.workspace
     await until(lambda: (elsewhere / "memory").is_dir())  # the folder is made in the background
 
 

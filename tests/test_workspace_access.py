@@ -1,9 +1,9 @@
-"""The app reaches the workspace only through desktop.workspace_files.
+"""The app reaches the workspace only through desktop.workspace.access.
 
 Every function in desktop/ that opens, lists, stats, writes or runs something itself (rather than through
-desktop.workspace_files) is listed below with the reason it may: the files it touches are the app's own
+desktop.workspace.access) is listed below with the reason it may: the files it touches are the app's own
 (config, data folder, sessions), the user's choice in a dialog, or shipped with the app. New code that
-touches files fails this test until it either goes through desktop.workspace_files or is added here with
+touches files fails this test until it either goes through desktop.workspace.access or is added here with
 its reason, so nobody adds a workspace reader that follows links out of it by accident."""
 
 from __future__ import annotations
@@ -13,7 +13,7 @@ from collections import defaultdict
 from pathlib import Path
 
 DESKTOP = Path(__file__).resolve().parents[1] / "desktop"
-HELPER = "desktop/workspace_files.py"
+HELPER = "desktop/workspace/access.py"
 
 # Calls that reach the file system (or run a program) by themselves.
 _BUILTINS = {"open"}
@@ -30,7 +30,7 @@ _MODULES = {
     "zipfile": {"ZipFile", "is_zipfile"},
 }
 
-_NOT_PATHS = {"self", "workspace_files"}  # a class's own methods; the helper itself
+_NOT_PATHS = {"self", "access"}  # a class's own methods; the helper itself
 
 # "module:function": why it may touch files itself. Grouped by what the files are.
 _OWN = "the app's own files (config, data folder, state, logs), which the sandbox hides"
@@ -38,19 +38,19 @@ _SESSIONS = "chat sessions and task transcripts in the data folder"
 _SHIPPED = "files shipped with the app (resources, icons, built-in skills)"
 _DESKTOP = "the desktop's own folders (autostart, applications, icons), outside the workspace"
 _CHOSEN = "a file or folder the person picked in a dialog or on the command line, read as they chose"
-_BY_FD = "works by descriptors of folders opened through workspace_files (dir_fd=), never by path"
-_HISTORY = "the memory history's repository in the data folder (its workspace side is read through workspace_files)"
-_GUARDED = "metadata of a path the file tools' guard accepted; contents are opened through workspace_files"
+_BY_FD = "works by descriptors of folders opened through desktop.workspace.access (dir_fd=), never by path"
+_HISTORY = "the memory history's repository in the data folder (its workspace side is read through desktop.workspace.access)"
+_GUARDED = "metadata of a path the file tools' guard accepted; contents are opened through desktop.workspace.access"
 _SANDBOX = "sets up and runs the exec sandbox (bwrap), which is what contains commands"
 _LISTED = "names only, each result checked by the file tools' guard before it is shown or opened"
 ALLOWED: dict[str, str] = {
     "desktop/agent/attachments.py:_read_chosen": _CHOSEN + "; only when no link on its way enters the workspace",
     "desktop/agent/attachments.py:_route": _CHOSEN + ": its links, followed only until one enters the workspace",
     "desktop/agent/attachments.py:problem": _CHOSEN + " (what it is, to say at once why it cannot be attached)",
-    "desktop/atomic.py:_fsync_dir": _OWN,
-    "desktop/atomic.py:append_jsonl": _OWN,
-    "desktop/atomic.py:atomic_write_text": _OWN,
-    "desktop/atomic.py:read_jsonl": _OWN,
+    "desktop/kernel/atomic.py:_fsync_dir": _OWN,
+    "desktop/kernel/atomic.py:append_jsonl": _OWN,
+    "desktop/kernel/atomic.py:atomic_write_text": _OWN,
+    "desktop/kernel/atomic.py:read_jsonl": _OWN,
     "desktop/autostart.py:is_enabled": _DESKTOP,
     "desktop/autostart.py:launch_command": _DESKTOP,
     "desktop/autostart.py:set_enabled": _DESKTOP,
@@ -61,49 +61,39 @@ ALLOWED: dict[str, str] = {
     "desktop/desktop_entry.py:_icons": _SHIPPED,
     "desktop/desktop_entry.py:install": _DESKTOP,
     "desktop/desktop_entry.py:uninstall": _DESKTOP,
-    "desktop/logs.py:setup_logging": _OWN,
+    "desktop/kernel/logs.py:setup_logging": _OWN,
     "desktop/mcp/connection.py:ServerConnection._stderr": _OWN,
     "desktop/mcp/importer.py:read_servers": _CHOSEN + " (another app's MCP configuration)",
     "desktop/memory/git_history.py:GitHistory._open": _HISTORY,
     "desktop/memory/git_history.py:_copy_objects.copy": _HISTORY,
     "desktop/memory/git_history.py:_import_old": _HISTORY,
     "desktop/memory/git_history.py:_new": _HISTORY,
-    "desktop/paths.py:bundled": _SHIPPED,
+    "desktop/kernel/paths.py:bundled": _SHIPPED,
     "desktop/providers/discovery.py:existing_nanobot_workspace": "whether ~/.nanobot/workspace exists, at first run",
     "desktop/providers/litellm_env.py:_defer_claude_tokenizer.read_on_first_use": _SHIPPED + " (litellm's data)",
     "desktop/providers/litellm_env.py:prepare_offline_environment": _SHIPPED + " (litellm's data)",
     "desktop/reminders/jobs.py:JobStore._set_aside": _OWN,
     "desktop/reminders/jobs.py:JobStore.load": _OWN,
-    "desktop/remote.py:_connect": "the running app's socket in the runtime folder",
-    "desktop/remote.py:socket_name": "the running app's socket in the runtime folder",
-    "desktop/session.py:SessionStore._list": _SESSIONS,
-    "desktop/session.py:SessionStore._read": _SESSIONS,
-    "desktop/session.py:SessionStore.append": _SESSIONS,
-    "desktop/session.py:SessionStore.delete": _SESSIONS,
-    "desktop/session.py:SessionStore.set_aside": _SESSIONS,
-    "desktop/session.py:_peek": _SESSIONS,
-    "desktop/session_search.py:_newest_first": _SESSIONS,
-    "desktop/session_search.py:_search_file": _SESSIONS,
+    "desktop/cli/remote.py:_connect": "the running app's socket in the runtime folder",
+    "desktop/cli/remote.py:socket_name": "the running app's socket in the runtime folder",
+    "desktop/session/session.py:SessionStore._list": _SESSIONS,
+    "desktop/session/session.py:SessionStore._read": _SESSIONS,
+    "desktop/session/session.py:SessionStore.append": _SESSIONS,
+    "desktop/session/session.py:SessionStore.delete": _SESSIONS,
+    "desktop/session/session.py:SessionStore.set_aside": _SESSIONS,
+    "desktop/session/session.py:_peek": _SESSIONS,
+    "desktop/session/search.py:_newest_first": _SESSIONS,
+    "desktop/session/search.py:_search_file": _SESSIONS,
     "desktop/settings.py:Settings._write": _OWN,
     "desktop/shell_state.py:load_state": _OWN,
     "desktop/skills/files.py:copy_skill": _BY_FD + "; the source is a built-in or user skill",
     "desktop/skills/files.py:create_skill": _BY_FD,
     "desktop/skills/files.py:trash_skill": _BY_FD,
     "desktop/skills/install.py:_copy_folder": _BY_FD + "; the source is " + _CHOSEN,
-    "desktop/skills/install.py:_extract": _CHOSEN + " (the archive); written through workspace_files",
+    "desktop/skills/install.py:_extract": _CHOSEN + " (the archive); written through desktop.workspace.access",
     "desktop/skills/install.py:_install": _BY_FD + "; the source is " + _CHOSEN,
     "desktop/skills/install.py:_link": _BY_FD + "; the link's text is checked before and after",
     "desktop/skills/install.py:install_skill": _BY_FD + "; the source is " + _CHOSEN,
-    "desktop/tools/filesystem.py:GlobTool._glob": _LISTED,
-    "desktop/tools/filesystem.py:GrepTool._files": _LISTED,
-    "desktop/tools/filesystem.py:GrepTool._grep": _GUARDED,
-    "desktop/tools/filesystem.py:ListDirTool._list": _GUARDED + "; the listing is of a folder opened so",
-    "desktop/tools/filesystem.py:WriteFileTool._write": _GUARDED,
-    "desktop/tools/filesystem.py:_describe_entry": _GUARDED + " (links inside a root are looked at via it)",
-    "desktop/tools/filesystem.py:_require_file": _GUARDED,
-    "desktop/tools/filesystem.py:write_text_keeping_mode": "file tools with the workspace restriction off: "
-                                                           "the person let them write anywhere",
-    "desktop/tools/path_guard.py:_hard_linked": _GUARDED,
     "desktop/tools/egress.py:_short_dir": _SANDBOX + " (the egress proxy's socket folder, in the runtime folder)",
     "desktop/tools/egress.py:egress_proxy": _SANDBOX + " (the egress proxy's socket folder, in the runtime folder)",
     "desktop/tools/limits.py:_PidsCgroup.hit": _SANDBOX + " (the commands' cgroup)",
@@ -114,6 +104,16 @@ ALLOWED: dict[str, str] = {
     "desktop/tools/limits.py:_pids_root": _SANDBOX + " (the cgroup file system)",
     "desktop/tools/limits.py:_proc_files": _SANDBOX + " (/proc)",
     "desktop/tools/limits.py:_write": _SANDBOX + " (cgroup control files)",
+    "desktop/tools/filesystem.py:GlobTool._glob": _LISTED,
+    "desktop/tools/filesystem.py:GrepTool._files": _LISTED,
+    "desktop/tools/filesystem.py:GrepTool._grep": _GUARDED,
+    "desktop/tools/filesystem.py:ListDirTool._list": _GUARDED + "; the listing is of a folder opened so",
+    "desktop/tools/filesystem.py:WriteFileTool._write": _GUARDED,
+    "desktop/tools/filesystem.py:_describe_entry": _GUARDED + " (links inside a root are looked at via it)",
+    "desktop/tools/filesystem.py:_require_file": _GUARDED,
+    "desktop/tools/filesystem.py:write_text_keeping_mode": "file tools with the workspace restriction off: "
+                                                           "the person let them write anywhere",
+    "desktop/tools/path_guard.py:_hard_linked": _GUARDED,
     "desktop/tools/sandbox.py:Sandbox._mounts": _SANDBOX,
     "desktop/tools/sandbox.py:_probe_async": _SANDBOX,
     "desktop/tools/sandbox.py:_probe_sync": _SANDBOX,
@@ -128,9 +128,9 @@ ALLOWED: dict[str, str] = {
     "desktop/ui/icons.py:install_theme_icons": _SHIPPED,
     "desktop/ui/mcp_servers.py:_tail": _OWN,
     "desktop/ui/settings.py:SettingsWindow.form_config": _CHOSEN + " (is the workspace field a file?)",
-    "desktop/workspace.py:ensure_workspace": "makes the workspace folder itself, where the person chose it",
-    "desktop/workspace.py:prompt_text": _SHIPPED + " (a workspace override is read through workspace_files)",
-    "desktop/workspace.py:template_text": _SHIPPED,
+    "desktop/workspace/layout.py:ensure_workspace": "makes the workspace folder itself, where the person chose it",
+    "desktop/workspace/layout.py:prompt_text": _SHIPPED + " (a workspace override is read through desktop.workspace.access)",
+    "desktop/workspace/layout.py:template_text": _SHIPPED,
 }
 
 
@@ -189,9 +189,9 @@ def test_file_access_outside_the_workspace_helper_is_listed_with_its_reason() ->
     found = file_access()
     new = sorted(set(found) - set(ALLOWED))
     assert not new, (
-        "These functions touch files without desktop.workspace_files:\n"
+        "These functions touch files without desktop.workspace.access:\n"
         + "\n".join(f"  {key}: {', '.join(sorted(set(found[key])))}" for key in new)
-        + "\nIf they can touch the workspace, read and write through desktop.workspace_files (it refuses links "
+        + "\nIf they can touch the workspace, read and write through desktop.workspace.access (it refuses links "
           "out of the workspace, pipes and oversized files). If they cannot, add them to ALLOWED in "
           f"{Path(__file__).name} with the reason.")
     stale = sorted(set(ALLOWED) - set(found))

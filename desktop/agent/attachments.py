@@ -6,7 +6,7 @@ is copied into the workspace under attachments/<chat>/ and the message says wher
 INLINE_LIMIT also goes into the message whole, so the model has it without a tool call, and the saved
 message keeps it for the turns after. A file already in the workspace is used where it is.
 
-The workspace is written by sandboxed commands, so the copy goes through desktop.workspace_files: a command
+The workspace is written by sandboxed commands, so the copy goes through desktop.workspace.access: a command
 may have made attachments/ a link out of the workspace, which the app's process must not follow (a file
 already in the workspace is read the same way). The source outside the workspace is the person's choice and
 is read as they named it; only a regular file is read (a named pipe would block forever)."""
@@ -20,7 +20,7 @@ import stat
 from dataclasses import dataclass, field
 from pathlib import Path
 
-from desktop import workspace_files
+from desktop.workspace import access
 
 ATTACHMENT_LIMIT = 50 * 1024 * 1024  # a larger file is not attached: the person is told when attaching
 INLINE_LIMIT = 64 * 1024  # text up to this size goes into the message (about 16,000 tokens)
@@ -99,7 +99,7 @@ def _bring_in(source: Path, workspace: Path, session_key: str) -> tuple[bytes, s
     inside = _route(str(source.absolute()), workspace)
     if inside is not None:
         root, relpath = inside
-        return workspace_files.read_bytes(root, relpath, ATTACHMENT_LIMIT), relpath
+        return access.read_bytes(root, relpath, ATTACHMENT_LIMIT), relpath
     data = _read_chosen(source.absolute())
     return data, _store(workspace, f"{FOLDER}/{safe_name(session_key)}", safe_name(source.name), data)
 
@@ -107,12 +107,12 @@ def _bring_in(source: Path, workspace: Path, session_key: str) -> tuple[bytes, s
 def _route(path: str, workspace: Path) -> tuple[Path, str] | None:
     """Where `path` enters the workspace, following its links one by one as the kernel would: (root, path
     inside it) from the first step that lies in the workspace, or None when no step does. A link of the
-    person's own (~/report → the workspace) is then read through desktop.workspace_files from there, so a
+    person's own (~/report → the workspace) is then read through desktop.workspace.access from there, so a
     link a sandboxed command left inside cannot lead the read back out (to ~/.ssh, say)."""
     roots = (workspace.absolute(), workspace.resolve())
     pending = path.split("/")
     current = "/"
-    for _ in range(workspace_files.MAX_LINKS * 8):
+    for _ in range(access.MAX_LINKS * 8):
         if not pending:
             return None
         part = pending.pop(0)
@@ -157,10 +157,10 @@ def _store(workspace: Path, folder: str, name: str, data: bytes) -> str:
     stem, suffix = os.path.splitext(name)
     for number in range(1, 1000):
         relpath = f"{folder}/{name if number == 1 else f'{stem}-{number}{suffix}'}"
-        if workspace_files.create_bytes(workspace, relpath, data):
+        if access.create_bytes(workspace, relpath, data):
             return relpath
         try:
-            if workspace_files.read_bytes(workspace, relpath, len(data)) == data:
+            if access.read_bytes(workspace, relpath, len(data)) == data:
                 return relpath
         except OSError:
             pass  # taken by something else: a larger file, a link, a folder
@@ -184,7 +184,7 @@ def _describe(name: str, where: str, data: bytes) -> str:
 
 
 def _reason(exc: OSError) -> str:
-    if isinstance(exc, (NotAttached, workspace_files.Refused)):
+    if isinstance(exc, (NotAttached, access.Refused)):
         return str(exc)
     if isinstance(exc, FileNotFoundError):
         return "it was not found"

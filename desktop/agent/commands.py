@@ -6,8 +6,8 @@ from collections.abc import Awaitable, Callable
 from dataclasses import dataclass
 from typing import TYPE_CHECKING
 
-from desktop.bus import ChatSetAside, InboundMessage
-from desktop.session import Session
+from desktop.kernel.bus import ChatSetAside, InboundMessage
+from desktop.session.session import Session
 
 if TYPE_CHECKING:
     from desktop.agent.loop import AgentLoop
@@ -26,6 +26,7 @@ class CommandContext:
 
 
 Handler = Callable[[CommandContext], Awaitable[str]]
+STOP = "/stop"  # handled by the loop itself (`AgentLoop.stop`): it must not wait behind the turn it stops
 
 
 @dataclass
@@ -34,6 +35,7 @@ class Command:
     summary: str
     handler: Handler
     immediate: bool = False  # answered at once even while the session's turn runs
+    interrupts: bool = False  # replaces the session's running turn instead of waiting for it (/new)
 
 
 class Commands:
@@ -41,8 +43,9 @@ class Commands:
 
     def __init__(self) -> None:
         self._table: dict[str, Command] = {}
-        self.add(Command("/new", "start a new conversation (the old one stays in the chat list)", _new))
-        self.add(Command("/stop", "stop the running turn (the partial answer is kept)", _never_called))
+        self.add(Command("/new", "start a new conversation (the old one stays in the chat list)", _new,
+                         interrupts=True))
+        self.add(Command(STOP, "stop the running turn (the partial answer is kept)", _never_called))
         self.add(Command("/help", "list the commands", _help, immediate=True))
         self.add(Command("/status", "model, context use and running tasks", _status, immediate=True))
         self.add(Command("/model", "show or switch the model: /model NAME", _model))
@@ -53,6 +56,10 @@ class Commands:
     @property
     def immediate(self) -> set[str]:
         return {name for name, c in self._table.items() if c.immediate}
+
+    @property
+    def interrupting(self) -> set[str]:
+        return {name for name, c in self._table.items() if c.interrupts}
 
     def all(self) -> list[Command]:
         return list(self._table.values())
@@ -66,7 +73,7 @@ class Commands:
 
 
 async def _never_called(ctx: CommandContext) -> str:
-    raise AssertionError("/stop is handled by the loop's dispatcher")
+    raise AssertionError(f"{STOP} is handled by the loop's dispatcher")
 
 
 async def _new(ctx: CommandContext) -> str:
@@ -75,8 +82,8 @@ async def _new(ctx: CommandContext) -> str:
     if not session.messages:
         return "Started a new conversation."
     old = await ctx.loop.sessions.set_aside(session)
-    ctx.loop.bus.publish(ChatSetAside(old, session.key))
-    for hook in ctx.loop.on_set_aside:
+    ctx.loop.bus.publish(ChatSetAside(old))
+    for hook in ctx.loop.hooks.on_set_aside:
         await hook(session)
     return f"Started a new conversation. The previous one is kept in the chat list as “{session.title}”."
 

@@ -1,7 +1,7 @@
 """Builds what the model sees: a stable system prompt plus the history and the new user message.
 
 The bootstrap and memory files come from the workspace, which sandboxed commands write: they are read through
-desktop.workspace_files, so one that became a link out of the workspace, a pipe or a huge file gives the
+desktop.workspace.access, so one that became a link out of the workspace, a pipe or a huge file gives the
 model a line saying it was not read (and why, so it can tell the user), never its contents."""
 
 from __future__ import annotations
@@ -15,10 +15,10 @@ from pathlib import Path
 from string import Template
 from typing import Any
 
-from desktop import workspace_files
 from desktop.scheduler.schedules import local_zone_name
 from desktop.skills.loader import SkillsLoader
-from desktop.workspace import BOOTSTRAP_FILES, MEMORY_FILE, TEXT_FILE_LIMIT, is_untouched_template, prompt_text
+from desktop.workspace import access
+from desktop.workspace.layout import BOOTSTRAP_FILES, MEMORY_FILE, TEXT_FILE_LIMIT, is_untouched_template, prompt_text
 
 SEPARATOR = "\n\n---\n\n"
 IMAGE_LIMIT = 20 * 1024 * 1024  # an attached image larger than this is named, not sent
@@ -33,7 +33,7 @@ class ContextBuilder:
         """Identity, bootstrap files, memory, skills. Stable across turns for caching."""
         parts = [self._identity()]
         for name, heading in [*((n, f"## {n}") for n in BOOTSTRAP_FILES), (MEMORY_FILE, "# Memory")]:
-            text, refused = workspace_files.load_text(self.workspace, name, TEXT_FILE_LIMIT)
+            text, refused = access.load_text(self.workspace, name, TEXT_FILE_LIMIT)
             if refused:
                 parts.append(f"{heading}\n\n[Not read: {refused}. Tell the user if it matters.]")
             elif text.strip() and not is_untouched_template(name, text):
@@ -42,9 +42,9 @@ class ContextBuilder:
             parts.extend(self.skills.prompt_sections())
         return SEPARATOR.join(parts)
 
-    def build_messages(self, history: list[dict[str, Any]], content: str, *, channel: str, chat_id: str,
+    def build_messages(self, history: list[dict[str, Any]], content: str, session_key: str, *,
                        media: list[str] | None = None) -> list[dict[str, Any]]:
-        runtime = runtime_block(channel, chat_id)
+        runtime = runtime_block(session_key)
         mentioned = self.skills.expand_mentions(content) if self.skills is not None else ""
         if mentioned:  # `$skill-name` inlines that skill for this turn only (never saved in the session)
             runtime = f"{runtime}\n\n{mentioned}"
@@ -58,19 +58,19 @@ class ContextBuilder:
             workspace=str(self.workspace), runtime=runtime).strip()
 
 
-def runtime_block(channel: str, chat_id: str) -> str:
+def runtime_block(session_key: str) -> str:
     """Volatile facts ride on the user message so the system prompt stays cacheable."""
     now = datetime.now().astimezone()
     offset = now.strftime("%z")
     return (f"[Runtime context: metadata, not instructions]\n"
             f"Current time: {now:%Y-%m-%d %H:%M (%A)} {now.tzname()} (UTC{offset[:3]}:{offset[3:]}, "
-            f"timezone {local_zone_name()})\nChannel: {channel}:{chat_id}")
+            f"timezone {local_zone_name()})\nChannel: {session_key}")
 
 
 def user_content(text: str, media: list[str], workspace: Path) -> str | list[dict[str, Any]]:
     """Images become image parts; one that cannot be sent is named by path (other files are brought into
     the message by desktop.agent.attachments). An image in the workspace is read through
-    desktop.workspace_files: the person picked the name, but a sandboxed command may have made that name a
+    desktop.workspace.access: the person picked the name, but a sandboxed command may have made that name a
     link to a file it cannot see, and the image would carry it to the model."""
     images: list[dict[str, Any]] = []
     others: list[str] = []
@@ -96,7 +96,7 @@ def _image_bytes(path: Path, workspace: Path) -> bytes | None:
     root = next((r for r in (workspace, workspace.resolve()) if path.is_relative_to(r)), Path("/"))
     relpath = path.relative_to(root).as_posix()
     try:
-        return workspace_files.read_bytes(root, relpath, IMAGE_LIMIT)
+        return access.read_bytes(root, relpath, IMAGE_LIMIT)
     except OSError as exc:
-        workspace_files.report(exc, str(path))
+        access.report(exc, str(path))
         return None

@@ -5,7 +5,7 @@ from __future__ import annotations
 import asyncio
 import logging
 from collections import deque
-from collections.abc import Awaitable, Callable
+from collections.abc import Awaitable
 from contextlib import AbstractAsyncContextManager
 from dataclasses import dataclass, field
 from pathlib import Path
@@ -13,12 +13,13 @@ from typing import Any
 from urllib.parse import quote
 
 from desktop.agent import attachments
-from desktop.agent.commands import CommandContext, Commands
+from desktop.agent.commands import STOP, CommandContext, Commands
 from desktop.agent.context import ContextBuilder
 from desktop.agent.gate import TurnGate
+from desktop.agent.hooks import TurnHooks
 from desktop.agent.runner import Runner, output_text
-from desktop.atomic import atomic_write_text
-from desktop.bus import (
+from desktop.kernel.atomic import atomic_write_text
+from desktop.kernel.bus import (
     InboundMessage,
     MessageBus,
     MessageKind,
@@ -28,11 +29,11 @@ from desktop.bus import (
     TurnFinished,
     TurnStarted,
 )
+from desktop.kernel.taskset import TaskSet
 from desktop.providers.llm import LLMProvider, ProviderError
-from desktop.session import Session, SessionStore
+from desktop.providers.tokens import estimate_messages
+from desktop.session.session import Session, SessionStore
 from desktop.settings import Settings
-from desktop.tasks import TaskSet
-from desktop.tokens import estimate_messages
 from desktop.tools.base import ToolContext
 from desktop.tools.registry import ToolRegistry
 
@@ -40,7 +41,6 @@ log = logging.getLogger(__name__)
 
 HISTORY_PREVIEW = 500
 FAILED_PLACEHOLDER = "(No reply: the model request failed.)"
-AfterTurn = Callable[[Session], Awaitable[None]]
 
 
 @dataclass
@@ -65,10 +65,7 @@ class AgentLoop:
         self.context = context
         self.tool_outputs_dir = tool_outputs_dir
         self.commands = Commands()
-        self.before_turn: list[AfterTurn] = []  # awaited before the prompt is built (memory: make it fit)
-        self.after_turn: list[AfterTurn] = []  # background work once a reply is delivered (memory)
-        self.on_set_aside: list[AfterTurn] = []  # run by /new with the conversation it set aside (memory)
-        self.on_stop: list[Callable[[str], int]] = []  # /stop: stop a chat's other work, say how much (subagents)
+        self.hooks = TurnHooks()  # where features hook into turns (desktop/agent/hooks.py)
         self._states: dict[str, _SessionState] = {}
         self._gate = TurnGate(self.config.max_concurrent_turns)
         settings.subscribe("max_concurrent_turns", lambda _: self._gate.resize(self.config.max_concurrent_turns))
@@ -81,11 +78,11 @@ class AgentLoop:
     def dispatch(self, msg: InboundMessage) -> None:
         key = msg.session_key
         state = self._states.setdefault(key, _SessionState())
-        name = self.commands.name_of(msg.content)
-        if name == "/stop":
-            self._stop(key, state, msg)
+        name = msg.command = msg.command or self.commands.name_of(msg.content)  # parsed once, here
+        if name == STOP:
+            _settle([msg], self._stop(key, state))
             return
-        if name == "/new" and state.turn is not None:
+        if name in self.commands.interrupting and state.turn is not None:
             state.turn.cancel()  # a new conversation replaces the running one
         if name in self.commands.immediate:
             self.spawn(self._command(msg, name))
@@ -113,10 +110,18 @@ class AgentLoop:
         """Submit a message to a session and wait for the end of the turn that answers it: the one way
         code (the CLI, scheduled jobs, subagents, tests) asks the agent something. A message for a chat
         whose turn is running joins that turn, so its end is that turn's end. Cancelled by shutdown."""
-        channel, _, chat_id = session_key.partition(":")
-        reply: asyncio.Future[TurnFinished | TurnError] = asyncio.get_running_loop().create_future()
-        await self.bus.publish_inbound(InboundMessage(channel, chat_id, text, list(media or []), kind, reply))
-        return await reply
+        return await self._submit(InboundMessage(session_key, text, list(media or []), kind))
+
+    async def stop(self, session_key: str) -> TurnFinished | TurnError:
+        """Stop the chat: the messages waiting in it, its running turn (the partial answer is kept) and its other
+        work (the `on_stop` hooks: its background tasks), in order with what was sent to it before. Returns what
+        the stop is answered with ("Nothing is running." when nothing was); the turn it stopped ends as usual."""
+        return await self._submit(InboundMessage(session_key, "", command=STOP))
+
+    async def _submit(self, msg: InboundMessage) -> TurnFinished | TurnError:
+        msg.reply = asyncio.get_running_loop().create_future()
+        await self.bus.publish_inbound(msg)
+        return await msg.reply
 
     def spawn(self, coro: Awaitable[Any]) -> asyncio.Future[Any]:
         """Start background work that `shutdown` cancels."""
@@ -133,19 +138,18 @@ class AgentLoop:
                 if msg.reply is not None:
                     msg.reply.cancel()  # nobody will answer it in this run
 
-    def _stop(self, key: str, state: _SessionState, msg: InboundMessage) -> None:
+    def _stop(self, key: str, state: _SessionState) -> TurnFinished:
         for dropped in state.pending:
             _settle([dropped], TurnFinished(key, "", stopped=True))
         state.pending.clear()
-        background = sum(stop(key) for stop in self.on_stop)
+        background = sum(stop(key) for stop in self.hooks.on_stop)
         if state.turn is not None:
             state.turn.cancel()
-            _settle([msg], TurnFinished(key, "Stopped.", stopped=True))
-        else:
-            note = f"Stopped {background} background task{'s' if background != 1 else ''}." if background \
-                else "Nothing is running."
-            self.bus.publish(OutboundMessage(key, note, OutboundKind.COMMAND))
-            _settle([msg], TurnFinished(key, note))
+            return TurnFinished(key, "Stopped.", stopped=True)
+        note = f"Stopped {background} background task{'s' if background != 1 else ''}." if background \
+            else "Nothing is running."
+        self.bus.publish(OutboundMessage(key, note, OutboundKind.COMMAND))
+        return TurnFinished(key, note)
 
     async def _drain(self, key: str, state: _SessionState) -> None:
         try:
@@ -179,9 +183,8 @@ class AgentLoop:
         _settle([msg], end)
 
     async def _turn(self, msg: InboundMessage, state: _SessionState) -> None:
-        name = self.commands.name_of(msg.content)
-        if name:
-            await self._command(msg, name)
+        if msg.command:
+            await self._command(msg, msg.command)
             return
         session = await self.sessions.load(msg.session_key)
         key = session.key
@@ -204,7 +207,7 @@ class AgentLoop:
         await self.sessions.append(session, user)  # saved before the model is called
         if titled and written:
             await self.sessions.rewrite(session)  # rare: a chat that began with a notice or a command
-        ctx = ToolContext(key, msg.channel, msg.chat_id, self.bus.publish, kind=msg.kind)
+        ctx = ToolContext(key, self.bus.publish, kind=msg.kind)
         runner = Runner(self.provider, self.tools, self.bus.publish, self.config.max_iterations)
         answered = [msg]  # this message and those injected into the turn: all settled by its end
 
@@ -217,11 +220,11 @@ class AgentLoop:
             return [m.content for m in taken]
 
         try:
-            for hook in self.before_turn:
+            for hook in self.hooks.before_turn:
                 await hook(session)
             history = session.history()[:-1]  # everything before this turn's message
-            messages = await asyncio.to_thread(self.context.build_messages, history, attached.content,
-                                               channel=msg.channel, chat_id=msg.chat_id, media=attached.images)
+            messages = await asyncio.to_thread(self.context.build_messages, history, attached.content, key,
+                                               media=attached.images)
             result = await runner.run(messages, ctx, record, take_injected)
         except asyncio.CancelledError:
             self._end(answered, TurnFinished(key, _last_partial(session), stopped=True))
@@ -239,7 +242,7 @@ class AgentLoop:
             self._end(answered, TurnError(key, f"Internal error: {type(exc).__name__}: {exc}"))
             return
         self._end(answered, TurnFinished(key, result.content))
-        for hook in self.after_turn:
+        for hook in self.hooks.after_turn:
             self.spawn(hook(session))
 
     def _end(self, answered: list[InboundMessage], end: TurnFinished | TurnError) -> None:

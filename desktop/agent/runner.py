@@ -9,7 +9,7 @@ from collections.abc import Awaitable, Callable
 from dataclasses import dataclass, replace
 from typing import Any
 
-from desktop.bus import Publish, ReasoningDelta, Retrying, TextDelta, ToolFinished, ToolStarted
+from desktop.kernel.bus import Publish, ReasoningDelta, Retrying, TextDelta, ToolFinished, ToolStarted
 from desktop.providers.llm import LLMProvider, LLMResponse, ProviderError
 from desktop.tools.base import ToolContext, ToolOutput, cap_text
 from desktop.tools.registry import ToolRegistry
@@ -26,7 +26,6 @@ Injected = Callable[[], list[str]]
 @dataclass
 class TurnResult:
     content: str
-    iterations: int
 
 
 class Runner:
@@ -50,7 +49,7 @@ class Runner:
         partial = self.partial
         open_calls: list[dict[str, Any]] = []
         try:
-            for iteration in range(1, self.max_iterations + 1):
+            for _step in range(self.max_iterations):
                 partial.clear()
 
                 def on_text(piece: str) -> None:
@@ -63,7 +62,7 @@ class Runner:
                     on_retry=lambda attempt, attempts, wait: self.publish(Retrying(key, attempt, attempts, wait)))
                 if not response.tool_calls:
                     await self._add(messages, record, assistant_message(response))
-                    return TurnResult(response.content, iteration)
+                    return TurnResult(response.content)
                 assistant = assistant_message(response)
                 open_calls = list(assistant["tool_calls"])
                 await self._add(messages, record, assistant)
@@ -74,7 +73,7 @@ class Runner:
                     await self._add(messages, record, result)
                 for text in take_injected():
                     await self._add(messages, record, {"role": "user", "content": text})
-            return TurnResult(await self._limit_summary(messages, record, key), self.max_iterations)
+            return TurnResult(await self._limit_summary(messages, record, key))
         except asyncio.CancelledError:
             if open_calls:
                 for call in open_calls:

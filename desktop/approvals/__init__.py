@@ -1,46 +1,38 @@
-"""Approvals: before a tool runs, the policy says allow, ask or deny; an asker (the terminal for the headless
-`agent`; in the app `Questions`, which a card in the chat or a notification answers) answers the asks.
+"""Approvals: before a tool runs, the policy says allow, ask or deny; an ask goes to the person through the
+one door for questions (desktop/kernel/questions.py), which the app answers with a card in the chat or a
+notification, and `nanobot-tray agent` at its terminal.
 
-The sandbox and the path guard contain what they can, so asks are kept for what they cannot: `exec`
-where bubblewrap does not run, file tools reaching outside the workspace with the restriction off, and
-MCP tools (until the user trusts the server: `mcp.servers.NAME.trusted`). `approvals.tools` in
-config.yaml sets a tool to allow, ask or deny outright. "Always allow" saves a rule (`approvals.rules`:
-this exact command or path, in this workspace; for an MCP tool, trust in its server) through the settings
-writer. Approving never lifts a tool's own refusals (destructive commands, app-managed files): those hold
-even with --yes. While a question waits, its turn gives up its concurrent-turn place.
+Each tool says when it asks (`Tool.needs_approval`, desktop/tools/base.py): the sandbox and the path guard
+contain what they can, so asks are kept for what they cannot (`exec` where bubblewrap does not run, file
+tools reaching outside the workspace with the restriction off, MCP tools until the user trusts the server).
+It also says what the person approves (`shown`), the change as a diff, the card's title, and what "Always
+allow" saves when that is broader than the call (`trust`: an MCP tool trusts its server). This module names
+no tool. `approvals.tools` in config.yaml sets a tool to allow, ask or deny outright. "Always allow" saves a
+rule (`approvals.rules`: this exact command or path, in this workspace) through the settings writer.
+Approving never lifts a tool's own refusals (destructive commands, app-managed files): those hold even with
+--yes. While a question waits, its turn gives up its concurrent-turn place (the door sees to it).
 """
 
 from __future__ import annotations
 
 import asyncio
-import difflib
 import logging
 from collections.abc import Awaitable, Callable
-from contextlib import AbstractAsyncContextManager, nullcontext
 from dataclasses import dataclass
 from pathlib import Path
-from typing import TYPE_CHECKING, Any, Literal
+from typing import Any, Literal
 
-from desktop.bus import MessageKind, ToolAwaiting
 from desktop.config import Config
-from desktop.mcp.manager import McpTool
+from desktop.kernel.bus import MessageKind, ToolAwaiting
+from desktop.kernel.host import Feature, Host
+from desktop.kernel.questions import NotAsked
 from desktop.settings import Settings
 from desktop.tools.base import Tool, ToolContext, ToolError
-from desktop.tools.filesystem import EditFileTool, WriteFileTool
-from desktop.tools.path_guard import PathGuard
-from desktop.tools.shell import ExecTool
-
-if TYPE_CHECKING:
-    from desktop.core import Core
 
 log = logging.getLogger(__name__)
 Decision = Literal["allow", "ask", "deny"]
 DECISIONS: tuple[Decision, ...] = ("allow", "ask", "deny")
 Answer = Literal["once", "always", "deny"]  # Allow once / Always allow (saves a rule) / Deny
-DIFF_LINES = 400  # a longer diff is cut: the card shows what it can, the rest is marked
-DETAIL_BYTES = 1024 * 1024  # of the file as it is, for that diff
-_FILE_TOOLS = {"read_file", "write_file", "edit_file", "list_dir", "glob", "grep"}
-MCP_PREFIX = "mcp_"  # MCP tools ask until the user trusts their server
 # What a run with nobody to ask (`cron run-due` or `heartbeat` from a system timer) tells the model.
 NOBODY_HINT = ("this run has no window or terminal to ask in: allow it ahead with an \"Always allow\" rule, "
                "approvals.tools in config.yaml or a trusted MCP server, or let the app run it while it is open")
@@ -52,6 +44,7 @@ class ApprovalRequest:
 
     session_key: str
     tool: str
+    title: str  # the card's question ("Run this command?"), the tool's own
     shown: str  # the command, or the path (what the user approves)
     reason: str
     detail: str = ""  # for writes and edits: the change as a unified diff
@@ -61,23 +54,21 @@ class ApprovalRequest:
     kind: MessageKind = MessageKind.USER  # what started the turn that asks (a reminder, a background result...)
 
 
-Asker = Callable[[ApprovalRequest], Awaitable[Answer]]
-Waiting = Callable[[str], AbstractAsyncContextManager[None]]  # around a wait for the user, by session key
+Asker = Callable[[ApprovalRequest], Awaitable[Answer | str]]  # the door for questions answers in plain strings
 
 
 class Approvals:
-    """Decides each tool call and, for an ask, waits for `asker` (None: nobody can answer, the call fails
-    with `no_asker_hint`). An unanswered question is denied after `approvals.timeout` seconds."""
+    """Decides each tool call and, for an ask, waits for `asker` (None, or a door nobody listens at: nobody can
+    answer, the call fails with `no_asker_hint`). An unanswered question is denied after `approvals.timeout`
+    seconds."""
 
     def __init__(self, config: Config, asker: Asker | None, no_asker_hint: str = "", *,
-                 settings: Settings | None = None, workspace: Callable[[], Path] | None = None,
-                 waiting: Waiting | None = None) -> None:
+                 settings: Settings | None = None, workspace: Callable[[], Path] | None = None) -> None:
         self.config = config
         self.asker = asker
-        self.no_asker_hint = no_asker_hint
+        self.no_asker_hint = no_asker_hint  # what the model is told when nobody can be asked here
         self.settings = settings  # where "Always allow" saves its rule; None: it counts as once
         self.workspace = workspace or (lambda: Path.cwd())
-        self.waiting = waiting or (lambda _key: nullcontext())
 
     async def decide(self, tool: Tool, arguments: dict[str, Any]) -> tuple[Decision, str]:
         """The decision for one call and, for ask and deny, why."""
@@ -87,19 +78,8 @@ class Approvals:
                 return configured, f"approvals.tools.{tool.name} is {configured}"  # type: ignore[return-value]
             log.warning("approvals.tools.%s is %r, not allow, ask or deny: asking", tool.name, configured)
             return "ask", f"approvals.tools.{tool.name} is {configured!r} (not allow, ask or deny)"
-        if isinstance(tool, ExecTool):
-            mode = await tool.mode()
-            return ("allow", "") if mode.sandboxed else ("ask", f"commands are {mode.description}")
-        if tool.name in _FILE_TOOLS:
-            return _file_decision(tool, arguments)
-        if isinstance(tool, McpTool):
-            server = self.config.mcp.servers.get(tool.server.name)
-            if server is not None and server.trusted:
-                return "allow", ""
-            return "ask", f"tools of MCP server '{tool.server.name}' ask until you trust the server"
-        if tool.name.startswith(MCP_PREFIX):
-            return "ask", "tools of MCP servers ask until you trust the server"
-        return "allow", ""
+        why = await tool.needs_approval(self.config, arguments)
+        return ("allow", "") if why is None else ("ask", why)
 
     async def check(self, tool: Tool, arguments: dict[str, Any], ctx: ToolContext) -> None:
         """Return when the call may run; raise ToolError (the model reads it) when it may not."""
@@ -108,28 +88,38 @@ class Approvals:
             return
         if decision == "deny":
             raise ToolError(f"{tool.name} is not allowed ({why})")
-        shown = _shown(tool, arguments)
+        shown = tool.shown(arguments)
         if self._ruled(tool.name, shown):
             return
         if self.asker is None:
-            raise ToolError(f"{tool.name} needs the user's approval ({why}) and nobody can be asked here"
-                            + (f"; {self.no_asker_hint}" if self.no_asker_hint else ""))
+            raise self._nobody(tool, why)
         timeout = self.config.approvals.timeout
-        request = ApprovalRequest(ctx.session_key, tool.name, shown, why, await _detail(tool, arguments),
-                                  _always(tool, shown), timeout, asyncio.get_running_loop().time() + timeout, ctx.kind)
+        title = tool.approval_title or f"Let the assistant use {tool.name}?"
+        trust = tool.trust()
+        always = trust[0] if trust else f"always allow {tool.name} of exactly this in this workspace"
+        request = ApprovalRequest(ctx.session_key, tool.name, title, shown, why, await tool.change(arguments), always,
+                                  timeout, asyncio.get_running_loop().time() + timeout, ctx.kind)
         ctx.publish(ToolAwaiting(ctx.session_key, ctx.call_id, True))  # the chat says so instead of "running"
-        async with self.waiting(ctx.session_key):
-            try:
-                answer = await asyncio.wait_for(self.asker(request), timeout)
-            except TimeoutError:
-                raise ToolError(f"{tool.name} was not approved: nobody answered within {duration(timeout)}, "
-                                "so it was denied") from None
-            finally:
-                ctx.publish(ToolAwaiting(ctx.session_key, ctx.call_id, False))
+        try:
+            answer = await asyncio.wait_for(self.asker(request), timeout)
+        except TimeoutError:
+            raise ToolError(f"{tool.name} was not approved: nobody answered within {duration(timeout)}, "
+                            "so it was denied") from None
+        except NotAsked as exc:
+            if exc.quiet:
+                raise ToolError(f"{tool.name} needs the user's approval ({why}), but Do not disturb is on, so "
+                                "background work is not allowed to ask: it was denied") from None
+            raise self._nobody(tool, why) from None
+        finally:
+            ctx.publish(ToolAwaiting(ctx.session_key, ctx.call_id, False))
         if answer == "deny":
             raise ToolError(f"the user did not approve {tool.name}: {request.shown}")
         if answer == "always":
             await self._remember(tool, shown)
+
+    def _nobody(self, tool: Tool, why: str) -> ToolError:
+        return ToolError(f"{tool.name} needs the user's approval ({why}) and nobody can be asked here"
+                         + (f"; {self.no_asker_hint}" if self.no_asker_hint else ""))
 
     def _ruled(self, tool: str, shown: str) -> bool:
         """Whether a saved "Always allow" covers this exact call in the workspace in force."""
@@ -138,31 +128,21 @@ class Approvals:
                    for rule in self.config.approvals.rules)
 
     async def _remember(self, tool: Tool, shown: str) -> None:
-        """Save the rule "Always allow" stands for: trust in an MCP tool's server, else this exact call here."""
+        """Save the rule "Always allow" stands for: the tool's broader trust, else this exact call here."""
         if self.settings is None:
             return
-        if isinstance(tool, McpTool):
-            name = tool.server.name
-            await self.settings.update(lambda config: _trust(config, name))
+        trust = tool.trust()
+        if trust is not None:
+            await self.settings.update(trust[1])
             return
         rule = {"tool": tool.name, "what": shown, "workspace": str(self.workspace())}
         await self.settings.update(lambda config: _add_rule(config, rule))
-
-
-async def set_trusted(settings: Settings, server: str, trusted: bool) -> None:
-    """Trust an MCP server (its tools run without asking) or withdraw that trust."""
-    await settings.update(lambda config: _trust(config, server, trusted))
 
 
 async def remove_rule(settings: Settings, rule: dict[str, str]) -> None:
     """Delete one saved "Always allow" rule: that call asks again."""
     await settings.update(lambda config: setattr(config.approvals, "rules",
                                                  [r for r in config.approvals.rules if r != rule]))
-
-
-def _trust(config: Config, server: str, trusted: bool = True) -> None:
-    if server in config.mcp.servers:
-        config.mcp.servers[server].trusted = trusted
 
 
 def _add_rule(config: Config, rule: dict[str, str]) -> None:
@@ -175,68 +155,14 @@ def duration(seconds: float) -> str:
     return f"{seconds / 60:g} min" if seconds >= 60 else f"{seconds:g} s"
 
 
-def _always(tool: Tool, shown: str) -> str:
-    if isinstance(tool, McpTool):
-        return f"trust MCP server '{tool.server.name}' (all its tools run without asking)"
-    return f"always allow {tool.name} of exactly this in this workspace"
-
-
-async def _detail(tool: Tool, arguments: dict[str, Any]) -> str:
-    """For writes and edits, the change as a diff against the file as it is now (read off the loop, through
-    the tool's own guarded reader: a link out of the workspace or a pipe gives no "before", never its contents
-    or a wait)."""
-    if not isinstance(tool, (WriteFileTool, EditFileTool)) or "path" not in arguments:
-        return ""
-
-    def before() -> tuple[str, str]:
-        shown = str(arguments["path"])
-        try:
-            target = tool.guard.resolve(shown, write=True)
-            shown = str(target)
-            with tool.open_read(target) as fh:
-                return shown, fh.read(DETAIL_BYTES).decode("utf-8", errors="replace")
-        except (OSError, ToolError):
-            return shown, ""
-
-    shown, old = await asyncio.to_thread(before)
-    if tool.name == "write_file":
-        new = str(arguments.get("content", ""))
-    else:
-        target, replacement = str(arguments.get("old_text", "")), str(arguments.get("new_text", ""))
-        new = old.replace(target, replacement, -1 if arguments.get("replace_all") else 1)
-    lines = list(difflib.unified_diff(old.splitlines(), new.splitlines(), shown, shown, lineterm=""))
-    if len(lines) > DIFF_LINES:
-        lines = [*lines[:DIFF_LINES], f"… {len(lines) - DIFF_LINES} more lines"]
-    return "\n".join(lines)
-
-
-def _file_decision(tool: Tool, arguments: dict[str, Any]) -> tuple[Decision, str]:
-    guard: PathGuard | None = getattr(tool, "guard", None)
-    if guard is None or guard.restrict:
-        return "allow", ""  # the guard keeps it inside the workspace
-    raw = arguments.get("path") or "."
-    path = Path(raw).expanduser()
-    path = (path if path.is_absolute() else guard.workspace / path).resolve()
-    workspace = guard.workspace.resolve()
-    if path == workspace or workspace in path.parents:
-        return "allow", ""
-    return "ask", f"{path} is outside the workspace and tools.restrict_to_workspace is off"
-
-
-def _shown(tool: Tool, arguments: dict[str, Any]) -> str:
-    if isinstance(tool, ExecTool):
-        return str(arguments.get("command", ""))
-    if "path" in arguments:
-        return str(arguments["path"])
-    return ", ".join(f"{k}={v!r:.80}" for k, v in arguments.items())
-
-
-def attach_approvals(core: Core, asker: Asker | None = None, no_asker_hint: str = NOBODY_HINT) -> Approvals:
-    """Put approvals in front of every tool call of `core` (all its registries share the gate). `build_core`
-    attaches them with nobody to ask, so no entry point runs ungated; one that has a person to ask (the app,
-    `agent` at a terminal) attaches again with its asker, replacing that gate."""
-    approvals = Approvals(core.config, asker, no_asker_hint, settings=core.settings,
-                          workspace=lambda: core.workspace, waiting=core.loop.waiting_for_user)
-    core.tools.gate = approvals.check
-    core.approvals = approvals
+def attach(host: Host) -> Approvals:
+    """Put approvals in front of every tool call (all the host's tool registries share the gate), asking
+    through the host's door for questions: an entry point with a person (the app, `agent` at a terminal)
+    listens there; with nobody listening an ask fails with NOBODY_HINT (an entry point may say more)."""
+    approvals = Approvals(host.config, host.questions.ask, NOBODY_HINT, settings=host.settings,
+                          workspace=lambda: host.workspace)
+    host.tools.gate = approvals.check
     return approvals
+
+
+FEATURE = Feature("approvals", Approvals, attach)

@@ -1,6 +1,6 @@
 """Command line: `nanobot-tray` starts the tray app; subcommands work headless.
 
-With the app running, subcommands that offer `serve` run inside it (desktop/remote.py says how); this
+With the app running, subcommands that offer `serve` run inside it (desktop/cli/remote.py says how); this
 module imports the subcommands only after that attempt, so a forwarded command loads almost nothing."""
 
 from __future__ import annotations
@@ -8,7 +8,8 @@ from __future__ import annotations
 import argparse
 import sys
 
-from desktop import __version__, remote
+from desktop import __version__
+from desktop.cli import remote
 
 
 def build_parser() -> argparse.ArgumentParser:
@@ -46,8 +47,8 @@ def main(argv: list[str] | None = None) -> int:
     code = remote.forward(argv)
     if code is not None:
         return code
-    from desktop.logs import setup_logging
-    from desktop.paths import home
+    from desktop.kernel.logs import setup_logging
+    from desktop.kernel.paths import home
 
     args = build_parser().parse_args(argv)
     if args.command is None:

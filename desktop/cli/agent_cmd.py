@@ -12,10 +12,11 @@ import sys
 from collections.abc import Awaitable
 
 from desktop.agent.attachments import problem as attachment_problem
-from desktop.approvals import Answer, ApprovalRequest, Asker, attach_approvals
-from desktop.bus import (
+from desktop.approvals import ApprovalRequest, Approvals
+from desktop.cli.remote import Output, Terminal, add_standalone
+from desktop.core import Core, build_core
+from desktop.kernel.bus import (
     Event,
-    InboundMessage,
     OutboundMessage,
     Retrying,
     TextDelta,
@@ -24,9 +25,10 @@ from desktop.bus import (
     TurnError,
     TurnFinished,
 )
-from desktop.core import Core, build_core
-from desktop.remote import Output, Terminal, add_standalone
-from desktop.tasks import spawn
+from desktop.kernel.channels import Channel, session_key
+from desktop.kernel.questions import Question, Questions
+from desktop.kernel.taskset import spawn
+from desktop.subagents import Subagents
 
 NO_TERMINAL_HINT = ("there is no terminal to ask on: run `nanobot-tray agent` with --yes to allow such calls for "
                     "one run (destructive commands stay refused)")
@@ -88,7 +90,8 @@ async def _main(args: argparse.Namespace) -> int:
         print(f"error: no model is configured; set `model` in {core.home.config_file} "
               "(e.g. openai/gpt-4o-mini) or open Settings in the tray app", file=sys.stderr)
         return 2
-    attach_approvals(core, _asker(args.yes), NO_TERMINAL_HINT)
+    core.get(Approvals).no_asker_hint = NO_TERMINAL_HINT
+    _answer_at_terminal(core.questions, args.yes)
     await core.start()
     try:
         if args.message is not None:
@@ -99,28 +102,36 @@ async def _main(args: argparse.Namespace) -> int:
         await core.close()
 
 
-def _asker(yes: bool) -> Asker | None:
-    """--yes answers every ask; a terminal asks the person at it; without either, asks fail (NO_TERMINAL_HINT)."""
+def _answer_at_terminal(questions: Questions, yes: bool) -> None:
+    """--yes answers every ask; a terminal asks the person at it; without either nobody listens, so asks fail
+    (NO_TERMINAL_HINT)."""
     if yes:
-        async def allow(request: ApprovalRequest) -> Answer:
+        def allow(question: Question[ApprovalRequest]) -> None:
+            request = question.request
             print(f"  (--yes) allowing {request.tool}: {request.shown}", file=sys.stderr, flush=True)
-            return "once"
-        return allow
+            question.answer("once")
+        questions.subscribe(allow)
+        return
     if not sys.stdin.isatty():
-        return None
+        return
     one_at_a_time = asyncio.Lock()
 
-    async def ask(request: ApprovalRequest) -> Answer:
+    async def ask(question: Question[ApprovalRequest]) -> None:
+        request = question.request
         async with one_at_a_time:
             print(f"\n{request.tool} needs your approval ({request.reason}):\n  {request.shown}", file=sys.stderr)
             try:
                 answer = await asyncio.get_running_loop().run_in_executor(
                     None, input, f"Allow? [y/N, or a: {request.always}] ")
             except EOFError:
-                return "deny"
+                answer = ""
         said = answer.strip().lower()
-        return "once" if said in ("y", "yes") else "always" if said in ("a", "always") else "deny"
-    return ask
+        question.answer("once" if said in ("y", "yes") else "always" if said in ("a", "always") else "deny")
+
+    def posted(question: Question[ApprovalRequest]) -> None:
+        spawn(ask(question))
+
+    questions.subscribe(posted)
 
 
 def _progress(event: Event, key: str, out: Output) -> None:
@@ -158,7 +169,7 @@ async def _turn(core: Core, key: str, text: str, stream: bool, out: Output,
 
 async def _one_turn(core: Core, chat_id: str, text: str, out: Output, wait: bool = True,
                     files: list[str] | None = None) -> int:
-    key = f"cli:{chat_id}"
+    key = session_key(Channel.CLI, chat_id)
     wrong = _unattachable(files or [])
     if wrong:  # in the app, the files are first seen here
         out.err(f"error: {wrong}")
@@ -175,7 +186,7 @@ async def _background(core: Core, key: str, answer: TurnFinished, out: Output) -
     """Wait for the chat's background tasks and print what the agent told of each (once: a result that
     joined the turn above is already in its answer)."""
     code = 0
-    for task in [t for t in core.subagents.of(key) if t.told is not None and not t.told.done()]:
+    for task in [t for t in core.get(Subagents).of(key) if t.told is not None and not t.told.done()]:
         out.err(f"… waiting for background task “{task.label}” (--no-wait leaves at once)")
         told = await task.told  # type: ignore[misc]
         if isinstance(told, TurnError):
@@ -187,14 +198,14 @@ async def _background(core: Core, key: str, answer: TurnFinished, out: Output) -
 
 
 def _leave(core: Core, key: str, out: Output) -> int:
-    stopped = core.subagents.cancel_chat(key)
+    stopped = core.get(Subagents).cancel_chat(key)
     if stopped:
         out.err(f"(cancelled {stopped} background task{'s' if stopped != 1 else ''}: --no-wait)")
     return 0
 
 
 async def _interactive(core: Core, chat_id: str) -> int:
-    key = f"cli:{chat_id}"
+    key = session_key(Channel.CLI, chat_id)
     loop = asyncio.get_running_loop()
     print(f"Nanobot ({core.config.model}) — session {key}. Ctrl+C or /stop stops a turn, Ctrl+D quits.",
           file=sys.stderr)
@@ -207,7 +218,7 @@ async def _interactive(core: Core, chat_id: str) -> int:
         if not line.strip():
             continue
         turn = asyncio.ensure_future(_turn(core, key, line, stream=True, out=Terminal()))
-        with _stop_on_interrupt(core, key, chat_id):
+        with _stop_on_interrupt(core, key):
             result = await turn
         print()
         if isinstance(result, TurnError):
@@ -219,12 +230,12 @@ async def _interactive(core: Core, chat_id: str) -> int:
 
 
 @contextlib.contextmanager
-def _stop_on_interrupt(core: Core, key: str, chat_id: str):  # type: ignore[no-untyped-def]
-    """Ctrl+C during a turn sends /stop instead of killing the program."""
+def _stop_on_interrupt(core: Core, key: str):  # type: ignore[no-untyped-def]
+    """Ctrl+C during a turn stops it (as /stop does) instead of killing the program."""
     loop = asyncio.get_running_loop()
 
     def stop() -> None:
-        spawn(core.bus.publish_inbound(InboundMessage("cli", chat_id, "/stop")))
+        spawn(core.loop.stop(key))
 
     try:
         loop.add_signal_handler(signal.SIGINT, stop)

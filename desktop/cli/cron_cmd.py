@@ -8,9 +8,11 @@ import asyncio
 import sys
 from collections.abc import Awaitable
 
-from desktop.bus import TurnError
+from desktop.cli.remote import Output, Terminal, add_standalone
 from desktop.core import Core
-from desktop.remote import Output, Terminal, add_standalone
+from desktop.kernel.bus import TurnError
+from desktop.reminders import Reminders
+from desktop.scheduler import Scheduler
 
 
 def add_parser(sub: argparse._SubParsersAction) -> None:  # type: ignore[type-arg]
@@ -43,14 +45,14 @@ async def _main(args: argparse.Namespace) -> int:
     core = await asyncio.to_thread(build_core)
     for problem in core.settings.problems:
         print(f"config: {problem}", file=sys.stderr)
-    if core.reminders.store.problem:
-        print(f"error: {core.reminders.store.problem}", file=sys.stderr)
+    if core.get(Reminders).store.problem:
+        print(f"error: {core.get(Reminders).store.problem}", file=sys.stderr)
     if args.cron_command != "run-due":
         return await _command(args, core, Terminal())
-    if not core.config.model and core.reminders.next_run() is not None:
+    if not core.config.model and core.get(Reminders).next_run() is not None:
         print(f"error: no model is configured; set `model` in {core.home.config_file}", file=sys.stderr)
         return 2
-    core.scheduler.timer = None  # only this command runs jobs here: none starts behind its back
+    core.get(Scheduler).timer = None  # only this command runs jobs here: none starts behind its back
     await core.start()
     try:
         return await _command(args, core, Terminal())
@@ -62,7 +64,7 @@ async def _command(args: argparse.Namespace, core: Core, out: Output) -> int:
     from desktop.reminders import ReminderError
     from desktop.reminders.tool import job_line
 
-    reminders = core.reminders
+    reminders = core.get(Reminders)
     if args.cron_command == "list":
         for job in reminders.jobs:
             out.out(job_line(job))

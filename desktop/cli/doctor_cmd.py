@@ -9,11 +9,12 @@ import platform
 import sys
 from pathlib import Path
 
-from desktop import __version__, secrets
+from desktop import __version__
 from desktop.config import load_config
 from desktop.core import workspace_of
+from desktop.kernel import secrets
+from desktop.kernel.paths import home
 from desktop.mcp.settings import McpServerConfig
-from desktop.paths import home
 from desktop.providers.llm import LLMProvider, ProviderError, provider_name
 from desktop.tools.limits import Limits
 from desktop.tools.limits import describe as describe_limits

@@ -7,10 +7,11 @@ import asyncio
 import sys
 from collections.abc import Awaitable
 
+from desktop.cli.remote import Output, Terminal, add_standalone
 from desktop.core import Core, build_core
+from desktop.memory import Memory
 from desktop.memory.dream import DreamError
 from desktop.memory.git_history import GitError
-from desktop.remote import Output, Terminal, add_standalone
 
 
 def add_parser(sub: argparse._SubParsersAction) -> None:  # type: ignore[type-arg]
@@ -43,7 +44,7 @@ async def _main() -> int:
 
 async def _dream(core: Core, out: Output) -> int:
     try:
-        result = await core.memory.dream.run()
+        result = await core.get(Memory).dream.run()
     except (DreamError, GitError) as exc:
         out.err(f"error: Dream failed: {exc}. Nothing was lost; the next run retries.")
         return 1

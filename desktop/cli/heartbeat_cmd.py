@@ -7,8 +7,10 @@ import asyncio
 import sys
 from collections.abc import Awaitable
 
+from desktop.cli.remote import Output, Terminal, add_standalone
 from desktop.core import Core
-from desktop.remote import Output, Terminal, add_standalone
+from desktop.heartbeat import Heartbeat
+from desktop.scheduler import Scheduler
 
 
 def add_parser(sub: argparse._SubParsersAction) -> None:  # type: ignore[type-arg]
@@ -35,7 +37,7 @@ async def _main() -> int:
     core = await asyncio.to_thread(build_core)
     for problem in core.settings.problems:
         print(f"config: {problem}", file=sys.stderr)
-    core.scheduler.timer = None  # this one heartbeat only
+    core.get(Scheduler).timer = None  # this one heartbeat only
     await core.start()
     try:
         return await _beat(core, Terminal())
@@ -50,7 +52,7 @@ async def _beat(core: Core, out: Output) -> int:
     if not core.config.model:
         out.err(f"error: no model is configured; set `model` in {core.home.config_file}")
         return 2
-    beat = await core.heartbeat.run()
+    beat = await core.get(Heartbeat).run()
     if beat.error:
         out.err(f"error: the heartbeat failed: {beat.error}")
         return 1

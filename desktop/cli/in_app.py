@@ -1,4 +1,4 @@
-"""The app's side of forwarded commands (desktop/remote.py): parse the client's argv with the same parser
+"""The app's side of forwarded commands (desktop/cli/remote.py): parse the client's argv with the same parser
 and run the subcommand's `serve` against the app's own core, its output going back over the socket."""
 
 from __future__ import annotations
@@ -10,8 +10,8 @@ import os
 from collections.abc import Awaitable, Callable
 from typing import Any
 
+from desktop.cli.remote import Forwarded
 from desktop.core import Core
-from desktop.remote import Forwarded
 
 log = logging.getLogger(__name__)
 

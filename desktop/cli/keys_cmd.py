@@ -6,7 +6,7 @@ import argparse
 import getpass
 import sys
 
-from desktop import secrets
+from desktop.kernel import secrets
 
 
 def add_parser(sub: argparse._SubParsersAction) -> None:  # type: ignore[type-arg]

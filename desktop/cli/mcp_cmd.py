@@ -13,11 +13,12 @@ from collections.abc import Awaitable
 from pathlib import Path
 from typing import TYPE_CHECKING
 
+from desktop.cli.remote import Output, Terminal, add_standalone
+from desktop.kernel.paths import home
+from desktop.mcp import McpServers
 from desktop.mcp.importer import NotAServerList, read_servers
 from desktop.mcp.probe import probed
 from desktop.mcp.settings import McpServerConfig
-from desktop.paths import home
-from desktop.remote import Output, Terminal, add_standalone
 from desktop.settings import Settings, SettingsError
 
 if TYPE_CHECKING:
@@ -47,7 +48,7 @@ def serve(args: argparse.Namespace, core: Core, out: Output) -> Awaitable[int] |
 
 
 async def _served_list(core: Core, out: Output) -> int:
-    return _listed(core.mcp.states(), out)
+    return _listed(core.get(McpServers).states(), out)
 
 
 def _listed(states: dict[str, str], out: Output) -> int:

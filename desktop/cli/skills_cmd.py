@@ -8,7 +8,7 @@ import asyncio
 import sys
 from pathlib import Path
 
-from desktop.paths import home
+from desktop.kernel.paths import home
 from desktop.settings import Settings, SettingsError
 from desktop.skills.frontmatter import ERROR, SkillDoc, parse_skill
 from desktop.skills.install import InstallError, install_skill

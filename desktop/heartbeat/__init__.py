@@ -6,8 +6,8 @@ only the last few exchanges (a heartbeat chat that grows forever costs more toke
 it is a system job, so it waits while a turn runs.
 
 HEARTBEAT.md lives in the workspace, which sandboxed commands write, and the heartbeat reads it by itself:
-through desktop.workspace_files, so a HEARTBEAT.md that became a link out of the workspace, a pipe or a huge
-file is not read; the user is told once (a notification) and the beat does nothing."""
+through desktop.workspace.access, so a HEARTBEAT.md that became a link out of the workspace, a pipe or a huge
+file is not read; the user is told once (a notice) and the beat does nothing."""
 
 from __future__ import annotations
 
@@ -15,21 +15,20 @@ import asyncio
 import logging
 from dataclasses import dataclass
 from pathlib import Path
-from typing import TYPE_CHECKING
 
-from desktop import notify, workspace_files
-from desktop.bus import Ask, MessageKind, TurnError
 from desktop.heartbeat.tasks import QUIET_MARKER, active_tasks, is_quiet
-from desktop.notification_policy import plain_text
-from desktop.session import SessionStore
-from desktop.workspace import TEXT_FILE_LIMIT
-
-if TYPE_CHECKING:
-    from desktop.core import Core
+from desktop.kernel.bus import Ask, MessageKind, TurnError
+from desktop.kernel.channels import Channel, session_key
+from desktop.kernel.host import Feature, Host
+from desktop.kernel.notices import Notify, at_newest, plain_text
+from desktop.scheduler import Scheduler
+from desktop.session.session import SessionStore
+from desktop.workspace import access
+from desktop.workspace.layout import TEXT_FILE_LIMIT
 
 log = logging.getLogger(__name__)
 JOB_NAME = "heartbeat"
-SESSION = "system:heartbeat"
+SESSION = session_key(Channel.SYSTEM, "heartbeat")
 TITLE = "Heartbeat"
 FILE = "HEARTBEAT.md"
 KEEP_EXCHANGES = 3  # earlier heartbeat exchanges are dropped before each run
@@ -63,20 +62,21 @@ def prompt(tasks: list[str]) -> str:
 
 
 class Heartbeat:
-    def __init__(self, workspace: Path, sessions: SessionStore, ask: Ask) -> None:
+    def __init__(self, workspace: Path, sessions: SessionStore, ask: Ask, notify: Notify) -> None:
         self.workspace = workspace
         self._sessions = sessions
         self._ask = ask
+        self._notify = notify
         self._lock = asyncio.Lock()  # the timer and `nanobot-tray heartbeat` never overlap
         self._refused = ""  # why HEARTBEAT.md was last refused, so the user hears of it once
 
     async def run(self) -> Beat:
         """One heartbeat now."""
         async with self._lock:
-            text, refused = await asyncio.to_thread(workspace_files.load_text, self.workspace, FILE, TEXT_FILE_LIMIT)
+            text, refused = await asyncio.to_thread(access.load_text, self.workspace, FILE, TEXT_FILE_LIMIT)
             if refused:
                 if refused != self._refused:  # once, not every half hour
-                    notify.notify(TITLE, f"{refused}. The heartbeat does nothing until it is a plain file again.")
+                    self._notify(TITLE, f"{refused}. The heartbeat does nothing until it is a plain file again.")
                 self._refused = refused
                 return Beat([], error=refused)
             self._refused = ""
@@ -90,7 +90,7 @@ class Heartbeat:
                 log.warning("heartbeat failed: %s", beat.error)
             elif not beat.quiet:
                 answered = await self._sessions.load(SESSION)  # cached: the turn just saved its answer there
-                notify.notify(TITLE, plain_text(beat.answer), notify.newest_message(answered))
+                self._notify(TITLE, plain_text(beat.answer), at_newest(answered))
             return beat
 
     async def _keep_recent(self) -> None:
@@ -107,10 +107,13 @@ class Heartbeat:
             await self._sessions.rewrite(session)
 
 
-def attach_heartbeat(core: Core) -> Heartbeat:
-    """The heartbeat on the core's scheduler, following the workspace setting."""
-    heartbeat = Heartbeat(core.workspace, core.sessions, core.loop.ask)
-    core.scheduler.add_system_job(
-        JOB_NAME, lambda: heartbeat_interval(core.config.schedules.heartbeat_interval), heartbeat.run)
-    core.settings.subscribe("workspace", lambda _: setattr(heartbeat, "workspace", core.workspace))
+def attach(host: Host) -> Heartbeat:
+    """The heartbeat on the scheduler, following the workspace setting."""
+    heartbeat = Heartbeat(host.workspace, host.sessions, host.ask_agent, host.notify)
+    host.get(Scheduler).add_system_job(
+        JOB_NAME, lambda: heartbeat_interval(host.config.schedules.heartbeat_interval), heartbeat.run)
+    host.settings.subscribe("workspace", lambda _: setattr(heartbeat, "workspace", host.workspace))
     return heartbeat
+
+
+FEATURE = Feature("heartbeat", Heartbeat, attach, requires=(Scheduler,))

@@ -2,25 +2,24 @@
 
 from __future__ import annotations
 
-from typing import TYPE_CHECKING
-
+from desktop.kernel.host import Feature, Host
 from desktop.mcp.manager import McpServers
 
-if TYPE_CHECKING:
-    from desktop.core import Core
 
-
-def attach_mcp(core: Core) -> McpServers:
+def attach(host: Host) -> McpServers:
     """Servers start connecting once the core runs (nothing waits for them), follow settings changes and
     stop when the core closes."""
-    servers = McpServers(core.tools, core.home.logs_dir, core.bus.publish)
+    servers = McpServers(host.tools, host.home.logs_dir, host.publish)
 
     async def follow() -> None:
         """Connect, stop or restart only the servers whose settings changed."""
-        if core.running:
-            await servers.apply(core.config.mcp.servers)
+        if host.running:
+            await servers.apply(host.config.mcp.servers)
 
-    core.on_start(follow)
-    core.settings.subscribe("mcp", lambda changed: follow())
-    core.on_close(servers.close)
+    host.on_start(follow)
+    host.settings.subscribe("mcp", lambda changed: follow())
+    host.on_close(servers.close)
     return servers
+
+
+FEATURE = Feature("mcp", McpServers, attach)

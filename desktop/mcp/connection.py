@@ -18,7 +18,7 @@ from pathlib import Path
 from typing import TYPE_CHECKING, Any, TextIO
 from urllib.parse import urlsplit
 
-from desktop import secrets
+from desktop.kernel import secrets
 from desktop.mcp.settings import McpServerConfig
 from desktop.tools.base import ToolError
 

@@ -6,18 +6,23 @@ while it is connected (`Tool.available`), and a call meanwhile says which server
 from __future__ import annotations
 
 import asyncio
+from collections.abc import Callable
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
-from desktop.bus import McpServerChanged, Publish
+from desktop.kernel.bus import Publish
 from desktop.mcp import connection
 from desktop.mcp.connection import ServerConnection
+from desktop.mcp.events import McpServerChanged
 from desktop.mcp.names import clean, tool_name
 from desktop.mcp.results import to_output
 from desktop.mcp.schema import normalise
-from desktop.mcp.settings import McpServerConfig
+from desktop.mcp.settings import McpServerConfig, trust_server
 from desktop.tools.base import Tool, ToolContext, ToolOutput
 from desktop.tools.registry import ToolRegistry
+
+if TYPE_CHECKING:
+    from desktop.config import Config
 
 
 class McpTool(Tool):
@@ -32,6 +37,18 @@ class McpTool(Tool):
     @property
     def available(self) -> bool:  # type: ignore[override]
         return self.server.state == "connected"
+
+    async def needs_approval(self, config: Config, arguments: dict[str, Any]) -> str | None:
+        """A server's tools reach what no sandbox contains: they ask until the person trusts the server."""
+        server = config.mcp.servers.get(self.server.name)
+        if server is not None and server.trusted:
+            return None
+        return f"tools of MCP server '{self.server.name}' ask until you trust the server"
+
+    def trust(self) -> tuple[str, Callable[[Config], None]]:
+        name = self.server.name
+        return (f"trust MCP server '{name}' (all its tools run without asking)",
+                lambda config: trust_server(config, name, True))
 
     async def execute(self, ctx: ToolContext, **args: Any) -> ToolOutput:
         return to_output(await self.server.call(self.remote_name, args), self.server.name)

@@ -3,8 +3,13 @@
 from __future__ import annotations
 
 from dataclasses import dataclass
+from typing import TYPE_CHECKING
 
 from desktop.config import SECONDS, setting
+
+if TYPE_CHECKING:
+    from desktop.config import Config
+    from desktop.settings import Settings
 
 
 @dataclass
@@ -50,3 +55,15 @@ class McpConfig:
     servers: dict[str, McpServerConfig] = setting(factory=dict, item="MCP server", label="MCP servers",
                                                   help="Programs and services that give the assistant more "
                                                   "tools, by name; their tools appear as mcp_<server>_<tool>.")
+
+
+def trust_server(config: Config, server: str, trusted: bool) -> None:
+    """Trust an MCP server (its tools run without asking: what "Always allow" on one of them saves) or withdraw
+    that trust; a server no longer configured is left alone."""
+    if server in config.mcp.servers:
+        config.mcp.servers[server].trusted = trusted
+
+
+async def set_trusted(settings: Settings, server: str, trusted: bool) -> None:
+    """Settings' trust switch for a server, saved through the settings writer."""
+    await settings.update(lambda config: trust_server(config, server, trusted))

@@ -3,7 +3,7 @@
 from __future__ import annotations
 
 from desktop.agent.commands import Command, CommandContext, Commands
-from desktop.local_time import local_time
+from desktop.kernel.local_time import local_time
 from desktop.memory.dream import Dream, DreamError
 from desktop.memory.git_history import GitError
 

@@ -13,9 +13,9 @@ from desktop.agent.context import ContextBuilder
 from desktop.config import Config
 from desktop.memory.store import HistoryEntry, MemoryStore, format_messages
 from desktop.providers.llm import LLMProvider
-from desktop.session import Session, SessionStore
-from desktop.tokens import estimate_messages
-from desktop.workspace import prompt_text
+from desktop.providers.tokens import estimate_messages
+from desktop.session.session import Session, SessionStore
+from desktop.workspace.layout import prompt_text
 
 log = logging.getLogger(__name__)
 

@@ -3,7 +3,7 @@
 new skills. Every run that changes files becomes one commit in the memory history.
 
 Dream runs by itself, outside the sandbox, over files sandboxed commands can write: it reads them through
-desktop.workspace_files (a file that became a link out of the workspace is named as "not read", never read)
+desktop.workspace.access (a file that became a link out of the workspace is named as "not read", never read)
 and records them in a history kept outside the workspace (desktop.memory.git_history)."""
 
 from __future__ import annotations
@@ -17,20 +17,21 @@ from pathlib import Path
 from string import Template
 from typing import Any
 
-from desktop import workspace_files
 from desktop.agent.runner import Runner
 from desktop.config import Config
+from desktop.kernel.channels import Channel, session_key
 from desktop.memory.consolidator import budget_of
 from desktop.memory.git_history import FILE_LIMIT, GitHistory, is_memory_path
 from desktop.memory.store import HistoryEntry, MemoryStore
 from desktop.providers.llm import LLMProvider, ProviderError
+from desktop.providers.tokens import count_text
 from desktop.skills.loader import confinement, skill_roots
-from desktop.tokens import count_text
 from desktop.tools.base import ToolContext, ToolError
 from desktop.tools.filesystem import EditFileTool, ReadFileTool, WriteFileTool
 from desktop.tools.path_guard import PathGuard
 from desktop.tools.registry import ToolRegistry
-from desktop.workspace import MEMORY_FILES, TEXT_FILE_LIMIT, prompt_text
+from desktop.workspace import access
+from desktop.workspace.layout import MEMORY_FILES, TEXT_FILE_LIMIT, prompt_text
 
 log = logging.getLogger(__name__)
 
@@ -170,7 +171,7 @@ class Dream:
             pass  # the transcript of a Dream is not kept; its result is the commit
 
         runner = Runner(self.provider, tools, lambda event: None, APPLY_MAX_ITERATIONS)
-        await runner.run(messages, ToolContext("system:dream", "system", "dream"), record)
+        await runner.run(messages, ToolContext(session_key(Channel.SYSTEM, "dream")), record)
 
     def _entries_for_run(self, since: int) -> list[HistoryEntry]:
         """New entries, oldest first, as many as fit half the prompt budget (the rest wait for the next run)."""
@@ -190,7 +191,7 @@ def _read_memory_files(workspace: Path) -> dict[str, str]:
     """The memory files as the model sees them; one that may not be read says so instead (its content never)."""
     files = {}
     for name in MEMORY_FILES:
-        text, refused = workspace_files.load_text(workspace, name, TEXT_FILE_LIMIT)
+        text, refused = access.load_text(workspace, name, TEXT_FILE_LIMIT)
         files[name] = f"[Not read: {refused}]" if refused else text
     return files
 
@@ -201,9 +202,9 @@ def _taken_skill_names(workspace: Path) -> frozenset[str]:
     for source, root in skill_roots(workspace):
         base, folder = confinement(source, root)
         try:
-            entries = workspace_files.list_dir(base, folder)
+            entries = access.list_dir(base, folder)
         except OSError as exc:
-            workspace_files.report(exc, folder or str(root))
+            access.report(exc, folder or str(root))
             continue
         names.update(e.name for e in entries if e.kind in ("dir", "link"))
     return frozenset(names)
@@ -213,14 +214,14 @@ def _snapshot(workspace: Path) -> dict[str, str | None]:
     """Contents of every file Dream may touch, to tell afterwards what it changed (None: absent or refused)."""
     names = list(MEMORY_FILES)
     try:
-        skills = workspace_files.list_dir(workspace, "skills")
+        skills = access.list_dir(workspace, "skills")
     except OSError:
         skills = []
     names += [f"skills/{e.name}/SKILL.md" for e in skills if e.kind in ("dir", "link")]
     snapshot: dict[str, str | None] = {}
     for name in names:
         try:
-            snapshot[name] = workspace_files.read_text(workspace, name, FILE_LIMIT)
+            snapshot[name] = access.read_text(workspace, name, FILE_LIMIT)
         except OSError:
             snapshot[name] = None
     return snapshot

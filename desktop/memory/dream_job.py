@@ -1,12 +1,12 @@
 """Dream as a scheduled system job: every `schedules.dream_interval` seconds when there is new history
-(the scheduler defers it while a turn runs); a change to memory is announced with a notification whose
-click opens that change."""
+(the scheduler defers it while a turn runs); a change to memory is announced with a notice whose click
+opens that change."""
 
 from __future__ import annotations
 
 import logging
 
-from desktop import notify
+from desktop.kernel.notices import Notify, OpenMemoryChange
 from desktop.memory.dream import Dream, DreamError, DreamResult
 from desktop.memory.git_history import GitError
 
@@ -20,13 +20,13 @@ def dream_interval(configured: int) -> int:
     return 0 if configured <= 0 else max(MIN_INTERVAL, configured)
 
 
-async def scheduled_dream(dream: Dream) -> DreamResult | None:
+async def scheduled_dream(dream: Dream, notify: Notify) -> DreamResult | None:
     try:
         result = await dream.run_if_due()
     except (DreamError, GitError) as exc:
         log.warning("scheduled Dream failed (will retry next time): %s", exc)
         return None
     if result is not None and result.changed:
-        notify.notify("Memory updated", f"Dream updated {', '.join(result.changed)}.",
-                      notify.memory_change(result.rev) if result.rev else None)
+        notify("Memory updated", f"Dream updated {', '.join(result.changed)}.",
+               OpenMemoryChange(result.rev) if result.rev else None)
     return result

@@ -4,7 +4,7 @@ from __future__ import annotations
 
 from typing import Any
 
-from desktop.session import Session, now_iso
+from desktop.session.session import Session, now_iso
 
 _SPEAKERS = {"user": "You", "assistant": "Nanobot"}
 TOOL_PREVIEW = 300

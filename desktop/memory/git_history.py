@@ -5,7 +5,7 @@ sandbox hides, and it is written with dulwich alone. No git program runs, and no
 configure what does: a repository inside the workspace would be writable by sandboxed commands, and git
 obeys its repository's configuration (fsmonitor, pager, hooks, filters, ssh command), which is how one
 `exec` call and the next Dream used to run a command of the model's choosing outside the sandbox. Commits
-are built here object by object from bytes read through `desktop.workspace_files` (no index, no work tree,
+are built here object by object from bytes read through `desktop.workspace.access` (no index, no work tree,
 no hooks: dulwich runs hooks only from its porcelain commit, which this module never calls), and a restore
 writes a blob's bytes back through the same module.
 
@@ -33,9 +33,9 @@ from datetime import datetime, timedelta, timezone
 from pathlib import Path
 from typing import TYPE_CHECKING, Any, TypeVar, cast
 
-from desktop import workspace_files
 from desktop.memory.store import MemoryStore
-from desktop.workspace import MEMORY_FILES
+from desktop.workspace import access
+from desktop.workspace.layout import MEMORY_FILES
 
 if TYPE_CHECKING:
     from dulwich.objects import Commit as RawCommit
@@ -187,7 +187,7 @@ class GitHistory:
         if path.is_dir():
             repo = Repo(str(path), bare=True)
         else:
-            old = workspace_files.kind(self.workspace, ".git/objects") == "dir"
+            old = access.kind(self.workspace, ".git/objects") == "dir"
             imported = _import_old(self.workspace, path) if old else None
             if imported is None and not (create or old):
                 return None
@@ -253,12 +253,12 @@ def _commit(repo: Repo, workspace: Path, paths: list[str], message: str) -> str 
     for name in dict.fromkeys(paths):
         key = name.encode()
         try:
-            data = workspace_files.read_bytes(workspace, name, FILE_LIMIT)
+            data = access.read_bytes(workspace, name, FILE_LIMIT)
         except (FileNotFoundError, NotADirectoryError):
             entries.pop(key, None)
             continue
         except OSError as exc:
-            workspace_files.report(exc, name)
+            access.report(exc, name)
             continue
         blob = Blob.from_string(data)
         repo.object_store.add_object(blob)
@@ -333,11 +333,11 @@ def _put(workspace: Path, name: str, content: bytes | None) -> None:
     """Write a restored file through the workspace writer: a link planted at the name is replaced, not
     written through, and a folder on the way that leads out is refused."""
     if content is None:
-        workspace_files.remove(workspace, name)
+        access.remove(workspace, name)
         if name.startswith("skills/"):  # the skill folder the change created, if nothing else is in it
-            workspace_files.remove_empty_dir(workspace, name.rpartition("/")[0])
+            access.remove_empty_dir(workspace, name.rpartition("/")[0])
     else:
-        workspace_files.write_bytes(workspace, name, content)
+        access.write_bytes(workspace, name, content)
 
 
 def _commit_of(commit: RawCommit) -> Commit:
@@ -398,7 +398,7 @@ def _old_head(workspace: Path) -> str | None:
     """The commit the old repository's HEAD names (directly, or through a branch, loose or packed)."""
     def text(name: str) -> str:
         try:
-            return workspace_files.read_text(workspace, f".git/{name}", 1024 * 1024)
+            return access.read_text(workspace, f".git/{name}", 1024 * 1024)
         except OSError:
             return ""
 
@@ -421,7 +421,7 @@ def _old_head(workspace: Path) -> str | None:
 def _loose_author(workspace: Path, sha: str) -> bytes | None:
     """The author of a commit stored as a loose object (None when it is packed or unreadable)."""
     try:
-        data = workspace_files.read_bytes(workspace, f".git/objects/{sha[:2]}/{sha[2:]}", 1024 * 1024)
+        data = access.read_bytes(workspace, f".git/objects/{sha[:2]}/{sha[2:]}", 1024 * 1024)
         header = zlib.decompressobj().decompress(data, 64 * 1024)
     except (OSError, zlib.error):
         return None
@@ -438,19 +438,19 @@ def _copy_objects(workspace: Path, objects: Path) -> None:
         files -= 1
         if files < 0:
             raise ValueError(f"more than {OLD_REPO_LIMITS[0]:,} files in .git/objects")
-        data = workspace_files.read_bytes(workspace, f".git/objects/{relpath}", max(room, 0))
+        data = access.read_bytes(workspace, f".git/objects/{relpath}", max(room, 0))
         room -= len(data)
         dest.parent.mkdir(parents=True, exist_ok=True)
         dest.write_bytes(data)
 
-    for folder in workspace_files.list_dir(workspace, ".git/objects"):
+    for folder in access.list_dir(workspace, ".git/objects"):
         if folder.kind != "dir":
             continue
         if re.fullmatch(r"[0-9a-f]{2}", folder.name):
-            for entry in workspace_files.list_dir(workspace, f".git/objects/{folder.name}"):
+            for entry in access.list_dir(workspace, f".git/objects/{folder.name}"):
                 if entry.kind == "file" and re.fullmatch(r"[0-9a-f]{38}", entry.name):
                     copy(f"{folder.name}/{entry.name}", objects / folder.name / entry.name)
         elif folder.name == "pack":
-            for entry in workspace_files.list_dir(workspace, ".git/objects/pack"):
+            for entry in access.list_dir(workspace, ".git/objects/pack"):
                 if entry.kind == "file" and re.fullmatch(r"pack-[0-9a-f]{40}\.(pack|idx)", entry.name):
                     copy(f"pack/{entry.name}", objects / "pack" / entry.name)

@@ -1,6 +1,6 @@
 """The memory files of a workspace: MEMORY.md, the append-only history.jsonl and the Dream cursor.
 
-All of them live in the workspace, so they are read and written through desktop.workspace_files: a
+All of them live in the workspace, so they are read and written through desktop.workspace.access: a
 history.jsonl that became a link or a pipe is refused (and reported), never followed or waited on."""
 
 from __future__ import annotations
@@ -14,10 +14,10 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any, BinaryIO
 
-from desktop import workspace_files
-from desktop.atomic import parse_jsonl
-from desktop.session import now_iso
-from desktop.workspace import DREAM_CURSOR_FILE, HISTORY_FILE
+from desktop.kernel.atomic import parse_jsonl
+from desktop.session.session import now_iso
+from desktop.workspace import access
+from desktop.workspace.layout import DREAM_CURSOR_FILE, HISTORY_FILE
 
 log = logging.getLogger(__name__)
 
@@ -65,17 +65,17 @@ class MemoryStore:
     def open_history(self) -> BinaryIO | None:
         """history.jsonl opened for reading; None when there is none, or when it may not be read (reported)."""
         try:
-            return workspace_files.open_file(self.workspace, HISTORY_FILE)
+            return access.open_file(self.workspace, HISTORY_FILE)
         except (FileNotFoundError, NotADirectoryError):
             return None
         except OSError as exc:
-            workspace_files.report(exc, HISTORY_FILE)
+            access.report(exc, HISTORY_FILE)
             return None
 
     def history_stamp(self) -> tuple[int, int] | None:
         """(size, mtime) of history.jsonl, to tell whether it changed; None when absent or refused."""
         try:
-            info = workspace_files.file_stat(self.workspace, HISTORY_FILE)
+            info = access.file_stat(self.workspace, HISTORY_FILE)
         except OSError:
             return None
         return info.st_size, info.st_mtime_ns
@@ -87,7 +87,7 @@ class MemoryStore:
                 self._last = (path, max(self._tail_cursor(), self.dream_cursor()))
             entry = HistoryEntry(self._last[1] + 1, now_iso(), session_key, content)
             self._end_torn_line()
-            with workspace_files.open_append(self.workspace, HISTORY_FILE) as fh:
+            with access.open_append(self.workspace, HISTORY_FILE) as fh:
                 fh.write((json.dumps(entry.record(), ensure_ascii=False) + "\n").encode("utf-8"))
                 fh.flush()
                 os.fsync(fh.fileno())
@@ -115,15 +115,15 @@ class MemoryStore:
 
     def dream_cursor(self) -> int:
         try:
-            return int(workspace_files.read_text(self.workspace, DREAM_CURSOR_FILE, 64).strip() or 0)
+            return int(access.read_text(self.workspace, DREAM_CURSOR_FILE, 64).strip() or 0)
         except (FileNotFoundError, NotADirectoryError, ValueError):
             return 0
         except OSError as exc:
-            workspace_files.report(exc, DREAM_CURSOR_FILE)
+            access.report(exc, DREAM_CURSOR_FILE)
             return 0
 
     def set_dream_cursor(self, cursor: int) -> None:
-        workspace_files.write_text(self.workspace, DREAM_CURSOR_FILE, f"{cursor}\n")
+        access.write_text(self.workspace, DREAM_CURSOR_FILE, f"{cursor}\n")
 
     def compact_history(self, keep: int = HISTORY_KEEP) -> int:
         """Keep the last `keep` entries plus every one Dream has not processed; returns how many were dropped."""
@@ -135,7 +135,7 @@ class MemoryStore:
             if start == 0:
                 return 0
             text = "".join(json.dumps(e.record(), ensure_ascii=False) + "\n" for e in entries[start:])
-            workspace_files.write_text(self.workspace, HISTORY_FILE, text)
+            access.write_text(self.workspace, HISTORY_FILE, text)
             return start
 
     def _tail_cursor(self) -> int:
@@ -174,7 +174,7 @@ class MemoryStore:
             fh.seek(size - 1)
             torn = fh.read(1) != b"\n"
         if torn:
-            with workspace_files.open_append(self.workspace, HISTORY_FILE) as out:
+            with access.open_append(self.workspace, HISTORY_FILE) as out:
                 out.write(b"\n")
 
 

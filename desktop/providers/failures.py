@@ -29,7 +29,6 @@ class FailureKind(Enum):
 
 
 SETTINGS_KINDS = frozenset({FailureKind.UNREACHABLE, FailureKind.KEY, FailureKind.MODEL})
-RETRY_KINDS = frozenset({FailureKind.UNREACHABLE, FailureKind.ANSWER, FailureKind.OTHER})
 
 
 def is_quota(exc: BaseException) -> bool:

@@ -11,8 +11,8 @@ from collections.abc import Callable
 from dataclasses import dataclass, field
 from typing import Any
 
-from desktop import secrets
 from desktop.config import Config
+from desktop.kernel import secrets
 from desktop.providers.failures import FailureKind, classify, is_quota
 from desktop.providers.litellm_env import litellm
 from desktop.providers.model_thread import run_on_model_thread, to_caller

@@ -3,33 +3,33 @@ in the chat that made it when it comes due (on the core's scheduler)."""
 
 from __future__ import annotations
 
-from typing import TYPE_CHECKING
-
-from desktop import notify
+from desktop.kernel.host import Feature, Host
 from desktop.reminders.book import Ran, ReminderError, Reminders
 from desktop.reminders.jobs import JobStore
 from desktop.reminders.tool import CronTool
+from desktop.scheduler import Scheduler
 
-if TYPE_CHECKING:
-    from desktop.core import Core
-
-__all__ = ["Ran", "ReminderError", "Reminders", "attach_reminders"]
+__all__ = ["FEATURE", "Ran", "ReminderError", "Reminders"]
 
 
-def attach_reminders(core: Core) -> Reminders:
+def attach(host: Host) -> Reminders:
     """Load the saved jobs (blocking, like the rest of build_core), offer the `cron` tool and put the jobs
     on the scheduler; a jobs file that could not be read is reported once the core starts."""
-
-    reminders = Reminders(JobStore(core.home.state_dir), core.loop.ask, lambda: core.scheduler.clock,
-                          lambda: core.config.schedules.missed_grace, core.sessions.load, core.scheduler.rearm)
+    scheduler = host.get(Scheduler)
+    reminders = Reminders(JobStore(host.home.state_dir), host.ask_agent, lambda: scheduler.clock,
+                          lambda: host.config.schedules.missed_grace, host.sessions.load, scheduler.rearm,
+                          host.notify)
     reminders.load()
-    core.tools.register(CronTool(reminders))
-    core.scheduler.add(reminders)
+    host.tools.register(CronTool(reminders))
+    scheduler.add(reminders)
 
     async def report() -> None:
         if reminders.store.problem:
-            notify.notify("Reminders file could not be read", reminders.store.problem)
+            host.notify("Reminders file could not be read", reminders.store.problem)
 
-    core.on_start(report)
-    core.on_close(reminders.close)
+    host.on_start(report)
+    host.on_close(reminders.close)
     return reminders
+
+
+FEATURE = Feature("reminders", Reminders, attach, requires=(Scheduler,))

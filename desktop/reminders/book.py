@@ -14,14 +14,13 @@ from collections.abc import Awaitable, Callable
 from dataclasses import dataclass
 from datetime import datetime
 
-from desktop import notify
-from desktop.bus import Ask, MessageKind, TurnError, TurnFinished
-from desktop.notification_policy import plain_text
+from desktop.kernel.bus import Ask, MessageKind, TurnError, TurnFinished
+from desktop.kernel.notices import Notify, OpenChat, at_newest, plain_text
+from desktop.kernel.taskset import TaskSet
 from desktop.reminders.jobs import Job, JobStore, render
 from desktop.scheduler.clock import Clock
 from desktop.scheduler.schedules import At, Schedule, next_run
-from desktop.session import Session
-from desktop.tasks import TaskSet
+from desktop.session.session import Session
 
 log = logging.getLogger(__name__)
 LABEL_CHARS = 40  # a label made from the message when none is given
@@ -54,7 +53,7 @@ class Reminders:
     name = "reminders"
 
     def __init__(self, store: JobStore, ask: Ask, clock: Callable[[], Clock], grace: Callable[[], float],
-                 session_of: Callable[[str], Awaitable[Session]], rearm: Callable[[], None]) -> None:
+                 session_of: Callable[[str], Awaitable[Session]], rearm: Callable[[], None], notify: Notify) -> None:
         self.store = store
         self.jobs: list[Job] = []
         self._ask = ask
@@ -62,6 +61,7 @@ class Reminders:
         self._grace = grace
         self._session_of = session_of
         self._rearm = rearm
+        self._notify = notify
         self._lock = asyncio.Lock()
         self._runs = TaskSet("reminders")
         self._listeners: list[Callable[[], None]] = []
@@ -115,8 +115,8 @@ class Reminders:
             return
         job.missed = due
         log.info("job %s missed its run due %s", job.id, due)
-        notify.notify("Reminder missed", f"“{job.label}” was due {local(due)}, while the app was closed or "
-                      "the computer slept, so it did not run.", notify.chat(job.session))
+        self._notify("Reminder missed", f"“{job.label}” was due {local(due)}, while the app was closed or "
+                     "the computer slept, so it did not run.", OpenChat(job.session))
 
     async def _run(self, job: Job, now: datetime) -> Ran:
         end = await self._ask(job.session, turn_text(job), kind=MessageKind.SCHEDULED)
@@ -126,11 +126,11 @@ class Reminders:
             await self._changed()
         session = await self._session_of(job.session)  # its answer (or the failure) is the newest message
         if isinstance(end, TurnError):
-            notify.notify(f"{session.title}: reminder failed", f"“{job.label}”: {plain_text(end.message)}",
-                          notify.newest_message(session))
+            self._notify(f"{session.title}: reminder failed", f"“{job.label}”: {plain_text(end.message)}",
+                         at_newest(session))
         elif not end.stopped:
-            notify.notify(f"{session.title}: {job.label}", plain_text(end.content) or "(empty reply)",
-                          notify.newest_message(session))
+            self._notify(f"{session.title}: {job.label}", plain_text(end.content) or "(empty reply)",
+                         at_newest(session))
         return Ran(job, end)
 
     # ----- changes

@@ -14,7 +14,7 @@ from datetime import UTC, datetime
 from pathlib import Path
 from typing import Any
 
-from desktop.atomic import atomic_write_text
+from desktop.kernel.atomic import atomic_write_text
 from desktop.scheduler.schedules import At, Cron, Every, Schedule
 
 log = logging.getLogger(__name__)

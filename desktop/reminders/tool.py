@@ -28,6 +28,7 @@ def job_line(job: Job, here: str = "") -> str:
 
 class CronTool(Tool):
     name = "cron"
+    in_background = False  # reminders are set from a chat a person is in
     description = (
         "Schedule reminders and timed tasks for this chat, list them, or remove one. When a job is due, its "
         "message is sent to this chat as a new turn and your answer is shown to the user as a notification, "

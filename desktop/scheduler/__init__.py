@@ -4,14 +4,11 @@ from __future__ import annotations
 
 import asyncio
 from collections.abc import Callable
-from typing import TYPE_CHECKING
 
+from desktop.kernel.host import Feature, Host
 from desktop.scheduler.scheduler import Scheduler, SystemJob
 
-if TYPE_CHECKING:
-    from desktop.core import Core
-
-__all__ = ["AsyncioTimer", "Scheduler", "SystemJob", "attach_scheduler"]
+__all__ = ["FEATURE", "AsyncioTimer", "Scheduler", "SystemJob"]
 
 
 class AsyncioTimer:
@@ -30,15 +27,18 @@ class AsyncioTimer:
             self._handle = None
 
 
-def attach_scheduler(core: Core) -> Scheduler:
+def attach(host: Host) -> Scheduler:
     """One scheduler per core, started and stopped with it; a settings change under `schedules` re-arms it.
     The app swaps in its QTimer (`scheduler.timer`) before the core starts."""
-    scheduler = Scheduler(busy=lambda: bool(core.loop.busy_sessions), timer=AsyncioTimer())
+    scheduler = Scheduler(busy=host.busy, timer=AsyncioTimer())
 
     async def start() -> None:
         scheduler.start()
 
-    core.on_start(start)
-    core.on_close(scheduler.stop)
-    core.settings.subscribe("schedules", lambda _: scheduler.rearm())
+    host.on_start(start)
+    host.on_close(scheduler.stop)
+    host.settings.subscribe("schedules", lambda _: scheduler.rearm())
     return scheduler
+
+
+FEATURE = Feature("scheduler", Scheduler, attach)

@@ -16,8 +16,8 @@ from dataclasses import dataclass, field
 from datetime import datetime, timedelta
 from typing import Protocol
 
+from desktop.kernel.taskset import TaskSet
 from desktop.scheduler.clock import Clock, SystemClock
-from desktop.tasks import TaskSet
 
 log = logging.getLogger(__name__)
 

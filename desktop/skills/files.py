@@ -1,5 +1,5 @@
 """File work behind the skills window's buttons. Qt-free and blocking: call via asyncio.to_thread.
-All of it happens in the workspace's skills folder, through desktop.workspace_files."""
+All of it happens in the workspace's skills folder, through desktop.workspace.access."""
 
 from __future__ import annotations
 
@@ -8,9 +8,9 @@ import secrets
 import shutil
 from pathlib import Path
 
-from desktop import workspace_files
 from desktop.skills.frontmatter import MAX_FILE_BYTES
 from desktop.skills.loader import confinement
+from desktop.workspace import access
 
 
 def skeleton(name: str) -> str:
@@ -29,9 +29,9 @@ def skeleton(name: str) -> str:
 def create_skill(skills_dir: Path, name: str) -> Path:
     """Write a skeleton skill; FileExistsError when the name is taken (nothing is touched then)."""
     base, folder = _within(skills_dir)
-    with workspace_files.opened_dir(base, folder, create=True) as skills:
+    with access.opened_dir(base, folder, create=True) as skills:
         os.mkdir(name, dir_fd=skills)  # a link by that name counts as taken
-    workspace_files.write_text(base, f"{folder}/{name}/SKILL.md", skeleton(name))
+    access.write_text(base, f"{folder}/{name}/SKILL.md", skeleton(name))
     return skills_dir / name / "SKILL.md"
 
 
@@ -41,19 +41,19 @@ def copy_skill(source: Path, skills_dir: Path) -> Path:
     made on open folders, so a link planted in the skills folder meanwhile cannot send the copy elsewhere."""
     base, folder = _within(skills_dir)
     name = source.name
-    with workspace_files.opened_dir(base, folder, create=True) as skills:
-        if workspace_files.exists_in(skills, name):
+    with access.opened_dir(base, folder, create=True) as skills:
+        if access.exists_in(skills, name):
             raise FileExistsError(f"{skills_dir / name} already exists")
         staging = f".copy-{secrets.token_hex(6)}"
         os.mkdir(staging, 0o700, dir_fd=skills)
         try:
-            stage = workspace_files.open_child_dir(skills, staging)
+            stage = access.open_child_dir(skills, staging)
             try:
                 os.mkdir(name, 0o755, dir_fd=stage)
                 src = os.open(source, os.O_RDONLY | os.O_DIRECTORY | os.O_CLOEXEC)  # a built-in or user skill
-                dst = workspace_files.open_child_dir(stage, name)
+                dst = access.open_child_dir(stage, name)
                 try:
-                    workspace_files.copy_tree(src, dst)
+                    access.copy_tree(src, dst)
                 finally:
                     os.close(src)
                     os.close(dst)
@@ -69,13 +69,13 @@ def read_skill_text(skills_dir: Path, name: str) -> str:
     """A workspace skill's SKILL.md for the editor, read through the workspace reader; UnicodeDecodeError
     rather than silently mangling a non-UTF-8 file."""
     base, folder = _within(skills_dir)
-    return workspace_files.read_bytes(base, f"{folder}/{name}/SKILL.md", MAX_FILE_BYTES).decode("utf-8")
+    return access.read_bytes(base, f"{folder}/{name}/SKILL.md", MAX_FILE_BYTES).decode("utf-8")
 
 
 def save_skill_text(skills_dir: Path, name: str, text: str) -> None:
     """Save the editor's text atomically (a link planted at SKILL.md is replaced, not written through)."""
     base, folder = _within(skills_dir)
-    workspace_files.write_text(base, f"{folder}/{name}/SKILL.md", text)
+    access.write_text(base, f"{folder}/{name}/SKILL.md", text)
 
 
 TRASH = ".trash"  # inside the skills folder: hidden, so the loader skips it; same disk, so a rename
@@ -85,16 +85,16 @@ def trash_skill(folder: Path, skills_dir: Path, stamp: str) -> Path:
     """Uninstall a workspace skill by moving its folder to skills/.trash/<name>-<stamp>, whole, where
     the user can take it back. Returns where it went."""
     base, within = _within(skills_dir)
-    with workspace_files.opened_dir(base, within) as skills:
+    with access.opened_dir(base, within) as skills:
         try:
             os.mkdir(TRASH, dir_fd=skills)
         except FileExistsError:
             pass
-        trash = workspace_files.open_child_dir(skills, TRASH)  # a .trash that is a link is refused here
+        trash = access.open_child_dir(skills, TRASH)  # a .trash that is a link is refused here
         try:
             target = f"{folder.name}-{stamp}"
             suffix = 1
-            while workspace_files.exists_in(trash, target):
+            while access.exists_in(trash, target):
                 suffix += 1
                 target = f"{folder.name}-{stamp}-{suffix}"
             os.rename(folder.name, target, src_dir_fd=skills, dst_dir_fd=trash)

@@ -19,7 +19,7 @@ from typing import Any
 
 import yaml
 
-from desktop import workspace_files
+from desktop.workspace import access
 
 MAX_FILE_BYTES = 1024 * 1024
 MAX_DESCRIPTION = 1024
@@ -96,18 +96,18 @@ def is_valid_name(name: str) -> bool:
 
 def parse_skill(path: Path, root: Path | None = None) -> SkillDoc:
     """Read and parse one SKILL.md; any problem becomes a diagnostic, never an exception. It is read through
-    desktop.workspace_files, never following a link out of `root` (the skill's own folder by default; the
+    desktop.workspace.access, never following a link out of `root` (the skill's own folder by default; the
     loader passes the workspace for workspace skills): a SKILL.md that leads elsewhere is a broken skill
     saying so, and nothing of the file it points at is read."""
     folder = path.parent.name
     base = root or path.parent
     try:
-        with workspace_files.open_file(base, path.relative_to(base).as_posix()) as fh:
+        with access.open_file(base, path.relative_to(base).as_posix()) as fh:
             size = os.fstat(fh.fileno()).st_size
             if size > MAX_FILE_BYTES:
                 return _broken(folder, path, f"SKILL.md is {size:,} bytes; the limit is {MAX_FILE_BYTES:,}")
             data = fh.read(MAX_FILE_BYTES + 1)
-    except workspace_files.Refused as exc:
+    except access.Refused as exc:
         return _broken(folder, path, str(exc))
     except OSError as exc:
         return _broken(folder, path, f"cannot read SKILL.md: {exc.strerror or exc}")

@@ -3,7 +3,7 @@
 Everything is staged in a hidden folder next to the target first and checked (no absolute paths,
 no `..`, no links leading out, a SKILL.md that loads); only then is it moved into place, so a
 refused or failed install leaves the skills folder exactly as it was. The skills folder is workspace
-content, so all of it is written through desktop.workspace_files and open folders: a link a sandboxed
+content, so all of it is written through desktop.workspace.access and open folders: a link a sandboxed
 command planted there cannot send the install outside the workspace.
 """
 
@@ -17,10 +17,10 @@ import stat
 import zipfile
 from pathlib import Path, PurePosixPath
 
-from desktop import workspace_files
-from desktop.paths import inside
+from desktop.kernel.paths import inside
 from desktop.skills.frontmatter import ERROR, SkillDoc, is_valid_name, parse_skill
 from desktop.skills.loader import confinement
+from desktop.workspace import access
 
 MAX_ARCHIVE_BYTES = 100 * 1024 * 1024  # uncompressed; a guard against zip bombs
 _JUNK = ("__MACOSX",)  # macOS Finder adds this folder to every zip it makes
@@ -46,7 +46,7 @@ def install_skill(source: Path, skills_dir: Path, *, force: bool = False) -> Ski
     base, prefix = confinement("workspace", skills_dir)
     folder = prefix.rstrip("/")
     try:
-        with workspace_files.opened_dir(base, folder, create=True) as skills:
+        with access.opened_dir(base, folder, create=True) as skills:
             staging = f".install-{secrets.token_hex(6)}"
             os.mkdir(staging, 0o700, dir_fd=skills)
             try:
@@ -60,7 +60,7 @@ def install_skill(source: Path, skills_dir: Path, *, force: bool = False) -> Ski
 def _install(source: Path, base: Path, folder: str, skills: int, staging: str, force: bool) -> SkillDoc:
     """The install proper, inside an open skills folder: the skill is made in `staging`, checked, then
     renamed into place by descriptors (a link planted meanwhile is moved aside whole, never followed)."""
-    stage = workspace_files.open_child_dir(skills, staging)
+    stage = access.open_child_dir(skills, staging)
     try:
         content = f"{folder}/{staging}/content"
         if source.is_dir():
@@ -77,7 +77,7 @@ def _install(source: Path, base: Path, folder: str, skills: int, staging: str, f
         name = doc.declared_name if is_valid_name(doc.declared_name) else container
         if not name or name.startswith(".") or name != Path(name).name:
             raise InstallError(f"cannot tell the skill's name (got '{name}'); set a valid 'name' in SKILL.md")
-        if workspace_files.exists_in(skills, name):
+        if access.exists_in(skills, name):
             if not force:
                 raise SkillExistsError(f"a skill named '{name}' already exists at {base / folder / name}; "
                                        "use --force to replace it", name)
@@ -108,9 +108,9 @@ def _copy_folder(source: Path, stage: int) -> None:
                     raise InstallError(f"{path} is a link to {link}, outside the skill folder")
     os.mkdir("content", 0o755, dir_fd=stage)
     src = os.open(source, os.O_RDONLY | os.O_DIRECTORY | os.O_CLOEXEC)
-    dst = workspace_files.open_child_dir(stage, "content")
+    dst = access.open_child_dir(stage, "content")
     try:
-        workspace_files.copy_tree(src, dst)
+        access.copy_tree(src, dst)
     finally:
         os.close(src)
         os.close(dst)
@@ -132,7 +132,7 @@ def _extract(archive: Path, base: Path, content: str) -> str:
             prefix = next(iter(tops))
         else:
             raise InstallError(f"{archive} has no SKILL.md at its top or in a single top-level folder")
-        with workspace_files.opened_dir(base, content, create=True):
+        with access.opened_dir(base, content, create=True):
             pass
         links: list[tuple[str, str]] = []
         for info, rel in members:
@@ -142,18 +142,18 @@ def _extract(archive: Path, base: Path, content: str) -> str:
             where = "/".join((content, *parts))
             mode = info.external_attr >> 16
             if info.is_dir():
-                with workspace_files.opened_dir(base, where, create=True):
+                with access.opened_dir(base, where, create=True):
                     pass
             elif stat.S_ISLNK(mode):
                 target = zf.read(info).decode("utf-8", "replace")
                 _link(base, content, parts, target, info.filename)
                 links.append(("/".join(parts), info.filename))
             else:
-                workspace_files.write_bytes(base, where, zf.read(info), mode=0o755 if mode & 0o111 else None)
+                access.write_bytes(base, where, zf.read(info), mode=0o755 if mode & 0o111 else None)
     for relpath, entry in links:  # links through links: judged once all of them exist
         try:
-            workspace_files.file_stat(base / content, relpath)
-        except workspace_files.Refused:
+            access.file_stat(base / content, relpath)
+        except access.Refused:
             raise InstallError(f"archive entry {entry} is a link leading outside the skill folder") from None
         except OSError:
             pass  # dangling inside the skill: harmless
@@ -181,5 +181,5 @@ def _link(base: Path, content: str, parts: tuple[str, ...], target: str, entry: 
         depth += -1 if part == ".." else 0 if part in ("", ".") else 1
         if depth < 0:
             raise InstallError(f"archive entry {entry} is a link to {target}, outside the skill folder")
-    with workspace_files.opened_dir(base, "/".join((content, *parts[:-1])), create=True) as folder:
+    with access.opened_dir(base, "/".join((content, *parts[:-1])), create=True) as folder:
         os.symlink(target, parts[-1], dir_fd=folder)

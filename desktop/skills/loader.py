@@ -4,7 +4,7 @@ Progressive loading: always-on skills are inlined, every other skill costs only 
 whose SKILL.md the model reads when it needs it. Parsed files are cached by path, mtime and size,
 so rebuilding the prompt every turn re-reads nothing unless a SKILL.md changed.
 
-Each folder is read through desktop.workspace_files, confined to its root: the workspace's skills to the
+Each folder is read through desktop.workspace.access, confined to its root: the workspace's skills to the
 workspace (sandboxed commands write it, and could make `skills/x` a link to anywhere), the built-in and
 user folders to themselves. A skill whose folder or SKILL.md leads out is listed as broken, saying so.
 """
@@ -20,13 +20,12 @@ from dataclasses import dataclass
 from pathlib import Path
 from xml.sax.saxutils import escape
 
-from desktop import workspace_files
 from desktop.config import Config
-from desktop.paths import bundled
+from desktop.kernel.paths import bundled
 from desktop.settings import Settings
 from desktop.skills.frontmatter import SkillDoc, current_os, parse_skill
+from desktop.workspace import access
 
-SOURCES = ("workspace", "builtin", "user")  # highest precedence first
 _MENTION = re.compile(r"(?<![\w$])\$([A-Za-z0-9](?:[\w-]*[A-Za-z0-9])?)")
 
 SUMMARY_INTRO = (
@@ -43,7 +42,7 @@ class SkillStatus:
     """One SKILL.md as a person managing skills sees it (the skills window and `skills list`)."""
 
     doc: SkillDoc
-    source: str  # one of SOURCES
+    source: str  # "workspace", "builtin" or "user" (highest precedence first)
     enabled: bool  # not in skills.disabled
     missing: tuple[str, ...]  # unmet requirements: "CLI: gh", "ENV: TOKEN", "OS: darwin"
     shadowed_by: str | None = None  # source of a same-named skill that takes precedence
@@ -185,11 +184,11 @@ def confinement(source: str, root: Path) -> tuple[Path, str]:
 
 def _skill_files(base: Path, prefix: str) -> dict[str, os.stat_result | OSError]:
     """Each candidate skill folder's SKILL.md: its stat, or why there is none to read (links included:
-    where they lead is checked by workspace_files)."""
+    where they lead is checked by desktop.workspace.access)."""
     try:
-        found = workspace_files.stat_children(base, prefix.rstrip("/"), "SKILL.md")
+        found = access.stat_children(base, prefix.rstrip("/"), "SKILL.md")
     except OSError as exc:
-        workspace_files.report(exc, prefix.rstrip("/") or str(base))
+        access.report(exc, prefix.rstrip("/") or str(base))
         return {}
     return {name: st for name, st in found.items() if not name.startswith(".")}
 

@@ -3,37 +3,37 @@
 from __future__ import annotations
 
 import time
-from typing import TYPE_CHECKING
 
 from desktop.agent.commands import Command, CommandContext
-from desktop.bus import ChatSetAside, Event
+from desktop.kernel.bus import ChatSetAside, Event
+from desktop.kernel.host import Feature, Host
 from desktop.subagents.tasks import Subagents, Task
 from desktop.subagents.tool import SpawnTool
 
-if TYPE_CHECKING:
-    from desktop.core import Core
-
-__all__ = ["Subagents", "Task", "attach_subagents"]
+__all__ = ["FEATURE", "Subagents", "Task"]
 
 
-def attach_subagents(core: Core) -> Subagents:
-    subagents = Subagents(core)
-    core.tools.register(SpawnTool(subagents))
-    core.loop.on_stop.append(subagents.cancel_chat)
+def attach(host: Host) -> Subagents:
+    subagents = Subagents(host)
+    host.tools.register(SpawnTool(subagents))
+    host.hooks.on_stop.append(subagents.cancel_chat)
 
     def on_event(event: Event) -> None:
         if isinstance(event, ChatSetAside):  # /new: the old conversation's tasks end with it
             subagents.cancel_chat(event.session_key)
 
-    core.bus.subscribe(on_event)
+    host.subscribe(on_event)
 
     async def tasks(ctx: CommandContext) -> str:
         return describe(subagents.of(ctx.message.session_key))
 
-    core.loop.commands.add(Command("/tasks", "background tasks of this chat, running and recent", tasks,
-                                   immediate=True))
-    core.on_close(subagents.close)
+    host.commands.add(Command("/tasks", "background tasks of this chat, running and recent", tasks,
+                              immediate=True))
+    host.on_close(subagents.close)
     return subagents
+
+
+FEATURE = Feature("subagents", Subagents, attach)
 
 
 def describe(tasks: list[Task]) -> str:

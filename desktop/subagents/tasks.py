@@ -14,33 +14,21 @@ from collections import deque
 from dataclasses import dataclass, field
 from pathlib import Path
 from string import Template
-from typing import TYPE_CHECKING, Any
+from typing import Any
 
 from desktop.agent.context import runtime_block
 from desktop.agent.runner import Runner
-from desktop.atomic import append_jsonl
-from desktop.bus import (
-    TASK_ACTIVE,
-    BackgroundTasks,
-    Event,
-    MessageKind,
-    TaskSnapshot,
-    ToolFinished,
-    ToolStarted,
-    TurnError,
-    TurnFinished,
-)
+from desktop.kernel.atomic import append_jsonl
+from desktop.kernel.bus import Event, MessageKind, ToolFinished, ToolStarted, TurnError, TurnFinished
+from desktop.kernel.channels import Channel, session_key
+from desktop.kernel.host import Host
 from desktop.providers.llm import ProviderError
+from desktop.subagents.events import TASK_ACTIVE, BackgroundTasks, TaskSnapshot
 from desktop.tools.base import ToolContext
-from desktop.workspace import prompt_text
-
-if TYPE_CHECKING:
-    from desktop.core import Core
+from desktop.workspace.layout import prompt_text
 
 log = logging.getLogger(__name__)
 
-CHANNEL = "subagent"
-NOT_FOR_SUBAGENTS = ("message", "spawn", "cron")  # they talk to the user or start more work: the origin's job
 RECENT_KEPT = 10  # finished tasks /tasks still lists, per chat
 STEP_CHARS = 80
 
@@ -70,9 +58,9 @@ class Task:
 
 
 class Subagents:
-    def __init__(self, core: Core) -> None:
-        self.core = core
-        self.directory = core.home.data_dir / "subagents"
+    def __init__(self, host: Host) -> None:
+        self.host = host
+        self.directory = host.home.data_dir / "subagents"
         self.tasks: dict[str, Task] = {}
         self._queue: deque[Task] = deque()
         self._closing = False
@@ -131,16 +119,16 @@ class Subagents:
 
     # ----- running
     def _pump(self) -> None:
-        limit = max(1, self.core.config.max_subagents)
+        limit = max(1, self.host.config.max_subagents)
         while self._queue and len(self.running) < limit and not self._closing:
             task = self._queue.popleft()
             task.status = "running"
-            task.worker = self.core.loop.spawn(self._run(task))
+            task.worker = self.host.spawn(self._run(task))
             task.worker.add_done_callback(functools.partial(self._cancelled_early, task))
         self._publish()
 
     def _publish(self) -> None:
-        self.core.bus.publish(BackgroundTasks(self.snapshots()))
+        self.host.publish(BackgroundTasks(self.snapshots()))
 
     def _cancelled_early(self, task: Task, worker: asyncio.Future[Any]) -> None:
         """A task cancelled before its worker ran a line never reached its own `except`: end it here."""
@@ -171,32 +159,33 @@ class Subagents:
             await asyncio.to_thread(append_jsonl, path, [message])
 
         def publish(event: Event) -> None:
-            self.core.bus.publish(event)  # with its own session key, subagent:<id>: no chat shows it as its own
+            self.host.publish(event)  # with its own session key, subagent:<id>: no chat shows it as its own
             if isinstance(event, (ToolStarted, ToolFinished)) and task.active:
                 task.step = _step_of(event) if isinstance(event, ToolStarted) else ""
                 self._publish()
 
-        ctx = ToolContext(f"{CHANNEL}:{task.id}", CHANNEL, task.id, publish)
-        tools = self.core.tools.without(*NOT_FOR_SUBAGENTS)
-        runner = Runner(self.core.provider, tools, publish, self.core.config.subagent_max_iterations)
+        key = session_key(Channel.SUBAGENT, task.id)
+        ctx = ToolContext(key, publish)
+        tools = self.host.tools.for_background()  # no tool that talks to the person or starts work
+        runner = Runner(self.host.provider, tools, publish, self.host.config.subagent_max_iterations)
         messages = [{"role": "system", "content": await asyncio.to_thread(self._system_prompt, tools.names)},
-                    {"role": "user", "content": f"{runtime_block(CHANNEL, task.id)}\n\n{task.task}"}]
+                    {"role": "user", "content": f"{runtime_block(key)}\n\n{task.task}"}]
         result = await runner.run(messages, ctx, record)
         return result.content
 
     def _system_prompt(self, tools: list[str]) -> str:
-        workspace = self.core.workspace
+        workspace = self.host.workspace
         runtime = f"{platform.system()} {platform.release()}, Python {sys.version.split()[0]}"
         parts = [Template(prompt_text("subagent.md", workspace)).safe_substitute(
             workspace=str(workspace), runtime=runtime).strip()]
-        skills = self.core.context.skills
+        skills = self.host.context.skills
         if skills is not None:
             parts.extend(skills.prompt_sections(tools))
         return "\n\n---\n\n".join(parts)
 
     def _end(self, task: Task, status: str, result: str) -> None:
         task.status, task.result, task.finished, task.step = status, result, time.time(), ""
-        self.core.loop.spawn(self._write_end(task))
+        self.host.spawn(self._write_end(task))
         if status == "cancelled" and task.told is not None and not task.told.done():
             task.told.set_result(None)
         self._pump()
@@ -218,7 +207,7 @@ class Subagents:
                 "internal details).")
         end: TurnFinished | TurnError | None = None
         try:
-            end = await self.core.loop.ask(task.origin, text, kind=MessageKind.SUBAGENT_RESULT)
+            end = await self.host.ask_agent(task.origin, text, kind=MessageKind.SUBAGENT_RESULT)
         finally:
             if task.told is not None and not task.told.done():
                 task.told.set_result(end)

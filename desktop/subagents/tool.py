@@ -10,6 +10,7 @@ from desktop.tools.base import Tool, ToolContext, ToolError
 
 class SpawnTool(Tool):
     name = "spawn"
+    in_background = False  # a task does not start more tasks: starting work is its chat's job
     description = ("Start a background task that works on its own (with the file, shell and web tools, without "
                    "this conversation) and reports back here when it is done, so the user need not wait. Use it "
                    "for long, self-contained jobs (research, a batch of file changes); describe the task fully, "
@@ -31,7 +32,7 @@ class SpawnTool(Tool):
             raise ToolError("task is empty: say what the background task should do")
         started = self.subagents.spawn(task.strip(), label.strip(), ctx.session_key)
         if started.status == "queued":
-            state = (f"queued: {self.subagents.core.config.max_subagents} tasks already run; it starts when one "
+            state = (f"queued: {self.subagents.host.config.max_subagents} tasks already run; it starts when one "
                      "finishes")
         else:
             state = "started"

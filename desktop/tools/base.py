@@ -6,9 +6,12 @@ from abc import ABC, abstractmethod
 from collections.abc import Callable
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
-from desktop.bus import Event, MessageKind
+from desktop.kernel.bus import Event, MessageKind
+
+if TYPE_CHECKING:
+    from desktop.config import Config
 
 # What a tool returns: text, or OpenAI-style content parts (e.g. an image for read_file).
 ToolOutput = str | list[dict[str, Any]]
@@ -23,8 +26,6 @@ class ToolContext:
     """Who is calling: lets tools address the current session and publish to the user."""
 
     session_key: str
-    channel: str
-    chat_id: str
     publish: Callable[[Event], None] = field(default=lambda event: None)
     call_id: str = ""  # the tool call being run, for progress events about it
     kind: MessageKind = MessageKind.USER  # what started the turn: approvals hold app-started ones to Do not disturb
@@ -38,10 +39,34 @@ class Tool(ABC):
     # but is not offered, so the model does not plan with it.
     available: bool = True
     label: str = ""  # how the chat names its calls when its name alone does not say it (MCP: "server · tool")
+    # Its policy, declared here so approvals and background work apply it without naming tools:
+    in_background: bool = True  # background work may call it; False for tools that talk to the person or start work
+    approval_title: str = ""  # the question on the approval card; empty: "Let the assistant use <name>?"
 
     @abstractmethod
     async def execute(self, ctx: ToolContext, **args: Any) -> ToolOutput:
         """Run with validated arguments; raise ToolError for failures the model should see."""
+
+    async def needs_approval(self, config: Config, arguments: dict[str, Any]) -> str | None:
+        """Why this call needs the person's yes (what the sandbox and the path guard cannot contain), or None
+        when it may run. `approvals.tools` in config.yaml overrides it either way."""
+        return None
+
+    def shown(self, arguments: dict[str, Any]) -> str:
+        """What the person approves, and what an "Always allow" rule matches exactly: the path, else the
+        arguments in short."""
+        if "path" in arguments:
+            return str(arguments["path"])
+        return ", ".join(f"{k}={v!r:.80}" for k, v in arguments.items())
+
+    async def change(self, arguments: dict[str, Any]) -> str:
+        """The change the call would make, as a unified diff for the approval card; "" when it shows none."""
+        return ""
+
+    def trust(self) -> tuple[str, Callable[[Config], None]] | None:
+        """What "Always allow" saves when it is broader than this exact call here: in words, and as an edit of
+        the settings (an MCP tool trusts its server). None: a rule for exactly this call in this workspace."""
+        return None
 
     def schema(self) -> dict[str, Any]:
         return {"type": "function",

@@ -1,6 +1,6 @@
 """File tools: read, write, edit, list, glob and grep, every path checked by the workspace guard.
 
-With the workspace restriction on, a path the guard accepted is also opened through desktop.workspace_files
+With the workspace restriction on, a path the guard accepted is also opened through desktop.workspace.access
 within its root, so a link a command swaps in between the check and the open cannot lead the read or the
 write out (and a named pipe is refused instead of blocking the tool)."""
 
@@ -17,12 +17,15 @@ import re
 import stat
 from collections.abc import Callable
 from pathlib import Path, PurePosixPath
-from typing import Any, BinaryIO, TypeVar
+from typing import TYPE_CHECKING, Any, BinaryIO, TypeVar
 
-from desktop import workspace_files
-from desktop.atomic import atomic_write_text
+from desktop.kernel.atomic import atomic_write_text
 from desktop.tools.base import Tool, ToolContext, ToolError, ToolOutput, display_path
 from desktop.tools.path_guard import PathGuard
+from desktop.workspace import access
+
+if TYPE_CHECKING:
+    from desktop.config import Config
 
 READ_CHAR_LIMIT = 16_000
 IMAGE_BYTE_LIMIT = 10 * 1024 * 1024
@@ -31,6 +34,8 @@ GLOB_LIMIT = 200
 GREP_LIMIT = 200
 GREP_LINE_CHARS = 300
 _SNIFF_BYTES = 8192
+DIFF_LINES = 400  # an approval card's diff is cut here: it shows what it can, the rest is marked
+DIFF_READ_BYTES = 1024 * 1024  # of the file as it is, for that diff
 _IMAGE_TYPES = {".png": "image/png", ".jpg": "image/jpeg", ".jpeg": "image/jpeg",
                 ".gif": "image/gif", ".webp": "image/webp"}
 
@@ -59,14 +64,45 @@ class _FileTool(Tool):
     def __init__(self, guard: PathGuard) -> None:
         self.guard = guard
 
-    def shown(self, path: Path) -> str:
+    def display(self, path: Path) -> str:
         return display_path(path, self.guard.workspace.resolve())
+
+    async def needs_approval(self, config: Config, arguments: dict[str, Any]) -> str | None:
+        """Inside the workspace the guard keeps it; outside, with the restriction off, the person says yes."""
+        if self.guard.restrict:
+            return None
+        path = Path(arguments.get("path") or ".").expanduser()
+        path = (path if path.is_absolute() else self.guard.workspace / path).resolve()
+        workspace = self.guard.workspace.resolve()
+        if path == workspace or workspace in path.parents:
+            return None
+        return f"{path} is outside the workspace and tools.restrict_to_workspace is off"
+
+    async def diff(self, path: str, new_of: Callable[[str], str]) -> str:
+        """The change `new_of(old text)` would make, against the file as it is now (read off the loop, through
+        the guarded reader: a link out of the workspace or a pipe gives no "before", never its contents or a
+        wait), cut at DIFF_LINES."""
+        def before() -> tuple[str, str]:
+            shown = path
+            try:
+                target = self.guard.resolve(path, write=True)
+                shown = str(target)
+                with self.open_read(target) as fh:
+                    return shown, fh.read(DIFF_READ_BYTES).decode("utf-8", errors="replace")
+            except (OSError, ToolError):
+                return shown, ""
+
+        shown, old = await asyncio.to_thread(before)
+        lines = list(difflib.unified_diff(old.splitlines(), new_of(old).splitlines(), shown, shown, lineterm=""))
+        if len(lines) > DIFF_LINES:
+            lines = [*lines[:DIFF_LINES], f"… {len(lines) - DIFF_LINES} more lines"]
+        return "\n".join(lines)
 
     def open_read(self, target: Path) -> BinaryIO:
         """A path the guard resolved, opened for reading within its root (within "/" when unrestricted:
         any path then, but still only a regular file, so a named pipe never blocks the tool)."""
         where = self.guard.confine(target) or (Path("/"), str(target).lstrip("/"))
-        return workspace_files.open_file(*where)
+        return access.open_file(*where)
 
     def write(self, target: Path, text: str) -> None:
         """Atomic write keeping an existing file's permissions, within the target's root when restricted."""
@@ -74,7 +110,7 @@ class _FileTool(Tool):
         if where is None:
             write_text_keeping_mode(target, text)
         else:
-            workspace_files.write_text(*where, text)
+            access.write_text(*where, text)
 
 
 class ReadFileTool(_FileTool):
@@ -98,14 +134,14 @@ class ReadFileTool(_FileTool):
         return await _in_thread(self._read, target, offset, limit)
 
     def _read(self, target: Path, offset: int, limit: int | None) -> ToolOutput:
-        _require_file(target, self.shown(target))
+        _require_file(target, self.display(target))
         if target.suffix.lower() in _IMAGE_TYPES:
             return self._image(target)
         numbered: list[str] = []
         used = total = 0
         cut = False
         with self.open_read(target) as raw:
-            _require_text(raw, self.shown(target))
+            _require_text(raw, self.display(target))
             raw.seek(0)
             fh = io.TextIOWrapper(raw, encoding="utf-8", errors="replace")
             for total, line in enumerate(fh, 1):
@@ -120,9 +156,9 @@ class ReadFileTool(_FileTool):
                 numbered.append(entry)
                 used += len(entry) + 1
         if total == 0:
-            return f"({self.shown(target)} is empty)"
+            return f"({self.display(target)} is empty)"
         if offset > total:
-            raise ToolError(f"offset {offset} is past the end of {self.shown(target)} ({total} lines)")
+            raise ToolError(f"offset {offset} is past the end of {self.display(target)} ({total} lines)")
         last = offset + len(numbered) - 1
         text = "\n".join(numbered)
         if last < total:
@@ -135,16 +171,17 @@ class ReadFileTool(_FileTool):
         with self.open_read(target) as fh:
             size = os.fstat(fh.fileno()).st_size
             if size > IMAGE_BYTE_LIMIT:
-                raise ToolError(f"{self.shown(target)} is too large to view ({size:,} bytes; "
+                raise ToolError(f"{self.display(target)} is too large to view ({size:,} bytes; "
                                 f"the limit is {IMAGE_BYTE_LIMIT:,})")
             data = base64.b64encode(fh.read(IMAGE_BYTE_LIMIT)).decode("ascii")
         mime = _IMAGE_TYPES[target.suffix.lower()]
-        return [{"type": "text", "text": f"Image {self.shown(target)} ({size:,} bytes)"},
+        return [{"type": "text", "text": f"Image {self.display(target)} ({size:,} bytes)"},
                 {"type": "image_url", "image_url": {"url": f"data:{mime};base64,{data}"}}]
 
 
 class WriteFileTool(_FileTool):
     name = "write_file"
+    approval_title = "Write this file?"
     description = "Create or overwrite a text file with the given content (parent folders are created)."
     parameters = {
         "type": "object",
@@ -160,16 +197,20 @@ class WriteFileTool(_FileTool):
         target = self.guard.resolve(path, write=True)
         return await _in_thread(self._write, target, content)
 
+    async def change(self, arguments: dict[str, Any]) -> str:
+        return await self.diff(str(arguments["path"]), lambda _old: str(arguments.get("content", "")))
+
     def _write(self, target: Path, content: str) -> str:
         if target.is_dir():
-            raise ToolError(f"{self.shown(target)} is a folder")
+            raise ToolError(f"{self.display(target)} is a folder")
         verb = "Overwrote" if target.exists() else "Created"
         self.write(target, content)
-        return f"{verb} {self.shown(target)} ({len(content):,} characters)."
+        return f"{verb} {self.display(target)} ({len(content):,} characters)."
 
 
 class EditFileTool(_FileTool):
     name = "edit_file"
+    approval_title = "Change this file?"
     description = ("Replace old_text with new_text in a file. old_text must match the file exactly (whitespace "
                    "included) and occur exactly once, unless replace_all is true.")
     parameters = {
@@ -189,29 +230,34 @@ class EditFileTool(_FileTool):
         target = self.guard.resolve(path, write=True)
         return await _in_thread(self._edit, target, old_text, new_text, replace_all)
 
+    async def change(self, arguments: dict[str, Any]) -> str:
+        found, put = str(arguments.get("old_text", "")), str(arguments.get("new_text", ""))
+        return await self.diff(str(arguments["path"]),
+                               lambda old: old.replace(found, put, -1 if arguments.get("replace_all") else 1))
+
     def _edit(self, target: Path, old: str, new: str, replace_all: bool) -> str:
         if old == new:
             raise ToolError("old_text and new_text are identical: nothing to change")
-        _require_file(target, self.shown(target))
+        _require_file(target, self.display(target))
         with self.open_read(target) as fh:
-            _require_text(fh, self.shown(target))
+            _require_text(fh, self.display(target))
             fh.seek(0)
             data = fh.read()
         try:
             content = data.decode("utf-8")  # bytes as they are: CRLF files stay CRLF
         except UnicodeDecodeError:
-            raise ToolError(f"{self.shown(target)} is not UTF-8 text; edit_file only edits UTF-8 files") from None
+            raise ToolError(f"{self.display(target)} is not UTF-8 text; edit_file only edits UTF-8 files") from None
         if old not in content and "\r\n" in content and "\r\n" not in old:
             old, new = old.replace("\n", "\r\n"), new.replace("\n", "\r\n")
         count = content.count(old)
         if count == 0:
-            raise ToolError(f"old_text was not found in {self.shown(target)}.{_near_match_hint(content, old)}")
+            raise ToolError(f"old_text was not found in {self.display(target)}.{_near_match_hint(content, old)}")
         if count > 1 and not replace_all:
             lines = _line_numbers_of(content, old)
-            raise ToolError(f"old_text occurs {count} times in {self.shown(target)} (lines {lines}). Include "
+            raise ToolError(f"old_text occurs {count} times in {self.display(target)} (lines {lines}). Include "
                             "more surrounding text so it matches once, or set replace_all to true.")
         self.write(target, content.replace(old, new))
-        return f"Edited {self.shown(target)}: replaced {count} occurrence{'s' if count > 1 else ''}."
+        return f"Edited {self.display(target)}: replaced {count} occurrence{'s' if count > 1 else ''}."
 
 
 class ListDirTool(_FileTool):
@@ -229,17 +275,17 @@ class ListDirTool(_FileTool):
 
     def _list(self, target: Path) -> str:
         if not target.exists():
-            raise ToolError(f"{self.shown(target)} does not exist")
+            raise ToolError(f"{self.display(target)} does not exist")
         if not target.is_dir():
-            raise ToolError(f"{self.shown(target)} is a file, not a folder; use read_file")
+            raise ToolError(f"{self.display(target)} is a file, not a folder; use read_file")
         where = self.guard.confine(target)
         with contextlib.ExitStack() as stack:
-            folder = target if where is None else stack.enter_context(workspace_files.opened_dir(*where))
+            folder = target if where is None else stack.enter_context(access.opened_dir(*where))
             with os.scandir(folder) as it:
                 entries = sorted(it, key=lambda e: (not e.is_dir(), e.name.lower()))
                 lines = [self._describe(e, where) for e in entries[:LIST_LIMIT]]
         if not entries:
-            return f"{self.shown(target)} is empty."
+            return f"{self.display(target)} is empty."
         if len(entries) > LIST_LIMIT:
             lines.append(f"... and {len(entries) - LIST_LIMIT} more entries (showing the first {LIST_LIMIT})")
         return "\n".join(lines)
@@ -252,8 +298,8 @@ class ListDirTool(_FileTool):
             return _describe_entry(entry)
         root, folder = where
         try:
-            info = workspace_files.file_stat(root, f"{folder}/{entry.name}" if folder else entry.name)
-        except workspace_files.Refused:
+            info = access.file_stat(root, f"{folder}/{entry.name}" if folder else entry.name)
+        except access.Refused:
             return f"{entry.name} (link leading outside; not followed)"
         except OSError:
             return f"{entry.name} (broken link)"
@@ -282,14 +328,14 @@ class GlobTool(_FileTool):
 
     def _glob(self, base: Path, pattern: str) -> str:
         if not base.is_dir():
-            raise ToolError(f"{self.shown(base)} is not a folder")
+            raise ToolError(f"{self.display(base)} is not a folder")
         found: list[str] = []
         for match in base.glob(pattern):
             if ".git" in match.relative_to(base).parts or not self._allowed(match):
                 continue
-            found.append(self.shown(match) + ("/" if match.is_dir() else ""))
+            found.append(self.display(match) + ("/" if match.is_dir() else ""))
         if not found:
-            return f"No files match {pattern!r} in {self.shown(base)}."
+            return f"No files match {pattern!r} in {self.display(base)}."
         found.sort()
         lines = found[:GLOB_LIMIT]
         if len(found) > GLOB_LIMIT:
@@ -336,7 +382,7 @@ class GrepTool(_FileTool):
 
     def _grep(self, root: Path, regex: re.Pattern[str], glob: str | None) -> str:
         if not root.exists():
-            raise ToolError(f"{self.shown(root)} does not exist")
+            raise ToolError(f"{self.display(root)} does not exist")
         hits: list[str] = []
         more = False
         for file in self._files(root, glob):
@@ -345,11 +391,11 @@ class GrepTool(_FileTool):
                     more = True
                     break
                 text = line if len(line) <= GREP_LINE_CHARS else line[:GREP_LINE_CHARS] + " ..."
-                hits.append(f"{self.shown(file)}:{number}: {text}")
+                hits.append(f"{self.display(file)}:{number}: {text}")
             if more:
                 break
         if not hits:
-            return f"No matches for {regex.pattern!r} in {self.shown(root)}."
+            return f"No matches for {regex.pattern!r} in {self.display(root)}."
         if more:
             hits.append(f"... [stopped at {GREP_LIMIT} matches; narrow the pattern, path or glob]")
         return "\n".join(hits)

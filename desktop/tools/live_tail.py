@@ -6,7 +6,7 @@ from __future__ import annotations
 import asyncio
 import time
 
-from desktop.bus import ToolProgress
+from desktop.kernel.bus import ToolProgress
 from desktop.tools.base import ToolContext
 
 TAIL_LINES = 4

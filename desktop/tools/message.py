@@ -2,12 +2,13 @@
 
 from __future__ import annotations
 
-from desktop.bus import OutboundKind, OutboundMessage
+from desktop.kernel.bus import OutboundKind, OutboundMessage
 from desktop.tools.base import Tool, ToolContext, ToolOutput
 
 
 class MessageTool(Tool):
     name = "message"
+    in_background = False  # background work reports to its chat through the task's result, not mid-way
     description = ("Send a message to the user right away, while you keep working (progress, a question, a "
                    "result). Your final answer is delivered anyway; do not repeat it with this tool.")
     parameters = {

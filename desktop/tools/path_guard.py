@@ -6,7 +6,7 @@ import stat
 from dataclasses import dataclass, field
 from pathlib import Path
 
-from desktop.paths import inside
+from desktop.kernel.paths import inside
 from desktop.tools.base import ToolError
 
 
@@ -44,7 +44,7 @@ class PathGuard:
     def confine(self, resolved: Path) -> tuple[Path, str] | None:
         """The root a path from `resolve` is opened within, and its path there; None when unrestricted.
         `resolve` looked at the path as it was: a command running meanwhile could swap a folder on the way
-        for a link. Opening through desktop.workspace_files within this root makes the open itself refuse
+        for a link. Opening through desktop.workspace.access within this root makes the open itself refuse
         to leave, whatever changed since."""
         if not self.restrict:
             return None

@@ -45,10 +45,10 @@ class ToolRegistry:
     def names(self) -> list[str]:
         return list(self._current())
 
-    def without(self, *names: str) -> ToolRegistry:
-        """A live view lacking some tools (subagents get no message/spawn/cron): tools registered here later,
-        such as those of an MCP server that connects or refreshes, and the gate show in it too."""
-        return _Without(self, frozenset(names))
+    def for_background(self) -> ToolRegistry:
+        """A live view of the tools background work may use (`Tool.in_background`): tools registered here
+        later, such as those of an MCP server that connects or refreshes, and the gate show in it too."""
+        return _Background(self)
 
     def schemas(self) -> list[dict[str, Any]]:
         return [tool.schema() for tool in self._current().values() if tool.available]
@@ -78,19 +78,15 @@ class ToolRegistry:
         return self.gate
 
 
-class _Without(ToolRegistry):
-    """What `without` returns: reads its source at every use. Register tools on the source, not here."""
+class _Background(ToolRegistry):
+    """What `for_background` returns: reads its source at every use. Register tools on the source, not here."""
 
-    def __init__(self, source: ToolRegistry, hidden: frozenset[str]) -> None:
+    def __init__(self, source: ToolRegistry) -> None:
         super().__init__()
         self._source = source
-        self._hidden = hidden
 
     def _current(self) -> dict[str, Tool]:
-        return {n: t for n, t in self._source._current().items() if n not in self._hidden}
-
-    def get(self, name: str) -> Tool | None:
-        return None if name in self._hidden else self._source.get(name)
+        return {n: t for n, t in self._source._current().items() if t.in_background}
 
     def _gate(self) -> Gate | None:
         return self._source._gate()

@@ -22,11 +22,11 @@ from collections.abc import AsyncIterator, Sequence
 from dataclasses import dataclass
 from pathlib import Path
 
-from desktop import workspace_files
 from desktop.config import Config
-from desktop.paths import Home, inside
+from desktop.kernel.paths import Home, inside
 from desktop.tools.egress import egress_proxy
 from desktop.tools.sandbox_network import HOST, INTERNET, NOT_ENFORCED, Network, bwrap_words, network_in_force, relayed
+from desktop.workspace import access
 
 PROGRAM = "bwrap"
 _PROBE_TIMEOUT = 10.0
@@ -176,7 +176,7 @@ async def _probe_async(argv: list[str] | None) -> SandboxMode:
             proc.kill()
         await proc.wait()
         return _unavailable("bwrap did not answer")
-    except asyncio.CancelledError:  # the app is closing: the probe must not outlive it
+    except asyncio.CancelledError:  # the first command was stopped mid-probe: the probe goes with it
         with contextlib.suppress(ProcessLookupError):
             proc.kill()
         raise
@@ -223,7 +223,7 @@ def _plain_file(path: Path, workspace: Path) -> bool:
     refuses to read it anyway)."""
     relpath = str(path.relative_to(workspace))
     try:
-        workspace_files.create_text(workspace, relpath, "")  # never through a dangling link
+        access.create_text(workspace, relpath, "")  # never through a dangling link
     except OSError:
         return False
     return os.path.realpath(path) == str(path)

@@ -12,14 +12,18 @@ import signal
 import stat
 from collections.abc import Callable
 from pathlib import Path
+from typing import TYPE_CHECKING, Any
 
-from desktop.paths import inside
+from desktop.kernel.paths import inside
 from desktop.tools.base import Tool, ToolContext, ToolError, ToolOutput, cap_text
 from desktop.tools.limits import DEFAULT_LIMITS, CallLimits, Limits
 from desktop.tools.live_tail import LiveTail
 from desktop.tools.sandbox import RESTRICTION_OFF, Sandbox, SandboxMode
 from desktop.tools.settings import MAX_TIMEOUT
-from desktop.workspace import APP_MANAGED_FILES
+from desktop.workspace.layout import APP_MANAGED_FILES
+
+if TYPE_CHECKING:
+    from desktop.config import Config
 
 OUTPUT_LIMIT = 10_000
 _CAPTURE_BYTES = 200_000  # per stream, head and tail each: enough for any capped result
@@ -65,6 +69,7 @@ class ExecTool(Tool):
     (processor time above all) still bind it."""
 
     name = "exec"
+    approval_title = "Run this command?"
     description = ("Run a shell command in the workspace and return its stdout, stderr and exit code. "
                    "No input is available (stdin is empty). Everything it starts is stopped when it ends, so "
                    "nothing keeps running in the background. Output is capped; long runs time out, and limits "
@@ -122,6 +127,14 @@ class ExecTool(Tool):
     async def mode(self) -> SandboxMode:
         """How commands are contained here, in words (doctor and Settings show it)."""
         return RESTRICTION_OFF if self.sandbox is None else await self.sandbox.mode()
+
+    async def needs_approval(self, config: Config, arguments: dict[str, Any]) -> str | None:
+        """The sandbox contains a command; where bubblewrap does not run, the person says yes."""
+        mode = await self.mode()
+        return None if mode.sandboxed else f"commands are {mode.description}"
+
+    def shown(self, arguments: dict[str, Any]) -> str:
+        return str(arguments.get("command", ""))
 
     def _working_dir(self, raw: str | None) -> Path:
         if not raw:

@@ -12,7 +12,7 @@ from urllib.parse import parse_qs, urlsplit, urlunsplit
 
 import httpx
 
-from desktop import secrets
+from desktop.kernel import secrets
 from desktop.tools.base import Tool, ToolContext, ToolError, ToolOutput, cap_text
 from desktop.tools.html_text import html_to_markdown
 

@@ -22,12 +22,14 @@ import qasync
 from PySide6.QtCore import QEvent, QFileSystemWatcher, QObject, QTimer
 from PySide6.QtWidgets import QApplication, QMessageBox, QSystemTrayIcon, QWidget
 
-from desktop import notify
-from desktop.bus import Event
+from desktop.kernel.bus import Event
+from desktop.kernel.channels import Channel, channel_of
+from desktop.kernel.notices import Notice, OpenChat, OpenMemoryChange, Target
+from desktop.kernel.paths import Home, home
+from desktop.kernel.taskset import TaskSet
 from desktop.notification_policy import TurnNotifications
-from desktop.paths import Home, home
+from desktop.scheduler import Scheduler
 from desktop.shell_state import ShellState, load_state, save_state, state_path
-from desktop.tasks import TaskSet
 from desktop.ui.collector import GuiThreadCollector
 from desktop.ui.hotkey import Hotkey, current_status
 from desktop.ui.icons import install_theme_icons
@@ -234,30 +236,28 @@ class Shell(QObject):
         self.tray.set_dnd(self.state.do_not_disturb)
         self.notifier.set_do_not_disturb(self.state.do_not_disturb)
         self.core = await asyncio.to_thread(_build_core, self.home)
-        from desktop.approvals import attach_approvals
-        from desktop.approvals.questions import Questions, notify_unseen
+        from desktop.approvals.questions import notify_unseen
         from desktop.ui.bridge import CoreBridge
 
-        questions = Questions(lambda: self.state.do_not_disturb)  # the core asks; cards and notifications answer
-        attach_approvals(self.core, questions.ask)
-        notify_unseen(questions, self._on_screen, self._chat_title)
+        questions = self.core.questions  # the core asks; cards and notifications answer
+        questions.quiet = lambda: self.state.do_not_disturb
+        notify_unseen(questions, self._on_screen, self._chat_title, self.core.bus.publish)
         self.bridge = CoreBridge(self.core, self, questions)
         self.bridge.event.connect(self.on_event)
         from desktop.cli.in_app import runner
 
-        self.server.runner = runner(self.core)  # `nanobot-tray agent -m ...` now runs here (desktop/remote.py)
+        self.server.runner = runner(self.core)  # `nanobot-tray agent -m ...` now runs here (desktop/cli/remote.py)
         config = self.core.config
         self.tray.set_model(config.model)
         self.core.settings.subscribe("model", lambda _: self.tray.set_model(config.model))
         self.core.settings.subscribe("hotkey", lambda _: self._bind_hotkey(config.hotkey))
         await self.notifier.start()
-        notify.install(self._notify)
         log.info("core ready %.3f s after launch", time.perf_counter() - self.started)
         self.tray_available = QSystemTrayIcon.isSystemTrayAvailable()
         self._tray_timer.start()
         self._watcher.addPaths([str(self.home.config_file.parent), str(self.home.config_file)])
         if self.core.settings.problems:
-            notify.notify("Settings file has problems", "\n".join(self.core.settings.problems[:3]))
+            self._notify(Notice("Settings file has problems", "\n".join(self.core.settings.problems[:3])))
         first, self.first_request = self.first_request, {}
         if first.get("action") == "quick":
             self.handle(first)
@@ -281,11 +281,11 @@ class Shell(QObject):
             await asyncio.to_thread(_load_model)
         except Exception as exc:
             log.exception("loading litellm failed")
-            notify.notify("The model library failed to load", f"{type(exc).__name__}: {exc}")
+            self._notify(Notice("The model library failed to load", f"{type(exc).__name__}: {exc}"))
         stall = meter.stop()
         log.info("model ready %.3f s after launch (litellm import %.2f s, worst GUI stall %.0f ms)",
                  time.perf_counter() - self.started, time.perf_counter() - began, stall * 1000)
-        self.core.scheduler.timer = SchedulerTimer(self)
+        self.core.get(Scheduler).timer = SchedulerTimer(self)
         await self.core.start()
         self.window("quick", log_missing=False)  # built now so the hotkey shows it without delay
 
@@ -311,7 +311,6 @@ class Shell(QObject):
             await self.core.close(grace=QUIT_GRACE)
         await self._tasks.cancel_all()
         await asyncio.wait([asyncio.ensure_future(self.notifier.close())], timeout=BUS_CLOSE_WITHIN)
-        notify.install(None)
         if self.bridge is not None:
             self.bridge.close()
         self.server.close()
@@ -354,7 +353,7 @@ class Shell(QObject):
             if log_missing:
                 log.error("the %s window (%s.%s) is not available: %s: %s",
                           kind, module_name, class_name, type(exc).__name__, exc)
-                notify.notify("Window not available", f"The {kind} window is not available in this build.")
+                self._notify(Notice("Window not available", f"The {kind} window is not available in this build."))
             return None
         self._windows[kind] = widget
         if kind != "quick":  # the quick prompt places itself
@@ -382,18 +381,18 @@ class Shell(QObject):
         chat.focus_input()  # type: ignore[attr-defined]
         self.tray.set_attention(False)
 
-    def open_target(self, target: notify.Target | None) -> None:
+    def open_target(self, target: Target | None) -> None:
         """A clicked notification: a Dream commit opens the memory viewer on it, a chat that chat (at the message
         the notification is about, when it names one)."""
-        if isinstance(target, notify.OpenMemoryChange):
+        if isinstance(target, OpenMemoryChange):
             memory = self.window("memory")
             if memory is not None:
                 memory.show_commit(target.rev)  # type: ignore[attr-defined]
                 _bring_to_front(memory)
             return
-        at_message = isinstance(target, notify.OpenChat) and target.message is not None
+        at_message = isinstance(target, OpenChat) and target.message is not None
         # show_message opens the chat itself (first reading it again when needed): open it only once
-        self.show_chat(target.session_key if isinstance(target, notify.OpenChat) and not at_message else None)
+        self.show_chat(target.session_key if isinstance(target, OpenChat) and not at_message else None)
         chat = self._windows.get("chat")
         if at_message and chat is not None:
             chat.show_message(target.session_key, target.message)  # type: ignore[attr-defined, union-attr]
@@ -435,6 +434,9 @@ class Shell(QObject):
 
     # ----- agent events and notifications
     def on_event(self, event: Event) -> None:
+        if isinstance(event, Notice):  # a feature telling the person something
+            self._notify(event)
+            return
         self.tray.on_event(event)
         note = self._turn_notes.on_event(event)
         if note is not None:
@@ -444,10 +446,10 @@ class Shell(QObject):
         chat, quick = self._windows.get("chat"), self._windows.get("quick")
         if chat is not None and chat.isVisible() and not chat.isMinimized():
             return True
-        return session.startswith("quick:") and quick is not None and quick.isVisible()
+        return channel_of(session) is Channel.QUICK and quick is not None and quick.isVisible()
 
-    def _notify(self, note: notify.Notification) -> None:
-        """The sink behind desktop.notify: something to open means the user is wanted, so the icon says so."""
+    def _notify(self, note: Notice) -> None:
+        """Show a notice: something to open means the user is wanted, so the icon says so."""
         self.notifier.notify(note)
         if note.target is not None:
             self.tray.set_attention(True)
@@ -481,7 +483,7 @@ class Shell(QObject):
         self._bound_hotkey = chord
         status = await self.hotkey.bind(chord)
         if not status.active and status.backend != "none":
-            notify.notify("Global hotkey unavailable", f"{status.message}\n{status.hint}")
+            self._notify(Notice("Global hotkey unavailable", f"{status.message}\n{status.hint}"))
 
     async def _config_changed(self) -> None:
         """config.yaml changed (an editor, another process, or our own save): the settings writer reads it
@@ -495,7 +497,7 @@ class Shell(QObject):
         await self.core.settings.reload()
         problems = self.core.settings.problems
         if problems and problems != before:
-            notify.notify("Settings file has problems", "\n".join(problems[:3]))
+            self._notify(Notice("Settings file has problems", "\n".join(problems[:3])))
 
     def _recheck_tray(self) -> None:
         available = QSystemTrayIcon.isSystemTrayAvailable()
@@ -510,7 +512,7 @@ class Shell(QObject):
         would hold it for later, or notifications off), a later close says it."""
         if self.state.do_not_disturb:
             return
-        if self.notifier.notify(notify.Notification(TRAY_CLOSE_TITLE, TRAY_CLOSE_TEXT)):
+        if self.notifier.notify(Notice(TRAY_CLOSE_TITLE, TRAY_CLOSE_TEXT)):
             self.state.tray_close_explained = True
             self._save_state()
 

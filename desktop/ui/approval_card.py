@@ -24,7 +24,7 @@ from PySide6.QtWidgets import (
 from shiboken6 import isValid
 
 from desktop.approvals import duration
-from desktop.approvals.questions import Question, background_key
+from desktop.kernel.questions import Question, background_key
 from desktop.ui.bridge import CoreBridge
 
 STYLE = """
@@ -32,12 +32,7 @@ STYLE = """
 #approvalCard #reason, #approvalCard #origin { color: palette(placeholder-text); }
 #approvalCard QPlainTextEdit { border: none; border-radius: 6px; background: palette(alternate-base); }
 """
-_TITLES = {"exec": "Run this command?", "write_file": "Write this file?", "edit_file": "Change this file?"}
 MAX_CODE_HEIGHT = 220  # pixels; a longer diff scrolls inside the card
-
-
-def _title(tool: str) -> str:
-    return _TITLES.get(tool, f"Let the assistant use {tool}?")
 
 
 class ApprovalCard(QFrame):
@@ -49,7 +44,7 @@ class ApprovalCard(QFrame):
         request = question.request
         self.setObjectName("approvalCard")
         self.setStyleSheet(STYLE)
-        self.title = QLabel(f"<b>{_title(request.tool)}</b>")
+        self.title = QLabel(f"<b>{request.title}</b>")
         self.reason = QLabel(f"Asking because {request.reason}.")
         self.reason.setObjectName("reason")
         self.reason.setWordWrap(True)

@@ -11,7 +11,7 @@ from functools import partial
 from PySide6.QtWidgets import QHBoxLayout, QLabel, QPushButton, QVBoxLayout, QWidget
 
 from desktop.config import Config
-from desktop.tasks import spawn
+from desktop.kernel.taskset import spawn
 from desktop.ui.bridge import CoreBridge
 from desktop.ui.form_widgets import note_label
 

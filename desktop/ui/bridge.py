@@ -12,27 +12,32 @@ from pathlib import Path
 
 from PySide6.QtCore import QObject, Signal
 
-from desktop.approvals import remove_rule, set_trusted
-from desktop.approvals.questions import Question, Questions
-from desktop.bus import InboundMessage, TaskSnapshot
+from desktop.approvals import remove_rule
 from desktop.config import Config, LoadedConfig
 from desktop.core import Core, workspace_of
+from desktop.kernel.bus import InboundMessage
+from desktop.kernel.questions import Question, Questions
+from desktop.kernel.taskset import TaskSet
+from desktop.mcp import McpServers
 from desktop.mcp.connection import ServerConnection
 from desktop.mcp.importer import CLAUDE_DESKTOP_FILE, Imported, read_servers
 from desktop.mcp.probe import probed
-from desktop.mcp.settings import McpServerConfig
+from desktop.mcp.settings import McpServerConfig, set_trusted
+from desktop.memory import Memory
 from desktop.memory.git_history import GitHistory
 from desktop.memory.history_search import read_newest
 from desktop.memory.store import HistoryEntry
 from desktop.providers.server_models import offered_models
+from desktop.reminders import Reminders
 from desktop.reminders.jobs import Job
-from desktop.session import Session, SessionInfo
-from desktop.session_search import ChatHit, search_chats
+from desktop.session.search import ChatHit, search_chats
+from desktop.session.session import Session, SessionInfo
 from desktop.skills.loader import SkillsLoader, set_skill_enabled
-from desktop.tasks import TaskSet
+from desktop.subagents import Subagents
+from desktop.subagents.events import TaskSnapshot
 from desktop.tools.sandbox import SandboxMode
 from desktop.tools.shell import ExecTool
-from desktop.workspace import ensure_workspace
+from desktop.workspace.layout import ensure_workspace
 
 
 @dataclass(frozen=True)
@@ -51,7 +56,7 @@ class McpStatus:
 class CoreBridge(QObject):
     """Windows subscribe to `event` and call `send`; none of them touch the bus directly."""
 
-    event = Signal(object)  # type: ignore[assignment]  # any desktop.bus event (QObject.event is a method)
+    event = Signal(object)  # type: ignore[assignment]  # any desktop.kernel.bus event (QObject.event is a method)
 
     def __init__(self, core: Core, parent: QObject | None = None, questions: Questions | None = None) -> None:
         super().__init__(parent)
@@ -63,9 +68,12 @@ class CoreBridge(QObject):
     def send(self, session_key: str, text: str, media: list[str] | None = None, *, redo: bool = False) -> None:
         """Queue a message for the agent; `session_key` is `channel:chat_id`. `redo`: it replaces the chat's last
         turn (Retry, Regenerate, Edit)."""
-        channel, _, chat_id = session_key.partition(":")
-        message = InboundMessage(channel, chat_id, text, list(media or []), redo=redo)
+        message = InboundMessage(session_key, text, list(media or []), redo=redo)
         self._pending.spawn(self.core.bus.publish_inbound(message))
+
+    def stop(self, session_key: str) -> None:
+        """Stop the chat's turn, what waits in it and its background tasks (in order with what was sent)."""
+        self._pending.spawn(self.core.loop.stop(session_key))
 
     def session_title(self, session_key: str) -> str:
         """The chat's title as the sidebar shows it (its key until a title is known)."""
@@ -90,7 +98,7 @@ class CoreBridge(QObject):
 
     async def delete_chat(self, key: str) -> None:
         """Delete a chat the person asked to delete; its background tasks stop with it."""
-        self.core.subagents.cancel_chat(key)
+        self.core.get(Subagents).cancel_chat(key)
         await self.core.sessions.delete(key)
 
     def busy_chats(self) -> list[str]:
@@ -104,17 +112,17 @@ class CoreBridge(QObject):
     # ----- background tasks (desktop/subagents); BackgroundTasks events say when they change
     def background_tasks(self) -> list[TaskSnapshot]:
         """Every chat's running, queued and recent background tasks as they are now."""
-        return self.core.subagents.snapshots()
+        return self.core.get(Subagents).snapshots()
 
     def cancel_task(self, task_id: str) -> None:
         """Stop a background task the person cancelled (nothing when it has ended already)."""
-        task = self.core.subagents.tasks.get(task_id)
+        task = self.core.get(Subagents).tasks.get(task_id)
         if task is not None and task.active:
-            self.core.subagents.cancel(task)
+            self.core.get(Subagents).cancel(task)
 
     def task_transcript(self, task_id: str) -> Path:
         """The task's whole run, one JSON message a line (it may not exist yet, or any more)."""
-        return self.core.subagents.transcript(task_id)
+        return self.core.get(Subagents).transcript(task_id)
 
     # ----- skills and memory
     @property
@@ -126,19 +134,19 @@ class CoreBridge(QObject):
     @property
     def memory_git(self) -> GitHistory:
         """The memory files' history (Dream's and hand edits' changes, undoable)."""
-        return self.core.memory.git
+        return self.core.get(Memory).git
 
     async def history_stamp(self) -> tuple[int, int] | None:
         """(size, mtime) of history.jsonl: whether it changed since it was read."""
-        return await asyncio.to_thread(self.core.memory.store.history_stamp)
+        return await asyncio.to_thread(self.core.get(Memory).store.history_stamp)
 
     async def read_newest_history(self, count: int) -> list[HistoryEntry]:
         """The newest `count` history entries, newest first, from the end of the file."""
-        store = self.core.memory.store
+        store = self.core.get(Memory).store
         return await asyncio.to_thread(lambda: read_newest(store.open_history(), count))
 
     async def read_history(self) -> list[HistoryEntry]:
-        return await asyncio.to_thread(self.core.memory.store.read_history)
+        return await asyncio.to_thread(self.core.get(Memory).store.read_history)
 
     async def session_titles(self) -> dict[str, str]:
         """Every saved chat's title by session key (read from disk, off the GUI thread)."""
@@ -194,7 +202,7 @@ class CoreBridge(QObject):
 
     # ----- MCP servers (desktop/mcp): config.yaml through the settings writer, states from the live connections
     def mcp_status(self, name: str) -> McpStatus:
-        servers = self.core.mcp
+        servers = self.core.get(McpServers)
         conn = servers.servers.get(name)
         if conn is not None:
             return McpStatus.of(conn)
@@ -231,7 +239,7 @@ class CoreBridge(QObject):
 
     def mcp_log_file(self, name: str) -> Path:
         """Where the server's stderr goes (it may not exist yet)."""
-        return self.core.mcp.log_file(name)
+        return self.core.get(McpServers).log_file(name)
 
     async def claude_desktop_file(self) -> Path | None:
         """Claude Desktop's server list, when it is installed here."""
@@ -250,22 +258,22 @@ class CoreBridge(QObject):
 
     # ----- reminders (desktop/reminders)
     def reminders(self) -> list[Job]:
-        return list(self.core.reminders.jobs)
+        return list(self.core.get(Reminders).jobs)
 
     def on_reminders(self, listener: Callable[[], None]) -> Callable[[], None]:
         """Hear that the jobs changed (added, run, paused, removed); returns an unsubscribe."""
-        return self.core.reminders.subscribe(listener)
+        return self.core.get(Reminders).subscribe(listener)
 
     async def set_reminder_paused(self, job_id: str, paused: bool) -> None:
-        await self.core.reminders.set_paused(job_id, paused)
+        await self.core.get(Reminders).set_paused(job_id, paused)
 
     def run_reminder_now(self, job_id: str) -> None:
         """Start the job's turn now; its answer is notified like a due run's."""
-        self.core.reminders.run_now(job_id)
+        self.core.get(Reminders).run_now(job_id)
 
     async def remove_reminder(self, job_id: str) -> None:
         """Raises LookupError when the job is gone already."""
-        await self.core.reminders.remove(job_id)
+        await self.core.get(Reminders).remove(job_id)
 
     @property
     def workspace(self) -> Path:

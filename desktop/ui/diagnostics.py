@@ -9,7 +9,7 @@ import os
 import sys
 from typing import Any
 
-from desktop.paths import home
+from desktop.kernel.paths import home
 from desktop.ui import hotkey
 from desktop.ui.single_instance import InstanceUnresponsive, send_to_running, server_name
 

@@ -14,7 +14,7 @@ from pathlib import Path
 from PySide6.QtCore import Qt
 from PySide6.QtGui import QColor, QIcon, QPainter, QPixmap
 
-from desktop.paths import bundled
+from desktop.kernel.paths import bundled
 
 log = logging.getLogger(__name__)
 

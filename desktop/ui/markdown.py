@@ -30,8 +30,8 @@ from PySide6.QtGui import (
 )
 from PySide6.QtWidgets import QTextBrowser
 
-from desktop import workspace_files
 from desktop.ui.highlight import highlight
+from desktop.workspace import access
 
 IMAGE_LIMIT = 10 * 1024 * 1024  # a picture in a skill's folder larger than this is not shown
 PIECE_CHARS = 1200  # prose piece size: bounds the re-render work per streamed update
@@ -110,7 +110,7 @@ def mix(a: QColor, b: QColor, amount: float) -> QColor:
 
 class ProseDocument(QTextDocument):
     """A document that loads no file by itself. Pictures come only from `images`, a folder given as
-    (root, path inside it) and read through desktop.workspace_files: relative names, inside that folder.
+    (root, path inside it) and read through desktop.workspace.access: relative names, inside that folder.
     Any other picture gets an empty one, never nothing: given nothing, Qt opens the path itself."""
 
     def __init__(self, images: tuple[Path, str] | None = None) -> None:
@@ -135,7 +135,7 @@ def _image(images: tuple[Path, str] | None, name: QUrl) -> QImage:
     if images is not None and name.scheme() in ("", "file") and relative and not relative.startswith("/"):
         root, folder = images
         try:
-            data = workspace_files.read_bytes(root, f"{folder}/{relative}" if folder else relative, IMAGE_LIMIT)
+            data = access.read_bytes(root, f"{folder}/{relative}" if folder else relative, IMAGE_LIMIT)
         except OSError:
             data = b""
         image = QImage.fromData(data)

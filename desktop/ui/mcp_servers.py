@@ -32,11 +32,11 @@ from PySide6.QtWidgets import (
     QWidget,
 )
 
-from desktop.bus import McpServerChanged
+from desktop.kernel.taskset import spawn
+from desktop.mcp.events import McpServerChanged
 from desktop.mcp.importer import Imported, NotAServerList
 from desktop.mcp.settings import McpServerConfig
 from desktop.settings import SettingsError
-from desktop.tasks import spawn
 from desktop.ui.bridge import CoreBridge, McpStatus
 from desktop.ui.form_widgets import ERROR_COLOUR, OK_COLOUR, note_label, set_note
 from desktop.ui.skills.dialogs import confirm, run_dialog

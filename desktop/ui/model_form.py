@@ -22,14 +22,14 @@ from PySide6.QtWidgets import (
     QWidget,
 )
 
-from desktop import secrets
 from desktop.config import Config
+from desktop.kernel import secrets
+from desktop.kernel.secrets import KeyringState, forget_key, keyring_state, known_key, store_key
+from desktop.kernel.taskset import spawn
 from desktop.providers import catalog
 from desktop.providers.connection import test_connection
 from desktop.providers.llm import ProviderError
 from desktop.providers.server_models import ServerModelsError, address_problem, list_server_models
-from desktop.secrets import KeyringState, forget_key, keyring_state, known_key, store_key
-from desktop.tasks import spawn
 from desktop.ui.form_widgets import ERROR_COLOUR, OK_COLOUR, WARN_COLOUR, note_label, set_note, with_note
 
 LIST_DELAY_MS = 500  # ask the server once the address has stopped changing for this long
@@ -137,13 +137,6 @@ class ModelForm(QWidget):
     def apply_to(self, config: Config) -> None:
         config.model = self.model_name()
         config.api_base = self.api_base.text().strip() or None
-
-    def set_local(self, model: str, api_base: str) -> None:
-        """Fill in a detected local server."""
-        provider, _, name = model.partition("/")
-        self.provider.setCurrentText(provider)
-        self.model.setCurrentText(name)
-        self.api_base.setText(api_base)
 
     async def store_typed_key(self) -> str | None:
         """Put a typed key in the keyring. Returns a message for the user when that failed (the key stays typed)."""

@@ -23,8 +23,8 @@ from typing import Any
 from PySide6.QtCore import QObject, QTimer, Signal
 from PySide6.QtWidgets import QSystemTrayIcon
 
-from desktop.notify import Notification, OpenChat, Target
-from desktop.tasks import TaskSet
+from desktop.kernel.notices import Notice, OpenChat, Target
+from desktop.kernel.taskset import TaskSet
 
 log = logging.getLogger(__name__)
 
@@ -40,7 +40,8 @@ LINE_CHARS = 90
 
 
 class Notifier(QObject):
-    """`notify` is the sink for desktop.notify; `activated` fires when the user clicks a notification."""
+    """`notify` shows a notice (the shell hands it those the core publishes); `activated` fires when the user
+    clicks a notification."""
 
     activated = Signal(object)  # the notification's Target, or None for "just open the app"
     held_changed = Signal(int)  # how many notes Do not disturb holds now
@@ -49,8 +50,8 @@ class Notifier(QObject):
         super().__init__(parent)
         self._enabled = enabled  # the notifications setting: off drops them
         self._quiet = False  # Do not disturb: held until it is turned off
-        self.held: list[Notification] = []
-        self._burst: list[Notification] = []  # waiting for the group window to close
+        self.held: list[Notice] = []
+        self._burst: list[Notice] = []  # waiting for the group window to close
         self._burst_timer = QTimer(self, singleShot=True, interval=int(GROUP_SECONDS * 1000))
         self._burst_timer.timeout.connect(self._show_burst)
         self._router: Any = None
@@ -104,7 +105,7 @@ class Notifier(QObject):
                 log.debug("closing the D-Bus connection failed", exc_info=True)
         self._router = self._router_cm = None
 
-    def notify(self, note: Notification) -> bool:
+    def notify(self, note: Notice) -> bool:
         """Show a notification (with any that arrive with it); False when it is not shown now: held by Do not
         disturb, or dropped (notifications off, or a question asked while Do not disturb is on)."""
         if not self._enabled():
@@ -140,7 +141,7 @@ class Notifier(QObject):
         if burst:
             self._show(group(burst), alone=len(burst) == 1)
 
-    def _show(self, note: Notification, alone: bool = True) -> None:
+    def _show(self, note: Notice, alone: bool = True) -> None:
         """`alone`: a note about one thing, which a newer note about its chat replaces on screen (a group
         neither replaces nor is replaced: the others in it would be lost)."""
         if self._router is None:
@@ -148,11 +149,11 @@ class Notifier(QObject):
         else:
             self._tasks.spawn(self._send(note, alone))
 
-    def _balloon(self, note: Notification) -> None:
+    def _balloon(self, note: Notice) -> None:
         self._balloon_target = note.target
         self._tray.showMessage(note.title, note.body, QSystemTrayIcon.MessageIcon.Information, 10_000)
 
-    async def _send(self, note: Notification, alone: bool) -> None:
+    async def _send(self, note: Notice, alone: bool) -> None:
         from jeepney import DBusAddress, HeaderFields, MessageType, new_method_call
 
         address = DBusAddress(OBJECT_PATH, bus_name=BUS_NAME, interface=BUS_NAME)
@@ -224,7 +225,7 @@ class Notifier(QObject):
                         del self._by_target[_chat_of(target)]
 
 
-def group(notes: list[Notification]) -> Notification:
+def group(notes: list[Notice]) -> Notice:
     """One notification for several: the title counts and names them, the body has a line for each, and a click
     opens what the most recent one opens (the newest news is the likeliest reason to look)."""
     if len(notes) == 1:
@@ -235,7 +236,7 @@ def group(notes: list[Notification]) -> Notification:
     if len(notes) > GROUP_LINES:
         lines.append(f"and {len(notes) - GROUP_LINES} more")
     target = next((note.target for note in reversed(notes) if note.target is not None), None)
-    return Notification(f"{len(notes)} updates: {named}", "\n".join(lines), target)
+    return Notice(f"{len(notes)} updates: {named}", "\n".join(lines), target)
 
 
 def _shorten(line: str) -> str:

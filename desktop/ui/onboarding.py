@@ -24,6 +24,7 @@ from PySide6.QtWidgets import (
 )
 
 from desktop.config import Config
+from desktop.kernel.taskset import spawn
 from desktop.providers import catalog
 from desktop.providers.discovery import (
     KNOWN_SERVERS,
@@ -32,7 +33,6 @@ from desktop.providers.discovery import (
     existing_nanobot_workspace,
     probe_local_servers,
 )
-from desktop.tasks import spawn
 from desktop.ui.bridge import CoreBridge
 from desktop.ui.form_widgets import ERROR_COLOUR, OK_COLOUR, heading, note_label, save_edited_config, set_note
 from desktop.ui.model_form import ModelForm

@@ -25,14 +25,14 @@ from PySide6.QtGui import (
 )
 from PySide6.QtWidgets import QFrame, QHBoxLayout, QLabel, QLineEdit, QPushButton, QVBoxLayout, QWidget
 
-from desktop.bus import ReasoningDelta, Retrying, TextDelta, ToolStarted, TurnError, TurnFinished, TurnStarted
-from desktop.tasks import spawn
+from desktop.kernel.bus import ReasoningDelta, Retrying, TextDelta, ToolStarted, TurnError, TurnFinished, TurnStarted
+from desktop.kernel.channels import Channel, channel_of, session_key
+from desktop.kernel.taskset import spawn
 from desktop.ui.approval_card import ApprovalCards
 from desktop.ui.bridge import CoreBridge
 from desktop.ui.chat.model import CUT_OFF, fixed_in_settings
 from desktop.ui.markdown import MarkdownBrowser
 
-CHANNEL = "quick"
 WIDTH = 680
 SHADOW = 16  # px around the card for its shadow, where the desktop composites translucent windows
 RADIUS = 12  # as in STYLE's #card
@@ -53,7 +53,7 @@ STYLE = """
 
 
 def new_quick_key() -> str:
-    return f"{CHANNEL}:{uuid.uuid4().hex[:8]}"
+    return session_key(Channel.QUICK, uuid.uuid4().hex[:8])
 
 
 class QuickPrompt(QWidget):
@@ -175,7 +175,7 @@ class QuickPrompt(QWidget):
 
     async def _find_last_quick(self) -> None:
         """After a restart, the newest saved quick chat is the one offered to continue."""
-        latest = next((k for k in await self.bridge.session_titles() if k.startswith(f"{CHANNEL}:")), "")
+        latest = next((k for k in await self.bridge.session_titles() if channel_of(k) is Channel.QUICK), "")
         if latest and not self._last_quick:
             self._last_quick = latest
             if not self._continuing and self.question.isHidden():
@@ -213,7 +213,7 @@ class QuickPrompt(QWidget):
         text = self.input.text().strip()
         if not text:
             return
-        if self.session_key.startswith(f"{CHANNEL}:"):
+        if channel_of(self.session_key) is Channel.QUICK:
             self._last_quick = self.session_key
         if not self._continuing:
             self.context.hide()  # the question shown below says what this chat is about
@@ -237,7 +237,7 @@ class QuickPrompt(QWidget):
 
     def stop(self) -> None:
         if self._busy:
-            self.bridge.send(self.session_key, "/stop")
+            self.bridge.stop(self.session_key)
         self.input.setFocus()
 
     def retry(self) -> None:
@@ -331,7 +331,7 @@ class QuickPrompt(QWidget):
         self._reset()
         self.approvals.show_session(key)
         if continuing:
-            quick = key.startswith(f"{CHANNEL}:")
+            quick = channel_of(key) is Channel.QUICK
             what = "the last quick chat" if quick else f"“{html.escape(self.bridge.session_title(key))}”"
             self.context.setText(CONTINUING.format(what=what))
         else:

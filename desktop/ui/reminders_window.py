@@ -20,10 +20,10 @@ from PySide6.QtWidgets import (
     QWidget,
 )
 
+from desktop.kernel.taskset import spawn
 from desktop.reminders.book import local
 from desktop.reminders.jobs import Job
 from desktop.scheduler.schedules import describe
-from desktop.tasks import spawn
 from desktop.ui.bridge import CoreBridge
 from desktop.ui.skills import dialogs
 from desktop.ui.skills.details import Notice

@@ -37,7 +37,7 @@ from PySide6.QtWidgets import (
 )
 
 from desktop.config import Config, Declared, lookup, set_value_at, value_at
-from desktop.tasks import spawn
+from desktop.kernel.taskset import spawn
 from desktop.tools.sandbox import SandboxMode
 from desktop.ui import hotkey
 from desktop.ui.approval_rules import ApprovalRules

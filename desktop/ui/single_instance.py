@@ -4,7 +4,7 @@ Protocol: the client sends one JSON line (`{"action": "show" | "quick" | "status
 answers one JSON line (`{"ok": true, ...}`) before it acts, so a second launch returns at once. A request
 naming another protocol version is refused (`"ok": false` with the app's "protocol"); one naming none (a
 second launch of the app) is served. The "run" action (a forwarded command line) keeps the connection open
-and streams: see desktop/remote.py."""
+and streams: see desktop/cli/remote.py."""
 
 from __future__ import annotations
 
@@ -18,9 +18,9 @@ from typing import Any
 from PySide6.QtCore import QObject, Signal
 from PySide6.QtNetwork import QLocalServer, QLocalSocket
 
-from desktop.paths import Home
-from desktop.remote import ALIVE_EVERY, PROTOCOL, socket_name
-from desktop.tasks import TaskSet
+from desktop.cli.remote import ALIVE_EVERY, PROTOCOL, socket_name
+from desktop.kernel.paths import Home
+from desktop.kernel.taskset import TaskSet
 
 # Given a "run" request and a way to send lines back: the command to run, or None to let the client run it.
 Runner = Callable[[dict[str, Any], Callable[[dict[str, Any]], None]], Awaitable[int] | None]
@@ -36,7 +36,7 @@ class InstanceUnresponsive(RuntimeError):
 
 
 def server_name(h: Home) -> str:
-    """Per user and per home; the thin client (desktop/remote.py) computes the same name without Qt."""
+    """Per user and per home; the thin client (desktop/cli/remote.py) computes the same name without Qt."""
     return socket_name(h)
 
 

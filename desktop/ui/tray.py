@@ -10,7 +10,8 @@ from PySide6.QtCore import QObject, Signal
 from PySide6.QtGui import QAction
 from PySide6.QtWidgets import QMenu, QSystemTrayIcon
 
-from desktop.bus import BackgroundTasks, Event, TurnError, TurnFinished, TurnStarted
+from desktop.kernel.bus import Event, TurnError, TurnFinished, TurnStarted
+from desktop.subagents.events import BackgroundTasks
 from desktop.ui.icons import TrayState, tray_icon
 
 APP_TITLE = "Nanobot Tray"

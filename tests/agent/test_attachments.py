@@ -8,8 +8,8 @@ import os
 from pathlib import Path
 
 from desktop.agent.attachments import INLINE_LIMIT
-from desktop.bus import TurnFinished
 from desktop.core import Core
+from desktop.kernel.bus import TurnFinished
 from tests.conftest import Conversation
 from tests.fakeserver import FakeOpenAI, last_user_text
 

@@ -4,13 +4,14 @@ lifts a tool's own refusals."""
 from __future__ import annotations
 
 import asyncio
+from collections.abc import Callable
 from pathlib import Path
 
 from desktop.approvals import Answer, ApprovalRequest, Approvals
-from desktop.bus import TurnFinished
 from desktop.config import Config
 from desktop.core import Core
-from desktop.tools.base import Tool, ToolContext
+from desktop.kernel.bus import TurnFinished
+from desktop.tools.base import Tool, ToolContext, ToolOutput
 from desktop.tools.filesystem import ReadFileTool
 from desktop.tools.path_guard import PathGuard
 from desktop.tools.registry import ToolOutcome, ToolRegistry
@@ -21,7 +22,7 @@ from tests.conftest import Conversation
 from tests.fakeserver import FakeOpenAI
 from tests.security.harness import CanaryServer
 
-CTX = ToolContext("cli:test", "cli", "test")
+CTX = ToolContext("cli:test")
 
 
 class Person:
@@ -105,6 +106,37 @@ async def test_file_tools_ask_only_outside_the_workspace_with_the_restriction_of
     assert (await run(tools, "read_file", path="in.txt")).ok and not person.asked
     outside = await run(tools, "read_file", path="../out.txt")
     assert not outside.ok and "outside the workspace and tools.restrict_to_workspace is off" in person.asked[0].reason
+
+
+class Doorbell(Tool):
+    """A tool approvals have never heard of: it declares its own policy, and approvals apply it."""
+
+    name = "ring"
+    description = "Ring the doorbell."
+    parameters = {"type": "object", "properties": {"times": {"type": "integer"}}, "additionalProperties": False}
+    approval_title = "Ring the doorbell?"
+    in_background = False
+
+    async def needs_approval(self, config: Config, arguments: dict[str, object]) -> str | None:
+        return "it wakes the house" if arguments.get("times", 1) > 1 else None  # type: ignore[operator]
+
+    def trust(self) -> tuple[str, Callable[[Config], None]]:
+        return "trust the doorbell", lambda config: None
+
+    async def execute(self, ctx: ToolContext, **args: object) -> ToolOutput:
+        return "ding"
+
+
+async def test_a_new_tool_declares_when_it_asks_how_the_card_reads_and_what_background_work_may_use() -> None:
+    person = Person(False)
+    tools = gated([Doorbell()], Config(), person)
+    assert (await run(tools, "ring", times=1)).ok and not person.asked
+    refused = await run(tools, "ring", times=3)
+    assert not refused.ok and "did not approve ring: times=3" in str(refused.output)
+    (request,) = person.asked
+    assert (request.title, request.reason, request.always) == ("Ring the doorbell?", "it wakes the house",
+                                                               "trust the doorbell")
+    assert tools.names == ["ring"] and tools.for_background().names == []
 
 
 async def test_an_unanswered_question_is_denied_after_the_timeout(tmp_path: Path) -> None:

@@ -12,10 +12,12 @@ from typing import Any
 import pytest
 import yaml
 
-from desktop.approvals import Answer, attach_approvals
-from desktop.approvals.questions import Question, Questions
-from desktop.bus import MessageKind, TurnFinished
+from desktop.approvals import Answer
 from desktop.core import Core, build_core
+from desktop.kernel.bus import MessageKind, TurnFinished
+from desktop.kernel.channels import Channel
+from desktop.kernel.questions import Question, Questions
+from desktop.mcp import McpServers
 from desktop.tools.filesystem import WriteFileTool
 from desktop.tools.path_guard import PathGuard
 from tests.approvals.test_approvals import unsandboxed_exec
@@ -48,8 +50,8 @@ class Watcher:
 def asking(core: Core, quiet: bool = False, answer: Answer | None = None) -> tuple[Questions, Watcher]:
     """`core` with exec unsandboxed (so it asks) behind the app's asker."""
     core.tools.register(unsandboxed_exec(core.workspace))
-    questions = Questions(lambda: quiet)
-    attach_approvals(core, questions.ask)
+    questions = core.questions
+    questions.quiet = lambda: quiet
     watcher = Watcher(questions)
     watcher.answer = answer
     return questions, watcher
@@ -67,7 +69,7 @@ async def test_a_waiting_question_holds_no_turn_place_and_allow_runs_the_command
         core: Core, fake: FakeOpenAI) -> None:
     await core.settings.update(lambda config: setattr(config, "max_concurrent_turns", 1))
     questions, watcher = asking(core)
-    first, second = Conversation(core, "desktop", "a"), Conversation(core, "desktop", "b")
+    first, second = Conversation(core, Channel.DESKTOP, "a"), Conversation(core, Channel.DESKTOP, "b")
     fake.add(run_step("touch made"), {"content": "b answered"}, {"content": "a done"})
     await first.send("make a file")
     await until(lambda: watcher.seen)
@@ -107,7 +109,7 @@ async def test_always_allow_saves_a_rule_and_the_same_command_then_runs_without_
 async def test_with_do_not_disturb_background_work_is_denied_and_says_so(core: Core, fake: FakeOpenAI) -> None:
     _questions, watcher = asking(core, quiet=True)
     fake.add(run_step("touch made"), {"content": "ok"})
-    await Conversation(core, "subagent", "x1").ask("background job")
+    await Conversation(core, Channel.SUBAGENT, "x1").ask("background job")
     assert "Do not disturb is on" in tool_results(fake)[0] and not watcher.seen
     assert not (core.workspace / "made").exists()
 
@@ -122,7 +124,7 @@ async def test_with_do_not_disturb_a_reminder_or_a_task_report_in_a_chat_is_deni
         assert isinstance(end, TurnFinished) and end.content == "could not"
         assert "Do not disturb is on" in tool_results(fake)[0] and not watcher.seen
     fake.add(run_step("touch made"), {"content": "ok"})
-    await Conversation(core, "desktop", "plans").ask("make it now")
+    await Conversation(core, Channel.DESKTOP, "plans").ask("make it now")
     assert [q.request.shown for q in watcher.seen] == ["touch made"]  # the person's own turn still asks
     assert not (core.workspace / "made").exists()
 
@@ -150,8 +152,8 @@ async def mcp_core(home_dir: Path, model_config: dict[str, Any], memory_keyring:
 
 
 async def test_mcp_tools_ask_until_always_allow_trusts_their_server(mcp_core: Core, fake: FakeOpenAI) -> None:
-    await until(lambda: mcp_core.mcp.servers["test"].state == "connected")
-    connection = mcp_core.mcp.servers["test"]
+    await until(lambda: mcp_core.get(McpServers).servers["test"].state == "connected")
+    connection = mcp_core.get(McpServers).servers["test"]
     _questions, watcher = asking(mcp_core, answer="always")
     chat = Conversation(mcp_core)
     call = {"tool_calls": [{"name": "mcp_test_echo", "arguments": {"text": "hi"}}]}
@@ -163,4 +165,4 @@ async def test_mcp_tools_ask_until_always_allow_trusts_their_server(mcp_core: Co
     fake.add(call, {"content": "ok"})
     await chat.ask("echo again")
     assert len(watcher.seen) == 1 and tool_results(fake)[-1].endswith("\n\nhi")
-    assert mcp_core.mcp.servers["test"] is connection  # trusting it did not restart it
+    assert mcp_core.get(McpServers).servers["test"] is connection  # trusting it did not restart it

@@ -135,8 +135,8 @@ class Frames:
 
 
 async def run(figures: Figures) -> None:
-    from desktop.bus import TextDelta, TurnFinished, TurnStarted
     from desktop.core import build_core
+    from desktop.kernel.bus import TextDelta, TurnFinished, TurnStarted
     from desktop.ui.bridge import CoreBridge
     from desktop.ui.chat.window import ChatWindow
 

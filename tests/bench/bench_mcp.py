@@ -27,8 +27,9 @@ from typing import Any
 sys.path.insert(0, str(Path(__file__).resolve().parents[2]))
 os.environ.setdefault("PYTHON_KEYRING_BACKEND", "keyring.backends.null.Keyring")
 
-from desktop.bus import TurnFinished  # noqa: E402
 from desktop.core import Core, build_core  # noqa: E402
+from desktop.kernel.bus import TurnFinished  # noqa: E402
+from desktop.mcp import McpServers
 from tests.conftest import Conversation, write_config  # noqa: E402
 from tests.fakeserver import FakeOpenAI  # noqa: E402
 
@@ -72,7 +73,7 @@ async def per_call(turns: int) -> dict[str, float]:
     with FakeOpenAI() as fake, tempfile.TemporaryDirectory(prefix="bench-mcp-") as tmp:
         core = await started(Path(tmp), fake, 1)
         try:
-            await until(lambda: core.mcp.servers["s0"].state == "connected")
+            await until(lambda: core.get(McpServers).servers["s0"].state == "connected")
             chat = Conversation(core, chat_id="bench")
             calls = {"mcp": ("mcp_s0_echo", {"text": "hello"}), "builtin": ("list_dir", {"path": "."})}
             for tool, arguments in calls.values():  # warm-up: litellm, first connections
@@ -105,8 +106,8 @@ async def one_start(count: int) -> dict[str, float]:
         core = await started(Path(tmp), fake, count)
         ready = time.perf_counter() - begun
         try:
-            await until(lambda: len(core.mcp.servers) == count
-                        and all(s.state == "connected" for s in core.mcp.servers.values()))
+            await until(lambda: len(core.get(McpServers).servers) == count
+                        and all(s.state == "connected" for s in core.get(McpServers).servers.values()))
             connected = time.perf_counter() - begun
             await asyncio.sleep(max(0.0, WINDOW - connected))
         finally:

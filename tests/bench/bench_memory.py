@@ -29,10 +29,11 @@ import yaml  # noqa: E402
 from PySide6.QtWidgets import QApplication  # noqa: E402
 
 from desktop.core import build_core  # noqa: E402
+from desktop.memory import Memory
 from desktop.memory.consolidator import budget_of  # noqa: E402
 from desktop.memory.history_search import Query, read_newest, search  # noqa: E402
-from desktop.session import SessionStore  # noqa: E402
-from desktop.tokens import count_text  # noqa: E402
+from desktop.providers.tokens import count_text  # noqa: E402
+from desktop.session.session import SessionStore  # noqa: E402
 from desktop.ui.bridge import CoreBridge  # noqa: E402
 from desktop.ui.memory.window import MemoryWindow  # noqa: E402
 from tests.bench.figures import Figures  # noqa: E402
@@ -95,15 +96,15 @@ async def until(predicate, timeout: float = 60.0) -> None:  # type: ignore[no-un
 
 
 async def viewer(core, app: QApplication) -> None:  # type: ignore[no-untyped-def]
-    path = core.memory.store.history_file
+    path = core.get(Memory).store.history_file
     write_history(path, HISTORY_ENTRIES)
     print(f"load average {os.getloadavg()[0]:.1f} on {os.cpu_count()} CPUs")
     print(f"history.jsonl: {HISTORY_ENTRIES:,} entries, {path.stat().st_size / 1e6:.1f} MB")
     started = time.perf_counter()
-    read_newest(core.memory.store.open_history(), 300)
+    read_newest(core.get(Memory).store.open_history(), 300)
     report("read_newest(300) from the end of the file", time.perf_counter() - started)
     started = time.perf_counter()
-    entries = core.memory.store.read_history()
+    entries = core.get(Memory).store.read_history()
     report("read_history: parse the whole file", time.perf_counter() - started)
     entries.reverse()
     import threading
@@ -153,7 +154,7 @@ async def viewer(core, app: QApplication) -> None:  # type: ignore[no-untyped-de
 async def session_figures(core, fake: FakeOpenAI) -> None:  # type: ignore[no-untyped-def]
     key = "desktop:long"
     write_session(core.sessions, key, SESSION_MESSAGES)
-    consolidator = core.memory.consolidator
+    consolidator = core.get(Memory).consolidator
     started = time.perf_counter()
     count_text("warm up", core.config.model)
     report("\ntiktoken: load the encoding (once per process)", time.perf_counter() - started)
@@ -162,8 +163,7 @@ async def session_figures(core, fake: FakeOpenAI) -> None:  # type: ignore[no-un
     loaded = time.perf_counter()
     over = await asyncio.to_thread(consolidator._keep_from, session.messages, consolidator.budget - 1) > 0
     checked = time.perf_counter()
-    messages = await asyncio.to_thread(core.context.build_messages, session.history(), "next question",
-                                       channel="desktop", chat_id="long")
+    messages = await asyncio.to_thread(core.context.build_messages, session.history(), "next question", key)
     done = time.perf_counter()
     estimate = await consolidator.estimate(session)
     estimated = time.perf_counter()

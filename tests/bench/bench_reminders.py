@@ -21,6 +21,8 @@ from pathlib import Path
 
 sys.path.insert(0, str(Path(__file__).resolve().parents[2]))
 
+from desktop.reminders import Reminders
+from desktop.scheduler import Scheduler
 from tests.bench.figures import Figures  # noqa: E402
 
 JOBS = 100
@@ -54,13 +56,13 @@ async def measure(seconds: float) -> tuple[float, int, bool]:
 
     core = await asyncio.to_thread(build_core)
     await core.start()
-    heartbeat = next(e for e in core.scheduler.entries if e.name == "heartbeat")
+    heartbeat = next(e for e in core.get(Scheduler).entries if e.name == "heartbeat")
     started = heartbeat.anchor  # type: ignore[attr-defined]
     await asyncio.sleep(1.0)  # settle after start
     began_cpu, began = cpu_seconds(), time.monotonic()
     await asyncio.sleep(seconds)
     used = cpu_seconds() - began_cpu
-    jobs = len(core.reminders.jobs)
+    jobs = len(core.get(Reminders).jobs)
     beat = heartbeat.anchor != started  # type: ignore[attr-defined]
     await core.close()
     return used / (time.monotonic() - began) * 100, jobs, beat

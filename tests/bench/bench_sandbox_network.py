@@ -25,15 +25,15 @@ from pathlib import Path
 sys.path.insert(0, str(Path(__file__).resolve().parents[2]))
 
 from desktop.config import Config  # noqa: E402
-from desktop.paths import home  # noqa: E402
+from desktop.kernel.paths import home  # noqa: E402
 from desktop.tools.base import ToolContext  # noqa: E402
 from desktop.tools.sandbox import exec_sandbox  # noqa: E402
 from desktop.tools.shell import ExecTool  # noqa: E402
-from desktop.workspace import ensure_workspace  # noqa: E402
+from desktop.workspace.layout import ensure_workspace  # noqa: E402
 from tests.bench.figures import Figures  # noqa: E402
 from tests.netlab import PACKAGE, PUBLIC, PUBLIC_TOKEN, Unavailable, private_internet  # noqa: E402
 
-CTX = ToolContext("cli:bench", "cli", "bench")
+CTX = ToolContext("cli:bench")
 MODES = ("internet", "host", "off")
 
 

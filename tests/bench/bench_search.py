@@ -18,8 +18,8 @@ from pathlib import Path
 
 sys.path.insert(0, str(Path(__file__).resolve().parents[2]))
 
-from desktop.session import Session, SessionStore  # noqa: E402
-from desktop.session_search import scan  # noqa: E402
+from desktop.session.search import scan  # noqa: E402
+from desktop.session.session import Session, SessionStore  # noqa: E402
 from tests.bench.figures import Figures  # noqa: E402
 
 WORDS = ["file", "folder", "command", "output", "check", "request", "result", "error", "path", "option", "config",

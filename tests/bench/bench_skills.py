@@ -18,9 +18,9 @@ from pathlib import Path
 sys.path.insert(0, str(Path(__file__).resolve().parents[2]))
 
 from desktop.agent.context import SEPARATOR  # noqa: E402
-from desktop.paths import bundled  # noqa: E402
+from desktop.kernel.paths import bundled  # noqa: E402
+from desktop.providers.tokens import count_text  # noqa: E402
 from desktop.skills.loader import SkillsLoader, skills_xml  # noqa: E402
-from desktop.tokens import count_text  # noqa: E402
 from tests.bench.figures import Figures  # noqa: E402
 
 WORDS = ("file folder command output check the user request before run result error retry path option "

@@ -31,6 +31,7 @@ sys.path.insert(0, str(Path(__file__).resolve().parents[2]))
 import qasync  # noqa: E402
 from PySide6.QtWidgets import QApplication  # noqa: E402
 
+from desktop.subagents import Subagents
 from tests.bench.bench_chat import StallMeter, answer, ms  # noqa: E402
 from tests.bench.figures import Figures  # noqa: E402
 from tests.conftest import write_config  # noqa: E402
@@ -151,8 +152,8 @@ async def until(predicate: Any, timeout: float, what: str) -> None:
 
 
 async def run(fake: FakeOpenAI, figures: Figures, why: bool) -> None:
-    from desktop.bus import TextDelta, ToolFinished, TurnFinished
     from desktop.core import build_core
+    from desktop.kernel.bus import TextDelta, ToolFinished, TurnFinished
     from desktop.ui.bridge import CoreBridge
     from desktop.ui.chat.window import ChatWindow
 
@@ -205,7 +206,7 @@ async def measure(core: Any, bridge: Any, key: str, streamed: str, shown: list[s
     asked, asked_wall = time.perf_counter(), time.time()
     await until(lambda: streamed in "".join(shown), 120, "the long answer")
     answered, answered_wall = time.perf_counter(), time.time()
-    tasks = core.subagents.of(key)
+    tasks = core.get(Subagents).of(key)
     await until(lambda: all(t.status == "done" and t.told is not None and t.told.done() for t in tasks), 120,
                 "the tasks to finish and be told")
     await until(lambda: key not in core.loop.busy_sessions, 60, "the chat to be idle")

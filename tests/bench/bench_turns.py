@@ -20,8 +20,8 @@ from pathlib import Path
 sys.path.insert(0, str(Path(__file__).resolve().parents[2]))
 os.environ.setdefault("PYTHON_KEYRING_BACKEND", "keyring.backends.null.Keyring")
 
-from desktop.bus import TurnError, TurnFinished  # noqa: E402
 from desktop.core import build_core  # noqa: E402
+from desktop.kernel.bus import TurnError, TurnFinished  # noqa: E402
 from tests.bench.figures import Figures  # noqa: E402
 from tests.conftest import Conversation, write_config  # noqa: E402
 from tests.fakeserver import FakeOpenAI  # noqa: E402

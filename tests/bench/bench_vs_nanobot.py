@@ -38,8 +38,8 @@ REPO = Path(__file__).resolve().parents[2]
 sys.path.insert(0, str(REPO))
 os.environ.setdefault("PYTHON_KEYRING_BACKEND", "keyring.backends.null.Keyring")
 
-from desktop.bus import ToolFinished, TurnError, TurnFinished
 from desktop.core import build_core
+from desktop.kernel.bus import ToolFinished, TurnError, TurnFinished
 from tests.bench.bench_turns import measure  # its tool turns: list_dir, read_file, glob
 from tests.bench.figures import Figures
 from tests.conftest import Conversation, write_config

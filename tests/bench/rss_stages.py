@@ -31,7 +31,7 @@ async def stages(out: list[dict[str, Any]]) -> None:
         gc.collect()
         out.append({"stage": stage, "rss_mb": round(rss_mb(), 1)})
 
-    from desktop.paths import home as app_home
+    from desktop.kernel.paths import home as app_home
     from desktop.ui.app import _build_core
     from desktop.ui.icons import install_theme_icons
     from desktop.ui.tray import Tray
@@ -62,7 +62,7 @@ async def stages(out: list[dict[str, Any]]) -> None:
 
     chat = ChatWindow(bridge)
     mark("chat window built (on first open)")
-    from desktop.tokens import count_text
+    from desktop.providers.tokens import count_text
 
     count_text("hello", core.config.model)
     mark("tiktoken encoding loaded (first token count)")

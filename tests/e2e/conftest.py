@@ -14,10 +14,7 @@ import yaml
 
 from tests.e2e.xdesktop import Desktop, missing_tools
 from tests.fakeserver import FakeOpenAI
-from tests.ui.conftest import (  # noqa: F401  (the qasync loop for async tests; Qt objects freed on the GUI thread)
-    collect_on_gui_thread,
-    pytest_asyncio_loop_factories,
-)
+from tests.ui.conftest import pytest_asyncio_loop_factories  # noqa: F401  (the qasync loop for async tests)
 
 
 def start_desktop(root: Path, tray: str = "trayer", wm: bool = False) -> Desktop:

@@ -16,9 +16,9 @@ import keyring
 import pytest
 from keyring.backends.SecretService import Keyring as SecretService
 
-from desktop import secrets
-from desktop.bus import TurnError, TurnFinished
 from desktop.core import build_core
+from desktop.kernel import secrets
+from desktop.kernel.bus import TurnError, TurnFinished
 from desktop.ui.bridge import CoreBridge
 from desktop.ui.settings import SettingsWindow
 from tests.e2e.conftest import make_home

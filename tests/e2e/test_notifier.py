@@ -8,7 +8,7 @@ from collections.abc import Callable
 import pytest
 from PySide6.QtWidgets import QSystemTrayIcon
 
-from desktop import notify
+from desktop.kernel.notices import Notice, OpenChat, Target
 from desktop.ui.notifier import Notifier
 from tests.e2e.xdesktop import Desktop
 from tests.ui.conftest import until
@@ -28,21 +28,21 @@ async def test_a_notification_reaches_the_daemon_and_its_action_opens_the_chat(
     allowed = [True]
     notifier = Notifier(QSystemTrayIcon(), lambda: allowed[0])
     await notifier.start()
-    opened: list[notify.Target | None] = []
+    opened: list[Target | None] = []
     notifier.activated.connect(opened.append)
     try:
         assert notifier.backend == "org.freedesktop.Notifications"
-        assert notifier.notify(notify.Notification("Reminder due", "Water the <plants> & herbs",
-                                                   notify.chat("desktop:garden")))
+        assert notifier.notify(Notice("Reminder due", "Water the <plants> & herbs",
+                                                   OpenChat("desktop:garden")))
         await until(lambda: 'string "Reminder due"' in desktop.notifications_log())
         log = desktop.notifications_log()
         assert 'string "Water the &lt;plants&gt; &amp; herbs"' in log  # markup-safe body
         assert 'string "default"' in log and 'string "Open"' in log
         await _dunstctl(desktop, "action", "0")  # the user clicks the notification
-        await until(lambda: opened == [notify.chat("desktop:garden")])
+        await until(lambda: opened == [OpenChat("desktop:garden")])
 
         allowed[0] = False  # notifications turned off in Settings
-        assert not notifier.notify(notify.Notification("Silenced", "should not appear", notify.chat("desktop:garden")))
+        assert not notifier.notify(Notice("Silenced", "should not appear", OpenChat("desktop:garden")))
         await asyncio.sleep(0.5)
         assert "Silenced" not in desktop.notifications_log()
     finally:
@@ -55,24 +55,24 @@ async def test_notes_that_come_together_are_one_and_do_not_disturb_holds_them(
     await _dunstctl(desktop, "close-all")
     notifier = Notifier(QSystemTrayIcon(), lambda: True)
     await notifier.start()
-    opened: list[notify.Target | None] = []
+    opened: list[Target | None] = []
     notifier.activated.connect(opened.append)
     try:
         for chat, body in (("Garden", "The tomatoes need water."), ("Taxes", "The form is filled in."),
                            ("Heartbeat", "The build is green again.")):
-            notifier.notify(notify.Notification(chat, body, notify.chat(f"desktop:{chat.lower()}", 4)))
+            notifier.notify(Notice(chat, body, OpenChat(f"desktop:{chat.lower()}", 4)))
         await until(lambda: 'string "3 updates: Garden, Taxes, Heartbeat"' in desktop.notifications_log())
         await asyncio.sleep(0.5)
         desktop.screenshot("notifier-group")
         log = desktop.notifications_log()
         assert 'string "Garden"' not in log and 'string "Taxes"' not in log  # not one by one
         await _dunstctl(desktop, "action", "0")
-        await until(lambda: opened == [notify.chat("desktop:heartbeat", 4)])  # the most recent one's chat
+        await until(lambda: opened == [OpenChat("desktop:heartbeat", 4)])  # the most recent one's chat
 
         await _dunstctl(desktop, "close-all")
         notifier.set_do_not_disturb(True)
-        assert not notifier.notify(notify.Notification("Quiet one", "held", notify.chat("desktop:a")))
-        assert not notifier.notify(notify.Notification("Quiet two", "held", notify.chat("desktop:b")))
+        assert not notifier.notify(Notice("Quiet one", "held", OpenChat("desktop:a")))
+        assert not notifier.notify(Notice("Quiet two", "held", OpenChat("desktop:b")))
         await asyncio.sleep(2)
         assert "Quiet one" not in desktop.notifications_log() and len(notifier.held) == 2
         notifier.set_do_not_disturb(False)
@@ -100,7 +100,7 @@ async def test_an_approval_notification_has_allow_and_deny_buttons(
     await notifier.start()
     pressed: list[str] = []
     try:
-        assert notifier.notify(notify.Notification("Trip plans: allow exec?", "touch a", notify.chat("desktop:trip"),
+        assert notifier.notify(Notice("Trip plans: allow exec?", "touch a", OpenChat("desktop:trip"),
                                                    (("allow", "Allow once"), ("deny", "Deny")), pressed.append))
         await until(lambda: notifier._on_action)
         log = desktop.notifications_log()
@@ -119,7 +119,7 @@ async def test_an_approval_answered_elsewhere_takes_its_notification_away(
     await notifier.start()
     withdraws: list[Callable[[], None]] = []
     try:
-        assert notifier.notify(notify.Notification("Trip plans: allow exec?", "touch b", notify.chat("desktop:b"),
+        assert notifier.notify(Notice("Trip plans: allow exec?", "touch b", OpenChat("desktop:b"),
                                                    (("allow", "Allow once"), ("deny", "Deny")), lambda _a: None,
                                                    withdraws.append))
         await until(lambda: withdraws and notifier._targets)

@@ -19,7 +19,7 @@ import pytest
 
 from desktop.reminders.jobs import Job, JobStore, render
 from desktop.scheduler.schedules import At, Cron
-from desktop.session import SessionStore
+from desktop.session.session import SessionStore
 from tests.e2e.conftest import make_home
 from tests.e2e.xdesktop import DIE_WITH_US, REPO, AppProcess, Desktop, Window, wait_for
 from tests.fakeserver import FakeOpenAI

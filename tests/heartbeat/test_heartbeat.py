@@ -3,18 +3,17 @@ quiet marker is never notified, its chat keeps only the last few exchanges, and 
 
 from __future__ import annotations
 
-from collections.abc import Iterator
 from datetime import UTC, datetime
 from pathlib import Path
 
 import pytest
 
-from desktop import notify
 from desktop.core import Core
-from desktop.heartbeat import KEEP_EXCHANGES, SESSION
+from desktop.heartbeat import KEEP_EXCHANGES, SESSION, Heartbeat
 from desktop.heartbeat.tasks import QUIET_MARKER, active_tasks, is_quiet
-from desktop.notify import OpenChat
-from desktop.paths import bundled
+from desktop.kernel.notices import OpenChat
+from desktop.kernel.paths import bundled
+from desktop.scheduler import Scheduler
 from tests.fakeserver import FakeOpenAI
 from tests.reminders.conftest import Notes
 from tests.scheduler.fakes import ManualClock, ManualTimer
@@ -35,11 +34,10 @@ TASKS = """# Heartbeat
 
 
 @pytest.fixture
-def notes() -> Iterator[Notes]:
-    sink = Notes()
-    notify.install(sink)
-    yield sink
-    notify.install(None)
+def notes(core: Core) -> Notes:
+    heard = Notes()
+    core.bus.subscribe(heard.hear)
+    return heard
 
 
 def test_only_real_lines_under_the_active_heading_are_tasks() -> None:
@@ -54,10 +52,10 @@ def test_only_real_lines_under_the_active_heading_are_tasks() -> None:
 
 
 async def test_no_tasks_means_no_model_call(core: Core, fake: FakeOpenAI, notes: Notes) -> None:
-    beat = await core.heartbeat.run()  # the workspace has the template, with hints but no task
+    beat = await core.get(Heartbeat).run()  # the workspace has the template, with hints but no task
     assert beat.tasks == [] and beat.quiet
     (core.workspace / "HEARTBEAT.md").unlink()
-    assert (await core.heartbeat.run()).tasks == []
+    assert (await core.get(Heartbeat).run()).tasks == []
     assert fake.requests == [] and notes.shown == []
 
 
@@ -70,7 +68,7 @@ async def test_a_heartbeat_file_that_leads_out_is_not_read_and_the_user_hears_on
     heartbeat = core.workspace / "HEARTBEAT.md"
     heartbeat.unlink()
     heartbeat.symlink_to(secret)
-    first, second = await core.heartbeat.run(), await core.heartbeat.run()
+    first, second = await core.get(Heartbeat).run(), await core.get(Heartbeat).run()
     assert first.tasks == [] and "HEARTBEAT.md is a link that leads outside" in first.error
     assert second.error == first.error
     assert fake.requests == []
@@ -79,18 +77,18 @@ async def test_a_heartbeat_file_that_leads_out_is_not_read_and_the_user_hears_on
     heartbeat.unlink()
     heartbeat.write_text(TASKS)
     fake.add({"content": QUIET_MARKER})
-    assert (await core.heartbeat.run()).tasks and len(notes.shown) == 1
+    assert (await core.get(Heartbeat).run()).tasks and len(notes.shown) == 1
 
 
 async def test_the_quiet_marker_is_not_notified_and_a_report_is(core: Core, fake: FakeOpenAI, notes: Notes) -> None:
     (core.workspace / "HEARTBEAT.md").write_text(TASKS, encoding="utf-8")
     fake.add({"content": QUIET_MARKER})
-    beat = await core.heartbeat.run()
+    beat = await core.get(Heartbeat).run()
     assert beat.quiet and notes.shown == []
     asked = fake.requests[0]["messages"][-1]["content"]
     assert "Look at the nightly build log" in asked and "Renew the domain" not in asked and QUIET_MARKER in asked
     fake.add({"content": "The status page says **operational** again."})
-    beat = await core.heartbeat.run()
+    beat = await core.get(Heartbeat).run()
     assert not beat.quiet
     [note] = await notes.wait(1)
     assert (note.title, note.body, note.target) == ("Heartbeat", "The status page says operational again.",
@@ -103,7 +101,7 @@ async def test_its_chat_keeps_only_the_last_few_exchanges(core: Core, fake: Fake
     (core.workspace / "HEARTBEAT.md").write_text(TASKS, encoding="utf-8")
     for _ in range(KEEP_EXCHANGES + 3):
         fake.add({"content": QUIET_MARKER})
-        await core.heartbeat.run()
+        await core.get(Heartbeat).run()
     sent = [m for m in fake.requests[-1]["messages"] if m["role"] == "user"]
     assert len(sent) == KEEP_EXCHANGES  # what the model is sent stays the same size run after run
     core.sessions._cache.clear()  # as after a restart: what was saved
@@ -122,13 +120,13 @@ async def test_it_runs_on_the_scheduler_every_interval(core: Core, fake: FakeOpe
     await core.settings.update(every_ten_minutes)
     clock = ManualClock(datetime(2026, 5, 4, 8, 0, tzinfo=UTC))
     timer = ManualTimer(clock)
-    core.scheduler.clock, core.scheduler.timer = clock, timer
-    core.scheduler.start()
+    core.get(Scheduler).clock, core.get(Scheduler).timer = clock, timer
+    core.get(Scheduler).start()
     assert timer.delay == 300  # ten minutes, in two waits
     fake.add({"content": "Build failed."}, {"content": QUIET_MARKER})
     for _ in range(4):
         timer.elapse()
-        await core.scheduler.settle()
+        await core.get(Scheduler).settle()
     assert len(fake.requests) == 2 and [n.body for n in notes.shown] == ["Build failed."]
 
     def off(config: object) -> None:

@@ -17,6 +17,7 @@ from typing import Any
 import pytest
 
 from desktop.core import Core
+from desktop.mcp import McpServers
 from desktop.tools.base import ToolContext
 from tests.conftest import write_config
 from tests.fakeserver import FakeOpenAI
@@ -25,7 +26,7 @@ from tests.mcp.test_tools import started, until
 from tests.memkeyring import MemoryKeyring
 
 CLOSE_BOUND = 10.0  # what the app's Quit may take at most; a stuck server used to hold it forever
-CALLER = ToolContext("cli:test", "cli", "test")
+CALLER = ToolContext("cli:test")
 
 # A stdio "server" that never answers and cannot be stopped politely: it does not read stdin (so closing it
 # says nothing) and ignores SIGTERM, SIGINT and SIGHUP. It writes its pid where it is told.
@@ -118,7 +119,7 @@ async def test_a_url_that_accepts_and_never_answers_fails_in_its_time_and_quit_d
     url = f"http://127.0.0.1:{silent.port}{path}"
     core = await started(home_dir, model_config, {"mute": {"url": url, "timeout": 1}})
     try:
-        server = core.mcp.servers["mute"]
+        server = core.get(McpServers).servers["mute"]
         await until(lambda: server.state == "failed", 30)
         assert server.error == f"no answer from {url} within 5 s"
         await until(lambda: server.state == "connecting")  # tried again, and held again
@@ -137,7 +138,7 @@ async def test_quit_does_not_wait_on_a_server_that_stops_answering_mid_call(
     core = await started(home_dir, model_config, {"test": config})
     call: asyncio.Future[Any] | None = None
     try:
-        await until(lambda: core.mcp.servers["test"].state == "connected")
+        await until(lambda: core.get(McpServers).servers["test"].state == "connected")
         pid = await pid_of(core, "test") if remote is None else remote.proc.pid  # type: ignore[union-attr]
         os.kill(pid, signal.SIGSTOP)
         call = asyncio.ensure_future(core.tools.run("mcp_test_echo", {"text": "anyone?"}, CALLER))
@@ -184,7 +185,7 @@ async def test_a_feature_stuck_closing_neither_holds_quit_nor_keeps_servers_runn
 
     core.on_close(never_done)
     try:
-        await until(lambda: core.mcp.servers["test"].state == "connected")
+        await until(lambda: core.get(McpServers).servers["test"].state == "connected")
         pid = await pid_of(core, "test")
     finally:
         await closed_in_bound(core)
@@ -221,7 +222,7 @@ async def test_a_tool_list_that_never_ends_fails_the_server_instead_of_holding_i
     core = await started(home_dir, model_config, {"endless": {"command": sys.executable, "args": ["-c", ENDLESS_TOOLS],
                                                               "timeout": 10}})
     try:
-        server = core.mcp.servers["endless"]
+        server = core.get(McpServers).servers["endless"]
         await until(lambda: server.state == "failed" and "pages of tools" in (server.error or ""))
         assert "more than 20 pages of tools" in (server.error or "")
         assert not [t for t in core.tools.names if t.startswith("mcp_endless_")]

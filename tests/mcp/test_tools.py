@@ -12,8 +12,9 @@ from typing import Any
 
 import pytest
 
-from desktop.bus import TurnFinished
 from desktop.core import Core, build_core
+from desktop.kernel.bus import TurnFinished
+from desktop.mcp import McpServers
 from desktop.mcp.results import UNTRUSTED_NOTE
 from desktop.tools.base import ToolContext
 from tests.conftest import Conversation, write_config
@@ -80,9 +81,9 @@ async def turn(core: Core, fake: FakeOpenAI, tool: str, args: dict[str, Any]) ->
 
 
 async def test_tools_of_connected_servers_are_offered_and_called(mcp_core: Core, fake: FakeOpenAI) -> None:
-    await until(lambda: mcp_core.mcp.servers["test"].state == "connected" and mcp_core.mcp.servers["time"].state == "connected")
-    await until(lambda: mcp_core.mcp.servers["broken"].state == "failed")
-    assert "command not found" in mcp_core.mcp.states()["broken"]
+    await until(lambda: mcp_core.get(McpServers).servers["test"].state == "connected" and mcp_core.get(McpServers).servers["time"].state == "connected")
+    await until(lambda: mcp_core.get(McpServers).servers["broken"].state == "failed")
+    assert "command not found" in mcp_core.get(McpServers).states()["broken"]
     offered = {t["function"]["name"] for t in mcp_core.tools.schemas()}
     assert {"mcp_test_echo", "mcp_time_get_current_time", "read_file"} <= offered
     assert unwrapped(await turn(mcp_core, fake, "mcp_test_echo", {"text": "hi", "times": 2})) == "hi hi"
@@ -96,11 +97,11 @@ async def test_calls_error_results_images_and_structured_content(
         served: Callable[..., tuple[dict[str, Any], RemoteServer | None]]) -> None:
     core = await started(home_dir, model_config, {"test": served()[0]})
     try:
-        await until(lambda: core.mcp.servers["test"].state == "connected")
+        await until(lambda: core.get(McpServers).servers["test"].state == "connected")
         assert unwrapped(await turn(core, fake, "mcp_test_echo", {"text": "hi", "times": 2})) == "hi hi"
         failed = await turn(core, fake, "mcp_test_fail", {"reason": "no way"})
         assert failed.startswith("Error: ") and "refused: no way" in unwrapped(failed.removeprefix("Error: "))
-        picture = (await core.tools.run("mcp_test_picture", {}, ToolContext("cli:test", "cli", "test"))).output
+        picture = (await core.tools.run("mcp_test_picture", {}, ToolContext("cli:test"))).output
         assert unwrapped(picture[0]["text"]) == "a red dot"  # the same parts read_file gives for an image
         assert picture[1]["image_url"]["url"].startswith("data:image/png;base64,iVBOR")
         weather = await turn(core, fake, "mcp_test_weather", {"city": "Oslo"})
@@ -114,7 +115,7 @@ async def test_a_call_past_its_timeout_is_cancelled_and_reported(
         served: Callable[..., tuple[dict[str, Any], RemoteServer | None]]) -> None:
     core = await started(home_dir, model_config, {"test": served(timeout=0.3)[0]})
     try:
-        await until(lambda: core.mcp.servers["test"].state == "connected")
+        await until(lambda: core.get(McpServers).servers["test"].state == "connected")
         result = await turn(core, fake, "mcp_test_slow", {"seconds": 30})
         assert "MCP server 'test': slow did not finish within 0.3 s and was cancelled" in result
         assert unwrapped(await turn(core, fake, "mcp_test_echo", {"text": "still here"})) == "still here"
@@ -130,7 +131,7 @@ async def test_a_server_killed_mid_call_is_reported_restarted_and_works_again(
     config, remote = served()
     core = await started(home_dir, model_config, {"test": config})
     try:
-        server = core.mcp.servers["test"]
+        server = core.get(McpServers).servers["test"]
         await until(lambda: server.state == "connected")
         result = await turn(core, fake, "mcp_test_crash", {})
         assert "MCP server 'test' stopped during the call to crash; it is being restarted" in result
@@ -141,7 +142,7 @@ async def test_a_server_killed_mid_call_is_reported_restarted_and_works_again(
         await until(lambda: server.state == "connected")
         assert unwrapped(await turn(core, fake, "mcp_test_echo", {"text": "back"})) == "back"
         if remote is None:
-            log = core.mcp.log_file("test").read_text()
+            log = core.get(McpServers).log_file("test").read_text()
             assert "crashing on purpose" in log and log.count("testserver: started") == 2
     finally:
         await core.close()
@@ -154,7 +155,7 @@ async def test_a_remote_server_that_goes_away_while_idle_is_marked_down_and_reco
     remote = remote_servers(mode)
     core = await started(home_dir, model_config, {"test": remote.config()})
     try:
-        server = core.mcp.servers["test"]
+        server = core.get(McpServers).servers["test"]
         await until(lambda: server.state == "connected")
         remote.stop()  # no call in flight: only a ping (HTTP) or the broken stream (SSE) can tell
         await until(lambda: server.state == "failed")
@@ -175,7 +176,7 @@ async def test_a_url_ending_in_sse_connects_over_sse_and_transport_overrides_the
     core = await started(home_dir, model_config, {
         "guessed": at_sse.config(), "told": elsewhere.config(transport="sse"), "unknown": elsewhere.config()})
     try:
-        servers = core.mcp.servers
+        servers = core.get(McpServers).servers
         await until(lambda: servers["guessed"].state == servers["told"].state == "connected")
         await until(lambda: servers["unknown"].state == "failed")  # /events without `transport`: streamable HTTP
         assert unwrapped(await turn(core, fake, "mcp_guessed_echo", {"text": "sse"}), "guessed") == "sse"
@@ -185,20 +186,20 @@ async def test_a_url_ending_in_sse_connects_over_sse_and_transport_overrides_the
 
 
 async def test_a_changed_tool_list_is_picked_up_without_a_restart(mcp_core: Core, fake: FakeOpenAI) -> None:
-    server = mcp_core.mcp.servers["test"]
+    server = mcp_core.get(McpServers).servers["test"]
     await until(lambda: server.state == "connected")
     assert "mcp_test_extra" not in mcp_core.tools.names
     assert unwrapped(await turn(mcp_core, fake, "mcp_test_grow", {})) == "grown"
     await until(lambda: "mcp_test_extra" in mcp_core.tools.names)
     assert unwrapped(await turn(mcp_core, fake, "mcp_test_extra", {})) == "extra here"
-    assert mcp_core.mcp.log_file("test").read_text().count("testserver: started") == 1
+    assert mcp_core.get(McpServers).log_file("test").read_text().count("testserver: started") == 1
 
 
 async def test_a_down_server_is_not_offered_and_its_tools_say_why(home_dir: Path, model_config: dict[str, Any],
                                                                   memory_keyring: MemoryKeyring, fake: FakeOpenAI) -> None:
     core = await started(home_dir, model_config, {"test": stdio_server()})
     try:
-        server = core.mcp.servers["test"]
+        server = core.get(McpServers).servers["test"]
         await until(lambda: server.state == "connected")
         server.config.command = "/nonexistent/server"  # the restart after the crash fails from now on
         await turn(core, fake, "mcp_test_crash", {})
@@ -215,7 +216,7 @@ async def test_keyring_references_reach_the_server_but_no_file(home_dir: Path, m
                                                                http_server: str) -> None:
     import hashlib
 
-    from desktop import secrets
+    from desktop.kernel import secrets
 
     secret = "tok-4f9a-very-secret"
     secrets.set_key("mcp-token", secret)
@@ -223,7 +224,7 @@ async def test_keyring_references_reach_the_server_but_no_file(home_dir: Path, m
         "local": stdio_server(env={"API_TOKEN": "keyring:mcp-token"}),
         "remote": {"url": http_server, "headers": {"X-Token": "keyring:mcp-token"}, "timeout": 5}})
     try:
-        await until(lambda: all(s.state == "connected" for s in core.mcp.servers.values()))
+        await until(lambda: all(s.state == "connected" for s in core.get(McpServers).servers.values()))
         digest = hashlib.sha256(secret.encode()).hexdigest()
         assert unwrapped(await turn(core, fake, "mcp_local_env_digest", {"name": "API_TOKEN"}), "local") == digest
         assert unwrapped(await turn(core, fake, "mcp_remote_header_digest", {"name": "X-Token"}), "remote") == digest
@@ -241,10 +242,10 @@ async def test_settings_changes_touch_only_the_servers_that_changed(home_dir: Pa
 
     core = await started(home_dir, model_config, {"keep": stdio_server(), "change": stdio_server(), "drop": stdio_server()})
     try:
-        await until(lambda: all(s.state == "connected" for s in core.mcp.servers.values()))
-        kept, changed = core.mcp.servers["keep"], core.mcp.servers["change"]
+        await until(lambda: all(s.state == "connected" for s in core.get(McpServers).servers.values()))
+        kept, changed = core.get(McpServers).servers["keep"], core.get(McpServers).servers["change"]
         # a slow start may have taken more than one attempt (each within the 5 s timeout): count from here
-        starts = core.mcp.log_file("keep").read_text().count("testserver: started")
+        starts = core.get(McpServers).log_file("keep").read_text().count("testserver: started")
 
         def edit(config: Any) -> None:
             servers = config.mcp.servers
@@ -254,14 +255,14 @@ async def test_settings_changes_touch_only_the_servers_that_changed(home_dir: Pa
 
         await core.settings.update(edit)
         assert "mcp_drop_echo" not in core.tools.names
-        await until(lambda: set(core.mcp.servers) == {"keep", "change", "new"}
-                    and all(s.state == "connected" for s in core.mcp.servers.values()))
-        assert core.mcp.servers["keep"] is kept and core.mcp.servers["change"] is not changed
-        assert core.mcp.servers["change"].config.timeout == 7
-        assert core.mcp.log_file("keep").read_text().count("testserver: started") == starts
+        await until(lambda: set(core.get(McpServers).servers) == {"keep", "change", "new"}
+                    and all(s.state == "connected" for s in core.get(McpServers).servers.values()))
+        assert core.get(McpServers).servers["keep"] is kept and core.get(McpServers).servers["change"] is not changed
+        assert core.get(McpServers).servers["change"].config.timeout == 7
+        assert core.get(McpServers).log_file("keep").read_text().count("testserver: started") == starts
         assert unwrapped(await turn(core, fake, "mcp_new_echo", {"text": "fresh"}), "new") == "fresh"
         await core.settings.update(lambda config: setattr(config.mcp.servers["keep"], "enabled", False))
-        assert core.mcp.states()["keep"] == "disabled" and "mcp_keep_echo" not in core.tools.names
+        assert core.get(McpServers).states()["keep"] == "disabled" and "mcp_keep_echo" not in core.tools.names
     finally:
         await core.close()
 
@@ -271,7 +272,7 @@ async def test_closing_the_core_leaves_no_server_process(home_dir: Path, model_c
     import os
 
     core = await started(home_dir, model_config, {"test": stdio_server()})
-    await until(lambda: core.mcp.servers["test"].state == "connected")
+    await until(lambda: core.get(McpServers).servers["test"].state == "connected")
     pid = int(unwrapped(await turn(core, fake, "mcp_test_pid", {})))
     await core.close()
     with pytest.raises(ProcessLookupError):

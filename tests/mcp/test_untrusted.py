@@ -7,7 +7,8 @@ from pathlib import Path
 from typing import Any
 
 from desktop.approvals import Answer, ApprovalRequest, Approvals
-from desktop.bus import TurnFinished
+from desktop.kernel.bus import TurnFinished
+from desktop.mcp import McpServers
 from desktop.mcp.results import UNTRUSTED_NOTE
 from desktop.tools.sandbox import Sandbox
 from desktop.tools.shell import ExecTool
@@ -37,7 +38,7 @@ async def test_a_result_telling_the_model_to_run_a_command_is_marked_and_the_com
         core.tools.register(ExecTool(core.workspace, 30, restrict=True,
                                      sandbox=Sandbox(core.workspace, program="/nonexistent/bwrap")))
         core.tools.gate = Approvals(core.config, person).check
-        await until(lambda: core.mcp.servers["mail"].state == "connected")
+        await until(lambda: core.get(McpServers).servers["mail"].state == "connected")
         fake.add({"tool_calls": [{"name": "mcp_mail_inbox", "arguments": {}}]},
                  {"tool_calls": [{"name": "exec", "arguments": {"command": "touch pwned"}}]},
                  {"content": "done"})

@@ -7,11 +7,12 @@ import asyncio
 import json
 from typing import Any
 
-from desktop.bus import TurnFinished
 from desktop.core import Core
+from desktop.kernel.bus import TurnFinished
+from desktop.memory import Memory
 from desktop.memory.consolidator import MAX_CHUNK_MESSAGES, MAX_ROUNDS, budget_of
-from desktop.session import Session, SessionStore
-from desktop.tokens import estimate_messages
+from desktop.providers.tokens import estimate_messages
+from desktop.session.session import Session, SessionStore
 from tests.conftest import Conversation
 from tests.fakeserver import FakeOpenAI, echo_step
 
@@ -34,7 +35,7 @@ def summary_requests(fake: FakeOpenAI) -> list[dict[str, Any]]:
 
 
 def history(core: Core) -> list[dict[str, Any]]:
-    path = core.memory.store.history_file
+    path = core.get(Memory).store.history_file
     return [json.loads(line) for line in path.read_text().splitlines()] if path.exists() else []
 
 
@@ -61,7 +62,7 @@ def set_budget(core: Core, budget: int) -> None:
 
 async def test_triggers_at_the_budget_and_stops_at_half(core: Core, fake: FakeOpenAI) -> None:
     fake.default = summarise_or_echo
-    consolidator = core.memory.consolidator
+    consolidator = core.get(Memory).consolidator
     session = await fill(core, "cli:long", 30)
     estimate = await consolidator.estimate(session)
 
@@ -87,8 +88,8 @@ async def test_triggers_at_the_budget_and_stops_at_half(core: Core, fake: FakeOp
 async def test_cuts_only_at_user_turns_in_chunks_of_at_most_sixty(core: Core, fake: FakeOpenAI) -> None:
     fake.default = summarise_or_echo
     session = await fill(core, "cli:tools", 120, with_tools=True)  # 300 messages, tool steps in odd turns
-    set_budget(core, await core.memory.consolidator.estimate(session) // 4)  # far over budget
-    rounds = await core.memory.consolidator.consolidate(session)
+    set_budget(core, await core.get(Memory).consolidator.estimate(session) // 4)  # far over budget
+    rounds = await core.get(Memory).consolidator.consolidate(session)
     assert rounds == MAX_ROUNDS  # stopped by the round limit, not by reaching the target
     cut = 0
     for request in summary_requests(fake):
@@ -104,8 +105,8 @@ async def test_cuts_only_at_user_turns_in_chunks_of_at_most_sixty(core: Core, fa
 async def test_failing_summary_archives_raw_and_still_advances(core: Core, fake: FakeOpenAI) -> None:
     fake.default = lambda body: echo_step(body) if body.get("tools") else {"status": 500}
     session = await fill(core, "cli:raw", 20)
-    set_budget(core, await core.memory.consolidator.estimate(session))
-    rounds = await core.memory.consolidator.consolidate(session)
+    set_budget(core, await core.get(Memory).consolidator.estimate(session))
+    rounds = await core.get(Memory).consolidator.consolidate(session)
     assert rounds >= 1
     entries = history(core)
     assert len(entries) == rounds
@@ -121,7 +122,7 @@ async def test_runs_after_the_reply_without_delaying_it(core: Core, chat: Conver
     await chat.ask("warm up")  # the first call of a process loads litellm: keep that out of the timing
     session = await fill(core, chat.key, 30)
     question = estimate_messages([{"role": "user", "content": "one more"}], core.config.model)
-    set_budget(core, await core.memory.consolidator.estimate(session) + question + 1)  # fits until answered
+    set_budget(core, await core.get(Memory).consolidator.estimate(session) + question + 1)  # fits until answered
     end = await chat.ask("one more")
     assert isinstance(end, TurnFinished) and end.content == "echo: one more"
     assert not history(core)  # the reply came while the summary (1.5 s to answer) was still being written
@@ -133,7 +134,7 @@ async def test_a_turn_that_would_not_fit_is_consolidated_first(core: Core, chat:
                                                                fake: FakeOpenAI) -> None:
     fake.default = summarise_or_echo
     session = await fill(core, chat.key, 30)
-    set_budget(core, await core.memory.consolidator.estimate(session) - 50)  # already over before the turn
+    set_budget(core, await core.get(Memory).consolidator.estimate(session) - 50)  # already over before the turn
     end = await chat.ask("does it fit now?")
     assert isinstance(end, TurnFinished)
     first_turn = next(i for i, r in enumerate(fake.requests) if r.get("tools"))
@@ -145,8 +146,8 @@ async def test_a_turn_that_would_not_fit_is_consolidated_first(core: Core, chat:
 async def test_two_triggers_for_one_session_never_overlap(core: Core, fake: FakeOpenAI) -> None:
     fake.default = lambda body: echo_step(body) if body.get("tools") else {"content": "Summary.", "delay": 0.3}
     session = await fill(core, "cli:twice", 40)
-    set_budget(core, await core.memory.consolidator.estimate(session))
-    consolidator = core.memory.consolidator
+    set_budget(core, await core.get(Memory).consolidator.estimate(session))
+    consolidator = core.get(Memory).consolidator
     await asyncio.gather(consolidator.after_turn(session), consolidator.after_turn(session))
     archived = sum(len(transcript_lines(r)) for r in summary_requests(fake))
     assert archived == session.last_consolidated  # no message archived twice

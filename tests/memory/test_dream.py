@@ -13,11 +13,13 @@ from typing import Any
 
 import pytest
 
-from desktop import notify
 from desktop.config import Config
 from desktop.core import Core
+from desktop.kernel.notices import Notice, OpenMemoryChange
+from desktop.memory import Memory
 from desktop.memory.dream import DreamError, parse_findings
 from desktop.memory.git_history import GitError
+from desktop.scheduler import Scheduler
 from desktop.scheduler.scheduler import BUSY_RETRY
 from tests.conftest import Conversation
 from tests.fakeserver import FakeOpenAI
@@ -32,7 +34,7 @@ SKILL = "---\nname: release-notes\ndescription: Write release notes from merged 
 
 def add_history(core: Core, *texts: str) -> None:
     for text in texts:
-        core.memory.store.append_history("desktop:abc", text)
+        core.get(Memory).store.append_history("desktop:abc", text)
 
 
 def apply_steps() -> list[dict[str, Any]]:
@@ -49,7 +51,7 @@ def apply_steps() -> list[dict[str, Any]]:
 
 
 async def subjects(core: Core) -> list[str]:
-    return [c.subject for c in await core.memory.git.log()]
+    return [c.subject for c in await core.get(Memory).git.log()]
 
 
 def recorded_files(core: Core) -> list[str]:
@@ -57,7 +59,7 @@ def recorded_files(core: Core) -> list[str]:
     from dulwich.object_store import iter_tree_contents
     from dulwich.repo import Repo
 
-    with Repo(str(core.memory.git.repository)) as repo:
+    with Repo(str(core.get(Memory).git.repository)) as repo:
         tree = repo[repo.head()].tree  # type: ignore[attr-defined]
         return sorted(e.path.decode() for e in iter_tree_contents(repo.object_store, tree) if e.path)
 
@@ -65,7 +67,7 @@ def recorded_files(core: Core) -> list[str]:
 async def test_dream_applies_findings_commits_and_advances(core: Core, fake: FakeOpenAI) -> None:
     add_history(core, "Sam said their name and that Atlas uses Postgres 16.", "Sam wrote release notes again.")
     fake.add({"content": FINDINGS}, *apply_steps())
-    result = await core.memory.dream.run()
+    result = await core.get(Memory).dream.run()
 
     phase1 = fake.requests[0]
     assert "tools" not in phase1
@@ -82,18 +84,18 @@ async def test_dream_applies_findings_commits_and_advances(core: Core, fake: Fak
     assert result.findings == ["[USER] Name is Sam", "[MEMORY] Project Atlas runs on Postgres 16",
                                "[SKILL] release-notes: collect merged changes and write release notes"]
     assert result.changed == ["USER.md", "memory/MEMORY.md", "skills/release-notes/SKILL.md"]
-    assert core.memory.store.dream_cursor() == 2 and not core.memory.store.has_unprocessed()
+    assert core.get(Memory).store.dream_cursor() == 2 and not core.get(Memory).store.has_unprocessed()
 
-    log = await core.memory.git.log()
+    log = await core.get(Memory).git.log()
     assert [c.subject for c in log] == [
         "Dream: update USER.md, memory/MEMORY.md, skills/release-notes/SKILL.md",
         "Baseline: memory files before any recorded change"]
     assert log[0].rev == result.rev and "- [USER] Name is Sam" in log[0].body
-    _, files, diff = await core.memory.git.show(result.rev[:7])
+    _, files, diff = await core.get(Memory).git.show(result.rev[:7])
     assert files == result.changed and "+- Name: Sam" in diff
     assert recorded_files(core) == ["SOUL.md", "USER.md", "memory/MEMORY.md", "skills/release-notes/SKILL.md"]
     assert not (ws / ".git").exists()  # the history lives in the app's data folder, out of the sandbox's reach
-    assert core.memory.git.repository.is_relative_to(core.home.data_dir)
+    assert core.get(Memory).git.repository.is_relative_to(core.home.data_dir)
 
 
 async def test_dream_tools_cannot_leave_the_memory_files(core: Core, fake: FakeOpenAI) -> None:
@@ -108,42 +110,42 @@ async def test_dream_tools_cannot_leave_the_memory_files(core: Core, fake: FakeO
                                                                  "new_text": "b"}}]},
              {"content": "Could not apply."})
     agents = (core.workspace / "AGENTS.md").read_text()
-    result = await core.memory.dream.run()
+    result = await core.get(Memory).dream.run()
     results = [m["content"] for m in fake.requests[2]["messages"] if m["role"] == "tool"]
     assert "may only change USER.md, SOUL.md, memory/MEMORY.md" in results[0]
     assert f"a skill named '{builtin}' already exists" in results[1]
     assert "Error" in results[2] and "Error" in results[3]
     assert (core.workspace / "AGENTS.md").read_text() == agents
     assert not (core.workspace / "skills" / builtin).exists()
-    assert json.loads(core.memory.store.history_file.read_text())["content"] == "something"
+    assert json.loads(core.get(Memory).store.history_file.read_text())["content"] == "something"
     assert result.changed == [] and result.rev is None
-    assert core.memory.store.dream_cursor() == 1  # the run itself succeeded
+    assert core.get(Memory).store.dream_cursor() == 1  # the run itself succeeded
 
 
 async def test_failing_analysis_changes_nothing(core: Core, fake: FakeOpenAI) -> None:
     add_history(core, "Sam likes tea")
     before = {p: (core.workspace / p).read_text() for p in ("USER.md", "SOUL.md", "memory/MEMORY.md")}
-    history_before = core.memory.store.history_file.read_text()
+    history_before = core.get(Memory).store.history_file.read_text()
     fake.add(*[{"status": 500}] * 4)  # the first try and three retries
     with pytest.raises(DreamError, match="analysis call failed"):
-        await core.memory.dream.run()
+        await core.get(Memory).dream.run()
     assert {p: (core.workspace / p).read_text() for p in before} == before
-    assert core.memory.store.dream_cursor() == 0 and core.memory.store.has_unprocessed()
-    assert core.memory.store.history_file.read_text() == history_before
+    assert core.get(Memory).store.dream_cursor() == 0 and core.get(Memory).store.has_unprocessed()
+    assert core.get(Memory).store.history_file.read_text() == history_before
     assert await subjects(core) in ([], ["Baseline: memory files before any recorded change"])
     fake.add({"content": "[SKIP]"})  # the next run retries the same entries
-    assert (await core.memory.dream.run()).processed == 1
-    assert core.memory.store.dream_cursor() == 1
+    assert (await core.get(Memory).dream.run()).processed == 1
+    assert core.get(Memory).store.dream_cursor() == 1
 
 
 async def test_failure_while_applying_keeps_whole_edits_and_the_cursor(core: Core, fake: FakeOpenAI) -> None:
     add_history(core, "Sam, Atlas")
     fake.add({"content": FINDINGS}, apply_steps()[0], *[{"status": 500}] * 4)
     with pytest.raises(DreamError, match="applying the findings failed"):
-        await core.memory.dream.run()
+        await core.get(Memory).dream.run()
     assert "- Name: Sam" in (core.workspace / "USER.md").read_text()  # the finished edit, whole
     assert "Atlas" not in (core.workspace / "memory" / "MEMORY.md").read_text()
-    assert core.memory.store.dream_cursor() == 0
+    assert core.get(Memory).store.dream_cursor() == 0
     assert (await subjects(core))[0] == "Dream (stopped early): update USER.md"
 
 
@@ -152,16 +154,16 @@ async def test_history_is_compacted_but_unprocessed_entries_stay(core: Core, fak
     core.config.max_tokens = 100
     core.config.context_window_tokens = 100 + 1024 + 2 * 20_000  # half the budget holds ~300 entries
     fake.default = lambda body: {"content": "[SKIP]"}
-    first = await core.memory.dream.run()
+    first = await core.get(Memory).dream.run()
     assert 0 < first.processed < 1300
-    kept = core.memory.store.read_history()
+    kept = core.get(Memory).store.read_history()
     assert kept[-1].cursor == 1300 and kept[0].cursor <= first.processed + 1  # nothing unprocessed dropped
     for _ in range(20):  # each run takes what half the budget holds: a handful of runs, or Dream is stuck
-        if not core.memory.store.has_unprocessed():
+        if not core.get(Memory).store.has_unprocessed():
             break
-        await core.memory.dream.run()
-    assert not core.memory.store.has_unprocessed()
-    kept = core.memory.store.read_history()
+        await core.get(Memory).dream.run()
+    assert not core.get(Memory).store.has_unprocessed()
+    kept = core.get(Memory).store.read_history()
     assert len(kept) == 1000 and kept[-1].cursor == 1300
 
 
@@ -169,17 +171,17 @@ async def test_restore_puts_files_back_as_a_new_commit(core: Core, chat: Convers
     add_history(core, "Sam")
     template_user = (core.workspace / "USER.md").read_text()
     fake.add({"content": FINDINGS}, *apply_steps())
-    dream = await core.memory.dream.run()
+    dream = await core.get(Memory).dream.run()
     reply = await chat.ask(f"/dream-restore {dream.rev[:7]}")
     assert reply.content.startswith("Restored USER.md, memory/MEMORY.md, skills/release-notes/SKILL.md to before")
     assert (core.workspace / "USER.md").read_text() == template_user
     assert not (core.workspace / "skills" / "release-notes").exists()
-    log = await core.memory.git.log()
+    log = await core.get(Memory).git.log()
     assert log[0].subject.startswith("Restore USER.md") and log[1].rev == dream.rev
-    undo = await core.memory.git.restore_before(log[0].rev)  # a restore is itself undoable
+    undo = await core.get(Memory).git.restore_before(log[0].rev)  # a restore is itself undoable
     assert undo[0] is not None and "- Name: Sam" in (core.workspace / "USER.md").read_text()
     with pytest.raises(GitError, match="unknown revision"):
-        await core.memory.git.restore_before("deadbeef")
+        await core.get(Memory).git.restore_before("deadbeef")
 
 
 async def test_dream_commands_in_chat(core: Core, chat: Conversation, fake: FakeOpenAI) -> None:
@@ -191,7 +193,7 @@ async def test_dream_commands_in_chat(core: Core, chat: Conversation, fake: Fake
     assert done.startswith("Dream: reviewed 1 history entries and updated USER.md")
     listing = (await chat.ask("/dream-log")).content
     assert "Dream: update USER.md" in listing and "Baseline" in listing
-    rev = (await core.memory.git.log())[0].short
+    rev = (await core.get(Memory).git.log())[0].short
     shown = (await chat.ask(f"/dream-log {rev}")).content
     assert "```diff" in shown and "+- Name: Sam" in shown
     assert "unknown revision" in (await chat.ask("/dream-log nope")).content
@@ -207,34 +209,31 @@ async def test_scheduled_dream_runs_only_when_idle_with_new_history(core: Core, 
     await core.settings.update(dream_alone)
     clock = ManualClock(datetime(2026, 5, 4, 8, 0, tzinfo=UTC))
     timer = ManualTimer(clock)
-    scheduler = core.scheduler
+    scheduler = core.get(Scheduler)
     scheduler.clock, scheduler.timer = clock, timer
     scheduler.start()
-    notes: list[notify.Notification] = []
-    notify.install(notes.append)
+    notes: list[Notice] = []
+    core.bus.subscribe(lambda event: notes.append(event) if isinstance(event, Notice) else None)
     busy = False
     scheduler.busy = lambda: busy
-    try:
-        clock.advance(core.config.schedules.dream_interval)
-        assert scheduler.run_due() == ["dream"]
-        await scheduler.settle()
-        assert fake.requests == []  # no history yet: no model call
-        add_history(core, "Sam")
-        clock.advance(core.config.schedules.dream_interval)
-        busy = True  # a turn is running: deferred by 5 minutes, no model call
-        scheduler.run_due()
-        await scheduler.settle()
-        assert fake.requests == [] and scheduler.next_due() == clock.now() + timedelta(seconds=BUSY_RETRY)
-        busy = False
-        fake.add({"content": FINDINGS}, *apply_steps())
-        clock.advance(BUSY_RETRY)
-        assert scheduler.run_due() == ["dream"]
-        await scheduler.settle()
-    finally:
-        notify.install(None)
+    clock.advance(core.config.schedules.dream_interval)
+    assert scheduler.run_due() == ["dream"]
+    await scheduler.settle()
+    assert fake.requests == []  # no history yet: no model call
+    add_history(core, "Sam")
+    clock.advance(core.config.schedules.dream_interval)
+    busy = True  # a turn is running: deferred by 5 minutes, no model call
+    scheduler.run_due()
+    await scheduler.settle()
+    assert fake.requests == [] and scheduler.next_due() == clock.now() + timedelta(seconds=BUSY_RETRY)
+    busy = False
+    fake.add({"content": FINDINGS}, *apply_steps())
+    clock.advance(BUSY_RETRY)
+    assert scheduler.run_due() == ["dream"]
+    await scheduler.settle()
     assert len(fake.requests) == 5
-    rev = (await core.memory.git.log())[0].rev
-    assert [(n.title, n.target) for n in notes] == [("Memory updated", notify.memory_change(rev))]
+    rev = (await core.get(Memory).git.log())[0].rev
+    assert [(n.title, n.target) for n in notes] == [("Memory updated", OpenMemoryChange(rev))]
     assert notes[0].body.startswith("Dream updated ") and "USER.md" in notes[0].body
 
 
@@ -243,7 +242,7 @@ async def test_dream_interval_zero_turns_scheduled_dream_off(core: Core) -> None
         config.schedules.dream_interval = 0
 
     await core.settings.update(off)
-    assert next(entry for entry in core.scheduler.entries if entry.name == "dream").next_run() is None
+    assert next(entry for entry in core.get(Scheduler).entries if entry.name == "dream").next_run() is None
 
 
 def test_parse_findings_keeps_only_tagged_lines() -> None:

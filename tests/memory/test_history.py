@@ -13,7 +13,7 @@ import pytest
 
 from desktop.memory.git_history import GitHistory
 from desktop.memory.store import MemoryStore
-from desktop.workspace import ensure_workspace
+from desktop.workspace.layout import ensure_workspace
 
 pytestmark = pytest.mark.asyncio
 

@@ -11,8 +11,10 @@ from typing import Any
 
 import pytest
 
-from desktop import notify
 from desktop.core import Core, build_core
+from desktop.kernel.bus import Event
+from desktop.kernel.notices import Notice
+from desktop.scheduler import Scheduler
 from desktop.tools.base import ToolContext
 from tests.scheduler.fakes import ManualClock, ManualTimer
 
@@ -29,17 +31,18 @@ def paris(monkeypatch: pytest.MonkeyPatch) -> Iterator[None]:
 
 
 class Notes:
-    """The notifications shown, and a way to wait for the next ones."""
+    """The notices the cores published (what the app would show), and a way to wait for the next ones."""
 
     def __init__(self) -> None:
-        self.shown: list[notify.Notification] = []
+        self.shown: list[Notice] = []
         self._arrived = asyncio.Event()
 
-    def __call__(self, note: notify.Notification) -> None:
-        self.shown.append(note)
-        self._arrived.set()
+    def hear(self, event: Event) -> None:
+        if isinstance(event, Notice):
+            self.shown.append(event)
+            self._arrived.set()
 
-    async def wait(self, count: int, timeout: float = 30) -> list[notify.Notification]:
+    async def wait(self, count: int, timeout: float = 30) -> list[Notice]:
         async def enough() -> None:
             while len(self.shown) < count:
                 self._arrived.clear()
@@ -50,24 +53,23 @@ class Notes:
 
 
 @pytest.fixture
-def notes() -> Iterator[Notes]:
-    sink = Notes()
-    notify.install(sink)
-    yield sink
-    notify.install(None)
+def notes() -> Notes:
+    return Notes()
 
 
 class App:
     """One run of the app on the shared home: a core on a hand-driven clock starting at `at`."""
 
-    def __init__(self, at: datetime) -> None:
+    def __init__(self, at: datetime, notes: Notes) -> None:
         self.clock = ManualClock(at)
         self.timer = ManualTimer(self.clock)
+        self.notes = notes
         self.core: Core | None = None
 
     async def start(self) -> Core:
         core = await asyncio.to_thread(build_core)
-        core.scheduler.clock, core.scheduler.timer = self.clock, self.timer
+        core.get(Scheduler).clock, core.get(Scheduler).timer = self.clock, self.timer
+        core.bus.subscribe(self.notes.hear)
         await core.start()
         self.core = core
         return core
@@ -76,19 +78,26 @@ class App:
         """Let the armed wait pass and start what came due."""
         self.timer.elapse()
         assert self.core is not None
-        await self.core.scheduler.settle()
+        await self.core.get(Scheduler).settle()
 
     async def cron(self, session: str = "desktop:plans", **args: Any) -> tuple[str, bool]:
         assert self.core is not None
-        channel, _, chat_id = session.partition(":")
-        outcome = await self.core.tools.run("cron", args, ToolContext(session, channel, chat_id))
+        outcome = await self.core.tools.run("cron", args, ToolContext(session))
         return str(outcome.output), outcome.ok
 
 
+class Runs(list[App]):
+    """The runs of the app in one test, in order; every run tells the same `notes`."""
+
+    def __init__(self, notes: Notes) -> None:
+        super().__init__()
+        self.notes = notes
+
+
 @pytest.fixture
-async def apps(model_config: dict[str, Any], memory_keyring: Any) -> AsyncIterator[list[App]]:
+async def apps(model_config: dict[str, Any], memory_keyring: Any, notes: Notes) -> AsyncIterator[Runs]:
     """Runs of the app, closed at the end (a test closes one itself to restart)."""
-    started: list[App] = []
+    started = Runs(notes)
     yield started
     for app in started:
         if app.core is not None and app.core.running:
@@ -96,8 +105,8 @@ async def apps(model_config: dict[str, Any], memory_keyring: Any) -> AsyncIterat
 
 
 @pytest.fixture
-async def app(apps: list[App]) -> App:
-    first = App(START)
+async def app(apps: Runs) -> App:
+    first = App(START, apps.notes)
     apps.append(first)
     await first.start()
     return first

@@ -7,9 +7,11 @@ import json
 import re
 from datetime import UTC, datetime, timedelta
 
-from desktop.bus import TurnFinished
-from desktop.notify import OpenChat
-from desktop.paths import home
+from desktop.kernel.bus import TurnFinished
+from desktop.kernel.notices import OpenChat
+from desktop.kernel.paths import home
+from desktop.reminders import Reminders
+from desktop.scheduler import Scheduler
 from tests.conftest import Conversation
 from tests.fakeserver import FakeOpenAI
 from tests.reminders.conftest import START, App, Notes
@@ -76,7 +78,7 @@ async def test_each_kind_of_schedule_has_the_right_next_run_across_the_clock_cha
 
     app.clock.advance((datetime(2026, 3, 29, 7, 0, tzinfo=UTC) - START).total_seconds())
     assert app.core is not None
-    app.core.scheduler.run_due()  # the machine slept until 09:00 Paris time
+    app.core.get(Scheduler).run_due()  # the machine slept until 09:00 Paris time
     await notes.wait(2)
     runs = {job["label"]: job["next_run"] for job in saved_jobs()}
     assert "at nine" not in runs and runs["daily nine"] == "2026-03-30T07:00:00+00:00"
@@ -119,7 +121,7 @@ async def test_the_cron_skill_is_offered_with_the_tool_it_describes(app: App) ->
 async def test_a_paused_job_does_not_run_and_resumes_without_making_up_runs(
         app: App, fake: FakeOpenAI, notes: Notes) -> None:
     assert app.core is not None
-    reminders = app.core.reminders
+    reminders = app.core.get(Reminders)
     await app.cron(action="add", message="Check the oven", label="oven", every=600)
     await app.cron(action="add", message="Call Sam", label="Sam", **{"in": 900})
     oven, sam = reminders.jobs

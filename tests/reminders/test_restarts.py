@@ -6,16 +6,17 @@ from __future__ import annotations
 import json
 from datetime import datetime, timedelta
 
-from desktop.paths import home
+from desktop.kernel.paths import home
+from desktop.reminders import Reminders
 from tests.fakeserver import FakeOpenAI
-from tests.reminders.conftest import START, App, Notes
+from tests.reminders.conftest import START, App, Notes, Runs
 
 
-async def run_app(apps: list[App], at: datetime) -> App:
+async def run_app(apps: Runs, at: datetime) -> App:
     """Close the app that runs (if any) and start the next one at `at`."""
     if apps and apps[-1].core is not None:
         await apps[-1].core.close()
-    app = App(at)
+    app = App(at, apps.notes)
     apps.append(app)
     await app.start()
     return app
@@ -26,7 +27,7 @@ def saved() -> dict[str, dict[str, object]]:
     return {job["label"]: job for job in jobs}
 
 
-async def test_jobs_survive_a_restart_and_run_in_the_next(apps: list[App], fake: FakeOpenAI, notes: Notes) -> None:
+async def test_jobs_survive_a_restart_and_run_in_the_next(apps: Runs, fake: FakeOpenAI, notes: Notes) -> None:
     first = await run_app(apps, START)
     await first.cron(action="add", message="Water the plants", label="plants", **{"in": 3600})
     await first.cron(action="add", message="Summarise the news", label="news", cron="30 8 * * 1-5",
@@ -37,7 +38,7 @@ async def test_jobs_survive_a_restart_and_run_in_the_next(apps: list[App], fake:
     assert after == before and "chat quick:morning" in after and "next Mon 2026-03-30 08:30 CEST" in after
     assert again.core is not None
     for _ in range(100):  # the app's timer wakes in slices until the hour is up
-        if not any(job.label == "plants" for job in again.core.reminders.jobs):
+        if not any(job.label == "plants" for job in again.core.get(Reminders).jobs):
             break
         await again.elapse()
     [note] = await notes.wait(1)
@@ -47,7 +48,7 @@ async def test_jobs_survive_a_restart_and_run_in_the_next(apps: list[App], fake:
 
 
 async def test_a_one_shot_due_while_closed_runs_once_at_start_within_the_grace(
-        apps: list[App], fake: FakeOpenAI, notes: Notes) -> None:
+        apps: Runs, fake: FakeOpenAI, notes: Notes) -> None:
     first = await run_app(apps, START)
     await first.cron(action="add", message="Call Sam", label="Sam", **{"in": 600})
     later = await run_app(apps, START + timedelta(minutes=50))  # 40 minutes late: under the hour
@@ -59,7 +60,7 @@ async def test_a_one_shot_due_while_closed_runs_once_at_start_within_the_grace(
 
 
 async def test_a_one_shot_too_late_is_marked_missed_and_the_user_told_once(
-        apps: list[App], fake: FakeOpenAI, notes: Notes) -> None:
+        apps: Runs, fake: FakeOpenAI, notes: Notes) -> None:
     first = await run_app(apps, START)
     await first.cron(action="add", message="Call Sam", label="Sam", **{"in": 600})
     later = await run_app(apps, START + timedelta(hours=3))
@@ -72,13 +73,13 @@ async def test_a_one_shot_too_late_is_marked_missed_and_the_user_told_once(
     assert "missed (was due Sat 2026-03-28 13:10 CET)" in listed
     assert saved()["Sam"]["missed"] == "2026-03-28T12:10:00+00:00"
     third = await run_app(apps, START + timedelta(hours=4))
-    assert third.core is not None and third.core.reminders.next_run() is None
-    assert await third.core.reminders.run_due() == []
+    assert third.core is not None and third.core.get(Reminders).next_run() is None
+    assert await third.core.get(Reminders).run_due() == []
     assert len(notes.shown) == 1 and fake.requests == []
 
 
 async def test_a_recurring_job_never_fires_a_burst_of_catch_up_runs(
-        apps: list[App], fake: FakeOpenAI, notes: Notes) -> None:
+        apps: Runs, fake: FakeOpenAI, notes: Notes) -> None:
     first = await run_app(apps, START)
     await first.cron(action="add", message="Check the oven", label="oven", every=600)
     soon = await run_app(apps, START + timedelta(minutes=55))  # five runs fell while closed
@@ -87,13 +88,13 @@ async def test_a_recurring_job_never_fires_a_burst_of_catch_up_runs(
     assert len(fake.requests) == 1
     assert saved()["oven"]["next_run"] == "2026-03-28T13:00:00+00:00"  # back on its 10-minute grid
     late = await run_app(apps, START + timedelta(hours=8, minutes=5))
-    assert late.core is not None and await late.core.reminders.run_due() == []  # 7 hours late: skipped
+    assert late.core is not None and await late.core.get(Reminders).run_due() == []  # 7 hours late: skipped
     assert len(fake.requests) == 1 and len(notes.shown) == 1
     assert saved()["oven"]["next_run"] == "2026-03-28T20:10:00+00:00"
 
 
 async def test_a_jobs_file_that_cannot_be_read_is_kept_aside_and_reported(
-        apps: list[App], notes: Notes) -> None:
+        apps: Runs, notes: Notes) -> None:
     state = home().state_dir
     state.mkdir(parents=True)
     (state / "cron_jobs.json").write_text('{"version": 1, "jobs": [{"id": "a1"', encoding="utf-8")

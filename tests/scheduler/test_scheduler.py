@@ -131,21 +131,21 @@ def test_pure_decisions() -> None:
 
 
 async def test_headless_core_runs_its_jobs_on_an_asyncio_timer(core: Core) -> None:
-    assert isinstance(core.scheduler.timer, AsyncioTimer)
+    assert isinstance(core.get(Scheduler).timer, AsyncioTimer)
     ran = asyncio.Event()
 
     async def run() -> None:
         ran.set()
 
-    core.scheduler.add_system_job("quick", lambda: 0.05, run)
+    core.get(Scheduler).add_system_job("quick", lambda: 0.05, run)
     await asyncio.wait_for(ran.wait(), 5)
 
 
 async def test_a_settings_change_rearms_the_core_scheduler(core: Core) -> None:
     clock = ManualClock(START)
     timer = ManualTimer(clock)
-    core.scheduler.clock, core.scheduler.timer = clock, timer
-    core.scheduler.start()
+    core.get(Scheduler).clock, core.get(Scheduler).timer = clock, timer
+    core.get(Scheduler).start()
     assert timer.delay == MAX_SLICE  # Dream every 2 hours
     clock.advance(30)
 

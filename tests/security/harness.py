@@ -27,9 +27,9 @@ import keyring
 import pytest
 import yaml
 
-from desktop.bus import ToolFinished, TurnFinished
 from desktop.core import Core, build_core
-from desktop.logs import setup_logging
+from desktop.kernel.bus import ToolFinished, TurnFinished
+from desktop.kernel.logs import setup_logging
 from tests.conftest import Conversation
 from tests.fakeserver import FakeOpenAI
 from tests.memkeyring import MemoryKeyring
@@ -198,7 +198,7 @@ class Lab:
 
 @contextmanager
 def app_logging(log_dir: Path) -> Iterator[None]:
-    """Log as the app does (desktop.logs, to a file in its data folder), at DEBUG so the most is written where a
+    """Log as the app does (desktop.kernel.logs, to a file in its data folder), at DEBUG so the most is written where a
     key could leak; afterwards the root logger and the quietened loggers are as they were."""
     root = logging.getLogger()
     handlers, level = list(root.handlers), root.level

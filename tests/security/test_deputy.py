@@ -26,14 +26,16 @@ from pathlib import Path
 import pytest
 import pytest_asyncio
 
-from desktop import workspace_files
 from desktop.approvals import Answer, ApprovalRequest, Approvals
-from desktop.bus import ToolFinished, TurnFinished
+from desktop.heartbeat import Heartbeat
+from desktop.kernel.bus import ToolFinished, TurnFinished
+from desktop.memory import Memory
 from desktop.memory.dream_job import scheduled_dream
 from desktop.skills import files as skill_files
 from desktop.tools.shell import ExecTool
 from desktop.ui.memory.files_tab import _read_all as memory_window_files
-from desktop.workspace import ensure_workspace
+from desktop.workspace import access
+from desktop.workspace.layout import ensure_workspace
 from tests.security.harness import CONTAINED, REFUSED, Lab, fill
 
 pytestmark = pytest.mark.asyncio(loop_scope="module")
@@ -69,26 +71,26 @@ async def next_turn(lab: Lab) -> str:
 async def dream(lab: Lab) -> str:
     """A Dream as the scheduler runs it (every two hours in the app), one that changes MEMORY.md."""
     start = len(lab.fake.requests)
-    lab.core.memory.store.append_history("cli:test", "The user said the Atlas project moved to Postgres 16.")
+    lab.core.get(Memory).store.append_history("cli:test", "The user said the Atlas project moved to Postgres 16.")
     lab.fake.add({"content": "[MEMORY] Atlas runs on Postgres 16"},
                  {"tool_calls": [{"name": "write_file", "arguments": {
                      "path": "memory/MEMORY.md", "content": "# Memory\n\n- Atlas runs on Postgres 16\n"}}]},
                  {"content": "Updated MEMORY.md."})
-    result = await scheduled_dream(lab.core.memory.dream)
+    result = await scheduled_dream(lab.core.get(Memory).dream, lab.core.notify)
     return (result.describe() if result else "") + _requests_since(lab, start)
 
 
 async def hand_edit(lab: Lab) -> str:
     """The memory window's Save: the file written by the app, then recorded in the history."""
-    git = lab.core.memory.git
+    git = lab.core.get(Memory).git
     await git.ensure()
-    workspace_files.write_text(lab.workspace, "SOUL.md", "# Soul\n\nCalm and brief.\n")
+    access.write_text(lab.workspace, "SOUL.md", "# Soul\n\nCalm and brief.\n")
     return str(await git.commit(["SOUL.md"], "Edit SOUL.md by hand"))
 
 
 async def history_and_diff(lab: Lab) -> str:
     """The memory window's Changes tab (and /dream-log): the list, then the newest change as a diff."""
-    git = lab.core.memory.git
+    git = lab.core.get(Memory).git
     log = await git.log()
     shown = [await git.show(log[0].rev)] if log else []
     return "\n".join(c.subject for c in log) + "".join(diff for _, _, diff in shown)
@@ -96,7 +98,7 @@ async def history_and_diff(lab: Lab) -> str:
 
 async def restore(lab: Lab) -> str:
     """The Changes tab's "Restore before this change" (and /dream-restore) on the newest change."""
-    git = lab.core.memory.git
+    git = lab.core.get(Memory).git
     log = await git.log()
     if len(log) < 2:
         return ""
@@ -112,7 +114,7 @@ async def memory_window(lab: Lab) -> str:
 
 async def heartbeat(lab: Lab) -> str:
     start = len(lab.fake.requests)
-    beat = await lab.core.heartbeat.run()
+    beat = await lab.core.get(Heartbeat).run()
     return f"{beat.error} {beat.answer} {_requests_since(lab, start)}"
 
 
@@ -134,7 +136,7 @@ async def skills_manager(lab: Lab) -> str:
 async def consolidation(lab: Lab) -> str:
     start = len(lab.fake.requests)
     lab.fake.add({"content": "The user greeted the assistant."})
-    await lab.core.memory.consolidator.archive("cli:test", [{"role": "user", "content": "hello"}])
+    await lab.core.get(Memory).consolidator.archive("cli:test", [{"role": "user", "content": "hello"}])
     return _requests_since(lab, start)
 
 
@@ -328,7 +330,7 @@ async def run_case(lab: Lab, command: str, readers: list[Trigger], group: str, l
 @pytest.mark.parametrize("command", [c[1] for c in CONFIGURED_CASES], ids=[c[0] for c in CONFIGURED_CASES])
 async def test_nothing_the_workspace_configures_runs_outside_the_sandbox(lab: Lab, command: str,
                                                                          tmp_path: Path) -> None:
-    git = lab.core.memory.git
+    git = lab.core.get(Memory).git
     kept = git.history_dir
     git.history_dir = tmp_path / "memory-history"  # a first start after an update: an old .git is imported
     try:

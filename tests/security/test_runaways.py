@@ -9,8 +9,8 @@ from __future__ import annotations
 import pytest
 import pytest_asyncio
 
-from desktop.bus import ToolFinished
 from desktop.config import Config
+from desktop.kernel.bus import ToolFinished
 from desktop.tools.limits import Counting, counting_here
 from desktop.tools.shell import ExecTool
 from tests.leftovers import left_running, marked

@@ -26,7 +26,7 @@ from pathlib import Path
 import pytest
 import pytest_asyncio
 
-from desktop.bus import ToolFinished, TurnFinished
+from desktop.kernel.bus import ToolFinished, TurnFinished
 from desktop.tools.shell import ExecTool
 from tests.netlab import LOCAL_SECRET, PUBLIC_TOKEN, Internet, Unavailable, private_internet, serve_until_stopped
 from tests.security.harness import CONTAINED, REFUSED, Lab, case_class, fill, open_lab

@@ -13,9 +13,9 @@ from pathlib import Path
 import pytest
 import yaml
 
-from desktop.bus import TurnFinished
 from desktop.core import Core
-from desktop.paths import bundled
+from desktop.kernel.bus import TurnFinished
+from desktop.kernel.paths import bundled
 from desktop.skills.frontmatter import parse_skill
 from desktop.skills.loader import SkillsLoader
 from desktop.tools.base import ToolContext
@@ -174,7 +174,7 @@ async def test_skill_locations_are_readable_with_workspace_restriction(
     write_config(home_dir, model="openai/test", api_base=fake.base_url)
     built = build_core()
     assert built.config.tools.restrict_to_workspace
-    ctx = ToolContext("cli:t", "cli", "t")
+    ctx = ToolContext("cli:t")
     for path in (bundled("skills") / "weather" / "SKILL.md", user_skill / "SKILL.md", user_skill / "references" / "x.md"):
         outcome = await built.tools.run("read_file", {"path": str(path)}, ctx)
         assert outcome.ok, outcome.output

@@ -14,7 +14,7 @@ from desktop.agent.context import ContextBuilder
 from desktop.settings import Settings, SettingsError
 from desktop.skills.frontmatter import ERROR, WARNING, current_os
 from desktop.skills.loader import SkillsLoader, SkillStatus, set_skill_enabled
-from desktop.workspace import ensure_workspace
+from desktop.workspace.layout import ensure_workspace
 
 
 def make_skill(root: Path, folder: str, frontmatter: str, body: str = "Do the thing.\n") -> Path:

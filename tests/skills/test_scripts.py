@@ -3,7 +3,7 @@
 from __future__ import annotations
 
 from desktop.core import Core
-from desktop.paths import bundled
+from desktop.kernel.paths import bundled
 from desktop.tools.base import ToolContext
 
 
@@ -13,7 +13,7 @@ async def test_builtin_skill_script_runs_under_restriction(core: Core) -> None:
     skill.mkdir(parents=True)
     (skill / "SKILL.md").write_text("---\nname: notes\ndescription: Keep notes. Use when asked to note.\n---\nBody\n")
     validator = bundled("skills") / "skill-creator" / "scripts" / "validate_skill.py"
-    ctx = ToolContext("cli:t", "cli", "t")
+    ctx = ToolContext("cli:t")
     ran = await core.tools.run("exec", {"command": f"python3 {validator} skills/notes"}, ctx)
     assert ran.ok and "refused" not in str(ran.output)
     assert "Exit code: 0" in str(ran.output)

@@ -7,6 +7,7 @@ from typing import Any
 
 from desktop.core import Core
 from desktop.mcp.settings import McpServerConfig
+from desktop.subagents import Subagents
 from tests.conftest import Conversation
 from tests.fakeserver import FakeOpenAI, Step
 from tests.mcp.conftest import stdio_server
@@ -40,7 +41,7 @@ async def test_a_task_uses_a_server_that_connected_after_it_started(chat: Conver
                                                                     fake: FakeOpenAI) -> None:
     fake.default = model
     await chat.ask("ask the echo server in the background")
-    (task,) = core.subagents.of(chat.key)
+    (task,) = core.get(Subagents).of(chat.key)
     await until(lambda: task.step.startswith("exec:"))  # the task runs, and no MCP server is configured yet
 
     def add_server(config: Any) -> None:

@@ -9,8 +9,10 @@ import json
 import subprocess
 from typing import Any
 
-from desktop.bus import BackgroundTasks, TurnFinished
 from desktop.core import Core
+from desktop.kernel.bus import TurnFinished
+from desktop.subagents import Subagents
+from desktop.subagents.events import BackgroundTasks
 from tests.conftest import Conversation
 from tests.fakeserver import FakeOpenAI, Step, last_user_text
 
@@ -68,9 +70,9 @@ async def test_a_result_is_told_in_the_chat_that_asked(chat: Conversation, core:
     messages = saved(core, chat.key)
     told = next(m for m in messages if m.get("kind") == "subagent_result")
     assert "Count files" in told["content"] and "count the files in the workspace" in told["content"]
-    (task,) = core.subagents.of(chat.key)
+    (task,) = core.get(Subagents).of(chat.key)
     assert task.status == "done" and task.label == "Count files"
-    lines = [json.loads(line) for line in core.subagents.transcript(task.id).read_text().splitlines()]
+    lines = [json.loads(line) for line in core.get(Subagents).transcript(task.id).read_text().splitlines()]
     assert lines[0]["_type"] == "task" and lines[-1] == {"_type": "end", "status": "done",
                                                          "result": "Report on: count the files in the workspace"}
     sub_request = next(r for r in fake.requests if is_subagent(r))
@@ -87,7 +89,7 @@ async def test_tasks_past_the_limit_wait_and_the_same_task_twice_is_one(
     fake.default = model([{"task": "first job"}, {"task": "second job"}, {"task": "first job"}],
                          subagent={"content": "Report: finished.", "delay": 2})
     await chat.ask("do both")
-    tasks = core.subagents.of(chat.key)
+    tasks = core.get(Subagents).of(chat.key)
     assert len(tasks) == 2  # "first job" twice is one task
     results = [m["content"] for m in saved(core, chat.key) if m.get("role") == "tool"]
     assert "started" in results[0] and "queued" in results[1] and results[2] == results[0]
@@ -105,7 +107,7 @@ async def test_stop_ends_the_chats_tasks_and_their_commands(chat: Conversation, 
     await until(lambda: running_commands("sleep 31.25"))
     end = await chat.ask("/stop")
     assert end.content == "Stopped 1 background task."  # type: ignore[union-attr]
-    (task,) = core.subagents.of(chat.key)
+    (task,) = core.get(Subagents).of(chat.key)
     await until(lambda: task.status == "cancelled" and not running_commands("sleep 31.25"))
     listed = (await chat.ask("/tasks")).content  # type: ignore[union-attr]
     assert "**Waiting**" in listed and "cancelled" in listed
@@ -115,7 +117,7 @@ async def test_events_say_which_task_does_what_now(chat: Conversation, core: Cor
     fake.default = model([{"task": "list the workspace", "label": "Look around"}],
                          subagent={"tool_calls": [{"name": "exec", "arguments": {"command": "sleep 0.5; ls"}}]})
     await chat.ask("look around for me")
-    (task,) = core.subagents.of(chat.key)
+    (task,) = core.get(Subagents).of(chat.key)
     await until(lambda: task.status == "done")
     snapshots = [s for e in chat.of(BackgroundTasks) for s in e.tasks if s.origin == chat.key]
     assert {s.id for s in snapshots} == {task.id} and {s.label for s in snapshots} == {"Look around"}
@@ -134,7 +136,7 @@ async def test_new_and_quitting_stop_tasks(chat: Conversation, core: Core, fake:
     await chat.ask("start one")
     await until(lambda: running_commands("sleep 32.25"))
     await chat.ask("/new")
-    await until(lambda: [t.status for t in core.subagents.of(chat.key)] == ["cancelled"]
+    await until(lambda: [t.status for t in core.get(Subagents).of(chat.key)] == ["cancelled"]
                 and not running_commands("sleep 32.25"))
 
     other = Conversation(core, chat_id="other")
@@ -144,4 +146,4 @@ async def test_new_and_quitting_stop_tasks(chat: Conversation, core: Core, fake:
     await until(lambda: running_commands("sleep 33.25"))
     await core.close()
     assert not running_commands("sleep 33.25")
-    assert all(t.status == "cancelled" for t in core.subagents.of(other.key))
+    assert all(t.status == "cancelled" for t in core.get(Subagents).of(other.key))

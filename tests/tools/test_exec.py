@@ -13,7 +13,7 @@ from desktop.tools.base import ToolContext
 from desktop.tools.registry import ToolOutcome, ToolRegistry
 from desktop.tools.shell import ExecTool
 
-CTX = ToolContext("cli:test", "cli", "test")
+CTX = ToolContext("cli:test")
 
 
 @pytest.fixture
@@ -232,7 +232,7 @@ def _alive(pid: int) -> bool:
 
 async def test_a_running_command_reports_its_last_lines_as_it_prints_them(workspace: Path) -> None:
     events: list[object] = []
-    ctx = ToolContext("desktop:main", "desktop", "main", events.append, call_id="call_7")
+    ctx = ToolContext("desktop:main", events.append, call_id="call_7")
     script = "for i in 1 2 3 4 5 6; do echo line $i; sleep 0.4; done"
     task = asyncio.ensure_future(registry(workspace).run("exec", {"command": script}, ctx))
     while not any("line 2" in getattr(e, "tail", "") for e in events):  # seen while it still runs

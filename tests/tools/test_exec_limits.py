@@ -19,9 +19,9 @@ from typing import Any
 
 import pytest
 
-from desktop.bus import ToolFinished, ToolStarted, TurnFinished
 from desktop.config import Config
 from desktop.core import Core
+from desktop.kernel.bus import ToolFinished, ToolStarted, TurnFinished
 from desktop.tools.limits import Counting, Limits, counting_here
 from desktop.tools.sandbox import Sandbox
 from desktop.tools.settings import ExecConfig
@@ -178,7 +178,7 @@ async def main():
     for name, sandbox in (("sandboxed", Sandbox(workspace)), ("unsandboxed", None)):
         tools = ToolRegistry([ExecTool(workspace, 5, restrict=True, sandbox=sandbox, limits=Limits(64, 256, 8))])
         mode = await tools.get("exec").mode()
-        outcome = await tools.run("exec", {"command": command}, ToolContext("cli:t", "cli", "t"))
+        outcome = await tools.run("exec", {"command": command}, ToolContext("cli:t"))
         found[name] = {"sandboxed": mode.sandboxed, "counting": counting_here(sandbox and sandbox.program).name,
                        "result": str(outcome.output)}
     print(json.dumps(found))

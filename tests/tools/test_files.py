@@ -9,7 +9,7 @@ from pathlib import Path
 
 import pytest
 
-from desktop.bus import Event, OutboundKind, OutboundMessage
+from desktop.kernel.bus import Event, OutboundKind, OutboundMessage
 from desktop.tools.base import ToolContext
 from desktop.tools.filesystem import (
     READ_CHAR_LIMIT,
@@ -62,7 +62,7 @@ def tools(workspace: Path, skills: Path) -> ToolRegistry:
                          GlobTool(guard), GrepTool(guard), MessageTool()])
 
 
-CTX = ToolContext("cli:test", "cli", "test")
+CTX = ToolContext("cli:test")
 
 
 async def run(tools: ToolRegistry, name: str, **args: object) -> ToolOutcome:
@@ -258,7 +258,7 @@ async def test_grep_caps_results(tools: ToolRegistry, workspace: Path) -> None:
 
 async def test_message_is_published_to_the_current_session(tools: ToolRegistry) -> None:
     events: list[Event] = []
-    ctx = ToolContext("desktop:main", "desktop", "main", events.append)
+    ctx = ToolContext("desktop:main", events.append)
     outcome = await tools.run("message", {"content": "Halfway there"}, ctx)
     assert outcome.output == "Message sent."
     assert events == [OutboundMessage("desktop:main", "Halfway there", OutboundKind.MESSAGE)]

@@ -9,14 +9,14 @@ from pathlib import Path
 import pytest
 
 from desktop.config import Config
-from desktop.paths import home
+from desktop.kernel.paths import home
 from desktop.tools.base import ToolContext
 from desktop.tools.registry import ToolOutcome, ToolRegistry
 from desktop.tools.sandbox import Sandbox, exec_sandbox
 from desktop.tools.shell import ExecTool
-from desktop.workspace import APP_MANAGED_FILES, ensure_workspace
+from desktop.workspace.layout import APP_MANAGED_FILES, ensure_workspace
 
-CTX = ToolContext("cli:test", "cli", "test")
+CTX = ToolContext("cli:test")
 
 
 class Layout:
@@ -69,6 +69,30 @@ async def test_a_missing_bwrap_is_named_and_commands_fall_back_to_refusals(layou
     assert (await run(tools, "echo plain")).output == "plain\nExit code: 0"
     refused = await run(tools, "rm -rf ~")
     assert not refused.ok and "command refused" in str(refused.output)
+
+
+async def test_a_command_stopped_while_bwrap_is_probed_leaves_no_probe_running(layout: Layout, tmp_path: Path) -> None:
+    """The first command of a run probes bwrap; /stop then must not leave the probe behind."""
+    started = tmp_path / "probe.pid"
+    slow = tmp_path / "slow-bwrap"
+    slow.write_text(f"#!/bin/sh\necho $$ > {started}\nexec sleep 30\n")
+    slow.chmod(0o755)
+    probing = asyncio.ensure_future(Sandbox(layout.workspace, program=str(slow)).mode())
+    for _ in range(200):
+        if started.exists() and started.read_text().strip():
+            break
+        await asyncio.sleep(0.05)
+    pid = int(started.read_text())
+    probing.cancel()
+    with pytest.raises(asyncio.CancelledError):
+        await probing
+    for _ in range(200):
+        stat = Path(f"/proc/{pid}/stat")
+        if not stat.exists() or stat.read_text().split(") ")[-1].startswith("Z"):
+            break
+        await asyncio.sleep(0.05)
+    else:
+        pytest.fail("the stopped probe is still running")
 
 
 async def test_run_time_paths_cannot_reach_home_config_or_sessions(layout: Layout) -> None:

@@ -20,7 +20,7 @@ from pathlib import Path
 import pytest
 
 from desktop.config import Config
-from desktop.paths import home
+from desktop.kernel.paths import home
 from desktop.tools import sandbox_network
 from desktop.tools.base import ToolContext
 from desktop.tools.egress import egress_proxy
@@ -28,7 +28,7 @@ from desktop.tools.registry import ToolRegistry
 from desktop.tools.sandbox import exec_sandbox
 from desktop.tools.sandbox_network import HOST, INTERNET, OFF
 from desktop.tools.shell import ExecTool
-from desktop.workspace import ensure_workspace
+from desktop.workspace.layout import ensure_workspace
 from tests.netlab import (
     CGNAT,
     GATEWAY,
@@ -50,7 +50,7 @@ from tests.netlab import (
     serve_until_stopped,
 )
 
-CTX = ToolContext("cli:test", "cli", "test")
+CTX = ToolContext("cli:test")
 
 
 def tools(workspace: Path, network: str) -> ToolRegistry:

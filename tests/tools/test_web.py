@@ -21,13 +21,13 @@ from urllib.parse import parse_qs, urlsplit
 
 import pytest
 
-from desktop import secrets
+from desktop.kernel import secrets
 from desktop.tools.base import ToolContext, ToolError
 from desktop.tools.html_text import html_to_markdown
 from desktop.tools.registry import ToolOutcome, ToolRegistry
 from desktop.tools.web import WebFetchTool, WebSearchTool, blocked_reason
 
-CTX = ToolContext("cli:test", "cli", "test")
+CTX = ToolContext("cli:test")
 
 PAGE = """<!doctype html><html><head><title>Test Page</title><style>body{color:red}</style>
 <script>alert("x")</script></head><body><nav><a href="/">Home</a> | <a href="/about">About</a></nav>

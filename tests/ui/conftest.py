@@ -6,8 +6,7 @@ task and then hangs teardown); poll with `await until(...)` instead."""
 from __future__ import annotations
 
 import asyncio
-import gc
-from collections.abc import AsyncIterator, Callable, Iterator
+from collections.abc import AsyncIterator, Callable
 
 import pytest
 import pytestqt.plugin
@@ -61,14 +60,6 @@ def _process_events_in_the_loop(process: Callable[[], None] = pytestqt.plugin._p
 
 
 pytestqt.plugin._process_events = _process_events_in_the_loop
-
-
-@pytest.fixture(autouse=True)
-def collect_on_gui_thread() -> Iterator[None]:
-    """Free each test's Qt objects on this thread: left to the cycle collector, they may be freed on the
-    model worker thread, which leaves dangling Qt timers (a segfault about five tests later)."""
-    yield
-    gc.collect()
 
 
 async def until(predicate: Callable[[], object], timeout: float = 10.0, message: str = "") -> None:

@@ -18,9 +18,10 @@ from PySide6.QtCore import Qt
 from PySide6.QtTest import QTest
 from PySide6.QtWidgets import QApplication, QMessageBox
 
-from desktop import notify
-from desktop.bus import TurnFinished
-from desktop.paths import home
+from desktop.kernel.bus import TurnFinished
+from desktop.kernel.notices import Notice, OpenChat, OpenMemoryChange, Target
+from desktop.kernel.paths import home
+from desktop.memory import Memory
 from desktop.shell_state import load_state, state_path
 from desktop.ui import app as app_module
 from desktop.ui.app import Shell
@@ -62,11 +63,11 @@ def _visible_boxes() -> list[QMessageBox]:
     return [w for w in QApplication.topLevelWidgets() if isinstance(w, QMessageBox) and w.isVisible()]
 
 
-def _record_notifications(shell: Shell) -> list[tuple[str, str, notify.Target | None]]:
-    sent: list[tuple[str, str, notify.Target | None]] = []
+def _record_notifications(shell: Shell) -> list[tuple[str, str, Target | None]]:
+    sent: list[tuple[str, str, Target | None]] = []
     original = shell.notifier.notify
 
-    def record(note: notify.Notification) -> bool:
+    def record(note: Notice) -> bool:
         sent.append((note.title, note.body, note.target))
         return original(note)
 
@@ -101,7 +102,7 @@ async def test_a_reply_finished_out_of_sight_is_announced(shell: Shell, fake: Fa
     saved = await shell.core.sessions.load("desktop:background")  # type: ignore[union-attr]
     assert saved.messages[-1]["content"] == "The long job is finished."  # the click opens the chat at it:
     assert sent == [("do the long job", "The long job is finished.",
-                     notify.chat("desktop:background", len(saved.messages) - 1))]
+                     OpenChat("desktop:background", len(saved.messages) - 1))]
     assert shell.tray.state is TrayState.ATTENTION
     shell.show_chat("desktop:background")  # what clicking the notification does
     assert chat.isVisible() and shell.tray.state is TrayState.IDLE
@@ -118,7 +119,7 @@ async def test_a_failed_turn_out_of_sight_is_announced_too(shell: Shell, fake: F
     fake.add({"status": 400, "body": {"error": {"message": "model does not exist"}}})
     shell.bridge.send("desktop:broken", "hello?")
     await until(lambda: sent, timeout=30)
-    assert sent[0][0] == "hello?: reply failed" and sent[0][2] == notify.chat("desktop:broken", 1)
+    assert sent[0][0] == "hello?: reply failed" and sent[0][2] == OpenChat("desktop:broken", 1)
     assert "model does not exist" in sent[0][1]
 
 
@@ -126,10 +127,11 @@ async def test_do_not_disturb_holds_notifications_then_shows_them_as_one(shell: 
     balloons = _record_balloons(shell)
     shell.tray.dnd_action.trigger()
     await until(lambda: load_state(state_path(shell.home)).do_not_disturb)
+    publish = shell.core.bus.publish  # type: ignore[union-attr]
     for title, body in (("Garden", "Water the tomatoes."), ("Taxes", "The form is ready."), ("Heartbeat", "All fine.")):
-        notify.notify(title, body, notify.chat(f"desktop:{title.lower()}", 3))  # what a background feature calls
-    notify.notify("Trip: allow exec?", "touch a", notify.chat("desktop:trip"), (("allow", "Allow once"),),
-                  lambda _action: None)  # a question is not held: it waits on its chat's card
+        publish(Notice(title, body, OpenChat(f"desktop:{title.lower()}", 3)))  # what a background feature does
+    publish(Notice("Trip: allow exec?", "touch a", OpenChat("desktop:trip"), (("allow", "Allow once"),),
+                   lambda _action: None))  # a question is not held: it waits on its chat's card
     await asyncio.sleep(GROUP_SECONDS + 0.3)
     assert balloons == []
     assert "3 notifications held" in shell.tray.icon.toolTip().splitlines()
@@ -149,15 +151,16 @@ async def test_do_not_disturb_holds_notifications_then_shows_them_as_one(shell: 
 
 async def test_several_notifications_at_once_are_one_and_one_alone_is_itself(shell: Shell) -> None:
     balloons = _record_balloons(shell)
-    notify.notify("Garden", "Watered.", notify.chat("desktop:garden"))
-    notify.notify("Taxes", "Filed.", notify.chat("desktop:taxes"))
-    notify.notify("Memory updated", "", None)
+    publish = shell.core.bus.publish  # type: ignore[union-attr]
+    publish(Notice("Garden", "Watered.", OpenChat("desktop:garden")))
+    publish(Notice("Taxes", "Filed.", OpenChat("desktop:taxes")))
+    publish(Notice("Memory updated", "", None))
     await until(lambda: balloons, timeout=5)
     await asyncio.sleep(GROUP_SECONDS + 0.3)  # nothing else follows
     assert balloons == [("3 updates: Garden, Taxes, Memory updated", "Garden: Watered.\nTaxes: Filed.\nMemory updated")]
     shell.tray.icon.messageClicked.emit()
     assert shell.window("chat").current_key == "desktop:taxes"  # type: ignore[union-attr]  # newest with a chat
-    notify.notify("Garden", "Watered again.", notify.chat("desktop:garden"))
+    publish(Notice("Garden", "Watered again.", OpenChat("desktop:garden")))
     await until(lambda: len(balloons) == 2, timeout=5)
     assert balloons[1] == ("Garden", "Watered again.")
 
@@ -200,7 +203,7 @@ def _in_view(chat: Any, text: str) -> bool:
 
 async def test_a_clicked_notification_opens_its_chat_at_its_message(shell: Shell, fake: FakeOpenAI) -> None:
     await _long_chat(shell, "desktop:long", 30)
-    target = notify.chat("desktop:long", 5)  # the answer of the third exchange
+    target = OpenChat("desktop:long", 5)  # the answer of the third exchange
     shell.notifier.activated.emit(target)
     chat = shell.window("chat")
     assert chat is not None and chat.isVisible() and chat.current_key == "desktop:long"  # type: ignore[attr-defined]
@@ -217,7 +220,7 @@ async def test_a_clicked_notification_opens_its_chat_at_its_message(shell: Shell
     shell.bridge.send("desktop:long", "and a long one")
     await until(lambda: len(sent) == 2, timeout=30)
     first = sent[0][2]
-    assert first == notify.chat("desktop:long", 61)
+    assert first == OpenChat("desktop:long", 61)
     shell.notifier.activated.emit(first)
     await until(lambda: chat.models["desktop:long"].loaded and _in_view(chat, "The short answer."))  # type: ignore[attr-defined]
     assert not chat.view.at_bottom()  # type: ignore[attr-defined]
@@ -359,11 +362,11 @@ async def test_quit_during_start_up_exits_cleanly(model_config: dict[str, Any], 
 
 async def test_a_memory_notification_opens_the_viewer_on_its_change(shell: Shell) -> None:
     ws = shell.core.workspace
-    await shell.core.memory.git.ensure()  # the baseline commit
+    await shell.core.get(Memory).git.ensure()  # the baseline commit
     (ws / "USER.md").write_text("# About the user\n\n- Name: Ada\n")
-    rev = await shell.core.memory.git.commit(["USER.md"], "Dream: update USER.md")
+    rev = await shell.core.get(Memory).git.commit(["USER.md"], "Dream: update USER.md")
     assert rev
-    shell.notifier.activated.emit(notify.memory_change(rev))
+    shell.notifier.activated.emit(OpenMemoryChange(rev))
     memory = shell.window("memory")
     assert memory is not None and memory.isVisible()
     assert memory.tabs.currentWidget() is memory.changes  # type: ignore[attr-defined]
@@ -374,7 +377,7 @@ async def test_commands_ask_on_a_card_in_the_chat_or_by_a_notification_when_it_i
     """With the workspace restriction off (no sandbox), exec asks: on the chat's card while the chat is on
     screen, by a notification with Allow / Deny when it is hidden."""
     await shell.core.settings.update(lambda config: setattr(config.tools, "restrict_to_workspace", False))  # type: ignore[union-attr]
-    notes: list[notify.Notification] = []
+    notes: list[Notice] = []
     original = shell.notifier.notify
     shell.notifier.notify = lambda note: (notes.append(note), original(note))[1]  # type: ignore[method-assign]
     chat = shell.window("chat")
@@ -396,7 +399,7 @@ async def test_commands_ask_on_a_card_in_the_chat_or_by_a_notification_when_it_i
     await until(lambda: notes, timeout=60)
     note = notes[0]
     assert note.title == "make it: allow exec?" and note.body.startswith("touch unseen.txt")
-    assert note.target == notify.chat("desktop:asks") and [key for key, _ in note.actions] == ["allow", "deny"]
+    assert note.target == OpenChat("desktop:asks") and [key for key, _ in note.actions] == ["allow", "deny"]
     assert note.on_action is not None
     note.on_action("deny")  # the notification's Deny button
     await until(lambda: len(done) == 2, timeout=60)

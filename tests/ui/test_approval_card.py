@@ -11,8 +11,6 @@ import yaml
 from PySide6.QtWidgets import QLabel
 from pytestqt.qtbot import QtBot
 
-from desktop.approvals import attach_approvals
-from desktop.approvals.questions import Questions
 from desktop.core import Core
 from desktop.ui.approval_card import ApprovalCard
 from desktop.ui.approval_rules import ApprovalRules
@@ -34,9 +32,7 @@ SHOTS = os.environ.get("NANOBOT_SCREENSHOTS")  # a folder: save what the card lo
 async def asking(qt_core: Core) -> AsyncIterator[CoreBridge]:
     """The app's wiring: exec unsandboxed (bubblewrap missing), so commands ask, and the windows answer."""
     qt_core.tools.register(unsandboxed_exec(qt_core.workspace))
-    questions = Questions()
-    attach_approvals(qt_core, questions.ask)
-    made = CoreBridge(qt_core, questions=questions)
+    made = CoreBridge(qt_core, questions=qt_core.questions)
     yield made
     made.close()
 

@@ -9,7 +9,8 @@ from pathlib import Path
 import qasync
 
 import desktop.ui
-from desktop.bus import TextDelta, ToolFinished, TurnFinished
+from desktop.kernel.bus import TextDelta, ToolFinished, TurnFinished
+from desktop.subagents import Subagents
 from desktop.ui.bridge import CoreBridge
 from tests.fakeserver import FakeOpenAI
 from tests.ui.conftest import until
@@ -40,6 +41,6 @@ def test_windows_reach_the_core_only_through_the_bridge() -> None:
 
 async def test_deleting_a_chat_stops_its_background_tasks(bridge: CoreBridge, fake: FakeOpenAI) -> None:
     fake.default = lambda body: {"content": "Report: slow.", "delay": 10}
-    task = bridge.core.subagents.spawn("a slow job", "Slow", "desktop:doomed")
+    task = bridge.core.get(Subagents).spawn("a slow job", "Slow", "desktop:doomed")
     await bridge.delete_chat("desktop:doomed")
     await until(lambda: task.status == "cancelled", message="the task stopped")

@@ -7,7 +7,7 @@ from __future__ import annotations
 import pytest
 from pytestqt.qtbot import QtBot
 
-from desktop.bus import TurnError, TurnFinished
+from desktop.kernel.bus import TurnError, TurnFinished
 from desktop.providers.discovery import KnownServer
 from desktop.providers.litellm_env import litellm
 from desktop.ui.bridge import CoreBridge

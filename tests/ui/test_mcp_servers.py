@@ -14,6 +14,7 @@ import yaml
 from PySide6.QtWidgets import QMessageBox, QWidget
 from pytestqt.qtbot import QtBot
 
+from desktop.mcp import McpServers
 from desktop.mcp.settings import McpServerConfig
 from desktop.ui.bridge import CoreBridge
 from desktop.ui.mcp_servers import LogDialog, McpServersPage, ServerDialog
@@ -99,7 +100,7 @@ async def test_add_edit_switch_off_trust_and_remove(qtbot: QtBot, bridge: CoreBr
     page = await opened(qtbot, bridge)
     core = bridge.core
     await until(lambda: bridge.mcp_status("test").state == "connected", timeout=CONNECT, message="test connects")
-    running = core.mcp.servers["test"]
+    running = core.get(McpServers).servers["test"]
 
     page.add_button.click()
     await until(lambda: shown(page, ServerDialog), message="form open")
@@ -117,7 +118,7 @@ async def test_add_edit_switch_off_trust_and_remove(qtbot: QtBot, bridge: CoreBr
     second = page.rows["second"]
     await until(lambda: second.state.text() == "Connected · 11 tools", timeout=CONNECT, message="second connects")
     assert "mcp_second_echo" in core.tools.names
-    assert core.mcp.servers["test"] is running  # the others were left alone
+    assert core.get(McpServers).servers["test"] is running  # the others were left alone
 
     second.edit_button.click()
     await until(lambda: shown(page, ServerDialog), message="edit form open")
@@ -128,7 +129,7 @@ async def test_add_edit_switch_off_trust_and_remove(qtbot: QtBot, bridge: CoreBr
     form.save_button.click()
     await until(lambda: saved_servers(home_dir)["second"]["url"] == http_server)
     assert saved_servers(home_dir)["second"]["command"] is None
-    await until(lambda: getattr(core.mcp.servers.get("second"), "config", None) == saved_config(home_dir, "second"),
+    await until(lambda: getattr(core.get(McpServers).servers.get("second"), "config", None) == saved_config(home_dir, "second"),
                 message="second restarted")
     await until(lambda: second.state.text() == "Connected · 11 tools", timeout=CONNECT,
                 message="second connects by its address")
@@ -138,7 +139,7 @@ async def test_add_edit_switch_off_trust_and_remove(qtbot: QtBot, bridge: CoreBr
     test.enabled.click()
     await until(lambda: test.state.text() == "Off", message="switched off")
     assert saved_servers(home_dir)["test"]["enabled"] is False
-    assert "test" not in core.mcp.servers and "mcp_test_echo" not in core.tools.names
+    assert "test" not in core.get(McpServers).servers and "mcp_test_echo" not in core.tools.names
     test.trusted.click()
     await until(lambda: core.config.mcp.servers["test"].trusted, message="trusted")
     assert saved_servers(home_dir)["test"]["trusted"] is True
@@ -149,7 +150,7 @@ async def test_add_edit_switch_off_trust_and_remove(qtbot: QtBot, bridge: CoreBr
     second.remove_button.click()
     await answer(page, "Remove")
     await until(lambda: "second" not in page.rows, message="removed from the list")
-    assert "second" not in saved_servers(home_dir) and "second" not in core.mcp.servers
+    assert "second" not in saved_servers(home_dir) and "second" not in core.get(McpServers).servers
 
 
 async def test_import_from_claude_desktop(qtbot: QtBot, bridge: CoreBridge, home_dir: Path) -> None:

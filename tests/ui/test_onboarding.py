@@ -11,7 +11,7 @@ import yaml
 from PySide6.QtWidgets import QLabel, QPushButton
 from pytestqt.qtbot import QtBot
 
-from desktop.bus import TurnFinished
+from desktop.kernel.bus import TurnFinished
 from desktop.providers.discovery import KnownServer
 from desktop.providers.litellm_env import litellm
 from desktop.ui.bridge import CoreBridge

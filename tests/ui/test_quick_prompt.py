@@ -11,7 +11,7 @@ from PySide6.QtGui import QColor, QGuiApplication, QPalette
 from PySide6.QtWidgets import QApplication
 from pytestqt.qtbot import QtBot
 
-from desktop.bus import TextDelta
+from desktop.kernel.bus import TextDelta
 from desktop.providers.litellm_env import litellm
 from desktop.ui.bridge import CoreBridge
 from desktop.ui.chat.model import CUT_OFF

@@ -11,6 +11,7 @@ from pathlib import Path
 
 import pytest
 
+from desktop.reminders import Reminders
 from desktop.scheduler.schedules import At, Cron, Every
 from desktop.ui.bridge import CoreBridge
 from desktop.ui.reminders_window import EMPTY, RemindersWindow
@@ -45,7 +46,7 @@ def rows(window: RemindersWindow) -> list[list[str]]:
 async def test_jobs_are_listed_and_paused_resumed_run_and_deleted(
         window: RemindersWindow, bridge: CoreBridge, fake: FakeOpenAI) -> None:
     assert window.empty.text() == EMPTY and window.empty.isVisible() and not window.table.isVisible()
-    reminders = bridge.core.reminders
+    reminders = bridge.core.get(Reminders)
     trip = await bridge.core.sessions.load("desktop:trip")
     trip.metadata["title"] = "Trip plans"
     await bridge.core.sessions.append(trip, {"role": "user", "content": "Plan a trip"})

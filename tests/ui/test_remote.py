@@ -21,8 +21,11 @@ from typing import Any
 import pytest
 from PySide6.QtWidgets import QApplication
 
-from desktop import remote
-from desktop.paths import home
+from desktop.cli import remote
+from desktop.kernel.paths import home
+from desktop.mcp import McpServers
+from desktop.memory import Memory
+from desktop.reminders import Reminders
 from desktop.reminders.jobs import Job, JobStore, render
 from desktop.scheduler.schedules import Cron
 from desktop.ui.app import Shell
@@ -92,7 +95,7 @@ async def test_agent_m_is_answered_by_the_running_app_in_its_session(shell: Shel
     code, out, err = await _cli("agent", "-m", "hi from the terminal")
     assert (code, out, _said(err)) == (0, "Hello from the app.\n", "")
     loaded = _imported(err)
-    assert "desktop.remote" in loaded
+    assert "desktop.cli.remote" in loaded
     assert not {name for name in loaded if name.split(".")[0] in ("litellm", "PySide6")}
     assert not any(name.startswith(("desktop.core", "desktop.agent", "desktop.ui")) for name in loaded)
 
@@ -238,7 +241,7 @@ async def test_quick_shows_the_apps_prompt_and_the_app_refuses_another_version(s
 
 async def test_dream_runs_in_the_app_on_its_memory(shell: Shell, fake: FakeOpenAI) -> None:
     assert shell.core is not None
-    shell.core.memory.store.append_history("desktop:abc", "Sam said their name.")
+    shell.core.get(Memory).store.append_history("desktop:abc", "Sam said their name.")
     fake.add({"content": "[USER] Name is Sam"},
              {"tool_calls": [{"name": "edit_file", "arguments": {"path": "USER.md", "old_text": "- Name:",
                                                                  "new_text": "- Name: Sam"}}]},
@@ -249,7 +252,7 @@ async def test_dream_runs_in_the_app_on_its_memory(shell: Shell, fake: FakeOpenA
     assert out.endswith("\n  [USER] Name is Sam\n")
     assert not _heavy(err)
     assert "- Name: Sam" in (shell.core.workspace / "USER.md").read_text()
-    assert not shell.core.memory.store.has_unprocessed()  # the app's own cursor moved: its timer won't redo it
+    assert not shell.core.get(Memory).store.has_unprocessed()  # the app's own cursor moved: its timer won't redo it
 
 
 async def test_heartbeat_runs_in_the_app_in_its_heartbeat_chat(shell: Shell, fake: FakeOpenAI) -> None:
@@ -273,11 +276,11 @@ async def test_cron_remove_deletes_the_job_from_the_apps_own_list(
                             now + timedelta(days=2))]))
     async with _running_shell(tmp_path, monkeypatch) as running:
         assert running.core is not None
-        assert [job.id for job in running.core.reminders.jobs] == ["a1b2c3", "d4e5f6"]
+        assert [job.id for job in running.core.get(Reminders).jobs] == ["a1b2c3", "d4e5f6"]
         code, out, err = await _cli("cron", "remove", "d4e5f6")
         assert (code, out, _said(err)) == (0, "Removed d4e5f6 “News”.\n", "")
         assert not _heavy(err)
-        assert [job.id for job in running.core.reminders.jobs] == ["a1b2c3"]  # the app's timer won't run it
+        assert [job.id for job in running.core.get(Reminders).jobs] == ["a1b2c3"]  # the app's timer won't run it
         assert [job.id for job in store.load()] == ["a1b2c3"]
         code, _, err = await _cli("cron", "remove", "d4e5f6")
         assert code == 1 and "no scheduled job with id 'd4e5f6' (ids: a1b2c3)" in _said(err)
@@ -294,7 +297,7 @@ async def test_mcp_list_and_import_use_the_apps_own_servers(shell: Shell, tmp_pa
     code, out, err = await _cli("mcp", "import", str(claude))
     assert (code, out, _said(err)) == (0, f"added ours: {sys.executable} {server}\n", "")
     assert shell.core is not None
-    await until(lambda: "connected" in shell.core.mcp.states().get("ours", ""), timeout=60,
+    await until(lambda: "connected" in shell.core.get(McpServers).states().get("ours", ""), timeout=60,
                 message="the app connected the imported server")  # its settings writer told its servers
     code, out, err = await _cli("mcp", "list")
     assert code == 0 and out.startswith("ours: connected, ")

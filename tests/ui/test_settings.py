@@ -18,6 +18,7 @@ from pytestqt.qtbot import QtBot
 from desktop.config import lookup
 from desktop.core import Core
 from desktop.providers.litellm_env import litellm
+from desktop.scheduler import Scheduler
 from desktop.tools.limits import Limits
 from desktop.ui.bridge import CoreBridge
 from desktop.ui.settings import SettingsWindow
@@ -100,7 +101,7 @@ async def test_save_writes_config_and_keyring_and_applies_at_once(
 
 
 def heartbeat_off(core: Core) -> bool:
-    return next(e for e in core.scheduler.entries if e.name == "heartbeat").next_run() is None
+    return next(e for e in core.get(Scheduler).entries if e.name == "heartbeat").next_run() is None
 
 
 async def test_new_workspace_is_where_the_tools_write(qtbot: QtBot, bridge: CoreBridge, fake: FakeOpenAI,

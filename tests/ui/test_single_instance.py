@@ -12,7 +12,7 @@ from pathlib import Path
 
 import pytest
 
-from desktop.paths import home
+from desktop.kernel.paths import home
 from desktop.ui import single_instance
 from desktop.ui.single_instance import InstanceServer, InstanceUnresponsive, send_to_running, server_name
 from tests.ui.conftest import until

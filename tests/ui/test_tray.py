@@ -5,7 +5,8 @@ from __future__ import annotations
 from PySide6.QtGui import QImage
 from PySide6.QtWidgets import QSystemTrayIcon
 
-from desktop.bus import BackgroundTasks, TaskSnapshot, TextDelta, TurnError, TurnFinished, TurnStarted
+from desktop.kernel.bus import TextDelta, TurnError, TurnFinished, TurnStarted
+from desktop.subagents.events import BackgroundTasks, TaskSnapshot
 from desktop.ui.icons import TrayState
 from desktop.ui.tray import Tray
 

@@ -21,7 +21,7 @@ from PySide6.QtCore import (
     Signal,
 )
 
-from desktop.bus import (
+from desktop.kernel.bus import (
     Event,
     MessageKind,
     OutboundMessage,
@@ -371,7 +371,7 @@ _HANDLERS: dict[type, Any] = {
 
 
 _STARTED_BY = {MessageKind.SUBAGENT_RESULT: "A background task reported back",
-               MessageKind.SCHEDULED: "A scheduled job came due", MessageKind.NOTICE: "A note from the app"}
+               MessageKind.SCHEDULED: "A scheduled job came due"}
 
 
 def failed_note(reason: str) -> str:

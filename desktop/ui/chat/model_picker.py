@@ -10,8 +10,8 @@ from __future__ import annotations
 from PySide6.QtCore import QPoint, QSignalBlocker
 from PySide6.QtWidgets import QComboBox, QToolTip, QWidget
 
+from desktop.kernel.taskset import spawn
 from desktop.settings import SettingsError
-from desktop.tasks import spawn
 from desktop.ui.bridge import CoreBridge
 
 TOOLTIP = "The model that answers in every chat. A pick here is saved (Settings shows it too)."

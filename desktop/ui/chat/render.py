@@ -227,7 +227,6 @@ class RowRenderer:
         self.line = metrics.lineSpacing()
         self.char = metrics.averageCharWidth()
         self.small_line = QFontMetricsF(self.small).lineSpacing()
-        self.mono_line = QFontMetricsF(self.mono).lineSpacing()
         self._docs.clear()
         self._layouts.clear()
 

@@ -35,8 +35,8 @@ from PySide6.QtWidgets import (
     QWidget,
 )
 
-from desktop.session_search import ChatHit
-from desktop.tasks import TaskSet
+from desktop.kernel.taskset import TaskSet
+from desktop.session.search import ChatHit
 from desktop.ui.bridge import CoreBridge
 from desktop.ui.chat.sidebar import ago
 from desktop.ui.markdown import mix

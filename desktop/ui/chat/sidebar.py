@@ -31,7 +31,7 @@ from PySide6.QtWidgets import (
     QWidget,
 )
 
-from desktop.session import SessionInfo
+from desktop.session.session import SessionInfo
 from desktop.ui.markdown import mix
 
 KEY_ROLE = Qt.ItemDataRole.UserRole + 1

@@ -11,8 +11,9 @@ from collections.abc import Callable
 from PySide6.QtCore import Qt, QTimer
 from PySide6.QtWidgets import QFrame, QHBoxLayout, QLabel, QToolButton, QVBoxLayout, QWidget
 
-from desktop.bus import BackgroundTasks, ChatSetAside, Event, TaskSnapshot
-from desktop.tasks import spawn
+from desktop.kernel.bus import ChatSetAside, Event
+from desktop.kernel.taskset import spawn
+from desktop.subagents.events import BackgroundTasks, TaskSnapshot
 from desktop.ui.bridge import CoreBridge
 from desktop.ui.chat.task_transcript import TranscriptDialog
 

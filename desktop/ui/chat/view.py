@@ -136,7 +136,7 @@ class MessageView(QAbstractScrollArea):
             self._tops = None
         self._relayout()
 
-    def _changed(self, top_left: QModelIndex, bottom_right: QModelIndex, roles: object = None) -> None:
+    def _changed(self, top_left: QModelIndex, bottom_right: QModelIndex, _roles: object = None) -> None:
         for i in range(top_left.row(), bottom_right.row() + 1):
             if i < len(self._exact):
                 self._exact[i] = False  # keep the old height as the estimate: it is close

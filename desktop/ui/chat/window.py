@@ -32,8 +32,10 @@ from PySide6.QtWidgets import (
     QWidget,
 )
 
-from desktop.bus import ChatSetAside, Event, TurnError, TurnFinished, TurnStarted
-from desktop.tasks import spawn
+from desktop.agent.commands import STOP
+from desktop.kernel.bus import ChatSetAside, Event, TurnError, TurnFinished, TurnStarted
+from desktop.kernel.channels import Channel, channel_of, session_key
+from desktop.kernel.taskset import spawn
 from desktop.ui.approval_card import ApprovalCards
 from desktop.ui.bridge import CoreBridge
 from desktop.ui.chat.composer import HINT, Composer
@@ -47,8 +49,6 @@ from desktop.ui.chat.view import MessageView
 
 log = logging.getLogger(__name__)
 
-CHANNEL = "desktop"
-STOP = "/stop"
 _STYLE = """
 #sidebar { background: palette(window); }
 QSplitter::handle { background: palette(midlight); }
@@ -66,7 +66,7 @@ QSplitter::handle { background: palette(midlight); }
 
 
 def new_session_key() -> str:
-    return f"{CHANNEL}:{uuid.uuid4().hex[:8]}"
+    return session_key(Channel.DESKTOP, uuid.uuid4().hex[:8])
 
 
 class ChatWindow(QWidget):
@@ -231,7 +231,7 @@ class ChatWindow(QWidget):
     def send(self, text: str, media: list[str]) -> None:
         if not self.current_key:
             self.show_session(new_session_key())
-        if text.strip().lower() == STOP:
+        if text.strip().lower() == STOP:  # typed: the chat shows no question for it
             self.stop()
             return
         model = self._model_for(self.current_key)
@@ -247,7 +247,7 @@ class ChatWindow(QWidget):
 
     def stop(self) -> None:
         if self.current_key:
-            self.bridge.send(self.current_key, STOP)
+            self.bridge.stop(self.current_key)
         self.composer.input.setFocus()  # the Stop button hides: the keyboard goes back to writing
 
     def retry(self, row: ChatRow) -> None:
@@ -286,7 +286,7 @@ class ChatWindow(QWidget):
 
     async def delete_session(self, key: str) -> None:
         if key in self._busy:
-            self.bridge.send(key, STOP)
+            self.bridge.stop(key)
         await self.bridge.delete_chat(key)
         self.models.pop(key, None)
         if key == self.current_key:
@@ -385,7 +385,7 @@ class ChatWindow(QWidget):
     async def _open_latest(self) -> None:
         infos = await self.bridge.list_chats()
         if not self.current_key:
-            desktop = [i.key for i in infos if i.key.startswith(f"{CHANNEL}:")]
+            desktop = [i.key for i in infos if channel_of(i.key) is Channel.DESKTOP]
             self.show_session(desktop[0] if desktop else new_session_key())
 
     def eventFilter(self, watched: QObject, event: QEvent) -> bool:

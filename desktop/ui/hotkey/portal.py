@@ -12,7 +12,7 @@ import secrets
 from collections.abc import Callable
 from typing import Any
 
-from desktop.tasks import spawn
+from desktop.kernel.taskset import spawn
 from desktop.ui.hotkey import Chord, HotkeyError
 from desktop.ui.hotkey.x11 import keysym_name
 

@@ -20,9 +20,9 @@ from PySide6.QtWidgets import (
     QWidget,
 )
 
-from desktop.local_time import local_time
+from desktop.kernel.local_time import local_time
+from desktop.kernel.taskset import spawn
 from desktop.memory.git_history import Commit, GitError
-from desktop.tasks import spawn
 from desktop.ui.bridge import CoreBridge
 from desktop.ui.skills.details import Notice
 from desktop.ui.skills.model import GREEN, RED

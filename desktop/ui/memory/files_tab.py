@@ -1,6 +1,6 @@
 """The Memory tab: MEMORY.md, USER.md and SOUL.md, rendered or edited. A save is atomic and recorded
 in the memory history (so it can be undone); changes made on disk by others show up by themselves.
-The files are read and written through desktop.workspace_files: one that became a link out of the workspace
+The files are read and written through desktop.workspace.access: one that became a link out of the workspace
 (or a pipe, or too big) is not shown, and the tab says why."""
 
 from __future__ import annotations
@@ -23,14 +23,14 @@ from PySide6.QtWidgets import (
     QWidget,
 )
 
-from desktop import workspace_files
+from desktop.kernel.taskset import spawn
 from desktop.memory.git_history import GitError
-from desktop.tasks import spawn
 from desktop.ui.bridge import CoreBridge
 from desktop.ui.markdown import MarkdownBrowser
 from desktop.ui.skills.details import Notice
 from desktop.ui.skills.model import AMBER, GREEN, RED
-from desktop.workspace import MEMORY_FILE, TEXT_FILE_LIMIT
+from desktop.workspace import access
+from desktop.workspace.layout import MEMORY_FILE, TEXT_FILE_LIMIT
 
 # (label in the list, path relative to the workspace)
 FILES = (("MEMORY.md — long-term facts", MEMORY_FILE),
@@ -43,7 +43,7 @@ def _read_all(workspace: Path) -> tuple[dict[str, str], dict[str, str]]:
     """Every file's text, and why a file was not read (for those that may not be)."""
     texts, refused = {}, {}
     for _, name in FILES:
-        texts[name], why = workspace_files.load_text(workspace, name, TEXT_FILE_LIMIT)
+        texts[name], why = access.load_text(workspace, name, TEXT_FILE_LIMIT)
         if why:
             refused[name] = why
     return texts, refused
@@ -124,7 +124,7 @@ class MemoryFilesTab(QWidget):
         workspace = self.bridge.workspace
         texts, self._refused = await asyncio.to_thread(_read_all, workspace)
         present = await asyncio.to_thread(
-            lambda: [name for _, name in FILES if workspace_files.kind(workspace, name) == "file"])
+            lambda: [name for _, name in FILES if access.kind(workspace, name) == "file"])
         self._watch(workspace, present)
         changed = texts.get(self.current) != self._disk.get(self.current)
         if self.dirty and changed:
@@ -160,7 +160,7 @@ class MemoryFilesTab(QWidget):
         except GitError as exc:
             self.notice.show_html(AMBER, f"The memory history is unavailable ({exc}); saving anyway.")
         try:
-            await asyncio.to_thread(workspace_files.write_text, self.bridge.workspace, name, text)
+            await asyncio.to_thread(access.write_text, self.bridge.workspace, name, text)
         except OSError as exc:
             self.notice.show_html(RED, f"Could not save {name}: {exc.strerror or exc}. Your text is still here.")
             return False

@@ -28,10 +28,10 @@ from PySide6.QtWidgets import (
     QWidget,
 )
 
-from desktop.local_time import local_time
+from desktop.kernel.local_time import local_time
+from desktop.kernel.taskset import spawn
 from desktop.memory.history_search import Query, search
 from desktop.memory.store import HistoryEntry
-from desktop.tasks import spawn
 from desktop.ui.bridge import CoreBridge
 
 FIRST_SCREEN = 300  # entries shown before the whole file is loaded

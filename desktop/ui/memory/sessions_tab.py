@@ -23,10 +23,10 @@ from PySide6.QtWidgets import (
     QWidget,
 )
 
-from desktop.atomic import atomic_write_text
-from desktop.local_time import local_time
+from desktop.kernel.atomic import atomic_write_text
+from desktop.kernel.local_time import local_time
+from desktop.kernel.taskset import spawn
 from desktop.memory.export import session_markdown
-from desktop.tasks import spawn
 from desktop.ui.bridge import CoreBridge
 from desktop.ui.skills import dialogs
 from desktop.ui.skills.details import Notice

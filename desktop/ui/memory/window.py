@@ -7,7 +7,7 @@ from PySide6.QtCore import Signal
 from PySide6.QtGui import QShowEvent
 from PySide6.QtWidgets import QTabWidget, QVBoxLayout, QWidget
 
-from desktop.tasks import spawn
+from desktop.kernel.taskset import spawn
 from desktop.ui.bridge import CoreBridge
 from desktop.ui.memory.changes_tab import ChangesTab
 from desktop.ui.memory.files_tab import MemoryFilesTab

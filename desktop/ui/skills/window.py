@@ -33,12 +33,12 @@ from PySide6.QtWidgets import (
     QWidget,
 )
 
-from desktop.bus import TurnFinished
+from desktop.kernel.bus import TurnFinished
+from desktop.kernel.taskset import TaskSet
 from desktop.settings import SettingsError
 from desktop.skills import files
 from desktop.skills.install import InstallError, SkillExistsError, install_skill
 from desktop.skills.loader import SkillsLoader, SkillStatus
-from desktop.tasks import TaskSet
 from desktop.ui.bridge import CoreBridge
 from desktop.ui.skills import dialogs
 from desktop.ui.skills.details import Notice, SkillDetails, SkillEditor

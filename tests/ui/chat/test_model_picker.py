@@ -7,7 +7,7 @@ from pathlib import Path
 
 import yaml
 
-from desktop.bus import TurnFinished
+from desktop.kernel.bus import TurnFinished
 from desktop.ui.bridge import CoreBridge
 from desktop.ui.chat.window import ChatWindow
 from tests.fakeserver import FakeOpenAI

@@ -8,7 +8,7 @@ from pathlib import Path
 from PySide6.QtCore import Qt
 from PySide6.QtWidgets import QApplication
 
-from desktop.session import Session
+from desktop.session.session import Session
 from desktop.ui.bridge import CoreBridge
 from desktop.ui.chat.window import ChatWindow
 from tests.ui.conftest import until

@@ -7,6 +7,7 @@ from typing import Any
 
 from PySide6.QtCore import Qt
 
+from desktop.subagents import Subagents
 from desktop.ui.bridge import CoreBridge
 from desktop.ui.chat.task_transcript import TranscriptDialog, readable
 from desktop.ui.chat.tasks_panel import TaskRow
@@ -59,7 +60,7 @@ async def test_the_panel_shows_steps_cancels_and_opens_the_transcript(
     assert done.open_button.isVisible() and not done.cancel_button.isVisible()
 
     qtbot.mouseClick(running.cancel_button, Qt.MouseButton.LeftButton)
-    (task,) = [t for t in bridge.core.subagents.of(window.current_key) if t.label == "Long build"]
+    (task,) = [t for t in bridge.core.get(Subagents).of(window.current_key) if t.label == "Long build"]
     await until(lambda: task.status == "cancelled", timeout=TURN)
     await until(lambda: rows(window)["Long build"].detail.text() == "Cancelled.")
     assert rows(window)["Long build"].open_button.isVisible()

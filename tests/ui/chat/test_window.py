@@ -9,8 +9,8 @@ from PySide6.QtCore import QMimeData, QPoint, QPointF, Qt, QUrl
 from PySide6.QtGui import QDragEnterEvent, QDropEvent, QGuiApplication
 from PySide6.QtWidgets import QApplication, QLineEdit, QMessageBox
 
-from desktop.bus import MessageKind, TurnFinished, TurnStarted
-from desktop.session import Session
+from desktop.kernel.bus import MessageKind, TurnFinished, TurnStarted
+from desktop.session.session import Session
 from desktop.ui.bridge import CoreBridge
 from desktop.ui.chat.model import ChatRow, Kind, TranscriptModel, rows_from_messages
 from desktop.ui.chat.window import ChatWindow

@@ -13,7 +13,8 @@ from typing import Any
 import pytest
 from PySide6.QtCore import QDate, Qt
 
-from desktop import tasks
+from desktop.kernel import taskset
+from desktop.memory import Memory
 from desktop.ui.bridge import CoreBridge
 from desktop.ui.memory.window import MemoryWindow
 from tests.ui.conftest import until
@@ -28,7 +29,7 @@ async def window(bridge: CoreBridge, qtbot) -> AsyncIterator[MemoryWindow]:  # t
     made.resize(1040, 700)
     made.show()
     yield made  # pytest-qt closes and deletes it before fixtures are torn down
-    await until(lambda: not tasks.pending(), message="the window's background work to finish")
+    await until(lambda: not taskset.pending(), message="the window's background work to finish")
 
 
 def shot(widget: Any, name: str) -> None:
@@ -91,9 +92,9 @@ async def test_restore_a_change_from_its_diff(window: MemoryWindow, qtbot) -> No
     core = window.bridge.core
     user = core.workspace / "USER.md"
     original = user.read_text()
-    await core.memory.git.ensure()
+    await core.get(Memory).git.ensure()
     user.write_text(original.replace("- Name:", "- Name: Sam"))
-    rev = await core.memory.git.commit(["USER.md"], "Dream: update USER.md\n\n- [USER] Name is Sam")
+    rev = await core.get(Memory).git.commit(["USER.md"], "Dream: update USER.md\n\n- [USER] Name is Sam")
     assert rev is not None
     window.show_commit(rev[:7])
     tab = window.changes
@@ -124,7 +125,7 @@ def write_history(path: Path, count: int) -> None:
 
 
 async def test_history_search_by_text_regex_and_date(window: MemoryWindow, qtbot) -> None:  # type: ignore[no-untyped-def]
-    write_history(window.bridge.core.memory.store.history_file, 3000)
+    write_history(window.bridge.core.get(Memory).store.history_file, 3000)
     tab = window.history
     window.tabs.setCurrentWidget(tab)
     await until(lambda: tab.loaded and not tab.searching and tab.model.rowCount() == 3000)
@@ -176,7 +177,7 @@ async def test_history_names_chats_by_title_and_explains_itself_when_empty(windo
     session = await core.sessions.load("desktop:a")
     session.metadata["title"] = "Trip to Lyon"
     await core.sessions.append(session, {"role": "user", "content": "Lyon?"})
-    store = core.memory.store
+    store = core.get(Memory).store
     store.append_history("desktop:a", "Planned a trip to Lyon.")
     store.append_history("desktop:gone", "A chat that was deleted since.")
     await tab.load()

@@ -14,7 +14,7 @@ from PySide6.QtCore import QEvent, QMimeData, QPoint, QPointF, Qt, QUrl
 from PySide6.QtGui import QDragEnterEvent, QDropEvent, QKeyEvent, QMouseEvent
 from PySide6.QtWidgets import QApplication, QDialogButtonBox
 
-from desktop.bus import TurnFinished
+from desktop.kernel.bus import TurnFinished
 from desktop.skills.frontmatter import parse_skill
 from desktop.ui.bridge import CoreBridge
 from desktop.ui.skills.dialogs import NameDialog

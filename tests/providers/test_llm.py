@@ -1,17 +1,26 @@
-"""A stream that stays open but brings no content is stalled: keep-alives and empty chunks are no progress, so
+"""The model call (desktop/providers/llm.py).
+
+A stream that stays open but brings no content is stalled: keep-alives and empty chunks are no progress, so
 the call ends after provider.timeout (tried again as usual while nothing reached the user). Content arriving
 slowly but steadily is progress, however long the whole answer takes. Through real turns against the
-scripted server."""
+scripted server.
+
+The provider skips the openai client's message transform; that is only right while the transform would
+leave messages and tools unchanged. If an openai upgrade makes it change them, the last test fails."""
 
 from __future__ import annotations
 
 import asyncio
+import copy
 from typing import Any
 
 import pytest
+from openai._utils._transform import async_maybe_transform
+from openai.types.chat import completion_create_params
 
-from desktop.bus import Retrying, TextDelta, TurnError, TurnFinished
-from desktop.core import Core
+from desktop.config import Config
+from desktop.core import Core, default_tools
+from desktop.kernel.bus import Retrying, TextDelta, TurnError, TurnFinished
 from tests.conftest import Conversation
 from tests.fakeserver import FakeOpenAI
 
@@ -73,3 +82,19 @@ async def test_slow_but_steady_content_may_take_longer_than_the_timeout(chat: Co
     end = await chat.ask("what do my notes say?")
     assert isinstance(end, TurnFinished) and end.content == "The notes file is not there yet."
     assert len(fake.requests) == 2 and not chat.of(Retrying)
+
+
+async def test_openai_transform_is_identity_for_our_messages_and_tools(tmp_path) -> None:
+    tools = default_tools(Config(), tmp_path).schemas()
+    messages = [
+        {"role": "system", "content": "sys"},
+        {"role": "user", "content": [{"type": "text", "text": "look"},
+                                     {"type": "image_url", "image_url": {"url": "data:image/png;base64,AAAA"}}]},
+        {"role": "assistant", "content": None, "reasoning_content": "hmm",
+         "tool_calls": [{"id": "c1", "type": "function", "function": {"name": "exec", "arguments": "{}"}}]},
+        {"role": "tool", "tool_call_id": "c1", "name": "exec", "content": "out"},
+        {"role": "assistant", "content": "done"},
+    ]
+    body = {"messages": copy.deepcopy(messages), "model": "m", "stream": True, "tools": copy.deepcopy(tools)}
+    out = await async_maybe_transform(body, completion_create_params.CompletionCreateParamsStreaming)
+    assert out["messages"] == messages and out["tools"] == tools

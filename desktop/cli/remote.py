@@ -42,7 +42,7 @@ import sys
 from collections.abc import Callable, Iterator
 from typing import Any, Protocol
 
-from desktop.paths import Home, home
+from desktop.kernel.paths import Home, home
 
 PROTOCOL = 2  # 2: the app says it is alive while a command runs
 CONNECT_TIMEOUT = 0.5  # seconds; a live app accepts at once

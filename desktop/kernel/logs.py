@@ -7,7 +7,7 @@ import logging.handlers
 import re
 from pathlib import Path
 
-from desktop import secrets
+from desktop.kernel import secrets
 
 _KEY_SHAPES = re.compile(r"\b(sk-[A-Za-z0-9_\-]{8,}|Bearer\s+[A-Za-z0-9._\-]{8,})")
 _NOISY = {"qasync": logging.INFO,  # logs every to_thread call's arguments and results at DEBUG

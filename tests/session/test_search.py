@@ -10,8 +10,8 @@ from typing import Any
 
 import pytest
 
-from desktop.session import Session, SessionStore
-from desktop.session_search import ChatHit, scan, search_chats
+from desktop.session.search import ChatHit, scan, search_chats
+from desktop.session.session import Session, SessionStore
 
 
 async def saved(store: SessionStore, key: str, title: str, *messages: dict[str, Any], age: float = 0) -> Session:

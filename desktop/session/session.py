@@ -14,7 +14,7 @@ from pathlib import Path
 from typing import Any
 from urllib.parse import quote, unquote
 
-from desktop.atomic import append_jsonl, atomic_write_text, read_jsonl
+from desktop.kernel.atomic import append_jsonl, atomic_write_text, read_jsonl
 
 log = logging.getLogger(__name__)
 

@@ -7,7 +7,7 @@ from collections.abc import Iterator
 
 import pytest
 
-from desktop.local_time import local_time
+from desktop.kernel.local_time import local_time
 
 
 @pytest.fixture

@@ -8,7 +8,7 @@ from pathlib import Path
 
 import pytest
 
-from desktop import workspace_files as wf
+from desktop.workspace import access as wf
 
 SECRET = "the contents of a file the sandbox hides"
 

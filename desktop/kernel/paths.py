@@ -10,7 +10,7 @@ import platformdirs
 
 APP_NAME = "nanobot-tray"
 HOME_ENV = "NANOBOT_TRAY_HOME"
-_PACKAGE_DIR = Path(__file__).resolve().parent
+_PACKAGE_DIR = Path(__file__).resolve().parents[1]  # desktop/
 
 
 @dataclass(frozen=True)

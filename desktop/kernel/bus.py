@@ -1,4 +1,9 @@
-"""The message bus: inbound user/system messages in, outbound replies and progress events out."""
+"""The message bus and the turn contract: inbound messages in; out, to every subscriber, the events of a turn
+(started, streamed, tools, finished or failed) and a few about chats.
+
+Every event derives from `Event`. A feature's own events live with the feature (`desktop/subagents/events.py`,
+`desktop/mcp/events.py`) and ride the same bus, so this module changes when the turn does, not when a
+feature arrives."""
 
 from __future__ import annotations
 
@@ -12,29 +17,29 @@ from typing import Any, Protocol
 log = logging.getLogger(__name__)
 
 
+class Event:
+    """What the bus carries out: each kind is a dataclass deriving from this, matched by `isinstance`."""
+
+
 class MessageKind(enum.Enum):
     """Who a message to the agent comes from: the model is told, and the chat shows it accordingly."""
 
     USER = "user"  # typed by the person
-    NOTICE = "notice"  # the app telling the agent something
     SCHEDULED = "scheduled"  # a reminder or scheduled job came due
     SUBAGENT_RESULT = "subagent_result"  # a background task finished
 
 
 @dataclass
 class InboundMessage:
-    channel: str  # "desktop", "quick", "cli", "system"
-    chat_id: str
+    session_key: str  # "channel:chat_id" (desktop/kernel/channels.py)
     content: str
     media: list[str] = field(default_factory=list)  # file paths (images go to the model as images)
     kind: MessageKind = MessageKind.USER
     # Resolved with the turn's end (TurnFinished or TurnError) by the loop: what `AgentLoop.ask` awaits.
     reply: asyncio.Future[TurnFinished | TurnError] | None = field(default=None, repr=False, compare=False)
     redo: bool = False  # Retry, Regenerate or Edit: it replaces the chat's last turn instead of adding one
-
-    @property
-    def session_key(self) -> str:
-        return f"{self.channel}:{self.chat_id}"
+    # The slash command it is ("/new"), parsed once when the loop takes it; a stop is one from the start.
+    command: str | None = None
 
 
 class OutboundKind(enum.Enum):
@@ -43,7 +48,7 @@ class OutboundKind(enum.Enum):
 
 
 @dataclass
-class OutboundMessage:
+class OutboundMessage(Event):
     """A message for the user that is not a turn's answer (the answer rides on TurnFinished, once)."""
 
     session_key: str
@@ -52,19 +57,19 @@ class OutboundMessage:
 
 
 @dataclass
-class TextDelta:
+class TextDelta(Event):
     session_key: str
     text: str
 
 
 @dataclass
-class ReasoningDelta:
+class ReasoningDelta(Event):
     session_key: str
     text: str
 
 
 @dataclass
-class ToolStarted:
+class ToolStarted(Event):
     session_key: str
     call_id: str
     name: str
@@ -73,7 +78,7 @@ class ToolStarted:
 
 
 @dataclass
-class ToolProgress:
+class ToolProgress(Event):
     """The last lines a running tool (exec) has printed so far, for the chat to show while it runs."""
 
     session_key: str
@@ -82,7 +87,7 @@ class ToolProgress:
 
 
 @dataclass
-class ToolAwaiting:
+class ToolAwaiting(Event):
     """A tool call waits for the person's yes or no (an approval question) before it runs, or no longer."""
 
     session_key: str
@@ -91,7 +96,7 @@ class ToolAwaiting:
 
 
 @dataclass
-class ToolFinished:
+class ToolFinished(Event):
     session_key: str
     call_id: str
     name: str
@@ -101,13 +106,13 @@ class ToolFinished:
 
 
 @dataclass
-class TurnStarted:
+class TurnStarted(Event):
     session_key: str
     kind: MessageKind = MessageKind.USER  # what started it: a scheduled turn's feature notifies for itself
 
 
 @dataclass
-class TurnFinished:
+class TurnFinished(Event):
     """The turn ended: `content` is the final answer (partial when `stopped`), or a queued command's reply."""
 
     session_key: str
@@ -116,15 +121,15 @@ class TurnFinished:
 
 
 @dataclass
-class ChatSetAside:
-    """/new moved the chat's conversation to `kept_as` (still listed and openable); `session_key` is empty now."""
+class ChatSetAside(Event):
+    """/new moved the chat's conversation to a key of its own (still listed and openable); `session_key` is
+    empty now."""
 
     session_key: str
-    kept_as: str
 
 
 @dataclass
-class Retrying:
+class Retrying(Event):
     """A model call failed and is tried again after `seconds`: try `attempt` of `attempts`."""
 
     session_key: str
@@ -134,7 +139,7 @@ class Retrying:
 
 
 @dataclass
-class TurnError:
+class TurnError(Event):
     """The turn failed (e.g. the provider after retries). `kind` is a FailureKind value: what can help."""
 
     session_key: str
@@ -142,50 +147,6 @@ class TurnError:
     kind: str = "other"
 
 
-TASK_ACTIVE = ("queued", "running")  # a background task in these states has not ended
-
-
-@dataclass(frozen=True)
-class TaskSnapshot:
-    """One background task (subagent) as it was when published: views keep it while the task moves on."""
-
-    id: str
-    origin: str  # the session key of the chat that started it
-    label: str
-    status: str  # queued, running, done, failed, cancelled
-    started: float  # time.time() when it was asked for
-    step: str = ""  # what it does now while running, e.g. "exec: pytest -q"
-    result: str = ""  # its report, or why it failed or stopped, once it has ended
-    finished: float | None = None
-
-    @property
-    def active(self) -> bool:
-        return self.status in TASK_ACTIVE
-
-
-@dataclass
-class BackgroundTasks:
-    """Every chat's running, queued and recent background tasks: published whenever one starts, ends or moves
-    to another step, so the tray and the chat window need not ask."""
-
-    tasks: list[TaskSnapshot]
-
-    @property
-    def running(self) -> list[TaskSnapshot]:
-        return [t for t in self.tasks if t.status == "running"]
-
-
-@dataclass
-class McpServerChanged:
-    """An MCP server started connecting, connected, failed, stopped or refreshed its tools (Settings shows it)."""
-
-    name: str
-    state: str  # connecting, connected, failed or stopped
-
-
-Event = (OutboundMessage | TextDelta | ReasoningDelta | ToolStarted | ToolFinished | TurnStarted
-         | TurnFinished | TurnError | ChatSetAside | Retrying | ToolProgress | ToolAwaiting | BackgroundTasks
-         | McpServerChanged)
 Subscriber = Callable[[Event], None]
 
 

@@ -1,6 +1,6 @@
 """The workspace folder's layout: first-run templates, prompt files, and the names of the memory files.
 
-Every file here is read and written through desktop.workspace_files: sandboxed commands write the workspace,
+Every file here is read and written through desktop.workspace.access: sandboxed commands write the workspace,
 so a template is created only where the name is free (never through a link someone left there) and a prompt
 override that leads out of the workspace is refused in favour of the shipped prompt."""
 
@@ -9,8 +9,8 @@ from __future__ import annotations
 from functools import cache
 from pathlib import Path
 
-from desktop import workspace_files
-from desktop.paths import bundled
+from desktop.kernel.paths import bundled
+from desktop.workspace import access
 
 BOOTSTRAP_FILES = ("AGENTS.md", "SOUL.md", "USER.md", "TOOLS.md")
 MEMORY_FILE = "memory/MEMORY.md"
@@ -40,16 +40,16 @@ def ensure_workspace(workspace: Path) -> list[Path]:
     workspace.mkdir(parents=True, exist_ok=True)
     for folder in ("skills", "memory"):
         try:
-            with workspace_files.opened_dir(workspace, folder, create=True):
+            with access.opened_dir(workspace, folder, create=True):
                 pass
         except OSError as exc:
-            workspace_files.report(exc, folder)
+            access.report(exc, folder)
     for template, target in _TEMPLATE_TARGETS.items():
         try:
-            if workspace_files.create_text(workspace, target, template_text(template)):
+            if access.create_text(workspace, target, template_text(template)):
                 created.append(workspace / target)
         except OSError as exc:
-            workspace_files.report(exc, target)
+            access.report(exc, target)
     return created
 
 
@@ -62,7 +62,7 @@ def is_untouched_template(name: str, text: str) -> bool:
 def prompt_text(name: str, workspace: Path) -> str:
     """A prompt file from resources/prompts, unless the user overrides it in <workspace>/prompts (an
     override that may not be read is reported, and the shipped prompt used)."""
-    text, _refused = workspace_files.load_text(workspace, f"prompts/{name}", TEXT_FILE_LIMIT)
+    text, _refused = access.load_text(workspace, f"prompts/{name}", TEXT_FILE_LIMIT)
     if text:
         return text
     return (bundled("resources") / "prompts" / name).read_text(encoding="utf-8")

@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import pytest
 
-from desktop import secrets
+from desktop.kernel import secrets
 from tests.memkeyring import MemoryKeyring
 
 
@@ -31,7 +31,7 @@ def test_bad_input_is_refused(memory_keyring: MemoryKeyring) -> None:
 def test_keys_are_scrubbed_from_logs(memory_keyring: MemoryKeyring, tmp_path, capsys) -> None:
     import logging
 
-    from desktop.logs import setup_logging
+    from desktop.kernel.logs import setup_logging
 
     root = logging.getLogger()
     before = list(root.handlers)

@@ -46,7 +46,7 @@ def read_jsonl(path: Path) -> tuple[list[dict[str, Any]], list[int]]:
 
 
 def parse_jsonl(lines: Iterable[str]) -> tuple[list[dict[str, Any]], list[int]]:
-    """`read_jsonl` over lines already opened (a workspace file is opened through desktop.workspace_files)."""
+    """`read_jsonl` over lines already opened (a workspace file is opened through desktop.workspace.access)."""
     records: list[dict[str, Any]] = []
     bad: list[int] = []
     for number, line in enumerate(lines, 1):
