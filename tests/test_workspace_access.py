@@ -126,7 +126,7 @@ ALLOWED: dict[str, str] = {
     "desktop/ui/chat/window.py:ChatWindow.dropEvent": _CHOSEN + " (dropped attachments)",
     "desktop/ui/icons.py:_file_icon": _SHIPPED,
     "desktop/ui/icons.py:install_theme_icons": _SHIPPED,
-    "desktop/ui/mcp_servers.py:_tail": _OWN,
+    "desktop/ui/mcp/page.py:_tail": _OWN,
     "desktop/ui/settings.py:SettingsWindow.form_config": _CHOSEN + " (is the workspace field a file?)",
     "desktop/workspace/layout.py:ensure_workspace": "makes the workspace folder itself, where the person chose it",
     "desktop/workspace/layout.py:prompt_text": _SHIPPED + " (a workspace override is read through desktop.workspace.access)",

@@ -23,13 +23,7 @@ from desktop.mcp.connection import ServerConnection
 from desktop.mcp.importer import CLAUDE_DESKTOP_FILE, Imported, read_servers
 from desktop.mcp.probe import probed
 from desktop.mcp.settings import McpServerConfig
-from desktop.memory import Memory
-from desktop.memory.git_history import GitHistory
-from desktop.memory.history_search import read_newest
-from desktop.memory.store import HistoryEntry
 from desktop.providers.server_models import offered_models
-from desktop.reminders import Reminders
-from desktop.reminders.jobs import Job
 from desktop.session.search import ChatHit, search_chats
 from desktop.session.session import Session, SessionInfo
 from desktop.skills.loader import SkillsLoader, set_skill_enabled
@@ -127,23 +121,6 @@ class CoreBridge(QObject):
         loader = self.core.context.skills
         assert loader is not None, "the core was built without a skills loader"
         return loader
-
-    @property
-    def memory_git(self) -> GitHistory:
-        """The memory files' history (Dream's and hand edits' changes, undoable)."""
-        return self.core.get(Memory).git
-
-    async def history_stamp(self) -> tuple[int, int] | None:
-        """(size, mtime) of history.jsonl: whether it changed since it was read."""
-        return await asyncio.to_thread(self.core.get(Memory).store.history_stamp)
-
-    async def read_newest_history(self, count: int) -> list[HistoryEntry]:
-        """The newest `count` history entries, newest first, from the end of the file."""
-        store = self.core.get(Memory).store
-        return await asyncio.to_thread(lambda: read_newest(store.open_history(), count))
-
-    async def read_history(self) -> list[HistoryEntry]:
-        return await asyncio.to_thread(self.core.get(Memory).store.read_history)
 
     async def session_titles(self) -> dict[str, str]:
         """Every saved chat's title by session key (read from disk, off the GUI thread)."""
@@ -252,25 +229,6 @@ class CoreBridge(QObject):
             await self.core.settings.update(lambda config: config.mcp.servers.update(
                 {k: v for k, v in found.added.items() if k not in config.mcp.servers}))
         return found
-
-    # ----- reminders (desktop/reminders)
-    def reminders(self) -> list[Job]:
-        return list(self.core.get(Reminders).jobs)
-
-    def on_reminders(self, listener: Callable[[], None]) -> Callable[[], None]:
-        """Hear that the jobs changed (added, run, paused, removed); returns an unsubscribe."""
-        return self.core.get(Reminders).subscribe(listener)
-
-    async def set_reminder_paused(self, job_id: str, paused: bool) -> None:
-        await self.core.get(Reminders).set_paused(job_id, paused)
-
-    def run_reminder_now(self, job_id: str) -> None:
-        """Start the job's turn now; its answer is notified like a due run's."""
-        self.core.get(Reminders).run_now(job_id)
-
-    async def remove_reminder(self, job_id: str) -> None:
-        """Raises LookupError when the job is gone already."""
-        await self.core.get(Reminders).remove(job_id)
 
     @property
     def workspace(self) -> Path:

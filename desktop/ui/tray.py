@@ -1,6 +1,7 @@
 """The tray icon: shows what the agent is doing and offers the app's entry points.
 
-It only emits signals for the user's choices; desktop/ui/app.py decides what each one opens."""
+It only emits signals for the user's choices; desktop/ui/app.py decides what each one opens. Features add
+their own entries (`add_entry`), between the chat's and Settings."""
 
 from __future__ import annotations
 
@@ -23,9 +24,6 @@ class Tray(QObject):
     quick_prompt = Signal()
     show_chat = Signal()
     toggle_chat = Signal()  # left click on the icon
-    skills = Signal()
-    memory = Signal()
-    reminders = Signal()
     settings = Signal()
     quit_requested = Signal()
     dnd_changed = Signal(bool)
@@ -47,11 +45,10 @@ class Tray(QObject):
         self.background_action.setEnabled(False)
         self._background_separator = self.menu.addSeparator()
         for label, signal in (("New chat", self.new_chat), ("Quick prompt", self.quick_prompt),
-                              ("Chat", self.show_chat), ("Skills", self.skills),
-                              ("Memory && history", self.memory), ("Reminders", self.reminders),
-                              ("Settings", self.settings)):
+                              ("Chat", self.show_chat), ("Settings", self.settings)):
             action = self.menu.addAction(label)
             action.triggered.connect(signal.emit)
+        self._settings_action = action
         self.menu.addSeparator()
         self.dnd_action: QAction = self.menu.addAction("Do not disturb")
         self.dnd_action.setCheckable(True)
@@ -89,6 +86,13 @@ class Tray(QObject):
         old.deleteLater()
         self.icon.show()
         self.icon_replaced.emit()
+
+    def add_entry(self, label: str, chosen: Callable[[], None]) -> QAction:
+        """A feature's menu entry, after those added before it and ahead of Settings."""
+        action = QAction(label, self.menu)
+        action.triggered.connect(lambda: chosen())
+        self.menu.insertAction(self._settings_action, action)
+        return action
 
     def set_model(self, model: str) -> None:
         self._model = model

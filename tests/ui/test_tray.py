@@ -25,17 +25,19 @@ def _entries(tray: Tray) -> list[str]:
 
 
 def test_menu_offers_every_entry_point_in_order(qtbot) -> None:  # type: ignore[no-untyped-def]
+    """Features' entries (desktop/ui/features.py) come after the chat's, in the order they were added."""
     tray = Tray()
-    assert _entries(tray) == ["New chat", "Quick prompt", "Chat", "Skills", "Memory && history", "Reminders", "Settings", "",
-                      "Do not disturb", "", "Quit"]
     fired: list[str] = []
-    for name in ("new_chat", "quick_prompt", "show_chat", "skills", "memory", "reminders", "settings",
-                 "quit_requested"):
+    for label in ("Skills", "Memory && history"):
+        tray.add_entry(label, lambda label=label: fired.append(label))
+    assert _entries(tray) == ["New chat", "Quick prompt", "Chat", "Skills", "Memory && history", "Settings", "",
+                              "Do not disturb", "", "Quit"]
+    for name in ("new_chat", "quick_prompt", "show_chat", "settings", "quit_requested"):
         getattr(tray, name).connect(lambda name=name: fired.append(name))
     for action in tray.menu.actions():
         if action.text() and not action.isCheckable():
             action.trigger()
-    assert fired == ["new_chat", "quick_prompt", "show_chat", "skills", "memory", "reminders", "settings",
+    assert fired == ["new_chat", "quick_prompt", "show_chat", "Skills", "Memory && history", "settings",
                      "quit_requested"]
 
 

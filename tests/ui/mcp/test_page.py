@@ -17,7 +17,8 @@ from pytestqt.qtbot import QtBot
 from desktop.mcp import McpServers
 from desktop.mcp.settings import McpServerConfig
 from desktop.ui.bridge import CoreBridge
-from desktop.ui.mcp_servers import LogDialog, McpServersPage, ServerDialog
+from desktop.ui.mcp import CAPTION
+from desktop.ui.mcp.page import LogDialog, McpServersPage, ServerDialog
 from desktop.ui.settings import SettingsWindow
 from tests.conftest import write_config
 from tests.mcp.conftest import FAST, SERVER, http_server, remote_servers, stdio_server
@@ -38,12 +39,13 @@ def model_config(model_config: dict[str, Any], home_dir: Path, monkeypatch: pyte
 
 
 async def opened(qtbot: QtBot, bridge: CoreBridge) -> McpServersPage:
-    window = SettingsWindow(bridge)
+    window = SettingsWindow(bridge, [("MCP servers", CAPTION, lambda: McpServersPage(bridge))])
     qtbot.addWidget(window)
     window.resize(700, 640)
     window.show()
-    window.tabs.setCurrentIndex(window.tabs.indexOf(window.mcp_servers.parentWidget()))
-    page = window.mcp_servers
+    page = window.findChild(McpServersPage)
+    assert page is not None
+    window.tabs.setCurrentIndex(window.tabs.indexOf(page.parentWidget()))
     await until(lambda: len(page.rows) == 3, message="servers listed")
     return page
 
