@@ -119,7 +119,7 @@ ALLOWED: dict[str, str] = {
     "desktop/tools/shell.py:_as_path": "the command refusals' reading of a command's words: names only",
     "desktop/tools/shell.py:_hard_linked": "the command refusals: whether a named file is a hard link",
     "desktop/ui/app.py:Shell._config_changed": _OWN,
-    "desktop/ui/bridge.py:CoreBridge.claude_desktop_file": "Claude Desktop's configuration file, to offer importing",
+    "desktop/mcp/manage.py:claude_desktop_file": "Claude Desktop's configuration file, to offer importing",
     "desktop/ui/chat/composer.py:Composer.add_files": _CHOSEN + " (is it a file: attachments are read in "
                                                       "desktop/agent/context.py through desktop.workspace.access)",
     "desktop/ui/chat/task_transcript.py:TranscriptDialog.load": _SESSIONS,

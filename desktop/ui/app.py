@@ -500,7 +500,7 @@ class Shell(QObject):
             self.tray.set_attention(True)
 
     def _newest_message(self, session_key: str) -> int | None:
-        return self._bridge.newest_message(session_key) if self._bridge is not None else None
+        return self.core.sessions.newest_index(session_key) if self.core is not None else None
 
     def _chat_title(self, session_key: str) -> str:
         return self._bridge.session_title(session_key) if self._bridge is not None else session_key

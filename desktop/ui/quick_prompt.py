@@ -174,7 +174,8 @@ class QuickPrompt(QWidget):
 
     async def _find_last_quick(self) -> None:
         """After a restart, the newest saved quick chat is the one offered to continue."""
-        latest = next((k for k in await self.bridge.session_titles() if k.startswith(f"{CHANNEL}:")), "")
+        chats = await self.bridge.list_chats()  # most recently active first
+        latest = next((info.key for info in chats if info.key.startswith(f"{CHANNEL}:")), "")
         if latest and not self._last_quick:
             self._last_quick = latest
             if not self._continuing and self.question.isHidden():
@@ -236,7 +237,7 @@ class QuickPrompt(QWidget):
 
     def stop(self) -> None:
         if self._busy:
-            self.bridge.send(self.session_key, "/stop")
+            self.bridge.stop(self.session_key)
         self.input.setFocus()
 
     def retry(self) -> None:

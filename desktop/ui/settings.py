@@ -187,7 +187,7 @@ class SettingsWindow(QWidget):
         from desktop import autostart  # lazy: only Settings needs it
 
         self.autostart.setEnabled(False)  # until its current state is known
-        loaded = await self.bridge.read_settings()
+        loaded = await self.bridge.settings.read()
         self._show_problems(loaded.problems)
         self.load(loaded.config)
         self._show_command_mode(await self.bridge.command_mode())

@@ -36,7 +36,7 @@ from PySide6.QtWidgets import (
 from desktop.kernel.bus import ChatSetAside, Event, TurnError, TurnFinished, TurnStarted
 from desktop.kernel.taskset import spawn
 from desktop.ui.approval_card import ApprovalCards
-from desktop.ui.bridge import CoreBridge
+from desktop.ui.bridge import STOP, CoreBridge
 from desktop.ui.chat.composer import HINT, Composer
 from desktop.ui.chat.find_bar import FindBar
 from desktop.ui.chat.model import ChatRow, TranscriptModel, rows_from_messages
@@ -49,7 +49,6 @@ from desktop.ui.chat.view import MessageView
 log = logging.getLogger(__name__)
 
 CHANNEL = "desktop"
-STOP = "/stop"
 _STYLE = """
 #sidebar { background: palette(window); }
 QSplitter::handle { background: palette(midlight); }
@@ -247,7 +246,7 @@ class ChatWindow(QWidget):
 
     def stop(self) -> None:
         if self.current_key:
-            self.bridge.send(self.current_key, STOP)
+            self.bridge.stop(self.current_key)
         self.composer.input.setFocus()  # the Stop button hides: the keyboard goes back to writing
 
     def retry(self, row: ChatRow) -> None:
@@ -286,7 +285,7 @@ class ChatWindow(QWidget):
 
     async def delete_session(self, key: str) -> None:
         if key in self._busy:
-            self.bridge.send(key, STOP)
+            self.bridge.stop(key)
         await self.bridge.delete_chat(key)
         self.models.pop(key, None)
         if key == self.current_key:
@@ -359,7 +358,7 @@ class ChatWindow(QWidget):
 
     def _update_onboarding(self) -> None:
         """Without a model the transcript area shows the onboarding panel (or a pointer to Settings)."""
-        needed = not self.bridge.current_model()
+        needed = not self.bridge.settings.config.model
         if needed and self._onboarding is None:
             self._onboarding = _onboarding_panel(self.bridge, self._configured)
             self.stack.addWidget(self._onboarding)

@@ -15,9 +15,10 @@ CAPTION = "Programs and services that give the assistant more tools (MCP servers
 
 def attach_ui(host: UiHost) -> None:
     def build() -> McpServersPage:
+        from desktop.mcp import McpServers
         from desktop.ui.mcp.page import McpServersPage
 
-        return McpServersPage(host.bridge)
+        return McpServersPage(host.get(McpServers), host.bridge)
 
     host.add_settings_page("MCP servers", CAPTION, build)
 

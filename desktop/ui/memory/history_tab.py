@@ -206,7 +206,7 @@ class HistoryTab(QWidget):
     async def _load(self) -> None:
         self._loaded_stamp = await asyncio.to_thread(self.memory.store.history_stamp)
         newest = await asyncio.to_thread(self._read_newest)
-        self.model.titles = await self.bridge.session_titles()
+        self.model.titles = {info.key: info.title for info in await self.bridge.list_chats()}
         self.detail.setPlaceholderText(EMPTY if not newest else "Select an entry to read it in full.")
         if self.query().empty:
             self.model.replace(newest)

@@ -168,7 +168,7 @@ class RemindersWindow(QWidget):
             self.open_session.emit(job.session)
 
     async def _load_titles(self) -> None:
-        self._titles = await self.bridge.session_titles()
+        self._titles = {info.key: info.title for info in await self.bridge.list_chats()}
         self.refresh()
 
     def _enable(self) -> None:
