@@ -122,7 +122,7 @@ ALLOWED: dict[str, str] = {
     "desktop/mcp/manage.py:claude_desktop_file": "Claude Desktop's configuration file, to offer importing",
     "desktop/ui/chat/composer.py:Composer.add_files": _CHOSEN + " (is it a file: attachments are read in "
                                                       "desktop/agent/context.py through desktop.workspace.access)",
-    "desktop/ui/chat/task_transcript.py:TranscriptDialog.load": _SESSIONS,
+    "desktop/ui/subagents/transcript.py:TranscriptDialog.load": _SESSIONS,
     "desktop/ui/chat/window.py:ChatWindow.dropEvent": _CHOSEN + " (dropped attachments)",
     "desktop/ui/icons.py:_file_icon": _SHIPPED,
     "desktop/ui/icons.py:install_theme_icons": _SHIPPED,

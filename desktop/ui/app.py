@@ -45,6 +45,7 @@ from desktop.ui.window_manners import WindowManners
 if TYPE_CHECKING:  # the core takes a while to import: it loads on a worker thread after the tray is up
     from desktop.core import Core
     from desktop.ui.bridge import CoreBridge
+    from desktop.ui.chat.panel import ChatPanel
     from desktop.ui.chat.window import ChatWindow
     from desktop.ui.quick_prompt import QuickPrompt
     from desktop.ui.settings import SettingsWindow
@@ -163,6 +164,7 @@ class Shell(QObject):
         self._windows: dict[str, QWidget] = {}  # built so far, by kind
         self._builders: dict[str, Callable[[], QWidget]] = {"settings": self._build_settings}
         self._settings_pages: list[tuple[str, str, Callable[[], QWidget]]] = []
+        self._chat_panels: list[Callable[[], ChatPanel]] = []
         self._targets: dict[type, Callable[[Any], None]] = {}
         self._chat: ChatWindow | None = None
         self._quick: QuickPrompt | None = None
@@ -342,6 +344,9 @@ class Shell(QObject):
     def add_settings_page(self, title: str, caption: str, build: Callable[[], QWidget]) -> None:
         self._settings_pages.append((title, caption, build))
 
+    def add_chat_panel(self, build: Callable[[], ChatPanel]) -> None:
+        self._chat_panels.append(build)
+
     def on_target(self, target: type[T], open_target: Callable[[T], None]) -> None:
         self._targets[target] = open_target
 
@@ -395,7 +400,7 @@ class Shell(QObject):
     def _build_chat(self) -> ChatWindow:
         from desktop.ui.chat.window import ChatWindow
 
-        chat = ChatWindow(self.bridge)
+        chat = ChatWindow(self.bridge, self._chat_panels)
         chat.installEventFilter(self)
         chat.settings_requested.connect(lambda: self.open_window("settings"))
         self._chat = chat

@@ -21,7 +21,6 @@ from desktop.session.session import Session, SessionInfo
 from desktop.settings import Settings
 from desktop.skills.loader import SkillsLoader
 from desktop.subagents import Subagents
-from desktop.subagents.events import TaskSnapshot
 from desktop.tools.sandbox import SandboxMode
 from desktop.tools.shell import ExecTool
 from desktop.workspace.layout import ensure_workspace
@@ -86,21 +85,6 @@ class CoreBridge(QObject):
         """Saved chats whose title or messages contain `query` (all recent chats for ""), read off the GUI thread;
         cancelling the call stops the scan."""
         return await search_chats(self.core.sessions.directory, query)
-
-    # ----- background tasks (desktop/subagents); BackgroundTasks events say when they change
-    def background_tasks(self) -> list[TaskSnapshot]:
-        """Every chat's running, queued and recent background tasks as they are now."""
-        return self.core.get(Subagents).snapshots()
-
-    def cancel_task(self, task_id: str) -> None:
-        """Stop a background task the person cancelled (nothing when it has ended already)."""
-        task = self.core.get(Subagents).tasks.get(task_id)
-        if task is not None and task.active:
-            self.core.get(Subagents).cancel(task)
-
-    def task_transcript(self, task_id: str) -> Path:
-        """The task's whole run, one JSON message a line (it may not exist yet, or any more)."""
-        return self.core.get(Subagents).transcript(task_id)
 
     @property
     def skills(self) -> SkillsLoader:

@@ -18,6 +18,7 @@ if TYPE_CHECKING:
 
     from desktop.kernel.notices import Target
     from desktop.ui.bridge import CoreBridge
+    from desktop.ui.chat.panel import ChatPanel
 
 S = TypeVar("S")
 T = TypeVar("T", bound="Target")
@@ -35,6 +36,9 @@ class UiHost(Protocol):
 
     def add_settings_page(self, title: str, caption: str, build: Callable[[], QWidget]) -> None:
         """A tab of the Settings window, built with it."""
+
+    def add_chat_panel(self, build: Callable[[], ChatPanel]) -> None:
+        """A strip in the chat window above the composer, built with the window."""
 
     def on_target(self, target: type[T], open_target: Callable[[T], None]) -> None:
         """What a click on a notification aimed at `target` opens."""

@@ -31,6 +31,7 @@ from desktop.ui.hotkey import HotkeyStatus
 from desktop.ui.icons import TrayState
 from desktop.ui.notifier import GROUP_SECONDS
 from desktop.ui.single_instance import InstanceServer, server_name
+from desktop.ui.subagents.panel import TasksPanel
 from tests.fakeserver import FakeOpenAI
 from tests.ui.conftest import until
 
@@ -331,6 +332,7 @@ async def test_quit_lets_a_running_turn_finish_saving(model_config: dict[str, An
 async def test_windows_that_point_at_a_chat_open_it(shell: Shell) -> None:
     chat = shell.window("chat")
     assert chat is not None
+    assert chat.findChild(TasksPanel) is not None  # the features' strips are in the chat the app builds
     chat.hide()
     _tray_entry(shell, "Memory && history").trigger()  # → Sessions tab → "Open in chat"
     shell.window("memory").open_session.emit("desktop:from-memory")  # type: ignore[union-attr]

@@ -10,7 +10,7 @@ import asyncio
 import importlib.util
 import logging
 import uuid
-from collections.abc import Callable
+from collections.abc import Callable, Sequence
 from pathlib import Path
 
 from PySide6.QtCore import QEvent, QObject, Qt, QTimer, Signal
@@ -41,9 +41,9 @@ from desktop.ui.chat.composer import HINT, Composer
 from desktop.ui.chat.find_bar import FindBar
 from desktop.ui.chat.model import ChatRow, TranscriptModel, rows_from_messages
 from desktop.ui.chat.model_picker import ModelPicker
+from desktop.ui.chat.panel import ChatPanel
 from desktop.ui.chat.search_all import SearchAll
 from desktop.ui.chat.sidebar import NEW_TITLE, SessionList
-from desktop.ui.chat.tasks_panel import TasksPanel
 from desktop.ui.chat.view import MessageView
 
 log = logging.getLogger(__name__)
@@ -73,7 +73,9 @@ class ChatWindow(QWidget):
 
     settings_requested = Signal()  # the app opens Settings
 
-    def __init__(self, bridge: CoreBridge, parent: QWidget | None = None) -> None:
+    def __init__(self, bridge: CoreBridge, panels: Sequence[Callable[[], ChatPanel]] = (),
+                 parent: QWidget | None = None) -> None:
+        """`panels`: the features' strips above the composer (desktop/ui/host.py add_chat_panel)."""
         super().__init__(parent)
         self.bridge = bridge
         self.setWindowTitle("Nanobot")
@@ -119,8 +121,9 @@ class ChatWindow(QWidget):
         composer_area.setObjectName("composerArea")
         area_layout = QVBoxLayout(composer_area)
         area_layout.setContentsMargins(18, 6, 18, 14)
-        self.tasks_panel = TasksPanel(bridge)  # the chat's background tasks, while it has any
-        area_layout.addWidget(self.tasks_panel)
+        self.panels = [build() for build in panels]
+        for panel in self.panels:
+            area_layout.addWidget(panel)
         self.approvals = ApprovalCards(bridge, with_background=True)  # questions before a tool runs
         self.approvals.focus_freed.connect(self.composer.input.setFocus)
         area_layout.addWidget(self.approvals)
@@ -173,7 +176,8 @@ class ChatWindow(QWidget):
         self.current_key = key
         self._stop_editing()
         self.approvals.show_session(key)
-        self.tasks_panel.show_session(key)
+        for panel in self.panels:
+            panel.show_session(key)
         model = self._model_for(key)
         self.view.set_model(model)
         self.composer.set_busy(model.busy)
