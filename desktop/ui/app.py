@@ -24,6 +24,7 @@ import qasync
 from PySide6.QtCore import QEvent, QFileSystemWatcher, QObject, QTimer
 from PySide6.QtWidgets import QApplication, QMessageBox, QSystemTrayIcon, QWidget
 
+from desktop.conversation.state import Conversations
 from desktop.kernel.bus import Event
 from desktop.kernel.notices import Notice, OpenChat, Target
 from desktop.kernel.paths import Home, home
@@ -169,7 +170,9 @@ class Shell(QObject):
         self._chat: ChatWindow | None = None
         self._quick: QuickPrompt | None = None
         self._pending: list[dict[str, Any]] = []
-        self._turn_notes = TurnNotifications(self._on_screen, self._chat_title, self._newest_message)
+        self.conversations = Conversations()  # what every chat is doing, reduced from the events once
+        self._turn_notes = TurnNotifications(self.conversations, self._on_screen, self._chat_title,
+                                             self._newest_message)
         self._tasks = TaskSet("the shell")
         self._quit = asyncio.Event()
         self._state_written = asyncio.Lock()
@@ -178,7 +181,7 @@ class Shell(QObject):
         self.collector = GuiThreadCollector(self)  # Qt objects must never be freed on the model thread
 
         install_theme_icons()  # before the icon is shown: StatusNotifierItem hosts look it up by name
-        self.tray = Tray(self, self._chat_title)
+        self.tray = Tray(self, self._chat_title, self.conversations)
         self.tray.toggle_chat.connect(self.toggle_chat)
         self.tray.show_chat.connect(lambda: self.show_chat())
         self.tray.new_chat.connect(self.new_chat)
@@ -247,7 +250,7 @@ class Shell(QObject):
         questions = self.core.questions  # the core asks; cards and notifications answer
         questions.quiet = lambda: self.state.do_not_disturb
         notify_unseen(questions, self._on_screen, self._chat_title, self.core.bus.publish)
-        self._bridge = CoreBridge(self.core, self, questions)
+        self._bridge = CoreBridge(self.core, self, questions, self.conversations)
         self._bridge.event.connect(self.on_event)
         from desktop.cli.in_app import runner
 

@@ -12,8 +12,9 @@ from pathlib import Path
 from PySide6.QtCore import QObject, Signal
 
 from desktop.config import Config
+from desktop.conversation.state import Conversations
 from desktop.core import Core, workspace_of
-from desktop.kernel.bus import InboundMessage
+from desktop.kernel.bus import Event, InboundMessage
 from desktop.kernel.questions import Questions
 from desktop.kernel.taskset import TaskSet
 from desktop.session.search import ChatHit, search_chats
@@ -33,11 +34,14 @@ class CoreBridge(QObject):
 
     event = Signal(object)  # type: ignore[assignment]  # any desktop.kernel.bus event (QObject.event is a method)
 
-    def __init__(self, core: Core, parent: QObject | None = None, questions: Questions | None = None) -> None:
+    def __init__(self, core: Core, parent: QObject | None = None, questions: Questions | None = None,
+                 conversations: Conversations | None = None) -> None:
         super().__init__(parent)
         self.core = core
         self.questions = questions or Questions()  # the questions the core asks (the app passes the core's)
-        self._unsubscribe = core.bus.subscribe(self.event.emit)
+        # what every chat is doing: each event is reduced into it before `event` carries it to the windows
+        self.conversations = conversations if conversations is not None else Conversations(core.loop.busy_sessions)
+        self._unsubscribe = core.bus.subscribe(self._heard)
         self._pending = TaskSet("the bridge")
 
     def send(self, session_key: str, text: str, media: list[str] | None = None, *, redo: bool = False) -> None:
@@ -46,6 +50,10 @@ class CoreBridge(QObject):
         channel, _, chat_id = session_key.partition(":")
         message = InboundMessage(channel, chat_id, text, list(media or []), redo=redo)
         self._pending.spawn(self.core.bus.publish_inbound(message))
+
+    def _heard(self, event: Event) -> None:
+        self.conversations.on_event(event)
+        self.event.emit(event)
 
     def stop(self, session_key: str) -> None:
         """Stop the chat's running turn (and its background tasks)."""
@@ -72,10 +80,6 @@ class CoreBridge(QObject):
         """Delete a chat the person asked to delete; its background tasks stop with it."""
         self.core.get(Subagents).cancel_chat(key)
         await self.core.sessions.delete(key)
-
-    def busy_chats(self) -> list[str]:
-        """The chats whose turn is running now."""
-        return self.core.loop.busy_sessions
 
     def commands(self) -> list[tuple[str, str]]:
         """The slash commands, (name, summary), read fresh: features add theirs."""

@@ -303,7 +303,7 @@ class ChatWindow(QWidget):
         model = self.models.get(key)
         if model is None:
             model = self.models[key] = TranscriptModel(key, self)
-            model.busy = key in self.bridge.busy_chats()
+            model.busy = self.bridge.conversations.busy(key)
             model.busy_changed.connect(lambda busy, k=key: self._busy_changed(k, busy))
             if saved:
                 spawn(self._load(model))
