@@ -84,7 +84,6 @@ class ChatWindow(QWidget):
         self.setStyleSheet(_STYLE)
         self.models: dict[str, TranscriptModel] = {}
         self.current_key = ""
-        self._busy: set[str] = set()
         self._onboarding: QWidget | None = None
 
         self.sidebar = SessionList(self)
@@ -280,7 +279,7 @@ class ChatWindow(QWidget):
 
     async def refresh_sessions(self) -> None:
         infos = await self.bridge.list_chats()
-        self.sidebar.set_sessions(infos, self.current_key, self._busy)
+        self.sidebar.set_sessions(infos, self.current_key, set(self.bridge.conversations.running))
         self._update_header()
 
     async def rename_session(self, key: str, title: str) -> None:
@@ -288,7 +287,7 @@ class ChatWindow(QWidget):
         await self.refresh_sessions()
 
     async def delete_session(self, key: str) -> None:
-        if key in self._busy:
+        if self.bridge.conversations.busy(key):
             self.bridge.stop(key)
         await self.bridge.delete_chat(key)
         self.models.pop(key, None)
@@ -340,10 +339,8 @@ class ChatWindow(QWidget):
         if model is not None:
             model.apply(event)
         if isinstance(event, TurnStarted):
-            self._busy.add(key)
             self.sidebar.set_busy(key, True)
         elif isinstance(event, (TurnFinished, TurnError)):
-            self._busy.discard(key)
             self.sidebar.set_busy(key, False)
             self._refresh_timer.start()  # titles and order change when a turn ends
 
