@@ -2,14 +2,28 @@
 
 from __future__ import annotations
 
-from desktop.kernel.bus import MessageKind, TurnError, TurnFinished, TurnStarted
+from desktop.conversation.state import Conversations
+from desktop.kernel.bus import Event, MessageKind, TurnError, TurnFinished, TurnStarted
 from desktop.kernel.notices import Notice, OpenChat, plain_text
 from desktop.notification_policy import TurnNotifications
 
 
-def policy(on_screen: set[str]) -> TurnNotifications:
-    return TurnNotifications(lambda key: key in on_screen, lambda key: {"desktop:a": "Trip plans"}.get(key, key),
-                             lambda key: 7)  # the answer just saved is the chat's eighth message
+class Policy:
+    """The policy as the app runs it: each event reduced into the chats' state first."""
+
+    def __init__(self, on_screen: set[str]) -> None:
+        self.state = Conversations()
+        self.notes = TurnNotifications(self.state, lambda key: key in on_screen,
+                                       lambda key: {"desktop:a": "Trip plans"}.get(key, key),
+                                       lambda key: 7)  # the answer just saved is the chat's eighth message
+
+    def on_event(self, event: Event) -> Notice | None:
+        self.state.on_event(event)
+        return self.notes.on_event(event)
+
+
+def policy(on_screen: set[str]) -> Policy:
+    return Policy(on_screen)
 
 
 def test_an_answer_nobody_saw_is_announced_under_the_chat_title() -> None:

@@ -3,34 +3,39 @@
 Start-up order is what keeps it feeling instant: the tray icon appears first, the core is built on a
 worker thread, and litellm (seconds to import) loads on another while the UI stays responsive. Windows
 are imported and created the first time they are shown. This is the only place that wires qasync and
-QTimers; everything else reacts to signals."""
+QTimers; everything else reacts to signals. The shell owns the conversation windows (chat, quick prompt,
+Settings); every other window, tray entry and settings page comes from a feature's Qt half in UI_FEATURES
+(desktop/ui/features.py), attached through the UiHost the shell implements (desktop/ui/host.py)."""
 
 from __future__ import annotations
 
 import argparse
 import asyncio
 import dataclasses
-import importlib
 import logging
 import os
 import signal
 import sys
 import time
-from typing import TYPE_CHECKING, Any
+from collections.abc import Callable
+from typing import TYPE_CHECKING, Any, TypeVar
 
 import qasync
 from PySide6.QtCore import QEvent, QFileSystemWatcher, QObject, QTimer
 from PySide6.QtWidgets import QApplication, QMessageBox, QSystemTrayIcon, QWidget
 
+from desktop.conversation.state import Conversations
 from desktop.kernel.bus import Event
 from desktop.kernel.channels import Channel, channel_of
-from desktop.kernel.notices import Notice, OpenChat, OpenMemoryChange, Target
+from desktop.kernel.notices import Notice, OpenChat, Target
 from desktop.kernel.paths import Home, home
 from desktop.kernel.taskset import TaskSet
 from desktop.notification_policy import TurnNotifications
 from desktop.scheduler import Scheduler
 from desktop.shell_state import ShellState, load_state, save_state, state_path
 from desktop.ui.collector import GuiThreadCollector
+from desktop.ui.features import UI_FEATURES
+from desktop.ui.host import bring_to_front
 from desktop.ui.hotkey import Hotkey, current_status
 from desktop.ui.icons import install_theme_icons
 from desktop.ui.notifier import Notifier
@@ -41,18 +46,15 @@ from desktop.ui.window_manners import WindowManners
 
 if TYPE_CHECKING:  # the core takes a while to import: it loads on a worker thread after the tray is up
     from desktop.core import Core
+    from desktop.ui.bridge import CoreBridge
+    from desktop.ui.chat.panel import ChatPanel
+    from desktop.ui.chat.window import ChatWindow
+    from desktop.ui.quick_prompt import QuickPrompt
+    from desktop.ui.settings import SettingsWindow
 
 log = logging.getLogger(__name__)
-
-# kind → (module, class); each class takes (bridge, parent=None). Imported on first use.
-WINDOWS: dict[str, tuple[str, str]] = {
-    "chat": ("desktop.ui.chat.window", "ChatWindow"),
-    "quick": ("desktop.ui.quick_prompt", "QuickPrompt"),
-    "settings": ("desktop.ui.settings", "SettingsWindow"),
-    "memory": ("desktop.ui.memory.window", "MemoryWindow"),
-    "skills": ("desktop.ui.skills.window", "SkillsWindow"),
-    "reminders": ("desktop.ui.reminders_window", "RemindersWindow"),
-}
+S = TypeVar("S")
+T = TypeVar("T", bound=Target)
 QUIT_GRACE = 2.0  # seconds running turns get to save on Quit
 BUS_CLOSE_WITHIN = 2.0  # seconds for the D-Bus connection to close on Quit; a stuck bus is left behind
 TRAY_RECHECK_MS = 5000
@@ -157,13 +159,21 @@ class Shell(QObject):
         self.started = started
         self.first_request = first_request
         self.core: Core | None = None
-        self.bridge: Any = None  # CoreBridge once the core is built
+        self._bridge: CoreBridge | None = None  # once the core is built
         self.state = ShellState()
         self.tray_available = False
         self.exit_code = 0
-        self._windows: dict[str, QWidget] = {}
+        self._windows: dict[str, QWidget] = {}  # built so far, by kind
+        self._builders: dict[str, Callable[[], QWidget]] = {"settings": self._build_settings}
+        self._settings_pages: list[tuple[str, str, Callable[[], QWidget]]] = []
+        self._chat_panels: list[Callable[[], ChatPanel]] = []
+        self._targets: dict[type, Callable[[Any], None]] = {}
+        self._chat: ChatWindow | None = None
+        self._quick: QuickPrompt | None = None
         self._pending: list[dict[str, Any]] = []
-        self._turn_notes = TurnNotifications(self._on_screen, self._chat_title, self._newest_message)
+        self.conversations = Conversations()  # what every chat is doing, reduced from the events once
+        self._turn_notes = TurnNotifications(self.conversations, self._on_screen, self._chat_title,
+                                             self._newest_message)
         self._tasks = TaskSet("the shell")
         self._quit = asyncio.Event()
         self._state_written = asyncio.Lock()
@@ -172,14 +182,11 @@ class Shell(QObject):
         self.collector = GuiThreadCollector(self)  # Qt objects must never be freed on the model thread
 
         install_theme_icons()  # before the icon is shown: StatusNotifierItem hosts look it up by name
-        self.tray = Tray(self, self._chat_title)
+        self.tray = Tray(self, self._chat_title, self.conversations)
         self.tray.toggle_chat.connect(self.toggle_chat)
         self.tray.show_chat.connect(lambda: self.show_chat())
         self.tray.new_chat.connect(self.new_chat)
         self.tray.quick_prompt.connect(lambda: self.open_quick())
-        self.tray.skills.connect(lambda: self.open_window("skills"))
-        self.tray.memory.connect(lambda: self.open_window("memory"))
-        self.tray.reminders.connect(lambda: self.open_window("reminders"))
         self.tray.settings.connect(lambda: self.open_window("settings"))
         self.tray.quit_requested.connect(self.quit)
         self.tray.dnd_changed.connect(self._set_dnd)
@@ -203,6 +210,8 @@ class Shell(QObject):
         self._watcher = QFileSystemWatcher(self)
         self._watcher.directoryChanged.connect(lambda _path: self._config_timer.start())
         self._watcher.fileChanged.connect(lambda _path: self._config_timer.start())
+        for feature in UI_FEATURES:
+            feature.attach_ui(self)
         self.tray.show()
         log.info("tray icon shown %.3f s after launch", time.perf_counter() - started)
 
@@ -242,8 +251,8 @@ class Shell(QObject):
         questions = self.core.questions  # the core asks; cards and notifications answer
         questions.quiet = lambda: self.state.do_not_disturb
         notify_unseen(questions, self._on_screen, self._chat_title, self.core.bus.publish)
-        self.bridge = CoreBridge(self.core, self, questions)
-        self.bridge.event.connect(self.on_event)
+        self._bridge = CoreBridge(self.core, self, questions, self.conversations)
+        self._bridge.event.connect(self.on_event)
         from desktop.cli.in_app import runner
 
         self.server.runner = runner(self.core)  # `nanobot-tray agent -m ...` now runs here (desktop/cli/remote.py)
@@ -287,7 +296,7 @@ class Shell(QObject):
                  time.perf_counter() - self.started, time.perf_counter() - began, stall * 1000)
         self.core.get(Scheduler).timer = SchedulerTimer(self)
         await self.core.start()
-        self.window("quick", log_missing=False)  # built now so the hotkey shows it without delay
+        self.quick_prompt(log_missing=False)  # built now so the hotkey shows it without delay
 
     def quit(self) -> None:
         if not self._quit.is_set():
@@ -300,6 +309,7 @@ class Shell(QObject):
             widget.hide()
             widget.deleteLater()  # their timers must not fire into a closed event loop
         self._windows.clear()
+        self._chat = self._quick = None
         await self._write_state(self._snapshot())  # where the windows were, before pending writes are cancelled
         self._tray_timer.stop()
         self._config_timer.stop()
@@ -311,8 +321,8 @@ class Shell(QObject):
             await self.core.close(grace=QUIT_GRACE)
         await self._tasks.cancel_all()
         await asyncio.wait([asyncio.ensure_future(self.notifier.close())], timeout=BUS_CLOSE_WITHIN)
-        if self.bridge is not None:
-            self.bridge.close()
+        if self._bridge is not None:
+            self._bridge.close()
         self.server.close()
         self.collector.stop()
         log.info("quit cleanly")
@@ -320,9 +330,33 @@ class Shell(QObject):
     def spawn(self, coro: Any) -> asyncio.Future[Any]:
         return self._tasks.spawn(coro)
 
+    # ----- what feature UIs see (desktop/ui/host.py)
+    @property
+    def bridge(self) -> CoreBridge:
+        assert self._bridge is not None, "the core is not built yet"
+        return self._bridge
+
+    def get(self, service: type[S]) -> S:
+        assert self.core is not None, "the core is not built yet"
+        return self.core.get(service)
+
+    def add_window(self, kind: str, build: Callable[[], QWidget], tray_label: str | None = None) -> None:
+        self._builders[kind] = build
+        if tray_label is not None:
+            self.tray.add_entry(tray_label, lambda: self.open_window(kind))
+
+    def add_settings_page(self, title: str, caption: str, build: Callable[[], QWidget]) -> None:
+        self._settings_pages.append((title, caption, build))
+
+    def add_chat_panel(self, build: Callable[[], ChatPanel]) -> None:
+        self._chat_panels.append(build)
+
+    def on_target(self, target: type[T], open_target: Callable[[T], None]) -> None:
+        self._targets[target] = open_target
+
     # ----- requests from later launches
     def handle(self, request: dict[str, Any]) -> None:
-        if self.bridge is None:  # still starting: act once the core exists
+        if self._bridge is None:  # still starting: act once the core exists
             self._pending.append(request)
             return
         action = request.get("action")
@@ -343,87 +377,107 @@ class Shell(QObject):
         """The window of this kind, imported and built on first use; None (with a log line) if unavailable."""
         if kind in self._windows:
             return self._windows[kind]
-        if self.bridge is None:
+        if self._bridge is None:
             return None
-        module_name, class_name = WINDOWS[kind]
+        builders: dict[str, Callable[[], QWidget]] = {
+            "chat": self._build_chat, "quick": self._build_quick, **self._builders}
         try:
-            module = importlib.import_module(module_name)
-            widget = getattr(module, class_name)(self.bridge)
+            widget = builders[kind]()
         except Exception as exc:
             if log_missing:
-                log.error("the %s window (%s.%s) is not available: %s: %s",
-                          kind, module_name, class_name, type(exc).__name__, exc)
+                log.error("the %s window is not available: %s: %s", kind, type(exc).__name__, exc)
                 self._notify(Notice("Window not available", f"The {kind} window is not available in this build."))
             return None
         self._windows[kind] = widget
         if kind != "quick":  # the quick prompt places itself
-            self.manners.manage(kind, widget)
-        if kind == "chat":
-            widget.installEventFilter(self)
-            widget.settings_requested.connect(lambda: self.open_window("settings"))  # type: ignore[attr-defined]
-        if kind == "quick":
-            widget.open_in_chat.connect(lambda key, text: self.show_chat(key or None, text))  # type: ignore[attr-defined]
-            widget.settings_requested.connect(lambda: self.open_window("settings"))  # type: ignore[attr-defined]
-        if kind in ("memory", "reminders"):
-            widget.open_session.connect(lambda key: self.show_chat(key or None))  # type: ignore[attr-defined]
+            self.manners.manage(kind, widget, closes_on_esc=kind != "chat")
         return widget
+
+    def chat_window(self) -> ChatWindow | None:
+        self.window("chat")
+        return self._chat
+
+    def quick_prompt(self, log_missing: bool = True) -> QuickPrompt | None:
+        self.window("quick", log_missing)
+        return self._quick
+
+    def _build_chat(self) -> ChatWindow:
+        from desktop.ui.chat.window import ChatWindow
+
+        chat = ChatWindow(self.bridge, self._chat_panels)
+        chat.installEventFilter(self)
+        chat.settings_requested.connect(lambda: self.open_window("settings"))
+        self._chat = chat
+        return chat
+
+    def _build_quick(self) -> QuickPrompt:
+        from desktop.ui.quick_prompt import QuickPrompt
+
+        quick = QuickPrompt(self.bridge)
+        quick.open_in_chat.connect(lambda key, text: self.show_chat(key or None, text))
+        quick.settings_requested.connect(lambda: self.open_window("settings"))
+        self._quick = quick
+        return quick
+
+    def _build_settings(self) -> SettingsWindow:
+        from desktop.ui.settings import SettingsWindow
+
+        return SettingsWindow(self.bridge, self._settings_pages)
 
     def show_chat(self, session: str | None = None, text: str = "") -> None:
         """Bring the chat window up, on `session` if given, and send `text` there if any."""
-        chat = self.window("chat")
+        chat = self.chat_window()
         if chat is None:
             return
         if session:
-            chat.show_session(session)  # type: ignore[attr-defined]
+            chat.show_session(session)
             if text:
-                chat.send(text, [])  # type: ignore[attr-defined]
-        _bring_to_front(chat)
-        chat.focus_input()  # type: ignore[attr-defined]
+                chat.send(text, [])
+        bring_to_front(chat)
+        chat.focus_input()
         self.tray.set_attention(False)
 
     def open_target(self, target: Target | None) -> None:
-        """A clicked notification: a Dream commit opens the memory viewer on it, a chat that chat (at the message
-        the notification is about, when it names one)."""
-        if isinstance(target, OpenMemoryChange):
-            memory = self.window("memory")
-            if memory is not None:
-                memory.show_commit(target.rev)  # type: ignore[attr-defined]
-                _bring_to_front(memory)
+        """A clicked notification: what a feature said its target opens (a Dream commit: the memory viewer on
+        it), else a chat, at the message the notification is about when it names one."""
+        opener = self._targets.get(type(target))
+        if opener is not None:
+            opener(target)
             return
         at_message = isinstance(target, OpenChat) and target.message is not None
         # show_message opens the chat itself (first reading it again when needed): open it only once
         self.show_chat(target.session_key if isinstance(target, OpenChat) and not at_message else None)
-        chat = self._windows.get("chat")
-        if at_message and chat is not None:
-            chat.show_message(target.session_key, target.message)  # type: ignore[attr-defined, union-attr]
+        if at_message and self._chat is not None:
+            assert isinstance(target, OpenChat) and target.message is not None
+            self._chat.show_message(target.session_key, target.message)
 
     def toggle_chat(self) -> None:
-        chat = self._windows.get("chat")
+        chat = self._chat
         if chat is not None and chat.isVisible() and not chat.isMinimized():
             chat.hide()
         else:
             self.show_chat()
 
     def new_chat(self) -> None:
-        chat = self.window("chat")
+        chat = self.chat_window()
         if chat is not None:
-            chat.new_chat()  # type: ignore[attr-defined]
+            chat.new_chat()
             self.show_chat()
 
     def open_quick(self, text: str = "") -> None:
-        quick = self.window("quick")
+        quick = self.quick_prompt()
         if quick is not None:
-            quick.popup(text)  # type: ignore[attr-defined]
+            quick.popup(text)
 
     def open_window(self, kind: str) -> None:
         widget = self.window(kind)
         if widget is not None:
-            _bring_to_front(widget)
+            bring_to_front(widget)
 
     def eventFilter(self, watched: QObject, event: QEvent) -> bool:  # noqa: N802 (Qt override)
         """Without a tray there is no other way back to the app, so closing the chat quits it; with one, the
         first close says where the app went."""
-        if event.type() != QEvent.Type.Close or watched is not self._windows.get("chat"):
+        if event.type() != QEvent.Type.Close or watched is not self._chat:
             return False
         if not QSystemTrayIcon.isSystemTrayAvailable():  # asked now: a tray may have just appeared
             log.info("the chat window was closed and there is no tray: quitting")
@@ -443,7 +497,7 @@ class Shell(QObject):
             self._notify(note)
 
     def _on_screen(self, session: str) -> bool:
-        chat, quick = self._windows.get("chat"), self._windows.get("quick")
+        chat, quick = self._chat, self._quick
         if chat is not None and chat.isVisible() and not chat.isMinimized():
             return True
         return channel_of(session) is Channel.QUICK and quick is not None and quick.isVisible()
@@ -455,10 +509,10 @@ class Shell(QObject):
             self.tray.set_attention(True)
 
     def _newest_message(self, session_key: str) -> int | None:
-        return self.bridge.newest_message(session_key) if self.bridge is not None else None
+        return self.core.sessions.newest_index(session_key) if self.core is not None else None
 
     def _chat_title(self, session_key: str) -> str:
-        return self.bridge.session_title(session_key) if self.bridge is not None else session_key
+        return self._bridge.session_title(session_key) if self._bridge is not None else session_key
 
     def _notifications_enabled(self) -> bool:
         return self.core is None or self.core.config.notifications
@@ -523,15 +577,7 @@ class Shell(QObject):
         self.state.no_tray_explained = True
         self._save_state()
         box = QMessageBox(QMessageBox.Icon.Information, "No system tray", NO_TRAY_TEXT,
-                          QMessageBox.StandardButton.Ok, self._windows.get("chat"))
+                          QMessageBox.StandardButton.Ok, self._chat)
         box.open()  # not exec(): a nested event loop would stall the agent
         self._explanation = box
-
-
-def _bring_to_front(widget: QWidget) -> None:
-    if widget.isMinimized():
-        widget.showNormal()
-    widget.show()
-    widget.raise_()
-    widget.activateWindow()
 

@@ -114,7 +114,7 @@ class ApprovalCards(QWidget):
         self._layout.setContentsMargins(0, 0, 0, 6)
         self._layout.setSpacing(6)
         self.hide()
-        self._unsubscribe: Callable[[], None] = bridge.on_question(self._posted)
+        self._unsubscribe: Callable[[], None] = bridge.questions.subscribe(self._posted)
         self.destroyed.connect(lambda: self._unsubscribe())
 
     @property
@@ -127,7 +127,7 @@ class ApprovalCards(QWidget):
         for question in list(self._cards):
             if not self._mine(question):
                 self._drop(question)
-        for question in self.bridge.pending_questions():
+        for question in list(self.bridge.questions.pending):
             self._posted(question)
 
     def _mine(self, question: Question) -> bool:

@@ -10,8 +10,10 @@ from functools import partial
 
 from PySide6.QtWidgets import QHBoxLayout, QLabel, QPushButton, QVBoxLayout, QWidget
 
+from desktop.approvals import remove_rule
 from desktop.config import Config
 from desktop.kernel.taskset import spawn
+from desktop.mcp.settings import set_trusted
 from desktop.ui.bridge import CoreBridge
 from desktop.ui.form_widgets import note_label
 
@@ -26,14 +28,14 @@ class ApprovalRules(QWidget):
         self._layout.setContentsMargins(0, 0, 0, 0)
         self._layout.setSpacing(4)
         self.rows: list[QWidget] = []
-        unsubscribe = bridge.on_settings(("approvals", "mcp"), self._changed)
+        unsubscribe = bridge.settings.subscribe(("approvals", "mcp"), self._changed)
         self.destroyed.connect(lambda: unsubscribe())
 
     def _changed(self, _keys: frozenset[str]) -> None:
         spawn(self.reload())
 
     async def reload(self) -> None:
-        self.load((await self.bridge.read_settings()).config)
+        self.load((await self.bridge.settings.read()).config)
 
     def load(self, config: Config) -> None:
         for row in self.rows:
@@ -44,11 +46,11 @@ class ApprovalRules(QWidget):
             text = f"{rule.get('tool', '?')}: <code>{_escape(rule.get('what', ''))}</code>"
             if where:
                 text += f" <span style='color: palette(placeholder-text)'>in {_escape(where)}</span>"
-            self._add(text, "Remove", partial(self.bridge.remove_approval_rule, dict(rule)))
+            self._add(text, "Remove", partial(remove_rule, self.bridge.settings, dict(rule)))
         for name, server in config.mcp.servers.items():
             if server.trusted:
                 self._add(f"MCP server <b>{_escape(name)}</b>: trusted, its tools run without asking",
-                          "Stop trusting", partial(self.bridge.set_server_trusted, name, False))
+                          "Stop trusting", partial(set_trusted, self.bridge.settings, name, False))
         if not self.rows:
             empty = note_label(EMPTY)
             self.rows.append(empty)

@@ -79,7 +79,7 @@ async def save_edited_config(parent: QWidget, bridge: CoreBridge,
     """Read config.yaml as it is now (hand edits survive), let `edit` put the form's values in (it returns a
     message when one is wrong), ask before replacing a file that had problems, then save and apply.
     Returns whether it saved and a line for the user."""
-    current = await bridge.read_settings()
+    current = await bridge.settings.read()
     config = current.config
     wrong = edit(config)
     if wrong:

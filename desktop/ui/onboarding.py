@@ -122,7 +122,7 @@ class OnboardingPanel(QWidget):
 
     async def _explain(self) -> None:
         """A settings file that could not be read is why a set-up app asks again: say so, and that it is kept."""
-        loaded = await self.bridge.read_settings()
+        loaded = await self.bridge.settings.read()
         if loaded.unreadable:
             set_note(self.why, f"Your settings could not be read, so setup is shown again: {loaded.problems[0]}. "
                      "Saving here keeps a copy of the old file next to it.", ERROR_COLOUR)
@@ -224,7 +224,7 @@ class OnboardingPanel(QWidget):
         if not saved:
             set_note(status, message, ERROR_COLOUR)
             return
-        set_note(status, f"Ready: {self.bridge.current_model()} will answer.", OK_COLOUR)
+        set_note(status, f"Ready: {self.bridge.settings.config.model} will answer.", OK_COLOUR)
         self.configured.emit()
 
 

@@ -175,7 +175,8 @@ class QuickPrompt(QWidget):
 
     async def _find_last_quick(self) -> None:
         """After a restart, the newest saved quick chat is the one offered to continue."""
-        latest = next((k for k in await self.bridge.session_titles() if channel_of(k) is Channel.QUICK), "")
+        chats = await self.bridge.list_chats()  # most recently active first
+        latest = next((info.key for info in chats if channel_of(info.key) is Channel.QUICK), "")
         if latest and not self._last_quick:
             self._last_quick = latest
             if not self._continuing and self.question.isHidden():

@@ -1,10 +1,10 @@
-"""The Settings window: model and key, how answers are made, tools, MCP servers, workspace, hotkey,
-schedules, autostart, notifications.
+"""The Settings window: model and key, how answers are made, tools, the features' own pages (MCP servers),
+workspace, hotkey, schedules, autostart, notifications.
 
 A simple setting (true or false, a number, one of a few choices) gets its row from its declaration in
 desktop/config.py: label, help, bounds, unit and choices come from there, so the window and config.yaml
 never disagree; this module only says which keys go on which page. The model form, the approval rules, the
-MCP servers page, the workspace folder and the hotkey are widgets of their own.
+workspace folder and the hotkey are widgets of their own.
 
 Save writes config.yaml atomically and switches the running core to it, so nothing needs a restart.
 A config.yaml that had problems is only replaced after the user agrees, and a copy of it is kept; one that
@@ -14,6 +14,7 @@ from __future__ import annotations
 
 import asyncio
 import math
+from collections.abc import Callable, Sequence
 from pathlib import Path
 from typing import Any
 
@@ -52,7 +53,6 @@ from desktop.ui.form_widgets import (
     set_note,
     with_note,
 )
-from desktop.ui.mcp_servers import McpServersPage
 from desktop.ui.model_form import ModelForm
 
 STYLE = """
@@ -61,7 +61,9 @@ STYLE = """
 
 
 class SettingsWindow(QWidget):
-    def __init__(self, bridge: CoreBridge, parent: QWidget | None = None) -> None:
+    def __init__(self, bridge: CoreBridge, pages: Sequence[tuple[str, str, Callable[[], QWidget]]] = (),
+                 parent: QWidget | None = None) -> None:
+        """`pages`: the features' own tabs (title, caption, build), shown between Tools and General."""
         super().__init__(parent, Qt.WindowType.Window)
         self.bridge = bridge
         self._autostart_was: bool | None = None
@@ -79,9 +81,8 @@ class SettingsWindow(QWidget):
         self.tabs.addTab(_page(self.model_form, "Which model answers, and how to reach it."), "Model")
         self.tabs.addTab(self._answers_page(), "Answers")
         self.tabs.addTab(self._tools_page(), "Tools")
-        self.mcp_servers = McpServersPage(bridge)
-        self.tabs.addTab(_page(self.mcp_servers, "Programs and services that give the assistant more tools "
-                               "(MCP servers). Changes here take effect at once.", stretch=False), "MCP servers")
+        for title, caption, build in pages:
+            self.tabs.addTab(_page(build(), caption, stretch=False), title)
         self.tabs.addTab(self._general_page(), "General")
 
         self.status = QLabel()
@@ -187,7 +188,7 @@ class SettingsWindow(QWidget):
         from desktop import autostart  # lazy: only Settings needs it
 
         self.autostart.setEnabled(False)  # until its current state is known
-        loaded = await self.bridge.read_settings()
+        loaded = await self.bridge.settings.read()
         self._show_problems(loaded.problems, loaded.unreadable)
         self.load(loaded.config)
         self._show_command_mode(await self.bridge.command_mode())

@@ -1,6 +1,7 @@
 """The tray icon: shows what the agent is doing and offers the app's entry points.
 
-It only emits signals for the user's choices; desktop/ui/app.py decides what each one opens."""
+It only emits signals for the user's choices; desktop/ui/app.py decides what each one opens. Features add
+their own entries (`add_entry`), between the chat's and Settings."""
 
 from __future__ import annotations
 
@@ -10,6 +11,7 @@ from PySide6.QtCore import QObject, Signal
 from PySide6.QtGui import QAction
 from PySide6.QtWidgets import QMenu, QSystemTrayIcon
 
+from desktop.conversation.state import Conversations
 from desktop.kernel.bus import Event, TurnError, TurnFinished, TurnStarted
 from desktop.subagents.events import BackgroundTasks
 from desktop.ui.icons import TrayState, tray_icon
@@ -23,35 +25,31 @@ class Tray(QObject):
     quick_prompt = Signal()
     show_chat = Signal()
     toggle_chat = Signal()  # left click on the icon
-    skills = Signal()
-    memory = Signal()
-    reminders = Signal()
     settings = Signal()
     quit_requested = Signal()
     dnd_changed = Signal(bool)
     icon_replaced = Signal()  # `icon` is a new QSystemTrayIcon (see recreate_icon)
 
-    def __init__(self, parent: QObject | None = None, title_of: Callable[[str], str] = str) -> None:
-        """`title_of` names a chat by its session key (its title, as the sidebar shows it)."""
+    def __init__(self, parent: QObject | None = None, title_of: Callable[[str], str] = str,
+                 conversations: Conversations | None = None) -> None:
+        """`title_of` names a chat by its session key (its title, as the sidebar shows it); `conversations` is
+        what every chat is doing (reduced from the events before `on_event` hears them)."""
         super().__init__(parent)
+        self.conversations = conversations if conversations is not None else Conversations()
         self.icon = QSystemTrayIcon(tray_icon(TrayState.IDLE), self)
         self.menu = QMenu()
         self._title_of = title_of
-        self._running: list[str] = []
         self._attention = False
         self._model = ""
         self._state = TrayState.IDLE
-        self._background: list[str] = []  # labels of the background tasks running
-        self._failed: str | None = None  # why the last turn failed, shown until one succeeds
         self.background_action: QAction = self.menu.addAction("")  # how many run: a line to read, not a choice
         self.background_action.setEnabled(False)
         self._background_separator = self.menu.addSeparator()
         for label, signal in (("New chat", self.new_chat), ("Quick prompt", self.quick_prompt),
-                              ("Chat", self.show_chat), ("Skills", self.skills),
-                              ("Memory && history", self.memory), ("Reminders", self.reminders),
-                              ("Settings", self.settings)):
+                              ("Chat", self.show_chat), ("Settings", self.settings)):
             action = self.menu.addAction(label)
             action.triggered.connect(signal.emit)
+        self._settings_action = action
         self.menu.addSeparator()
         self.dnd_action: QAction = self.menu.addAction("Do not disturb")
         self.dnd_action.setCheckable(True)
@@ -69,10 +67,6 @@ class Tray(QObject):
     def state(self) -> TrayState:
         return self._state
 
-    @property
-    def running(self) -> list[str]:
-        return list(self._running)
-
     def show(self) -> None:
         self.icon.show()
 
@@ -89,6 +83,13 @@ class Tray(QObject):
         old.deleteLater()
         self.icon.show()
         self.icon_replaced.emit()
+
+    def add_entry(self, label: str, chosen: Callable[[], None]) -> QAction:
+        """A feature's menu entry, after those added before it and ahead of Settings."""
+        action = QAction(label, self.menu)
+        action.triggered.connect(lambda: chosen())
+        self.menu.insertAction(self._settings_action, action)
+        return action
 
     def set_model(self, model: str) -> None:
         self._model = model
@@ -112,32 +113,26 @@ class Tray(QObject):
         self._refresh()
 
     def on_event(self, event: Event) -> None:
-        if isinstance(event, TurnStarted):
-            if event.session_key not in self._running:
-                self._running.append(event.session_key)
-        elif isinstance(event, (TurnFinished, TurnError)):
-            if event.session_key in self._running:
-                self._running.remove(event.session_key)
-            self._failed = event.message if isinstance(event, TurnError) else None  # until a turn goes well
-        elif isinstance(event, BackgroundTasks):
-            self._background = [t.label for t in event.running]
-        elif getattr(event, "session_key", None) not in self._running:
-            return  # a running chat's later events refresh the tooltip: a new chat gets its title after it starts
-        self._refresh()
+        if (isinstance(event, (TurnStarted, TurnFinished, TurnError, BackgroundTasks))
+                # a running chat's later events refresh the tooltip: a new chat gets its title after it starts
+                or getattr(event, "session_key", None) in self.conversations.running):
+            self._refresh()
 
     def tooltip(self) -> str:
+        running, failed = self.conversations.running, self.conversations.last_error  # failed: until a turn goes well
+        background = [t.label for t in self.conversations.background_running]
         lines = [APP_TITLE, f"Model: {self._model or 'not configured'}"]
-        if self._running:
-            shown = ", ".join(self._title_of(key) for key in self._running[:MAX_LISTED_TASKS])
-            more = f" and {len(self._running) - MAX_LISTED_TASKS} more" if len(self._running) > MAX_LISTED_TASKS else ""
-            lines.append(f"Working on {len(self._running)}: {shown}{more}")
-        if self._background:
-            lines.append(f"Background tasks: {len(self._background)} ({', '.join(self._background[:MAX_LISTED_TASKS])}"
-                         + (" …)" if len(self._background) > MAX_LISTED_TASKS else ")"))
-        if not self._running and not self._background:
+        if running:
+            shown = ", ".join(self._title_of(key) for key in running[:MAX_LISTED_TASKS])
+            more = f" and {len(running) - MAX_LISTED_TASKS} more" if len(running) > MAX_LISTED_TASKS else ""
+            lines.append(f"Working on {len(running)}: {shown}{more}")
+        if background:
+            lines.append(f"Background tasks: {len(background)} ({', '.join(background[:MAX_LISTED_TASKS])}"
+                         + (" …)" if len(background) > MAX_LISTED_TASKS else ")"))
+        if not running and not background:
             lines.append("Idle")
-        if self._failed:
-            lines.append(f"The last request failed: {self._failed}")
+        if failed:
+            lines.append(f"The last request failed: {failed}")
         if self._held:
             lines.append(held_text(self._held))
         if self._attention:
@@ -145,15 +140,17 @@ class Tray(QObject):
         return "\n".join(lines)
 
     def _refresh(self) -> None:
-        state = (TrayState.ATTENTION if self._attention or self._failed
-                 else TrayState.WORKING if self._running or self._background else TrayState.IDLE)
+        running, background = self.conversations.running, self.conversations.background_running
+        failed = self.conversations.last_error
+        state = (TrayState.ATTENTION if self._attention or failed
+                 else TrayState.WORKING if running or background else TrayState.IDLE)
         if state != self._state or self.icon.icon().isNull():
             self.icon.setIcon(tray_icon(state))
             self._state = state
         tooltip = self.tooltip()
         if tooltip != self.icon.toolTip():
             self.icon.setToolTip(tooltip)
-        count = len(self._background)
+        count = len(background)
         self.background_action.setText(f"{count} background task{'s' if count != 1 else ''} running")
         self.background_action.setVisible(count > 0)
         self._background_separator.setVisible(count > 0)

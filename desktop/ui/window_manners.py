@@ -1,6 +1,6 @@
 """What every app window does alike: it opens centred on the screen the pointer is on, fitted to that
 screen (a 1366x768 laptop included), and where it was left the next time; Ctrl+, opens Settings from
-any of them, and Esc closes the secondary ones (Settings, Memory, Skills, Reminders). Positions are kept in the
+any of them, and Esc closes the secondary ones (Settings and the features' windows). Positions are kept in the
 shell state (desktop/shell_state.py), written when a window is hidden."""
 
 from __future__ import annotations
@@ -13,7 +13,6 @@ from PySide6.QtWidgets import QWidget
 
 from desktop.shell_state import ShellState
 
-CLOSED_BY_ESC = ("settings", "memory", "skills", "reminders")
 SETTINGS_SHORTCUT = "Ctrl+,"
 MARGIN = 24  # pixels kept free around a window fitted to a small screen
 
@@ -27,10 +26,15 @@ class WindowManners(QObject):
         self._state = state
         self._save = save
         self._kinds: dict[QWidget, str] = {}
+        self._closed_by_esc: set[QWidget] = set()
         self._placed: set[QWidget] = set()
 
-    def manage(self, kind: str, widget: QWidget) -> None:
+    def manage(self, kind: str, widget: QWidget, *, closes_on_esc: bool) -> None:
+        """Place and remember `widget` under `kind`; `closes_on_esc` for a secondary window (the chat hides
+        itself on Esc, its own way)."""
         self._kinds[widget] = kind
+        if closes_on_esc:
+            self._closed_by_esc.add(widget)
         widget.installEventFilter(self)
         QShortcut(QKeySequence(SETTINGS_SHORTCUT), widget, self.settings_requested.emit)
         widget.destroyed.connect(lambda: self._forget(widget))
@@ -44,7 +48,7 @@ class WindowManners(QObject):
             self.place(kind, watched)
         elif event.type() == QEvent.Type.Hide and watched in self._placed:
             self.remember(kind, watched)
-        elif (event.type() == QEvent.Type.KeyPress and kind in CLOSED_BY_ESC and isinstance(event, QKeyEvent)
+        elif (event.type() == QEvent.Type.KeyPress and watched in self._closed_by_esc and isinstance(event, QKeyEvent)
               and event.key() == Qt.Key.Key_Escape and event.modifiers() == Qt.KeyboardModifier.NoModifier):
             watched.close()
             return True
@@ -76,6 +80,7 @@ class WindowManners(QObject):
     def _forget(self, widget: QWidget) -> None:
         self._kinds.pop(widget, None)
         self._placed.discard(widget)
+        self._closed_by_esc.discard(widget)
 
 
 def _fit(rect: QRect, area: QRect) -> QRect:

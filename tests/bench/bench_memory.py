@@ -118,7 +118,7 @@ async def viewer(core, app: QApplication) -> None:  # type: ignore[no-untyped-de
     bridge = CoreBridge(core)
     for label in ("first window of the process", "opened again"):
         started = time.perf_counter()
-        window = MemoryWindow(bridge)
+        window = MemoryWindow(core.get(Memory), bridge)
         window.tabs.setCurrentWidget(window.history)
         window.show()
         tab = window.history

@@ -15,8 +15,9 @@ from typing import Any
 import pytest
 import yaml
 from PySide6.QtCore import Qt
+from PySide6.QtGui import QAction
 from PySide6.QtTest import QTest
-from PySide6.QtWidgets import QApplication, QMessageBox
+from PySide6.QtWidgets import QApplication, QMessageBox, QWidget
 
 from desktop.kernel.bus import TurnFinished
 from desktop.kernel.notices import Notice, OpenChat, OpenMemoryChange, Target
@@ -30,6 +31,7 @@ from desktop.ui.hotkey import HotkeyStatus
 from desktop.ui.icons import TrayState
 from desktop.ui.notifier import GROUP_SECONDS
 from desktop.ui.single_instance import InstanceServer, server_name
+from desktop.ui.subagents.panel import TasksPanel
 from tests.fakeserver import FakeOpenAI
 from tests.ui.conftest import until
 
@@ -73,6 +75,19 @@ def _record_notifications(shell: Shell) -> list[tuple[str, str, Target | None]]:
 
     shell.notifier.notify = record  # type: ignore[method-assign]
     return sent
+
+
+def _tray_entry(shell: Shell, label: str) -> QAction:
+    """A tray menu entry, as the user picks it."""
+    return next(action for action in shell.tray.menu.actions() if action.text() == label)
+
+
+def _break_memory_window(shell: Shell, monkeypatch: pytest.MonkeyPatch) -> None:
+    """The memory window's module is missing from this build."""
+    def build() -> QWidget:
+        import desktop.ui.no_such_window  # type: ignore[import-not-found]  # noqa: F401
+        raise AssertionError("unreachable")
+    monkeypatch.setitem(shell._builders, "memory", build)
 
 
 def _record_balloons(shell: Shell) -> list[tuple[str, str]]:
@@ -173,10 +188,10 @@ async def test_start_up_problems_come_through_the_notifier(shell: Shell, monkeyp
     async def taken(chord: str) -> HotkeyStatus:
         return HotkeyStatus("x11", chord, False, f"{chord} is already taken by another program")
     monkeypatch.setattr(shell.hotkey, "bind", taken)
-    monkeypatch.setitem(app_module.WINDOWS, "memory", ("desktop.ui.no_such_window", "MemoryWindow"))
+    _break_memory_window(shell, monkeypatch)
     shell.tray.dnd_action.trigger()
     await shell.core.settings.update(lambda config: setattr(config, "hotkey", "Ctrl+Alt+K"))  # type: ignore[union-attr]
-    shell.tray.memory.emit()
+    _tray_entry(shell, "Memory && history").trigger()
     await until(lambda: len(shell.notifier.held) == 2)
     assert balloons == []
     shell.tray.dnd_action.trigger()
@@ -275,10 +290,10 @@ async def test_later_launches_open_the_quick_prompt_prefilled(shell: Shell, capl
 
 async def test_a_missing_window_is_a_log_line_not_a_crash(shell: Shell, monkeypatch: pytest.MonkeyPatch,
                                                           caplog: pytest.LogCaptureFixture) -> None:
-    monkeypatch.setitem(app_module.WINDOWS, "memory", ("desktop.ui.no_such_window", "MemoryWindow"))
+    _break_memory_window(shell, monkeypatch)
     with caplog.at_level(logging.ERROR):
-        shell.tray.memory.emit()
-    assert "the memory window (desktop.ui.no_such_window.MemoryWindow) is not available" in caplog.text
+        _tray_entry(shell, "Memory && history").trigger()
+    assert "the memory window is not available: ModuleNotFoundError" in caplog.text
     shell.tray.quick_prompt.emit()  # everything else keeps working
     assert shell.window("quick").isVisible()  # type: ignore[union-attr]
 
@@ -317,8 +332,9 @@ async def test_quit_lets_a_running_turn_finish_saving(model_config: dict[str, An
 async def test_windows_that_point_at_a_chat_open_it(shell: Shell) -> None:
     chat = shell.window("chat")
     assert chat is not None
+    assert chat.findChild(TasksPanel) is not None  # the features' strips are in the chat the app builds
     chat.hide()
-    shell.tray.memory.emit()  # Memory & history → Sessions tab → "Open in chat"
+    _tray_entry(shell, "Memory && history").trigger()  # → Sessions tab → "Open in chat"
     shell.window("memory").open_session.emit("desktop:from-memory")  # type: ignore[union-attr]
     assert chat.isVisible() and chat.current_key == "desktop:from-memory"  # type: ignore[attr-defined]
     chat.hide()

@@ -138,7 +138,7 @@ async def test_each_popup_is_a_new_quick_chat_unless_the_last_one_is_continued(
     qtbot.keyClick(prompt.input, Qt.Key.Key_Return)
     await until(lambda: prompt.status.text() == "Done", message="third answer")
     assert "Miso" not in json.dumps(fake.requests[-1]["messages"])
-    titles = await bridge.session_titles()
+    titles = {info.key: info.title for info in await bridge.list_chats()}
     assert titles[first] == "My cat is called Miso" and titles[prompt.session_key] == "Unrelated question"
 
 

@@ -5,7 +5,7 @@ from __future__ import annotations
 from PySide6.QtGui import QImage
 from PySide6.QtWidgets import QSystemTrayIcon
 
-from desktop.kernel.bus import TextDelta, TurnError, TurnFinished, TurnStarted
+from desktop.kernel.bus import Event, TextDelta, TurnError, TurnFinished, TurnStarted
 from desktop.subagents.events import BackgroundTasks, TaskSnapshot
 from desktop.ui.icons import TrayState
 from desktop.ui.tray import Tray
@@ -19,23 +19,31 @@ def _task(label: str, status: str = "running") -> TaskSnapshot:
     return TaskSnapshot(label.lower(), "desktop:a", label, status, started=0.0)
 
 
+def feed(tray: Tray, event: Event) -> None:
+    """An event as the app delivers it: reduced into the chats' state, then heard by the tray."""
+    tray.conversations.on_event(event)
+    tray.on_event(event)
+
+
 def _entries(tray: Tray) -> list[str]:
     """The menu as the user sees it: visible entries, separators as ""."""
     return [a.text() for a in tray.menu.actions() if a.isVisible()]
 
 
 def test_menu_offers_every_entry_point_in_order(qtbot) -> None:  # type: ignore[no-untyped-def]
+    """Features' entries (desktop/ui/features.py) come after the chat's, in the order they were added."""
     tray = Tray()
-    assert _entries(tray) == ["New chat", "Quick prompt", "Chat", "Skills", "Memory && history", "Reminders", "Settings", "",
-                      "Do not disturb", "", "Quit"]
     fired: list[str] = []
-    for name in ("new_chat", "quick_prompt", "show_chat", "skills", "memory", "reminders", "settings",
-                 "quit_requested"):
+    for label in ("Skills", "Memory && history"):
+        tray.add_entry(label, lambda label=label: fired.append(label))
+    assert _entries(tray) == ["New chat", "Quick prompt", "Chat", "Skills", "Memory && history", "Settings", "",
+                              "Do not disturb", "", "Quit"]
+    for name in ("new_chat", "quick_prompt", "show_chat", "settings", "quit_requested"):
         getattr(tray, name).connect(lambda name=name: fired.append(name))
     for action in tray.menu.actions():
         if action.text() and not action.isCheckable():
             action.trigger()
-    assert fired == ["new_chat", "quick_prompt", "show_chat", "skills", "memory", "reminders", "settings",
+    assert fired == ["new_chat", "quick_prompt", "show_chat", "Skills", "Memory && history", "settings",
                      "quit_requested"]
 
 
@@ -47,29 +55,29 @@ def test_icon_and_tooltip_follow_the_agent(qtbot) -> None:  # type: ignore[no-un
     assert tray.state is TrayState.IDLE
     assert "Model: openai/gpt-test" in tray.icon.toolTip() and "Idle" in tray.icon.toolTip()
 
-    tray.on_event(TurnStarted("desktop:a"))
-    tray.on_event(TurnStarted("quick:default"))
-    tray.on_event(TextDelta("desktop:a", "hi"))
+    feed(tray, TurnStarted("desktop:a"))
+    feed(tray, TurnStarted("quick:default"))
+    feed(tray, TextDelta("desktop:a", "hi"))
     assert tray.state is TrayState.WORKING
     assert _image(tray) != idle
     assert "Working on 2: Trip to Lisbon, quick:default" in tray.icon.toolTip()  # chats by their title
     titles["quick:default"] = "What time is it"  # a new chat is titled once its first message is saved
-    tray.on_event(TextDelta("quick:default", "It is"))
+    feed(tray, TextDelta("quick:default", "It is"))
     assert "Working on 2: Trip to Lisbon, What time is it" in tray.icon.toolTip()
 
-    tray.on_event(TurnFinished("desktop:a", "done"))
+    feed(tray, TurnFinished("desktop:a", "done"))
     assert tray.state is TrayState.WORKING and "Working on 1: What time is it" in tray.icon.toolTip()
-    tray.on_event(TurnError("quick:default", "Can't reach the model server"))
+    feed(tray, TurnError("quick:default", "Can't reach the model server"))
     assert tray.state is TrayState.ATTENTION and _image(tray) != idle  # the icon says something went wrong
     assert "The last request failed: Can't reach the model server" in tray.icon.toolTip()
-    tray.on_event(TurnStarted("desktop:a"))
-    tray.on_event(TurnFinished("desktop:a", "it works again"))
+    feed(tray, TurnStarted("desktop:a"))
+    feed(tray, TurnFinished("desktop:a", "it works again"))
     assert tray.state is TrayState.IDLE and _image(tray) == idle and "failed" not in tray.icon.toolTip()
 
 
 def test_attention_wins_over_working_until_cleared(qtbot) -> None:  # type: ignore[no-untyped-def]
     tray = Tray()
-    tray.on_event(TurnStarted("desktop:a"))
+    feed(tray, TurnStarted("desktop:a"))
     working = _image(tray)
     tray.set_attention(True)
     assert tray.state is TrayState.ATTENTION
@@ -82,7 +90,7 @@ def test_attention_wins_over_working_until_cleared(qtbot) -> None:  # type: igno
 def test_many_running_tasks_are_summarised(qtbot) -> None:  # type: ignore[no-untyped-def]
     tray = Tray()
     for i in range(5):
-        tray.on_event(TurnStarted(f"desktop:{i}"))
+        feed(tray, TurnStarted(f"desktop:{i}"))
     assert "Working on 5: desktop:0, desktop:1, desktop:2 and 2 more" in tray.icon.toolTip()
 
 
@@ -109,7 +117,7 @@ def test_do_not_disturb_reports_user_changes_only(qtbot) -> None:  # type: ignor
 def test_a_recreated_icon_keeps_menu_state_and_clicks(qtbot) -> None:  # type: ignore[no-untyped-def]
     tray = Tray()
     tray.set_model("openai/m")
-    tray.on_event(TurnStarted("desktop:a"))
+    feed(tray, TurnStarted("desktop:a"))
     working = _image(tray)
     old = tray.icon
     replaced: list[bool] = []
@@ -126,16 +134,16 @@ def test_a_recreated_icon_keeps_menu_state_and_clicks(qtbot) -> None:  # type: i
 
 def test_background_tasks_show_as_working_with_their_count(qtbot) -> None:  # type: ignore[no-untyped-def]
     tray = Tray()
-    tray.on_event(BackgroundTasks([_task("Count files"), _task("Read the news"), _task("Old one", "done"),
+    feed(tray, BackgroundTasks([_task("Count files"), _task("Read the news"), _task("Old one", "done"),
                                    _task("Next one", "queued")]))
     assert tray.state is TrayState.WORKING
     assert "Background tasks: 2 (Count files, Read the news)" in tray.icon.toolTip()
     assert "Idle" not in tray.icon.toolTip()
     assert _entries(tray)[:2] == ["2 background tasks running", ""]  # first in the menu, to read, not to click
     assert not tray.background_action.isEnabled()
-    tray.on_event(BackgroundTasks([_task("Count files"), _task("Read the news", "done")]))
+    feed(tray, BackgroundTasks([_task("Count files"), _task("Read the news", "done")]))
     assert _entries(tray)[0] == "1 background task running"
-    tray.on_event(BackgroundTasks([_task("Count files", "done")]))
+    feed(tray, BackgroundTasks([_task("Count files", "done")]))
     assert tray.state is TrayState.IDLE and "Background tasks" not in tray.icon.toolTip()
     assert _entries(tray)[0] == "New chat"  # the line and its separator go when none runs
 

@@ -21,7 +21,7 @@ def managed(qtbot: QtBot, kind: str, state: ShellState, saves: list[int]) -> tup
     QVBoxLayout(widget).addWidget(QLineEdit())
     qtbot.addWidget(widget)
     widget.resize(1100, 720)  # the Skills window's size: larger than this 800x800 test screen
-    manners.manage(kind, widget)
+    manners.manage(kind, widget, closes_on_esc=kind != "chat")
     return manners, widget
 
 
@@ -70,7 +70,7 @@ def test_esc_closes_secondary_windows_only(qtbot: QtBot) -> None:
     assert not settings.isVisible()
     chat = QWidget()
     qtbot.addWidget(chat)
-    manners.manage("chat", chat)
+    manners.manage("chat", chat, closes_on_esc=False)
     chat.show()
     qtbot.waitExposed(chat)
     qtbot.keyClick(chat, Qt.Key.Key_Escape)

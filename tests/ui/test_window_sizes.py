@@ -4,16 +4,13 @@ title bar, and the chat window comes back where it was left after the app restar
 from __future__ import annotations
 
 import asyncio
-import importlib
 from pathlib import Path
 from typing import Any
 
 import pytest
 from PySide6.QtCore import QRect
-from PySide6.QtWidgets import QApplication, QWidget
+from PySide6.QtWidgets import QApplication
 
-from desktop.ui.app import WINDOWS
-from desktop.ui.bridge import CoreBridge
 from tests.ui.conftest import until
 from tests.ui.test_app import _new_shell
 
@@ -21,16 +18,26 @@ SCREEN_WIDTH, SCREEN_HEIGHT = 1366, 768
 DESKTOP_CHROME = 80  # a panel and the window's title bar take this much of the height
 
 
-@pytest.mark.parametrize("kind", ["settings", "skills", "memory", "reminders"])
-async def test_a_secondary_window_fits_a_small_laptop_screen(kind: str, bridge: CoreBridge, qtbot) -> None:  # type: ignore[no-untyped-def]
-    module_name, class_name = WINDOWS[kind]
-    window: QWidget = getattr(importlib.import_module(module_name), class_name)(bridge)
-    qtbot.addWidget(window)
-    window.show()
-    await asyncio.sleep(0.3)  # lists and notes filled in by their first loads
-    smallest = window.minimumSizeHint().expandedTo(window.minimumSize())
-    assert smallest.width() <= SCREEN_WIDTH, f"{kind}: at least {smallest.width()} px wide"
-    assert smallest.height() <= SCREEN_HEIGHT - DESKTOP_CHROME, f"{kind}: at least {smallest.height()} px high"
+async def test_every_secondary_window_fits_a_small_laptop_screen(
+        model_config: dict[str, Any], memory_keyring: object, tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    """Settings and every feature's window, as the shell builds them."""
+    shell = _new_shell(tmp_path, monkeypatch)
+    task = asyncio.ensure_future(shell.run())
+    await until(lambda: shell.core is not None and shell.core.running, timeout=60)
+    try:
+        for kind in ("settings", "skills", "memory", "reminders"):
+            shell.open_window(kind)
+            window = shell.window(kind)
+            assert window is not None
+            await asyncio.sleep(0.3)  # lists and notes filled in by their first loads
+            smallest = window.minimumSizeHint().expandedTo(window.minimumSize())
+            assert smallest.width() <= SCREEN_WIDTH, f"{kind}: at least {smallest.width()} px wide"
+            assert smallest.height() <= SCREEN_HEIGHT - DESKTOP_CHROME, f"{kind}: at least {smallest.height()} px high"
+    finally:
+        shell.quit()
+        assert await asyncio.wait_for(task, 30) == 0
+        for widget in QApplication.topLevelWidgets():
+            widget.close()
 
 
 async def test_the_chat_window_comes_back_where_it_was_left_after_a_restart(

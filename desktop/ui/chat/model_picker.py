@@ -11,6 +11,7 @@ from PySide6.QtCore import QPoint, QSignalBlocker
 from PySide6.QtWidgets import QComboBox, QToolTip, QWidget
 
 from desktop.kernel.taskset import spawn
+from desktop.providers.server_models import offered_models
 from desktop.settings import SettingsError
 from desktop.ui.bridge import CoreBridge
 
@@ -27,13 +28,13 @@ class ModelPicker(QComboBox):
         self.setSizeAdjustPolicy(QComboBox.SizeAdjustPolicy.AdjustToContents)
         self.setMaximumWidth(320)
         self.activated.connect(lambda index: spawn(self.pick(self.itemText(index))))
-        self._unsubscribe = bridge.on_settings(("model", "api_base"), lambda _keys: self.model_changed())
+        self._unsubscribe = bridge.settings.subscribe(("model", "api_base"), lambda _keys: self.model_changed())
         self.destroyed.connect(lambda: self._unsubscribe())
         self.show_current()
 
     def show_current(self) -> None:
         """Show the model in force (also when it is not in the list)."""
-        current = self.bridge.current_model()
+        current = self.bridge.settings.config.model
         with QSignalBlocker(self):
             if current and self.findText(current) < 0:
                 self.insertItem(0, current)
@@ -52,7 +53,7 @@ class ModelPicker(QComboBox):
 
     async def refresh(self, then_popup: bool = False) -> list[str]:
         """Ask for the models to offer (the server's, or the provider's common ones)."""
-        names = await self.bridge.model_choices()
+        names = await offered_models(self.bridge.settings.config)
         self._stale = False
         with QSignalBlocker(self):
             self.clear()
@@ -64,10 +65,10 @@ class ModelPicker(QComboBox):
 
     async def pick(self, model: str) -> bool:
         """Save `model` as the model for all chats; on failure say why and show the model still in force."""
-        if not model or model == self.bridge.current_model():
+        if not model or model == self.bridge.settings.config.model:
             return False
         try:
-            await self.bridge.set_model(model)
+            await self.bridge.settings.update(lambda config: setattr(config, "model", model))
         except (SettingsError, OSError) as exc:
             self.show_current()
             QToolTip.showText(self.mapToGlobal(QPoint(0, self.height())), f"Model not changed: {exc}", self)

@@ -10,7 +10,7 @@ import asyncio
 import importlib.util
 import logging
 import uuid
-from collections.abc import Callable
+from collections.abc import Callable, Sequence
 
 from PySide6.QtCore import QEvent, QObject, Qt, QTimer, Signal
 from PySide6.QtGui import (
@@ -42,9 +42,9 @@ from desktop.ui.chat.composer import HINT, Composer
 from desktop.ui.chat.find_bar import FindBar
 from desktop.ui.chat.model import ChatRow, TranscriptModel, rows_from_messages
 from desktop.ui.chat.model_picker import ModelPicker
+from desktop.ui.chat.panel import ChatPanel
 from desktop.ui.chat.search_all import SearchAll
 from desktop.ui.chat.sidebar import NEW_TITLE, SessionList
-from desktop.ui.chat.tasks_panel import TasksPanel
 from desktop.ui.chat.view import MessageView
 
 log = logging.getLogger(__name__)
@@ -74,7 +74,9 @@ class ChatWindow(QWidget):
 
     settings_requested = Signal()  # the app opens Settings
 
-    def __init__(self, bridge: CoreBridge, parent: QWidget | None = None) -> None:
+    def __init__(self, bridge: CoreBridge, panels: Sequence[Callable[[], ChatPanel]] = (),
+                 parent: QWidget | None = None) -> None:
+        """`panels`: the features' strips above the composer (desktop/ui/host.py add_chat_panel)."""
         super().__init__(parent)
         self.bridge = bridge
         self.setWindowTitle("Nanobot")
@@ -83,7 +85,6 @@ class ChatWindow(QWidget):
         self.setStyleSheet(_STYLE)
         self.models: dict[str, TranscriptModel] = {}
         self.current_key = ""
-        self._busy: set[str] = set()
         self._onboarding: QWidget | None = None
 
         self.sidebar = SessionList(self)
@@ -120,8 +121,9 @@ class ChatWindow(QWidget):
         composer_area.setObjectName("composerArea")
         area_layout = QVBoxLayout(composer_area)
         area_layout.setContentsMargins(18, 6, 18, 14)
-        self.tasks_panel = TasksPanel(bridge)  # the chat's background tasks, while it has any
-        area_layout.addWidget(self.tasks_panel)
+        self.panels = [build() for build in panels]
+        for panel in self.panels:
+            area_layout.addWidget(panel)
         self.approvals = ApprovalCards(bridge, with_background=True)  # questions before a tool runs
         self.approvals.focus_freed.connect(self.composer.input.setFocus)
         area_layout.addWidget(self.approvals)
@@ -174,7 +176,8 @@ class ChatWindow(QWidget):
         self.current_key = key
         self._stop_editing()
         self.approvals.show_session(key)
-        self.tasks_panel.show_session(key)
+        for panel in self.panels:
+            panel.show_session(key)
         model = self._model_for(key)
         self.view.set_model(model)
         self.composer.set_busy(model.busy)
@@ -277,7 +280,7 @@ class ChatWindow(QWidget):
 
     async def refresh_sessions(self) -> None:
         infos = await self.bridge.list_chats()
-        self.sidebar.set_sessions(infos, self.current_key, self._busy)
+        self.sidebar.set_sessions(infos, self.current_key, set(self.bridge.conversations.running))
         self._update_header()
 
     async def rename_session(self, key: str, title: str) -> None:
@@ -285,7 +288,7 @@ class ChatWindow(QWidget):
         await self.refresh_sessions()
 
     async def delete_session(self, key: str) -> None:
-        if key in self._busy:
+        if self.bridge.conversations.busy(key):
             self.bridge.stop(key)
         await self.bridge.delete_chat(key)
         self.models.pop(key, None)
@@ -300,7 +303,7 @@ class ChatWindow(QWidget):
         model = self.models.get(key)
         if model is None:
             model = self.models[key] = TranscriptModel(key, self)
-            model.busy = key in self.bridge.busy_chats()
+            model.busy = self.bridge.conversations.busy(key)
             model.busy_changed.connect(lambda busy, k=key: self._busy_changed(k, busy))
             if saved:
                 spawn(self._load(model))
@@ -337,10 +340,8 @@ class ChatWindow(QWidget):
         if model is not None:
             model.apply(event)
         if isinstance(event, TurnStarted):
-            self._busy.add(key)
             self.sidebar.set_busy(key, True)
         elif isinstance(event, (TurnFinished, TurnError)):
-            self._busy.discard(key)
             self.sidebar.set_busy(key, False)
             self._refresh_timer.start()  # titles and order change when a turn ends
 
@@ -359,7 +360,7 @@ class ChatWindow(QWidget):
 
     def _update_onboarding(self) -> None:
         """Without a model the transcript area shows the onboarding panel (or a pointer to Settings)."""
-        needed = not self.bridge.current_model()
+        needed = not self.bridge.settings.config.model
         if needed and self._onboarding is None:
             self._onboarding = _onboarding_panel(self.bridge, self._configured)
             self.stack.addWidget(self._onboarding)

@@ -1,1 +1,37 @@
-"""The tabs of the memory window (desktop/ui/memory/window.py)."""
+"""Memory in the app: a tray entry opening the memory & history viewer (desktop/ui/memory/window.py, one tab
+each in this folder), which reads the files, their changes and the archive through the Memory service; a
+notification about a Dream change opens the viewer on it."""
+
+from __future__ import annotations
+
+from typing import TYPE_CHECKING
+
+from desktop.kernel.notices import OpenMemoryChange
+from desktop.ui.host import UiFeature, UiHost, bring_to_front
+
+if TYPE_CHECKING:  # the window and the service load when the window is first opened
+    from desktop.ui.memory.window import MemoryWindow
+
+
+def attach_ui(host: UiHost) -> None:
+    def build() -> MemoryWindow:
+        from desktop.memory import Memory
+        from desktop.ui.memory.window import MemoryWindow
+
+        window = MemoryWindow(host.get(Memory), host.bridge)
+        window.open_session.connect(lambda key: host.show_chat(key or None))
+        return window
+
+    def open_change(target: OpenMemoryChange) -> None:
+        from desktop.ui.memory.window import MemoryWindow
+
+        window = host.window("memory")
+        if isinstance(window, MemoryWindow):
+            window.show_commit(target.rev)
+            bring_to_front(window)
+
+    host.add_window("memory", build, tray_label="Memory && history")
+    host.on_target(OpenMemoryChange, open_change)
+
+
+UI_FEATURE = UiFeature("memory", attach_ui)

@@ -22,8 +22,8 @@ from PySide6.QtWidgets import (
 
 from desktop.kernel.local_time import local_time
 from desktop.kernel.taskset import spawn
+from desktop.memory import Memory
 from desktop.memory.git_history import Commit, GitError
-from desktop.ui.bridge import CoreBridge
 from desktop.ui.skills.details import Notice
 from desktop.ui.skills.model import GREEN, RED
 
@@ -47,9 +47,9 @@ def diff_html(diff: str) -> str:
 class ChangesTab(QWidget):
     restored = Signal(str)  # the new commit
 
-    def __init__(self, bridge: CoreBridge, parent: QWidget | None = None) -> None:
+    def __init__(self, memory: Memory, parent: QWidget | None = None) -> None:
         super().__init__(parent)
-        self.bridge = bridge
+        self.memory = memory
         self.model = QStandardItemModel(0, 2, self)
         self.shown_rev: str | None = None
         self.list = QTreeView()
@@ -93,7 +93,7 @@ class ChangesTab(QWidget):
         """Read the log; select `select` (a revision or its prefix), else keep the selection, else the newest."""
         keep = select or self.shown_rev
         try:
-            commits = await self.bridge.memory_git.log(LOG_LIMIT)
+            commits = await self.memory.git.log(LOG_LIMIT)
         except GitError as exc:
             self.notice.show_html(RED, html.escape(f"Cannot read the memory history: {exc}"))
             return
@@ -119,7 +119,7 @@ class ChangesTab(QWidget):
 
     async def show_rev(self, rev: str) -> None:
         try:
-            commit, files, diff = await self.bridge.memory_git.show(rev)
+            commit, files, diff = await self.memory.git.show(rev)
         except GitError as exc:
             self.notice.show_html(RED, html.escape(str(exc)))
             return
@@ -134,7 +134,7 @@ class ChangesTab(QWidget):
         rev = self.shown_rev
         self.restore_button.setEnabled(False)
         try:
-            new, files = await self.bridge.memory_git.restore_before(rev)
+            new, files = await self.memory.git.restore_before(rev)
         except GitError as exc:
             self.notice.show_html(RED, html.escape(f"Not restored: {exc}"))
             self.restore_button.setEnabled(True)

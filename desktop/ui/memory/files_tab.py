@@ -24,6 +24,7 @@ from PySide6.QtWidgets import (
 )
 
 from desktop.kernel.taskset import spawn
+from desktop.memory import Memory
 from desktop.memory.git_history import GitError
 from desktop.ui.bridge import CoreBridge
 from desktop.ui.markdown import MarkdownBrowser
@@ -52,9 +53,10 @@ def _read_all(workspace: Path) -> tuple[dict[str, str], dict[str, str]]:
 class MemoryFilesTab(QWidget):
     saved = Signal(str)  # workspace-relative path, after a save was written and recorded
 
-    def __init__(self, bridge: CoreBridge, parent: QWidget | None = None) -> None:
+    def __init__(self, memory: Memory, bridge: CoreBridge, parent: QWidget | None = None) -> None:
         super().__init__(parent)
-        self.bridge = bridge
+        self.memory = memory
+        self.bridge = bridge  # the workspace in force
         self.current = FILES[0][1]
         self._disk: dict[str, str] = {}  # what each file held when last read or saved
         self._on_disk_now: dict[str, str] | None = None  # newer disk contents held back while editing
@@ -154,7 +156,7 @@ class MemoryFilesTab(QWidget):
         if not self._editing:
             return False
         name, text = self.current, self.editor.toPlainText()
-        git = self.bridge.memory_git
+        git = self.memory.git
         try:
             await git.ensure()  # a first-ever change needs the version before it recorded first
         except GitError as exc:

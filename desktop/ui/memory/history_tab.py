@@ -30,7 +30,8 @@ from PySide6.QtWidgets import (
 
 from desktop.kernel.local_time import local_time
 from desktop.kernel.taskset import spawn
-from desktop.memory.history_search import Query, search
+from desktop.memory import Memory
+from desktop.memory.history_search import Query, read_newest, search
 from desktop.memory.store import HistoryEntry
 from desktop.ui.bridge import CoreBridge
 
@@ -103,9 +104,10 @@ class _Stream(QObject):
 
 
 class HistoryTab(QWidget):
-    def __init__(self, bridge: CoreBridge, parent: QWidget | None = None) -> None:
+    def __init__(self, memory: Memory, bridge: CoreBridge, parent: QWidget | None = None) -> None:
         super().__init__(parent)
-        self.bridge = bridge
+        self.memory = memory
+        self.bridge = bridge  # the chats' titles
         self.model = HistoryModel(self)
         self._all: list[HistoryEntry] | None = None  # newest first, once loaded
         self._loading: asyncio.Task[None] | None = None
@@ -190,7 +192,7 @@ class HistoryTab(QWidget):
 
     async def refresh(self) -> None:
         """Load when the file changed since the last load (or was never loaded, even when there is none yet)."""
-        stamp = await self.bridge.history_stamp()
+        stamp = await asyncio.to_thread(self.memory.store.history_stamp)
         if self._all is None or stamp != self._loaded_stamp:
             await self.load()
 
@@ -202,9 +204,9 @@ class HistoryTab(QWidget):
         await self._loading
 
     async def _load(self) -> None:
-        self._loaded_stamp = await self.bridge.history_stamp()
-        newest = await self.bridge.read_newest_history(FIRST_SCREEN)
-        self.model.titles = await self.bridge.session_titles()
+        self._loaded_stamp = await asyncio.to_thread(self.memory.store.history_stamp)
+        newest = await asyncio.to_thread(self._read_newest)
+        self.model.titles = {info.key: info.title for info in await self.bridge.list_chats()}
         self.detail.setPlaceholderText(EMPTY if not newest else "Select an entry to read it in full.")
         if self.query().empty:
             self.model.replace(newest)
@@ -213,10 +215,14 @@ class HistoryTab(QWidget):
         # Paint the first screen before the parse starts: a parsing thread competes for the interpreter
         # lock with every model.data() call the table makes while it paints.
         await asyncio.sleep(FIRST_PAINT_GRACE)
-        entries = await self.bridge.read_history()
+        entries = await asyncio.to_thread(self.memory.store.read_history)
         entries.reverse()
         self._all = entries
         self.run_search()
+
+    def _read_newest(self) -> list[HistoryEntry]:
+        """The first screen, newest first, read from the end of the file (blocking: call through a thread)."""
+        return read_newest(self.memory.store.open_history(), FIRST_SCREEN)
 
     def run_search(self) -> None:
         """Start the current query over everything loaded, replacing a search still running."""

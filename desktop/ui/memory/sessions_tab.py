@@ -145,7 +145,7 @@ class SessionsTab(QWidget):
         if key is None:
             return False
         title = self.model.item(self.table.selectionModel().selectedRows()[0].row(), 0).text()
-        if key in self.bridge.busy_chats():
+        if self.bridge.conversations.busy(key):
             self.notice.show_html(RED, html.escape(f"“{title}” is answering right now; stop it before deleting."))
             return False
         if not await self.confirm("Delete chat", f"Delete “{title}” and all its messages? This cannot be undone. "

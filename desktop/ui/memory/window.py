@@ -8,6 +8,7 @@ from PySide6.QtGui import QShowEvent
 from PySide6.QtWidgets import QTabWidget, QVBoxLayout, QWidget
 
 from desktop.kernel.taskset import spawn
+from desktop.memory import Memory
 from desktop.ui.bridge import CoreBridge
 from desktop.ui.memory.changes_tab import ChangesTab
 from desktop.ui.memory.files_tab import MemoryFilesTab
@@ -18,14 +19,14 @@ from desktop.ui.memory.sessions_tab import SessionsTab
 class MemoryWindow(QWidget):
     open_session = Signal(str)  # "Open in chat" on the Sessions tab: the app shows that chat
 
-    def __init__(self, bridge: CoreBridge, parent: QWidget | None = None) -> None:
+    def __init__(self, memory: Memory, bridge: CoreBridge, parent: QWidget | None = None) -> None:
+        """`memory` holds the files, their history and the archive; `bridge` the chats and the workspace."""
         super().__init__(parent)
-        self.bridge = bridge
         self.setWindowTitle("Memory")
         self.resize(1040, 700)
-        self.memory = MemoryFilesTab(bridge)
-        self.changes = ChangesTab(bridge)
-        self.history = HistoryTab(bridge)
+        self.memory = MemoryFilesTab(memory, bridge)
+        self.changes = ChangesTab(memory)
+        self.history = HistoryTab(memory, bridge)
         self.sessions = SessionsTab(bridge)
         self.tabs = QTabWidget()
         self.tabs.addTab(self.memory, "Memory")

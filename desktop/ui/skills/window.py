@@ -38,7 +38,7 @@ from desktop.kernel.taskset import TaskSet
 from desktop.settings import SettingsError
 from desktop.skills import files
 from desktop.skills.install import InstallError, SkillExistsError, install_skill
-from desktop.skills.loader import SkillsLoader, SkillStatus
+from desktop.skills.loader import SkillsLoader, SkillStatus, set_skill_enabled
 from desktop.ui.bridge import CoreBridge
 from desktop.ui.skills import dialogs
 from desktop.ui.skills.details import Notice, SkillDetails, SkillEditor
@@ -242,7 +242,7 @@ class SkillsWindow(QWidget):
         """Write skills.disabled; the agent's loader reads the same list, so the next prompt follows."""
         async with self._write_lock:
             try:
-                await self.bridge.set_skill_enabled(name, enabled)
+                await set_skill_enabled(self.bridge.settings, name, enabled)
                 done = True
             except (SettingsError, OSError) as exc:
                 self.banner.show_message(RED, f"<b>Could not {'enable' if enabled else 'disable'} “{_esc(name)}”.</b> "

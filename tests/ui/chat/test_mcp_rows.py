@@ -6,6 +6,8 @@ from typing import Any
 
 import pytest
 
+from desktop.mcp import McpServers
+from desktop.mcp.manage import status_of
 from desktop.ui.bridge import CoreBridge
 from desktop.ui.chat.model import Kind, rows_from_messages
 from desktop.ui.chat.window import ChatWindow
@@ -30,7 +32,7 @@ def painted_texts(window: ChatWindow, index: int) -> list[str]:
 
 async def test_an_mcp_tool_row_names_its_server_also_after_a_reload(
         window: ChatWindow, bridge: CoreBridge, fake: FakeOpenAI, qtbot) -> None:  # type: ignore[no-untyped-def]
-    await until(lambda: bridge.mcp_status("test").state == "connected", timeout=60, message="server connected")
+    await until(lambda: status_of(bridge.core.get(McpServers), "test").state == "connected", timeout=60, message="server connected")
     fake.add({"tool_calls": [{"name": "mcp_test_echo", "arguments": {"text": "hi"}}]}, {"content": "Done."})
     type_and_send(qtbot, window, "echo hi")
     await until(lambda: not model_of(window).busy and Kind.ASSISTANT in kinds(window), timeout=TURN)

@@ -24,7 +24,7 @@ SHOTS = os.environ.get("MEMORY_SHOTS")  # a folder: save screenshots of each tab
 
 @pytest.fixture
 async def window(bridge: CoreBridge, qtbot) -> AsyncIterator[MemoryWindow]:  # type: ignore[no-untyped-def]
-    made = MemoryWindow(bridge)
+    made = MemoryWindow(bridge.core.get(Memory), bridge)
     qtbot.addWidget(made)
     made.resize(1040, 700)
     made.show()
@@ -48,12 +48,12 @@ def type_text(qtbot, widget: Any, text: str) -> None:  # type: ignore[no-untyped
 
 
 async def subjects(bridge: CoreBridge) -> list[str]:
-    return [c.subject for c in await bridge.memory_git.log()]
+    return [c.subject for c in await bridge.core.get(Memory).git.log()]
 
 
-async def test_edit_and_save_a_memory_file(window: MemoryWindow, qtbot) -> None:  # type: ignore[no-untyped-def]
+async def test_edit_and_save_a_memory_file(window: MemoryWindow, qtbot, bridge: CoreBridge) -> None:  # type: ignore[no-untyped-def]
     tab = window.memory
-    workspace = window.bridge.core.workspace
+    workspace = bridge.core.workspace
     await until(lambda: "Long-term memory" in tab.view.toPlainText())
     qtbot.mouseClick(tab.edit_button, Qt.MouseButton.LeftButton)
     assert tab.stack.currentWidget() is tab.editor
@@ -65,14 +65,14 @@ async def test_edit_and_save_a_memory_file(window: MemoryWindow, qtbot) -> None:
     saved = (workspace / "memory" / "MEMORY.md").read_text()
     assert saved.endswith("## Projects\n- Atlas runs on Postgres 16\n")
     assert tab.stack.currentWidget() is tab.view and "Atlas runs on Postgres 16" in tab.view.toPlainText()
-    assert (await subjects(window.bridge))[0] == "Edit memory/MEMORY.md by hand"
-    assert "Atlas" in window.bridge.core.context.system_prompt()  # the next turn sees it
+    assert (await subjects(bridge))[0] == "Edit memory/MEMORY.md by hand"
+    assert "Atlas" in bridge.core.context.system_prompt()  # the next turn sees it
     shot(window, "memory")
 
 
-async def test_outside_edits_reload_but_never_overwrite_typing(window: MemoryWindow, qtbot) -> None:  # type: ignore[no-untyped-def]
+async def test_outside_edits_reload_but_never_overwrite_typing(window: MemoryWindow, qtbot, bridge: CoreBridge) -> None:  # type: ignore[no-untyped-def]
     tab = window.memory
-    user = window.bridge.core.workspace / "USER.md"
+    user = bridge.core.workspace / "USER.md"
     tab.files.setCurrentIndex(tab.files.model().index(1, 0))
     await until(lambda: "About the user" in tab.view.toPlainText())
     user.write_text("# About the user\n\n- Name: Sam\n")
@@ -88,8 +88,8 @@ async def test_outside_edits_reload_but_never_overwrite_typing(window: MemoryWin
     assert "Name: Alex" in tab.editor.toPlainText()
 
 
-async def test_restore_a_change_from_its_diff(window: MemoryWindow, qtbot) -> None:  # type: ignore[no-untyped-def]
-    core = window.bridge.core
+async def test_restore_a_change_from_its_diff(window: MemoryWindow, qtbot, bridge: CoreBridge) -> None:  # type: ignore[no-untyped-def]
+    core = bridge.core
     user = core.workspace / "USER.md"
     original = user.read_text()
     await core.get(Memory).git.ensure()
@@ -111,7 +111,7 @@ async def test_restore_a_change_from_its_diff(window: MemoryWindow, qtbot) -> No
     await until(lambda: tab.title.text().startswith("<b>Restore USER.md"), message="the new change to show")
     assert "+- Name:" in tab.diff.toPlainText()  # its diff puts the old line back
     shot(window, "changes-restored")
-    assert (await subjects(window.bridge))[:2] == [f"Restore USER.md to before {rev[:7]}", "Dream: update USER.md"]
+    assert (await subjects(bridge))[:2] == [f"Restore USER.md to before {rev[:7]}", "Dream: update USER.md"]
 
 
 def write_history(path: Path, count: int) -> None:
@@ -124,8 +124,8 @@ def write_history(path: Path, count: int) -> None:
                                  "content": content}) + "\n")
 
 
-async def test_history_search_by_text_regex_and_date(window: MemoryWindow, qtbot) -> None:  # type: ignore[no-untyped-def]
-    write_history(window.bridge.core.get(Memory).store.history_file, 3000)
+async def test_history_search_by_text_regex_and_date(window: MemoryWindow, qtbot, bridge: CoreBridge) -> None:  # type: ignore[no-untyped-def]
+    write_history(bridge.core.get(Memory).store.history_file, 3000)
     tab = window.history
     window.tabs.setCurrentWidget(tab)
     await until(lambda: tab.loaded and not tab.searching and tab.model.rowCount() == 3000)
@@ -165,7 +165,7 @@ async def test_history_search_by_text_regex_and_date(window: MemoryWindow, qtbot
     assert "(deleted chat)" in tab.detail.toPlainText()
 
 
-async def test_history_names_chats_by_title_and_explains_itself_when_empty(window: MemoryWindow) -> None:
+async def test_history_names_chats_by_title_and_explains_itself_when_empty(window: MemoryWindow, bridge: CoreBridge) -> None:
     tab = window.history
     window.tabs.setCurrentWidget(tab)
     await until(lambda: tab.loaded)
@@ -173,7 +173,7 @@ async def test_history_names_chats_by_title_and_explains_itself_when_empty(windo
     assert "summarised here" in tab.detail.placeholderText()  # an empty tab says what will appear in it
     shot(window, "history-empty")
 
-    core = window.bridge.core
+    core = bridge.core
     session = await core.sessions.load("desktop:a")
     session.metadata["title"] = "Trip to Lyon"
     await core.sessions.append(session, {"role": "user", "content": "Lyon?"})
@@ -191,8 +191,8 @@ async def test_history_names_chats_by_title_and_explains_itself_when_empty(windo
     assert "Select an entry" in tab.detail.placeholderText()
 
 
-async def test_sessions_open_export_and_delete(window: MemoryWindow, tmp_path: Path) -> None:
-    core = window.bridge.core
+async def test_sessions_open_export_and_delete(window: MemoryWindow, tmp_path: Path, bridge: CoreBridge) -> None:
+    core = bridge.core
     for key, title in (("desktop:a", "Trip to Lyon"), ("desktop:b", "Tax forms")):
         session = await core.sessions.load(key)
         session.metadata["title"] = title
@@ -238,10 +238,10 @@ async def test_sessions_open_export_and_delete(window: MemoryWindow, tmp_path: P
 
 
 async def test_a_memory_file_that_leads_out_is_not_shown_and_the_tab_says_why(  # type: ignore[no-untyped-def]
-        window: MemoryWindow, qtbot, tmp_path: Path) -> None:
+        window: MemoryWindow, qtbot, tmp_path: Path, bridge: CoreBridge) -> None:
     secret = tmp_path / "private.md"
     secret.write_text("PRIVATE-CONTENT\n")
-    user = window.bridge.core.workspace / "USER.md"
+    user = bridge.core.workspace / "USER.md"
     user.unlink()
     user.symlink_to(secret)
     tab = window.memory

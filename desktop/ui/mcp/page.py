@@ -35,9 +35,20 @@ from PySide6.QtWidgets import (
 from desktop.kernel.taskset import spawn
 from desktop.mcp.events import McpServerChanged
 from desktop.mcp.importer import Imported, NotAServerList
-from desktop.mcp.settings import McpServerConfig
+from desktop.mcp.manage import (
+    McpStatus,
+    claude_desktop_file,
+    import_servers,
+    probe_server,
+    remove_server,
+    save_server,
+    set_server_enabled,
+    status_of,
+)
+from desktop.mcp.manager import McpServers
+from desktop.mcp.settings import McpServerConfig, set_trusted
 from desktop.settings import SettingsError
-from desktop.ui.bridge import CoreBridge, McpStatus
+from desktop.ui.bridge import CoreBridge
 from desktop.ui.form_widgets import ERROR_COLOUR, OK_COLOUR, note_label, set_note
 from desktop.ui.skills.dialogs import confirm, run_dialog
 
@@ -62,9 +73,12 @@ def how_it_runs(server: McpServerConfig) -> str:
 
 
 class McpServersPage(QWidget):
-    def __init__(self, bridge: CoreBridge, parent: QWidget | None = None) -> None:
+    def __init__(self, servers: McpServers, bridge: CoreBridge, parent: QWidget | None = None) -> None:
+        """`servers` are the running connections; `bridge` carries their settings and the bus."""
         super().__init__(parent)
+        self.servers = servers
         self.bridge = bridge
+        self.settings = bridge.settings
         self.rows: dict[str, ServerRow] = {}
         self.add_button = QPushButton("Add server…")
         self.add_button.clicked.connect(lambda: spawn(self.edit(None)))
@@ -100,7 +114,7 @@ class McpServersPage(QWidget):
         layout.addWidget(scroll, 1)
 
         bridge.event.connect(self._on_event)
-        unsubscribe = bridge.on_settings(("mcp",), self._changed)
+        unsubscribe = bridge.settings.subscribe(("mcp",), self._changed)
         self.destroyed.connect(lambda: unsubscribe())
 
     def _changed(self, _keys: frozenset[str]) -> None:
@@ -112,9 +126,9 @@ class McpServersPage(QWidget):
 
     async def reload(self) -> None:
         """Show the servers config.yaml lists now (it may have been edited by hand)."""
-        servers = (await self.bridge.read_settings()).config.mcp.servers
+        servers = (await self.bridge.settings.read()).config.mcp.servers
         self.load(servers)
-        self.import_button.setVisible(await self.bridge.claude_desktop_file() is not None)
+        self.import_button.setVisible(await claude_desktop_file() is not None)
 
     def load(self, servers: dict[str, McpServerConfig]) -> None:
         for name in [n for n in self.rows if n not in servers]:
@@ -125,12 +139,12 @@ class McpServersPage(QWidget):
                 row = self.rows[name] = ServerRow(self, name)
             self._list.insertWidget(index, row)  # in the file's order
             row.show_config(server)
-            row.show_status(self.bridge.mcp_status(name))
+            row.show_status(status_of(self.servers, name))
         self.empty.setVisible(not servers)
 
     def _on_event(self, event: object) -> None:
         if isinstance(event, McpServerChanged) and event.name in self.rows:
-            self.rows[event.name].show_status(self.bridge.mcp_status(event.name))
+            self.rows[event.name].show_status(status_of(self.servers, event.name))
 
     async def edit(self, name: str | None) -> None:
         """Add a server (name None) or change one, in a small form; saved when the form is."""
@@ -142,15 +156,15 @@ class McpServersPage(QWidget):
     async def remove(self, name: str) -> None:
         if await confirm(self, "Remove server", f"Remove the MCP server “{name}”? The assistant loses its tools. "
                          "The program itself stays installed.", "Remove"):
-            await self.attempt(self.bridge.remove_mcp_server(name))
+            await self.attempt(remove_server(self.settings, name))
 
     async def import_claude_desktop(self) -> None:
-        path = await self.bridge.claude_desktop_file()
+        path = await claude_desktop_file()
         if path is None:
             self.say("Claude Desktop's settings file is gone.", ERROR_COLOUR)
             return
         try:
-            found = await self.bridge.import_mcp_servers(path)
+            found = await import_servers(self.settings, path)
         except (NotAServerList, SettingsError, OSError) as exc:
             self.say(f"Nothing imported: {exc}", ERROR_COLOUR)
             return
@@ -195,10 +209,10 @@ class ServerRow(QFrame):
         self.state = QLabel()
         self.enabled = QCheckBox("On")
         self.enabled.setToolTip("Off: the server is not started and its tools are not offered")
-        self.enabled.clicked.connect(lambda on: spawn(page.attempt(page.bridge.set_mcp_server_enabled(name, on))))
+        self.enabled.clicked.connect(lambda on: spawn(page.attempt(set_server_enabled(page.settings, name, on))))
         self.trusted = QCheckBox("Trusted")
         self.trusted.setToolTip("Its tools run without asking you first")
-        self.trusted.clicked.connect(lambda on: spawn(page.attempt(page.bridge.set_server_trusted(name, on))))
+        self.trusted.clicked.connect(lambda on: spawn(page.attempt(set_trusted(page.settings, name, on))))
         self.command = note_label()
         self.command.setFont(QFontDatabase.systemFont(QFontDatabase.SystemFont.FixedFont))
         self.error = note_label()
@@ -250,7 +264,7 @@ class ServerRow(QFrame):
         self.result.show()
         set_note(self.result, "Testing…", None)
         try:
-            status = await self.page.bridge.probe_mcp_server(self.name, self.server)
+            status = await probe_server(self.page.servers, self.name, self.server)
         finally:
             self.test_button.setEnabled(True)
         if status.state == "connected":
@@ -261,7 +275,7 @@ class ServerRow(QFrame):
                      ERROR_COLOUR)
 
     async def view_log(self) -> None:
-        path = self.page.bridge.mcp_log_file(self.name)
+        path = self.page.servers.log_file(self.name)
         text = await asyncio.to_thread(_tail, path)
         dialog = LogDialog(self, self.name, path, text)
         await run_dialog(dialog)
@@ -357,7 +371,7 @@ class ServerDialog(QDialog):
         name, server = made
         self.save_button.setEnabled(False)
         try:
-            await self.page.bridge.save_mcp_server(name, server, replacing=self.original)
+            await save_server(self.page.settings, name, server, replacing=self.original)
         except (SettingsError, OSError) as exc:
             self._show_problem(f"Not saved: {exc}")
             self.save_button.setEnabled(True)

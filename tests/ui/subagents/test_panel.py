@@ -9,9 +9,9 @@ from PySide6.QtCore import Qt
 
 from desktop.subagents import Subagents
 from desktop.ui.bridge import CoreBridge
-from desktop.ui.chat.task_transcript import TranscriptDialog, readable
-from desktop.ui.chat.tasks_panel import TaskRow
 from desktop.ui.chat.window import ChatWindow
+from desktop.ui.subagents.panel import TaskRow, TasksPanel
+from desktop.ui.subagents.transcript import TranscriptDialog, readable
 from tests.fakeserver import FakeOpenAI, Step, last_user_text
 from tests.ui.conftest import until
 
@@ -35,13 +35,19 @@ def scripted(body: dict[str, Any]) -> Step:
                            {"name": "spawn", "arguments": {"task": "look at the notes", "label": "Quick look"}}]}
 
 
+def panel_of(window: ChatWindow) -> TasksPanel:
+    found = window.findChild(TasksPanel)
+    assert found is not None
+    return found
+
+
 def rows(window: ChatWindow) -> dict[str, TaskRow]:
-    return {row.task.label: row for row in window.tasks_panel.rows.values()}
+    return {row.task.label: row for row in panel_of(window).rows.values()}
 
 
 async def test_the_panel_shows_steps_cancels_and_opens_the_transcript(
         window: ChatWindow, bridge: CoreBridge, fake: FakeOpenAI, qtbot) -> None:  # type: ignore[no-untyped-def]
-    panel = window.tasks_panel
+    panel = panel_of(window)
     assert not panel.isVisible()  # no tasks in this chat yet
     fake.default = scripted
     bridge.send(window.current_key, "build it and look at my notes")
@@ -79,12 +85,12 @@ async def test_the_panel_follows_the_open_chat(window: ChatWindow, bridge: CoreB
                                                qtbot) -> None:  # type: ignore[no-untyped-def]
     fake.default = scripted
     bridge.send(window.current_key, "build it and look at my notes")
-    await until(lambda: len(window.tasks_panel.rows) == 2, timeout=TURN)
+    await until(lambda: len(panel_of(window).rows) == 2, timeout=TURN)
     window.show_session("desktop:another")
-    assert not window.tasks_panel.isVisible() and not window.tasks_panel.rows
+    assert not panel_of(window).isVisible() and not panel_of(window).rows
     window.show_session("desktop:test")
-    assert window.tasks_panel.isVisible() and set(rows(window)) == {"Long build", "Quick look"}
-    bridge.cancel_task(rows(window)["Long build"].task.id)
+    assert panel_of(window).isVisible() and set(rows(window)) == {"Long build", "Quick look"}
+    panel_of(window).cancel(rows(window)["Long build"])
     await until(lambda: not rows(window)["Long build"].task.active, timeout=TURN)
     qtbot.mouseClick(rows(window)["Long build"].hide_button, Qt.MouseButton.LeftButton)
     assert set(rows(window)) == {"Quick look"}  # hidden here; /tasks still lists it

@@ -14,7 +14,7 @@ import pytest
 from desktop.reminders import Reminders
 from desktop.scheduler.schedules import At, Cron, Every
 from desktop.ui.bridge import CoreBridge
-from desktop.ui.reminders_window import EMPTY, RemindersWindow
+from desktop.ui.reminders.window import EMPTY, RemindersWindow
 from tests.fakeserver import FakeOpenAI
 from tests.ui.conftest import until
 
@@ -32,7 +32,7 @@ def paris(monkeypatch: pytest.MonkeyPatch) -> Iterator[None]:
 
 @pytest.fixture
 async def window(bridge: CoreBridge, qtbot) -> AsyncIterator[RemindersWindow]:  # type: ignore[no-untyped-def]
-    made = RemindersWindow(bridge)
+    made = RemindersWindow(bridge.core.get(Reminders), bridge)
     qtbot.addWidget(made)
     made.show()
     yield made

@@ -9,13 +9,15 @@ import time
 from collections.abc import Callable
 
 from PySide6.QtCore import Qt, QTimer
-from PySide6.QtWidgets import QFrame, QHBoxLayout, QLabel, QToolButton, QVBoxLayout, QWidget
+from PySide6.QtWidgets import QHBoxLayout, QLabel, QToolButton, QVBoxLayout, QWidget
 
 from desktop.kernel.bus import ChatSetAside, Event
 from desktop.kernel.taskset import spawn
+from desktop.subagents import Subagents
 from desktop.subagents.events import BackgroundTasks, TaskSnapshot
 from desktop.ui.bridge import CoreBridge
-from desktop.ui.chat.task_transcript import TranscriptDialog
+from desktop.ui.chat.panel import ChatPanel
+from desktop.ui.subagents.transcript import TranscriptDialog
 
 STYLE = """
 #tasksPanel { border: 1px solid palette(midlight); border-radius: 10px; background: palette(alternate-base); }
@@ -93,15 +95,17 @@ class TaskRow(QWidget):
             self.time.setText(f"· took {_clock((task.finished or now) - task.started)}")
 
 
-class TasksPanel(QFrame):
-    def __init__(self, bridge: CoreBridge, parent: QWidget | None = None) -> None:
+class TasksPanel(ChatPanel):
+    def __init__(self, tasks: Subagents, bridge: CoreBridge, parent: QWidget | None = None) -> None:
+        """`tasks` runs the background tasks; `bridge` carries their BackgroundTasks events."""
         super().__init__(parent)
+        self.tasks = tasks
         self.setObjectName("tasksPanel")
         self.setStyleSheet(STYLE)
         self.bridge = bridge
         self.session_key = ""
         self.rows: dict[str, TaskRow] = {}
-        self._tasks = bridge.background_tasks()
+        self._tasks = tasks.snapshots()
         self._dismissed: set[str] = set()
         self._dialogs: dict[str, TranscriptDialog] = {}
         heading = QLabel("Background tasks")
@@ -122,14 +126,19 @@ class TasksPanel(QFrame):
     def cancel(self, row: TaskRow) -> None:
         row.cancel_button.setEnabled(False)  # the row stays as it is until the event says the task has ended
         row.cancel_button.setText("Cancelling…")
-        self.bridge.cancel_task(row.task.id)
+        self._cancel(row.task.id)
+
+    def _cancel(self, task_id: str) -> None:
+        task = self.tasks.tasks.get(task_id)
+        if task is not None and task.active:  # nothing when it has ended already
+            self.tasks.cancel(task)
 
     def open_transcript(self, task: TaskSnapshot) -> None:
         dialog = self._dialogs.get(task.id)
         if dialog is None:
             dialog = self._dialogs[task.id] = TranscriptDialog(task.label, self.window())
             dialog.finished.connect(lambda _result, i=task.id: self._dialogs.pop(i, None))
-            spawn(dialog.load(self.bridge.task_transcript(task.id)))
+            spawn(dialog.load(self.tasks.transcript(task.id)))
         dialog.show()
         dialog.raise_()
         dialog.activateWindow()

@@ -21,6 +21,7 @@ from PySide6.QtWidgets import (
 )
 
 from desktop.kernel.taskset import spawn
+from desktop.reminders import Reminders
 from desktop.reminders.book import local
 from desktop.reminders.jobs import Job
 from desktop.scheduler.schedules import describe
@@ -49,8 +50,10 @@ def _sentence(words: str) -> str:
 class RemindersWindow(QWidget):
     open_session = Signal(str)  # "Open chat" or a double click: the app shows the job's chat
 
-    def __init__(self, bridge: CoreBridge, parent: QWidget | None = None) -> None:
+    def __init__(self, reminders: Reminders, bridge: CoreBridge, parent: QWidget | None = None) -> None:
+        """`reminders` holds the jobs; `bridge` names their chats."""
         super().__init__(parent)
+        self.reminders = reminders
         self.bridge = bridge
         self.setWindowTitle("Reminders")
         self.resize(860, 420)
@@ -95,7 +98,7 @@ class RemindersWindow(QWidget):
         self.open_button.clicked.connect(self._open)
         self.table.doubleClicked.connect(lambda _index: self._open())
         self.table.selectionModel().selectionChanged.connect(lambda *_: self._enable())
-        self.destroyed.connect(bridge.on_reminders(self.refresh))  # no calls into a deleted window
+        self.destroyed.connect(reminders.subscribe(self.refresh))  # no calls into a deleted window
         self.refresh()
 
     def showEvent(self, event: QShowEvent) -> None:
@@ -108,13 +111,13 @@ class RemindersWindow(QWidget):
         if not rows:
             return None
         job_id = rows[0].data(ID_ROLE)
-        return next((job for job in self.bridge.reminders() if job.id == job_id), None)
+        return next((job for job in self.reminders.jobs if job.id == job_id), None)
 
     def refresh(self) -> None:
         """Show the jobs as they are now, keeping the selection."""
         chosen = self.selected()
         self.model.removeRows(0, self.model.rowCount())
-        jobs = self.bridge.reminders()
+        jobs = self.reminders.jobs
         for job in jobs:
             label = QStandardItem(job.label)
             label.setData(job.id, ID_ROLE)
@@ -134,13 +137,13 @@ class RemindersWindow(QWidget):
     async def toggle_pause(self) -> None:
         job = self.selected()
         if job is not None and job.missed is None:
-            await self.bridge.set_reminder_paused(job.id, not job.paused)
+            await self.reminders.set_paused(job.id, not job.paused)
 
     def run_now(self) -> None:
         job = self.selected()
         if job is None:
             return
-        self.bridge.run_reminder_now(job.id)
+        self.reminders.run_now(job.id)
         self.notice.show_html(GREEN, html.escape(f"“{job.label}” is running now in its chat; "
                                                  "the answer comes as a notification."))
 
@@ -152,7 +155,7 @@ class RemindersWindow(QWidget):
                                   "It will not run again.", "Delete"):
             return False
         try:
-            await self.bridge.remove_reminder(job.id)
+            await self.reminders.remove(job.id)
         except LookupError as exc:  # it ran (a one-shot is done) or went away meanwhile
             self.notice.show_html(RED, html.escape(str(exc)))
             return False
@@ -165,7 +168,7 @@ class RemindersWindow(QWidget):
             self.open_session.emit(job.session)
 
     async def _load_titles(self) -> None:
-        self._titles = await self.bridge.session_titles()
+        self._titles = {info.key: info.title for info in await self.bridge.list_chats()}
         self.refresh()
 
     def _enable(self) -> None:

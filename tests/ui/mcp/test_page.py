@@ -15,9 +15,11 @@ from PySide6.QtWidgets import QMessageBox, QWidget
 from pytestqt.qtbot import QtBot
 
 from desktop.mcp import McpServers
+from desktop.mcp.manage import status_of
 from desktop.mcp.settings import McpServerConfig
 from desktop.ui.bridge import CoreBridge
-from desktop.ui.mcp_servers import LogDialog, McpServersPage, ServerDialog
+from desktop.ui.mcp import CAPTION
+from desktop.ui.mcp.page import LogDialog, McpServersPage, ServerDialog
 from desktop.ui.settings import SettingsWindow
 from tests.conftest import write_config
 from tests.mcp.conftest import FAST, SERVER, http_server, remote_servers, stdio_server
@@ -38,12 +40,13 @@ def model_config(model_config: dict[str, Any], home_dir: Path, monkeypatch: pyte
 
 
 async def opened(qtbot: QtBot, bridge: CoreBridge) -> McpServersPage:
-    window = SettingsWindow(bridge)
+    window = SettingsWindow(bridge, [("MCP servers", CAPTION, lambda: McpServersPage(bridge.core.get(McpServers), bridge))])
     qtbot.addWidget(window)
     window.resize(700, 640)
     window.show()
-    window.tabs.setCurrentIndex(window.tabs.indexOf(window.mcp_servers.parentWidget()))
-    page = window.mcp_servers
+    page = window.findChild(McpServersPage)
+    assert page is not None
+    window.tabs.setCurrentIndex(window.tabs.indexOf(page.parentWidget()))
     await until(lambda: len(page.rows) == 3, message="servers listed")
     return page
 
@@ -83,7 +86,7 @@ async def test_servers_show_their_live_state_and_test_and_log_work(qtbot: QtBot,
     spare.test_button.click()  # a server that is off can be tried
     await until(lambda: spare.result.text().startswith("Works"), timeout=CONNECT, message="spare tested")
     assert "11 tools: echo, fail, slow" in spare.result.text()
-    assert bridge.mcp_status("spare").state == "disabled"  # the test did not switch it on
+    assert status_of(bridge.core.get(McpServers), "spare").state == "disabled"  # the test did not switch it on
     broken.test_button.click()
     await until(lambda: broken.result.text().startswith("Does not work"), timeout=CONNECT)
     assert "command not found" in broken.result.text()
@@ -99,7 +102,7 @@ async def test_add_edit_switch_off_trust_and_remove(qtbot: QtBot, bridge: CoreBr
                                                    http_server: str) -> None:
     page = await opened(qtbot, bridge)
     core = bridge.core
-    await until(lambda: bridge.mcp_status("test").state == "connected", timeout=CONNECT, message="test connects")
+    await until(lambda: status_of(bridge.core.get(McpServers), "test").state == "connected", timeout=CONNECT, message="test connects")
     running = core.get(McpServers).servers["test"]
 
     page.add_button.click()

@@ -1,0 +1,88 @@
+"""Changing the configured MCP servers by hand (the app's Settings page): every change goes through the one
+settings writer, so the running servers follow config.yaml (only the server changed restarts), and a server's
+state as the page shows it comes from the live connections."""
+
+from __future__ import annotations
+
+import asyncio
+import dataclasses
+from dataclasses import dataclass
+from pathlib import Path
+
+from desktop.config import Config
+from desktop.mcp.connection import ServerConnection
+from desktop.mcp.importer import CLAUDE_DESKTOP_FILE, Imported, read_servers
+from desktop.mcp.manager import McpServers
+from desktop.mcp.probe import probed
+from desktop.mcp.settings import McpServerConfig
+from desktop.settings import Settings
+
+
+@dataclass(frozen=True)
+class McpStatus:
+    """An MCP server as Settings shows it: its state, its tools' names and the last error."""
+
+    state: str  # connected, connecting, failed, disabled, or stopped (not started by this app)
+    tools: list[str]
+    error: str | None = None
+
+    @classmethod
+    def of(cls, conn: ServerConnection) -> McpStatus:
+        return cls(conn.state, [t.name for t in conn.tools], conn.error)
+
+
+def status_of(servers: McpServers, name: str) -> McpStatus:
+    conn = servers.servers.get(name)
+    if conn is not None:
+        return McpStatus.of(conn)
+    return McpStatus("disabled" if name in servers.disabled else "stopped", [])
+
+
+async def save_server(settings: Settings, name: str, server: McpServerConfig, replacing: str | None = None) -> None:
+    """Add `name`, or change it (renamed from `replacing`)."""
+
+    def edit(config: Config) -> None:
+        if replacing is not None and replacing != name:
+            config.mcp.servers.pop(replacing, None)
+        config.mcp.servers[name] = server
+
+    await settings.update(edit)
+
+
+async def remove_server(settings: Settings, name: str) -> None:
+    def edit(config: Config) -> None:
+        config.mcp.servers.pop(name, None)
+
+    await settings.update(edit)
+
+
+async def set_server_enabled(settings: Settings, name: str, enabled: bool) -> None:
+    def edit(config: Config) -> None:
+        if name in config.mcp.servers:
+            config.mcp.servers[name].enabled = enabled
+
+    await settings.update(edit)
+
+
+async def probe_server(servers: McpServers, name: str, server: McpServerConfig) -> McpStatus:
+    """Connect once apart from the running connections (a disabled server too), list its tools, stop."""
+    logs_dir = servers.log_file(name).parent
+    async with probed({name: dataclasses.replace(server, enabled=True)}, logs_dir) as probe:
+        return McpStatus.of(probe.servers[name])
+
+
+async def claude_desktop_file() -> Path | None:
+    """Claude Desktop's server list, when it is installed here."""
+    path = CLAUDE_DESKTOP_FILE.expanduser()
+    return path if await asyncio.to_thread(path.is_file) else None
+
+
+async def import_servers(settings: Settings, path: Path) -> Imported:
+    """Add the servers of a Claude Desktop / Cursor file; names already configured are skipped, never
+    overwritten. Raises NotAServerList, SettingsError or OSError when nothing could be added."""
+    existing = set((await settings.read()).config.mcp.servers)
+    found = await asyncio.to_thread(read_servers, path, existing)
+    if found.added:
+        await settings.update(lambda config: config.mcp.servers.update(
+            {k: v for k, v in found.added.items() if k not in config.mcp.servers}))
+    return found
