@@ -134,6 +134,14 @@ class Retrying:
 
 
 @dataclass
+class TurnProgress:
+    """What a running turn waits for or went on without, in a few words ("Waiting for MCP servers: time…")."""
+
+    session_key: str
+    text: str
+
+
+@dataclass
 class TurnError:
     """The turn failed (e.g. the provider after retries). `kind` is a FailureKind value: what can help."""
 
@@ -185,7 +193,7 @@ class McpServerChanged:
 
 Event = (OutboundMessage | TextDelta | ReasoningDelta | ToolStarted | ToolFinished | TurnStarted
          | TurnFinished | TurnError | ChatSetAside | Retrying | ToolProgress | ToolAwaiting | BackgroundTasks
-         | McpServerChanged)
+         | McpServerChanged | TurnProgress)
 Subscriber = Callable[[Event], None]
 
 

@@ -23,6 +23,7 @@ from desktop.bus import (
     ToolStarted,
     TurnError,
     TurnFinished,
+    TurnProgress,
 )
 from desktop.core import Core, build_core
 from desktop.remote import Output, Terminal, add_standalone
@@ -134,6 +135,8 @@ def _progress(event: Event, key: str, out: Output) -> None:
         out.err(f"  {mark} {event.name} ({event.seconds:.1f}s)")
     elif isinstance(event, Retrying):  # why it failed is in the log (-v shows it here); the final error says it
         out.err(f"  model call failed, retrying in {event.seconds:g} s (try {event.attempt} of {event.attempts})…")
+    elif isinstance(event, TurnProgress):
+        out.err(f"  {event.text}")
 
 
 async def _turn(core: Core, key: str, text: str, stream: bool, out: Output,

@@ -13,6 +13,7 @@ from collections.abc import Awaitable
 from pathlib import Path
 from typing import TYPE_CHECKING
 
+from desktop.bus import Event, TurnProgress
 from desktop.mcp.importer import NotAServerList, read_servers
 from desktop.mcp.probe import probed
 from desktop.mcp.settings import McpServerConfig
@@ -57,6 +58,16 @@ def _listed(states: dict[str, str], out: Output) -> int:
     for name, state in states.items():
         out.out(f"{name}: {state}")
     return 0
+
+
+def print_startup_waits(core: Core) -> None:
+    """For one-shot commands that show no other progress (`cron run-due`, `heartbeat`): a turn's wait for MCP
+    servers still connecting, and which it went on without, on stderr."""
+    def shown(event: Event) -> None:
+        if isinstance(event, TurnProgress):
+            print(event.text, file=sys.stderr, flush=True)
+
+    core.bus.subscribe(shown)
 
 
 def run(args: argparse.Namespace) -> int:

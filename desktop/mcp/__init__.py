@@ -4,15 +4,18 @@ from __future__ import annotations
 
 from typing import TYPE_CHECKING
 
+from desktop.bus import TurnProgress
 from desktop.mcp.manager import McpServers
 
 if TYPE_CHECKING:
     from desktop.core import Core
+    from desktop.session import Session
 
 
 def attach_mcp(core: Core) -> McpServers:
-    """Servers start connecting once the core runs (nothing waits for them), follow settings changes and
-    stop when the core closes."""
+    """Servers start connecting once the core runs (start-up does not wait for them), follow settings changes
+    and stop when the core closes. A turn that starts while some are still connecting waits for them, up to
+    `mcp.startup_wait`, so a first turn (often a one-shot command's only one) is offered their tools."""
     servers = McpServers(core.tools, core.home.logs_dir, core.bus.publish)
 
     async def follow() -> None:
@@ -20,7 +23,25 @@ def attach_mcp(core: Core) -> McpServers:
         if core.running:
             await servers.apply(core.config.mcp.servers)
 
+    async def wait_for_servers(session: Session) -> None:
+        pending = servers.pending()
+        if not pending:
+            return
+        wait = core.config.mcp.startup_wait
+        core.bus.publish(TurnProgress(session.key, f"Waiting for MCP servers to connect: {', '.join(pending)}…"))
+        _, late = await servers.wait_for_pending(wait)
+        if late:
+            core.bus.publish(TurnProgress(session.key, left_out(late, wait)))
+
     core.on_start(follow)
     core.settings.subscribe("mcp", lambda changed: follow())
+    core.loop.before_turn.append(wait_for_servers)
     core.on_close(servers.close)
     return servers
+
+
+def left_out(late: list[str], wait: float) -> str:
+    """Which servers a turn goes on without, and that they are not lost."""
+    several = len(late) > 1
+    return (f"Going on without MCP server{'s' if several else ''} {', '.join(late)}: not connected within "
+            f"{wait:g} s ({'their' if several else 'its'} tools are offered once connected)")

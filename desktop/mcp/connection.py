@@ -63,6 +63,10 @@ class ServerConnection:
         self.state = "connecting"
         self.error: str | None = None
         self.tools: list[types.Tool] = []  # as the server describes them, after the allow-list
+        # Set once the first attempt has connected or failed (or the server was stopped): until then a turn may
+        # wait for it (`McpServers.wait_for_pending`); retries after a failure are waited for by nobody.
+        self.first_settled = asyncio.Event()
+        self.wait_ends: float | None = None  # loop time past which no turn waits for its first attempt
         self._on_change = on_change
         self._backoff = backoff
         self._session: ClientSession | None = None
@@ -99,11 +103,11 @@ class ServerConnection:
         self.tools = []
         self.state, self.error = "stopped", None
         self._on_change(self)
+        self.first_settled.set()
 
     async def wait_settled(self) -> None:
         """Until the first attempt has connected or failed (the CLI's `mcp test`)."""
-        while self.state == "connecting":
-            await asyncio.sleep(0.02)
+        await self.first_settled.wait()
 
     async def call(self, tool: str, arguments: dict[str, Any]) -> types.CallToolResult:
         import anyio
@@ -144,7 +148,9 @@ class ServerConnection:
         if self._stopping.is_set():  # a transport left behind by `stop` has nothing more to say
             return
         self.state, self.error = state, error
-        self._on_change(self)
+        self._on_change(self)  # the tools are registered before anyone waiting for them wakes
+        if state != "connecting":
+            self.first_settled.set()
 
     def _kill_child(self) -> int | None:
         """SIGKILL the stdio server's process group (the SDK starts it in a session of its own); its pid, or

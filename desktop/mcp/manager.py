@@ -6,6 +6,8 @@ while it is connected (`Tool.available`), and a call meanwhile says which server
 from __future__ import annotations
 
 import asyncio
+import contextlib
+import math
 from pathlib import Path
 from typing import Any
 
@@ -54,6 +56,30 @@ class McpServers:
         shown = {name: conn.describe() for name, conn in self.servers.items()}
         shown.update({name: "disabled" for name in self.disabled})
         return dict(sorted(shown.items()))
+
+    def pending(self) -> list[str]:
+        """Servers whose first attempt is still under way and that a turn may still wait for: once a turn has
+        waited its full startup wait for one, later turns go on without it (a server that accepts and never
+        answers costs that wait once)."""
+        now = asyncio.get_running_loop().time()
+        return [name for name, conn in self.servers.items()
+                if not conn.first_settled.is_set() and (conn.wait_ends is None or now < conn.wait_ends)]
+
+    async def wait_for_pending(self, seconds: float) -> tuple[list[str], list[str]]:
+        """Wait up to `seconds` for the servers still making their first attempt (all at once, each until its
+        own wait ends); the names waited for, and those still not settled (left out of this turn)."""
+        waited = self.pending()
+        conns = [self.servers[name] for name in waited]
+        now = asyncio.get_running_loop().time()
+        for conn in conns:
+            conn.wait_ends = min(math.inf if conn.wait_ends is None else conn.wait_ends, now + seconds)
+
+        async def settled(conn: ServerConnection) -> None:
+            with contextlib.suppress(TimeoutError):
+                await asyncio.wait_for(conn.first_settled.wait(), max(0.0, (conn.wait_ends or now) - now))
+
+        await asyncio.gather(*(settled(conn) for conn in conns))
+        return waited, [conn.name for conn in conns if not conn.first_settled.is_set()]
 
     async def apply(self, configured: dict[str, McpServerConfig]) -> None:
         """Connect new servers, stop removed or disabled ones, restart changed ones; leave the rest alone."""
