@@ -97,12 +97,23 @@ async def _test(name: str, config: McpServerConfig, logs_dir: Path) -> int:
         server = servers.servers[name]
         print(f"{name}: {server.describe()}")
         for tool in server.tools:
-            summary = (tool.description or "").strip().splitlines()[0:1]
-            print(f"  {tool.name}" + (f" — {summary[0][:100]}" if summary else ""))
+            print(f"  {tool.name}{_summary(tool.description)}")
+        for prompt in server.prompts:
+            print(f"  prompt {prompt.name}{_summary(prompt.description)}")
+        for resource in server.resources:
+            print(f"  resource {resource.uri}{_summary(resource.description)}")
+        for template in server.resource_templates:
+            print(f"  resource {template.uri_template}{_summary(template.description)}")
         if server.state != "connected":
             print(f"  (its output is in {servers.log_file(name)})")
             return 1
         return 0
+
+
+def _summary(description: str | None) -> str:
+    """The first line of a description, after a dash; nothing when there is none."""
+    first = (description or "").strip().splitlines()[0:1]
+    return f" — {first[0][:100]}" if first else ""
 
 
 async def _import(settings: Settings, path: Path, out: Output) -> int:

@@ -15,7 +15,7 @@ from desktop.bus import McpServerChanged, Publish
 from desktop.mcp import connection
 from desktop.mcp.connection import ServerConnection
 from desktop.mcp.names import clean, tool_name
-from desktop.mcp.results import to_output
+from desktop.mcp.results import resource_list, resource_output, to_output
 from desktop.mcp.schema import normalise
 from desktop.mcp.settings import McpServerConfig
 from desktop.tools.base import Tool, ToolContext, ToolOutput
@@ -37,6 +37,39 @@ class McpTool(Tool):
 
     async def execute(self, ctx: ToolContext, **args: Any) -> ToolOutput:
         return to_output(await self.server.call(self.remote_name, args), self.server.name)
+
+
+class McpResourceList(McpTool):
+    """A server's resources and resource templates, listed for the model (one per server that has any). It is
+    the server's tool as far as approvals go: trusting the server trusts it."""
+
+    def __init__(self, name: str, server: ServerConnection, read_tool: str) -> None:
+        self.name = name
+        self.server = server
+        self.label = f"{server.name} · resources"
+        self.description = (f"[MCP server {server.name}] List the resources (documents, files, records) this "
+                            f"server offers and its URI templates; read one with {read_tool}.")
+        self.parameters = {"type": "object", "properties": {}}
+
+    async def execute(self, ctx: ToolContext, **args: Any) -> ToolOutput:
+        return resource_list(*await self.server.list_resources(), self.server.name)
+
+
+class McpResourceRead(McpTool):
+    """One resource of a server read for the model: text, or a picture it can see."""
+
+    def __init__(self, name: str, server: ServerConnection) -> None:
+        self.name = name
+        self.server = server
+        self.label = f"{server.name} · read resource"
+        self.description = (f"[MCP server {server.name}] Read one of this server's resources by its URI (from its "
+                            "resource list, or a template with its parts filled in).")
+        self.parameters = {"type": "object", "properties": {"uri": {"type": "string", "minLength": 1,
+                                                                    "description": "The resource's URI."}},
+                           "required": ["uri"]}
+
+    async def execute(self, ctx: ToolContext, **args: Any) -> ToolOutput:
+        return resource_output(await self.server.read_resource(args["uri"]), self.server.name)
 
 
 class McpServers:
@@ -117,6 +150,21 @@ class McpServers:
             taken.add(name)
             names.append(name)
             self._registry.register(McpTool(name, conn, remote))
+        if conn.resources or conn.resource_templates:
+            listing, reading = (_own_name(conn.name, what, taken) for what in ("list_resources", "read_resource"))
+            names += [listing, reading]
+            self._registry.register(McpResourceList(listing, conn, reading))
+            self._registry.register(McpResourceRead(reading, conn))
         for gone in old - set(names):
             self._registry.unregister(gone)
         self._names[conn.name] = names
+
+
+def _own_name(server: str, what: str, taken: set[str]) -> str:
+    """The name of one of our tools for a server's resources, and taken from now on: `mcp_<server>_<what>`,
+    or, when the server has a tool of that name itself, a hashed form of it."""
+    name = tool_name(server, what, taken)
+    if name in taken:
+        name = tool_name(server, f"~{what}", taken)  # not a name a tool can have: always the hashed form
+    taken.add(name)
+    return name
