@@ -5,6 +5,7 @@ from __future__ import annotations
 
 import socket
 from collections.abc import Iterator
+from datetime import UTC, datetime, timedelta
 from pathlib import Path
 from typing import Any
 
@@ -12,6 +13,8 @@ import pytest
 
 from desktop.bus import TurnFinished, TurnProgress
 from desktop.core import build_core
+from desktop.reminders.jobs import Job, JobStore, render
+from desktop.scheduler.schedules import At
 from tests.cli.test_cli import run_cli
 from tests.conftest import Conversation, write_config
 from tests.fakeserver import FakeOpenAI
@@ -74,3 +77,25 @@ async def test_a_silent_server_costs_the_wait_once_not_every_turn(
         assert [e.text for e in chat.of(TurnProgress)] == said  # and the second turn did not wait for it
     finally:
         await core.close()
+
+
+def test_heartbeat_and_cron_run_due_wait_for_servers_too(tmp_path: Path, fake: FakeOpenAI, silent_url: str) -> None:
+    """The other one-shot commands: the heartbeat's turn is offered the tools; run-due names a late server."""
+    write_config(tmp_path, model="openai/test", api_base=fake.base_url, mcp={"servers": {"test": stdio_server()}})
+    (tmp_path / "workspace").mkdir(parents=True, exist_ok=True)
+    (tmp_path / "workspace" / "HEARTBEAT.md").write_text("## Active Tasks\n- Check the build\n")
+    fake.add({"content": "The build is red."})
+    beat = run_cli(tmp_path, "heartbeat")
+    assert beat.returncode == 0, beat.stderr
+    assert beat.stdout == "The build is red.\n" and "mcp_test_echo" in offered(fake.requests[0])
+
+    write_config(tmp_path, model="openai/test", api_base=fake.base_url,
+                 mcp={"startup_wait": 1, "servers": {"far": {"url": silent_url, "timeout": 30}}})
+    due = datetime.now(UTC).replace(microsecond=0) - timedelta(minutes=5)
+    JobStore(tmp_path / "data" / "state").write(render([
+        Job("a1b2c3", "desktop:plans", "Remind the user to call Sam", "Call Sam", At(due), due, due)]))
+    fake.add({"content": "Time to call Sam!"})
+    ran = run_cli(tmp_path, "cron", "run-due")
+    assert ran.returncode == 0, ran.stderr
+    assert ran.stdout.endswith("Time to call Sam!\n")
+    assert "Going on without MCP server far: not connected within 1 s" in ran.stderr
