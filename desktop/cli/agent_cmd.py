@@ -24,6 +24,7 @@ from desktop.kernel.bus import (
     ToolStarted,
     TurnError,
     TurnFinished,
+    TurnProgress,
 )
 from desktop.kernel.channels import Channel, session_key
 from desktop.kernel.questions import Question, Questions
@@ -145,6 +146,8 @@ def _progress(event: Event, key: str, out: Output) -> None:
         out.err(f"  {mark} {event.name} ({event.seconds:.1f}s)")
     elif isinstance(event, Retrying):  # why it failed is in the log (-v shows it here); the final error says it
         out.err(f"  model call failed, retrying in {event.seconds:g} s (try {event.attempt} of {event.attempts})…")
+    elif isinstance(event, TurnProgress):
+        out.err(f"  {event.text}")
 
 
 async def _turn(core: Core, key: str, text: str, stream: bool, out: Output,

@@ -40,6 +40,7 @@ def run(args: argparse.Namespace) -> int:
 
 
 async def _main(args: argparse.Namespace) -> int:
+    from desktop.cli.mcp_cmd import print_startup_waits
     from desktop.core import build_core
 
     core = await asyncio.to_thread(build_core)
@@ -53,6 +54,7 @@ async def _main(args: argparse.Namespace) -> int:
         print(f"error: no model is configured; set `model` in {core.home.config_file}", file=sys.stderr)
         return 2
     core.get(Scheduler).timer = None  # only this command runs jobs here: none starts behind its back
+    print_startup_waits(core)
     await core.start()
     try:
         return await _command(args, core, Terminal())

@@ -32,12 +32,14 @@ def run(args: argparse.Namespace) -> int:
 
 
 async def _main() -> int:
+    from desktop.cli.mcp_cmd import print_startup_waits
     from desktop.core import build_core
 
     core = await asyncio.to_thread(build_core)
     for problem in core.settings.problems:
         print(f"config: {problem}", file=sys.stderr)
     core.get(Scheduler).timer = None  # this one heartbeat only
+    print_startup_waits(core)
     await core.start()
     try:
         return await _beat(core, Terminal())

@@ -14,6 +14,7 @@ from pathlib import Path
 from typing import TYPE_CHECKING
 
 from desktop.cli.remote import Output, Terminal, add_standalone
+from desktop.kernel.bus import Event, TurnProgress
 from desktop.kernel.paths import home
 from desktop.mcp import McpServers
 from desktop.mcp.importer import NotAServerList, read_servers
@@ -60,6 +61,16 @@ def _listed(states: dict[str, str], out: Output) -> int:
     return 0
 
 
+def print_startup_waits(core: Core) -> None:
+    """For one-shot commands that show no other progress (`cron run-due`, `heartbeat`): a turn's wait for MCP
+    servers still connecting, and which it went on without, on stderr."""
+    def shown(event: Event) -> None:
+        if isinstance(event, TurnProgress):
+            print(event.text, file=sys.stderr, flush=True)
+
+    core.bus.subscribe(shown)
+
+
 def run(args: argparse.Namespace) -> int:
     h = home()
     settings = Settings.open(h.config_file)
@@ -87,12 +98,23 @@ async def _test(name: str, config: McpServerConfig, logs_dir: Path) -> int:
         server = servers.servers[name]
         print(f"{name}: {server.describe()}")
         for tool in server.tools:
-            summary = (tool.description or "").strip().splitlines()[0:1]
-            print(f"  {tool.name}" + (f" — {summary[0][:100]}" if summary else ""))
+            print(f"  {tool.name}{_summary(tool.description)}")
+        for prompt in server.prompts:
+            print(f"  prompt {prompt.name}{_summary(prompt.description)}")
+        for resource in server.resources:
+            print(f"  resource {resource.uri}{_summary(resource.description)}")
+        for template in server.resource_templates:
+            print(f"  resource {template.uri_template}{_summary(template.description)}")
         if server.state != "connected":
             print(f"  (its output is in {servers.log_file(name)})")
             return 1
         return 0
+
+
+def _summary(description: str | None) -> str:
+    """The first line of a description, after a dash; nothing when there is none."""
+    first = (description or "").strip().splitlines()[0:1]
+    return f" — {first[0][:100]}" if first else ""
 
 
 async def _import(settings: Settings, path: Path, out: Output) -> int:

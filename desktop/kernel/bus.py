@@ -139,6 +139,14 @@ class Retrying(Event):
 
 
 @dataclass
+class TurnProgress(Event):
+    """What a running turn waits for or went on without, in a few words ("Waiting for MCP servers: time…")."""
+
+    session_key: str
+    text: str
+
+
+@dataclass
 class TurnError(Event):
     """The turn failed (e.g. the provider after retries). `kind` is a FailureKind value: what can help."""
 

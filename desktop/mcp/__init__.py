@@ -2,13 +2,16 @@
 
 from __future__ import annotations
 
+from desktop.kernel.bus import TurnProgress
 from desktop.kernel.host import Feature, Host
 from desktop.mcp.manager import McpServers
+from desktop.session.session import Session
 
 
 def attach(host: Host) -> McpServers:
-    """Servers start connecting once the core runs (nothing waits for them), follow settings changes and
-    stop when the core closes."""
+    """Servers start connecting once the core runs (start-up does not wait for them), follow settings changes
+    and stop when the core closes. A turn that starts while some are still connecting waits for them, up to
+    `mcp.startup_wait`, so a first turn (often a one-shot command's only one) is offered their tools."""
     servers = McpServers(host.tools, host.home.logs_dir, host.publish)
 
     async def follow() -> None:
@@ -16,10 +19,28 @@ def attach(host: Host) -> McpServers:
         if host.running:
             await servers.apply(host.config.mcp.servers)
 
+    async def wait_for_servers(session: Session) -> None:
+        pending = servers.pending()
+        if not pending:
+            return
+        wait = host.config.mcp.startup_wait
+        host.publish(TurnProgress(session.key, f"Waiting for MCP servers to connect: {', '.join(pending)}…"))
+        _, late = await servers.wait_for_pending(wait)
+        if late:
+            host.publish(TurnProgress(session.key, left_out(late, wait)))
+
     host.on_start(follow)
     host.settings.subscribe("mcp", lambda changed: follow())
+    host.hooks.before_turn.append(wait_for_servers)
     host.on_close(servers.close)
     return servers
+
+
+def left_out(late: list[str], wait: float) -> str:
+    """Which servers a turn goes on without, and that they are not lost."""
+    several = len(late) > 1
+    return (f"Going on without MCP server{'s' if several else ''} {', '.join(late)}: not connected within "
+            f"{wait:g} s ({'their' if several else 'its'} tools are offered once connected)")
 
 
 FEATURE = Feature("mcp", McpServers, attach)

@@ -12,7 +12,7 @@ import math
 import os
 import shlex
 import signal
-from collections.abc import Callable
+from collections.abc import Awaitable, Callable
 from dataclasses import dataclass
 from pathlib import Path
 from typing import TYPE_CHECKING, Any, TextIO
@@ -41,7 +41,7 @@ BACKOFF = Backoff()  # waits between restarts of a server that failed (tests sho
 # Seconds between pings of an idle remote server. Over streamable HTTP the SDK retries a dropped stream
 # quietly, so a server that went away would otherwise stay "connected" until the next call failed.
 PING_EVERY = 30.0
-MAX_TOOL_PAGES = 100  # a server whose tool list never ends is broken, not large
+MAX_TOOL_PAGES = 100  # a server whose tool (prompt, resource) list never ends is broken, not large
 # Seconds a stopping server gets to disconnect cleanly. Past that it is left behind, so Quit never waits on a
 # server: its stdio process is killed, then the task gets KILL_GRACE more to notice before it is abandoned.
 STOP_WITHIN = 2.0
@@ -63,6 +63,13 @@ class ServerConnection:
         self.state = "connecting"
         self.error: str | None = None
         self.tools: list[types.Tool] = []  # as the server describes them, after the allow-list
+        self.prompts: list[types.Prompt] = []
+        self.resources: list[types.Resource] = []
+        self.resource_templates: list[types.ResourceTemplate] = []
+        # Set once the first attempt has connected or failed (or the server was stopped): until then a turn may
+        # wait for it (`McpServers.wait_for_pending`); retries after a failure are waited for by nobody.
+        self.first_settled = asyncio.Event()
+        self.wait_ends: float | None = None  # loop time past which no turn waits for its first attempt
         self._on_change = on_change
         self._backoff = backoff
         self._session: ClientSession | None = None
@@ -70,6 +77,7 @@ class ServerConnection:
         self._lost_reason = ""
         self._refresh: asyncio.Event = asyncio.Event()
         self._had_session = False  # the current attempt got connected (a later loss restarts the backoff)
+        self._unauthorized = False  # the current attempt's server answered 401: it wants a sign-in
         self._calls = 0  # in flight: no ping meanwhile (a server that answers one request at a time is busy)
         self._stopping = asyncio.Event()
         self._child: Any = None  # the stdio server process of the current attempt (anyio Process)
@@ -96,16 +104,41 @@ class ServerConnection:
                 if killed:  # with its process gone the SDK's own shutdown ends at once
                     await asyncio.wait([task], timeout=KILL_GRACE)
         self._session = None
-        self.tools = []
+        self.tools, self.prompts, self.resources, self.resource_templates = [], [], [], []
         self.state, self.error = "stopped", None
         self._on_change(self)
+        self.first_settled.set()
 
     async def wait_settled(self) -> None:
         """Until the first attempt has connected or failed (the CLI's `mcp test`)."""
-        while self.state == "connecting":
-            await asyncio.sleep(0.02)
+        await self.first_settled.wait()
 
     async def call(self, tool: str, arguments: dict[str, Any]) -> types.CallToolResult:
+        result: types.CallToolResult = await self._request(
+            lambda session: session.call_tool(tool, arguments, read_timeout_seconds=self.config.timeout),
+            f"the call to {tool}")
+        return result
+
+    async def list_resources(self) -> tuple[list[types.Resource], list[types.ResourceTemplate]]:
+        """The server's resources and resource templates as they are now (kept for `mcp test` as well)."""
+        async def both(session: ClientSession) -> tuple[list[Any], list[Any]]:
+            return (await _all_pages(session.list_resources, "resources"),
+                    await self._optional(session.list_resource_templates, "resource_templates"))
+
+        self.resources, self.resource_templates = await self._request(both, "listing its resources")
+        return self.resources, self.resource_templates
+
+    async def read_resource(self, uri: str) -> types.ReadResourceResult:
+        from mcp import types
+
+        result = await self._request(lambda session: session.read_resource(uri), f"reading {uri}")
+        if not isinstance(result, types.ReadResourceResult):  # it asked the user something: not supported here
+            raise ToolError(f"MCP server '{self.name}' wants more input to read {uri}, which is not supported")
+        return result
+
+    async def _request(self, send: Callable[[ClientSession], Awaitable[Any]], doing: str) -> Any:
+        """One request over the live session, within the server's timeout; every failure a ToolError saying
+        what happened (a lost connection is marked so, and the server restarted)."""
         import anyio
         from mcp import MCPError
         from mcp_types import CONNECTION_CLOSED, REQUEST_TIMEOUT
@@ -114,17 +147,20 @@ class ServerConnection:
         if session is None or self.state != "connected":
             raise ToolError(f"MCP server '{self.name}' is not connected ({self.describe()}); "
                             "it is restarted automatically, try again later")
+        late = ToolError(f"MCP server '{self.name}': {doing} did not finish within {self.config.timeout:g} s and "
+                         "was cancelled")
         self._calls += 1
         try:
-            return await session.call_tool(tool, arguments, read_timeout_seconds=self.config.timeout)
+            with anyio.fail_after(self.config.timeout + 1):  # the SDK bounds a tool call itself, not the others
+                return await send(session)
+        except TimeoutError:
+            raise late from None
         except MCPError as exc:
             if exc.error.code == REQUEST_TIMEOUT:
-                raise ToolError(f"MCP server '{self.name}': {tool} did not finish within "
-                                f"{self.config.timeout:g} s and was cancelled") from None
+                raise late from None
             if exc.error.code == CONNECTION_CLOSED:
                 self._mark_lost("the server closed the connection")
-                raise ToolError(f"MCP server '{self.name}' stopped during the call to {tool}; "
-                                "it is being restarted") from None
+                raise ToolError(f"MCP server '{self.name}' stopped during {doing}; it is being restarted") from None
             raise ToolError(f"MCP server '{self.name}': {exc.error.message}") from None
         except (OSError, anyio.BrokenResourceError, anyio.ClosedResourceError) as exc:
             self._mark_lost(f"{type(exc).__name__}: {exc}")
@@ -135,7 +171,8 @@ class ServerConnection:
 
     def describe(self) -> str:
         if self.state == "connected":
-            return f"connected, {len(self.tools)} tool{'s' if len(self.tools) != 1 else ''}"
+            return "connected, " + ", ".join(_count(len(items), what) for items, what in (
+                (self.tools, "tool"), (self.prompts, "prompt"), (self.resources, "resource")))
         if self.state == "failed":
             return f"failed: {self.error}"
         return self.state
@@ -144,7 +181,9 @@ class ServerConnection:
         if self._stopping.is_set():  # a transport left behind by `stop` has nothing more to say
             return
         self.state, self.error = state, error
-        self._on_change(self)
+        self._on_change(self)  # the tools are registered before anyone waiting for them wakes
+        if state != "connecting":
+            self.first_settled.set()
 
     def _kill_child(self) -> int | None:
         """SIGKILL the stdio server's process group (the SDK starts it in a session of its own); its pid, or
@@ -170,13 +209,14 @@ class ServerConnection:
         delay = self._backoff.first
         while True:
             self._lost.clear()
+            self._unauthorized = False
             self._set("connecting", self.error)
             try:
                 await self._session_until_lost()
             except asyncio.CancelledError:
                 raise
             except Exception as exc:  # every failure of a server ends in a retry, never in the app
-                reason = _reason(exc)
+                reason = self._why(exc)
                 log.info("MCP server %s: %s", self.name, reason)
                 if self._had_session:  # it had worked: start again from the shortest wait
                     self._had_session = False
@@ -223,8 +263,8 @@ class ServerConnection:
             group.start_soon(self._pump, read, inner_send)
             session = await stack.enter_async_context(
                 ClientSession(inner_read, write, message_handler=self._on_message))
-            await session.initialize()
-            await self._list_tools(session)
+            capabilities = (await session.initialize()).capabilities
+            await self._list(session, capabilities)
             connecting.deadline = math.inf
             self._session = session
             self._had_session = True
@@ -247,7 +287,7 @@ class ServerConnection:
                     continue
                 self._refresh.clear()
                 with anyio.fail_after(max(self.config.timeout, 5.0)):
-                    await self._list_tools(session)
+                    await self._list(session, capabilities)
                 self._on_change(self)
 
     async def _pump(self, read: Any, inner: Any) -> None:
@@ -281,24 +321,46 @@ class ServerConnection:
     async def _on_message(self, message: Any) -> None:
         from mcp import types
 
-        if isinstance(message, types.ToolListChangedNotification):
+        if isinstance(message, types.ToolListChangedNotification | types.PromptListChangedNotification
+                      | types.ResourceListChangedNotification):
             self._refresh.set()
 
-    async def _list_tools(self, session: ClientSession) -> None:
-        from mcp import types
-
-        tools: list[types.Tool] = []
-        cursor: str | None = None
-        for _ in range(MAX_TOOL_PAGES):
-            page = await session.list_tools(params=types.PaginatedRequestParams(cursor=cursor) if cursor else None)
-            tools.extend(page.tools)
-            cursor = page.next_cursor
-            if not cursor:
-                break
-        else:
-            raise ConnectionLost(f"the server listed more than {MAX_TOOL_PAGES} pages of tools and kept going")
+    async def _list(self, session: ClientSession, capabilities: types.ServerCapabilities) -> None:
+        """Read the server's tools, and its prompts and resources when it says it has them."""
         allowed = self.config.tools
+        tools = await _all_pages(session.list_tools, "tools")
+        prompts = await self._optional(session.list_prompts, "prompts") if capabilities.prompts else []
+        resources, templates = [], []
+        if capabilities.resources:
+            resources = await self._optional(session.list_resources, "resources")
+            templates = await self._optional(session.list_resource_templates, "resource_templates")
         self.tools = [t for t in tools if allowed is None or t.name in allowed]
+        self.prompts, self.resources, self.resource_templates = prompts, resources, templates
+
+    async def _optional(self, fetch: Callable[..., Awaitable[Any]], field: str) -> list[Any]:
+        """A list beside the tools: a server that fails to give it still serves its tools (some say they have
+        resources and then know no resource templates)."""
+        from mcp import MCPError
+
+        try:
+            return await _all_pages(fetch, field)
+        except MCPError as exc:
+            log.info("MCP server %s: no %s (%s)", self.name, field.replace("_", " "), exc.error.message)
+            return []
+
+    def _why(self, exc: BaseException) -> str:
+        """Why an attempt failed, in words: a server that wants a sign-in or that nothing listens for is said
+        so, whatever the transport made of it."""
+        if self._unauthorized:
+            return (f"needs sign-in: {self._address()} answered 401 Unauthorized (give it a token in 'headers', "
+                    "e.g. Authorization: keyring:NAME)")
+        if _caused_by(exc, ConnectionRefusedError):
+            return f"connection refused by {self._address()} (is the server running?)"
+        return _reason(exc)
+
+    async def _on_response(self, response: Any) -> None:
+        if response.status_code == 401:
+            self._unauthorized = True
 
     async def _transport(self, errlog: TextIO) -> Any:
         from mcp import StdioServerParameters
@@ -312,7 +374,7 @@ class ServerConnection:
             return stdio_client(params, errlog=errlog)
         assert config.url
         headers = await resolve_references(config.headers, self.name)
-        return remote_transport(config.url, headers, config.transport)
+        return remote_transport(config.url, headers, config.transport, self._on_response)
 
     def _address(self) -> str:
         """Where the server is, for messages: its command line, or its URL without the parts that may carry a
@@ -343,16 +405,23 @@ def _stdio_process(transport: Any) -> Any:
     return frame.f_locals.get("process") if frame is not None else None
 
 
-def remote_transport(url: str, headers: dict[str, str], transport: str | None) -> Any:
-    """SSE for servers whose URL ends in /sse (as peers decide), streamable HTTP otherwise."""
+def remote_transport(url: str, headers: dict[str, str], transport: str | None,
+                     on_response: Callable[[Any], Awaitable[None]]) -> Any:
+    """SSE for servers whose URL ends in /sse (as peers decide), streamable HTTP otherwise. `on_response` sees
+    each HTTP response (the SDK turns a refused sign-in into a bare "error response")."""
+    from mcp.shared._httpx_utils import create_mcp_http_client
+
+    def client(headers: dict[str, str] | None = None, timeout: Any = None, auth: Any = None) -> Any:
+        made = create_mcp_http_client(headers=headers, timeout=timeout, auth=auth)
+        made.event_hooks = {**made.event_hooks, "response": [*made.event_hooks.get("response", []), on_response]}
+        return made
+
     kind = transport or ("sse" if url.rstrip("/").endswith("/sse") else "streamable-http")
     if kind == "sse":
         from mcp.client.sse import sse_client
 
-        return sse_client(url, headers=headers or None)
-    from mcp.shared._httpx_utils import create_mcp_http_client
-
-    return _owned_http(url, create_mcp_http_client(headers=headers or None))
+        return sse_client(url, headers=headers or None, httpx_client_factory=client)
+    return _owned_http(url, client(headers=headers or None))
 
 
 @contextlib.asynccontextmanager
@@ -378,6 +447,43 @@ async def resolve_references(values: dict[str, str], server: str) -> dict[str, s
         raise LookupError(f"no key '{missing[0]}' in the OS keyring (store it with "
                           f"`nanobot-tray keys set {missing[0]}`)")
     return {k: found.get(k) or v for k, v in values.items()}
+
+
+async def _all_pages(fetch: Callable[..., Awaitable[Any]], field: str) -> list[Any]:
+    """Every item of a paginated list (tools, prompts, resources), within MAX_TOOL_PAGES pages."""
+    from mcp import types
+
+    items: list[Any] = []
+    cursor: str | None = None
+    for _ in range(MAX_TOOL_PAGES):
+        page = await fetch(params=types.PaginatedRequestParams(cursor=cursor) if cursor else None)
+        items.extend(getattr(page, field))
+        cursor = page.next_cursor
+        if not cursor:
+            return items
+    raise ConnectionLost(f"the server listed more than {MAX_TOOL_PAGES} pages of {field.replace('_', ' ')} and "
+                         "kept going")
+
+
+def _count(number: int, what: str) -> str:
+    return f"{number} {what}{'' if number == 1 else 's'}"
+
+
+def _caused_by(exc: BaseException, kind: type[BaseException]) -> bool:
+    """Whether `kind` is anywhere in what raised `exc`: its groups, causes and contexts."""
+    seen: set[int] = set()
+    todo = [exc]
+    while todo:
+        current = todo.pop()
+        if id(current) in seen:
+            continue
+        seen.add(id(current))
+        if isinstance(current, kind):
+            return True
+        if isinstance(current, BaseExceptionGroup):
+            todo.extend(current.exceptions)
+        todo.extend(e for e in (current.__cause__, current.__context__) if e is not None)
+    return False
 
 
 def _reason(exc: BaseException) -> str:

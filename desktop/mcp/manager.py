@@ -6,6 +6,8 @@ while it is connected (`Tool.available`), and a call meanwhile says which server
 from __future__ import annotations
 
 import asyncio
+import contextlib
+import math
 from collections.abc import Callable
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
@@ -15,7 +17,7 @@ from desktop.mcp import connection
 from desktop.mcp.connection import ServerConnection
 from desktop.mcp.events import McpServerChanged
 from desktop.mcp.names import clean, tool_name
-from desktop.mcp.results import to_output
+from desktop.mcp.results import resource_list, resource_output, to_output
 from desktop.mcp.schema import normalise
 from desktop.mcp.settings import McpServerConfig, trust_server
 from desktop.tools.base import Tool, ToolContext, ToolOutput
@@ -54,6 +56,39 @@ class McpTool(Tool):
         return to_output(await self.server.call(self.remote_name, args), self.server.name)
 
 
+class McpResourceList(McpTool):
+    """A server's resources and resource templates, listed for the model (one per server that has any). It is
+    the server's tool as far as approvals go: trusting the server trusts it."""
+
+    def __init__(self, name: str, server: ServerConnection, read_tool: str) -> None:
+        self.name = name
+        self.server = server
+        self.label = f"{server.name} · resources"
+        self.description = (f"[MCP server {server.name}] List the resources (documents, files, records) this "
+                            f"server offers and its URI templates; read one with {read_tool}.")
+        self.parameters = {"type": "object", "properties": {}}
+
+    async def execute(self, ctx: ToolContext, **args: Any) -> ToolOutput:
+        return resource_list(*await self.server.list_resources(), self.server.name)
+
+
+class McpResourceRead(McpTool):
+    """One resource of a server read for the model: text, or a picture it can see."""
+
+    def __init__(self, name: str, server: ServerConnection) -> None:
+        self.name = name
+        self.server = server
+        self.label = f"{server.name} · read resource"
+        self.description = (f"[MCP server {server.name}] Read one of this server's resources by its URI (from its "
+                            "resource list, or a template with its parts filled in).")
+        self.parameters = {"type": "object", "properties": {"uri": {"type": "string", "minLength": 1,
+                                                                    "description": "The resource's URI."}},
+                           "required": ["uri"]}
+
+    async def execute(self, ctx: ToolContext, **args: Any) -> ToolOutput:
+        return resource_output(await self.server.read_resource(args["uri"]), self.server.name)
+
+
 class McpServers:
     def __init__(self, tools: ToolRegistry, logs_dir: Path, publish: Publish = lambda event: None) -> None:
         self._registry = tools
@@ -71,6 +106,30 @@ class McpServers:
         shown = {name: conn.describe() for name, conn in self.servers.items()}
         shown.update({name: "disabled" for name in self.disabled})
         return dict(sorted(shown.items()))
+
+    def pending(self) -> list[str]:
+        """Servers whose first attempt is still under way and that a turn may still wait for: once a turn has
+        waited its full startup wait for one, later turns go on without it (a server that accepts and never
+        answers costs that wait once)."""
+        now = asyncio.get_running_loop().time()
+        return [name for name, conn in self.servers.items()
+                if not conn.first_settled.is_set() and (conn.wait_ends is None or now < conn.wait_ends)]
+
+    async def wait_for_pending(self, seconds: float) -> tuple[list[str], list[str]]:
+        """Wait up to `seconds` for the servers still making their first attempt (all at once, each until its
+        own wait ends); the names waited for, and those still not settled (left out of this turn)."""
+        waited = self.pending()
+        conns = [self.servers[name] for name in waited]
+        now = asyncio.get_running_loop().time()
+        for conn in conns:
+            conn.wait_ends = min(math.inf if conn.wait_ends is None else conn.wait_ends, now + seconds)
+
+        async def settled(conn: ServerConnection) -> None:
+            with contextlib.suppress(TimeoutError):
+                await asyncio.wait_for(conn.first_settled.wait(), max(0.0, (conn.wait_ends or now) - now))
+
+        await asyncio.gather(*(settled(conn) for conn in conns))
+        return waited, [conn.name for conn in conns if not conn.first_settled.is_set()]
 
     async def apply(self, configured: dict[str, McpServerConfig]) -> None:
         """Connect new servers, stop removed or disabled ones, restart changed ones; leave the rest alone."""
@@ -108,6 +167,21 @@ class McpServers:
             taken.add(name)
             names.append(name)
             self._registry.register(McpTool(name, conn, remote))
+        if conn.resources or conn.resource_templates:
+            listing, reading = (_own_name(conn.name, what, taken) for what in ("list_resources", "read_resource"))
+            names += [listing, reading]
+            self._registry.register(McpResourceList(listing, conn, reading))
+            self._registry.register(McpResourceRead(reading, conn))
         for gone in old - set(names):
             self._registry.unregister(gone)
         self._names[conn.name] = names
+
+
+def _own_name(server: str, what: str, taken: set[str]) -> str:
+    """The name of one of our tools for a server's resources, and taken from now on: `mcp_<server>_<what>`,
+    or, when the server has a tool of that name itself, a hashed form of it."""
+    name = tool_name(server, what, taken)
+    if name in taken:
+        name = tool_name(server, f"~{what}", taken)  # not a name a tool can have: always the hashed form
+    taken.add(name)
+    return name

@@ -52,6 +52,10 @@ class McpServerConfig:
 
 @dataclass
 class McpConfig:
+    startup_wait: float = setting(10.0, low=0, high=600, unit=SECONDS, zero="No wait", label="Wait for servers "
+                                  "at start", help="Seconds a turn waits for servers still connecting after the "
+                                  "app or a command starts, then goes on without them; each server costs this "
+                                  "once.")
     servers: dict[str, McpServerConfig] = setting(factory=dict, item="MCP server", label="MCP servers",
                                                   help="Programs and services that give the assistant more "
                                                   "tools, by name; their tools appear as mcp_<server>_<tool>.")

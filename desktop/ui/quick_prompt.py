@@ -25,7 +25,16 @@ from PySide6.QtGui import (
 )
 from PySide6.QtWidgets import QFrame, QHBoxLayout, QLabel, QLineEdit, QPushButton, QVBoxLayout, QWidget
 
-from desktop.kernel.bus import ReasoningDelta, Retrying, TextDelta, ToolStarted, TurnError, TurnFinished, TurnStarted
+from desktop.kernel.bus import (
+    ReasoningDelta,
+    Retrying,
+    TextDelta,
+    ToolStarted,
+    TurnError,
+    TurnFinished,
+    TurnProgress,
+    TurnStarted,
+)
 from desktop.kernel.channels import Channel, channel_of, session_key
 from desktop.kernel.taskset import spawn
 from desktop.ui.approval_card import ApprovalCards
@@ -311,6 +320,8 @@ class QuickPrompt(QWidget):
             self._set_status(f"Using {event.label or event.name}…")
         elif isinstance(event, Retrying):
             self._set_status(f"Retrying ({event.attempt} of {event.attempts})…")
+        elif isinstance(event, TurnProgress):
+            self._set_status(event.text)
         elif isinstance(event, TurnFinished):
             self._busy = False
             if event.content:

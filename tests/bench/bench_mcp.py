@@ -7,6 +7,8 @@ Figures (issue 11; reported, not asserted):
   core start with 0 vs 3 configured stdio servers (start must not wait for them: ratio ~1), each run in a
   fresh process so the MCP SDK import counts; then start → all 3 connected, and the event loop's worst
   stall in the first 5 s with and without servers (what the tray would feel)
+  a turn asked the moment the core has started, with 3 stdio servers vs none: the extra time it waits for
+  them to connect (issue 23's target: < 1.5 s on 2 cores), and how many MCP tools it was offered
 --json prints, as the last line, {"figures": [{"figure", "target", "ours", "nanobot"}]} for run_all.py.
 """
 
@@ -116,10 +118,27 @@ async def one_start(count: int) -> dict[str, float]:
     return {"ready": ready * 1000, "connected": connected * 1000, "stall": max(stalls, default=0.0) * 1000}
 
 
-def start_runs(count: int, runs: int) -> list[dict[str, float]]:
+async def one_first_turn(count: int) -> dict[str, float]:
+    """A turn asked the moment the core has started, as `agent -m` does: it waits for servers still
+    connecting (mcp.startup_wait), so with servers it lasts longer by that wait."""
+    with FakeOpenAI() as fake, tempfile.TemporaryDirectory(prefix="bench-mcp-") as tmp:
+        core = await started(Path(tmp), fake, count)
+        try:
+            fake.add({"content": "hello"})
+            begun = time.perf_counter()
+            end = await Conversation(core, chat_id="bench").ask("hi")
+            turn = time.perf_counter() - begun
+            assert isinstance(end, TurnFinished), end
+            offered = [t for t in fake.requests[-1].get("tools") or [] if t["function"]["name"].startswith("mcp_")]
+        finally:
+            await core.close()
+    return {"turn": turn * 1000, "offered": len(offered)}
+
+
+def start_runs(count: int, runs: int, child: str = "--start-child") -> list[dict[str, float]]:
     results = []
     for _ in range(runs):
-        out = subprocess.run([sys.executable, __file__, "--start-child", str(count)], capture_output=True,
+        out = subprocess.run([sys.executable, __file__, child, str(count)], capture_output=True,
                              text=True, check=True, timeout=180)
         results.append(json.loads(out.stdout.strip().splitlines()[-1]))
     return results
@@ -135,9 +154,13 @@ def main() -> None:
     parser.add_argument("--runs", type=int, default=5, help="start-ups of each kind, one process each")
     parser.add_argument("--json", action="store_true", help="end with the figures as one JSON line")
     parser.add_argument("--start-child", type=int, help=argparse.SUPPRESS)
+    parser.add_argument("--first-turn-child", type=int, help=argparse.SUPPRESS)
     args = parser.parse_args()
     if args.start_child is not None:
         print(json.dumps(asyncio.run(one_start(args.start_child))))
+        return
+    if args.first_turn_child is not None:
+        print(json.dumps(asyncio.run(one_first_turn(args.first_turn_child))))
         return
 
     calls = asyncio.run(per_call(args.turns))
@@ -155,6 +178,14 @@ def main() -> None:
     print(f"  start -> all 3 servers connected: {median(three, 'connected'):6.0f} ms")
     print(f"  worst event-loop stall in the first {WINDOW:g} s: {median(three, 'stall'):5.1f} ms with 3 servers, "
           f"{median(none, 'stall'):.1f} ms with none")
+    first0 = start_runs(0, args.runs, "--first-turn-child")
+    first3 = start_runs(3, args.runs, "--first-turn-child")
+    turn0, turn3 = median(first0, "turn"), median(first3, "turn")
+    extra = turn3 - turn0
+    print(f"first turn, asked the moment the core has started (median of {args.runs} fresh processes each):")
+    print(f"  0 MCP servers:        {turn0:6.0f} ms")
+    print(f"  3 stdio MCP servers:  {turn3:6.0f} ms   (+{extra:.0f} ms waiting for them; target: < 1500 ms; "
+          f"MCP tools offered: {min(r['offered'] for r in first3):.0f} to {max(r['offered'] for r in first3):.0f})")
 
     if args.json:
         figures = [
@@ -167,6 +198,7 @@ def main() -> None:
             ("start -> 3 stdio MCP servers connected", None, f"{median(three, 'connected'):.0f} ms"),
             (f"worst event-loop stall in the first {WINDOW:g} s, 3 vs 0 MCP servers", None,
              f"{median(three, 'stall'):.1f} ms vs {median(none, 'stall'):.1f} ms"),
+            ("first turn's extra wait, 3 stdio MCP servers vs none", "< 1500 ms", f"{extra:.0f} ms"),
         ]
         print(json.dumps({"figures": [{"figure": f, "target": t, "ours": o, "nanobot": None}
                                       for f, t, o in figures]}))

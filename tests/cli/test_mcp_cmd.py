@@ -6,8 +6,12 @@ import json
 import shlex
 import socket
 import sys
+import threading
+from collections.abc import Iterator
+from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
 from pathlib import Path
 
+import pytest
 import yaml
 
 from tests.cli.test_cli import run_cli
@@ -28,10 +32,16 @@ def test_list_test_and_doctor_show_each_servers_state(tmp_path: Path) -> None:
     listed = run_cli(tmp_path, "mcp", "list")
     assert listed.returncode == 0, listed.stderr
     assert listed.stdout.splitlines() == ["ghost: failed: command not found: /nonexistent/mcp-ghost",
-                                          "off: disabled", "ours: connected, 11 tools", "time: connected, 1 tool"]
+                                          "off: disabled", "ours: connected, 11 tools, 1 prompt, 3 resources",
+                                          "time: connected, 1 tool, 0 prompts, 0 resources"]
     tested = run_cli(tmp_path, "mcp", "test", "time")
     assert tested.returncode == 0, tested.stderr
-    assert tested.stdout.startswith("time: connected, 1 tool\n  get_current_time — ")
+    assert tested.stdout.startswith("time: connected, 1 tool, 0 prompts, 0 resources\n  get_current_time — ")
+    ours = run_cli(tmp_path, "mcp", "test", "ours").stdout.splitlines()
+    assert ours[0] == "ours: connected, 11 tools, 1 prompt, 3 resources"
+    assert ["  prompt greet — Greet someone.", "  resource notes://readme — The server's notes, written by a stranger.",
+            "  resource notes://big — A long text.", "  resource images://dot.png — A tiny picture.",
+            "  resource notes://day/{day} — The notes of one day."] == ours[-5:]
     failed = run_cli(tmp_path, "mcp", "test", "ghost")
     assert failed.returncode == 1
     assert "ghost: failed: command not found" in failed.stdout and "mcp-ghost.log" in failed.stdout
@@ -40,7 +50,8 @@ def test_list_test_and_doctor_show_each_servers_state(tmp_path: Path) -> None:
     assert "mcp:        ghost: enabled; off: disabled; ours: enabled; time: enabled\n" in doctor.stdout
     doctor = run_cli(tmp_path, "doctor")
     assert ("mcp:        ghost: failed: command not found: /nonexistent/mcp-ghost; off: disabled; "
-            "ours: connected, 11 tools; time: connected, 1 tool\n") in doctor.stdout
+            "ours: connected, 11 tools, 1 prompt, 3 resources; time: connected, 1 tool, 0 prompts, 0 resources\n"
+            ) in doctor.stdout
 
 
 def test_import_adds_claude_desktop_servers_and_says_what_it_skipped(tmp_path: Path) -> None:
@@ -87,3 +98,48 @@ def test_test_of_a_server_that_never_answers_says_so_and_fails(tmp_path: Path) -
     near = run_cli(tmp_path, "mcp", "test", "near")
     assert near.returncode == 1
     assert near.stdout.startswith(f"near: failed: no answer from {shlex.join(mute)} within 5 s\n"), near.stdout
+
+
+class _SignInFirst(BaseHTTPRequestHandler):
+    """A remote MCP server that wants OAuth: every request is answered 401 with where to sign in."""
+
+    def _refuse(self) -> None:
+        self.send_response(401)
+        self.send_header("WWW-Authenticate", 'Bearer resource_metadata="http://127.0.0.1/.well-known/x"')
+        self.send_header("Content-Length", "0")
+        self.end_headers()
+
+    do_GET = do_POST = do_DELETE = _refuse
+
+    def log_message(self, *args: object) -> None:
+        pass
+
+
+@pytest.fixture
+def sign_in_first() -> Iterator[int]:
+    """The port of a server that answers 401 to everything, on 127.0.0.1."""
+    server = ThreadingHTTPServer(("127.0.0.1", 0), _SignInFirst)
+    thread = threading.Thread(target=server.serve_forever, daemon=True)
+    thread.start()
+    yield server.server_address[1]
+    server.shutdown()
+    server.server_close()
+    thread.join(5)
+
+
+def test_list_says_which_servers_refused_and_which_need_a_sign_in(tmp_path: Path, sign_in_first: int) -> None:
+    with socket.socket() as closed:  # bound, never listening: connections to it are refused
+        closed.bind(("127.0.0.1", 0))
+        shut = f"http://127.0.0.1:{closed.getsockname()[1]}"
+        locked = f"http://127.0.0.1:{sign_in_first}"
+        write_config(tmp_path, mcp={"servers": {
+            "shut": {"url": f"{shut}/mcp"}, "shut-sse": {"url": f"{shut}/sse"},
+            "locked": {"url": f"{locked}/mcp"}, "locked-sse": {"url": f"{locked}/sse"}}})
+        listed = run_cli(tmp_path, "mcp", "list")
+    assert listed.returncode == 0, listed.stderr
+    sign_in = "answered 401 Unauthorized (give it a token in 'headers', e.g. Authorization: keyring:NAME)"
+    assert listed.stdout.splitlines() == [
+        f"locked: failed: needs sign-in: {locked}/mcp {sign_in}",
+        f"locked-sse: failed: needs sign-in: {locked}/sse {sign_in}",
+        f"shut: failed: connection refused by {shut}/mcp (is the server running?)",
+        f"shut-sse: failed: connection refused by {shut}/sse (is the server running?)"]

@@ -117,7 +117,7 @@ async def test_a_call_past_its_timeout_is_cancelled_and_reported(
     try:
         await until(lambda: core.get(McpServers).servers["test"].state == "connected")
         result = await turn(core, fake, "mcp_test_slow", {"seconds": 30})
-        assert "MCP server 'test': slow did not finish within 0.3 s and was cancelled" in result
+        assert "MCP server 'test': the call to slow did not finish within 0.3 s and was cancelled" in result
         assert unwrapped(await turn(core, fake, "mcp_test_echo", {"text": "still here"})) == "still here"
     finally:
         await core.close()

@@ -34,6 +34,7 @@ from desktop.kernel.bus import (
     ToolStarted,
     TurnError,
     TurnFinished,
+    TurnProgress,
     TurnStarted,
 )
 
@@ -252,6 +253,9 @@ class TranscriptModel(QAbstractListModel):
     def _retrying(self, event: Retrying) -> None:
         self._set_progress(f"Retrying ({event.attempt} of {event.attempts})…")
 
+    def _turn_progress(self, event: TurnProgress) -> None:
+        self._set_progress(event.text)
+
     def _reasoning(self, event: ReasoningDelta) -> None:
         row = self._reasoning_row
         if row is None or self._text_row is not None:
@@ -366,7 +370,7 @@ _HANDLERS: dict[type, Any] = {
     ToolFinished: TranscriptModel._tool_finished, OutboundMessage: TranscriptModel._outbound,
     TurnFinished: TranscriptModel._turn_finished, TurnError: TranscriptModel._turn_error,
     Retrying: TranscriptModel._retrying, ToolProgress: TranscriptModel._tool_progress,
-    ToolAwaiting: TranscriptModel._tool_awaiting,
+    ToolAwaiting: TranscriptModel._tool_awaiting, TurnProgress: TranscriptModel._turn_progress,
 }
 
 

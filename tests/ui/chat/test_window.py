@@ -3,13 +3,17 @@
 from __future__ import annotations
 
 import json
+import sys
 from pathlib import Path
+from typing import Any
 
 from PySide6.QtCore import QMimeData, QPoint, QPointF, Qt, QUrl
 from PySide6.QtGui import QDragEnterEvent, QDropEvent, QGuiApplication
 from PySide6.QtWidgets import QApplication, QLineEdit, QMessageBox
 
 from desktop.kernel.bus import MessageKind, TurnFinished, TurnStarted
+from desktop.mcp import McpServers
+from desktop.mcp.settings import McpServerConfig
 from desktop.session.session import Session
 from desktop.ui.bridge import CoreBridge
 from desktop.ui.chat.model import ChatRow, Kind, TranscriptModel, rows_from_messages
@@ -205,6 +209,26 @@ async def test_retries_say_so_while_they_wait(window: ChatWindow, bridge: CoreBr
     await until(lambda: kinds(window)[-1] is Kind.ASSISTANT and not model.busy, timeout=TURN)
     assert [s for s in seen if s] == ["Retrying (2 of 3)…", "Retrying (3 of 3)…"]
     assert model.progress == ""  # back to plain "Working…" once an answer comes
+
+
+async def test_a_turn_waiting_for_mcp_servers_says_so(window: ChatWindow, bridge: CoreBridge, fake: FakeOpenAI,
+                                                      qtbot) -> None:  # type: ignore[no-untyped-def]
+    """A server still on its first connect: the chat says the turn waits for it, then that it went on without."""
+    def edit(config: Any) -> None:
+        config.mcp.startup_wait = 1
+        config.mcp.servers["silent"] = McpServerConfig(command=sys.executable,
+                                                       args=["-c", "import time; time.sleep(60)"], timeout=30)
+
+    await bridge.core.settings.update(edit)
+    await until(lambda: "silent" in bridge.core.get(McpServers).servers)
+    seen: list[str] = []
+    model = model_of(window)
+    model.progress_changed.connect(lambda: seen.append(model.progress))
+    type_and_send(qtbot, window, "what time is it")
+    await until(lambda: kinds(window)[-1] is Kind.ASSISTANT and not model.busy, timeout=TURN)
+    assert [s for s in seen if s] == ["Waiting for MCP servers to connect: silent…",
+                                      "Going on without MCP server silent: not connected within 1 s (its tools are "
+                                      "offered once connected)"]
 
 
 async def test_command_replies_and_the_message_tool_show_as_assistant_messages(
