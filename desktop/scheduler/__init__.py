@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import asyncio
+import dataclasses
 from collections.abc import Callable
 
 from desktop.kernel.host import Feature, Host
@@ -28,7 +29,8 @@ class AsyncioTimer:
 
 
 def attach(host: Host) -> Scheduler:
-    """One scheduler per core, started and stopped with it; a settings change under `schedules` re-arms it.
+    """One scheduler per core, started and stopped with it; any settings change re-arms it: a job's interval
+    may read any key (a feature's own section too), and re-arming costs one look at each entry.
     The app swaps in its QTimer (`scheduler.timer`) before the core starts."""
     scheduler = Scheduler(busy=host.busy, timer=AsyncioTimer())
 
@@ -37,7 +39,7 @@ def attach(host: Host) -> Scheduler:
 
     host.on_start(start)
     host.on_close(scheduler.stop)
-    host.settings.subscribe("schedules", lambda _: scheduler.rearm())
+    host.settings.subscribe([key.name for key in dataclasses.fields(host.config)], lambda _: scheduler.rearm())
     return scheduler
 
 

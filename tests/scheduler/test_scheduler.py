@@ -154,3 +154,25 @@ async def test_a_settings_change_rearms_the_core_scheduler(core: Core) -> None:
 
     await core.settings.update(shorter)
     assert timer.delay == 90
+
+
+async def test_a_change_to_any_setting_a_job_reads_rearms_the_core_scheduler(core: Core) -> None:
+    """A feature's job may take its interval from its own section, not only from `schedules`."""
+    clock = ManualClock(START)
+    timer = ManualTimer(clock)
+    scheduler = core.get(Scheduler)
+    scheduler.clock, scheduler.timer = clock, timer
+    scheduler.start()
+
+    async def run() -> None:
+        pass
+
+    scheduler.add_system_job("elsewhere", lambda: 60.0 * core.config.max_concurrent_turns, run)
+    assert timer.delay == 180
+    clock.advance(30)
+
+    def fewer(config: object) -> None:
+        config.max_concurrent_turns = 1  # type: ignore[attr-defined]
+
+    await core.settings.update(fewer)
+    assert timer.delay == 30
