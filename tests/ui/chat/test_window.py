@@ -159,6 +159,22 @@ async def test_stop_keeps_the_partial_answer_and_ends_the_turn(window: ChatWindo
     assert saved[-1]["role"] == "assistant" and saved[-1].get("stopped") and saved[-1]["content"] == answer.text
 
 
+async def test_esc_mid_answer_stops_it_and_only_then_hides_the_window(window: ChatWindow, fake: FakeOpenAI,
+                                                                      qtbot) -> None:  # type: ignore[no-untyped-def]
+    fake.add({"content": "The partial answer, and then a long pause before the rest.", "chunk": 12, "hang": 5})
+    type_and_send(qtbot, window, "tell me")
+    await until(lambda: Kind.ASSISTANT in kinds(window) and model_of(window).rows[-1].text, timeout=TURN)
+    assert "Esc" in window.composer.hint.text() and "Esc" in window.composer.stop_button.toolTip()
+    qtbot.keyClick(window.composer.input, Qt.Key.Key_Escape)
+    assert window.isVisible()  # the answer stops; the window stays
+    await until(lambda: not model_of(window).busy, timeout=4)
+    answer = model_of(window).rows[-1]
+    assert answer.stopped and answer.text.startswith("The partial") and "the rest" not in answer.text
+    assert "Esc" not in window.composer.hint.text()  # back to the keys for writing
+    qtbot.keyClick(window.composer.input, Qt.Key.Key_Escape)
+    assert not window.isVisible()  # nothing runs: Esc hides, as before
+
+
 async def test_a_failed_turn_shows_the_error_and_retry_sends_the_message_again(
         window: ChatWindow, bridge: CoreBridge, fake: FakeOpenAI, qtbot) -> None:  # type: ignore[no-untyped-def]
     fake.add({"status": 400, "body": {"error": {"message": "model is overloaded", "type": "invalid_request_error"}}},
