@@ -45,6 +45,7 @@ class InboundMessage:
 class OutboundKind(enum.Enum):
     MESSAGE = "message"  # sent by the `message` tool in the middle of a turn
     COMMAND = "command"  # a slash command's reply while a turn runs (/status), or "nothing to stop"
+    REMINDER = "reminder"  # a reminder's own text, delivered when the assistant could not be reached for it
 
 
 @dataclass

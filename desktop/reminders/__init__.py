@@ -3,6 +3,7 @@ in the chat that made it when it comes due (on the core's scheduler)."""
 
 from __future__ import annotations
 
+from desktop.kernel.bus import OutboundKind, OutboundMessage
 from desktop.kernel.host import Feature, Host
 from desktop.reminders.book import Ran, ReminderError, Reminders
 from desktop.reminders.jobs import JobStore
@@ -16,9 +17,16 @@ def attach(host: Host) -> Reminders:
     """Load the saved jobs (blocking, like the rest of build_core), offer the `cron` tool and put the jobs
     on the scheduler; a jobs file that could not be read is reported once the core starts."""
     scheduler = host.get(Scheduler)
+
+    async def post(key: str, text: str) -> None:
+        """Save `text` as the assistant's in the chat and show it there (a reminder delivered as written)."""
+        session = await host.sessions.load(key)
+        await host.sessions.append(session, {"role": "assistant", "content": text})
+        host.publish(OutboundMessage(key, text, OutboundKind.REMINDER))
+
     reminders = Reminders(JobStore(host.home.state_dir), host.ask_agent, lambda: scheduler.clock,
                           lambda: host.config.schedules.missed_grace, host.sessions.load, scheduler.rearm,
-                          host.notify)
+                          host.notify, post)
     reminders.load()
     host.tools.register(CronTool(reminders))
     scheduler.add(reminders)

@@ -44,6 +44,13 @@ def turn_text(job: Job) -> str:
     return f"[Scheduled job {job.id} “{job.label}” is due now]\n{job.message}"
 
 
+def unanswered_text(job: Job, reason: str) -> str:
+    """What the chat shows when a job's turn failed: the reminder as it was written, and why no one answered
+    (a reminder must not be lost because the model was down)."""
+    return (f"{job.message}\n\n*Reminder “{job.label}” as it was written: the assistant could not be reached "
+            f"({reason}).*")
+
+
 def local(moment: datetime) -> str:
     """A run time in this computer's time zone, as a person reads it."""
     return moment.astimezone().strftime("%a %Y-%m-%d %H:%M %Z")
@@ -53,7 +60,9 @@ class Reminders:
     name = "reminders"
 
     def __init__(self, store: JobStore, ask: Ask, clock: Callable[[], Clock], grace: Callable[[], float],
-                 session_of: Callable[[str], Awaitable[Session]], rearm: Callable[[], None], notify: Notify) -> None:
+                 session_of: Callable[[str], Awaitable[Session]], rearm: Callable[[], None], notify: Notify,
+                 post: Callable[[str, str], Awaitable[None]]) -> None:
+        """`post(session key, text)` saves a message in a chat and shows it there (outside any turn)."""
         self.store = store
         self.jobs: list[Job] = []
         self._ask = ask
@@ -62,6 +71,7 @@ class Reminders:
         self._session_of = session_of
         self._rearm = rearm
         self._notify = notify
+        self._post = post
         self._lock = asyncio.Lock()
         self._runs = TaskSet("reminders")
         self._listeners: list[Callable[[], None]] = []
@@ -124,10 +134,12 @@ class Reminders:
         job.last_error = end.message if isinstance(end, TurnError) else ""
         if job in self.jobs:
             await self._changed()
-        session = await self._session_of(job.session)  # its answer (or the failure) is the newest message
         if isinstance(end, TurnError):
-            self._notify(f"{session.title}: reminder failed", f"“{job.label}”: {plain_text(end.message)}",
-                         at_newest(session))
+            await self._post(job.session, unanswered_text(job, end.message))
+        session = await self._session_of(job.session)  # its answer (or the reminder as written) is the newest message
+        if isinstance(end, TurnError):
+            self._notify(f"{session.title}: {job.label}", f"{plain_text(job.message)} (The assistant could not be "
+                         f"reached: {plain_text(end.message)})", at_newest(session))
         elif not end.stopped:
             self._notify(f"{session.title}: {job.label}", plain_text(end.content) or "(empty reply)",
                          at_newest(session))

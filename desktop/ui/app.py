@@ -452,8 +452,10 @@ class Shell(QObject):
             self._chat.show_message(target.session_key, target.message)
 
     def toggle_chat(self) -> None:
+        """The tray icon's click: put the chat away when it is the window in use, else bring it up (a chat
+        covered by another app is raised and focused, not hidden out of sight)."""
         chat = self._chat
-        if chat is not None and chat.isVisible() and not chat.isMinimized():
+        if chat is not None and chat.isVisible() and not chat.isMinimized() and chat.isActiveWindow():
             chat.hide()
         else:
             self.show_chat()

@@ -66,9 +66,10 @@ def new_quick_key() -> str:
 
 
 class QuickPrompt(QWidget):
-    """Frameless and always on top. Answers stream inline; the conversation lives in a normal session,
-    so "Open in chat" simply shows that session in the chat window. Each hotkey press starts a new quick
-    chat (offering to continue the last one), so an unrelated question never drags old context along.
+    """Frameless and always on top; Esc stops a running answer, else closes. Answers stream inline; the
+    conversation lives in a normal session, so "Open in chat" simply shows that session in the chat window.
+    Each hotkey press starts a new quick chat (offering to continue the last one), so an unrelated question
+    never drags old context along.
 
     It draws a rounded card with a border; where the desktop composites translucent windows, also a shadow
     around it, so it stands out over whatever is under it in light and dark themes."""
@@ -137,8 +138,8 @@ class QuickPrompt(QWidget):
         self.open_button.setToolTip("Continue this conversation in the chat window (Ctrl+Enter)")
         self.open_button.setCursor(Qt.CursorShape.PointingHandCursor)
         self.open_button.clicked.connect(lambda: self.continue_in_chat())
-        self.stop_button = QPushButton("Stop")
-        self.stop_button.setToolTip("Stop the answer (what came so far is kept)")
+        self.stop_button = QPushButton("Stop (Esc)")  # the status line says what runs: the button names the key
+        self.stop_button.setToolTip("Stop the answer; what came so far is kept")
         self.stop_button.clicked.connect(self.stop)
         self.copy_button = QPushButton("Copy")
         self.copy_button.setToolTip("Copy the answer as Markdown")
@@ -296,7 +297,9 @@ class QuickPrompt(QWidget):
         return super().eventFilter(watched, event)
 
     def keyPressEvent(self, event: QKeyEvent) -> None:
-        if event.key() == Qt.Key.Key_Escape:
+        if event.key() == Qt.Key.Key_Escape and self._busy:
+            self.stop()
+        elif event.key() == Qt.Key.Key_Escape:
             self.hide()
         elif (event.key() in (Qt.Key.Key_Return, Qt.Key.Key_Enter)
               and event.modifiers() & Qt.KeyboardModifier.ControlModifier):

@@ -57,6 +57,24 @@ async def test_the_model_schedules_a_reminder_that_runs_in_its_chat_and_is_notif
                      r"timezone Europe/Paris\)", runtime), runtime
 
 
+async def test_a_reminder_whose_model_call_fails_still_delivers_its_own_text(
+        app: App, fake: FakeOpenAI, notes: Notes) -> None:
+    assert app.core is not None
+    await app.cron(action="add", message="Take the bread out of the oven", label="Bread", **{"in": 60})
+    fake.add({"status": 400, "body": {"error": {"message": "model is overloaded", "type": "invalid_request_error"}}})
+    await app.elapse()
+    [note] = await notes.wait(1)
+    assert note.title.endswith(": Bread")  # the reminder itself, not "reminder failed"
+    assert "Take the bread out of the oven" in note.body and "could not be reached" in note.body
+    assert "model is overloaded" in note.body
+    session = await app.core.sessions.load("desktop:plans")
+    delivered = session.messages[-1]
+    assert delivered["role"] == "assistant" and "Take the bread out of the oven" in delivered["content"]
+    assert "could not be reached" in delivered["content"]
+    assert note.target == OpenChat("desktop:plans", len(session.messages) - 1)  # opens the chat at it
+    assert [m for m in session.messages if m.get("failed")]  # the failure itself stays on record
+
+
 async def test_each_kind_of_schedule_has_the_right_next_run_across_the_clock_change(
         app: App, fake: FakeOpenAI, notes: Notes) -> None:
     out, ok = await app.cron(action="add", message="m1", label="at nine", at="2026-03-29T09:00")

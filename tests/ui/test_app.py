@@ -17,7 +17,7 @@ import yaml
 from PySide6.QtCore import Qt
 from PySide6.QtGui import QAction
 from PySide6.QtTest import QTest
-from PySide6.QtWidgets import QApplication, QMessageBox, QWidget
+from PySide6.QtWidgets import QApplication, QMessageBox, QSystemTrayIcon, QWidget
 
 from desktop.kernel.bus import TurnFinished
 from desktop.kernel.notices import Notice, OpenChat, OpenMemoryChange, Target
@@ -250,7 +250,6 @@ async def _started(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> tuple[She
 
 async def test_closing_the_chat_says_once_that_the_app_stays_in_the_tray(
         model_config: dict[str, Any], memory_keyring: object, tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
-    from PySide6.QtWidgets import QSystemTrayIcon
     monkeypatch.setattr(QSystemTrayIcon, "isSystemTrayAvailable", staticmethod(lambda: True))  # a tray host
     for run in range(2):  # the second run is after a restart
         shell, task = await _started(tmp_path, monkeypatch)
@@ -276,6 +275,30 @@ async def test_closing_the_chat_says_once_that_the_app_stays_in_the_tray(
         assert await asyncio.wait_for(task, 30) == 0
         for widget in QApplication.topLevelWidgets():
             widget.close()
+
+
+async def test_the_tray_icon_raises_a_covered_chat_and_hides_only_the_active_one(
+        model_config: dict[str, Any], memory_keyring: object, tmp_path: Path, monkeypatch: pytest.MonkeyPatch,
+        qtbot) -> None:  # type: ignore[no-untyped-def]
+    monkeypatch.setattr(QSystemTrayIcon, "isSystemTrayAvailable", staticmethod(lambda: True))  # a tray host
+    shell, task = await _started(tmp_path, monkeypatch)
+    click = QSystemTrayIcon.ActivationReason.Trigger
+    shell.tray.icon.activated.emit(click)
+    chat = shell.window("chat")
+    assert chat is not None
+    await until(lambda: chat.isVisible() and chat.isActiveWindow(), timeout=5, message="the chat to come up")
+    other = QWidget()  # another app's window, in front of the chat
+    qtbot.addWidget(other)
+    other.show()
+    other.activateWindow()
+    await until(lambda: other.isActiveWindow() and not chat.isActiveWindow(), timeout=5, message="the chat covered")
+    shell.tray.icon.activated.emit(click)
+    assert chat.isVisible()  # covered, not hidden: the click brings it back
+    await until(chat.isActiveWindow, timeout=5, message="the chat raised and focused")
+    shell.tray.icon.activated.emit(click)
+    assert not chat.isVisible()  # the active chat: the click puts it away
+    shell.quit()
+    assert await asyncio.wait_for(task, 30) == 0
 
 
 async def test_later_launches_open_the_quick_prompt_prefilled(shell: Shell, caplog: pytest.LogCaptureFixture) -> None:

@@ -90,6 +90,23 @@ async def test_the_question_shows_as_typed_not_as_markup(qtbot: QtBot, bridge: C
     assert prompt.answer.toPlainText() == "It is bold."
 
 
+async def test_esc_mid_answer_stops_it_and_then_closes(qtbot: QtBot, bridge: CoreBridge, fake: FakeOpenAI) -> None:
+    fake.add({"content": "The first part, then a long pause before the rest.", "chunk": 14, "hang": 5})
+    prompt = QuickPrompt(bridge)
+    qtbot.addWidget(prompt)
+    prompt.popup()
+    qtbot.keyClicks(prompt.input, "Tell me slowly")
+    qtbot.keyClick(prompt.input, Qt.Key.Key_Return)
+    await until(lambda: prompt.answer.toPlainText(), message="the first words")
+    assert "Esc" in prompt.stop_button.text()
+    qtbot.keyClick(prompt.input, Qt.Key.Key_Escape)
+    assert prompt.isVisible()
+    await until(lambda: prompt.status.text() == "Stopped", timeout=4, message="the stop")
+    assert prompt.answer.toPlainText().startswith("The first part") and "pause" not in prompt.answer.toPlainText()
+    qtbot.keyClick(prompt.input, Qt.Key.Key_Escape)
+    assert not prompt.isVisible()
+
+
 async def test_stop_ends_a_long_answer_and_copy_takes_it_as_markdown(qtbot: QtBot, bridge: CoreBridge,
                                                                      fake: FakeOpenAI) -> None:
     fake.add({"content": "The first part, **then** a long pause before the rest.", "chunk": 14, "hang": 5})

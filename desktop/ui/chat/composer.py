@@ -27,6 +27,7 @@ from desktop.agent.attachments import problem as attachment_problem
 
 MAX_LINES = 8
 HINT = "Enter to send · Shift+Enter for a new line · / for commands"
+BUSY_HINT = "Esc to stop the answer · Enter sends your next message after it"
 CommandList = Callable[[], list[tuple[str, str]]]  # (name, summary), read fresh: features add commands later
 _NAME_ROLE = Qt.ItemDataRole.UserRole + 1
 
@@ -75,7 +76,7 @@ class _Input(QPlainTextEdit):
             self.submit.emit()
             return
         if key == Qt.Key.Key_Escape:
-            event.ignore()  # the window hides itself
+            event.ignore()  # the window stops the answer, or hides itself
             return
         super().keyPressEvent(event)
 
@@ -89,6 +90,7 @@ class Composer(QFrame):
         self.setObjectName("composer")
         self._commands = commands
         self.attachments: list[str] = []
+        self._busy = False
         self._dialog: QFileDialog | None = None
 
         self.input = _Input(self)
@@ -120,7 +122,7 @@ class Composer(QFrame):
         self.hint = QLabel(HINT, self)
         self.hint.setObjectName("hint")
         self.stop_button = QPushButton("Stop", self)
-        self.stop_button.setToolTip("Stop the running turn (the partial answer is kept)")
+        self.stop_button.setToolTip("Stop the answer (Esc); what came so far is kept")
         self.stop_button.clicked.connect(self.stop_requested)
         self.stop_button.hide()
         self.send_button = QPushButton("Send", self)
@@ -152,7 +154,16 @@ class Composer(QFrame):
         self.submitted.emit(text, files)
 
     def set_busy(self, busy: bool) -> None:
+        """While an answer runs, Stop shows and the hint line names its key; a message the hint line carries
+        (a refused file, editing) stays."""
+        self._busy = busy
         self.stop_button.setVisible(busy)
+        if self.hint.text() in (HINT, BUSY_HINT):
+            self.show_keys()
+
+    def show_keys(self) -> None:
+        """The hint line back to the keys to use now."""
+        self.say(BUSY_HINT if self._busy else HINT)
 
     # -- attachments
 
@@ -177,7 +188,10 @@ class Composer(QFrame):
                 self.attachments.append(path)
                 self._add_chip(path)
         self._chip_row.setVisible(bool(self.attachments))
-        self.say(f"Not attached: {'; '.join(refused)}" if refused else HINT, error=bool(refused))
+        if refused:
+            self.say(f"Not attached: {'; '.join(refused)}", error=True)
+        else:
+            self.show_keys()
 
     def say(self, text: str, error: bool = False) -> None:
         """The line under the message box: the keys to use, or what went wrong (in red)."""

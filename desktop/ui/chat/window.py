@@ -38,7 +38,7 @@ from desktop.kernel.channels import Channel, channel_of, session_key
 from desktop.kernel.taskset import spawn
 from desktop.ui.approval_card import ApprovalCards
 from desktop.ui.bridge import CoreBridge
-from desktop.ui.chat.composer import HINT, Composer
+from desktop.ui.chat.composer import Composer
 from desktop.ui.chat.find_bar import FindBar
 from desktop.ui.chat.model import ChatRow, TranscriptModel, rows_from_messages
 from desktop.ui.chat.model_picker import ModelPicker
@@ -70,7 +70,8 @@ def new_session_key() -> str:
 
 
 class ChatWindow(QWidget):
-    """Closing hides the window (the app lives in the tray); Esc does the same."""
+    """Closing hides the window (the app lives in the tray); Esc does the same, or stops the answer while one
+    runs in the open chat."""
 
     settings_requested = Signal()  # the app opens Settings
 
@@ -253,6 +254,11 @@ class ChatWindow(QWidget):
             self.bridge.stop(self.current_key)
         self.composer.input.setFocus()  # the Stop button hides: the keyboard goes back to writing
 
+    def _answering(self) -> bool:
+        """Whether the open chat's turn runs (what Stop, shown then, ends)."""
+        model = self.models.get(self.current_key)
+        return model is not None and model.busy
+
     def retry(self, row: ChatRow) -> None:
         """Retry a failed turn or Regenerate the last answer: the question is asked again, in that turn's place
         (what the turn showed goes, the question stays)."""
@@ -274,7 +280,7 @@ class ChatWindow(QWidget):
 
     def _stop_editing(self) -> None:
         self._editing = None
-        self.composer.say(HINT)
+        self.composer.show_keys()
 
     # -- sessions
 
@@ -415,6 +421,8 @@ class ChatWindow(QWidget):
             self._stop_editing()
             self.composer.input.clear()
             self.composer.clear_attachments()
+        elif event.key() == Qt.Key.Key_Escape and self._answering():
+            self.stop()
         elif event.key() == Qt.Key.Key_Escape:
             self.hide()
         else:

@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import json
 import sys
+from datetime import UTC, datetime, timedelta
 from pathlib import Path
 from typing import Any
 
@@ -14,6 +15,8 @@ from PySide6.QtWidgets import QApplication, QLineEdit, QMessageBox
 from desktop.kernel.bus import MessageKind, TurnFinished, TurnStarted
 from desktop.mcp import McpServers
 from desktop.mcp.settings import McpServerConfig
+from desktop.reminders import Reminders
+from desktop.scheduler.schedules import At
 from desktop.session.session import Session
 from desktop.ui.bridge import CoreBridge
 from desktop.ui.chat.model import ChatRow, Kind, TranscriptModel, rows_from_messages
@@ -157,6 +160,35 @@ async def test_stop_keeps_the_partial_answer_and_ends_the_turn(window: ChatWindo
     assert not window.composer.stop_button.isVisible()
     saved = saved_messages(bridge, "desktop:test")
     assert saved[-1]["role"] == "assistant" and saved[-1].get("stopped") and saved[-1]["content"] == answer.text
+
+
+async def test_esc_mid_answer_stops_it_and_only_then_hides_the_window(window: ChatWindow, fake: FakeOpenAI,
+                                                                      qtbot) -> None:  # type: ignore[no-untyped-def]
+    fake.add({"content": "The partial answer, and then a long pause before the rest.", "chunk": 12, "hang": 5})
+    type_and_send(qtbot, window, "tell me")
+    await until(lambda: Kind.ASSISTANT in kinds(window) and model_of(window).rows[-1].text, timeout=TURN)
+    assert "Esc" in window.composer.hint.text() and "Esc" in window.composer.stop_button.toolTip()
+    qtbot.keyClick(window.composer.input, Qt.Key.Key_Escape)
+    assert window.isVisible()  # the answer stops; the window stays
+    await until(lambda: not model_of(window).busy, timeout=4)
+    answer = model_of(window).rows[-1]
+    assert answer.stopped and answer.text.startswith("The partial") and "the rest" not in answer.text
+    assert "Esc" not in window.composer.hint.text()  # back to the keys for writing
+    qtbot.keyClick(window.composer.input, Qt.Key.Key_Escape)
+    assert not window.isVisible()  # nothing runs: Esc hides, as before
+
+
+async def test_a_reminder_whose_model_call_fails_shows_its_own_text_in_the_chat(
+        window: ChatWindow, bridge: CoreBridge, fake: FakeOpenAI) -> None:
+    fake.add({"status": 400, "body": {"error": {"message": "model is overloaded", "type": "invalid_request_error"}}})
+    reminders = bridge.core.get(Reminders)
+    job = await reminders.add("desktop:test", At(datetime.now(UTC) + timedelta(hours=1)), "Call the dentist", "Dentist")
+    await reminders.run_now(job.id)
+    await until(lambda: not model_of(window).busy and kinds(window)[-1:] == [Kind.ASSISTANT], timeout=TURN)
+    shown = model_of(window).rows[-1].text
+    assert "Call the dentist" in shown and "could not be reached" in shown
+    saved = await bridge.load_chat("desktop:test")
+    assert rows_from_messages(saved.messages)[-1].text == shown  # the same after a restart
 
 
 async def test_a_failed_turn_shows_the_error_and_retry_sends_the_message_again(
