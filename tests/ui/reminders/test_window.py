@@ -4,8 +4,7 @@ chat; pause and resume, run now, delete; it follows changes made elsewhere (the 
 from __future__ import annotations
 
 import os
-import time
-from collections.abc import AsyncIterator, Iterator
+from collections.abc import AsyncIterator
 from datetime import UTC, datetime
 from pathlib import Path
 
@@ -16,18 +15,12 @@ from desktop.scheduler.schedules import At, Cron, Every
 from desktop.ui.bridge import CoreBridge
 from desktop.ui.reminders.window import EMPTY, RemindersWindow
 from tests.fakeserver import FakeOpenAI
+from tests.reminders.conftest import paris  # noqa: F401  (autouse: this window too is tested on Paris time)
 from tests.ui.conftest import until
 
 SHOTS = os.environ.get("NANOBOT_SCREENSHOTS")  # a folder: save what the window looks like there
 
 
-@pytest.fixture(autouse=True)
-def paris(monkeypatch: pytest.MonkeyPatch) -> Iterator[None]:
-    monkeypatch.setenv("TZ", "Europe/Paris")
-    time.tzset()
-    yield
-    monkeypatch.undo()
-    time.tzset()
 
 
 @pytest.fixture
