@@ -63,16 +63,14 @@ class Sandbox:
         """Whether bwrap really runs here (probed once per process), with the network in force now (socat
         installed while the app runs is used from the next command on)."""
         key = (self.program, self.network == HOST)
-        if key not in _probed:
-            _probed[key] = await _probe_async(self._probe_argv())
-        return _with_network(_probed[key], await asyncio.to_thread(network_in_force, self.network))
+        verdict = _probed.get(key) or _remembered(key, await _probe_async(self._probe_argv()))
+        return _with_network(verdict, await asyncio.to_thread(network_in_force, self.network))
 
     def mode_now(self) -> SandboxMode:
         """The same answer without an event loop (doctor)."""
         key = (self.program, self.network == HOST)
-        if key not in _probed:
-            _probed[key] = _probe_sync(self._probe_argv())
-        return _with_network(_probed[key], network_in_force(self.network))
+        verdict = _probed.get(key) or _remembered(key, _probe_sync(self._probe_argv()))
+        return _with_network(verdict, network_in_force(self.network))
 
     @contextlib.asynccontextmanager
     async def command(self, argv: Sequence[str], cwd: Path) -> AsyncIterator[list[str]]:
@@ -144,12 +142,23 @@ def _not_installed() -> SandboxMode:
     return _unavailable("bubblewrap (bwrap) is not installed — install the `bubblewrap` package")
 
 
+NO_ANSWER = _unavailable("bwrap did not answer")
+
+
 def _with_network(verdict: SandboxMode, network: Network) -> SandboxMode:
     """bwrap's verdict with `network`; without the sandbox no network mode is enforced (NOT_ENFORCED)."""
     if not verdict.sandboxed:
         return verdict
     shared = "shared with this computer" if network.mode == HOST else "its own"
     return SandboxMode(True, f"{verdict.description}, the network {shared}", network)
+
+
+def _remembered(key: tuple[str, bool], verdict: SandboxMode) -> SandboxMode:
+    """Keep bwrap's verdict for the rest of the run, unless it is only that bwrap was too slow to answer: a
+    busy moment must not leave every later command unsandboxed, so the next command probes again."""
+    if verdict is not NO_ANSWER:
+        _probed[key] = verdict
+    return verdict
 
 
 def _judge(returncode: int, stderr: str) -> SandboxMode:
@@ -175,7 +184,7 @@ async def _probe_async(argv: list[str] | None) -> SandboxMode:
         with contextlib.suppress(ProcessLookupError):
             proc.kill()
         await proc.wait()
-        return _unavailable("bwrap did not answer")
+        return NO_ANSWER
     except asyncio.CancelledError:  # the first command was stopped mid-probe: the probe goes with it
         with contextlib.suppress(ProcessLookupError):
             proc.kill()
@@ -190,7 +199,7 @@ def _probe_sync(argv: list[str] | None) -> SandboxMode:
         done = subprocess.run(argv, stdin=subprocess.DEVNULL, stdout=subprocess.DEVNULL, stderr=subprocess.PIPE,
                               timeout=_PROBE_TIMEOUT, check=False)
     except subprocess.TimeoutExpired:
-        return _unavailable("bwrap did not answer")
+        return NO_ANSWER
     except OSError as exc:
         return _unavailable(f"bwrap cannot start ({exc})")
     return _judge(done.returncode, done.stderr.decode("utf-8", "replace"))
