@@ -18,7 +18,7 @@ from desktop.kernel.paths import inside
 from desktop.tools.base import Tool, ToolContext, ToolError, ToolOutput, cap_text
 from desktop.tools.limits import DEFAULT_LIMITS, CallLimits, Limits
 from desktop.tools.live_tail import LiveTail
-from desktop.tools.sandbox import RESTRICTION_OFF, Sandbox, SandboxMode
+from desktop.tools.sandbox import NO_ANSWER, RESTRICTION_OFF, Sandbox, SandboxMode
 from desktop.tools.settings import MAX_TIMEOUT
 from desktop.workspace.layout import APP_MANAGED_FILES
 
@@ -103,7 +103,11 @@ class ExecTool(Tool):
             raise ToolError(f"command refused: it is {len(command):,} characters, the limit is {MAX_COMMAND:,}; "
                             "write a long script to a file with write_file and run the file")
         cwd = self._working_dir(working_dir)
-        sandbox = self.sandbox if (await self.mode()).sandboxed else None
+        mode = await self.mode()
+        if mode is NO_ANSWER:  # bwrap is there but slow: running the command without it would fail open
+            raise ToolError("command not run: the sandbox did not start in time (the computer may be busy); "
+                            "try again in a moment")
+        sandbox = self.sandbox if mode.sandboxed else None
         # Visible paths out of the workspace are refused only without the sandbox: inside it they lead to
         # read-only or hidden folders, and refusing `cat /etc/os-release` would only get in the way.
         confine = self.allowed if self.restrict and sandbox is None else None
