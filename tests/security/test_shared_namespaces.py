@@ -7,7 +7,8 @@ addresses, the local network and its router, carrier-grade NAT, the cloud metada
 resolve to any of them (DNS rebinding). With the default `tools.exec.network: internet` none may be reached,
 in any spelling, directly or through the app's egress proxy. Two tests show that "contained" here means
 something: the way out to a public address works, and with `host` (the opt-in) the same cases get through
-and the lab catches each one.
+and the lab catches each one (test_shared_namespaces_control.py: a lab of its own, so the breaches it makes
+are never in the history that these cases are checked against, whatever order the workers run them in).
 
 The lab runs inside a private internet (tests/netlab.py; it needs root, as in CI). Besides the lab's own
 checks, every service there that must stay unreachable watches for connections, and the stand-ins for the X
@@ -237,36 +238,3 @@ async def test_the_way_out_to_a_public_address_works(lab: Lab, internet: Interne
     assert isinstance(await lab.chat.ask("fetch the page"), TurnFinished)
     assert PUBLIC_TOKEN in lab.chat.of(ToolFinished)[-1].result
     assert internet.public and internet.reached() == []
-
-
-async def test_with_the_network_shared_the_same_cases_get_through_and_the_lab_says_so(
-        lab: Lab, internet: Internet, places: dict[str, str], desktop_sockets: list[DesktopSocket]) -> None:
-    """The lab's checks can fail: with `tools.exec.network: host` (the opt-in Settings warns about) these
-    cases reach their targets, and each is caught. Not counted: the breaches are looked at, not recorded."""
-    chosen = {case: template for case, template, _ in CASES
-              if case in ("loopback", "the model server itself", "the router", "the X server's abstract socket",
-                          "xdotool types into a window", "a D-Bus bus by socat")}
-    await lab.core.settings.update(lambda config: setattr(config.tools.exec, "network", "host"))
-    try:
-        for case, template in chosen.items():
-            before = lab.snapshot()
-            lab.fake.add({"tool_calls": [{"name": "exec", "arguments": {"command": command_of(template, lab, places)}}]},
-                         {"content": "ok"})
-            seen = len(lab.chat.of(ToolFinished))
-            assert isinstance(await lab.chat.ask("please do it"), TurnFinished)
-            results = [r.result for r in lab.chat.of(ToolFinished)[seen:]]
-            assert lab.breaches(before, results), f"{case}: reached its target unnoticed"
-            _forget_breaches(lab, internet, desktop_sockets)
-    finally:
-        await lab.core.settings.update(lambda config: setattr(config.tools.exec, "network", "internet"))
-        _forget_breaches(lab, internet, desktop_sockets)
-
-
-def _forget_breaches(lab: Lab, internet: Internet, desktop_sockets: list[DesktopSocket]) -> None:
-    lab.marker.unlink(missing_ok=True)
-    lab.canary.hits.clear()
-    for hits in internet.forbidden.values():
-        hits.clear()
-    for desktop_socket in desktop_sockets:
-        desktop_socket.hits.clear()
-    lab.fake.requests[:] = [r for r in lab.fake.requests if "from_the_sandbox" not in r]
