@@ -36,7 +36,6 @@ from desktop.ui.markdown import mix
 
 KEY_ROLE = Qt.ItemDataRole.UserRole + 1
 DETAIL_ROLE = Qt.ItemDataRole.UserRole + 2
-BUSY_ROLE = Qt.ItemDataRole.UserRole + 3
 NEW_TITLE = "New chat"
 FOCUS_RING = 1.5  # px: where the keyboard is, in the list and on New chat, in light and dark palettes alike
 STYLE = """
@@ -46,7 +45,15 @@ STYLE = """
 
 
 class _SessionDelegate(QStyledItemDelegate):
-    """Two lines per chat: the title, then when it was active and how long it is."""
+    """Two lines per chat: the title, then when it was active and how long it is.
+
+    Which chats are busy is kept here, not on the items: setting any data on an item resets an open rename
+    editor to the item's text, so a turn ending while the person types a new title would throw their typing
+    away (and the Return they pressed would commit the old title)."""
+
+    def __init__(self, parent: QWidget) -> None:
+        super().__init__(parent)
+        self.busy: set[str] = set()
 
     def sizeHint(self, option: QStyleOptionViewItem, index: QModelIndex | QPersistentModelIndex) -> QSize:
         metrics = QFontMetrics(option.font)
@@ -76,7 +83,7 @@ class _SessionDelegate(QStyledItemDelegate):
         small.setPointSizeF(max(opt.font.pointSizeF() - 1, 7.0))
         metrics = QFontMetrics(title_font)
         line = metrics.lineSpacing()
-        busy = bool(index.data(BUSY_ROLE))
+        busy = index.data(KEY_ROLE) in self.busy
         painter.setFont(title_font)
         painter.setPen(text_color)
         title_rect = QRect(rect.x(), rect.y(), rect.width() - (14 if busy else 0), line)
@@ -129,7 +136,8 @@ class SessionList(QWidget):
         self.new_button.setToolTip("Start a new chat (Ctrl+N)")
         self.new_button.clicked.connect(self.new_requested)
         self.list = _List(self)
-        self.list.setItemDelegate(_SessionDelegate(self.list))
+        self.delegate = _SessionDelegate(self.list)
+        self.list.setItemDelegate(self.delegate)
         self.list.setEditTriggers(QAbstractItemView.EditTrigger.NoEditTriggers)
         self.list.setFrameShape(QFrame.Shape.NoFrame)
         self.list.viewport().setBackgroundRole(QPalette.ColorRole.Window)
@@ -164,13 +172,13 @@ class SessionList(QWidget):
             return  # do not pull the list from under an open rename editor
         if current and all(info.key != current for info in infos):
             infos = [SessionInfo(current, NEW_TITLE, datetime.now().astimezone().isoformat(), 0), *infos]
+        self.delegate.busy = set(busy)
         self.list.blockSignals(True)
         self.list.clear()
         for info in infos:
             item = QListWidgetItem(info.title)
             item.setData(KEY_ROLE, info.key)
             item.setData(DETAIL_ROLE, _detail(info))
-            item.setData(BUSY_ROLE, info.key in busy)
             item.setToolTip(info.key)
             item.setFlags(item.flags() | Qt.ItemFlag.ItemIsEditable)
             self.list.addItem(item)
@@ -179,11 +187,11 @@ class SessionList(QWidget):
         self.list.blockSignals(False)
 
     def set_busy(self, key: str, busy: bool) -> None:
-        item = self._item(key)
-        if item is not None:
-            self.list.blockSignals(True)
-            item.setData(BUSY_ROLE, busy)
-            self.list.blockSignals(False)
+        if busy:
+            self.delegate.busy.add(key)
+        else:
+            self.delegate.busy.discard(key)
+        self.list.viewport().update()
 
     def select(self, key: str) -> None:
         item = self._item(key)
