@@ -64,6 +64,7 @@ async def _main(args: argparse.Namespace) -> int:
 
 async def _command(args: argparse.Namespace, core: Core, out: Output) -> int:
     from desktop.reminders import ReminderError
+    from desktop.reminders.book import unanswered_text
     from desktop.reminders.tool import job_line
 
     reminders = core.get(Reminders)
@@ -85,8 +86,7 @@ async def _command(args: argparse.Namespace, core: Core, out: Output) -> int:
     if not ran:
         out.out("Nothing is due.")
     for job, end in ((r.job, r.end) for r in ran):
-        if isinstance(end, TurnError):
-            out.err(f"{job.id} “{job.label}” failed: {end.message}")
-        else:
-            out.out(f"{job.id} “{job.label}” ({job.session}):\n{end.content}")
+        # a failed run still delivers the reminder, as written, as the app does
+        text = unanswered_text(job, end.message) if isinstance(end, TurnError) else end.content
+        out.out(f"{job.id} “{job.label}” ({job.session}):\n{text}")
     return 1 if any(isinstance(r.end, TurnError) for r in ran) else 0

@@ -55,6 +55,15 @@ def test_run_due_runs_what_is_due_in_its_chat_prints_the_answer_and_exits(
     assert again.stdout == "Nothing is due.\n" and len(fake.requests) == 1
 
 
+def test_run_due_delivers_a_reminder_as_written_when_the_model_fails(tmp_path: Path, jobs: JobStore,
+                                                                      fake: FakeOpenAI) -> None:
+    fake.add({"status": 400, "body": {"error": {"message": "model is overloaded"}}})
+    result = run_main(tmp_path, "cron", "run-due")
+    assert result.returncode == 1
+    assert result.stdout.startswith("a1b2c3 “Call Sam” (desktop:plans):\nRemind the user to call Sam\n")
+    assert "the assistant could not be reached" in result.stdout and "model is overloaded" in result.stdout
+
+
 def test_remove_deletes_one_job_and_names_the_ids_when_it_is_unknown(tmp_path: Path, jobs: JobStore) -> None:
     result = run_cli(tmp_path, "cron", "remove", "d4e5f6")
     assert result.returncode == 0 and result.stdout == "Removed d4e5f6 “News”.\n"
