@@ -420,9 +420,10 @@ class Shell(QObject):
         return quick
 
     def _build_settings(self) -> SettingsWindow:
+        from desktop.tools import Tools
         from desktop.ui.settings import SettingsWindow
 
-        return SettingsWindow(self.bridge, self._settings_pages)
+        return SettingsWindow(self.bridge, self._settings_pages, self.get(Tools).command_mode)
 
     def show_chat(self, session: str | None = None, text: str = "") -> None:
         """Bring the chat window up, on `session` if given, and send `text` there if any."""
