@@ -41,7 +41,7 @@ from desktop.config import Config, Declared, lookup, set_value_at, value_at
 from desktop.kernel.taskset import spawn
 from desktop.tools.sandbox import SandboxMode
 from desktop.ui import hotkey
-from desktop.ui.approval_rules import ApprovalRules
+from desktop.ui.approvals.rules import ApprovalRules
 from desktop.ui.bridge import CoreBridge
 from desktop.ui.form_widgets import (
     ERROR_COLOUR,
