@@ -7,8 +7,6 @@ from __future__ import annotations
 import asyncio
 import json
 import logging
-import time
-from collections.abc import AsyncIterator
 from pathlib import Path
 from typing import Any
 
@@ -30,36 +28,11 @@ from desktop.ui.chat.model import Kind
 from desktop.ui.hotkey import HotkeyStatus
 from desktop.ui.icons import TrayState
 from desktop.ui.notifier import GROUP_SECONDS
-from desktop.ui.single_instance import InstanceServer, server_name
 from desktop.ui.subagents.panel import TasksPanel
 from tests.fakeserver import FakeOpenAI
 from tests.ui.approvals.test_cards import cards_of
+from tests.ui.conftest import new_shell as _new_shell
 from tests.ui.conftest import until
-
-
-def _new_shell(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> Shell:
-    """A shell with no display, hotkey grab or session bus of the developer's desktop."""
-    for var in ("DISPLAY", "WAYLAND_DISPLAY", "XDG_SESSION_TYPE", "DBUS_SESSION_BUS_ADDRESS"):
-        monkeypatch.delenv(var, raising=False)
-    runtime = tmp_path / "run"
-    runtime.mkdir(mode=0o700, exist_ok=True)
-    monkeypatch.setenv("XDG_RUNTIME_DIR", str(runtime))
-    app = QApplication.instance()
-    assert isinstance(app, QApplication)
-    return Shell(app, home(), InstanceServer(server_name(home())), {"action": "show"}, time.perf_counter())
-
-
-@pytest.fixture
-async def shell(model_config: dict[str, Any], memory_keyring: object, tmp_path: Path,
-                monkeypatch: pytest.MonkeyPatch) -> AsyncIterator[Shell]:
-    made = _new_shell(tmp_path, monkeypatch)
-    task = asyncio.ensure_future(made.run())
-    await until(lambda: made.core is not None and made.core.running, timeout=60, message="the shell to finish starting")
-    yield made
-    made.quit()
-    assert await asyncio.wait_for(task, 30) == 0
-    for widget in QApplication.topLevelWidgets():
-        widget.close()
 
 
 def _visible_boxes() -> list[QMessageBox]:

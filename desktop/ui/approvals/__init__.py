@@ -29,7 +29,7 @@ def attach_ui(host: UiHost) -> None:
         from desktop.ui.approvals.cards import ApprovalCards
 
         cards = ApprovalCards(host.bridge, with_background=True)
-        cards.session_shown.connect(recheck)  # another chat shown: a card of the one before is out of sight
+        cards.sight_changed.connect(recheck)  # another chat shown, the window hidden, minimised or covered
         return cards
 
     host.on_ready(ready)

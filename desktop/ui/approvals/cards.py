@@ -11,8 +11,8 @@ from __future__ import annotations
 
 from collections.abc import Callable
 
-from PySide6.QtCore import Signal
-from PySide6.QtGui import QColor, QFontDatabase, QPalette, QTextCursor, QTextFormat
+from PySide6.QtCore import QEvent, QObject, QTimer, Signal
+from PySide6.QtGui import QColor, QFontDatabase, QPalette, QShowEvent, QTextCursor, QTextFormat
 from PySide6.QtWidgets import (
     QApplication,
     QFrame,
@@ -40,6 +40,8 @@ STYLE = """
 MAX_CODE_HEIGHT = 220  # pixels; a longer diff scrolls inside the card
 ADDED, REMOVED = QColor("#2da44e"), QColor("#cf222e")  # tints of the diff's lines, blended into the base colour
 TINT = 0.22  # how much: readable text on light and dark bases alike
+# What may take a card out of the person's sight without the card itself changing.
+SIGHT_EVENTS = (QEvent.Type.Hide, QEvent.Type.WindowStateChange, QEvent.Type.WindowDeactivate)
 
 
 class ApprovalCard(QFrame):
@@ -106,11 +108,12 @@ class ApprovalCard(QFrame):
 class ApprovalCards(ChatPanel):
     """The cards of one place: a chat's own questions and those of the background tasks it started, and (in the
     chat window, `with_background`) those of the app's own jobs, which have no chat. `changed` fires when cards
-    come or go (to fit the window), `session_shown` when the place shows another chat; `focus_freed` (ChatPanel)
-    when an answered card held the keyboard focus."""
+    come or go (to fit the window); `sight_changed` when what the person sees of them may have changed (another
+    chat shown, the window hidden, minimised or no longer the active one); `focus_freed` (ChatPanel) when an
+    answered card held the keyboard focus."""
 
     changed = Signal()
-    session_shown = Signal()
+    sight_changed = Signal()
 
     def __init__(self, bridge: CoreBridge, with_background: bool, parent: QWidget | None = None) -> None:
         super().__init__(parent)
@@ -137,7 +140,16 @@ class ApprovalCards(ChatPanel):
                 self._drop(question)
         for question in list(self.bridge.questions.pending):
             self._posted(question)
-        self.session_shown.emit()
+        self.sight_changed.emit()
+
+    def showEvent(self, event: QShowEvent) -> None:  # noqa: N802 (Qt override)
+        super().showEvent(event)
+        self.window().installEventFilter(self)  # once per window: Qt ignores a second install
+
+    def eventFilter(self, watched: QObject, event: QEvent) -> bool:  # noqa: N802 (Qt override)
+        if watched is self.window() and event.type() in SIGHT_EVENTS:
+            QTimer.singleShot(0, self.sight_changed.emit)  # once the window's state says what happened
+        return False
 
     def _mine(self, question: Question) -> bool:
         key = question.request.session_key
@@ -197,7 +209,7 @@ def asked_by(bridge: CoreBridge, key: str, shown: str = "") -> str:
 def diff_tints(code: QPlainTextEdit, start: int) -> list[QTextEdit.ExtraSelection]:
     """The added and removed lines of the unified diff that begins at character `start`, each tinted across the
     box's width in a colour blended into the palette's base (light and dark themes alike)."""
-    base = code.palette().color(QPalette.ColorRole.Base)
+    base = code.palette().color(QPalette.ColorRole.AlternateBase)  # the box's background (STYLE)
     tints: list[QTextEdit.ExtraSelection] = []
     block = code.document().findBlock(start)
     while block.isValid():

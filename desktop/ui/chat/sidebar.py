@@ -105,7 +105,9 @@ class _SessionDelegate(QStyledItemDelegate):
         painter.setFont(small)
         painter.setPen(accent if asking else mix(text_color, window, 0.45))
         detail_rect = QRect(rect.x(), rect.y() + line + 2, rect.width(), rect.height() - line - 2)
-        painter.drawText(detail_rect, int(Qt.AlignmentFlag.AlignLeft | Qt.AlignmentFlag.AlignTop), self.detail(index))
+        painter.drawText(detail_rect, int(Qt.AlignmentFlag.AlignLeft | Qt.AlignmentFlag.AlignTop),
+                         QFontMetrics(small).elidedText(self.detail(index), Qt.TextElideMode.ElideRight,
+                                                        detail_rect.width()))
         painter.restore()
 
     def updateEditorGeometry(self, editor: QWidget, option: QStyleOptionViewItem,
