@@ -22,7 +22,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any, TypeVar
 
-from desktop import approvals, heartbeat, mcp, memory, reminders, scheduler, subagents
+from desktop import approvals, heartbeat, mcp, memory, reminders, scheduler, skills, subagents, tools
 from desktop.agent.commands import Commands
 from desktop.agent.context import ContextBuilder
 from desktop.agent.hooks import TurnHooks
@@ -50,8 +50,8 @@ from desktop.workspace.layout import APP_MANAGED_FILES, ensure_workspace
 log = logging.getLogger(__name__)
 S = TypeVar("S")
 # Every feature, in the order they attach unless one requires another (desktop/kernel/host.py).
-FEATURES: tuple[Feature, ...] = (approvals.FEATURE, scheduler.FEATURE, memory.FEATURE, mcp.FEATURE,
-                                 reminders.FEATURE, heartbeat.FEATURE, subagents.FEATURE)
+FEATURES: tuple[Feature, ...] = (tools.FEATURE, approvals.FEATURE, scheduler.FEATURE, skills.FEATURE, memory.FEATURE,
+                                 mcp.FEATURE, reminders.FEATURE, heartbeat.FEATURE, subagents.FEATURE)
 CLOSE_WITHIN = 5.0  # seconds each feature gets to stop on close; one taking longer is left behind: Quit never hangs
 
 

@@ -44,6 +44,7 @@ class ApprovalRequest:
 
     session_key: str
     tool: str
+    label: str  # how the tool is named to the person (an MCP tool: "server · tool"), as the chat names its calls
     title: str  # the card's question ("Run this command?"), the tool's own
     shown: str  # the command, or the path (what the user approves)
     reason: str
@@ -94,11 +95,12 @@ class Approvals:
         if self.asker is None:
             raise self._nobody(tool, why)
         timeout = self.config.approvals.timeout
-        title = tool.approval_title or f"Let the assistant use {tool.name}?"
+        label = tool.label or tool.name
+        title = tool.approval_title or f"Let the assistant use {label}?"
         trust = tool.trust()
-        always = trust[0] if trust else f"always allow {tool.name} of exactly this in this workspace"
-        request = ApprovalRequest(ctx.session_key, tool.name, title, shown, why, await tool.change(arguments), always,
-                                  timeout, asyncio.get_running_loop().time() + timeout, ctx.kind)
+        always = trust[0] if trust else f"always allow {label} of exactly this in this workspace"
+        request = ApprovalRequest(ctx.session_key, tool.name, label, title, shown, why, await tool.change(arguments),
+                                  always, timeout, asyncio.get_running_loop().time() + timeout, ctx.kind)
         ctx.publish(ToolAwaiting(ctx.session_key, ctx.call_id, True))  # the chat says so instead of "running"
         try:
             answer = await asyncio.wait_for(self.asker(request), timeout)

@@ -1,6 +1,7 @@
 """One state per chat, reduced from the bus's events once, for everyone who shows a chat: whether its turn runs
 (and what started it), the answer streamed so far, the turn's tool calls (one waiting for the person's answer
-included), why its last turn failed; and the background tasks of every chat. The tray, the notification
+included; `asking` names the chats waiting for an answer), why its last turn failed; and the background tasks
+of every chat, whose questions belong to the chat that started them (`owner`). The tray, the notification
 policy and the windows read it instead of each keeping its own count of running turns.
 
 Qt-free: the app feeds it every event before any window hears the event, so a window reacting to an event
@@ -22,6 +23,7 @@ from desktop.kernel.bus import (
     TurnFinished,
     TurnStarted,
 )
+from desktop.kernel.channels import Channel, channel_of
 from desktop.subagents.events import BackgroundTasks, TaskSnapshot
 
 
@@ -75,6 +77,23 @@ class Conversations:
     @property
     def background_running(self) -> list[TaskSnapshot]:
         return [t for t in self.background if t.status == "running"]
+
+    def task_of(self, key: str) -> TaskSnapshot | None:
+        """The background task whose own work runs under session `key` ("subagent:<id>"), if it is one."""
+        if channel_of(key) is not Channel.SUBAGENT:
+            return None
+        task_id = key.partition(":")[2]
+        return next((t for t in self.background if t.id == task_id), None)
+
+    def owner(self, key: str) -> str:
+        """The chat a session's questions belong in: a background task's is the chat that started it."""
+        task = self.task_of(key)
+        return task.origin if task is not None else key
+
+    def asking(self) -> list[str]:
+        """The chats where a question waits for the person's answer (a background task's, in its chat)."""
+        owners = [self.owner(key) for key, chat in self._chats.items() if chat.awaiting]
+        return list(dict.fromkeys(owners))
 
     def on_event(self, event: Event) -> None:
         if isinstance(event, BackgroundTasks):

@@ -91,11 +91,6 @@ class SessionStore:
         cached = self._cache.get(key)
         return cached.title if cached is not None else key
 
-    def newest_index(self, key: str) -> int | None:
-        """Where a loaded session's newest message is (no disk access); None when it is not loaded or empty."""
-        cached = self._cache.get(key)
-        return len(cached.messages) - 1 if cached is not None and cached.messages else None
-
     async def append(self, session: Session, *messages: dict[str, Any]) -> None:
         """Add messages to the session and the end of its file (flushed, so a crash keeps them)."""
         for message in messages:

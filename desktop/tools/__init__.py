@@ -1,1 +1,28 @@
-"""Tools the model can call: JSON-Schema-described, validated, registered by name."""
+"""Tools the model can call: JSON-Schema-described, validated, registered by name.
+
+The built-in ones are made by the composition root (desktop/core.py `default_tools`); the `Tools` service is
+what the windows ask about them (Settings: how shell commands are contained here)."""
+
+from __future__ import annotations
+
+from desktop.kernel.host import Feature, Host
+from desktop.tools.sandbox import SandboxMode
+from desktop.tools.shell import ExecTool
+
+
+class Tools:
+    def __init__(self, host: Host) -> None:
+        self._host = host
+
+    async def command_mode(self) -> SandboxMode | None:
+        """How `exec` commands are contained here (sandboxed, or not and why) and what network they get; None
+        when the exec tool is not loaded."""
+        tool = self._host.tools.get("exec")
+        return await tool.mode() if isinstance(tool, ExecTool) else None
+
+
+def attach(host: Host) -> Tools:
+    return Tools(host)
+
+
+FEATURE = Feature("tools", Tools, attach)

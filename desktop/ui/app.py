@@ -26,11 +26,9 @@ from PySide6.QtWidgets import QApplication, QMessageBox, QSystemTrayIcon, QWidge
 
 from desktop.conversation.state import Conversations
 from desktop.kernel.bus import Event
-from desktop.kernel.channels import Channel, channel_of
 from desktop.kernel.notices import Notice, OpenChat, Target
 from desktop.kernel.paths import Home, home
 from desktop.kernel.taskset import TaskSet
-from desktop.notification_policy import TurnNotifications
 from desktop.scheduler import Scheduler
 from desktop.shell_state import ShellState, load_state, save_state, state_path
 from desktop.ui.collector import GuiThreadCollector
@@ -168,12 +166,11 @@ class Shell(QObject):
         self._settings_pages: list[tuple[str, str, Callable[[], QWidget]]] = []
         self._chat_panels: list[Callable[[], ChatPanel]] = []
         self._targets: dict[type, Callable[[Any], None]] = {}
+        self._ready: list[Callable[[], None]] = []
         self._chat: ChatWindow | None = None
         self._quick: QuickPrompt | None = None
         self._pending: list[dict[str, Any]] = []
         self.conversations = Conversations()  # what every chat is doing, reduced from the events once
-        self._turn_notes = TurnNotifications(self.conversations, self._on_screen, self._chat_title,
-                                             self._newest_message)
         self._tasks = TaskSet("the shell")
         self._quit = asyncio.Event()
         self._state_written = asyncio.Lock()
@@ -245,14 +242,14 @@ class Shell(QObject):
         self.tray.set_dnd(self.state.do_not_disturb)
         self.notifier.set_do_not_disturb(self.state.do_not_disturb)
         self.core = await asyncio.to_thread(_build_core, self.home)
-        from desktop.approvals.questions import notify_unseen
         from desktop.ui.bridge import CoreBridge
 
-        questions = self.core.questions  # the core asks; cards and notifications answer
+        questions = self.core.questions  # the core asks; the approvals slice answers with cards and notifications
         questions.quiet = lambda: self.state.do_not_disturb
-        notify_unseen(questions, self._on_screen, self._chat_title, self.core.bus.publish)
         self._bridge = CoreBridge(self.core, self, questions, self.conversations)
         self._bridge.event.connect(self.on_event)
+        for ready in self._ready:
+            ready()
         from desktop.cli.in_app import runner
 
         self.server.runner = runner(self.core)  # `nanobot-tray agent -m ...` now runs here (desktop/cli/remote.py)
@@ -266,7 +263,7 @@ class Shell(QObject):
         self._tray_timer.start()
         self._watcher.addPaths([str(self.home.config_file.parent), str(self.home.config_file)])
         if self.core.settings.problems:
-            self._notify(Notice("Settings file has problems", "\n".join(self.core.settings.problems[:3])))
+            self.notify(Notice("Settings file has problems", "\n".join(self.core.settings.problems[:3])))
         first, self.first_request = self.first_request, {}
         if first.get("action") == "quick":
             self.handle(first)
@@ -290,7 +287,7 @@ class Shell(QObject):
             await asyncio.to_thread(_load_model)
         except Exception as exc:
             log.exception("loading litellm failed")
-            self._notify(Notice("The model library failed to load", f"{type(exc).__name__}: {exc}"))
+            self.notify(Notice("The model library failed to load", f"{type(exc).__name__}: {exc}"))
         stall = meter.stop()
         log.info("model ready %.3f s after launch (litellm import %.2f s, worst GUI stall %.0f ms)",
                  time.perf_counter() - self.started, time.perf_counter() - began, stall * 1000)
@@ -354,6 +351,24 @@ class Shell(QObject):
     def on_target(self, target: type[T], open_target: Callable[[T], None]) -> None:
         self._targets[target] = open_target
 
+    def on_ready(self, ready: Callable[[], None]) -> None:
+        self._ready.append(ready)
+
+    def notify(self, note: Notice) -> None:
+        """Show a notice: something to open means the person is wanted, so the icon says so."""
+        self.notifier.notify(note)
+        if note.target is not None:
+            self.tray.set_attention(True)
+
+    def in_front(self, session_key: str) -> bool:
+        """The chat shown in the active, unminimised chat window, or the quick prompt's on screen: a window
+        behind another app's, or showing another chat, does not count."""
+        chat, quick = self._chat, self._quick
+        if (chat is not None and chat.isVisible() and not chat.isMinimized() and chat.isActiveWindow()
+                and chat.current_key == session_key):
+            return True
+        return quick is not None and quick.isVisible() and quick.session_key == session_key
+
     # ----- requests from later launches
     def handle(self, request: dict[str, Any]) -> None:
         if self._bridge is None:  # still starting: act once the core exists
@@ -386,7 +401,7 @@ class Shell(QObject):
         except Exception as exc:
             if log_missing:
                 log.error("the %s window is not available: %s: %s", kind, type(exc).__name__, exc)
-                self._notify(Notice("Window not available", f"The {kind} window is not available in this build."))
+                self.notify(Notice("Window not available", f"The {kind} window is not available in this build."))
             return None
         self._windows[kind] = widget
         if kind != "quick":  # the quick prompt places itself
@@ -420,9 +435,10 @@ class Shell(QObject):
         return quick
 
     def _build_settings(self) -> SettingsWindow:
+        from desktop.tools import Tools
         from desktop.ui.settings import SettingsWindow
 
-        return SettingsWindow(self.bridge, self._settings_pages)
+        return SettingsWindow(self.bridge, self._settings_pages, self.get(Tools).command_mode)
 
     def show_chat(self, session: str | None = None, text: str = "") -> None:
         """Bring the chat window up, on `session` if given, and send `text` there if any."""
@@ -491,27 +507,9 @@ class Shell(QObject):
     # ----- agent events and notifications
     def on_event(self, event: Event) -> None:
         if isinstance(event, Notice):  # a feature telling the person something
-            self._notify(event)
+            self.notify(event)
             return
         self.tray.on_event(event)
-        note = self._turn_notes.on_event(event)
-        if note is not None:
-            self._notify(note)
-
-    def _on_screen(self, session: str) -> bool:
-        chat, quick = self._chat, self._quick
-        if chat is not None and chat.isVisible() and not chat.isMinimized():
-            return True
-        return channel_of(session) is Channel.QUICK and quick is not None and quick.isVisible()
-
-    def _notify(self, note: Notice) -> None:
-        """Show a notice: something to open means the user is wanted, so the icon says so."""
-        self.notifier.notify(note)
-        if note.target is not None:
-            self.tray.set_attention(True)
-
-    def _newest_message(self, session_key: str) -> int | None:
-        return self.core.sessions.newest_index(session_key) if self.core is not None else None
 
     def _chat_title(self, session_key: str) -> str:
         return self._bridge.session_title(session_key) if self._bridge is not None else session_key
@@ -539,7 +537,7 @@ class Shell(QObject):
         self._bound_hotkey = chord
         status = await self.hotkey.bind(chord)
         if not status.active and status.backend != "none":
-            self._notify(Notice("Global hotkey unavailable", f"{status.message}\n{status.hint}"))
+            self.notify(Notice("Global hotkey unavailable", f"{status.message}\n{status.hint}"))
 
     async def _config_changed(self) -> None:
         """config.yaml changed (an editor, another process, or our own save): the settings writer reads it
@@ -553,7 +551,7 @@ class Shell(QObject):
         await self.core.settings.reload()
         problems = self.core.settings.problems
         if problems and problems != before:
-            self._notify(Notice("Settings file has problems", "\n".join(problems[:3])))
+            self.notify(Notice("Settings file has problems", "\n".join(problems[:3])))
 
     def _recheck_tray(self) -> None:
         available = QSystemTrayIcon.isSystemTrayAvailable()

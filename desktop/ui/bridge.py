@@ -20,10 +20,7 @@ from desktop.kernel.taskset import TaskSet
 from desktop.session.search import ChatHit, search_chats
 from desktop.session.session import Session, SessionInfo
 from desktop.settings import Settings
-from desktop.skills.loader import SkillsLoader
 from desktop.subagents import Subagents
-from desktop.tools.sandbox import SandboxMode
-from desktop.tools.shell import ExecTool
 from desktop.workspace.layout import ensure_workspace
 
 
@@ -87,12 +84,6 @@ class CoreBridge(QObject):
         cancelling the call stops the scan."""
         return await search_chats(self.core.sessions.directory, query)
 
-    @property
-    def skills(self) -> SkillsLoader:
-        loader = self.core.context.skills
-        assert loader is not None, "the core was built without a skills loader"
-        return loader
-
     # ----- settings (all through the one writer, desktop/settings.py)
     @property
     def settings(self) -> Settings:
@@ -113,12 +104,6 @@ class CoreBridge(QObject):
     @property
     def default_workspace(self) -> Path:
         return self.core.home.default_workspace
-
-    async def command_mode(self) -> SandboxMode | None:
-        """How `exec` commands are contained here (sandboxed, or not and why) and what network they get,
-        for Settings to show; None when the exec tool is not loaded."""
-        tool = self.core.tools.get("exec")
-        return await tool.mode() if isinstance(tool, ExecTool) else None
 
     def close(self) -> None:
         self._unsubscribe()

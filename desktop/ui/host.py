@@ -5,7 +5,7 @@ shell (desktop/ui/app.py) walks its UI_FEATURES list when it starts, before the 
 is complete from the first moment. `attach_ui(host)` only registers: windows are built (and their modules
 imported) the first time they are shown, and they find their feature's service then, with `host.get`.
 Conversation things (send, chats, settings, questions) go through `host.bridge`; a feature's own things go
-to its own service."""
+to its own service. Whatever the person should hear about goes through `host.notify`, one way for all."""
 
 from __future__ import annotations
 
@@ -16,7 +16,7 @@ from typing import TYPE_CHECKING, Protocol, TypeVar
 if TYPE_CHECKING:
     from PySide6.QtWidgets import QWidget
 
-    from desktop.kernel.notices import Target
+    from desktop.kernel.notices import Notice, Target
     from desktop.ui.bridge import CoreBridge
     from desktop.ui.chat.panel import ChatPanel
 
@@ -42,6 +42,15 @@ class UiHost(Protocol):
 
     def on_target(self, target: type[T], open_target: Callable[[T], None]) -> None:
         """What a click on a notification aimed at `target` opens."""
+
+    def on_ready(self, ready: Callable[[], None]) -> None:
+        """Call `ready()` once the core is built (`bridge` and `get` work from then on)."""
+
+    def notify(self, note: Notice) -> None:
+        """Tell the person: a desktop notification, held by Do not disturb, grouped with others that come at
+        once, its click opening `note.target`."""
+
+    def in_front(self, session_key: str) -> bool: ...  # that chat is what the person is looking at now
 
     def window(self, kind: str) -> QWidget | None: ...  # the window of this kind, built on first use
 

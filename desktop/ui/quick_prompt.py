@@ -37,7 +37,7 @@ from desktop.kernel.bus import (
 )
 from desktop.kernel.channels import Channel, channel_of, session_key
 from desktop.kernel.taskset import spawn
-from desktop.ui.approval_card import ApprovalCards
+from desktop.ui.approvals.cards import ApprovalCards
 from desktop.ui.bridge import CoreBridge
 from desktop.ui.chat.model import CUT_OFF, fixed_in_settings
 from desktop.ui.markdown import MarkdownBrowser

@@ -14,7 +14,7 @@ from __future__ import annotations
 
 import asyncio
 import math
-from collections.abc import Callable, Sequence
+from collections.abc import Awaitable, Callable, Sequence
 from pathlib import Path
 from typing import Any
 
@@ -41,7 +41,7 @@ from desktop.config import Config, Declared, lookup, set_value_at, value_at
 from desktop.kernel.taskset import spawn
 from desktop.tools.sandbox import SandboxMode
 from desktop.ui import hotkey
-from desktop.ui.approval_rules import ApprovalRules
+from desktop.ui.approvals.rules import ApprovalRules
 from desktop.ui.bridge import CoreBridge
 from desktop.ui.form_widgets import (
     ERROR_COLOUR,
@@ -62,10 +62,13 @@ STYLE = """
 
 class SettingsWindow(QWidget):
     def __init__(self, bridge: CoreBridge, pages: Sequence[tuple[str, str, Callable[[], QWidget]]] = (),
+                 command_mode: Callable[[], Awaitable[SandboxMode | None]] | None = None,
                  parent: QWidget | None = None) -> None:
-        """`pages`: the features' own tabs (title, caption, build), shown between Tools and General."""
+        """`pages`: the features' own tabs (title, caption, build), shown between Tools and General;
+        `command_mode`: how shell commands are contained here (the Tools service's answer)."""
         super().__init__(parent, Qt.WindowType.Window)
         self.bridge = bridge
+        self._command_mode = command_mode
         self._autostart_was: bool | None = None
         self.rows: dict[str, SettingRow] = {}  # the simple settings shown, by dotted key
         self.setWindowTitle("Settings — Nanobot Tray")
@@ -191,7 +194,7 @@ class SettingsWindow(QWidget):
         loaded = await self.bridge.settings.read()
         self._show_problems(loaded.problems, loaded.unreadable)
         self.load(loaded.config)
-        self._show_command_mode(await self.bridge.command_mode())
+        self._show_command_mode(await self._command_mode() if self._command_mode else None)
         self._autostart_was = await asyncio.to_thread(autostart.is_enabled)
         self.autostart.setChecked(self._autostart_was)
         self.autostart.setEnabled(autostart.is_supported())
@@ -276,7 +279,7 @@ class SettingsWindow(QWidget):
             self._say(message, ERROR_COLOUR)
             return
         self._show_problems([])
-        self._show_command_mode(await self.bridge.command_mode())
+        self._show_command_mode(await self._command_mode() if self._command_mode else None)
         problem = await self.model_form.store_typed_key()
         problem = problem or await self._apply_autostart()
         if problem:

@@ -12,7 +12,7 @@ from PySide6.QtGui import QAction
 from PySide6.QtWidgets import QMenu, QSystemTrayIcon
 
 from desktop.conversation.state import Conversations
-from desktop.kernel.bus import Event, TurnError, TurnFinished, TurnStarted
+from desktop.kernel.bus import Event, ToolAwaiting, TurnError, TurnFinished, TurnStarted
 from desktop.subagents.events import BackgroundTasks
 from desktop.ui.icons import TrayState, tray_icon
 
@@ -113,13 +113,14 @@ class Tray(QObject):
         self._refresh()
 
     def on_event(self, event: Event) -> None:
-        if (isinstance(event, (TurnStarted, TurnFinished, TurnError, BackgroundTasks))
+        if (isinstance(event, (TurnStarted, TurnFinished, TurnError, BackgroundTasks, ToolAwaiting))
                 # a running chat's later events refresh the tooltip: a new chat gets its title after it starts
                 or getattr(event, "session_key", None) in self.conversations.running):
             self._refresh()
 
     def tooltip(self) -> str:
         running, failed = self.conversations.running, self.conversations.last_error  # failed: until a turn goes well
+        asking = self.conversations.asking()
         background = [t.label for t in self.conversations.background_running]
         lines = [APP_TITLE, f"Model: {self._model or 'not configured'}"]
         if running:
@@ -131,6 +132,10 @@ class Tray(QObject):
                          + (" …)" if len(background) > MAX_LISTED_TASKS else ")"))
         if not running and not background:
             lines.append("Idle")
+        if asking:
+            shown = ", ".join(self._title_of(key) for key in asking[:MAX_LISTED_TASKS])
+            more = f" and {len(asking) - MAX_LISTED_TASKS} more" if len(asking) > MAX_LISTED_TASKS else ""
+            lines.append(f"Waiting for your answer: {shown}{more}")
         if failed:
             lines.append(f"The last request failed: {failed}")
         if self._held:
@@ -142,7 +147,7 @@ class Tray(QObject):
     def _refresh(self) -> None:
         running, background = self.conversations.running, self.conversations.background_running
         failed = self.conversations.last_error
-        state = (TrayState.ATTENTION if self._attention or failed
+        state = (TrayState.ATTENTION if self._attention or failed or self.conversations.asking()
                  else TrayState.WORKING if running or background else TrayState.IDLE)
         if state != self._state or self.icon.icon().isNull():
             self.icon.setIcon(tray_icon(state))

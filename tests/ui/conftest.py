@@ -6,7 +6,10 @@ task and then hangs teardown); poll with `await until(...)` instead."""
 from __future__ import annotations
 
 import asyncio
+import time
 from collections.abc import AsyncIterator, Callable
+from pathlib import Path
+from typing import TYPE_CHECKING, Any
 
 import pytest
 import pytestqt.plugin
@@ -15,6 +18,9 @@ from PySide6.QtWidgets import QApplication
 
 from desktop.core import Core, build_core
 from desktop.ui.bridge import CoreBridge
+
+if TYPE_CHECKING:
+    from desktop.ui.app import Shell
 
 
 class _TestLoop(qasync.QEventLoop):
@@ -85,3 +91,33 @@ async def bridge(qt_core: Core) -> AsyncIterator[CoreBridge]:
     made = CoreBridge(qt_core)
     yield made
     made.close()
+
+
+def new_shell(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> Shell:
+    """A shell with no display, hotkey grab or session bus of the developer's desktop."""
+    from desktop.kernel.paths import home
+    from desktop.ui.app import Shell
+    from desktop.ui.single_instance import InstanceServer, server_name
+
+    for var in ("DISPLAY", "WAYLAND_DISPLAY", "XDG_SESSION_TYPE", "DBUS_SESSION_BUS_ADDRESS"):
+        monkeypatch.delenv(var, raising=False)
+    runtime = tmp_path / "run"
+    runtime.mkdir(mode=0o700, exist_ok=True)
+    monkeypatch.setenv("XDG_RUNTIME_DIR", str(runtime))
+    app = QApplication.instance()
+    assert isinstance(app, QApplication)
+    return Shell(app, home(), InstanceServer(server_name(home())), {"action": "show"}, time.perf_counter())
+
+
+@pytest.fixture
+async def shell(model_config: dict[str, Any], memory_keyring: object, tmp_path: Path,
+                monkeypatch: pytest.MonkeyPatch) -> AsyncIterator[Shell]:
+    """The app running in this process (offscreen, so without a tray host), its core started."""
+    made = new_shell(tmp_path, monkeypatch)
+    task = asyncio.ensure_future(made.run())
+    await until(lambda: made.core is not None and made.core.running, timeout=60, message="the shell to finish starting")
+    yield made
+    made.quit()
+    assert await asyncio.wait_for(task, 30) == 0
+    for widget in QApplication.topLevelWidgets():
+        widget.close()

@@ -7,8 +7,6 @@ from __future__ import annotations
 import asyncio
 import json
 import logging
-import time
-from collections.abc import AsyncIterator
 from pathlib import Path
 from typing import Any
 
@@ -30,35 +28,11 @@ from desktop.ui.chat.model import Kind
 from desktop.ui.hotkey import HotkeyStatus
 from desktop.ui.icons import TrayState
 from desktop.ui.notifier import GROUP_SECONDS
-from desktop.ui.single_instance import InstanceServer, server_name
 from desktop.ui.subagents.panel import TasksPanel
 from tests.fakeserver import FakeOpenAI
+from tests.ui.approvals.test_cards import cards_of
+from tests.ui.conftest import new_shell as _new_shell
 from tests.ui.conftest import until
-
-
-def _new_shell(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> Shell:
-    """A shell with no display, hotkey grab or session bus of the developer's desktop."""
-    for var in ("DISPLAY", "WAYLAND_DISPLAY", "XDG_SESSION_TYPE", "DBUS_SESSION_BUS_ADDRESS"):
-        monkeypatch.delenv(var, raising=False)
-    runtime = tmp_path / "run"
-    runtime.mkdir(mode=0o700, exist_ok=True)
-    monkeypatch.setenv("XDG_RUNTIME_DIR", str(runtime))
-    app = QApplication.instance()
-    assert isinstance(app, QApplication)
-    return Shell(app, home(), InstanceServer(server_name(home())), {"action": "show"}, time.perf_counter())
-
-
-@pytest.fixture
-async def shell(model_config: dict[str, Any], memory_keyring: object, tmp_path: Path,
-                monkeypatch: pytest.MonkeyPatch) -> AsyncIterator[Shell]:
-    made = _new_shell(tmp_path, monkeypatch)
-    task = asyncio.ensure_future(made.run())
-    await until(lambda: made.core is not None and made.core.running, timeout=60, message="the shell to finish starting")
-    yield made
-    made.quit()
-    assert await asyncio.wait_for(task, 30) == 0
-    for widget in QApplication.topLevelWidgets():
-        widget.close()
 
 
 def _visible_boxes() -> list[QMessageBox]:
@@ -113,7 +87,7 @@ async def test_a_reply_finished_out_of_sight_is_announced(shell: Shell, fake: Fa
     shell.bridge.event.connect(lambda e: done.append(e) if isinstance(e, TurnFinished) else None)
     fake.add({"content": "The long job is finished.", "delay": 0.3})
     shell.bridge.send("desktop:background", "do the long job")
-    await until(lambda: done, timeout=30)
+    await until(lambda: sent, timeout=30)
     saved = await shell.core.sessions.load("desktop:background")  # type: ignore[union-attr]
     assert saved.messages[-1]["content"] == "The long job is finished."  # the click opens the chat at it:
     assert sent == [("do the long job", "The long job is finished.",
@@ -122,10 +96,15 @@ async def test_a_reply_finished_out_of_sight_is_announced(shell: Shell, fake: Fa
     shell.show_chat("desktop:background")  # what clicking the notification does
     assert chat.isVisible() and shell.tray.state is TrayState.IDLE
 
-    fake.add({"content": "Seen as it happens."})  # with the chat on screen: no notification
+    await until(chat.isActiveWindow, timeout=5, message="the chat in front")
+    fake.add({"content": "Seen as it happens."})  # with the chat in front: no notification
     shell.bridge.send("desktop:background", "and now?")
     await until(lambda: len(done) == 2, timeout=30)
-    assert len(sent) == 1 and shell.tray.state is TrayState.IDLE
+    shell.show_chat("desktop:elsewhere")  # another chat shown: the next answer in this one is announced
+    fake.add({"content": "Out of sight again."})
+    shell.bridge.send("desktop:background", "one more")
+    await until(lambda: len(sent) == 2, timeout=30)
+    assert [body for _, body, _ in sent] == ["The long job is finished.", "Out of sight again."]
 
 
 async def test_a_failed_turn_out_of_sight_is_announced_too(shell: Shell, fake: FakeOpenAI) -> None:
@@ -427,8 +406,8 @@ async def test_commands_ask_on_a_card_in_the_chat_or_by_a_notification_when_it_i
     workspace = shell.core.workspace  # type: ignore[union-attr]
     fake.add({"tool_calls": [{"name": "exec", "arguments": {"command": "touch seen.txt"}}]}, {"content": "ran"})
     chat.send("make it", [])  # type: ignore[attr-defined]
-    await until(lambda: chat.approvals.cards, timeout=60)  # type: ignore[attr-defined]
-    chat.approvals.cards[0].allow.click()  # type: ignore[attr-defined]
+    await until(lambda: cards_of(chat).cards, timeout=60)  # type: ignore[attr-defined]
+    cards_of(chat).cards[0].allow.click()  # type: ignore[attr-defined]
     await until(lambda: done, timeout=60)
     assert (workspace / "seen.txt").exists() and not notes
 

@@ -44,3 +44,11 @@ async def test_deleting_a_chat_stops_its_background_tasks(bridge: CoreBridge, fa
     task = bridge.core.get(Subagents).spawn("a slow job", "Slow", "desktop:doomed")
     await bridge.delete_chat("desktop:doomed")
     await until(lambda: task.status == "cancelled", message="the task stopped")
+
+
+def test_the_bridge_stays_the_conversation_door() -> None:
+    """Send, stop, events, chats, settings and questions: at most 15 public methods. A feature's own calls belong
+    on its own service (found with `host.get`), or the bridge grows back into the hallway issue 21 took apart."""
+    public = [name for name, member in vars(CoreBridge).items()
+              if not name.startswith("_") and (callable(member) or isinstance(member, property))]
+    assert len(public) <= 15, public

@@ -19,6 +19,7 @@ from desktop.config import lookup
 from desktop.core import Core
 from desktop.providers.litellm_env import litellm
 from desktop.scheduler import Scheduler
+from desktop.tools import Tools
 from desktop.tools.limits import Limits
 from desktop.ui.bridge import CoreBridge
 from desktop.ui.settings import SettingsWindow
@@ -37,7 +38,7 @@ def litellm_imported() -> None:
 
 
 async def opened(qtbot: QtBot, bridge: CoreBridge) -> SettingsWindow:
-    window = SettingsWindow(bridge)
+    window = SettingsWindow(bridge, command_mode=bridge.core.get(Tools).command_mode)
     qtbot.addWidget(window)
     window.show()
     form = window.model_form

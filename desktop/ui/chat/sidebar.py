@@ -37,6 +37,7 @@ from desktop.ui.markdown import mix
 KEY_ROLE = Qt.ItemDataRole.UserRole + 1
 DETAIL_ROLE = Qt.ItemDataRole.UserRole + 2
 NEW_TITLE = "New chat"
+NEEDS_ANSWER = "Needs your answer"
 FOCUS_RING = 1.5  # px: where the keyboard is, in the list and on New chat, in light and dark palettes alike
 STYLE = """
 #newChat { border: 2px solid transparent; }
@@ -47,13 +48,18 @@ STYLE = """
 class _SessionDelegate(QStyledItemDelegate):
     """Two lines per chat: the title, then when it was active and how long it is.
 
-    Which chats are busy is kept here, not on the items: setting any data on an item resets an open rename
-    editor to the item's text, so a turn ending while the person types a new title would throw their typing
-    away (and the Return they pressed would commit the old title)."""
+    Which chats are busy, and which wait for the person's answer, is kept here, not on the items: setting any
+    data on an item resets an open rename editor to the item's text, so a turn ending while the person types a
+    new title would throw their typing away (and the Return they pressed would commit the old title)."""
 
     def __init__(self, parent: QWidget) -> None:
         super().__init__(parent)
         self.busy: set[str] = set()
+        self.asking: set[str] = set()  # a question waits in these chats: "Needs your answer" instead of the dot
+
+    def detail(self, index: QModelIndex | QPersistentModelIndex) -> str:
+        """The second line: "Needs your answer" while a question waits, else when it was active and its length."""
+        return NEEDS_ANSWER if index.data(KEY_ROLE) in self.asking else str(index.data(DETAIL_ROLE) or "")
 
     def sizeHint(self, option: QStyleOptionViewItem, index: QModelIndex | QPersistentModelIndex) -> QSize:
         metrics = QFontMetrics(option.font)
@@ -83,7 +89,8 @@ class _SessionDelegate(QStyledItemDelegate):
         small.setPointSizeF(max(opt.font.pointSizeF() - 1, 7.0))
         metrics = QFontMetrics(title_font)
         line = metrics.lineSpacing()
-        busy = index.data(KEY_ROLE) in self.busy
+        asking = index.data(KEY_ROLE) in self.asking
+        busy = index.data(KEY_ROLE) in self.busy and not asking
         painter.setFont(title_font)
         painter.setPen(text_color)
         title_rect = QRect(rect.x(), rect.y(), rect.width() - (14 if busy else 0), line)
@@ -93,11 +100,14 @@ class _SessionDelegate(QStyledItemDelegate):
             painter.setPen(Qt.PenStyle.NoPen)
             painter.setBrush(palette.color(QPalette.ColorRole.Highlight))
             painter.drawEllipse(QPoint(rect.right() - 4, rect.y() + line // 2), 4, 4)
+        if asking:  # the person is wanted here: said in words, in the accent colour, on the second line
+            small.setWeight(QFont.Weight.DemiBold)
         painter.setFont(small)
-        painter.setPen(mix(text_color, window, 0.45))
+        painter.setPen(accent if asking else mix(text_color, window, 0.45))
         detail_rect = QRect(rect.x(), rect.y() + line + 2, rect.width(), rect.height() - line - 2)
         painter.drawText(detail_rect, int(Qt.AlignmentFlag.AlignLeft | Qt.AlignmentFlag.AlignTop),
-                         str(index.data(DETAIL_ROLE) or ""))
+                         QFontMetrics(small).elidedText(self.detail(index), Qt.TextElideMode.ElideRight,
+                                                        detail_rect.width()))
         painter.restore()
 
     def updateEditorGeometry(self, editor: QWidget, option: QStyleOptionViewItem,
@@ -192,6 +202,12 @@ class SessionList(QWidget):
         else:
             self.delegate.busy.discard(key)
         self.list.viewport().update()
+
+    def set_asking(self, keys: set[str]) -> None:
+        """The chats where a question waits for the person's answer."""
+        if keys != self.delegate.asking:
+            self.delegate.asking = set(keys)
+            self.list.viewport().update()
 
     def select(self, key: str) -> None:
         item = self._item(key)

@@ -36,7 +36,6 @@ from desktop.agent.commands import STOP
 from desktop.kernel.bus import ChatSetAside, Event, TurnError, TurnFinished, TurnStarted
 from desktop.kernel.channels import Channel, channel_of, session_key
 from desktop.kernel.taskset import spawn
-from desktop.ui.approval_card import ApprovalCards
 from desktop.ui.bridge import CoreBridge
 from desktop.ui.chat.composer import Composer
 from desktop.ui.chat.find_bar import FindBar
@@ -124,10 +123,8 @@ class ChatWindow(QWidget):
         area_layout.setContentsMargins(18, 6, 18, 14)
         self.panels = [build() for build in panels]
         for panel in self.panels:
+            panel.focus_freed.connect(self.composer.input.setFocus)
             area_layout.addWidget(panel)
-        self.approvals = ApprovalCards(bridge, with_background=True)  # questions before a tool runs
-        self.approvals.focus_freed.connect(self.composer.input.setFocus)
-        area_layout.addWidget(self.approvals)
         area_layout.addWidget(self.composer)
 
         main = QWidget()
@@ -176,7 +173,6 @@ class ChatWindow(QWidget):
             return
         self.current_key = key
         self._stop_editing()
-        self.approvals.show_session(key)
         for panel in self.panels:
             panel.show_session(key)
         model = self._model_for(key)
@@ -287,6 +283,7 @@ class ChatWindow(QWidget):
     async def refresh_sessions(self) -> None:
         infos = await self.bridge.list_chats()
         self.sidebar.set_sessions(infos, self.current_key, set(self.bridge.conversations.running))
+        self.sidebar.set_asking(set(self.bridge.conversations.asking()))
         self._update_header()
 
     async def rename_session(self, key: str, title: str) -> None:
@@ -350,6 +347,7 @@ class ChatWindow(QWidget):
         elif isinstance(event, (TurnFinished, TurnError)):
             self.sidebar.set_busy(key, False)
             self._refresh_timer.start()  # titles and order change when a turn ends
+        self.sidebar.set_asking(set(self.bridge.conversations.asking()))
 
     def _busy_changed(self, key: str, busy: bool) -> None:
         if key == self.current_key:

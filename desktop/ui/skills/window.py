@@ -36,7 +36,7 @@ from PySide6.QtWidgets import (
 from desktop.kernel.bus import TurnFinished
 from desktop.kernel.taskset import TaskSet
 from desktop.settings import SettingsError
-from desktop.skills import files
+from desktop.skills import Skills, files
 from desktop.skills.install import InstallError, SkillExistsError, install_skill
 from desktop.skills.loader import SkillsLoader, SkillStatus, set_skill_enabled
 from desktop.ui.bridge import CoreBridge
@@ -89,8 +89,9 @@ def _esc(text: object) -> str:
 
 
 class SkillsWindow(QWidget):
-    def __init__(self, bridge: CoreBridge, parent: QWidget | None = None) -> None:
+    def __init__(self, skills: Skills, bridge: CoreBridge, parent: QWidget | None = None) -> None:
         super().__init__(parent)
+        self.skills = skills
         self.bridge = bridge
         self.setWindowTitle("Skills")
         self.resize(1100, 720)
@@ -193,11 +194,11 @@ class SkillsWindow(QWidget):
 
     @property
     def loader(self) -> SkillsLoader:
-        return self.bridge.skills
+        return self.skills.loader
 
     @property
     def skills_dir(self) -> Path:
-        return self.bridge.workspace / "skills"
+        return self.skills.folder
 
     @property
     def editing(self) -> SkillStatus | None:

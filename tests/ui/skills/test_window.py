@@ -15,6 +15,7 @@ from PySide6.QtGui import QDragEnterEvent, QDropEvent, QKeyEvent, QMouseEvent
 from PySide6.QtWidgets import QApplication, QDialogButtonBox
 
 from desktop.kernel.bus import TurnFinished
+from desktop.skills import Skills
 from desktop.skills.frontmatter import parse_skill
 from desktop.ui.bridge import CoreBridge
 from desktop.ui.skills.dialogs import NameDialog
@@ -24,7 +25,7 @@ from tests.ui.conftest import until
 
 @pytest.fixture
 async def window(bridge: CoreBridge) -> AsyncIterator[SkillsWindow]:
-    made = SkillsWindow(bridge)
+    made = SkillsWindow(bridge.core.get(Skills), bridge)
     made.resize(1100, 720)
     made.show()
     await made.refresh()

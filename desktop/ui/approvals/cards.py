@@ -1,16 +1,18 @@
 """Approval questions as small non-modal cards above the composer (chat window, quick prompt).
 
-The core posts a question (desktop/approvals/questions.py) and awaits its answer; a card shows exactly
-what would run (the command, or the path and the diff of a write) with Allow once / Always allow / Deny.
-Nothing else waits for it: the chat, other chats and the rest of the window stay usable. A question the
-core stops waiting for (approvals.timeout) leaves a note saying it was denied."""
+The core posts a question through the one door for asking (desktop/kernel/questions.py) and awaits its
+answer; a card shows exactly what would run (the command, or the path and the diff of a write, its added and
+removed lines tinted) with Allow once / Always allow / Deny. Nothing else waits for it: the chat, other chats
+and the rest of the window stay usable. A background task's question waits in the chat that started the task,
+named by the task. A question the core stops waiting for (approvals.timeout) leaves a note saying it was
+denied."""
 
 from __future__ import annotations
 
 from collections.abc import Callable
 
-from PySide6.QtCore import Signal
-from PySide6.QtGui import QFontDatabase
+from PySide6.QtCore import QEvent, QObject, QTimer, Signal
+from PySide6.QtGui import QColor, QFontDatabase, QPalette, QShowEvent, QTextCursor, QTextFormat
 from PySide6.QtWidgets import (
     QApplication,
     QFrame,
@@ -18,6 +20,7 @@ from PySide6.QtWidgets import (
     QLabel,
     QPlainTextEdit,
     QPushButton,
+    QTextEdit,
     QVBoxLayout,
     QWidget,
 )
@@ -26,6 +29,8 @@ from shiboken6 import isValid
 from desktop.approvals import duration
 from desktop.kernel.questions import Question, background_key
 from desktop.ui.bridge import CoreBridge
+from desktop.ui.chat.panel import ChatPanel
+from desktop.ui.markdown import mix
 
 STYLE = """
 #approvalCard { border: 1px solid palette(highlight); border-radius: 10px; background: palette(base); }
@@ -33,6 +38,10 @@ STYLE = """
 #approvalCard QPlainTextEdit { border: none; border-radius: 6px; background: palette(alternate-base); }
 """
 MAX_CODE_HEIGHT = 220  # pixels; a longer diff scrolls inside the card
+ADDED, REMOVED = QColor("#2da44e"), QColor("#cf222e")  # tints of the diff's lines, blended into the base colour
+TINT = 0.22  # how much: readable text on light and dark bases alike
+# What may take a card out of the person's sight without the card itself changing.
+SIGHT_EVENTS = (QEvent.Type.Hide, QEvent.Type.WindowStateChange, QEvent.Type.WindowDeactivate)
 
 
 class ApprovalCard(QFrame):
@@ -53,6 +62,7 @@ class ApprovalCard(QFrame):
         self.code.setFont(QFontDatabase.systemFont(QFontDatabase.SystemFont.FixedFont))
         self.code.setLineWrapMode(QPlainTextEdit.LineWrapMode.NoWrap if request.detail
                                   else QPlainTextEdit.LineWrapMode.WidgetWidth)
+        self.code.setExtraSelections(diff_tints(self.code, len(request.shown) + 2) if request.detail else [])
         lines = self.code.toPlainText().count("\n") + 1
         line_height = self.code.fontMetrics().lineSpacing()
         self.code.setFixedHeight(min(MAX_CODE_HEIGHT, line_height * lines + 14))
@@ -75,10 +85,10 @@ class ApprovalCard(QFrame):
         layout.setSpacing(6)
         header = QHBoxLayout()
         header.addWidget(self.title, 1)
-        if origin:
-            source = QLabel(origin)
-            source.setObjectName("origin")
-            header.addWidget(source)
+        self.origin = QLabel(origin)  # who asks, when not the chat shown (a background task of it)
+        self.origin.setObjectName("origin")
+        self.origin.setVisible(bool(origin))
+        header.addWidget(self.origin)
         layout.addLayout(header)
         layout.addWidget(self.code)
         layout.addWidget(self.reason)
@@ -95,14 +105,15 @@ class ApprovalCard(QFrame):
         self.dismiss.show()
 
 
-class ApprovalCards(QWidget):
-    """The cards of one place: a chat's own questions, and (in the chat window) those of background work,
-    which has no chat of its own to show them in. `changed` fires when cards come or go (to fit the window);
-    `focus_freed` when an answered card held the keyboard focus (the window gives it back to its input,
-    or Qt would hand it to whatever button comes next)."""
+class ApprovalCards(ChatPanel):
+    """The cards of one place: a chat's own questions and those of the background tasks it started, and (in the
+    chat window, `with_background`) those of the app's own jobs, which have no chat. `changed` fires when cards
+    come or go (to fit the window); `sight_changed` when what the person sees of them may have changed (another
+    chat shown, the window hidden, minimised or no longer the active one); `focus_freed` (ChatPanel) when an
+    answered card held the keyboard focus."""
 
     changed = Signal()
-    focus_freed = Signal()
+    sight_changed = Signal()
 
     def __init__(self, bridge: CoreBridge, with_background: bool, parent: QWidget | None = None) -> None:
         super().__init__(parent)
@@ -129,18 +140,28 @@ class ApprovalCards(QWidget):
                 self._drop(question)
         for question in list(self.bridge.questions.pending):
             self._posted(question)
+        self.sight_changed.emit()
+
+    def showEvent(self, event: QShowEvent) -> None:  # noqa: N802 (Qt override)
+        super().showEvent(event)
+        self.window().installEventFilter(self)  # once per window: Qt ignores a second install
+
+    def eventFilter(self, watched: QObject, event: QEvent) -> bool:  # noqa: N802 (Qt override)
+        if watched is self.window() and event.type() in SIGHT_EVENTS:
+            QTimer.singleShot(0, self.sight_changed.emit)  # once the window's state says what happened
+        return False
 
     def _mine(self, question: Question) -> bool:
         key = question.request.session_key
-        background = background_key(key)
-        return key == self.session_key or (self.with_background and background)
+        conversations = self.bridge.conversations
+        if conversations.owner(key) == self.session_key:
+            return True
+        return self.with_background and background_key(key) and conversations.task_of(key) is None
 
     def _posted(self, question: Question) -> None:
         if question in self._cards or not question.open or not self._mine(question):
             return
-        key = question.request.session_key
-        origin = "" if key == self.session_key else f"from {self.bridge.session_title(key)}"
-        card = ApprovalCard(question, origin, self)
+        card = ApprovalCard(question, asked_by(self.bridge, question.request.session_key, self.session_key), self)
         self._cards[question] = card
         self._layout.addWidget(card)
         self.show()
@@ -174,3 +195,32 @@ class ApprovalCards(QWidget):
         if self._cards.pop(question, None) is not None:
             self.setVisible(bool(self._cards))
             self.changed.emit()
+
+
+def asked_by(bridge: CoreBridge, key: str, shown: str = "") -> str:
+    """Who asks, for a card shown in chat `shown` or a notification (`shown` empty): a background task by its
+    label and its chat's title, another chat or job by its title; nothing for the chat shown itself."""
+    task = bridge.conversations.task_of(key)
+    if task is not None:
+        return f"Background task “{task.label}” · {bridge.session_title(task.origin)}"
+    return "" if key == shown else f"from {bridge.session_title(key)}"
+
+
+def diff_tints(code: QPlainTextEdit, start: int) -> list[QTextEdit.ExtraSelection]:
+    """The added and removed lines of the unified diff that begins at character `start`, each tinted across the
+    box's width in a colour blended into the palette's base (light and dark themes alike)."""
+    base = code.palette().color(QPalette.ColorRole.AlternateBase)  # the box's background (STYLE)
+    tints: list[QTextEdit.ExtraSelection] = []
+    block = code.document().findBlock(start)
+    while block.isValid():
+        line = block.text()
+        colour = (ADDED if line.startswith("+") and not line.startswith("+++")
+                  else REMOVED if line.startswith("-") and not line.startswith("---") else None)
+        if colour is not None:
+            tint = QTextEdit.ExtraSelection()
+            tint.format.setBackground(mix(base, colour, TINT))
+            tint.format.setProperty(QTextFormat.Property.FullWidthSelection, True)
+            tint.cursor = QTextCursor(block)
+            tints.append(tint)
+        block = block.next()
+    return tints

@@ -2,10 +2,10 @@
 
 from __future__ import annotations
 
+from desktop.conversation.notices import TurnNotifications
 from desktop.conversation.state import Conversations
 from desktop.kernel.bus import Event, MessageKind, TurnError, TurnFinished, TurnStarted
 from desktop.kernel.notices import Notice, OpenChat, plain_text
-from desktop.notification_policy import TurnNotifications
 
 
 class Policy:
@@ -14,8 +14,7 @@ class Policy:
     def __init__(self, on_screen: set[str]) -> None:
         self.state = Conversations()
         self.notes = TurnNotifications(self.state, lambda key: key in on_screen,
-                                       lambda key: {"desktop:a": "Trip plans"}.get(key, key),
-                                       lambda key: 7)  # the answer just saved is the chat's eighth message
+                                       lambda key: {"desktop:a": "Trip plans"}.get(key, key))
 
     def on_event(self, event: Event) -> Notice | None:
         self.state.on_event(event)
@@ -30,7 +29,7 @@ def test_an_answer_nobody_saw_is_announced_under_the_chat_title() -> None:
     notes = policy(set())
     assert notes.on_event(TurnStarted("desktop:a")) is None
     note = notes.on_event(TurnFinished("desktop:a", "## Done\n\nBooked **two** seats, see [the list](http://x)."))
-    assert note == Notice("Trip plans", "Done Booked two seats, see the list.", OpenChat("desktop:a", 7))
+    assert note == Notice("Trip plans", "Done Booked two seats, see the list.", OpenChat("desktop:a"))
 
 
 def test_on_screen_stopped_or_unstarted_turns_stay_quiet() -> None:
@@ -46,7 +45,7 @@ def test_a_failure_says_so_in_the_title() -> None:
     notes = policy(set())
     notes.on_event(TurnStarted("desktop:b"))
     note = notes.on_event(TurnError("desktop:b", "Can't reach the model server"))
-    assert note is not None and note.title == "desktop:b: reply failed" and note.target == OpenChat("desktop:b", 7)
+    assert note is not None and note.title == "desktop:b: reply failed" and note.target == OpenChat("desktop:b")
 
 
 def test_plain_text_strips_markdown_and_keeps_it_short() -> None:

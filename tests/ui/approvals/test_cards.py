@@ -12,8 +12,8 @@ from PySide6.QtWidgets import QLabel
 from pytestqt.qtbot import QtBot
 
 from desktop.core import Core
-from desktop.ui.approval_card import ApprovalCard
-from desktop.ui.approval_rules import ApprovalRules
+from desktop.ui.approvals.cards import ApprovalCard, ApprovalCards
+from desktop.ui.approvals.rules import ApprovalRules
 from desktop.ui.bridge import CoreBridge
 from desktop.ui.chat.model import Kind
 from desktop.ui.chat.window import ChatWindow
@@ -39,7 +39,7 @@ async def asking(qt_core: Core) -> AsyncIterator[CoreBridge]:
 
 @pytest.fixture
 async def window(asking: CoreBridge, qtbot: QtBot) -> ChatWindow:
-    made = ChatWindow(asking)
+    made = ChatWindow(asking, [lambda: ApprovalCards(asking, with_background=True)])  # as the approvals slice adds it
     qtbot.addWidget(made)
     made.resize(900, 640)
     made.show()
@@ -48,12 +48,17 @@ async def window(asking: CoreBridge, qtbot: QtBot) -> ChatWindow:
     return made  # qtbot closes it
 
 
+def cards_of(window: ChatWindow) -> ApprovalCards:
+    """The chat window's strip of approval cards."""
+    return next(panel for panel in window.panels if isinstance(panel, ApprovalCards))
+
+
 async def card_for(window: ChatWindow, fake: FakeOpenAI, command: str) -> ApprovalCard:
     fake.add({"tool_calls": [{"name": "exec", "arguments": {"command": command}}]}, {"content": "Done here."})
     window.send("please run it", [])
-    await until(lambda: window.approvals.cards, timeout=TURN, message="the approval card appeared")
-    card = window.approvals.cards[0]
-    assert window.approvals.isVisible() and card.isVisible()
+    await until(lambda: cards_of(window).cards, timeout=TURN, message="the approval card appeared")
+    card = cards_of(window).cards[0]
+    assert cards_of(window).isVisible() and card.isVisible()
     return card
 
 
@@ -89,7 +94,7 @@ async def test_the_card_shows_the_command_and_allow_runs_it(window: ChatWindow, 
     assert ok and "Exit code: 0" in str(result)
     assert window.composer.input.hasFocus()  # the keyboard goes back to writing, not to the next button
     assert (window.bridge.workspace / "made.txt").read_text() == "approved\n"
-    await until(lambda: not window.approvals.cards and window.approvals.isHidden())
+    await until(lambda: not cards_of(window).cards and cards_of(window).isHidden())
 
 
 async def test_deny_ends_in_a_clear_tool_error_and_nothing_runs(window: ChatWindow, fake: FakeOpenAI) -> None:
@@ -98,7 +103,7 @@ async def test_deny_ends_in_a_clear_tool_error_and_nothing_runs(window: ChatWind
     await until(lambda: turn_over(window), timeout=TURN)
     result, ok = tool_row(window)
     assert ok is False and "the user did not approve exec: touch denied.txt" in str(result)
-    assert not (window.bridge.workspace / "denied.txt").exists() and not window.approvals.cards
+    assert not (window.bridge.workspace / "denied.txt").exists() and not cards_of(window).cards
 
 
 async def test_always_allow_saves_a_rule_listed_in_settings_and_removable(
@@ -140,16 +145,16 @@ async def test_an_unanswered_card_is_denied_after_the_timeout_and_says_so(
     assert card.allow.isHidden() and card.deny.isHidden() and card.dismiss.isVisible()
     assert not (window.bridge.workspace / "late.txt").exists()
     card.dismiss.click()
-    await until(lambda: not window.approvals.cards)
+    await until(lambda: not cards_of(window).cards)
 
 
 async def test_a_card_waits_for_its_own_chat_only(window: ChatWindow, fake: FakeOpenAI) -> None:
     card = await card_for(window, fake, "true")
     window.show_session("desktop:other")
-    assert not window.approvals.cards  # another chat: its card is not shown there
+    assert not cards_of(window).cards  # another chat: its card is not shown there
     window.show_session(KEY)
-    assert [c.question for c in window.approvals.cards] == [card.question]
-    window.approvals.cards[0].allow.click()
+    assert [c.question for c in cards_of(window).cards] == [card.question]
+    cards_of(window).cards[0].allow.click()
     await until(lambda: turn_over(window), timeout=TURN)
 
 
