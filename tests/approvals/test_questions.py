@@ -152,7 +152,7 @@ async def mcp_core(home_dir: Path, model_config: dict[str, Any], memory_keyring:
 
 
 async def test_mcp_tools_ask_until_always_allow_trusts_their_server(mcp_core: Core, fake: FakeOpenAI) -> None:
-    await until(lambda: mcp_core.get(McpServers).servers["test"].state == "connected")
+    await until(lambda: mcp_core.get(McpServers).servers["test"].state == "connected", timeout=60)  # a fresh SDK import
     connection = mcp_core.get(McpServers).servers["test"]
     _questions, watcher = asking(mcp_core, answer="always")
     chat = Conversation(mcp_core)

@@ -23,7 +23,8 @@ from tests.mcp.conftest import RemoteServer, stdio_server
 from tests.memkeyring import MemoryKeyring
 
 
-async def until(check: Any, timeout: float = 20.0) -> None:
+async def until(check: Any, timeout: float = 60.0) -> None:
+    """Mostly a server connecting: a fresh Python importing the MCP SDK takes 10 s and more on a loaded machine."""
     deadline = asyncio.get_running_loop().time() + timeout
     while not check():
         if asyncio.get_running_loop().time() > deadline:
