@@ -23,7 +23,9 @@ FAST = Backoff(first=0.05, longest=0.2)
 
 
 def stdio_server(**extra: Any) -> dict[str, Any]:
-    return {"command": sys.executable, "args": [SERVER], "timeout": 5, **extra}
+    """The product's default timeout, which also bounds the connect: a fresh Python importing the MCP SDK took
+    over 5 s on a loaded machine, and a connect cut short starts the server again, which tests count."""
+    return {"command": sys.executable, "args": [SERVER], "timeout": 30, **extra}
 
 
 @pytest.fixture(autouse=True)

@@ -37,7 +37,7 @@ def offered(request: dict[str, Any]) -> set[str]:
 
 
 def test_the_first_turn_of_agent_m_is_offered_the_servers_tools(tmp_path: Path, fake: FakeOpenAI) -> None:
-    write_config(tmp_path, model="openai/test", api_base=fake.base_url, mcp={"servers": {"test": stdio_server()}})
+    write_config(tmp_path, model="openai/test", api_base=fake.base_url, mcp={"startup_wait": 30, "servers": {"test": stdio_server()}})  # a loaded machine
     fake.add({"content": "It is noon."})
     result = run_cli(tmp_path, "agent", "-m", "what time is it?")
     assert result.returncode == 0, result.stderr
@@ -82,7 +82,7 @@ async def test_a_silent_server_costs_the_wait_once_not_every_turn(
 
 def test_heartbeat_and_cron_run_due_wait_for_servers_too(tmp_path: Path, fake: FakeOpenAI, silent_url: str) -> None:
     """The other one-shot commands: the heartbeat's turn is offered the tools; run-due names a late server."""
-    write_config(tmp_path, model="openai/test", api_base=fake.base_url, mcp={"servers": {"test": stdio_server()}})
+    write_config(tmp_path, model="openai/test", api_base=fake.base_url, mcp={"startup_wait": 30, "servers": {"test": stdio_server()}})  # a loaded machine
     (tmp_path / "workspace").mkdir(parents=True, exist_ok=True)
     (tmp_path / "workspace" / "HEARTBEAT.md").write_text("## Active Tasks\n- Check the build\n")
     fake.add({"content": "The build is red."})
