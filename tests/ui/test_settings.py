@@ -17,6 +17,7 @@ from pytestqt.qtbot import QtBot
 
 from desktop.config import lookup
 from desktop.core import Core
+from desktop.mcp.settings import McpConfig
 from desktop.providers.litellm_env import litellm
 from desktop.scheduler import Scheduler
 from desktop.tools.limits import Limits
@@ -172,7 +173,7 @@ async def test_an_unreadable_config_shows_the_settings_in_force_names_the_line_a
     working["approvals"] = {"rules": [{"tool": "exec", "what": "make test", "workspace": "/w"}]}
     path.write_text(yaml.safe_dump(working), encoding="utf-8")
     await settings.reload()
-    assert "notes" in bridge.core.config.mcp.servers
+    assert "notes" in bridge.core.config.section(McpConfig).servers
     broken = path.read_text(encoding="utf-8").replace("model: openai/test", "model: [openai/test")
     path.write_text(broken, encoding="utf-8")
     await settings.reload()  # as the app's file watcher does
