@@ -117,4 +117,4 @@ def attach(host: Host) -> Heartbeat:
     return heartbeat
 
 
-FEATURE = Feature("heartbeat", Heartbeat, attach, requires=(Scheduler,))
+FEATURE = Feature("heartbeat", Heartbeat, attach, requires=(Scheduler,), cli="desktop.cli.heartbeat_cmd")

@@ -44,4 +44,4 @@ def left_out(late: list[str], wait: float) -> str:
             f"{wait:g} s ({'their' if several else 'its'} tools are offered once connected)")
 
 
-FEATURE = Feature("mcp", McpServers, attach, settings=SECTION)
+FEATURE = Feature("mcp", McpServers, attach, settings=SECTION, cli="desktop.cli.mcp_cmd")

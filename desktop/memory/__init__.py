@@ -41,4 +41,4 @@ def attach(host: Host) -> Memory:
     return Memory(store, consolidator, git, dream)
 
 
-FEATURE = Feature("memory", Memory, attach, requires=(Scheduler,))
+FEATURE = Feature("memory", Memory, attach, requires=(Scheduler,), cli="desktop.cli.dream_cmd")

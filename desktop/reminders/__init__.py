@@ -41,4 +41,4 @@ def attach(host: Host) -> Reminders:
     return reminders
 
 
-FEATURE = Feature("reminders", Reminders, attach, requires=(Scheduler,))
+FEATURE = Feature("reminders", Reminders, attach, requires=(Scheduler,), cli="desktop.cli.cron_cmd")
