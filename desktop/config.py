@@ -7,13 +7,15 @@ the rows of the Settings window for simple fields (desktop/ui/settings.py), the 
 complete and check config.yaml (`config.schema.json` beside it, named on its first line; printed by
 `nanobot-tray config schema`), and the README's key table (tests/readme_settings.py).
 
-`Config` holds the app-wide keys; each feature owns its section in `desktop/<feature>/settings.py`, which
-imports only this module. `Config` names a section by its module path, and the module is imported when a
-`Config` is first made rather than when this module is: a feature's package imports `Config` from here,
-so importing the package from here would go round in a circle. Importing a section module runs its
-package's `__init__`, so the first `Config` costs what those packages cost (about 190 ms more than this
-module alone on a busy two-core machine); the app and the command line have imported them all with the
-core by the time they read config.yaml, so there it adds nothing.
+`Config` holds the app-wide keys and the core's sections (the model connection, tools, skills). A feature
+brings its own section: a `Section` (its key, its class, a label and help) declared in the feature's package
+and named on its `Feature` (desktop/kernel/host.py), so adding a feature's settings edits no file here.
+`Config.sections` holds those sections by key, and `config.section(McpConfig)` reads one, typed. The
+feature list is desktop/core.py's FEATURES, read when a `Config` is first made rather than when this module
+is imported: the features import this module, so importing them from here would go round in a circle. So
+the first `Config` costs what importing the core costs (about half a second on a busy two-core machine);
+the app and the command line have imported the core by the time they read config.yaml, so there it adds
+nothing. A core section's class is named by its module path and imported then too, for the same reason.
 
 Why dataclasses and not pydantic (installed already, for litellm): `import desktop.config` takes about
 75 ms, while `from pydantic import BaseModel` alone takes 97 ms or more and building fourteen models like
@@ -31,24 +33,22 @@ import json
 import logging
 import types
 import typing
-from collections.abc import Callable, Iterator, Mapping
+from collections.abc import Callable, Iterable, Iterator, Mapping
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING, Any, TypeVar
 
 import yaml
 
 from desktop.kernel.atomic import atomic_write_text
 
 if TYPE_CHECKING:
-    from desktop.approvals.settings import ApprovalsConfig
-    from desktop.mcp.settings import McpConfig
     from desktop.providers.settings import ProviderConfig
-    from desktop.scheduler.settings import SchedulesConfig
     from desktop.skills.settings import SkillsConfig
     from desktop.tools.settings import ToolsConfig
 
 log = logging.getLogger(__name__)
+T = TypeVar("T")
 
 SCHEMA_FILE = "config.schema.json"  # beside config.yaml, where the first line's relative path finds it
 MODELINE = f"# yaml-language-server: $schema={SCHEMA_FILE}"
@@ -143,10 +143,41 @@ def setting(default: Any = dataclasses.MISSING, *, factory: Callable[[], Any] | 
 
 
 def section(of: type | str, *, label: str, help: str) -> Any:
-    """A section of settings: a class, or "module:Class" for a feature's own section, imported when a config
-    is first made (see the module docstring)."""
+    """A section of settings within `Config` or another section: a class, or "module:Class" for a core
+    section kept in its own package, imported when a config is first made (see the module docstring)."""
     return field(default_factory=lambda: _section_class(of)(),
                  metadata={_KEY: Setting(label, help, section=of)})
+
+
+@dataclass(frozen=True)
+class Section:
+    """A feature's own section of config.yaml: the top-level `key` it sits under, its class (a dataclass of
+    `setting()` fields), and what a person reads about it. Named on the feature's `Feature(settings=...)`."""
+
+    key: str
+    of: type
+    label: str
+    help: str
+
+
+_SECTIONS = "feature sections"  # marks the one field of Config that is not a key: the features' sections
+
+
+@functools.cache
+def feature_sections() -> tuple[Section, ...]:
+    """The sections of the features in desktop/core.py's FEATURES, in that order."""
+    from desktop.core import FEATURES  # late: the features import this module (see the module docstring)
+
+    found = tuple(f.settings for f in FEATURES if f.settings is not None)
+    own = {f.name for f in dataclasses.fields(Config)}
+    taken = [s.key for i, s in enumerate(found) if s.key in own or s.key in {t.key for t in found[:i]}]
+    if taken:
+        raise ValueError(f"two settings sections under the same key: {', '.join(taken)}")
+    return found
+
+
+def _feature_defaults() -> dict[str, Any]:
+    return {s.key: s.of() for s in feature_sections()}
 
 
 @dataclass
@@ -188,12 +219,17 @@ class Config:
                                  help="What the file, shell and web tools may do.")
     skills: SkillsConfig = section("desktop.skills.settings:SkillsConfig", label="Skills",
                                    help="Which skills the assistant may use.")
-    schedules: SchedulesConfig = section("desktop.scheduler.settings:SchedulesConfig", label="Schedules",
-                                         help="When background work runs.")
-    mcp: McpConfig = section("desktop.mcp.settings:McpConfig", label="MCP",
-                             help="MCP servers: programs and services that give the assistant more tools.")
-    approvals: ApprovalsConfig = section("desktop.approvals.settings:ApprovalsConfig", label="Approvals",
-                                         help="What runs without asking, and how long a question waits.")
+    # Each feature's own section by its key, in config.yaml beside the keys above (`section()` reads one).
+    sections: dict[str, Any] = field(default_factory=_feature_defaults, repr=False, metadata={_SECTIONS: True})
+
+    def section(self, of: type[T]) -> T:
+        """A feature's own section, by its class: `config.section(McpConfig).servers`."""
+        key = next((s.key for s in feature_sections() if s.of is of), None)
+        if key is None:
+            raise LookupError(f"{of.__name__} is not the settings section of any feature")
+        found = self.sections[key]
+        assert isinstance(found, of)
+        return found
 
 
 @dataclass(frozen=True)
@@ -228,11 +264,27 @@ def declared(cls: type) -> tuple[Declared, ...]:
     hints = typing.get_type_hints(cls, localns={str(k): v for k, v in sections.items()})
     found = []
     for f in dataclasses.fields(cls):
+        if _SECTIONS in f.metadata:
+            continue
         if _KEY not in f.metadata:
             raise TypeError(f"{cls.__name__}.{f.name} is not declared with setting() or section()")
         default = f.default_factory if f.default_factory is not dataclasses.MISSING else _constant(f.default)
         found.append(Declared(f.name, hints[f.name], f.metadata[_KEY], default))
+    if cls is Config:
+        found += [Declared(s.key, s.of, Setting(s.label, s.help, section=s.of), s.of) for s in feature_sections()]
     return tuple(found)
+
+
+def members(value: Any) -> list[tuple[str, Any]]:
+    """The keys of a settings object (`Config` or a section) with their values, in declared order: a
+    feature's section is one of Config's keys like any other."""
+    cls: type = type(value)
+    return [(spec.name, _get(value, spec.name)) for spec in declared(cls)]
+
+
+def as_dict(config: Config) -> dict[str, Any]:
+    """The settings as config.yaml holds them: plain mappings, lists and values."""
+    return {name: _plain(item) for name, item in members(config)}
 
 
 def lookup(key: str) -> Declared:
@@ -248,19 +300,29 @@ def lookup(key: str) -> Declared:
     return found
 
 
-def value_at(config: Config, key: str) -> Any:
+def value_at(config: Any, key: str) -> Any:
+    """The value of a dotted key in a config (or below it in a section)."""
     target: Any = config
     for name in key.split("."):
-        target = getattr(target, name)
+        target = _get(target, name)
     return target
 
 
-def set_value_at(config: Config, key: str, value: Any) -> None:
+def set_value_at(config: Any, key: str, value: Any) -> None:
     *sections, last = key.split(".")
     target: Any = config
     for name in sections:
-        target = getattr(target, name)
-    setattr(target, last, value)
+        target = _get(target, name)
+    if isinstance(target, Config) and last in target.sections:
+        target.sections[last] = value
+    else:
+        setattr(target, last, value)
+
+
+def _get(value: Any, name: str) -> Any:
+    if isinstance(value, Config) and name in value.sections:
+        return value.sections[name]
+    return getattr(value, name)
 
 
 def validate(config: Config) -> list[str]:
@@ -279,8 +341,9 @@ def validate(config: Config) -> list[str]:
 
 def flatten(value: Any, prefix: str = "") -> dict[str, Any]:
     """Settings as dotted key -> value (sections and mappings opened up, lists kept whole)."""
+    items: Iterable[tuple[Any, Any]]
     if dataclasses.is_dataclass(value) and not isinstance(value, type):
-        items = {f.name: getattr(value, f.name) for f in dataclasses.fields(value)}.items()
+        items = members(value)
     elif isinstance(value, dict) and value:
         items = value.items()
     else:
@@ -346,8 +409,7 @@ def _yaml_problem(path: Path, text: str, exc: yaml.YAMLError) -> str:
 
 def save_config(path: Path, config: Config) -> None:
     """Write config.yaml whole (first line: where its schema is), then the schema if it is not current."""
-    atomic_write_text(path, HEADER + yaml.safe_dump(dataclasses.asdict(config), sort_keys=False,
-                                                    allow_unicode=True))
+    atomic_write_text(path, HEADER + yaml.safe_dump(as_dict(config), sort_keys=False, allow_unicode=True))
     write_schema(path)
 
 
@@ -419,7 +481,12 @@ def _build(cls: type, data: dict[str, Any], prefix: str, lines: dict[str, int], 
             problems.append(f"{where}: key '{dotted}' should be {wanted}, got {value!r}; using the default")
         else:
             values[key] = converted
-    return cls(**values)
+    if cls is not Config:
+        return cls(**values)
+    own = {s.key for s in feature_sections()}
+    config = Config(**{k: v for k, v in values.items() if k not in own})
+    config.sections.update((k, v) for k, v in values.items() if k in own)
+    return config
 
 
 def _build_sections(cls: type, data: dict[str, Any], prefix: str, lines: dict[str, int], path: Path,
@@ -502,7 +569,7 @@ def _leaves(value: Any, prefix: str) -> Iterator[tuple[str, Setting, Any]]:
     """Every key that holds a value, with its declaration, sections and named entries opened up."""
     cls: type = type(value)
     for spec in declared(cls):
-        item = getattr(value, spec.name)
+        item = _get(value, spec.name)
         dotted = f"{prefix}{spec.name}"
         if spec.section is not None:
             yield from _leaves(item, f"{dotted}.")
@@ -517,7 +584,7 @@ def _entries(value: Any) -> Iterator[tuple[Setting, str, Any]]:
     """Every named entry of a mapping of sections (each MCP server), with the mapping's declaration."""
     cls: type = type(value)
     for spec in declared(cls):
-        item = getattr(value, spec.name)
+        item = _get(value, spec.name)
         if spec.section is not None:
             yield from _entries(item)
         elif spec.entries is not None:

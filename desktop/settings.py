@@ -35,6 +35,7 @@ from desktop.config import (
     LoadedConfig,
     flatten,
     load_config,
+    members,
     name_schema,
     save_config,
     set_value_at,
@@ -199,13 +200,11 @@ def _matches(key: str, changed: Iterable[str]) -> bool:
 
 def _assign(target: Any, source: Any) -> None:
     """Copy `source` into `target` field by field, keeping the section objects parts may hold."""
-    for f in dataclasses.fields(target):
-        new = getattr(source, f.name)
-        old = getattr(target, f.name)
+    for (name, old), (_, new) in zip(members(target), members(source)):
         if dataclasses.is_dataclass(old) and not isinstance(old, type):
             _assign(old, new)
         else:
-            setattr(target, f.name, new)
+            set_value_at(target, name, new)
 
 
 _MISSING = object()

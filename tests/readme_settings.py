@@ -1,5 +1,5 @@
 """The README's table of config.yaml keys, made from the schema (which is made from the declarations in
-desktop/config.py), so the README cannot drift from what the app reads.
+desktop/config.py and the features' own sections), so the README cannot drift from what the app reads.
 
     python -m tests.readme_settings     # rewrite the table in README.md
 
@@ -14,7 +14,7 @@ from typing import Any
 from desktop.config import schema
 
 README = Path(__file__).resolve().parents[1] / "README.md"
-START = "<!-- settings table: made by `python -m tests.readme_settings` from desktop/config.py; do not edit -->"
+START = "<!-- settings table: made by `python -m tests.readme_settings` from the settings declarations; do not edit -->"
 END = "<!-- end of settings table -->"
 
 

@@ -25,6 +25,7 @@ from desktop.config import (
     schema,
     validate,
 )
+from desktop.scheduler.settings import SchedulesConfig
 
 
 def test_missing_file_gets_defaults_written(tmp_path: Path) -> None:
@@ -118,10 +119,10 @@ def test_out_of_range_values_fall_back_with_their_line(tmp_path: Path) -> None:
     assert config.provider.timeout == defaults.provider.timeout
     assert config.provider.retry_delays == defaults.provider.retry_delays
     assert config.tools.exec.timeout == 60 and config.tools.web.search_provider == "duckduckgo"
-    assert config.schedules.dream_interval == defaults.schedules.dream_interval
+    assert config.section(SchedulesConfig).dream_interval == defaults.section(SchedulesConfig).dream_interval
     # the good keys are kept, 0 is a valid interval ("never")
     assert config.model == "openai/gpt-4o-mini" and config.context_window_tokens == 32000
-    assert config.schedules.heartbeat_interval == 0
+    assert config.section(SchedulesConfig).heartbeat_interval == 0
     assert f"{path} line 2: key 'max_iterations' should be a whole number at least 1, got -3; using the default" \
         in joined
     assert f"{path} line 3: key 'temperature' should be a number from 0 to 2, got 2.5" in joined

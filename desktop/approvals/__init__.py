@@ -22,6 +22,7 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any, Literal
 
+from desktop.approvals.settings import SECTION, ApprovalsConfig
 from desktop.config import Config
 from desktop.kernel.bus import MessageKind, ToolAwaiting
 from desktop.kernel.host import Feature, Host
@@ -73,7 +74,7 @@ class Approvals:
 
     async def decide(self, tool: Tool, arguments: dict[str, Any]) -> tuple[Decision, str]:
         """The decision for one call and, for ask and deny, why."""
-        configured = self.config.approvals.tools.get(tool.name)
+        configured = self.config.section(ApprovalsConfig).tools.get(tool.name)
         if configured is not None:
             if configured in DECISIONS:
                 return configured, f"approvals.tools.{tool.name} is {configured}"  # type: ignore[return-value]
@@ -94,7 +95,7 @@ class Approvals:
             return
         if self.asker is None:
             raise self._nobody(tool, why)
-        timeout = self.config.approvals.timeout
+        timeout = self.config.section(ApprovalsConfig).timeout
         label = tool.label or tool.name
         title = tool.approval_title or f"Let the assistant use {label}?"
         trust = tool.trust()
@@ -127,7 +128,7 @@ class Approvals:
         """Whether a saved "Always allow" covers this exact call in the workspace in force."""
         here = str(self.workspace())
         return any(rule.get("tool") == tool and rule.get("what") == shown and rule.get("workspace", here) == here
-                   for rule in self.config.approvals.rules)
+                   for rule in self.config.section(ApprovalsConfig).rules)
 
     async def _remember(self, tool: Tool, shown: str) -> None:
         """Save the rule "Always allow" stands for: the tool's broader trust, else this exact call here."""
@@ -143,13 +144,13 @@ class Approvals:
 
 async def remove_rule(settings: Settings, rule: dict[str, str]) -> None:
     """Delete one saved "Always allow" rule: that call asks again."""
-    await settings.update(lambda config: setattr(config.approvals, "rules",
-                                                 [r for r in config.approvals.rules if r != rule]))
+    await settings.update(lambda config: setattr(config.section(ApprovalsConfig), "rules",
+                                                 [r for r in config.section(ApprovalsConfig).rules if r != rule]))
 
 
 def _add_rule(config: Config, rule: dict[str, str]) -> None:
-    if rule not in config.approvals.rules:
-        config.approvals.rules.append(rule)
+    if rule not in config.section(ApprovalsConfig).rules:
+        config.section(ApprovalsConfig).rules.append(rule)
 
 
 def duration(seconds: float) -> str:
@@ -167,4 +168,4 @@ def attach(host: Host) -> Approvals:
     return approvals
 
 
-FEATURE = Feature("approvals", Approvals, attach)
+FEATURE = Feature("approvals", Approvals, attach, settings=SECTION)

@@ -5,7 +5,7 @@ from __future__ import annotations
 
 from dataclasses import dataclass
 
-from desktop.config import SECONDS, setting
+from desktop.config import SECONDS, Section, setting
 
 
 @dataclass
@@ -18,3 +18,7 @@ class ApprovalsConfig:
     rules: list[dict[str, str]] = setting(factory=list, label="Always allowed",
                                           help="Answers of \"Always allow\": each the tool, what (the exact "
                                           "command or path) and the workspace where it holds.")
+
+
+SECTION = Section("approvals", ApprovalsConfig, label="Approvals",
+                  help="What runs without asking, and how long a question waits.")

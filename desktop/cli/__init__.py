@@ -1,34 +1,29 @@
 """Command line: `nanobot-tray` starts the tray app; subcommands work headless.
 
-With the app running, subcommands that offer `serve` run inside it (desktop/cli/remote.py says how); this
-module imports the subcommands only after that attempt, so a forwarded command loads almost nothing."""
+A subcommand is a module offering `add_parser(subparsers)`, which sets `func` (and `serve`, to be forwarded).
+The app's own subcommands are listed here; a feature brings its own as `Feature(cli="module")`
+(desktop/kernel/host.py), so adding one edits nothing here. With the app running, subcommands that offer
+`serve` run inside it (desktop/cli/remote.py says how); this module imports the subcommands, and the
+features, only after that attempt, so a forwarded command loads almost nothing."""
 
 from __future__ import annotations
 
 import argparse
+import importlib
 import sys
 
 from desktop import __version__
 from desktop.cli import remote
 
+# The app's own subcommands, before and after the features' ones in `--help`.
+FIRST = ("desktop.cli.agent_cmd", "desktop.cli.keys_cmd", "desktop.cli.doctor_cmd", "desktop.cli.skills_cmd")
+LAST = ("desktop.cli.desktop_entry_cmd", "desktop.cli.config_cmd")
+
 
 def build_parser() -> argparse.ArgumentParser:
-    from desktop.cli import (
-        agent_cmd,
-        config_cmd,
-        cron_cmd,
-        desktop_entry_cmd,
-        doctor_cmd,
-        dream_cmd,
-        heartbeat_cmd,
-        keys_cmd,
-        mcp_cmd,
-        skills_cmd,
-    )
+    from desktop.core import FEATURES
 
-    # Each subcommand module offers `add_parser(subparsers)` and sets `func` (and `serve` to be forwarded).
-    subcommands = [agent_cmd, keys_cmd, doctor_cmd, skills_cmd, dream_cmd, cron_cmd, heartbeat_cmd, mcp_cmd,
-                   desktop_entry_cmd, config_cmd]
+    subcommands = [*FIRST, *(f.cli for f in FEATURES if f.cli is not None), *LAST]
     parser = argparse.ArgumentParser(prog="nanobot-tray", description="A personal AI assistant in your system tray.")
     parser.add_argument("--version", action="version", version=f"nanobot-tray {__version__}")
     parser.add_argument("--quick", nargs="?", const="", metavar="TEXT",
@@ -36,7 +31,7 @@ def build_parser() -> argparse.ArgumentParser:
     parser.add_argument("-v", "--verbose", action="store_true", help="log debug details to stderr")
     sub = parser.add_subparsers(dest="command", metavar="COMMAND")
     for module in subcommands:
-        module.add_parser(sub)
+        importlib.import_module(module).add_parser(sub)
     return parser
 
 

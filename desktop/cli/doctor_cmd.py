@@ -14,7 +14,7 @@ from desktop.config import load_config
 from desktop.core import workspace_of
 from desktop.kernel import secrets
 from desktop.kernel.paths import home
-from desktop.mcp.settings import McpServerConfig
+from desktop.mcp.settings import McpConfig, McpServerConfig
 from desktop.providers.llm import LLMProvider, ProviderError, provider_name
 from desktop.tools.limits import Limits
 from desktop.tools.limits import describe as describe_limits
@@ -55,7 +55,7 @@ def run(args: argparse.Namespace) -> int:
 
     for line in desktop_lines(config.hotkey):
         print(line)
-    _mcp_lines(config.mcp.servers, h.logs_dir, args.offline)
+    _mcp_lines(config.section(McpConfig).servers, h.logs_dir, args.offline)
     if not config.model:
         print("model:      not configured (set `model` in config.yaml or open Settings)")
         return 0

@@ -19,7 +19,7 @@ from desktop.kernel.paths import home
 from desktop.mcp import McpServers
 from desktop.mcp.importer import NotAServerList, read_servers
 from desktop.mcp.probe import probed
-from desktop.mcp.settings import McpServerConfig
+from desktop.mcp.settings import McpConfig, McpServerConfig
 from desktop.settings import Settings, SettingsError
 
 if TYPE_CHECKING:
@@ -78,7 +78,7 @@ def run(args: argparse.Namespace) -> int:
         print(f"warning: {problem}", file=sys.stderr)
     if args.mcp_command == "import":
         return asyncio.run(_import(settings, args.file, Terminal()))
-    configured = settings.config.mcp.servers
+    configured = settings.config.section(McpConfig).servers
     if args.mcp_command == "list":
         return _listed(asyncio.run(states(configured, h.logs_dir)) if configured else {}, Terminal())
     if args.name not in configured:
@@ -119,13 +119,14 @@ def _summary(description: str | None) -> str:
 
 async def _import(settings: Settings, path: Path, out: Output) -> int:
     try:
-        found = await asyncio.to_thread(read_servers, path.expanduser(), set(settings.config.mcp.servers))
+        configured = set(settings.config.section(McpConfig).servers)
+        found = await asyncio.to_thread(read_servers, path.expanduser(), configured)
     except NotAServerList as exc:
         out.err(f"error: {exc}")
         return 1
     if found.added:
         try:
-            await settings.update(lambda config: config.mcp.servers.update(found.added))
+            await settings.update(lambda config: config.section(McpConfig).servers.update(found.added))
         except (SettingsError, OSError) as exc:
             out.err(f"error: nothing imported: {exc}")
             return 1

@@ -22,6 +22,7 @@ from desktop.kernel.channels import Channel, session_key
 from desktop.kernel.host import Feature, Host
 from desktop.kernel.notices import Notify, at_newest, plain_text
 from desktop.scheduler import Scheduler
+from desktop.scheduler.settings import SchedulesConfig
 from desktop.session.session import SessionStore
 from desktop.workspace import access
 from desktop.workspace.layout import TEXT_FILE_LIMIT
@@ -111,9 +112,9 @@ def attach(host: Host) -> Heartbeat:
     """The heartbeat on the scheduler, following the workspace setting."""
     heartbeat = Heartbeat(host.workspace, host.sessions, host.ask_agent, host.notify)
     host.get(Scheduler).add_system_job(
-        JOB_NAME, lambda: heartbeat_interval(host.config.schedules.heartbeat_interval), heartbeat.run)
+        JOB_NAME, lambda: heartbeat_interval(host.config.section(SchedulesConfig).heartbeat_interval), heartbeat.run)
     host.settings.subscribe("workspace", lambda _: setattr(heartbeat, "workspace", host.workspace))
     return heartbeat
 
 
-FEATURE = Feature("heartbeat", Heartbeat, attach, requires=(Scheduler,))
+FEATURE = Feature("heartbeat", Heartbeat, attach, requires=(Scheduler,), cli="desktop.cli.heartbeat_cmd")

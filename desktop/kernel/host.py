@@ -1,9 +1,11 @@
 """What a feature receives: the host, the whole extension surface on one page.
 
-A feature is a package with one `FEATURE = Feature(name, provides, attach, requires)`. `build_core`
+A feature is a package with one `FEATURE = Feature(name, provides, attach, requires, settings, cli)`. `build_core`
 (desktop/core.py) attaches the features of its FEATURES list in an order that puts every feature after those
 it `requires`; `attach(host)` builds the feature's service, plugs it in through the host, and returns it, and
 other features find it with `host.get(ServiceType)`. A feature never sees the composition root.
+A feature may also bring its own section of config.yaml (`settings`, desktop/config.py says how one is
+declared) and a subcommand of `nanobot-tray` (`cli`, desktop/cli/__init__.py says what that module offers).
 
 The core implements this protocol; the types it names live in the parts that own them (imported here for the
 type checker only, so the kernel still imports nothing of `desktop` at run time)."""
@@ -25,7 +27,7 @@ if TYPE_CHECKING:
     from desktop.agent.commands import Commands
     from desktop.agent.context import ContextBuilder
     from desktop.agent.hooks import TurnHooks
-    from desktop.config import Config
+    from desktop.config import Config, Section
     from desktop.providers.llm import LLMProvider
     from desktop.session.session import SessionStore
     from desktop.settings import Settings
@@ -87,6 +89,8 @@ class Feature:
     provides: type
     attach: Callable[[Host], object]
     requires: tuple[type, ...] = ()
+    settings: Section | None = None  # its own section of config.yaml, if it has settings
+    cli: str | None = None  # the module of its `nanobot-tray` subcommand, imported only to build the parser
 
 
 def attach_order(features: tuple[Feature, ...]) -> list[Feature]:

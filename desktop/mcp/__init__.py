@@ -5,6 +5,7 @@ from __future__ import annotations
 from desktop.kernel.bus import TurnProgress
 from desktop.kernel.host import Feature, Host
 from desktop.mcp.manager import McpServers
+from desktop.mcp.settings import SECTION, McpConfig
 from desktop.session.session import Session
 
 
@@ -17,13 +18,13 @@ def attach(host: Host) -> McpServers:
     async def follow() -> None:
         """Connect, stop or restart only the servers whose settings changed."""
         if host.running:
-            await servers.apply(host.config.mcp.servers)
+            await servers.apply(host.config.section(McpConfig).servers)
 
     async def wait_for_servers(session: Session) -> None:
         pending = servers.pending()
         if not pending:
             return
-        wait = host.config.mcp.startup_wait
+        wait = host.config.section(McpConfig).startup_wait
         host.publish(TurnProgress(session.key, f"Waiting for MCP servers to connect: {', '.join(pending)}…"))
         _, late = await servers.wait_for_pending(wait)
         if late:
@@ -43,4 +44,4 @@ def left_out(late: list[str], wait: float) -> str:
             f"{wait:g} s ({'their' if several else 'its'} tools are offered once connected)")
 
 
-FEATURE = Feature("mcp", McpServers, attach)
+FEATURE = Feature("mcp", McpServers, attach, settings=SECTION, cli="desktop.cli.mcp_cmd")

@@ -14,7 +14,7 @@ from desktop.mcp.connection import ServerConnection
 from desktop.mcp.importer import CLAUDE_DESKTOP_FILE, Imported, read_servers
 from desktop.mcp.manager import McpServers
 from desktop.mcp.probe import probed
-from desktop.mcp.settings import McpServerConfig
+from desktop.mcp.settings import McpConfig, McpServerConfig
 from desktop.settings import Settings
 
 
@@ -43,23 +43,23 @@ async def save_server(settings: Settings, name: str, server: McpServerConfig, re
 
     def edit(config: Config) -> None:
         if replacing is not None and replacing != name:
-            config.mcp.servers.pop(replacing, None)
-        config.mcp.servers[name] = server
+            config.section(McpConfig).servers.pop(replacing, None)
+        config.section(McpConfig).servers[name] = server
 
     await settings.update(edit)
 
 
 async def remove_server(settings: Settings, name: str) -> None:
     def edit(config: Config) -> None:
-        config.mcp.servers.pop(name, None)
+        config.section(McpConfig).servers.pop(name, None)
 
     await settings.update(edit)
 
 
 async def set_server_enabled(settings: Settings, name: str, enabled: bool) -> None:
     def edit(config: Config) -> None:
-        if name in config.mcp.servers:
-            config.mcp.servers[name].enabled = enabled
+        if name in config.section(McpConfig).servers:
+            config.section(McpConfig).servers[name].enabled = enabled
 
     await settings.update(edit)
 
@@ -80,9 +80,9 @@ async def claude_desktop_file() -> Path | None:
 async def import_servers(settings: Settings, path: Path) -> Imported:
     """Add the servers of a Claude Desktop / Cursor file; names already configured are skipped, never
     overwritten. Raises NotAServerList, SettingsError or OSError when nothing could be added."""
-    existing = set((await settings.read()).config.mcp.servers)
+    existing = set((await settings.read()).config.section(McpConfig).servers)
     found = await asyncio.to_thread(read_servers, path, existing)
     if found.added:
-        await settings.update(lambda config: config.mcp.servers.update(
-            {k: v for k, v in found.added.items() if k not in config.mcp.servers}))
+        await settings.update(lambda config: config.section(McpConfig).servers.update(
+            {k: v for k, v in found.added.items() if k not in config.section(McpConfig).servers}))
     return found

@@ -19,7 +19,7 @@ from desktop.mcp.events import McpServerChanged
 from desktop.mcp.names import clean, tool_name
 from desktop.mcp.results import resource_list, resource_output, to_output
 from desktop.mcp.schema import normalise
-from desktop.mcp.settings import McpServerConfig, trust_server
+from desktop.mcp.settings import McpConfig, McpServerConfig, trust_server
 from desktop.tools.base import Tool, ToolContext, ToolOutput
 from desktop.tools.registry import ToolRegistry
 
@@ -42,7 +42,7 @@ class McpTool(Tool):
 
     async def needs_approval(self, config: Config, arguments: dict[str, Any]) -> str | None:
         """A server's tools reach what no sandbox contains: they ask until the person trusts the server."""
-        server = config.mcp.servers.get(self.server.name)
+        server = config.section(McpConfig).servers.get(self.server.name)
         if server is not None and server.trusted:
             return None
         return f"tools of MCP server '{self.server.name}' ask until you trust the server"

@@ -5,7 +5,7 @@ from __future__ import annotations
 from dataclasses import dataclass
 from typing import TYPE_CHECKING
 
-from desktop.config import SECONDS, setting
+from desktop.config import SECONDS, Section, setting
 
 if TYPE_CHECKING:
     from desktop.config import Config
@@ -61,11 +61,15 @@ class McpConfig:
                                                   "tools, by name; their tools appear as mcp_<server>_<tool>.")
 
 
+SECTION = Section("mcp", McpConfig, label="MCP",
+                  help="MCP servers: programs and services that give the assistant more tools.")
+
+
 def trust_server(config: Config, server: str, trusted: bool) -> None:
     """Trust an MCP server (its tools run without asking: what "Always allow" on one of them saves) or withdraw
     that trust; a server no longer configured is left alone."""
-    if server in config.mcp.servers:
-        config.mcp.servers[server].trusted = trusted
+    if server in config.section(McpConfig).servers:
+        config.section(McpConfig).servers[server].trusted = trusted
 
 
 async def set_trusted(settings: Settings, server: str, trusted: bool) -> None:

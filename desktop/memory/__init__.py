@@ -12,6 +12,7 @@ from desktop.memory.dream_job import JOB_NAME, dream_interval, scheduled_dream
 from desktop.memory.git_history import GitHistory
 from desktop.memory.store import MemoryStore
 from desktop.scheduler import Scheduler
+from desktop.scheduler.settings import SchedulesConfig
 
 
 @dataclass
@@ -33,10 +34,11 @@ def attach(host: Host) -> Memory:
     git = GitHistory(store, host.home.data_dir / "memory-history")  # hidden from the sandbox
     dream = Dream(store, host.provider, host.config, git)
     add_memory_commands(host.commands, dream)
-    host.get(Scheduler).add_system_job(JOB_NAME, lambda: dream_interval(host.config.schedules.dream_interval),
+    host.get(Scheduler).add_system_job(JOB_NAME,
+                                       lambda: dream_interval(host.config.section(SchedulesConfig).dream_interval),
                                        lambda: scheduled_dream(dream, host.notify))
     host.settings.subscribe("workspace", lambda _: setattr(store, "workspace", host.workspace))
     return Memory(store, consolidator, git, dream)
 
 
-FEATURE = Feature("memory", Memory, attach, requires=(Scheduler,))
+FEATURE = Feature("memory", Memory, attach, requires=(Scheduler,), cli="desktop.cli.dream_cmd")

@@ -9,6 +9,7 @@ from desktop.reminders.book import Ran, ReminderError, Reminders
 from desktop.reminders.jobs import JobStore
 from desktop.reminders.tool import CronTool
 from desktop.scheduler import Scheduler
+from desktop.scheduler.settings import SchedulesConfig
 
 __all__ = ["FEATURE", "Ran", "ReminderError", "Reminders"]
 
@@ -25,8 +26,8 @@ def attach(host: Host) -> Reminders:
         host.publish(OutboundMessage(key, text, OutboundKind.REMINDER))
 
     reminders = Reminders(JobStore(host.home.state_dir), host.ask_agent, lambda: scheduler.clock,
-                          lambda: host.config.schedules.missed_grace, host.sessions.load, scheduler.rearm,
-                          host.notify, post)
+                          lambda: host.config.section(SchedulesConfig).missed_grace, host.sessions.load,
+                          scheduler.rearm, host.notify, post)
     reminders.load()
     host.tools.register(CronTool(reminders))
     scheduler.add(reminders)
@@ -40,4 +41,4 @@ def attach(host: Host) -> Reminders:
     return reminders
 
 
-FEATURE = Feature("reminders", Reminders, attach, requires=(Scheduler,))
+FEATURE = Feature("reminders", Reminders, attach, requires=(Scheduler,), cli="desktop.cli.cron_cmd")

@@ -3,11 +3,12 @@
 from __future__ import annotations
 
 import asyncio
-import dataclasses
 from collections.abc import Callable
 
+from desktop.config import Config, declared
 from desktop.kernel.host import Feature, Host
 from desktop.scheduler.scheduler import Scheduler, SystemJob
+from desktop.scheduler.settings import SECTION
 
 __all__ = ["FEATURE", "AsyncioTimer", "Scheduler", "SystemJob"]
 
@@ -39,8 +40,8 @@ def attach(host: Host) -> Scheduler:
 
     host.on_start(start)
     host.on_close(scheduler.stop)
-    host.settings.subscribe([key.name for key in dataclasses.fields(host.config)], lambda _: scheduler.rearm())
+    host.settings.subscribe([key.name for key in declared(Config)], lambda _: scheduler.rearm())
     return scheduler
 
 
-FEATURE = Feature("scheduler", Scheduler, attach)
+FEATURE = Feature("scheduler", Scheduler, attach, settings=SECTION)

@@ -5,7 +5,7 @@ from __future__ import annotations
 
 from dataclasses import dataclass
 
-from desktop.config import MINUTES, SECONDS, setting
+from desktop.config import MINUTES, SECONDS, Section, setting
 
 
 @dataclass
@@ -19,3 +19,6 @@ class SchedulesConfig:
     missed_grace: int = setting(3600, low=0, unit=SECONDS, label="Run late reminders within",
                                 help="Seconds: a reminder that came due while the app was closed still runs if "
                                 "it is at most this late.")
+
+
+SECTION = Section("schedules", SchedulesConfig, label="Schedules", help="When background work runs.")

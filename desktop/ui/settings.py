@@ -1,10 +1,12 @@
 """The Settings window: model and key, how answers are made, tools, the features' own pages (MCP servers),
 workspace, hotkey, schedules, autostart, notifications.
 
-A simple setting (true or false, a number, one of a few choices) gets its row from its declaration in
-desktop/config.py: label, help, bounds, unit and choices come from there, so the window and config.yaml
+A simple setting (true or false, a number, one of a few choices, text) gets its row from its declaration
+(desktop/config.py): label, help, bounds, unit and choices come from there, so the window and config.yaml
 never disagree; this module only says which keys go on which page. The model form, the approval rules, the
-workspace folder and the hotkey are widgets of their own.
+workspace folder and the hotkey are widgets of their own. A feature whose section holds only simple settings
+gets its page without a line here: `host.add_settings_page(title, caption, lambda: SettingsGroup("key"))`
+in its `attach_ui` (desktop/ui/host.py); the window loads and saves that page's rows with its own.
 
 Save writes config.yaml atomically and switches the running core to it, so nothing needs a restart.
 A config.yaml that had problems is only replaced after the user agrees, and a copy of it is kept; one that
@@ -37,7 +39,7 @@ from PySide6.QtWidgets import (
     QWidget,
 )
 
-from desktop.config import Config, Declared, lookup, set_value_at, value_at
+from desktop.config import Config, Declared, declared, lookup, set_value_at, value_at
 from desktop.kernel.taskset import spawn
 from desktop.tools.sandbox import SandboxMode
 from desktop.ui import hotkey
@@ -85,7 +87,10 @@ class SettingsWindow(QWidget):
         self.tabs.addTab(self._answers_page(), "Answers")
         self.tabs.addTab(self._tools_page(), "Tools")
         for title, caption, build in pages:
-            self.tabs.addTab(_page(build(), caption, stretch=False), title)
+            built = build()
+            if isinstance(built, SettingsGroup):
+                self.rows.update(built.rows)
+            self.tabs.addTab(_page(built, caption, stretch=False), title)
         self.tabs.addTab(self._general_page(), "General")
 
         self.status = QLabel()
@@ -164,14 +169,7 @@ class SettingsWindow(QWidget):
 
     def _row(self, form: QFormLayout, key: str, note: QLabel | bool = False) -> None:
         """Add the generated row of a simple setting; `note`: its help under it (True) or this label."""
-        row = SettingRow(lookup(key))
-        self.rows[key] = row
-        shown = note_label(row.spec.setting.help) if note is True else note if isinstance(note, QLabel) else None
-        field = with_note(row.widget, shown) if shown is not None else row.widget
-        if isinstance(row.widget, QCheckBox):
-            form.addRow(field)
-        else:
-            form.addRow(row.spec.setting.label, field)
+        self.rows[key] = _add_row(form, key, note)
 
     def field(self, key: str) -> QWidget:
         """The widget of a simple setting shown here, by its dotted key."""
@@ -312,6 +310,32 @@ class SettingsWindow(QWidget):
         set_note(self.status, text, colour)
 
 
+class SettingsGroup(QWidget):
+    """A feature's section as a page of generated rows: each simple setting in it, in declared order, with
+    its help under it. What is not simple (a list, a mapping) stays for config.yaml or a widget of its own."""
+
+    def __init__(self, section: str) -> None:
+        super().__init__()
+        form = _form()
+        self.setLayout(form)
+        cls = lookup(section).section
+        if cls is None:
+            raise TypeError(f"'{section}' is not a section of settings")
+        self.rows = {f"{section}.{spec.name}": _add_row(form, f"{section}.{spec.name}", note=True)
+                     for spec in declared(cls) if SettingRow.simple(spec)}
+
+
+def _add_row(form: QFormLayout, key: str, note: QLabel | bool = False) -> SettingRow:
+    row = SettingRow(lookup(key))
+    shown = note_label(row.spec.setting.help) if note is True else note if isinstance(note, QLabel) else None
+    field = with_note(row.widget, shown) if shown is not None else row.widget
+    if isinstance(row.widget, QCheckBox):
+        form.addRow(field)
+    else:
+        form.addRow(row.spec.setting.label, field)
+    return row
+
+
 def _page(content: QWidget, caption: str, stretch: bool = True) -> QWidget:
     """`stretch`: the content stays its natural height (else it takes the page's height, e.g. to scroll)."""
     page = QWidget()
@@ -341,14 +365,19 @@ def _holder(form: QFormLayout) -> QWidget:
 
 class SettingRow:
     """The widget of one simple setting, made from its declaration: a checkbox for true or false, a list of
-    the labelled choices, or a spin box held within the bounds, with the unit after the number (and the
-    unit's scale: seconds shown as minutes) and the meaning of 0 in its place ("Off")."""
+    the labelled choices, a spin box held within the bounds, with the unit after the number (and the
+    unit's scale: seconds shown as minutes) and the meaning of 0 in its place ("Off"), or a line of text."""
+
+    @staticmethod
+    def simple(spec: Declared) -> bool:
+        """Whether a setting gets a generated row."""
+        return spec.hint in (bool, int, float, str)
 
     def __init__(self, spec: Declared) -> None:
         self.spec = spec
         meta = spec.setting
         self.per = meta.unit.per if meta.unit else 1
-        self.widget: QCheckBox | QComboBox | QSpinBox | QDoubleSpinBox
+        self.widget: QCheckBox | QComboBox | QSpinBox | QDoubleSpinBox | QLineEdit
         if spec.hint is bool:
             self.widget = QCheckBox(meta.label)
         elif meta.choices:
@@ -362,6 +391,8 @@ class SettingRow:
             self.widget = QDoubleSpinBox()
             self.widget.setDecimals(2)
             self.widget.setSingleStep(meta.step or 1.0)
+        elif spec.hint is str:
+            self.widget = QLineEdit()
         else:
             raise TypeError(f"'{spec.name}' is not a simple setting; it needs a widget of its own")
         self.widget.setToolTip(meta.help)
@@ -392,6 +423,8 @@ class SettingRow:
             widget.setCurrentIndex(max(widget.findData(value), 0))
         elif isinstance(widget, QSpinBox):
             widget.setValue(int(value) // self.per)
+        elif isinstance(widget, QLineEdit):
+            widget.setText(str(value))
         else:
             widget.setValue(float(value))
 
@@ -403,6 +436,8 @@ class SettingRow:
             return str(widget.currentData())
         if isinstance(widget, QSpinBox):
             return widget.value() * self.per
+        if isinstance(widget, QLineEdit):
+            return widget.text().strip()
         return round(widget.value(), widget.decimals())
 
 

@@ -8,6 +8,7 @@ from collections.abc import Callable
 from pathlib import Path
 
 from desktop.approvals import Answer, ApprovalRequest, Approvals
+from desktop.approvals.settings import ApprovalsConfig
 from desktop.config import Config
 from desktop.core import Core
 from desktop.kernel.bus import TurnFinished
@@ -84,7 +85,7 @@ async def test_without_anyone_to_ask_the_call_fails_with_the_hint(tmp_path: Path
 
 async def test_config_sets_a_tool_to_allow_ask_or_deny(tmp_path: Path) -> None:
     config = Config()
-    config.approvals.tools = {"exec": "deny", "read_file": "ask"}
+    config.section(ApprovalsConfig).tools = {"exec": "deny", "read_file": "ask"}
     (tmp_path / "a.txt").write_text("content")
     person = Person(True)
     tools = gated([ExecTool(tmp_path, 30, restrict=True, sandbox=Sandbox(tmp_path)),
@@ -92,7 +93,7 @@ async def test_config_sets_a_tool_to_allow_ask_or_deny(tmp_path: Path) -> None:
     denied = await run(tools, "exec", command="true")
     assert not denied.ok and "exec is not allowed (approvals.tools.exec is deny)" in str(denied.output)
     assert (await run(tools, "read_file", path="a.txt")).ok and person.asked[0].shown == "a.txt"
-    config.approvals.tools = {"exec": "allow"}
+    config.section(ApprovalsConfig).tools = {"exec": "allow"}
     assert (await run(gated([unsandboxed_exec(tmp_path)], config, None), "exec", command="true")).ok
 
 
@@ -141,7 +142,7 @@ async def test_a_new_tool_declares_when_it_asks_how_the_card_reads_and_what_back
 
 async def test_an_unanswered_question_is_denied_after_the_timeout(tmp_path: Path) -> None:
     config = Config()
-    config.approvals.timeout = 0.05
+    config.section(ApprovalsConfig).timeout = 0.05
 
     async def never(request: ApprovalRequest) -> Answer:
         await asyncio.Event().wait()

@@ -13,11 +13,13 @@ import pytest
 import yaml
 
 from desktop.approvals import Answer
+from desktop.approvals.settings import ApprovalsConfig
 from desktop.core import Core, build_core
 from desktop.kernel.bus import MessageKind, TurnFinished
 from desktop.kernel.channels import Channel
 from desktop.kernel.questions import Question, Questions
 from desktop.mcp import McpServers
+from desktop.mcp.settings import McpConfig
 from desktop.tools.filesystem import WriteFileTool
 from desktop.tools.path_guard import PathGuard
 from tests.approvals.test_approvals import unsandboxed_exec
@@ -96,7 +98,7 @@ async def test_always_allow_saves_a_rule_and_the_same_command_then_runs_without_
     fake.add(run_step("echo once"), {"content": "ok"})
     await chat.ask("run it")
     rule = {"tool": "exec", "what": "echo once", "workspace": str(core.workspace)}
-    assert core.config.approvals.rules == [rule]
+    assert core.config.section(ApprovalsConfig).rules == [rule]
     on_disk = yaml.safe_load(core.settings.path.read_text(encoding="utf-8"))
     assert on_disk["approvals"]["rules"] == [rule]
     fake.add(run_step("echo once"), {"content": "ok"}, run_step("echo other"), {"content": "ok"})
@@ -160,7 +162,7 @@ async def test_mcp_tools_ask_until_always_allow_trusts_their_server(mcp_core: Co
     fake.add(call, {"content": "ok"})
     await chat.ask("echo")
     assert "trust MCP server 'test'" in watcher.seen[0].request.always
-    assert mcp_core.config.mcp.servers["test"].trusted
+    assert mcp_core.config.section(McpConfig).servers["test"].trusted
     assert [r.rsplit("\n\n", 1)[-1] for r in tool_results(fake)] == ["hi"]  # after the untrusted-data note
     fake.add(call, {"content": "ok"})
     await chat.ask("echo again")

@@ -14,6 +14,7 @@ from desktop.heartbeat.tasks import QUIET_MARKER, active_tasks, is_quiet
 from desktop.kernel.notices import OpenChat
 from desktop.kernel.paths import bundled
 from desktop.scheduler import Scheduler
+from desktop.scheduler.settings import SchedulesConfig
 from tests.fakeserver import FakeOpenAI
 from tests.reminders.conftest import Notes
 from tests.scheduler.fakes import ManualClock, ManualTimer
@@ -114,8 +115,8 @@ async def test_it_runs_on_the_scheduler_every_interval(core: Core, fake: FakeOpe
     (core.workspace / "HEARTBEAT.md").write_text(TASKS, encoding="utf-8")
 
     def every_ten_minutes(config: object) -> None:
-        config.schedules.heartbeat_interval = 600  # type: ignore[attr-defined]
-        config.schedules.dream_interval = 0  # type: ignore[attr-defined]
+        config.section(SchedulesConfig).heartbeat_interval = 600
+        config.section(SchedulesConfig).dream_interval = 0
 
     await core.settings.update(every_ten_minutes)
     clock = ManualClock(datetime(2026, 5, 4, 8, 0, tzinfo=UTC))
@@ -130,7 +131,7 @@ async def test_it_runs_on_the_scheduler_every_interval(core: Core, fake: FakeOpe
     assert len(fake.requests) == 2 and [n.body for n in notes.shown] == ["Build failed."]
 
     def off(config: object) -> None:
-        config.schedules.heartbeat_interval = 0  # type: ignore[attr-defined]
+        config.section(SchedulesConfig).heartbeat_interval = 0
 
     await core.settings.update(off)
     assert timer.delay is None  # nothing left to wake up for

@@ -5,6 +5,7 @@ from __future__ import annotations
 from pathlib import Path
 
 from desktop.config import load_config
+from desktop.mcp.settings import McpConfig
 
 
 def test_servers_are_read_and_bad_ones_reported_by_line(tmp_path: Path) -> None:
@@ -25,7 +26,7 @@ def test_servers_are_read_and_bad_ones_reported_by_line(tmp_path: Path) -> None:
         "      timeout: nope\n"
         "    list: [1, 2]\n", encoding="utf-8")
     loaded = load_config(path)
-    servers = loaded.config.mcp.servers
+    servers = loaded.config.section(McpConfig).servers
     assert set(servers) == {"files", "remote"}
     assert servers["files"].args == ["-y", "server-files"] and servers["files"].timeout == 30.0
     assert servers["remote"].enabled is False and servers["remote"].timeout == 30.0

@@ -16,6 +16,7 @@ from desktop.core import Core, build_core
 from desktop.kernel.bus import TurnFinished
 from desktop.mcp import McpServers
 from desktop.mcp.results import UNTRUSTED_NOTE
+from desktop.mcp.settings import McpConfig
 from desktop.tools.base import ToolContext
 from tests.conftest import Conversation, write_config
 from tests.fakeserver import FakeOpenAI
@@ -249,7 +250,7 @@ async def test_settings_changes_touch_only_the_servers_that_changed(home_dir: Pa
         starts = core.get(McpServers).log_file("keep").read_text().count("testserver: started")
 
         def edit(config: Any) -> None:
-            servers = config.mcp.servers
+            servers = config.section(McpConfig).servers
             servers["change"].timeout = 7
             del servers["drop"]
             servers["new"] = McpServerConfig(**stdio_server(), trusted=True)
@@ -262,7 +263,7 @@ async def test_settings_changes_touch_only_the_servers_that_changed(home_dir: Pa
         assert core.get(McpServers).servers["change"].config.timeout == 7
         assert core.get(McpServers).log_file("keep").read_text().count("testserver: started") == starts
         assert unwrapped(await turn(core, fake, "mcp_new_echo", {"text": "fresh"}), "new") == "fresh"
-        await core.settings.update(lambda config: setattr(config.mcp.servers["keep"], "enabled", False))
+        await core.settings.update(lambda config: setattr(config.section(McpConfig).servers["keep"], "enabled", False))
         assert core.get(McpServers).states()["keep"] == "disabled" and "mcp_keep_echo" not in core.tools.names
     finally:
         await core.close()

@@ -21,6 +21,7 @@ from desktop.memory.dream import DreamError, parse_findings
 from desktop.memory.git_history import GitError
 from desktop.scheduler import Scheduler
 from desktop.scheduler.scheduler import BUSY_RETRY
+from desktop.scheduler.settings import SchedulesConfig
 from tests.conftest import Conversation
 from tests.fakeserver import FakeOpenAI
 from tests.scheduler.fakes import ManualClock, ManualTimer
@@ -204,7 +205,7 @@ async def test_scheduled_dream_runs_only_when_idle_with_new_history(core: Core, 
     """Dream is the scheduler's system job: every schedules.dream_interval, deferred while a turn runs,
     no model call without new history, and a change to memory is notified with that change as target."""
     def dream_alone(config: Config) -> None:
-        config.schedules.heartbeat_interval = 0  # the other system job would come due on the same clock
+        config.section(SchedulesConfig).heartbeat_interval = 0  # the other system job would come due on the same clock
 
     await core.settings.update(dream_alone)
     clock = ManualClock(datetime(2026, 5, 4, 8, 0, tzinfo=UTC))
@@ -216,12 +217,12 @@ async def test_scheduled_dream_runs_only_when_idle_with_new_history(core: Core, 
     core.bus.subscribe(lambda event: notes.append(event) if isinstance(event, Notice) else None)
     busy = False
     scheduler.busy = lambda: busy
-    clock.advance(core.config.schedules.dream_interval)
+    clock.advance(core.config.section(SchedulesConfig).dream_interval)
     assert scheduler.run_due() == ["dream"]
     await scheduler.settle()
     assert fake.requests == []  # no history yet: no model call
     add_history(core, "Sam")
-    clock.advance(core.config.schedules.dream_interval)
+    clock.advance(core.config.section(SchedulesConfig).dream_interval)
     busy = True  # a turn is running: deferred by 5 minutes, no model call
     scheduler.run_due()
     await scheduler.settle()
@@ -239,7 +240,7 @@ async def test_scheduled_dream_runs_only_when_idle_with_new_history(core: Core, 
 
 async def test_dream_interval_zero_turns_scheduled_dream_off(core: Core) -> None:
     def off(config: Config) -> None:
-        config.schedules.dream_interval = 0
+        config.section(SchedulesConfig).dream_interval = 0
 
     await core.settings.update(off)
     assert next(entry for entry in core.get(Scheduler).entries if entry.name == "dream").next_run() is None

@@ -12,6 +12,7 @@ import pytest
 from desktop.core import Core
 from desktop.scheduler import AsyncioTimer, Scheduler
 from desktop.scheduler.scheduler import BUSY_RETRY, MAX_SLICE, clock_jump, wait_for
+from desktop.scheduler.settings import SchedulesConfig
 from tests.scheduler.fakes import ManualClock, ManualTimer
 
 START = datetime(2026, 5, 4, 8, 0, tzinfo=UTC)
@@ -150,7 +151,7 @@ async def test_a_settings_change_rearms_the_core_scheduler(core: Core) -> None:
     clock.advance(30)
 
     def shorter(config: object) -> None:
-        config.schedules.dream_interval = 120  # type: ignore[attr-defined]
+        config.section(SchedulesConfig).dream_interval = 120
 
     await core.settings.update(shorter)
     assert timer.delay == 90

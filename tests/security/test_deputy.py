@@ -27,6 +27,7 @@ import pytest
 import pytest_asyncio
 
 from desktop.approvals import Answer, ApprovalRequest, Approvals
+from desktop.approvals.settings import ApprovalsConfig
 from desktop.heartbeat import Heartbeat
 from desktop.kernel.bus import ToolFinished, TurnFinished
 from desktop.memory import Memory
@@ -179,7 +180,7 @@ async def approval_diff(lab: Lab) -> str:
         asked.append(request)
         return "deny"
 
-    gate, tools = lab.core.tools.gate, lab.core.config.approvals.tools
+    gate, tools = lab.core.tools.gate, lab.core.config.section(ApprovalsConfig).tools
     lab.core.tools.gate = Approvals(lab.core.config, person).check
     tools["edit_file"] = "ask"
     try:

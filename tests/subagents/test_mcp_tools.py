@@ -6,7 +6,7 @@ from __future__ import annotations
 from typing import Any
 
 from desktop.core import Core
-from desktop.mcp.settings import McpServerConfig
+from desktop.mcp.settings import McpConfig, McpServerConfig
 from desktop.subagents import Subagents
 from tests.conftest import Conversation
 from tests.fakeserver import FakeOpenAI, Step
@@ -45,7 +45,7 @@ async def test_a_task_uses_a_server_that_connected_after_it_started(chat: Conver
     await until(lambda: task.step.startswith("exec:"))  # the task runs, and no MCP server is configured yet
 
     def add_server(config: Any) -> None:
-        config.mcp.servers["test"] = McpServerConfig(**stdio_server(), trusted=True)  # asks are tested elsewhere
+        config.section(McpConfig).servers["test"] = McpServerConfig(**stdio_server(), trusted=True)  # asks are tested elsewhere
 
     await core.settings.update(add_server)
     await until(lambda: "mcp_test_echo" in core.tools.names)

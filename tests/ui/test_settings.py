@@ -17,12 +17,13 @@ from pytestqt.qtbot import QtBot
 
 from desktop.config import lookup
 from desktop.core import Core
+from desktop.mcp.settings import McpConfig
 from desktop.providers.litellm_env import litellm
 from desktop.scheduler import Scheduler
 from desktop.tools import Tools
 from desktop.tools.limits import Limits
 from desktop.ui.bridge import CoreBridge
-from desktop.ui.settings import SettingsWindow
+from desktop.ui.settings import SettingsGroup, SettingsWindow
 from tests.fakeserver import FakeOpenAI
 from tests.memkeyring import MemoryKeyring
 from tests.ui.conftest import until
@@ -173,7 +174,7 @@ async def test_an_unreadable_config_shows_the_settings_in_force_names_the_line_a
     working["approvals"] = {"rules": [{"tool": "exec", "what": "make test", "workspace": "/w"}]}
     path.write_text(yaml.safe_dump(working), encoding="utf-8")
     await settings.reload()
-    assert "notes" in bridge.core.config.mcp.servers
+    assert "notes" in bridge.core.config.section(McpConfig).servers
     broken = path.read_text(encoding="utf-8").replace("model: openai/test", "model: [openai/test")
     path.write_text(broken, encoding="utf-8")
     await settings.reload()  # as the app's file watcher does
@@ -373,3 +374,21 @@ async def test_simple_rows_show_what_config_yaml_declares(qtbot: QtBot, bridge: 
     dream = window.field("schedules.dream_interval")
     assert dream.minimum() == 0 and dream.specialValueText() == "Off" and dream.suffix() == " min"
     assert lookup("temperature").setting.help in labels  # shown under its row too
+
+
+async def test_a_section_of_simple_settings_gets_its_page_of_generated_rows(
+        qtbot: QtBot, bridge: CoreBridge) -> None:
+    """A feature's page made only of its section's simple settings (here `provider`, whose list of retry
+    delays is not simple) loads and saves with the rest of the window."""
+    window = SettingsWindow(bridge, [("Connection", "How long to wait.", lambda: SettingsGroup("provider"))])
+    qtbot.addWidget(window)
+    window.show()
+    await until(lambda: window.model_form.provider.count() > 20, message="model list loaded")
+    await window.reload()
+    timeout = window.field("provider.timeout")
+    assert "provider.retry_delays" not in window.rows
+    assert timeout.value() == bridge.core.config.provider.timeout and timeout.suffix() == " s" and timeout.toolTip() == lookup("provider.timeout").setting.help
+    timeout.setValue(45)
+    assert "Saved" in await save(window)
+    on_disk = yaml.safe_load(bridge.core.settings.path.read_text(encoding="utf-8"))
+    assert on_disk["provider"]["timeout"] == 45 and bridge.core.config.provider.timeout == 45

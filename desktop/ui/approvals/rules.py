@@ -11,9 +11,10 @@ from functools import partial
 from PySide6.QtWidgets import QHBoxLayout, QLabel, QPushButton, QVBoxLayout, QWidget
 
 from desktop.approvals import remove_rule
+from desktop.approvals.settings import ApprovalsConfig
 from desktop.config import Config
 from desktop.kernel.taskset import spawn
-from desktop.mcp.settings import set_trusted
+from desktop.mcp.settings import McpConfig, set_trusted
 from desktop.ui.bridge import CoreBridge
 from desktop.ui.form_widgets import note_label
 
@@ -41,13 +42,13 @@ class ApprovalRules(QWidget):
         for row in self.rows:
             row.deleteLater()
         self.rows = []
-        for rule in config.approvals.rules:
+        for rule in config.section(ApprovalsConfig).rules:
             where = rule.get("workspace")
             text = f"{rule.get('tool', '?')}: <code>{_escape(rule.get('what', ''))}</code>"
             if where:
                 text += f" <span style='color: palette(placeholder-text)'>in {_escape(where)}</span>"
             self._add(text, "Remove", partial(remove_rule, self.bridge.settings, dict(rule)))
-        for name, server in config.mcp.servers.items():
+        for name, server in config.section(McpConfig).servers.items():
             if server.trusted:
                 self._add(f"MCP server <b>{_escape(name)}</b>: trusted, its tools run without asking",
                           "Stop trusting", partial(set_trusted, self.bridge.settings, name, False))

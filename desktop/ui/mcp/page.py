@@ -46,7 +46,7 @@ from desktop.mcp.manage import (
     status_of,
 )
 from desktop.mcp.manager import McpServers
-from desktop.mcp.settings import McpServerConfig, set_trusted
+from desktop.mcp.settings import McpConfig, McpServerConfig, set_trusted
 from desktop.settings import SettingsError
 from desktop.ui.bridge import CoreBridge
 from desktop.ui.form_widgets import ERROR_COLOUR, OK_COLOUR, note_label, set_note
@@ -126,7 +126,7 @@ class McpServersPage(QWidget):
 
     async def reload(self) -> None:
         """Show the servers config.yaml lists now (it may have been edited by hand)."""
-        servers = (await self.bridge.settings.read()).config.mcp.servers
+        servers = (await self.bridge.settings.read()).config.section(McpConfig).servers
         self.load(servers)
         self.import_button.setVisible(await claude_desktop_file() is not None)
 

@@ -11,6 +11,7 @@ import yaml
 from PySide6.QtWidgets import QLabel
 from pytestqt.qtbot import QtBot
 
+from desktop.approvals.settings import ApprovalsConfig
 from desktop.core import Core
 from desktop.ui.approvals.cards import ApprovalCard, ApprovalCards
 from desktop.ui.approvals.rules import ApprovalRules
@@ -136,7 +137,7 @@ async def test_always_allow_saves_a_rule_listed_in_settings_and_removable(
 
 async def test_an_unanswered_card_is_denied_after_the_timeout_and_says_so(
         window: ChatWindow, fake: FakeOpenAI) -> None:
-    await window.bridge.core.settings.update(lambda config: setattr(config.approvals, "timeout", 0.5))
+    await window.bridge.core.settings.update(lambda config: setattr(config.section(ApprovalsConfig), "timeout", 0.5))
     card = await card_for(window, fake, "touch late.txt")
     await until(lambda: turn_over(window), timeout=TURN)
     result, ok = tool_row(window)

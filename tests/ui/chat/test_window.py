@@ -14,7 +14,7 @@ from PySide6.QtWidgets import QApplication, QLineEdit, QMessageBox
 
 from desktop.kernel.bus import MessageKind, TurnFinished, TurnStarted
 from desktop.mcp import McpServers
-from desktop.mcp.settings import McpServerConfig
+from desktop.mcp.settings import McpConfig, McpServerConfig
 from desktop.reminders import Reminders
 from desktop.scheduler.schedules import At
 from desktop.session.session import Session
@@ -247,8 +247,8 @@ async def test_a_turn_waiting_for_mcp_servers_says_so(window: ChatWindow, bridge
                                                       qtbot) -> None:  # type: ignore[no-untyped-def]
     """A server still on its first connect: the chat says the turn waits for it, then that it went on without."""
     def edit(config: Any) -> None:
-        config.mcp.startup_wait = 1
-        config.mcp.servers["silent"] = McpServerConfig(command=sys.executable,
+        config.section(McpConfig).startup_wait = 1
+        config.section(McpConfig).servers["silent"] = McpServerConfig(command=sys.executable,
                                                        args=["-c", "import time; time.sleep(60)"], timeout=30)
 
     await bridge.core.settings.update(edit)

@@ -16,7 +16,7 @@ from pytestqt.qtbot import QtBot
 
 from desktop.mcp import McpServers
 from desktop.mcp.manage import status_of
-from desktop.mcp.settings import McpServerConfig
+from desktop.mcp.settings import McpConfig, McpServerConfig
 from desktop.ui.bridge import CoreBridge
 from desktop.ui.mcp import CAPTION
 from desktop.ui.mcp.page import LogDialog, McpServersPage, ServerDialog
@@ -144,7 +144,7 @@ async def test_add_edit_switch_off_trust_and_remove(qtbot: QtBot, bridge: CoreBr
     assert saved_servers(home_dir)["test"]["enabled"] is False
     assert "test" not in core.get(McpServers).servers and "mcp_test_echo" not in core.tools.names
     test.trusted.click()
-    await until(lambda: core.config.mcp.servers["test"].trusted, message="trusted")
+    await until(lambda: core.config.section(McpConfig).servers["test"].trusted, message="trusted")
     assert saved_servers(home_dir)["test"]["trusted"] is True
 
     second.remove_button.click()
