@@ -42,6 +42,7 @@ _BY_FD = "works by descriptors of folders opened through desktop.workspace.acces
 _HISTORY = "the memory history's repository in the data folder (its workspace side is read through desktop.workspace.access)"
 _GUARDED = "metadata of a path the file tools' guard accepted; contents are opened through desktop.workspace.access"
 _SANDBOX = "sets up and runs the exec sandbox (bwrap), which is what contains commands"
+_CHECKPOINTS = "the checkpoints' own store in the data folder, which the sandbox hides"
 _LISTED = "names only, each result checked by the file tools' guard before it is shown or opened"
 ALLOWED: dict[str, str] = {
     "desktop/agent/attachments.py:_read_chosen": _CHOSEN + "; only when no link on its way enters the workspace",
@@ -54,6 +55,16 @@ ALLOWED: dict[str, str] = {
     "desktop/autostart.py:is_enabled": _DESKTOP,
     "desktop/autostart.py:launch_command": _DESKTOP,
     "desktop/autostart.py:set_enabled": _DESKTOP,
+    "desktop/checkpoints/blobs.py:Blobs._copy": _CHECKPOINTS,
+    "desktop/checkpoints/blobs.py:Blobs.has": _CHECKPOINTS,
+    "desktop/checkpoints/blobs.py:Blobs.keep": _BY_FD + "; the name is opened without following a link",
+    "desktop/checkpoints/blobs.py:Blobs.read": _CHECKPOINTS,
+    "desktop/checkpoints/journal.py:Journal.load": _CHECKPOINTS,
+    "desktop/checkpoints/restore.py:_put_link": _BY_FD + "; makes a link, never follows one",
+    "desktop/checkpoints/scan.py:_entry": _BY_FD + "; reads a link's text, never follows it",
+    "desktop/checkpoints/scan.py:_walk": _BY_FD + "; lstat only, folders entered without following links",
+    "desktop/checkpoints/scan.py:look": _BY_FD + "; lstat only, folders entered without following links",
+    "desktop/checkpoints/service.py:Checkpoints._load_manifest": _CHECKPOINTS,
     "desktop/cli/skills_cmd.py:_docs_at": _CHOSEN + "; each SKILL.md is parsed confined to its folder",
     "desktop/config.py:load_config": _OWN,
     "desktop/config.py:name_schema": _OWN,

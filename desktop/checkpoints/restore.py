@@ -1,0 +1,51 @@
+"""Putting a turn's files back as they were before it: through desktop.workspace.access, so a link someone left
+on the way is never followed out of the workspace and a link at a target is replaced, never written through."""
+
+from __future__ import annotations
+
+import os
+from collections.abc import Callable
+from pathlib import Path, PurePosixPath
+
+from desktop.checkpoints.journal import Change, State
+from desktop.checkpoints.scan import DIR, LINK
+from desktop.workspace import access
+
+
+def kind(state: State) -> str | None:
+    """"dir", "link" or "file" for a recorded state, None for absent."""
+    if state is None:
+        return None
+    return "dir" if state[0] == DIR else "link" if state[0].startswith(LINK) else "file"
+
+
+def revert(root: Path, changes: list[Change], content: Callable[[str], bytes]) -> None:
+    """Make every path of `changes` as its `before` says: what the turn made is removed (folders only when
+    empty: something the person put there stays), what it deleted or changed is written back (`content` gives
+    a file's kept bytes by digest). Order matters where a file became a folder or back."""
+    made = [c for c in changes if kind(c.after) not in (None, "dir") and kind(c.before) != kind(c.after)]
+    for change in made:
+        access.remove(root, change.path)
+    for change in sorted((c for c in changes if kind(c.after) == "dir" and kind(c.before) != "dir"),
+                         key=lambda c: -len(PurePosixPath(c.path).parts)):
+        access.remove_empty_dir(root, change.path)
+    for change in sorted((c for c in changes if kind(c.before) == "dir" and kind(c.after) != "dir"),
+                         key=lambda c: len(PurePosixPath(c.path).parts)):
+        with access.opened_dir(root, change.path, create=True) as fd:
+            os.fchmod(fd, change.before[1] if change.before else 0o755)
+    for change in changes:
+        before = change.before
+        if before is None or kind(before) == "dir":
+            continue
+        if kind(before) == "link":
+            _put_link(root, change.path, before[0][len(LINK):])
+        else:
+            access.write_bytes(root, change.path, content(before[0]), mode=before[1])
+
+
+def _put_link(root: Path, relpath: str, target: str) -> None:
+    """A link as it was: its text only, never resolved (whoever reads through it later judges it then)."""
+    path = PurePosixPath(relpath)
+    access.remove(root, relpath)
+    with access.opened_dir(root, str(path.parent) if path.parent != PurePosixPath(".") else "", create=True) as fd:
+        os.symlink(target, path.name, dir_fd=fd)

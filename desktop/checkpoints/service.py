@@ -1,0 +1,295 @@
+"""Checkpoints: what each turn changed in the workspace, and undoing it.
+
+Why it works this way. A turn changes files through the file tools but also through `exec`, which can change
+anything, so the app cannot copy a file just before it changes: it does not see that moment. Instead it keeps,
+in the data folder (hidden from the sandbox), a copy of every workspace file as the last look saw it, by
+content (desktop/checkpoints/blobs.py), and a manifest of path -> (digest, mode, size, times, inode). Every look
+(desktop/checkpoints/scan.py) `lstat`s every name and reads only the files whose stat figures changed, keeping
+their new content: the first look copies the workspace once (a reflink where the file system can, which costs
+neither time nor space), every later one costs a stat per file plus the files that changed. So the content of
+any file a turn changes is already kept when the turn starts: either the previous look kept it, or the look at
+the turn's start does.
+
+Looks happen when a turn or background task starts and when it ends, one at a time. What changed between two
+looks is put down to every turn that was running at some point between them (nothing running: the person's own
+edits). A turn's tools wait until the look at its start is done (a tool gate), which runs while the model
+composes its first answer, so the look adds nothing to the turn unless the model answers faster than the
+workspace can be looked at. When a turn has ended and a look after its end is done, what it changed (the state
+before and after of each path) is written to the journal (desktop/checkpoints/journal.py).
+
+`undo` looks again, then checks every path the turn changed: if it is no longer as the turn left it, the
+person (or something else) changed it since, and nothing is undone until they choose. The memory files are
+never looked at, so never put back.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import hashlib
+import json
+import logging
+import uuid
+from collections.abc import Iterable
+from dataclasses import dataclass, field
+from pathlib import Path
+
+from desktop.checkpoints.blobs import Blobs
+from desktop.checkpoints.events import ChangesUndone, FilesChanged
+from desktop.checkpoints.journal import Change, Journal, State, TurnChanges
+from desktop.checkpoints.restore import kind, revert
+from desktop.checkpoints.scan import Entry, Manifest, look, scan
+from desktop.kernel.atomic import atomic_write_text
+from desktop.kernel.host import Host
+from desktop.session.session import now_iso
+from desktop.workspace import access
+from desktop.workspace.layout import APP_MANAGED_FILES, MEMORY_FILES
+
+log = logging.getLogger(__name__)
+
+KEEP_LIMIT = 64 * 1024 * 1024  # the largest file whose content is kept; a larger one is undone only if unchanged
+SETTLE_WITHIN = 30.0  # seconds a tool waits for the look at its turn's start before it runs regardless
+SKIPPED = frozenset(p.split("/")[0] for p in (*MEMORY_FILES, *APP_MANAGED_FILES))  # memory: never looked at
+
+
+@dataclass(eq=False)
+class Actor:
+    """A turn or background task while it runs: the paths changed while it was running, first and last state."""
+
+    chat: str
+    message: int
+    label: str
+    id: str = field(default_factory=lambda: uuid.uuid4().hex[:12])
+    at: str = field(default_factory=now_iso)
+    changes: dict[str, tuple[Entry | None, Entry | None]] = field(default_factory=dict)
+    ended: bool = False
+
+    def note(self, path: str, old: Entry | None, new: Entry | None) -> None:
+        first = self.changes[path][0] if path in self.changes else old
+        self.changes[path] = (first, new)
+
+
+@dataclass(frozen=True)
+class UndoResult:
+    message: str  # what happened, for the person
+    turn: TurnChanges | None = None
+    conflicts: tuple[str, ...] = ()  # paths changed since the turn: nothing was undone
+
+    @property
+    def undone(self) -> bool:
+        return self.turn is not None and self.turn.undone
+
+
+class Checkpoints:
+    def __init__(self, host: Host) -> None:
+        self.host = host
+        self.folder = host.home.data_dir / "checkpoints"
+        self.blobs = Blobs(self.folder / "blobs", KEEP_LIMIT)
+        self.journal = Journal.load(self.folder / "turns.jsonl")
+        self._root: Path | None = None  # the workspace `_manifest` describes
+        self._manifest: Manifest = {}  # replaced by every look, never changed in place
+        self._unsaved = False
+        self._active: set[Actor] = set()  # running, their start looked at
+        self._touched: set[Actor] = set()  # running at some point since the last look
+        self._starting: list[Actor] = []
+        self._ending: list[Actor] = []
+        self._wanted = False
+        self._worker: asyncio.Future[None] | None = None
+        self._settled = asyncio.Event()
+        self._settled.set()  # nothing to wait for until a look is asked for
+        self._lock = asyncio.Lock()  # one look or undo at a time
+
+    def begin(self, chat: str, message: int, label: str) -> Actor:
+        """A turn or task starts: look at the workspace before any of its tools runs (`settled`)."""
+        actor = Actor(chat, message, label)
+        self._starting.append(actor)
+        self.request_look()
+        return actor
+
+    def end(self, actor: Actor) -> None:
+        """It ended: the look after it tells what it changed."""
+        actor.ended = True
+        self._active.discard(actor)
+        self._ending.append(actor)
+        self.request_look()
+
+    def request_look(self) -> None:
+        self._wanted = True
+        self._settled.clear()
+        if self._worker is None:
+            self._worker = self.host.spawn(self._work())
+
+    async def settled(self) -> None:
+        """Wait until every look asked for is done (a tool gate): what a tool changes is after them."""
+        try:
+            await asyncio.wait_for(self._settled.wait(), SETTLE_WITHIN)
+        except TimeoutError:
+            log.warning("the workspace look took over %g s; a tool runs before it is done, so what it changes "
+                        "may not all be undoable", SETTLE_WITHIN)
+
+    def turns_of(self, chat: str) -> list[TurnChanges]:
+        """The chat's turns that changed files in the workspace in force, oldest first."""
+        return [t for t in self.journal.of(chat) if t.workspace == str(self.host.workspace)]
+
+    async def move_chat(self, old: str, new: str) -> None:
+        for actor in [*self._active, *self._starting, *self._ending]:
+            if actor.chat == old:
+                actor.chat = new
+        await self.journal.move(old, new)
+
+    async def undo(self, chat: str, turn_id: str | None = None) -> UndoResult:
+        """Revert the chat's newest turn not yet undone that changed files (or the turn `turn_id`)."""
+        async with self._lock:
+            await self._look()
+            left = [t for t in self.turns_of(chat) if not t.undone and (turn_id is None or t.id == turn_id)]
+            if not left:
+                return UndoResult("Nothing to undo: no turn of this chat changed files in the workspace"
+                                  + (" that is not undone already." if self.journal.of(chat) else "."))
+            turn = left[-1]
+            todo, conflicts = self._plan(turn)
+            if conflicts:
+                return UndoResult(_conflict_message(turn, conflicts), turn, tuple(conflicts))
+            unkept = [c.path for c in todo if c.before is not None and kind(c.before) == "file"
+                      and not self.blobs.has(c.before[0])]
+            if unkept:
+                return UndoResult(f"Did not undo “{turn.label}”: the earlier content of {_names(unkept)} was "
+                                  f"not kept (files over {KEEP_LIMIT // 2**20} MB are not), so it cannot be put "
+                                  "back. Nothing was changed.", turn)
+            root = self._root or self.host.workspace
+            await asyncio.to_thread(revert, root, todo, self.blobs.read)
+            await asyncio.to_thread(self._refresh, root, [c.path for c in todo])
+            await self.journal.mark_undone(turn)
+        await self._save()
+        self.host.publish(ChangesUndone(chat, turn.id))
+        return UndoResult(_undone_message(turn, todo), turn)
+
+    def _plan(self, turn: TurnChanges) -> tuple[list[Change], list[str]]:
+        """What to put back, and the paths changed since the turn (the person's edits: never overwritten)."""
+        todo, conflicts = [], []
+        for change in turn.changes:
+            now = _state(self._manifest.get(change.path))
+            if _same(now, change.after):
+                todo.append(change)
+            elif not _same(now, change.before) and not (kind(now) == kind(change.after) == "dir"):
+                conflicts.append(change.path)
+        return todo, conflicts
+
+    async def _work(self) -> None:
+        try:
+            while self._wanted:
+                self._wanted = False
+                async with self._lock:
+                    try:
+                        await self._look()
+                    except Exception:  # a failed look must not leave tools waiting: the next one tries again
+                        log.exception("looking at the workspace for checkpoints failed")
+        finally:
+            self._worker = None
+            if not self._wanted:
+                self._settled.set()
+        await self._save()
+
+    async def _save(self) -> None:
+        """Keep the last look for the next run (the first look then reads only what changed meanwhile). After
+        the tools waiting are let go: a save is not on a turn's way. Losing one to a crash costs only time."""
+        if self._unsaved and self._root is not None and not self._wanted:
+            self._unsaved = False
+            try:
+                await asyncio.to_thread(self._save_manifest, self._root, self._manifest)
+            except OSError as exc:
+                log.warning("could not save the checkpoints' manifest: %s", exc)
+
+    async def _look(self) -> None:
+        """One look (the lock held): what changed since the last goes to the turns running meanwhile; turns
+        that started are running from now, those that ended are written down."""
+        starting, self._starting = self._starting, []
+        ending, self._ending = self._ending, []
+        touched = self._touched
+        root = self.host.workspace
+        if root != self._root:
+            self._manifest = await asyncio.to_thread(self._load_manifest, root)
+            self._root = root
+        old = self._manifest
+        self._manifest, changed = await asyncio.to_thread(self._scan, root, old)
+        for path in changed:
+            before, after = old.get(path), self._manifest.get(path)
+            if not _same(_state(before), _state(after)):
+                for actor in touched:
+                    actor.note(path, before, after)
+        self._unsaved = self._unsaved or bool(changed)
+        self._active |= {a for a in starting if not a.ended}
+        self._touched = set(self._active)
+        for actor in ending:
+            await self._write_down(actor, root)
+
+    async def _write_down(self, actor: Actor, root: Path) -> None:
+        changes = [Change(path, _state(first), _state(last)) for path, (first, last) in sorted(actor.changes.items())
+                   if not _same(_state(first), _state(last))]
+        if not changes:
+            return
+        turn = TurnChanges(actor.id, actor.chat, str(root), actor.message, actor.label, actor.at, changes)
+        await self.journal.add(turn)
+        self.host.publish(FilesChanged(actor.chat, turn))
+
+    def _scan(self, root: Path, previous: Manifest) -> tuple[Manifest, list[str]]:
+        with access.opened_dir(root) as fd:
+            return scan(fd, previous, self.blobs, SKIPPED)
+
+    def _refresh(self, root: Path, paths: Iterable[str]) -> None:
+        """After an undo: the paths it wrote as they are now, so no turn is credited with them."""
+        manifest = dict(self._manifest)  # a new one: a save in progress holds the old
+        with access.opened_dir(root) as fd:
+            for path in paths:
+                entry = look(fd, path, manifest.get(path), self.blobs)
+                if entry is None:
+                    manifest.pop(path, None)
+                else:
+                    manifest[path] = entry
+        self._manifest = manifest
+        self._unsaved = True
+
+    def _manifest_file(self, root: Path) -> Path:
+        return self.folder / "manifests" / f"{hashlib.sha256(str(root).encode()).hexdigest()[:16]}.json"
+
+    def _load_manifest(self, root: Path) -> Manifest:
+        """The last look at this workspace in an earlier run (so only what changed since is read again)."""
+        path = self._manifest_file(root)
+        try:
+            raw = json.loads(path.read_text(encoding="utf-8"))
+            return {p: Entry(*e) for p, e in raw["entries"].items()}
+        except FileNotFoundError:
+            return {}
+        except (OSError, ValueError, KeyError, TypeError) as exc:
+            log.warning("%s could not be read (%s); the workspace is looked at afresh", path, exc)
+            return {}
+
+    def _save_manifest(self, root: Path, manifest: Manifest) -> None:
+        atomic_write_text(self._manifest_file(root), json.dumps(
+            {"workspace": str(root), "entries": {p: list(e) for p, e in manifest.items()}}, separators=(",", ":")))
+
+
+def _state(entry: Entry | None) -> State:
+    return None if entry is None else (entry.digest, entry.mode)
+
+
+def _same(a: State, b: State) -> bool:
+    """Same content (or both absent); a mode change alone is not a change of the file."""
+    return (a is None) == (b is None) and (a is None or b is None or a[0] == b[0])
+
+
+def _names(paths: list[str]) -> str:
+    shown = ", ".join(f"`{p}`" for p in paths[:8])
+    return shown + (f" and {len(paths) - 8} more" if len(paths) > 8 else "")
+
+
+def _conflict_message(turn: TurnChanges, conflicts: list[str]) -> str:
+    return (f"Did not undo “{turn.label}”: {_names(conflicts)} changed since that turn, and undoing it would "
+            "overwrite those changes. Nothing was changed.")
+
+
+def _undone_message(turn: TurnChanges, done: list[Change]) -> str:
+    files = [c for c in done if "dir" not in (kind(c.before), kind(c.after))]
+    if not files:
+        return f"Undid “{turn.label}”: its files were already as before it."
+    said = {"modified": "restored", "created": "removed", "deleted": "brought back"}
+    lines = [f"- {said[c.verb]} `{c.path}`" for c in files]
+    return f"Undid the file changes of “{turn.label}”:\n\n" + "\n".join(lines)

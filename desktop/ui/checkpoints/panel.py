@@ -1,0 +1,143 @@
+"""The open chat's turns that changed files, above the composer: "N files changed" under what was asked, the
+files with what happened to each, and "Undo these changes". What the undo did, or which files stopped it
+because they changed since, is said in the row. Hidden while the chat has no such turn; the newest few show.
+
+It follows the core's FilesChanged and ChangesUndone events; the list is the Checkpoints service's."""
+
+from __future__ import annotations
+
+from collections.abc import Callable
+
+from PySide6.QtCore import Qt
+from PySide6.QtWidgets import QHBoxLayout, QLabel, QToolButton, QVBoxLayout, QWidget
+
+from desktop.checkpoints import Checkpoints
+from desktop.checkpoints.events import ChangesUndone, FilesChanged
+from desktop.checkpoints.journal import TurnChanges
+from desktop.checkpoints.service import UndoResult
+from desktop.kernel.bus import ChatSetAside, Event
+from desktop.kernel.taskset import spawn
+from desktop.ui.bridge import CoreBridge
+from desktop.ui.chat.panel import ChatPanel
+
+STYLE = """
+#changesPanel { border: 1px solid palette(midlight); border-radius: 10px; background: palette(alternate-base); }
+#changesHeading, #changesAsked { color: palette(placeholder-text); font-size: 11px; }
+#changesCount { font-weight: 600; }
+#changesOutcome[stopped="true"] { color: #c0392b; }
+"""
+SHOWN = 3  # the newest turns shown: older ones are still undone in turn with /undo
+LABEL_CHARS = 60
+_VERBS = {"created": "new", "modified": "changed", "deleted": "deleted"}
+
+
+class TurnRow(QWidget):
+    """One turn: "N files changed", what was asked, the files (folded), Undo these changes, and its outcome."""
+
+    def __init__(self, turn: TurnChanges, panel: ChangesPanel) -> None:
+        super().__init__(panel)
+        self.turn = turn
+        files = turn.files
+        self.count = QLabel(f"{len(files)} file{'s' if len(files) != 1 else ''} changed")
+        self.count.setObjectName("changesCount")
+        label = turn.label if len(turn.label) <= LABEL_CHARS else turn.label[:LABEL_CHARS] + "…"
+        self.asked = QLabel(f"by “{label}”")
+        self.asked.setObjectName("changesAsked")
+        self.toggle = _button("Show files", "The files this turn changed", self._toggle)
+        self.undo_button = _button("Undo these changes", "Put these files back as they were before this turn",
+                                   lambda: panel.undo(self))
+        self.files = QLabel("\n".join(f"{_VERBS[c.verb]}: {c.path}" for c in files))
+        self.files.setTextInteractionFlags(Qt.TextInteractionFlag.TextSelectableByMouse)
+        self.files.hide()
+        self.outcome = QLabel()
+        self.outcome.setObjectName("changesOutcome")
+        self.outcome.setWordWrap(True)
+        self.outcome.setTextFormat(Qt.TextFormat.MarkdownText)
+        self.outcome.hide()
+        top = QHBoxLayout()
+        top.setContentsMargins(0, 0, 0, 0)
+        top.setSpacing(6)
+        top.addWidget(self.count)
+        top.addWidget(self.asked)
+        top.addStretch(1)
+        top.addWidget(self.toggle)
+        top.addWidget(self.undo_button)
+        layout = QVBoxLayout(self)
+        layout.setContentsMargins(0, 2, 0, 2)
+        layout.setSpacing(0)
+        layout.addLayout(top)
+        layout.addWidget(self.files)
+        layout.addWidget(self.outcome)
+
+    def show_outcome(self, result: UndoResult) -> None:
+        self.undo_button.setEnabled(not result.undone)
+        self.undo_button.setText("Undone" if result.undone else "Undo these changes")
+        self.outcome.setProperty("stopped", not result.undone)
+        self.outcome.setText(result.message)
+        self.outcome.style().polish(self.outcome)
+        self.outcome.show()
+
+    def _toggle(self) -> None:
+        self.files.setVisible(not self.files.isVisible())
+        self.toggle.setText("Hide files" if self.files.isVisible() else "Show files")
+
+
+class ChangesPanel(ChatPanel):
+    def __init__(self, checkpoints: Checkpoints, bridge: CoreBridge, parent: QWidget | None = None) -> None:
+        super().__init__(parent)
+        self.checkpoints = checkpoints
+        self.setObjectName("changesPanel")
+        self.setStyleSheet(STYLE)
+        self.session_key = ""
+        self.rows: dict[str, TurnRow] = {}
+        heading = QLabel("Files changed in this chat")
+        heading.setObjectName("changesHeading")
+        self._layout = QVBoxLayout(self)
+        self._layout.setContentsMargins(12, 6, 8, 6)
+        self._layout.setSpacing(2)
+        self._layout.addWidget(heading)
+        bridge.event.connect(self._on_event)
+        self.hide()
+
+    def show_session(self, key: str) -> None:
+        self.session_key = key
+        self._show()
+
+    def undo(self, row: TurnRow) -> None:
+        row.undo_button.setEnabled(False)
+        row.undo_button.setText("Undoing…")
+        spawn(self._undo(row))
+
+    async def _undo(self, row: TurnRow) -> None:
+        result = await self.checkpoints.undo(row.turn.chat, row.turn.id)
+        if self.rows.get(row.turn.id) is row:
+            row.show_outcome(result)
+
+    def _on_event(self, event: Event) -> None:
+        if isinstance(event, (FilesChanged, ChangesUndone)) and event.session_key == self.session_key:
+            self._show()
+        elif isinstance(event, ChatSetAside) and event.session_key == self.session_key:
+            self._show()
+
+    def _show(self) -> None:
+        """The chat's newest turns that changed files; an undone one stays while its row says so."""
+        turns = [t for t in self.checkpoints.turns_of(self.session_key)
+                 if not t.undone or t.id in self.rows][-SHOWN:][::-1]
+        for turn_id in [i for i in self.rows if i not in {t.id for t in turns}]:
+            self.rows.pop(turn_id).deleteLater()
+        for index, turn in enumerate(turns):
+            row = self.rows.get(turn.id)
+            if row is None:
+                row = self.rows[turn.id] = TurnRow(turn, self)
+            if self._layout.indexOf(row) != index + 1:  # after the heading
+                self._layout.insertWidget(index + 1, row)
+        self.setVisible(bool(turns))
+
+
+def _button(text: str, tip: str, clicked: Callable[[], None]) -> QToolButton:
+    button = QToolButton()
+    button.setText(text)
+    button.setToolTip(tip)
+    button.setAutoRaise(True)
+    button.clicked.connect(clicked)
+    return button

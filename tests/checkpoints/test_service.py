@@ -1,0 +1,193 @@
+"""Undo through real turns against the scripted model: the file tools and `exec` in the real sandbox change the
+workspace, `/undo` puts it back (created files removed, changed ones restored, deleted ones back, folders too),
+a second `/undo` goes a turn further back, a file the person edited since stops the undo, memory files are never
+put back, and links left in the workspace are never followed out of it."""
+
+from __future__ import annotations
+
+import asyncio
+import os
+from pathlib import Path
+from typing import Any
+
+from desktop.checkpoints import Checkpoints
+from desktop.core import Core
+from desktop.kernel.bus import TurnFinished
+from tests.conftest import Conversation
+from tests.fakeserver import FakeOpenAI
+
+BINARY = bytes(range(256)) * 40
+
+
+async def turn(core: Core, chat: Conversation, fake: FakeOpenAI, *calls: tuple[str, dict[str, Any]]) -> None:
+    """One turn whose model calls `calls` (in one step) and then answers; waits until its changes are written
+    down (the turn's end asked for a look, which writes them down before it settles)."""
+    fake.add({"tool_calls": [{"name": name, "arguments": args} for name, args in calls]}, {"content": "Done."})
+    end = await chat.ask("please change the files")
+    assert isinstance(end, TurnFinished) and end.content == "Done."
+    await asyncio.wait_for(core.get(Checkpoints).settled(), 60)
+
+
+async def undo(chat: Conversation) -> str:
+    end = await chat.ask("/undo")
+    assert isinstance(end, TurnFinished)
+    return end.content
+
+
+def exec_call(command: str) -> tuple[str, dict[str, Any]]:
+    return "exec", {"command": command}
+
+
+async def test_undo_after_file_tool_turns_goes_one_turn_back_each_time(core: Core, chat: Conversation,
+                                                                        fake: FakeOpenAI) -> None:
+    ws = core.workspace
+    (ws / "notes.md").write_text("first draft\n")
+    await turn(core, chat, fake, ("write_file", {"path": "report/summary.md", "content": "# Summary\n"}))
+    await turn(core, chat, fake, ("edit_file", {"path": "notes.md", "old_text": "first", "new_text": "second"}))
+    assert (ws / "notes.md").read_text() == "second draft\n"
+
+    said = await undo(chat)
+    assert "restored `notes.md`" in said and "summary" not in said
+    assert (ws / "notes.md").read_text() == "first draft\n"
+    assert (ws / "report/summary.md").exists()  # the turn before is untouched
+
+    said = await undo(chat)
+    assert "removed `report/summary.md`" in said
+    assert not (ws / "report").exists()  # the folder the turn made goes with it
+    assert (ws / "notes.md").read_text() == "first draft\n"
+
+    assert (await undo(chat)).startswith("Nothing to undo")
+
+
+async def test_undo_after_exec_turns_in_the_sandbox(core: Core, chat: Conversation, fake: FakeOpenAI) -> None:
+    ws = core.workspace
+    (ws / "data").mkdir()
+    (ws / "data/old.bin").write_bytes(BINARY)
+    (ws / "data/keep.txt").write_text("unchanged\n")
+    (ws / "log.txt").write_text("line 1\n")
+    os.chmod(ws / "data/old.bin", 0o640)
+    await turn(core, chat, fake, exec_call(
+        "mkdir -p out/deep/er && head -c 5000 /dev/urandom > out/deep/er/noise.bin && echo line 2 >> log.txt "
+        "&& rm data/old.bin && printf 'new' > data/keep2.txt && rm -r data/keep.txt"))
+    assert not (ws / "data/old.bin").exists() and (ws / "out/deep/er/noise.bin").stat().st_size == 5000
+
+    said = await undo(chat)
+    assert "brought back `data/old.bin`" in said and "restored `log.txt`" in said
+    assert "removed `out/deep/er/noise.bin`" in said and "removed `data/keep2.txt`" in said
+    assert (ws / "data/old.bin").read_bytes() == BINARY
+    assert oct((ws / "data/old.bin").stat().st_mode & 0o777) == oct(0o640)
+    assert (ws / "data/keep.txt").read_text() == "unchanged\n"
+    assert (ws / "log.txt").read_text() == "line 1\n"
+    assert not (ws / "out").exists() and not (ws / "data/keep2.txt").exists()
+
+
+async def test_a_file_the_person_edited_since_stops_the_undo(core: Core, chat: Conversation,
+                                                               fake: FakeOpenAI) -> None:
+    ws = core.workspace
+    (ws / "plan.txt").write_text("v1\n")
+    await turn(core, chat, fake, exec_call("echo v2 > plan.txt && echo made > other.txt"))
+    (ws / "plan.txt").write_text("v2 with my own edit\n")
+
+    said = await undo(chat)
+    assert "`plan.txt` changed since that turn" in said and "Nothing was changed" in said
+    assert (ws / "plan.txt").read_text() == "v2 with my own edit\n"
+    assert (ws / "other.txt").exists()  # all or nothing: the rest of the turn stays too
+
+    (ws / "plan.txt").write_text("v2\n")  # put back as the turn left it: now it can be undone
+    assert "restored `plan.txt`" in await undo(chat)
+    assert (ws / "plan.txt").read_text() == "v1\n" and not (ws / "other.txt").exists()
+
+
+async def test_edits_between_turns_are_the_persons_not_the_turns(core: Core, chat: Conversation,
+                                                                 fake: FakeOpenAI) -> None:
+    ws = core.workspace
+    await turn(core, chat, fake, ("write_file", {"path": "a.txt", "content": "agent\n"}))
+    (ws / "mine.txt").write_text("the person's own file\n")
+    await turn(core, chat, fake, ("write_file", {"path": "b.txt", "content": "agent\n"}))
+    turns = core.get(Checkpoints).turns_of(chat.key)
+    assert [[c.path for c in t.files] for t in turns] == [["a.txt"], ["b.txt"]]
+    await undo(chat)
+    await undo(chat)
+    assert (ws / "mine.txt").exists() and not (ws / "a.txt").exists() and not (ws / "b.txt").exists()
+
+
+async def test_memory_files_are_never_put_back(core: Core, chat: Conversation, fake: FakeOpenAI) -> None:
+    ws = core.workspace
+    await turn(core, chat, fake, exec_call("echo 'likes tea' >> USER.md && echo x > memory/notes.md && echo y > y.txt"))
+    user_md = (ws / "USER.md").read_text()
+    said = await undo(chat)
+    assert "y.txt" in said and "USER.md" not in said and "memory" not in said
+    assert (ws / "USER.md").read_text() == user_md and "likes tea" in user_md
+    assert (ws / "memory/notes.md").exists()
+
+
+async def test_links_in_the_workspace_are_never_followed(core: Core, chat: Conversation, fake: FakeOpenAI,
+                                                         tmp_path: Path) -> None:
+    ws = core.workspace
+    outside = tmp_path / "outside"
+    outside.mkdir()
+    (outside / "secret.txt").write_text("SECRET-CONTENT\n")
+    (ws / "planted").symlink_to(outside)
+    (ws / "planted-file").symlink_to(outside / "secret.txt")
+    (ws / "docs").mkdir()
+    (ws / "docs/readme.txt").write_text("docs\n")
+    # the turn swaps a folder for a link out of the workspace and writes through a planted one
+    await turn(core, chat, fake, exec_call(f"rm -r docs && ln -s {outside} docs && echo new > made.txt"))
+
+    said = await undo(chat)
+    assert "brought back `docs/readme.txt`" in said
+    assert (ws / "docs").is_dir() and not (ws / "docs").is_symlink()
+    assert (ws / "docs/readme.txt").read_text() == "docs\n"
+    assert sorted(p.name for p in outside.iterdir()) == ["secret.txt"]  # nothing written outside
+    assert (ws / "planted").is_symlink() and (ws / "planted-file").is_symlink()
+    store = core.home.data_dir / "checkpoints" / "blobs"
+    kept = [p.read_bytes() for p in store.rglob("*") if p.is_file()]
+    assert kept and not any(b"SECRET-CONTENT" in blob for blob in kept)  # never read through a link
+
+
+async def test_what_a_turn_changed_survives_a_restart(model_config: dict[str, Any], memory_keyring: Any,
+                                                      fake: FakeOpenAI) -> None:
+    from desktop.core import build_core
+    first = build_core()
+    await first.start()
+    try:
+        chat = Conversation(first)
+        await turn(first, chat, fake, ("write_file", {"path": "kept.txt", "content": "made\n"}))
+    finally:
+        await first.close()
+    again = build_core()
+    await again.start()
+    try:
+        chat = Conversation(again)
+        assert "removed `kept.txt`" in await undo(chat)
+        assert not (again.workspace / "kept.txt").exists()
+    finally:
+        await again.close()
+
+
+async def test_a_background_tasks_changes_are_undone_from_its_chat(core: Core, chat: Conversation,
+                                                                    fake: FakeOpenAI) -> None:
+    def reply(body: dict[str, Any]) -> dict[str, Any]:
+        background = str(body["messages"][0]["content"]).startswith("# Background task")
+        answered = body["messages"][-1].get("role") == "tool"
+        if background:
+            return {"content": "Report: written."} if answered else {
+                "tool_calls": [{"name": "exec", "arguments": {"command": "mkdir -p made && echo hi > made/by-task.txt"}}]}
+        if answered or "[Background task" in str(body["messages"][-1].get("content")):
+            return {"content": "Started."}
+        return {"tool_calls": [{"name": "spawn", "arguments": {"task": "write the file", "label": "writer"}}]}
+
+    fake.default = reply
+    await chat.ask("do it in the background")
+    checkpoints = core.get(Checkpoints)
+    await asyncio.wait_for(_until(lambda: any(t.label == "writer (background task)"
+                                               for t in checkpoints.turns_of(chat.key))), 60)
+    assert (core.workspace / "made/by-task.txt").exists()
+    said = await undo(chat)
+    assert "“writer (background task)”" in said and "removed `made/by-task.txt`" in said
+    assert not (core.workspace / "made").exists()
+
+
+async def _until(predicate: Any) -> None:
+    while not predicate():
+        await asyncio.sleep(0.02)

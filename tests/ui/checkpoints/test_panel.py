@@ -1,0 +1,89 @@
+"""The chat window's strip of turns that changed files, with real turns of the scripted model in the real
+workspace: "N files changed" with the files, Undo these changes (which puts the files back), and a file edited
+since, which stops the undo and is named."""
+
+from __future__ import annotations
+
+import os
+from pathlib import Path
+from typing import Any
+
+from PySide6.QtCore import Qt
+
+from desktop.checkpoints import Checkpoints
+from desktop.ui.bridge import CoreBridge
+from desktop.ui.chat.window import ChatWindow
+from desktop.ui.checkpoints.panel import ChangesPanel, TurnRow
+from tests.fakeserver import FakeOpenAI
+from tests.ui.conftest import until
+
+TURN = 90  # seconds: the first model call imports litellm, slow on a loaded machine
+SHOTS = os.environ.get("CHECKPOINTS_SCREENSHOTS")  # a folder to save the panel's picture in, to look at it
+
+
+async def window_with_panel(bridge: CoreBridge, qtbot: Any) -> ChatWindow:
+    made = ChatWindow(bridge, [lambda: ChangesPanel(bridge.core.get(Checkpoints), bridge)])
+    qtbot.addWidget(made)
+    made.resize(900, 640)
+    made.show()
+    made.show_session("desktop:test")
+    await until(lambda: made.models["desktop:test"].loaded)
+    return made
+
+
+def panel_of(window: ChatWindow) -> ChangesPanel:
+    found = window.findChild(ChangesPanel)
+    assert found is not None
+    return found
+
+
+async def changing_turn(bridge: CoreBridge, window: ChatWindow, fake: FakeOpenAI, command: str) -> TurnRow:
+    panel = panel_of(window)
+    before = set(panel.rows)
+    fake.add({"tool_calls": [{"name": "exec", "arguments": {"command": command}}]}, {"content": "Done."})
+    bridge.send(window.current_key, "tidy up my notes")
+    await until(lambda: set(panel.rows) - before, timeout=TURN)
+    (new,) = set(panel.rows) - before
+    return panel.rows[new]
+
+
+async def test_a_turns_changes_are_listed_and_undone_from_the_chat(bridge: CoreBridge, fake: FakeOpenAI,
+                                                                   qtbot: Any) -> None:
+    window = await window_with_panel(bridge, qtbot)
+    panel = panel_of(window)
+    assert not panel.isVisible()  # nothing changed in this chat yet
+    ws = bridge.core.workspace
+    (ws / "notes.md").write_text("my notes\n")
+    (ws / "old.txt").write_text("old\n")
+    row = await changing_turn(bridge, window, fake,
+                              "echo more >> notes.md && mkdir -p out && echo hi > out/summary.txt && rm old.txt")
+    assert panel.isVisible()
+    assert row.count.text() == "3 files changed" and row.asked.text() == "by “tidy up my notes”"
+    qtbot.mouseClick(row.toggle, Qt.MouseButton.LeftButton)
+    assert row.files.isVisible()
+    assert row.files.text().splitlines() == ["changed: notes.md", "deleted: old.txt", "new: out/summary.txt"]
+    if SHOTS:
+        panel.grab().save(str(Path(SHOTS) / "checkpoints-panel.png"))
+        window.grab().save(str(Path(SHOTS) / "checkpoints-window.png"))
+
+    qtbot.mouseClick(row.undo_button, Qt.MouseButton.LeftButton)
+    await until(lambda: row.outcome.isVisible(), timeout=TURN)
+    assert row.undo_button.text() == "Undone" and not row.undo_button.isEnabled()
+    assert "removed `out/summary.txt`" in row.outcome.text()
+    assert (ws / "notes.md").read_text() == "my notes\n" and (ws / "old.txt").read_text() == "old\n"
+    assert not (ws / "out").exists()
+
+
+async def test_a_file_edited_since_stops_the_undo_and_is_named(bridge: CoreBridge, fake: FakeOpenAI,
+                                                              qtbot: Any) -> None:
+    window = await window_with_panel(bridge, qtbot)
+    ws = bridge.core.workspace
+    row = await changing_turn(bridge, window, fake, "echo draft > plan.md")
+    (ws / "plan.md").write_text("draft, then my edit\n")
+    qtbot.mouseClick(row.undo_button, Qt.MouseButton.LeftButton)
+    await until(lambda: row.outcome.isVisible(), timeout=TURN)
+    assert "plan.md" in row.outcome.text() and "Nothing was changed" in row.outcome.text()
+    assert row.undo_button.isEnabled() and row.outcome.property("stopped") is True
+    if SHOTS:
+        panel_of(window).grab().save(str(Path(SHOTS) / "checkpoints-conflict.png"))
+    assert (ws / "plan.md").read_text() == "draft, then my edit\n"
