@@ -11,10 +11,6 @@ Three ways in, one way through:
   is on disk now, never to the settings in force, so a hand edit is never reverted.
 - `reload()`: the file changed under us (an editor); the app's file watcher calls it.
 
-Session-only values (`/model NAME`) are `override`s: in force for this run, never written. A later
-change of the same key in the file (by hand or by a save) replaces the override; changes to other keys
-leave it alone.
-
 Qt-free: the app, the CLI and the tests use it alike."""
 
 from __future__ import annotations
@@ -58,7 +54,6 @@ class Settings:
         self.config = loaded.config  # the live object every part holds
         self.problems = loaded.problems  # what was wrong with the file when last read
         self._on_disk = copy.deepcopy(loaded.config)
-        self._overrides: dict[str, Any] = {}
         self._listeners: list[tuple[tuple[str, ...], Listener]] = []
         self._lock = asyncio.Lock()
 
@@ -73,11 +68,6 @@ class Settings:
         if not loaded.problems:  # a file with problems stays exactly as written until fixed or replaced
             name_schema(path)
         return cls(loaded)
-
-    @property
-    def overrides(self) -> dict[str, Any]:
-        """Session-only values in force, by dotted key."""
-        return dict(self._overrides)
 
     def subscribe(self, keys: str | Iterable[str], listener: Listener) -> Callable[[], None]:
         """Call `listener(changed)` after a change to any of `keys` or below them; returns an unsubscribe."""
@@ -136,14 +126,6 @@ class Settings:
         await self._publish(changed)
         return changed
 
-    async def override(self, key: str, value: Any) -> frozenset[str]:
-        """Put `value` in force for this run only (never written; see the module docstring)."""
-        async with self._lock:
-            self._overrides[key] = value
-            changed = self._take(self._on_disk)
-        await self._publish(changed)
-        return changed
-
     # ----- internals
     def _write(self, new: Config, keep_broken_copy: bool) -> Path | None:
         copied = None
@@ -154,13 +136,8 @@ class Settings:
         return copied
 
     def _take(self, on_disk: Config) -> frozenset[str]:
-        """Make `on_disk` plus the overrides the settings in force; returns the keys whose value changed."""
-        moved = _changed(self._on_disk, on_disk)
-        for key in [k for k in self._overrides if _matches(k, moved)]:
-            del self._overrides[key]  # the file now says something about it: the file wins
+        """Make `on_disk` the settings in force; returns the keys whose value changed."""
         live = copy.deepcopy(on_disk)
-        for key, value in self._overrides.items():
-            set_value_at(live, key, value)
         changed = _changed(self.config, live)
         _assign(self.config, live)
         self._on_disk = copy.deepcopy(on_disk)

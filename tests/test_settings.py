@@ -1,5 +1,5 @@
-"""The one settings writer: a skill toggle or a save never writes session-only values nor reverts a hand
-edit, a hand edit reaches the agent, parts follow the keys they subscribed to, and bad values are refused."""
+"""The one settings writer: a skill toggle or a save never reverts a hand edit, a hand edit reaches the
+agent, parts follow the keys they subscribed to, and bad values are refused."""
 
 from __future__ import annotations
 
@@ -37,11 +37,8 @@ def hand_edit(core: Core, **changes: object) -> None:
     core.settings.path.write_text(yaml.safe_dump(data), encoding="utf-8")
 
 
-async def test_session_model_never_reaches_the_file_and_a_toggle_keeps_a_hand_edit(
+async def test_a_toggle_keeps_a_hand_edit_and_a_hand_edit_reaches_the_agent(
         core: Core, chat: Conversation, fake: FakeOpenAI) -> None:
-    reply = await chat.ask("/model openai/session-only")
-    assert isinstance(reply, TurnFinished) and "for this run" in reply.content
-    assert core.config.model == "openai/session-only" and on_disk(core)["model"] == "openai/test"
     hand_edit(core, temperature=0.7)  # the app is not told (no watcher here): the file is the truth
 
     await set_skill_enabled(core.settings, "weather", False)
@@ -49,22 +46,11 @@ async def test_session_model_never_reaches_the_file_and_a_toggle_keeps_a_hand_ed
     saved = on_disk(core)
     assert saved["model"] == "openai/test" and saved["temperature"] == 0.7
     assert saved["skills"]["disabled"] == ["weather"]
-    assert core.config.model == "openai/session-only"  # the override outlives a change to another key
     assert core.config.temperature == 0.7 and core.config.skills.disabled == ["weather"]
-    await chat.ask("hello")
-    assert fake.requests[-1]["model"] == "session-only"
-
-
-async def test_a_hand_edit_reaches_the_agent_and_replaces_a_session_model(
-        core: Core, chat: Conversation, fake: FakeOpenAI) -> None:
-    await chat.ask("/model openai/session-only")
-    hand_edit(core, max_iterations=7)
-    assert await core.settings.reload() == {"max_iterations"}
-    assert core.config.max_iterations == 7 and core.config.model == "openai/session-only"
 
     hand_edit(core, model="openai/edited")
     assert await core.settings.reload() == {"model"}
-    assert core.config.model == "openai/edited" and core.settings.overrides == {}
+    assert core.config.model == "openai/edited"
     await chat.ask("hello")
     assert fake.requests[-1]["model"] == "edited"
     assert await core.settings.reload() == set()  # nothing new on disk: nobody is told anything

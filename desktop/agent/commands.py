@@ -7,6 +7,7 @@ from dataclasses import dataclass
 from typing import TYPE_CHECKING
 
 from desktop.kernel.bus import ChatSetAside, InboundMessage
+from desktop.session.chat_model import chat_model, choose_model, chosen_model
 from desktop.session.session import Session
 
 if TYPE_CHECKING:
@@ -48,7 +49,7 @@ class Commands:
         self.add(Command(STOP, "stop the running turn (the partial answer is kept)", _never_called))
         self.add(Command("/help", "list the commands", _help, immediate=True))
         self.add(Command("/status", "model, context use and running tasks", _status, immediate=True))
-        self.add(Command("/model", "show or switch the model: /model NAME", _model))
+        self.add(Command("/model", "show or switch this chat's model: /model NAME", _model))
 
     def add(self, command: Command) -> None:
         self._table[command.name] = command
@@ -102,16 +103,19 @@ async def _status(ctx: CommandContext) -> str:
     share = f" ({estimate / config.context_window_tokens:.0%})" if config.context_window_tokens > 0 else ""
     running = [f"“{loop.sessions.title_of(key)}”" for key in loop.busy_sessions]
     return ("**Status**\n\n"
-            f"- **Model:** {config.model or '(not configured)'}\n"
+            f"- **Model:** {chat_model(ctx.session, config.model) or '(not configured)'}\n"
             f"- **Context:** about {estimate:,} of {config.context_window_tokens:,} tokens{share}, "
             f"{len(history)} message{'s' if len(history) != 1 else ''} since the last consolidation\n"
             f"- **Running:** {', '.join(running) if running else 'nothing'}")
 
 
 async def _model(ctx: CommandContext) -> str:
+    """This chat's model: shown, or switched for this chat alone (kept with the chat)."""
     name = ctx.args.strip()
+    default = ctx.loop.config.model
     if not name:
-        return f"Current model: {ctx.loop.config.model or '(not configured)'}"
-    await ctx.loop.settings.override("model", name)  # session-only: never written to config.yaml
-    return (f"Model switched to {name} for this run of the app (set `model` in config.yaml or pick one in "
-            "Settings to keep it).")
+        current = chat_model(ctx.session, default)
+        whose = "" if chosen_model(ctx.session) else " (the default, set in Settings)"
+        return f"Model for this chat: {current or '(not configured)'}{whose}"
+    await choose_model(ctx.loop.sessions, ctx.session, name)
+    return f"This chat now uses {name} (other chats keep theirs; new chats start with {default or 'the default'})."

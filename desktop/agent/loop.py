@@ -32,6 +32,7 @@ from desktop.kernel.bus import (
 from desktop.kernel.taskset import TaskSet
 from desktop.providers.llm import LLMProvider, ProviderError
 from desktop.providers.tokens import estimate_messages
+from desktop.session.chat_model import chosen_model
 from desktop.session.session import Session, SessionStore
 from desktop.settings import Settings
 from desktop.tools.base import ToolContext
@@ -208,7 +209,7 @@ class AgentLoop:
         if titled and written:
             await self.sessions.rewrite(session)  # rare: a chat that began with a notice or a command
         ctx = ToolContext(key, self.bus.publish, kind=msg.kind)
-        runner = Runner(self.provider, self.tools, self.bus.publish, self.config.max_iterations)
+        runner = Runner(self.provider, self.tools, self.bus.publish, self.config.max_iterations, chosen_model(session))
         answered = [msg]  # this message and those injected into the turn: all settled by its end
 
         async def record(message: dict[str, Any]) -> None:

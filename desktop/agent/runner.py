@@ -29,8 +29,10 @@ class TurnResult:
 
 
 class Runner:
-    def __init__(self, provider: LLMProvider, tools: ToolRegistry, publish: Publish, max_iterations: int) -> None:
+    def __init__(self, provider: LLMProvider, tools: ToolRegistry, publish: Publish, max_iterations: int,
+                 model: str | None = None) -> None:
         self.provider = provider
+        self.model = model  # the chat's own model; None: the default in config.yaml
         self.tools = tools
         self.publish = publish  # where progress events go: the bus for chats, nowhere for Dream
         self.max_iterations = max_iterations
@@ -57,7 +59,7 @@ class Runner:
                     self.publish(TextDelta(key, piece))
 
                 response = await self.provider.chat(
-                    messages, self.tools.schemas() or None, on_text=on_text,
+                    messages, self.tools.schemas() or None, on_text=on_text, model=self.model,
                     on_reasoning=lambda s: self.publish(ReasoningDelta(key, s)),
                     on_retry=lambda attempt, attempts, wait: self.publish(Retrying(key, attempt, attempts, wait)))
                 if not response.tool_calls:
@@ -102,7 +104,7 @@ class Runner:
     async def _limit_summary(self, messages: list[dict[str, Any]], record: Record, key: str) -> str:
         try:
             response = await self.provider.chat(
-                [*messages, {"role": "user", "content": LIMIT_NOTE}],
+                [*messages, {"role": "user", "content": LIMIT_NOTE}], model=self.model,
                 on_text=lambda s: self.publish(TextDelta(key, s)))
             content = response.content
         except ProviderError:

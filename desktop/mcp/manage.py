@@ -10,7 +10,8 @@ from dataclasses import dataclass
 from pathlib import Path
 
 from desktop.config import Config
-from desktop.mcp.connection import ServerConnection
+from desktop.kernel import secrets
+from desktop.mcp.connection import KEYRING_PREFIX, ServerConnection
 from desktop.mcp.importer import CLAUDE_DESKTOP_FILE, Imported, read_servers
 from desktop.mcp.manager import McpServers
 from desktop.mcp.probe import probed
@@ -78,11 +79,41 @@ async def claude_desktop_file() -> Path | None:
 
 
 async def import_servers(settings: Settings, path: Path) -> Imported:
-    """Add the servers of a Claude Desktop / Cursor file; names already configured are skipped, never
-    overwritten. Raises NotAServerList, SettingsError or OSError when nothing could be added."""
+    """Add the servers of a Claude Desktop / Cursor file (their tokens and keys to the keyring); names already
+    configured are skipped, never overwritten. Raises NotAServerList, SettingsError, OSError or
+    KeyringUnavailable when nothing could be added."""
     existing = set((await settings.read()).config.section(McpConfig).servers)
     found = await asyncio.to_thread(read_servers, path, existing)
+    for name, server in found.added.items():
+        found.added[name] = await keep_secrets_in_keyring(name, server)
     if found.added:
         await settings.update(lambda config: config.section(McpConfig).servers.update(
             {k: v for k, v in found.added.items() if k not in config.section(McpConfig).servers}))
     return found
+
+
+def looks_secret(name: str) -> bool:
+    """An environment variable or header whose value is a credential (Authorization, *token*, *key*,
+    *secret*, *password*): such values go to the OS keyring, never to config.yaml."""
+    lowered = name.lower()
+    return lowered in ("authorization", "proxy-authorization", "cookie") or any(
+        word in lowered for word in ("token", "key", "secret", "password", "passwd"))
+
+
+async def keep_secrets_in_keyring(name: str, server: McpServerConfig) -> McpServerConfig:
+    """`server` with each secret-looking env or header value stored in the OS keyring as `mcp.<server>.<var>`
+    and written as `keyring:mcp.<server>.<var>` (read back when connecting). Raises KeyringUnavailable (with
+    how to fix it) when the keyring cannot take them: the form keeps what was typed."""
+
+    def moved(values: dict[str, str]) -> dict[str, str]:
+        kept = {}
+        for var, value in values.items():
+            if looks_secret(var) and value and not value.startswith(KEYRING_PREFIX):
+                entry = f"mcp.{name}.{var}".replace(",", "_")
+                secrets.set_key(entry, value)
+                value = KEYRING_PREFIX + entry
+            kept[var] = value
+        return kept
+
+    env, headers = await asyncio.to_thread(lambda: (moved(server.env), moved(server.headers)))
+    return dataclasses.replace(server, env=env, headers=headers)

@@ -3,6 +3,10 @@
 With a server address the model list is the server's own (asked for off the GUI thread, a moment after
 the address stops changing); without one it is litellm's catalogue, plain names before dated snapshots.
 
+`custom_server=True` is the form for a server of the person's own that speaks the OpenAI API (vLLM, a
+LiteLLM proxy, anything on a port nobody guesses): its address comes first and is required, and there is no
+provider to choose (litellm's OpenAI client talks to it, so a key is stored under `openai`).
+
 The key field never shows a stored key: it only says whether one is stored, and a typed key goes
 straight to the OS keyring on save."""
 
@@ -36,15 +40,16 @@ LIST_DELAY_MS = 500  # ask the server once the address has stopped changing for 
 
 
 class ModelForm(QWidget):
-    def __init__(self, parent: QWidget | None = None) -> None:
+    def __init__(self, parent: QWidget | None = None, *, custom_server: bool = False) -> None:
         super().__init__(parent)
+        self.custom_server = custom_server
         self._models: dict[str, list[str]] = {}
         self._server_models: list[str] | None = None  # what the server at api_base lists, once it answered
         self._listing = 0  # bumped per request: an answer about an older address is dropped
         self._stored_key: bool | None = None  # None: not known this run without asking the keyring
         self._keyring: KeyringState | None = None
 
-        self.provider = QComboBox()
+        self.provider = QComboBox(self)
         self.provider.setEditable(True)
         self.provider.addItems(list(catalog.POPULAR))
         self.provider.setToolTip("The provider as litellm names it, e.g. openai, anthropic, openrouter, ollama_chat")
@@ -70,6 +75,8 @@ class ModelForm(QWidget):
         self._list_timer.setInterval(LIST_DELAY_MS)
         self._list_timer.timeout.connect(lambda: spawn(self.list_server_models()))
         self.api_base.textChanged.connect(lambda _t: self._list_timer.start())
+        if custom_server:
+            self.api_base.setPlaceholderText("e.g. http://gpu-box:8000/v1 (vLLM) or http://127.0.0.1:4000 (LiteLLM)")
         self.key = QLineEdit()
         self.key.setEchoMode(QLineEdit.EchoMode.Password)
         self.key.setClearButtonEnabled(True)
@@ -82,6 +89,8 @@ class ModelForm(QWidget):
         key_row.addWidget(self.key, 1)
         key_row.addWidget(self.forget)
         self.keyring_note = note_label()
+        if custom_server:  # a server that wants a key may list its models only once it is typed
+            self.key.textChanged.connect(lambda _t: self._list_timer.start())
 
         self.test_button = QPushButton("Test connection")
         self.test_button.setToolTip("Sends one tiny request (one token) with the settings above")
@@ -99,9 +108,14 @@ class ModelForm(QWidget):
         form = QFormLayout()
         form.setContentsMargins(0, 0, 0, 0)
         form.setFieldGrowthPolicy(QFormLayout.FieldGrowthPolicy.AllNonFixedFieldsGrow)
-        form.addRow("Provider", self.provider)
+        if custom_server:
+            self.provider.hide()
+            form.addRow("Server address", with_note(self.api_base, self.api_base_note))
+        else:
+            form.addRow("Provider", self.provider)
         form.addRow("Model", self.model)
-        form.addRow("Server address", with_note(self.api_base, self.api_base_note))
+        if not custom_server:
+            form.addRow("Server address", with_note(self.api_base, self.api_base_note))
         form.addRow("API key", with_note(key_row, self.keyring_note))
         layout = QVBoxLayout(self)
         layout.setContentsMargins(0, 0, 0, 0)
@@ -124,6 +138,8 @@ class ModelForm(QWidget):
 
     def problem(self) -> str | None:
         """What must be fixed before these values can be saved."""
+        if self.custom_server and not self.api_base.text().strip():
+            return "Type the server's address first (its base URL, e.g. http://gpu-box:8000/v1)."
         return address_problem(self.api_base.text())
 
     def model_name(self) -> str:
@@ -284,6 +300,8 @@ class ModelForm(QWidget):
         whose = f"your {provider} API key" if provider else "the provider's API key"
         if self._stored_key:
             self.key.setPlaceholderText(f"A key for {provider or 'this provider'} is stored; type here to replace it")
+        elif self.custom_server:
+            self.key.setPlaceholderText("Only if the server asks for one (a LiteLLM proxy key, vLLM's --api-key)")
         elif local:
             self.key.setPlaceholderText("Usually not needed for a local server")
         elif self._stored_key is None:

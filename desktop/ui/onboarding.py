@@ -1,7 +1,8 @@
 """First run: shown in the chat window until a model is configured.
 
 It looks for a local OpenAI-compatible server (one click uses it) and for a workspace left by the
-nanobot CLI (offered so its memory and skills carry over); otherwise it asks for a provider and key."""
+nanobot CLI (offered so its memory and skills carry over); otherwise it takes the address of a server of
+one's own (vLLM, a LiteLLM proxy) or a provider and key."""
 
 from __future__ import annotations
 
@@ -81,21 +82,28 @@ class OnboardingPanel(QWidget):
             note_label("Its memory, skills and notes carry over. Leave this unticked to start a fresh workspace."))
         self.workspace_card.hide()
 
+        self.server_form = ModelForm(custom_server=True)
+        self.server_save_button, self.server_status, server_save_row = _save_row()
+        self.server_save_button.clicked.connect(lambda: spawn(self.save_form(self.server_form, self.server_status)))
+        server = _card(heading("Or a custom server (OpenAI-compatible)"),
+                       note_label("vLLM, a LiteLLM proxy or any server that speaks the OpenAI API, on this computer "
+                                  "or another. A key, if it needs one, is kept in your system keyring."),
+                       self.server_form, server_save_row)
+
         self.model_form = ModelForm()
-        self.save_button = QPushButton("Save and start chatting")
+        self.save_button, self.status, save_row = _save_row()
         self.save_button.setDefault(True)
-        self.save_button.clicked.connect(lambda: spawn(self.save_form()))
-        self.status = note_label()
-        save_row = QHBoxLayout()
-        save_row.addWidget(self.status, 1)
-        save_row.addWidget(self.save_button, 0, Qt.AlignmentFlag.AlignTop)
+        self.save_button.clicked.connect(lambda: spawn(self.save_form(self.model_form, self.status)))
+        for form, note in ((self.server_form, self.server_status), (self.model_form, self.status)):
+            for edited in (form.api_base.textChanged, form.model.currentTextChanged, form.key.textChanged):
+                edited.connect(note.clear)  # "type the address first" must not outlive the typing
         cloud = _card(heading("Or a provider with an API key"),
                       note_label("OpenAI, Anthropic, OpenRouter, Gemini and many more. The key is kept in your "
                                  "system keyring."), self.model_form, save_row)
 
         column = QVBoxLayout()
         column.setSpacing(14)
-        for part in (title, intro, self.why, local, self.workspace_card, cloud):
+        for part in (title, intro, self.why, local, self.workspace_card, cloud, server):
             column.addWidget(part)
         column.addStretch(1)
         holder = QWidget()
@@ -116,6 +124,7 @@ class OnboardingPanel(QWidget):
         layout.addWidget(scroll)
 
         self.model_form.load(Config(model="openai/"))
+        self.server_form.load(Config(model="openai/"))
         self._show_workspace(existing_nanobot_workspace())
         self.scan()
         spawn(self._explain())
@@ -186,46 +195,59 @@ class OnboardingPanel(QWidget):
 
         await self._save(edit, self.local_status)
 
-    async def save_form(self) -> None:
-        form = self.model_form
+    async def save_form(self, form: ModelForm, status: QLabel) -> None:
+        """Save what `form` (the provider's or the custom server's) says, or say in `status` what is missing."""
         provider = form.key_provider()
-        if not form.model.currentText().strip():
-            set_note(self.status, "Choose or type a model first.", ERROR_COLOUR)
-            return
         if form.problem():
-            set_note(self.status, form.problem() or "", ERROR_COLOUR)
+            set_note(status, form.problem() or "", ERROR_COLOUR)
+            return
+        if not form.model.currentText().strip():
+            set_note(status, "Choose or type a model first.", ERROR_COLOUR)
             return
         if (catalog.needs_key(provider) and not form.api_base.text().strip() and not form.key.text().strip()
                 and not form.has_stored_key):
-            set_note(self.status, f"Paste your {provider} API key first.", ERROR_COLOUR)
+            set_note(status, f"Paste your {provider} API key first.", ERROR_COLOUR)
             return
 
         problem = await form.store_typed_key()  # first, so the first message already finds the key
         if problem:
-            set_note(self.status, problem, ERROR_COLOUR)
+            set_note(status, problem, ERROR_COLOUR)
             return
 
         def edit(config: Config) -> None:
             form.apply_to(config)
             self._edit_workspace(config)
 
-        await self._save(edit, self.status)
+        await self._save(edit, status)
 
     def _edit_workspace(self, config: Config) -> None:
         if self.workspace_card.isVisible() and self.workspace_choice.isChecked():
             config.workspace = str(self.workspace_choice.property("path"))
 
     async def _save(self, edit: Callable[[Config], None], status: QLabel) -> None:
-        self.save_button.setEnabled(False)
+        buttons = (self.save_button, self.server_save_button)
+        for button in buttons:
+            button.setEnabled(False)
         try:
             saved, message = await save_edited_config(self, self.bridge, edit)
         finally:
-            self.save_button.setEnabled(True)
+            for button in buttons:
+                button.setEnabled(True)
         if not saved:
             set_note(status, message, ERROR_COLOUR)
             return
         set_note(status, f"Ready: {self.bridge.settings.config.model} will answer.", OK_COLOUR)
         self.configured.emit()
+
+
+def _save_row() -> tuple[QPushButton, QLabel, QHBoxLayout]:
+    """A form's save button with the note that says what came of it."""
+    button = QPushButton("Save and start chatting")
+    status = note_label()
+    row = QHBoxLayout()
+    row.addWidget(status, 1)
+    row.addWidget(button, 0, Qt.AlignmentFlag.AlignTop)
+    return button, status, row
 
 
 def _card(*parts: QWidget | QHBoxLayout | QVBoxLayout) -> QFrame:

@@ -40,6 +40,7 @@ from desktop.kernel.taskset import spawn
 from desktop.ui.approvals.cards import ApprovalCards
 from desktop.ui.bridge import CoreBridge
 from desktop.ui.chat.model import CUT_OFF, fixed_in_settings
+from desktop.ui.chat.model_picker import ModelPicker
 from desktop.ui.markdown import MarkdownBrowser
 
 WIDTH = 680
@@ -110,6 +111,8 @@ class QuickPrompt(QWidget):
         top.setSpacing(8)
         top.addWidget(glyph)
         top.addWidget(self.input, 1)
+        self.model_picker = ModelPicker(bridge)  # the model of this quick chat
+        top.addWidget(self.model_picker)
         self.context = QLabel()  # continue the last quick chat, or start a new one
         self.context.setObjectName("context")
         self.context.setFont(_scaled(self.font(), 0.9))
@@ -345,6 +348,7 @@ class QuickPrompt(QWidget):
         self._busy = False
         self._reset()
         self.approvals.show_session(key)
+        self.model_picker.show_chat(key)
         if continuing:
             quick = channel_of(key) is Channel.QUICK
             what = "the last quick chat" if quick else f"“{html.escape(self.bridge.session_title(key))}”"

@@ -128,3 +128,29 @@ async def test_a_plain_first_run_gives_no_reason(qtbot: QtBot, bridge: CoreBridg
     panel = panel_for(qtbot, bridge)
     await until(lambda: "Looking for" not in panel.local_status.text(), message="the scan ended")
     assert panel.why.isHidden()
+
+
+async def test_a_custom_server_on_any_port_with_a_key_is_tested_and_used(qtbot: QtBot, bridge: CoreBridge,
+                                                                         fake: FakeOpenAI,
+                                                                         memory_keyring: MemoryKeyring,
+                                                                         closed_port: int, tmp_path: Path) -> None:
+    fake.require_key = "sk-proxy-key-7890"  # a LiteLLM proxy with a master key, on a port of its own
+    fake.models = ["test", "Qwen/Qwen2.5-7B-Instruct"]
+    panel = panel_for(qtbot, bridge, KnownServer("LM Studio", closed_port, "openai"))
+    form = panel.server_form
+    panel.server_save_button.click()
+    await until(lambda: "server's address" in panel.server_status.text())
+    qtbot.keyClicks(form.api_base, fake.base_url)
+    assert not panel.server_status.text()  # the note about the missing address went with the typing
+    qtbot.keyClicks(form.key, "sk-proxy-key-7890")
+    await until(lambda: form.model.findText("Qwen/Qwen2.5-7B-Instruct") >= 0, message="the server's models")
+    form.model.setCurrentText("test")
+    form.test_button.click()
+    await until(lambda: form.test_result.text().startswith("✓"), timeout=20)
+    panel.grab().save(str(tmp_path / "onboarding-custom-server.png"))
+    panel.server_save_button.click()
+    await until(lambda: bridge.core.config.model == "openai/test")
+    assert bridge.core.config.api_base == fake.base_url
+    assert memory_keyring.store[("nanobot-tray", "openai")] == "sk-proxy-key-7890"
+    assert "sk-proxy" not in bridge.core.settings.path.read_text(encoding="utf-8")
+    assert await answer(bridge, "hi") == "echo: hi"

@@ -360,7 +360,7 @@ class ChatWindow(QWidget):
 
     def _update_header(self) -> None:
         self.title.setText(self.sidebar.title_of(self.current_key) or NEW_TITLE)
-        self.model_picker.show_current()
+        self.model_picker.show_chat(self.current_key)
 
     def _update_onboarding(self) -> None:
         """Without a model the transcript area shows the onboarding panel (or a pointer to Settings)."""

@@ -19,6 +19,7 @@ from PySide6.QtWidgets import (
     QCheckBox,
     QDialog,
     QDialogButtonBox,
+    QFileDialog,
     QFormLayout,
     QFrame,
     QHBoxLayout,
@@ -32,6 +33,7 @@ from PySide6.QtWidgets import (
     QWidget,
 )
 
+from desktop.kernel.secrets import KeyringUnavailable
 from desktop.kernel.taskset import spawn
 from desktop.mcp.events import McpServerChanged
 from desktop.mcp.importer import Imported, NotAServerList
@@ -39,6 +41,7 @@ from desktop.mcp.manage import (
     McpStatus,
     claude_desktop_file,
     import_servers,
+    keep_secrets_in_keyring,
     probe_server,
     remove_server,
     save_server,
@@ -85,6 +88,10 @@ class McpServersPage(QWidget):
         self.import_button = QPushButton("Import from Claude Desktop")
         self.import_button.hide()  # until Claude Desktop's file is found
         self.import_button.clicked.connect(lambda: spawn(self.import_claude_desktop()))
+        self.import_file_button = QPushButton("Import from file…")
+        self.import_file_button.setToolTip('A JSON file with "mcpServers", as Claude Desktop, Cursor, VS Code '
+                                           "and most servers' READMEs write them")
+        self.import_file_button.clicked.connect(lambda: spawn(self.import_file()))
         self.message = note_label()
         self.message.hide()
         self.empty = note_label(EMPTY)
@@ -92,6 +99,7 @@ class McpServersPage(QWidget):
         buttons = QHBoxLayout()
         buttons.addWidget(self.add_button)
         buttons.addWidget(self.import_button)
+        buttons.addWidget(self.import_file_button)
         buttons.addStretch(1)
         holder = QWidget()
         self._list = QVBoxLayout(holder)
@@ -163,9 +171,22 @@ class McpServersPage(QWidget):
         if path is None:
             self.say("Claude Desktop's settings file is gone.", ERROR_COLOUR)
             return
+        await self.import_from(path)
+
+    async def import_file(self) -> None:
+        dialog = QFileDialog(self, "Import MCP servers", str(Path.home()), "MCP server lists (*.json);;All files (*)")
+        dialog.setFileMode(QFileDialog.FileMode.ExistingFile)
+        accepted = await run_dialog(dialog) == QDialog.DialogCode.Accepted
+        chosen = dialog.selectedFiles()
+        dialog.deleteLater()
+        if accepted and chosen:
+            await self.import_from(Path(chosen[0]))
+
+    async def import_from(self, path: Path) -> None:
+        """Add the servers a `{"mcpServers": ...}` file lists and say what came of it."""
         try:
             found = await import_servers(self.settings, path)
-        except (NotAServerList, SettingsError, OSError) as exc:
+        except (NotAServerList, SettingsError, OSError, KeyringUnavailable) as exc:
             self.say(f"Nothing imported: {exc}", ERROR_COLOUR)
             return
         self.say(import_summary(found), OK_COLOUR if found.added else None)
@@ -191,7 +212,7 @@ def import_summary(found: Imported) -> str:
         parts.append("Added " + ", ".join(found.added) + ".")
     if found.skipped:
         parts.append("Skipped " + "; ".join(f"{name} ({why})" for name, why in found.skipped.items()) + ".")
-    return " ".join(parts) or "Claude Desktop lists no servers."
+    return " ".join(parts) or "The file lists no servers."
 
 
 class ServerRow(QFrame):
@@ -283,8 +304,9 @@ class ServerRow(QFrame):
 
 
 class ServerDialog(QDialog):
-    """Name, and either a program with its arguments (stdio) or an address (URL). Settings this form does not
-    show (environment, headers, timeout, tool list, trust) are kept as they were."""
+    """Name, and either a program with its arguments and environment (stdio) or an address with its headers
+    (URL). A token, key or Authorization value typed here goes to the OS keyring; config.yaml gets
+    `keyring:NAME`. Settings this form does not show (timeout, tool list, trust) are kept as they were."""
 
     def __init__(self, page: McpServersPage, name: str | None, current: McpServerConfig | None,
                  taken: set[str]) -> None:
@@ -306,6 +328,8 @@ class ServerDialog(QDialog):
         self.command.setPlaceholderText("uvx mcp-server-time --local-timezone Europe/Berlin")
         self.url = QLineEdit(self.current.url or "")
         self.url.setPlaceholderText("https://example.com/mcp")
+        self.env = _pairs_editor(self.current.env, "=", "GITHUB_TOKEN=ghp_…\nLOG_LEVEL=info")
+        self.headers = _pairs_editor(self.current.headers, ": ", "Authorization: Bearer …")
         (self.address if self.current.url else self.program).setChecked(True)
         self.program.toggled.connect(self._kind_changed)
         self._kind_changed()
@@ -320,19 +344,25 @@ class ServerDialog(QDialog):
         form.setFieldGrowthPolicy(QFormLayout.FieldGrowthPolicy.AllNonFixedFieldsGrow)
         form.addRow("Name", self.name)
         form.addRow(self.program, self.command)
+        form.addRow("Environment", self.env)
         form.addRow(self.address, self.url)
+        form.addRow("Headers", self.headers)
         layout = QVBoxLayout(self)
         layout.addLayout(form)
         layout.addWidget(note_label("A program is started by the app and talks to it over stdin and stdout; "
                                     "write it as you would in a terminal. An address is a server that runs "
-                                    "elsewhere (streamable HTTP, or SSE when it ends in /sse)."))
+                                    "elsewhere (streamable HTTP, or SSE when it ends in /sse). One variable or "
+                                    "header per line; tokens, keys and Authorization go to your system keyring, "
+                                    "never to config.yaml."))
         layout.addWidget(self.problem)
         layout.addStretch(1)
         layout.addWidget(buttons)
 
     def _kind_changed(self) -> None:
         self.command.setEnabled(self.program.isChecked())
+        self.env.setEnabled(self.program.isChecked())
         self.url.setEnabled(not self.program.isChecked())
+        self.headers.setEnabled(not self.program.isChecked())
 
     def built(self) -> tuple[str, McpServerConfig] | str:
         """The name and server the form describes, or what is wrong with it."""
@@ -349,17 +379,21 @@ class ServerDialog(QDialog):
                 return f"The command cannot be read: {exc}."
             if not words:
                 return "Write the command that starts the server."
+            env = _pairs(self.env.toPlainText(), "=", "variable")
+            if isinstance(env, str):
+                return env
             same_kind = bool(kept.command)
-            server = dataclasses.replace(kept, command=words[0], args=words[1:], url=None, headers={},
-                                         env=kept.env if same_kind else {}, cwd=kept.cwd if same_kind else None,
-                                         transport=None)
+            server = dataclasses.replace(kept, command=words[0], args=words[1:], url=None, headers={}, env=env,
+                                         cwd=kept.cwd if same_kind else None, transport=None)
         else:
             url = self.url.text().strip()
             if not url.startswith(("http://", "https://")):
                 return "The address must start with http:// or https://."
+            headers = _pairs(self.headers.toPlainText(), ":", "header")
+            if isinstance(headers, str):
+                return headers
             same_kind = bool(kept.url)
-            server = dataclasses.replace(kept, url=url, command=None, args=[], env={}, cwd=None,
-                                         headers=kept.headers if same_kind else {},
+            server = dataclasses.replace(kept, url=url, command=None, args=[], env={}, cwd=None, headers=headers,
                                          transport=kept.transport if same_kind else None)
         return name, server
 
@@ -371,8 +405,9 @@ class ServerDialog(QDialog):
         name, server = made
         self.save_button.setEnabled(False)
         try:
+            server = await keep_secrets_in_keyring(name, server)
             await save_server(self.page.settings, name, server, replacing=self.original)
-        except (SettingsError, OSError) as exc:
+        except (SettingsError, OSError, KeyringUnavailable) as exc:
             self._show_problem(f"Not saved: {exc}")
             self.save_button.setEnabled(True)
             return
@@ -381,6 +416,26 @@ class ServerDialog(QDialog):
     def _show_problem(self, text: str) -> None:
         set_note(self.problem, text, ERROR_COLOUR)
         self.problem.show()
+
+
+def _pairs_editor(values: dict[str, str], separator: str, placeholder: str) -> QPlainTextEdit:
+    editor = QPlainTextEdit("\n".join(f"{k}{separator}{v}" for k, v in values.items()))
+    editor.setPlaceholderText(placeholder)
+    editor.setFixedHeight(editor.fontMetrics().lineSpacing() * 4 + 12)
+    return editor
+
+
+def _pairs(text: str, separator: str, what: str) -> dict[str, str] | str:
+    """`NAME<separator>value` lines as a mapping, or what is wrong with a line."""
+    pairs: dict[str, str] = {}
+    for number, line in enumerate(text.splitlines(), 1):
+        if not line.strip():
+            continue
+        name, found, value = line.partition(separator)
+        if not found or not name.strip():
+            return f"Line {number} of the {what}s is not NAME{separator.strip()}value: “{line.strip()}”."
+        pairs[name.strip()] = value.strip()
+    return pairs
 
 
 class LogDialog(QDialog):

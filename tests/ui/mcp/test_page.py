@@ -11,7 +11,7 @@ from typing import Any
 
 import pytest
 import yaml
-from PySide6.QtWidgets import QMessageBox, QWidget
+from PySide6.QtWidgets import QFileDialog, QLineEdit, QMessageBox, QWidget
 from pytestqt.qtbot import QtBot
 
 from desktop.mcp import McpServers
@@ -23,6 +23,7 @@ from desktop.ui.mcp.page import LogDialog, McpServersPage, ServerDialog
 from desktop.ui.settings import SettingsWindow
 from tests.conftest import write_config
 from tests.mcp.conftest import FAST, SERVER, http_server, remote_servers, stdio_server
+from tests.memkeyring import MemoryKeyring
 from tests.ui.conftest import until
 
 __all__ = ["http_server", "remote_servers"]  # the fixtures, used here too
@@ -175,3 +176,46 @@ async def test_import_from_claude_desktop(qtbot: QtBot, bridge: CoreBridge, home
     assert saved_servers(home_dir)["test"]["command"] == sys.executable  # never overwritten
     await until(lambda: "imported" in page.rows, message="imported server listed")
     await until(lambda: page.rows["imported"].state.text().startswith("Connected"), timeout=CONNECT)
+
+
+async def test_import_from_any_file_and_add_with_environment_and_headers_keeps_secrets_in_the_keyring(
+        qtbot: QtBot, bridge: CoreBridge, home_dir: Path, memory_keyring: MemoryKeyring, tmp_path: Path) -> None:
+    page = await opened(qtbot, bridge)
+    assert page.import_file_button.isVisible() and not page.import_button.isVisible()  # no Claude Desktop here
+    Path.home().mkdir(exist_ok=True)  # HOME is the test's own
+    listed = tmp_path / "cursor-mcp.json"
+    listed.write_text(json.dumps({"mcpServers": {"gh": {"command": sys.executable, "args": [SERVER],
+                                                        "env": {"GITHUB_TOKEN": "ghp_imported", "LOG": "info"}}}}),
+                      encoding="utf-8")
+    page.import_file_button.click()
+    await until(lambda: shown(page, QFileDialog), message="file dialog open")
+    chooser = shown(page, QFileDialog)
+    assert Path(chooser.directory().absolutePath()) == Path.home()
+    name_field = chooser.findChild(QLineEdit, "fileNameEdit")
+    name_field.setText(str(listed))  # what a person types or picks
+    chooser.accept()
+    await until(lambda: page.message.isVisible(), message="import reported")
+    assert page.message.text() == "Added gh."
+    await until(lambda: "gh" in page.rows, message="imported server listed")
+    assert saved_servers(home_dir)["gh"]["env"] == {"GITHUB_TOKEN": "keyring:mcp.gh.GITHUB_TOKEN", "LOG": "info"}
+    assert memory_keyring.store[("nanobot-tray", "mcp.gh.GITHUB_TOKEN")] == "ghp_imported"
+    await until(lambda: page.rows["gh"].state.text().startswith("Connected"), timeout=CONNECT)  # the key was found
+
+    page.add_button.click()
+    await until(lambda: shown(page, ServerDialog), message="form open")
+    form = shown(page, ServerDialog)
+    form.name.setText("remote")
+    form.address.setChecked(True)
+    form.url.setText("https://mcp.example.com/mcp")
+    form.headers.setPlainText("Authorization Bearer oops")
+    form.save_button.click()
+    await until(lambda: form.problem.isVisible())
+    assert "Line 1 of the headers" in form.problem.text()
+    form.headers.setPlainText("Authorization: Bearer sk-remote-1\nX-Region: eu")
+    form.grab().save(str(tmp_path / "mcp-add-dialog.png"))
+    form.save_button.click()
+    await until(lambda: "remote" in page.rows, message="added server listed")
+    saved = saved_servers(home_dir)["remote"]
+    assert saved["headers"] == {"Authorization": "keyring:mcp.remote.Authorization", "X-Region": "eu"}
+    assert memory_keyring.store[("nanobot-tray", "mcp.remote.Authorization")] == "Bearer sk-remote-1"
+    assert "sk-remote-1" not in (home_dir / "config.yaml").read_text(encoding="utf-8")

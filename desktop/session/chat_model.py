@@ -1,0 +1,38 @@
+"""Each chat's model. A model chosen in a chat (the picker in its header, `/model NAME`) is kept on the chat's
+metadata line, so it survives a restart and never changes another chat; a chat without one answers with
+the default model, `model` in config.yaml (set in Settings), and follows it when it changes."""
+
+from __future__ import annotations
+
+import asyncio
+
+from desktop.session.session import Session, SessionStore
+
+KEY = "model"
+
+
+def chosen_model(session: Session) -> str | None:
+    """The model picked for this chat, None when it uses the default."""
+    return str(session.metadata.get(KEY) or "") or None
+
+
+def chat_model(session: Session, default: str) -> str:
+    """The model that answers in this chat."""
+    return chosen_model(session) or default
+
+
+async def choose_model(store: SessionStore, session: Session, model: str) -> None:
+    """Keep `model` as this chat's model. A chat not yet saved gets it with its first message (its file
+    starts with the metadata line), so picking a model never makes an empty chat appear in the list. Raises
+    OSError when the chat's file cannot be written; the chat keeps the model it had."""
+    before = session.metadata.get(KEY)
+    session.metadata[KEY] = model
+    try:
+        if await asyncio.to_thread(store.path_for(session.key).exists):
+            await store.rewrite(session)
+    except OSError:
+        if before is None:
+            del session.metadata[KEY]
+        else:
+            session.metadata[KEY] = before
+        raise

@@ -1,0 +1,37 @@
+"""Each chat's model: `/model NAME` switches this chat only, is kept with the chat across a restart, never
+touches config.yaml, and a chat without a pick follows the default model."""
+
+from __future__ import annotations
+
+import yaml
+
+from desktop.core import Core
+from desktop.session.chat_model import chat_model, choose_model
+from desktop.session.session import SessionStore
+from tests.conftest import Conversation
+from tests.fakeserver import FakeOpenAI
+
+
+async def test_a_chat_model_answers_in_that_chat_only_and_survives_a_restart(core: Core, fake: FakeOpenAI) -> None:
+    picked, other = Conversation(core, chat_id="picked"), Conversation(core, chat_id="other")
+    reply = await picked.ask("/model openai/qwen3:8b")
+    assert "This chat now uses openai/qwen3:8b" in reply.content
+    await picked.ask("hello")
+    assert fake.requests[-1]["model"] == "qwen3:8b"
+    await other.ask("hello")
+    assert fake.requests[-1]["model"] == "test"
+    assert "(the default, set in Settings)" in (await other.ask("/model")).content
+    assert yaml.safe_load(core.settings.path.read_text(encoding="utf-8"))["model"] == "openai/test"
+
+    reread = await SessionStore(core.sessions.directory).load(picked.key)  # what the next start reads
+    assert chat_model(reread, "openai/test") == "openai/qwen3:8b"
+    assert (await picked.ask("/model")).content == "Model for this chat: openai/qwen3:8b"
+
+
+async def test_a_pick_in_a_chat_not_yet_saved_creates_no_file_and_comes_with_its_first_message(core: Core) -> None:
+    session = await core.sessions.load("desktop:fresh")
+    await choose_model(core.sessions, session, "openai/other")
+    assert not core.sessions.path_for("desktop:fresh").exists()  # no empty chat appears in the list
+    await core.sessions.append(session, {"role": "user", "content": "hi"})
+    reread = await SessionStore(core.sessions.directory).load("desktop:fresh")
+    assert chat_model(reread, "openai/test") == "openai/other"
