@@ -16,8 +16,10 @@ from typing import TYPE_CHECKING
 from desktop.cli.remote import Output, Terminal, add_standalone
 from desktop.kernel.bus import Event, TurnProgress
 from desktop.kernel.paths import home
+from desktop.kernel.secrets import KeyringUnavailable
 from desktop.mcp import McpServers
-from desktop.mcp.importer import NotAServerList, read_servers
+from desktop.mcp.importer import NotAServerList
+from desktop.mcp.manage import import_servers
 from desktop.mcp.probe import probed
 from desktop.mcp.settings import McpConfig, McpServerConfig
 from desktop.settings import Settings, SettingsError
@@ -118,18 +120,15 @@ def _summary(description: str | None) -> str:
 
 
 async def _import(settings: Settings, path: Path, out: Output) -> int:
+    """As the MCP page imports: tokens and keys go to the keyring, never to config.yaml."""
     try:
-        configured = set(settings.config.section(McpConfig).servers)
-        found = await asyncio.to_thread(read_servers, path.expanduser(), configured)
+        found = await import_servers(settings, path.expanduser())
     except NotAServerList as exc:
         out.err(f"error: {exc}")
         return 1
-    if found.added:
-        try:
-            await settings.update(lambda config: config.section(McpConfig).servers.update(found.added))
-        except (SettingsError, OSError) as exc:
-            out.err(f"error: nothing imported: {exc}")
-            return 1
+    except (SettingsError, OSError, KeyringUnavailable) as exc:
+        out.err(f"error: nothing imported: {exc}")
+        return 1
     for name, server in found.added.items():
         what = f"{server.command} {' '.join(server.args)}".strip() if server.command else server.url
         out.out(f"added {name}: {what}" + ("" if server.enabled else " (disabled, as in the file)"))

@@ -14,6 +14,7 @@ from pathlib import Path
 import pytest
 import yaml
 
+from tests.cli.in_process import run_main
 from tests.cli.test_cli import run_cli
 from tests.conftest import write_config
 from tests.mcp.conftest import SERVER
@@ -80,6 +81,17 @@ def test_import_adds_claude_desktop_servers_and_says_what_it_skipped(tmp_path: P
     bad.write_text('{"servers": {}}')
     refused = run_cli(tmp_path, "mcp", "import", str(bad))
     assert refused.returncode == 1 and '"mcpServers"' in refused.stderr
+
+
+def test_import_keeps_tokens_in_the_keyring(tmp_path: Path) -> None:
+    write_config(tmp_path)
+    claude = tmp_path / "claude_desktop_config.json"
+    claude.write_text(json.dumps({"mcpServers": {
+        "github": {"command": "npx", "args": ["-y", "github-mcp"], "env": {"GITHUB_TOKEN": "ghp_secret", "DEBUG": "1"}}}}))
+    result = run_main(tmp_path, "mcp", "import", str(claude))
+    assert result.returncode == 0, result.stderr
+    assert servers(tmp_path)["github"]["env"] == {"GITHUB_TOKEN": "keyring:mcp.github.GITHUB_TOKEN", "DEBUG": "1"}
+    assert "ghp_secret" not in (tmp_path / "config.yaml").read_text()
 
 
 def test_test_of_a_server_that_never_answers_says_so_and_fails(tmp_path: Path) -> None:
