@@ -25,6 +25,7 @@ from PySide6.QtGui import (
 )
 from PySide6.QtWidgets import QFrame, QHBoxLayout, QLabel, QLineEdit, QPushButton, QVBoxLayout, QWidget
 
+from desktop.conversation.transcript import CUT_OFF, fixed_in_settings
 from desktop.kernel.bus import (
     ReasoningDelta,
     Retrying,
@@ -39,7 +40,6 @@ from desktop.kernel.channels import Channel, channel_of, session_key
 from desktop.kernel.taskset import spawn
 from desktop.ui.approval_card import ApprovalCards
 from desktop.ui.bridge import CoreBridge
-from desktop.ui.chat.model import CUT_OFF, fixed_in_settings
 from desktop.ui.markdown import MarkdownBrowser
 
 WIDTH = 680

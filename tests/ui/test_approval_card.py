@@ -11,11 +11,11 @@ import yaml
 from PySide6.QtWidgets import QLabel
 from pytestqt.qtbot import QtBot
 
+from desktop.conversation.transcript import Kind
 from desktop.core import Core
 from desktop.ui.approval_card import ApprovalCard
 from desktop.ui.approval_rules import ApprovalRules
 from desktop.ui.bridge import CoreBridge
-from desktop.ui.chat.model import Kind
 from desktop.ui.chat.window import ChatWindow
 from desktop.ui.quick_prompt import QuickPrompt
 from desktop.ui.settings import SettingsWindow
