@@ -415,6 +415,39 @@ def rows_from_messages(messages: list[dict[str, Any]]) -> list[ChatRow]:
     return rows
 
 
+def rows_from_task_file(raw: str) -> list[ChatRow]:
+    """Rows for a background task's transcript (desktop/subagents/tasks.py writes it, one record a line): the task
+    as the chat gave it, then its steps as the chat shows a turn's, then how it ended. Pure Python, for a worker
+    thread; a line that is not JSON (a write cut short) is skipped."""
+    messages: list[dict[str, Any]] = []
+    end: dict[str, Any] | None = None
+    for line in raw.splitlines():
+        try:
+            record = json.loads(line)
+        except json.JSONDecodeError:
+            continue
+        if not isinstance(record, dict):
+            continue
+        if record.get("_type") == "task":
+            messages.append({"role": "user", "content": str(record.get("task", ""))})
+        elif record.get("_type") == "end":
+            end = record
+        elif record.get("role") in ("assistant", "tool"):  # not the system prompt, nor the task as the model got it
+            messages.append(record)
+    rows = rows_from_messages(messages)
+    said = next((r.text for r in reversed(rows) if r.kind is Kind.ASSISTANT), None)
+    if end is None:
+        return [*rows, ChatRow(Kind.NOTICE, "The transcript ends here: the task did not finish.")]
+    status, result = str(end.get("status", "")), str(end.get("result", ""))
+    if status == "done" and result and result != said:  # the report, when not the last thing it said
+        rows.append(ChatRow(Kind.ASSISTANT, result))
+    if status == "done":
+        return [*rows, ChatRow(Kind.NOTICE, "Done.")]
+    if status == "failed":
+        return [*rows, ChatRow(Kind.NOTICE, f"Failed: {result}")]
+    return [*rows, ChatRow(Kind.NOTICE, result or status.capitalize())]  # cancelled: its result says how
+
+
 def _headline(text: str) -> str:
     """A background result or due reminder as a quiet line: its first line, e.g. 'Background task “X” finished'."""
     first = text.strip().splitlines()[0] if text.strip() else ""

@@ -6,7 +6,14 @@ from __future__ import annotations
 
 from typing import Any
 
-from desktop.conversation.transcript import CUT_OFF, INTERRUPTED, Kind, Transcript, rows_from_messages
+from desktop.conversation.transcript import (
+    CUT_OFF,
+    INTERRUPTED,
+    Kind,
+    Transcript,
+    rows_from_messages,
+    rows_from_task_file,
+)
 from desktop.core import Core
 from desktop.kernel.bus import TextDelta, ToolStarted
 from tests.conftest import Conversation, session_lines
@@ -96,3 +103,31 @@ async def test_a_cut_off_answer_live_is_the_same_chat_reloaded(core: Core, chat:
     assert transcript.rows[1].cut_off and transcript.rows[1].text.startswith("Once upon a tim")
     assert CUT_OFF not in transcript.rows[1].text  # the mark is drawn under it, not part of the answer
     assert shown(transcript.rows) == reloaded(core, chat)
+
+
+def test_a_background_tasks_file_reads_as_the_chat_shows_a_turn_and_survives_a_cut_line() -> None:
+    raw = "\n".join([
+        '{"_type": "task", "id": "ab12cd", "label": "Disk use", "task": "how full is the disk?", "origin": "cli:x"}',
+        '{"role": "system", "content": "# Background task ..."}',
+        '{"role": "user", "content": "[runtime]\\n\\nhow full is the disk?"}',
+        '{"role": "assistant", "content": "", "tool_calls": [{"id": "c1", "type": "function", '
+        '"function": {"name": "exec", "arguments": "{\\"command\\": \\"df -h\\"}"}}]}',
+        '{"role": "tool", "tool_call_id": "c1", "name": "exec", "content": "/dev/sda1  40%", "ok": true}',
+        '{"role": "assistant", "content": "## Report\\n\\nThe disk is 40% full."}',
+        '{"_type": "end", "status": "done", "result": "## Report\\n\\nThe disk is 40% full."}',
+        '{"role": "assistant", "content": "cut sho',  # a write the app did not finish
+    ])
+    rows = rows_from_task_file(raw)
+    assert [(r.kind, r.text) for r in rows] == [
+        (Kind.USER, "how full is the disk?"), (Kind.TOOL, ""), (Kind.ASSISTANT, "## Report\n\nThe disk is 40% full."),
+        (Kind.NOTICE, "Done.")]
+    tool = rows[1].tool
+    assert tool is not None and (tool.name, tool.arguments, tool.result, tool.ok) == (
+        "exec", {"command": "df -h"}, "/dev/sda1  40%", True)
+
+
+def test_a_background_task_that_failed_or_never_ended_says_so() -> None:
+    task = '{"_type": "task", "label": "X", "task": "look"}'
+    failed = rows_from_task_file(f'{task}\n{{"_type": "end", "status": "failed", "result": "the model could not be reached"}}')
+    assert [(r.kind, r.text) for r in failed][-1] == (Kind.NOTICE, "Failed: the model could not be reached")
+    assert rows_from_task_file(task)[-1].text == "The transcript ends here: the task did not finish."
