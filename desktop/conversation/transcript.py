@@ -276,6 +276,7 @@ class Transcript:
                 self.touch(self._text_row)
         if event.stopped:
             self.stopped = True
+            self._drop_call_reasoning()
             if self._text_row is not None:
                 self._text_row.stopped = True
                 self.touch(self._text_row)
@@ -296,11 +297,15 @@ class Transcript:
         self.set_busy(False)
 
     def _keep_cut_off(self) -> None:
-        """A failed call's half-streamed answer stays, marked cut off (the session keeps it so, for a reload);
-        its reasoning goes, as the session keeps none of it, so the chat looks the same live as after a reload."""
+        """A failed call's half-streamed answer stays, marked cut off (the session keeps it so, for a reload)."""
         if self._text_row is not None:
             self._text_row.cut_off = True
             self.touch(self._text_row)
+        self._drop_call_reasoning()
+
+    def _drop_call_reasoning(self) -> None:
+        """A failed or stopped call's reasoning goes, as the session keeps none of it, so the chat looks the same
+        live as after a reload."""
         unfinished, self._call_reasoning, self._reasoning_row = self._call_reasoning, None, None
         if unfinished is not None:
             self.changes.resetting()  # rare, and views then measure the rows afresh, as after Retry

@@ -79,7 +79,8 @@ async def test_a_stopped_tool_live_is_the_same_chat_reloaded(core: Core, chat: C
 
 async def test_an_answer_stopped_midway_live_is_the_same_chat_reloaded(core: Core, chat: Conversation,
                                                                       fake: FakeOpenAI) -> None:
-    fake.add({"content": "The first part, then a long pause.", "chunk": 15, "hang": 30})
+    fake.add({"reasoning": "Short.", "content": "The first part, then a long pause.", "chunk": 15,
+              "pace": 5})
     await chat.send("tell me")
     await chat.first(TextDelta)
     await core.loop.stop(chat.key)

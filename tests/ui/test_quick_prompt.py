@@ -127,6 +127,21 @@ async def test_stop_ends_a_long_answer_and_copy_takes_it_as_markdown(qtbot: QtBo
     assert prompt.status.text() == "Copied"
 
 
+async def test_a_tool_call_shows_in_the_status_line_until_stop(qtbot: QtBot, bridge: CoreBridge,
+                                                             fake: FakeOpenAI) -> None:
+    fake.add({"content": "Let me look.", "tool_calls": [{"name": "exec", "arguments": {"command": "sleep 30.75"}}]})
+    prompt = QuickPrompt(bridge)
+    qtbot.addWidget(prompt)
+    prompt.popup()
+    qtbot.keyClicks(prompt.input, "What is slow?")
+    qtbot.keyClick(prompt.input, Qt.Key.Key_Return)
+    await until(lambda: prompt.status.text() == "Using exec…", message="the tool call")
+    assert prompt.answer.toPlainText() == "Let me look." and not prompt.stop_button.isHidden()
+    qtbot.keyClick(prompt.input, Qt.Key.Key_Escape)
+    await until(lambda: prompt.status.text() == "Stopped", message="the stop")
+    assert prompt.answer.toPlainText() == "Let me look." and prompt.isVisible()
+
+
 async def test_each_popup_is_a_new_quick_chat_unless_the_last_one_is_continued(
         qtbot: QtBot, bridge: CoreBridge, fake: FakeOpenAI) -> None:
     prompt = QuickPrompt(bridge)
