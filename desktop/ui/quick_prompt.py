@@ -306,6 +306,7 @@ class QuickPrompt(QWidget):
     def _on_event(self, event: Event) -> None:
         if getattr(event, "session_key", None) != self.session_key:
             return
+        was_busy = self._busy
         self.turn.apply(event)
         answer = self.turn.last_answer()
         failed = self.turn.rows[-1] if self.turn.rows and self.turn.rows[-1].kind is Kind.ERROR else None
@@ -314,6 +315,8 @@ class QuickPrompt(QWidget):
             self._show_answer(answer.text)
         if self._busy:
             self._set_status(activity(self.turn))
+        elif not was_busy:  # the status line keeps what it says ("Copied") until a turn runs
+            return
         elif failed is not None:
             self._failed = self.question.text()
             if answer is not None and answer.cut_off:  # what was read so far stays, marked as not whole, as in the chat
