@@ -78,8 +78,8 @@ class Runner:
             return TurnResult(await self._limit_summary(messages, record, key))
         except asyncio.CancelledError:
             if open_calls:
-                for call in open_calls:
-                    await record(tool_message(call, INTERRUPTED))
+                for call in open_calls:  # marked so a reload shows them failed and the turn stopped, as live
+                    await record({**tool_message(call, INTERRUPTED), "ok": False, "stopped": True})
             elif partial:
                 await record({"role": "assistant", "content": "".join(partial), "stopped": True})
             raise

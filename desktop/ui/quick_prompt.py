@@ -25,21 +25,12 @@ from PySide6.QtGui import (
 )
 from PySide6.QtWidgets import QFrame, QHBoxLayout, QLabel, QLineEdit, QPushButton, QVBoxLayout, QWidget
 
-from desktop.kernel.bus import (
-    ReasoningDelta,
-    Retrying,
-    TextDelta,
-    ToolStarted,
-    TurnError,
-    TurnFinished,
-    TurnProgress,
-    TurnStarted,
-)
+from desktop.conversation.transcript import CUT_OFF, Kind, Transcript
+from desktop.kernel.bus import Event
 from desktop.kernel.channels import Channel, channel_of, session_key
 from desktop.kernel.taskset import spawn
 from desktop.ui.approvals.cards import ApprovalCards
 from desktop.ui.bridge import CoreBridge
-from desktop.ui.chat.model import CUT_OFF, fixed_in_settings
 from desktop.ui.chat.model_picker import ModelPicker
 from desktop.ui.markdown import MarkdownBrowser
 
@@ -85,8 +76,8 @@ class QuickPrompt(QWidget):
         self.session_key = new_quick_key()
         self._last_quick = ""  # the quick chat asked in last, offered to continue
         self._continuing = False
-        self._busy = False
-        self._streamed = ""
+        self.turn = Transcript()  # the rows of the answer shown, from this chat's events
+        self._streamed = ""  # the answer as shown (Markdown)
         self._failed = ""  # the question of the turn that just failed, asked again by Retry
         self.setObjectName("QuickPrompt")
         self.setWindowTitle("Quick prompt")
@@ -263,8 +254,13 @@ class QuickPrompt(QWidget):
         self.bridge.send(self.session_key, question, redo=True)
         self.input.setFocus()
 
+    @property
+    def _busy(self) -> bool:
+        return self.turn.busy
+
     def _begin_answer(self) -> None:
-        self._busy = True
+        self.turn = Transcript()
+        self.turn.busy = True  # from the send on, though the turn's start is yet to be heard
         self._streamed = ""
         self.answer.clear()
         self.answer.hide()
@@ -310,42 +306,33 @@ class QuickPrompt(QWidget):
         else:
             super().keyPressEvent(event)
 
-    def _on_event(self, event: object) -> None:
+    def _on_event(self, event: Event) -> None:
         if getattr(event, "session_key", None) != self.session_key:
             return
-        if isinstance(event, TurnStarted):
-            self._busy = True
-            self._set_status("Thinking…")
-        elif isinstance(event, TextDelta):
-            self._streamed += event.text
-            self._show_answer(self._streamed)
-            self._set_status("Answering…")
-        elif isinstance(event, ReasoningDelta) and not self._streamed:
-            self._set_status("Reasoning…")
-        elif isinstance(event, ToolStarted):
-            self._set_status(f"Using {event.label or event.name}…")
-        elif isinstance(event, Retrying):
-            self._set_status(f"Retrying ({event.attempt} of {event.attempts})…")
-        elif isinstance(event, TurnProgress):
-            self._set_status(event.text)
-        elif isinstance(event, TurnFinished):
-            self._busy = False
-            if event.content:
-                self._streamed = event.content
-                self._show_answer(event.content)
-            self._set_status("Stopped" if event.stopped else "Done")
-        elif isinstance(event, TurnError):
-            self._busy = False
+        was_busy = self._busy
+        self.turn.apply(event)
+        answer = self.turn.last_answer()
+        failed = self.turn.rows[-1] if self.turn.rows and self.turn.rows[-1].kind is Kind.ERROR else None
+        if answer is not None and answer.text != self._streamed:
+            self._streamed = answer.text
+            self._show_answer(answer.text)
+        if self._busy:
+            self._set_status(activity(self.turn))
+        elif not was_busy:  # the status line keeps what it says ("Copied") until a turn runs
+            return
+        elif failed is not None:
             self._failed = self.question.text()
-            if self._streamed:  # what was read so far stays, marked as not whole, as in the chat
-                self._show_answer(f"{self._streamed}\n\n*{CUT_OFF}*")
-            self._set_status(event.message, error=True, fix_in_settings=fixed_in_settings(event.kind))
+            if answer is not None and answer.cut_off:  # what was read so far stays, marked as not whole, as in the chat
+                self._show_answer(f"{answer.text}\n\n*{CUT_OFF}*")
+            self._set_status(failed.text, error=True, fix_in_settings=failed.fix_in_settings)
+        else:
+            self._set_status("Stopped" if self.turn.stopped else "Done")
 
     # ----- look
     def _start(self, key: str, continuing: bool) -> None:
         self.session_key = key
         self._continuing = continuing
-        self._busy = False
+        self.turn = Transcript()
         self._reset()
         self.approvals.show_session(key)
         self.model_picker.show_chat(key)
@@ -428,6 +415,20 @@ class QuickPrompt(QWidget):
         self._fit()
         area = self._screen_rect()
         self.move(QPoint(area.center().x() - self.width() // 2, area.top() + int(area.height() * 0.22) - self._shadow))
+
+
+def activity(turn: Transcript) -> str:
+    """What the running turn does now, for the status line: the rows it has added so far say it."""
+    last = turn.rows[-1] if turn.rows else None
+    if turn.progress:
+        return turn.progress
+    if last is not None and last.kind is Kind.ASSISTANT:
+        return "Answering…"
+    if last is not None and last.kind is Kind.REASONING:
+        return "Reasoning…"
+    if last is not None and last.tool is not None:
+        return f"Using {last.tool.title}…"
+    return "Thinking…"
 
 
 def composited() -> bool:

@@ -17,6 +17,7 @@ from PySide6.QtGui import QAction
 from PySide6.QtTest import QTest
 from PySide6.QtWidgets import QApplication, QMessageBox, QSystemTrayIcon, QWidget
 
+from desktop.conversation.transcript import Kind
 from desktop.kernel.bus import TurnFinished
 from desktop.kernel.notices import Notice, OpenChat, OpenMemoryChange, Target
 from desktop.kernel.paths import home
@@ -24,7 +25,6 @@ from desktop.memory import Memory
 from desktop.shell_state import load_state, state_path
 from desktop.ui import app as app_module
 from desktop.ui.app import Shell
-from desktop.ui.chat.model import Kind
 from desktop.ui.hotkey import HotkeyStatus
 from desktop.ui.icons import TrayState
 from desktop.ui.notifier import GROUP_SECONDS

@@ -11,10 +11,10 @@ from PySide6.QtGui import QColor, QGuiApplication, QPalette
 from PySide6.QtWidgets import QApplication
 from pytestqt.qtbot import QtBot
 
+from desktop.conversation.transcript import CUT_OFF
 from desktop.kernel.bus import TextDelta
 from desktop.providers.litellm_env import litellm
 from desktop.ui.bridge import CoreBridge
-from desktop.ui.chat.model import CUT_OFF
 from desktop.ui.quick_prompt import SHADOW, WIDTH, QuickPrompt
 from tests.fakeserver import FakeOpenAI
 from tests.ui.conftest import until
@@ -125,6 +125,21 @@ async def test_stop_ends_a_long_answer_and_copy_takes_it_as_markdown(qtbot: QtBo
     copied = QGuiApplication.clipboard().text()
     assert copied.startswith("The first part") and "pause" not in copied  # what came before the stop
     assert prompt.status.text() == "Copied"
+
+
+async def test_a_tool_call_shows_in_the_status_line_until_stop(qtbot: QtBot, bridge: CoreBridge,
+                                                             fake: FakeOpenAI) -> None:
+    fake.add({"content": "Let me look.", "tool_calls": [{"name": "exec", "arguments": {"command": "sleep 30.75"}}]})
+    prompt = QuickPrompt(bridge)
+    qtbot.addWidget(prompt)
+    prompt.popup()
+    qtbot.keyClicks(prompt.input, "What is slow?")
+    qtbot.keyClick(prompt.input, Qt.Key.Key_Return)
+    await until(lambda: prompt.status.text() == "Using exec…", message="the tool call")
+    assert prompt.answer.toPlainText() == "Let me look." and not prompt.stop_button.isHidden()
+    qtbot.keyClick(prompt.input, Qt.Key.Key_Escape)
+    await until(lambda: prompt.status.text() == "Stopped", message="the stop")
+    assert prompt.answer.toPlainText() == "Let me look." and prompt.isVisible()
 
 
 async def test_each_popup_is_a_new_quick_chat_unless_the_last_one_is_continued(

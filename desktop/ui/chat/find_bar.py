@@ -11,7 +11,8 @@ from PySide6.QtCore import QEvent, QObject, Qt, QTimer, Signal
 from PySide6.QtGui import QAbstractTextDocumentLayout, QColor, QKeyEvent, QTextCharFormat, QTextCursor
 from PySide6.QtWidgets import QHBoxLayout, QLabel, QLineEdit, QToolButton, QWidget
 
-from desktop.ui.chat.model import ChatRow, Kind, TranscriptModel
+from desktop.conversation.transcript import ChatRow, Kind
+from desktop.ui.chat.model import TranscriptModel
 from desktop.ui.chat.render import RowLayout
 from desktop.ui.chat.view import MessageView
 

@@ -21,7 +21,7 @@ from PySide6.QtGui import (
     QTextDocument,
 )
 
-from desktop.ui.chat.model import CUT_OFF, ChatRow, Kind, format_arguments, tool_summary
+from desktop.conversation.transcript import CUT_OFF, ChatRow, Kind, format_arguments, tool_summary
 from desktop.ui.markdown import (
     Code,
     Prose,

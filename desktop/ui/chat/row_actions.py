@@ -6,7 +6,7 @@ from __future__ import annotations
 from PySide6.QtCore import QPoint, QRectF, Signal, SignalInstance
 from PySide6.QtWidgets import QFrame, QHBoxLayout, QToolButton, QWidget
 
-from desktop.ui.chat.model import ChatRow, Kind
+from desktop.conversation.transcript import ChatRow, Kind
 
 STYLE = """
 #rowActions { background: palette(base); border: 1px solid palette(midlight); border-radius: 6px; }

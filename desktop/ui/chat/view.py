@@ -41,7 +41,8 @@ from PySide6.QtGui import (
 )
 from PySide6.QtWidgets import QAbstractScrollArea, QMenu, QWidget
 
-from desktop.ui.chat.model import ChatRow, Kind, TranscriptModel, format_arguments
+from desktop.conversation.transcript import ChatRow, Kind, format_arguments
+from desktop.ui.chat.model import TranscriptModel
 from desktop.ui.chat.render import PaintState, RowLayout, RowRenderer
 from desktop.ui.chat.row_actions import RowActions
 from desktop.ui.chat.selection import TextSelector

@@ -33,13 +33,14 @@ from PySide6.QtWidgets import (
 )
 
 from desktop.agent.commands import STOP
+from desktop.conversation.transcript import ChatRow, rows_from_messages
 from desktop.kernel.bus import ChatSetAside, Event, TurnError, TurnFinished, TurnStarted
 from desktop.kernel.channels import Channel, channel_of, session_key
 from desktop.kernel.taskset import spawn
 from desktop.ui.bridge import CoreBridge
 from desktop.ui.chat.composer import Composer
 from desktop.ui.chat.find_bar import FindBar
-from desktop.ui.chat.model import ChatRow, TranscriptModel, rows_from_messages
+from desktop.ui.chat.model import TranscriptModel
 from desktop.ui.chat.model_picker import ModelPicker
 from desktop.ui.chat.panel import ChatPanel
 from desktop.ui.chat.search_all import SearchAll

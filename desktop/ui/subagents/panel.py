@@ -9,6 +9,7 @@ import time
 from collections.abc import Callable
 
 from PySide6.QtCore import Qt, QTimer
+from PySide6.QtGui import QTextDocument
 from PySide6.QtWidgets import QHBoxLayout, QLabel, QToolButton, QVBoxLayout, QWidget
 
 from desktop.kernel.bus import ChatSetAside, Event
@@ -77,11 +78,11 @@ class TaskRow(QWidget):
         elif task.status == "cancelled":  # its result says how: "Cancelled." or "Cancelled before it started."
             detail = task.result or "Cancelled."
         else:
-            first = task.result.strip().splitlines()[0] if task.result.strip() else ""
-            detail = f"{_ENDED.get(task.status, task.status)}: {first}" if first else _ENDED.get(task.status, "")
+            said = readable(task.result)
+            detail = f"{_ENDED.get(task.status, task.status)}: {said}" if said else _ENDED.get(task.status, "")
         self.detail.setProperty("outcome", task.status)
         self.detail.setText(detail[:DETAIL_CHARS] + ("…" if len(detail) > DETAIL_CHARS else ""))
-        self.detail.setToolTip(task.result if not task.active else "")
+        self.detail.setToolTip(_plain(task.result) if not task.active else "")
         self.detail.style().polish(self.detail)
         self.tick(time.time())
 
@@ -136,7 +137,7 @@ class TasksPanel(ChatPanel):
     def open_transcript(self, task: TaskSnapshot) -> None:
         dialog = self._dialogs.get(task.id)
         if dialog is None:
-            dialog = self._dialogs[task.id] = TranscriptDialog(task.label, self.window())
+            dialog = self._dialogs[task.id] = TranscriptDialog(task, self.window())
             dialog.finished.connect(lambda _result, i=task.id: self._dialogs.pop(i, None))
             spawn(dialog.load(self.tasks.transcript(task.id)))
         dialog.show()
@@ -188,6 +189,31 @@ def _button(text: str, tip: str, clicked: Callable[[], None]) -> QToolButton:
     button.setAutoRaise(True)
     button.clicked.connect(clicked)
     return button
+
+
+def readable(markdown: str) -> str:
+    """A report's words on one line, its Markdown rendered (no `##` or `**`): its headings dropped when it says
+    more than them, its list items marked."""
+    doc = QTextDocument()
+    doc.setMarkdown(markdown)
+    said: list[str] = []
+    headings: list[str] = []
+    block = doc.begin()
+    while block.isValid():
+        text = " ".join(block.text().split())
+        if text and block.blockFormat().headingLevel():
+            headings.append(text)
+        elif text:
+            said.append(f"• {text}" if block.textList() is not None else text)
+        block = block.next()
+    return " ".join(said or headings)
+
+
+def _plain(markdown: str) -> str:
+    """The whole report as plain text, for a tooltip (rich text there could load what it names)."""
+    doc = QTextDocument()
+    doc.setMarkdown(markdown)
+    return doc.toPlainText()
 
 
 def _clock(seconds: float) -> str:

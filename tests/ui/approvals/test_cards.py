@@ -12,11 +12,11 @@ from PySide6.QtWidgets import QLabel
 from pytestqt.qtbot import QtBot
 
 from desktop.approvals.settings import ApprovalsConfig
+from desktop.conversation.transcript import Kind
 from desktop.core import Core
 from desktop.ui.approvals.cards import ApprovalCard, ApprovalCards
 from desktop.ui.approvals.rules import ApprovalRules
 from desktop.ui.bridge import CoreBridge
-from desktop.ui.chat.model import Kind
 from desktop.ui.chat.window import ChatWindow
 from desktop.ui.quick_prompt import QuickPrompt
 from desktop.ui.settings import SettingsWindow

@@ -6,10 +6,10 @@ from typing import Any
 
 import pytest
 
+from desktop.conversation.transcript import Kind, rows_from_messages
 from desktop.mcp import McpServers
 from desktop.mcp.manage import status_of
 from desktop.ui.bridge import CoreBridge
-from desktop.ui.chat.model import Kind, rows_from_messages
 from desktop.ui.chat.window import ChatWindow
 from tests.conftest import write_config
 from tests.fakeserver import FakeOpenAI

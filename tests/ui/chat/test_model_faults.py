@@ -10,8 +10,8 @@ from typing import Any
 
 import pytest
 
+from desktop.conversation.transcript import CUT_OFF, Kind, rows_from_messages
 from desktop.ui.bridge import CoreBridge
-from desktop.ui.chat.model import CUT_OFF, Kind, rows_from_messages
 from desktop.ui.chat.window import ChatWindow
 from tests.fakeserver import FakeOpenAI
 from tests.ui.chat.test_window import TURN, click, kinds, model_of, saved_messages, type_and_send

@@ -9,8 +9,8 @@ from PySide6.QtCore import QEvent, QPointF, Qt
 from PySide6.QtGui import QGuiApplication, QMouseEvent
 from PySide6.QtWidgets import QApplication
 
+from desktop.conversation.transcript import Kind
 from desktop.ui.bridge import CoreBridge
-from desktop.ui.chat.model import Kind
 from desktop.ui.chat.window import ChatWindow
 from tests.fakeserver import FakeOpenAI, last_user_text
 from tests.ui.chat.test_window import TURN, kinds, model_of, saved_messages, type_and_send

@@ -12,6 +12,7 @@ from PySide6.QtCore import QMimeData, QPoint, QPointF, Qt, QUrl
 from PySide6.QtGui import QDragEnterEvent, QDropEvent, QGuiApplication
 from PySide6.QtWidgets import QApplication, QLineEdit, QMessageBox
 
+from desktop.conversation.transcript import ChatRow, Kind, rows_from_messages
 from desktop.kernel.bus import MessageKind, TurnFinished, TurnStarted
 from desktop.mcp import McpServers
 from desktop.mcp.settings import McpConfig, McpServerConfig
@@ -19,7 +20,7 @@ from desktop.reminders import Reminders
 from desktop.scheduler.schedules import At
 from desktop.session.session import Session
 from desktop.ui.bridge import CoreBridge
-from desktop.ui.chat.model import ChatRow, Kind, TranscriptModel, rows_from_messages
+from desktop.ui.chat.model import TranscriptModel
 from desktop.ui.chat.window import ChatWindow
 from tests.fakeserver import FakeOpenAI, last_user_text
 from tests.ui.conftest import until

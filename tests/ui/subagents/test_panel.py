@@ -7,11 +7,12 @@ from typing import Any
 
 from PySide6.QtCore import Qt
 
+from desktop.conversation.transcript import Kind
 from desktop.subagents import Subagents
 from desktop.ui.bridge import CoreBridge
 from desktop.ui.chat.window import ChatWindow
-from desktop.ui.subagents.panel import TaskRow, TasksPanel
-from desktop.ui.subagents.transcript import TranscriptDialog, readable
+from desktop.ui.subagents.panel import TaskRow, TasksPanel, readable
+from desktop.ui.subagents.transcript import TranscriptDialog
 from tests.fakeserver import FakeOpenAI, Step, last_user_text
 from tests.ui.conftest import until
 
@@ -75,9 +76,10 @@ async def test_the_panel_shows_steps_cancels_and_opens_the_transcript(
     qtbot.mouseClick(done.open_button, Qt.MouseButton.LeftButton)
     dialog = window.findChild(TranscriptDialog)
     assert dialog is not None and dialog.isVisible() and dialog.windowTitle() == "Background task: Quick look"
-    await until(lambda: "Ended: done" in dialog.text.toPlainText())
-    shown = dialog.text.toPlainText()
-    assert shown.startswith("Task “Quick look”\nlook at the notes") and "Found 3 notes in the workspace." in shown
+    await until(lambda: dialog.model.loaded)
+    assert [(r.kind, r.text) for r in dialog.model.rows] == [  # drawn by the chat's own view
+        (Kind.USER, "look at the notes"), (Kind.ASSISTANT, "Found 3 notes in the workspace."), (Kind.NOTICE, "Done.")]
+    assert dialog.view.model() is dialog.model
     dialog.close()
 
 
@@ -96,19 +98,7 @@ async def test_the_panel_follows_the_open_chat(window: ChatWindow, bridge: CoreB
     assert set(rows(window)) == {"Quick look"}  # hidden here; /tasks still lists it
 
 
-def test_the_transcript_reads_as_steps_and_survives_a_cut_line() -> None:
-    raw = "\n".join([
-        '{"_type": "task", "id": "ab12cd", "label": "Disk use", "task": "how full is the disk?", "origin": "cli:x"}',
-        '{"role": "system", "content": "# Background task ..."}',
-        '{"role": "assistant", "content": "", "tool_calls": [{"id": "c1", "type": "function", '
-        '"function": {"name": "exec", "arguments": "{\\"command\\": \\"df -h\\"}"}}]}',
-        '{"role": "tool", "tool_call_id": "c1", "name": "exec", "content": "/dev/sda1  40%"}',
-        '{"role": "assistant", "content": "The disk is 40% full."}',
-        '{"_type": "end", "status": "done", "result": "The disk is 40% full."}',
-        '{"role": "assistant", "content": "cut sho',  # a write the app did not finish
-    ])
-    assert readable(raw) == ("Task “Disk use”\nhow full is the disk?\n\n"
-                             "── Runs exec\n{\n  \"command\": \"df -h\"\n}\n\n"
-                             "── Result of exec\n/dev/sda1  40%\n\n"
-                             "── Assistant\nThe disk is 40% full.\n\n"
-                             "── Ended: done")
+def test_an_outcome_line_shows_the_reports_words_not_its_markdown() -> None:
+    assert readable("## Report\n\nThe disk is **40%** full:\n\n- used: 40G\n- free: `60G`") == (
+        "The disk is 40% full: • used: 40G • free: 60G")
+    assert readable("## Nothing found") == "Nothing found"  # a heading alone is what it says
