@@ -185,9 +185,11 @@ async def _probe_async(argv: list[str] | None) -> SandboxMode:
             proc.kill()
         await proc.wait()
         return NO_ANSWER
-    except asyncio.CancelledError:  # the first command was stopped mid-probe: the probe goes with it
-        with contextlib.suppress(ProcessLookupError):
+    except asyncio.CancelledError:  # the first command was stopped mid-probe: the probe goes with it, reaped
+        with contextlib.suppress(ProcessLookupError):  # before the stop returns (else it outlives its caller)
             proc.kill()
+        with contextlib.suppress(TimeoutError):
+            await asyncio.wait_for(proc.wait(), _PROBE_TIMEOUT)
         raise
     return _judge(proc.returncode or 0, err.decode("utf-8", "replace"))
 
