@@ -104,7 +104,8 @@ class Approvals:
                                   always, timeout, asyncio.get_running_loop().time() + timeout, ctx.kind)
         ctx.publish(ToolAwaiting(ctx.session_key, ctx.call_id, True))  # the chat says so instead of "running"
         try:
-            answer = await asyncio.wait_for(self.asker(request), timeout)
+            async with asyncio.timeout(timeout):
+                answer = await self.asker(request)
         except TimeoutError:
             raise ToolError(f"{tool.name} was not approved: nobody answered within {duration(timeout)}, "
                             "so it was denied") from None

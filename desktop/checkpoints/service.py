@@ -120,8 +120,9 @@ class Checkpoints:
 
     async def settled(self) -> None:
         """Wait until every look asked for is done (a tool gate): what a tool changes is after them."""
-        try:
-            await asyncio.wait_for(self._settled.wait(), SETTLE_WITHIN)
+        try:  # not wait_for: on Python 3.11 it swallows a Stop that lands as the look ends, and the tool runs
+            async with asyncio.timeout(SETTLE_WITHIN):
+                await self._settled.wait()
         except TimeoutError:
             log.warning("the workspace look took over %g s; a tool runs before it is done, so what it changes "
                         "may not all be undoable", SETTLE_WITHIN)

@@ -126,7 +126,8 @@ class McpServers:
 
         async def settled(conn: ServerConnection) -> None:
             with contextlib.suppress(TimeoutError):
-                await asyncio.wait_for(conn.first_settled.wait(), max(0.0, (conn.wait_ends or now) - now))
+                async with asyncio.timeout(max(0.0, (conn.wait_ends or now) - now)):
+                    await conn.first_settled.wait()
 
         await asyncio.gather(*(settled(conn) for conn in conns))
         return waited, [conn.name for conn in conns if not conn.first_settled.is_set()]

@@ -21,8 +21,8 @@ async def probed(configured: dict[str, McpServerConfig], logs_dir: Path) -> Asyn
     await servers.apply(configured)
     try:
         with contextlib.suppress(TimeoutError):
-            await asyncio.wait_for(asyncio.gather(*(c.wait_settled() for c in servers.servers.values())),
-                                   LONGEST_WAIT)
+            async with asyncio.timeout(LONGEST_WAIT):
+                await asyncio.gather(*(c.wait_settled() for c in servers.servers.values()))
         yield servers
     finally:
         await servers.close()

@@ -128,7 +128,8 @@ class EgressProxy:
 
     async def _serve(self, reader: asyncio.StreamReader, writer: asyncio.StreamWriter) -> None:
         try:
-            head = await asyncio.wait_for(reader.readuntil(b"\r\n\r\n"), _HEAD_TIMEOUT)
+            async with asyncio.timeout(_HEAD_TIMEOUT):
+                head = await reader.readuntil(b"\r\n\r\n")
             request = _parse(head)
         except (asyncio.LimitOverrunError, TimeoutError):
             await _answer(writer, 400, "no complete HTTP request head")
@@ -244,6 +245,11 @@ def _authority(url: SplitResult, default_port: int | None) -> tuple[str, int]:
     return host, port
 
 
+async def _open(address: str, port: int) -> _Streams:
+    async with asyncio.timeout(_CONNECT_TIMEOUT):
+        return await asyncio.open_connection(address, port)
+
+
 async def _connect(addresses: Sequence[IPAddress], port: int) -> _Streams | str:
     """A connection to the first address that answers (each one checked already), or why none did. As
     browsers do (Happy Eyeballs, RFC 8305), IPv6 and IPv4 addresses take turns and the next one gets a try
@@ -255,8 +261,7 @@ async def _connect(addresses: Sequence[IPAddress], port: int) -> _Streams | str:
     try:
         while queue or pending:
             if queue:
-                attempt = asyncio.open_connection(str(queue.pop(0)), port)
-                pending.add(asyncio.create_task(asyncio.wait_for(attempt, _CONNECT_TIMEOUT)))
+                pending.add(asyncio.create_task(_open(str(queue.pop(0)), port)))
             done, pending = await asyncio.wait(pending, timeout=_NEXT_TRY if queue else None,
                                                return_when=asyncio.FIRST_COMPLETED)
             connected = []

@@ -172,25 +172,36 @@ def _judge(returncode: int, stderr: str) -> SandboxMode:
 async def _probe_async(argv: list[str] | None) -> SandboxMode:
     if argv is None:
         return _not_installed()
+    started: list[asyncio.subprocess.Process] = []
+    probe = asyncio.ensure_future(_probe_once(argv, started))
+    try:
+        return await asyncio.shield(probe)
+    except asyncio.CancelledError:  # the first command was stopped mid-probe: the probe goes with it, and is
+        for proc in started:        # reaped before the stop returns, also when the stop came while bwrap
+            with contextlib.suppress(ProcessLookupError):  # was being started (else it outlives its caller)
+                proc.kill()
+        with contextlib.suppress(Exception):
+            async with asyncio.timeout(_PROBE_TIMEOUT + 1):
+                await probe
+        raise
+
+
+async def _probe_once(argv: list[str], started: list[asyncio.subprocess.Process]) -> SandboxMode:
     try:
         proc = await asyncio.create_subprocess_exec(*argv, stdin=asyncio.subprocess.DEVNULL,
                                                     stdout=asyncio.subprocess.DEVNULL,
                                                     stderr=asyncio.subprocess.PIPE)
     except OSError as exc:
         return _unavailable(f"bwrap cannot start ({exc})")
+    started.append(proc)
     try:
-        _, err = await asyncio.wait_for(proc.communicate(), _PROBE_TIMEOUT)
+        async with asyncio.timeout(_PROBE_TIMEOUT):
+            _, err = await proc.communicate()
     except TimeoutError:
         with contextlib.suppress(ProcessLookupError):
             proc.kill()
         await proc.wait()
         return NO_ANSWER
-    except asyncio.CancelledError:  # the first command was stopped mid-probe: the probe goes with it, reaped
-        with contextlib.suppress(ProcessLookupError):  # before the stop returns (else it outlives its caller)
-            proc.kill()
-        with contextlib.suppress(TimeoutError):
-            await asyncio.wait_for(proc.wait(), _PROBE_TIMEOUT)
-        raise
     return _judge(proc.returncode or 0, err.decode("utf-8", "replace"))
 
 

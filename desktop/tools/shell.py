@@ -254,7 +254,8 @@ async def _exited(proc: asyncio.subprocess.Process, readers: list[asyncio.Task[N
             return False
         if all(reader.done() for reader in readers):
             try:
-                await asyncio.wait_for(proc.wait(), remaining)
+                async with asyncio.timeout(remaining):
+                    await proc.wait()
             except TimeoutError:
                 return False
         else:
@@ -271,7 +272,8 @@ async def _stop(proc: asyncio.subprocess.Process, call: CallLimits) -> None:
         pass
     await call.stop_all()
     with contextlib.suppress(TimeoutError):
-        await asyncio.wait_for(proc.wait(), _PIPE_GRACE)
+        async with asyncio.timeout(_PIPE_GRACE):
+            await proc.wait()
 
 
 # --- refusals -----------------------------------------------------------------------------------------

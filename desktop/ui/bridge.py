@@ -17,6 +17,7 @@ from desktop.core import Core, workspace_of
 from desktop.kernel.bus import Event, InboundMessage
 from desktop.kernel.questions import Questions
 from desktop.kernel.taskset import TaskSet
+from desktop.session.chat_model import choose_model
 from desktop.session.search import ChatHit, search_chats
 from desktop.session.session import Session, SessionInfo
 from desktop.settings import Settings
@@ -65,10 +66,15 @@ class CoreBridge(QObject):
     async def load_chat(self, key: str) -> Session:
         return await self.core.sessions.load(key)
 
-    async def rename_chat(self, key: str, title: str) -> None:
+    async def update_chat(self, key: str, *, title: str | None = None, model: str | None = None) -> None:
+        """Rename a chat, or keep a model as its own (desktop/session/chat_model.py). Raises OSError when its file
+        cannot be written; the chat keeps what it had."""
         session = await self.core.sessions.load(key)
-        session.metadata["title"] = title
-        await self.core.sessions.rewrite(session)
+        if model is not None:
+            await choose_model(self.core.sessions, session, model)
+        if title is not None:
+            session.metadata["title"] = title
+            await self.core.sessions.rewrite(session)
 
     async def delete_chat(self, key: str) -> None:
         """Delete a chat the person asked to delete; its background tasks stop with it."""

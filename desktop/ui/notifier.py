@@ -84,9 +84,11 @@ class Notifier(QObject):
             from jeepney.io.asyncio import open_dbus_router
 
             self._router_cm = open_dbus_router(bus="SESSION")
-            router = await asyncio.wait_for(self._router_cm.__aenter__(), DBUS_TIMEOUT)
             rule = MatchRule(type="signal", interface=BUS_NAME, path=OBJECT_PATH)
-            await asyncio.wait_for(router.send_and_get_reply(message_bus.AddMatch(rule)), DBUS_TIMEOUT)
+            async with asyncio.timeout(DBUS_TIMEOUT):
+                router = await self._router_cm.__aenter__()
+            async with asyncio.timeout(DBUS_TIMEOUT):
+                await router.send_and_get_reply(message_bus.AddMatch(rule))
         except Exception as exc:  # no bus, refused, or jeepney missing: balloons still work
             log.warning("desktop notifications unavailable (%s); using tray balloons", exc)
             self._router_cm = None
@@ -170,7 +172,8 @@ class Notifier(QObject):
                                   (APP_NAME, replaces, ICON_NAME, title, html.escape(body, quote=False),
                                    actions, hints, -1))
         try:
-            reply = await asyncio.wait_for(self._router.send_and_get_reply(message), DBUS_TIMEOUT)
+            async with asyncio.timeout(DBUS_TIMEOUT):
+                reply = await self._router.send_and_get_reply(message)
             if reply.header.message_type == MessageType.error:
                 raise RuntimeError(f"{reply.header.fields.get(HeaderFields.error_name)}: {reply.body}")
         except Exception as exc:
@@ -199,8 +202,8 @@ class Notifier(QObject):
             return
         address = DBusAddress(OBJECT_PATH, bus_name=BUS_NAME, interface=BUS_NAME)
         try:
-            await asyncio.wait_for(self._router.send_and_get_reply(
-                new_method_call(address, "CloseNotification", "u", (note_id,))), DBUS_TIMEOUT)
+            async with asyncio.timeout(DBUS_TIMEOUT):
+                await self._router.send_and_get_reply(new_method_call(address, "CloseNotification", "u", (note_id,)))
         except Exception as exc:
             log.info("could not withdraw notification %d (%s)", note_id, exc)
 
@@ -255,8 +258,8 @@ async def _capabilities(router: Any) -> list[str]:
 
     address = DBusAddress(OBJECT_PATH, bus_name=BUS_NAME, interface=BUS_NAME)
     try:
-        reply = await asyncio.wait_for(router.send_and_get_reply(new_method_call(address, "GetCapabilities")),
-                                       DBUS_TIMEOUT)
+        async with asyncio.timeout(DBUS_TIMEOUT):
+            reply = await router.send_and_get_reply(new_method_call(address, "GetCapabilities"))
     except Exception as exc:
         log.info("the notification service did not list its capabilities (%s)", exc)
         return []

@@ -15,7 +15,7 @@ from PySide6.QtWidgets import QComboBox, QToolTip, QWidget
 from desktop.kernel.bus import TurnFinished
 from desktop.kernel.taskset import spawn
 from desktop.providers.server_models import offered_models
-from desktop.session.chat_model import chat_model, choose_model
+from desktop.session.chat_model import chat_model
 from desktop.ui.bridge import CoreBridge
 
 TOOLTIP = "The model that answers in this chat. New chats start with the default model set in Settings."
@@ -87,9 +87,8 @@ class ModelPicker(QComboBox):
         """Keep `model` as the chat's model; on failure say why and show the model still in force."""
         if not model or not self.session_key or model == self._current:
             return False
-        session = await self.bridge.load_chat(self.session_key)
         try:
-            await choose_model(self.bridge.core.sessions, session, model)
+            await self.bridge.update_chat(self.session_key, model=model)
         except OSError as exc:
             await self.show_current()
             QToolTip.showText(self.mapToGlobal(QPoint(0, self.height())), f"Model not changed: {exc}", self)

@@ -288,7 +288,7 @@ class ChatWindow(QWidget):
         self._update_header()
 
     async def rename_session(self, key: str, title: str) -> None:
-        await self.bridge.rename_chat(key, title)
+        await self.bridge.update_chat(key, title=title)
         await self.refresh_sessions()
 
     async def delete_session(self, key: str) -> None:

@@ -75,7 +75,8 @@ class PortalShortcut:
                     portal, method, signature, (*args, {**options, "handle_token": ("s", token)})))
                 if reply.header.message_type == MessageType.error:
                     raise HotkeyError(f"the desktop portal refused {method}: {reply.body}")
-                code, results = (await asyncio.wait_for(responses.get(), TIMEOUT)).body
+                async with asyncio.timeout(TIMEOUT):
+                    code, results = (await responses.get()).body
             if code != 0:
                 raise HotkeyError(f"the global shortcut was not granted ({'cancelled' if code == 1 else 'failed'})")
             return dict(results)

@@ -30,7 +30,7 @@ async def test_typing_in_the_sidebar_or_header_writes_in_the_composer(window: Ch
 async def test_arrows_and_enter_still_move_through_the_chats(window: ChatWindow, bridge: CoreBridge,
                                                              qtbot) -> None:  # type: ignore[no-untyped-def]
     for key in ("desktop:one", "desktop:two"):
-        await bridge.rename_chat(key, key.split(":")[1].title())  # two saved chats in the sidebar
+        await bridge.update_chat(key, title=key.split(":")[1].title())  # two saved chats in the sidebar
     await window.refresh_sessions()
     await until(lambda: {"desktop:one", "desktop:two"} <= set(window.sidebar.session_keys()))
     listed = window.sidebar.list
@@ -55,7 +55,7 @@ def accent_pixels(widget: QWidget) -> int:
 
 async def test_the_new_chat_button_and_the_list_show_where_the_keyboard_is(
         window: ChatWindow, bridge: CoreBridge) -> None:
-    await bridge.rename_chat("desktop:one", "One")
+    await bridge.update_chat("desktop:one", title="One")
     await window.refresh_sessions()
     window.activateWindow()
     for widget in (window.sidebar.new_button, window.sidebar.list):
