@@ -10,7 +10,7 @@ from collections import OrderedDict
 from dataclasses import dataclass, field
 from typing import Protocol
 
-from PySide6.QtCore import QPointF, QRectF, Qt
+from PySide6.QtCore import QPointF, QRectF, QSizeF, Qt
 from PySide6.QtGui import (
     QAbstractTextDocumentLayout,
     QColor,
@@ -21,7 +21,10 @@ from PySide6.QtGui import (
     QTextDocument,
 )
 
+from desktop.agent.attachments import is_image
 from desktop.conversation.transcript import CUT_OFF, ChatRow, Kind, format_arguments, tool_summary
+from desktop.ui.chat.thumbnails import SIZE as THUMBNAIL
+from desktop.ui.chat.thumbnails import Thumbnails
 from desktop.ui.markdown import (
     Code,
     Prose,
@@ -88,6 +91,7 @@ class PaintState:
     copied: str | None = None
     skip: QTextDocument | None = None  # drawn by the text selector laid over it
     marks: dict[int, list[QAbstractTextDocumentLayout.Selection]] | None = None  # find hits, by id() of their doc
+    thumbnails: Thumbnails | None = None  # attached pictures, drawn once read
 
 
 @dataclass
@@ -135,6 +139,32 @@ class _Label:
         painter.setFont(self.font)
         painter.setPen(self.color)
         painter.drawText(self.rect, int(self.align), self.text)
+
+
+@dataclass
+class _Picture:
+    """An attached picture's thumbnail in its slot; its name in a box until it has been read (or if it cannot be)."""
+
+    rect: QRectF
+    path: str
+    font: QFont
+
+    def paint(self, painter: QPainter, state: PaintState) -> None:
+        image = state.thumbnails.get(self.path) if state.thumbnails is not None else None
+        if image is None:
+            painter.setPen(Qt.PenStyle.NoPen)
+            painter.setBrush(state.colors.box_header)
+            painter.drawRoundedRect(self.rect, 6, 6)
+            painter.setFont(self.font)
+            painter.setPen(state.colors.muted)
+            name = self.path.replace("\\", "/").rsplit("/", 1)[-1]
+            flags = Qt.AlignmentFlag.AlignCenter | Qt.TextFlag.TextWrapAnywhere
+            painter.drawText(self.rect.adjusted(8, 0, -8, 0), int(flags), name)
+            return
+        size = QSizeF(image.size()).scaled(self.rect.size(), Qt.AspectRatioMode.KeepAspectRatio)
+        if size.width() > image.width():  # a small picture keeps its size
+            size = QSizeF(image.size())
+        painter.drawImage(QRectF(self.rect.topLeft(), size), image)
 
 
 @dataclass
@@ -252,7 +282,8 @@ class RowRenderer:
             else:
                 text = row.text if row.tool is None else format_arguments(row.tool.arguments) + (row.tool.result or "")
                 lines = text.count("\n") + 1 + len(text) / per_line[kind is user]
-                out.append(lines * line + 40 + len(row.media) * chip)
+                pictures = sum(1 for path in row.media if is_image(path))
+                out.append(lines * line + 40 + (len(row.media) - pictures) * chip + pictures * (THUMBNAIL.height() + 6))
         return out
 
     def has_layout(self, row: ChatRow, width: float) -> bool:
@@ -343,8 +374,9 @@ class RowRenderer:
         layout = RowLayout(0)
         pad_x, pad_y, top = 14.0, 9.0, 14.0
         inner_max = width * BUBBLE_SHARE - 2 * pad_x
-        chips = [p.replace("\\", "/").rsplit("/", 1)[-1] for p in row.media]
-        chip_width = max((QFontMetricsF(self.small).horizontalAdvance(c) + 36 for c in chips), default=0.0)
+        names = {p: p.replace("\\", "/").rsplit("/", 1)[-1] for p in row.media}
+        chip_width = max((THUMBNAIL.width() if is_image(p) else QFontMetricsF(self.small).horizontalAdvance(n) + 36
+                          for p, n in names.items()), default=0.0)
         shown = row.text.strip("\n")
         widest = self._doc("plain", shown, inner_max).idealWidth() if shown.strip() else 0.0
         inner = min(inner_max, max(widest + 1, 40.0, chip_width))  # the bubble shrinks to short text
@@ -357,8 +389,13 @@ class RowRenderer:
             bubble.ops.append(placed)
             bubble.docs.append(placed)
             y = top + pad_y + doc.size().height()
-        for name in chips:
+        for path, name in names.items():
             y += 6
+            if is_image(path):
+                slot = QRectF(x + pad_x, y, min(inner, THUMBNAIL.width()), THUMBNAIL.height())
+                bubble.ops.append(_Picture(slot, path, self.small))
+                y = slot.bottom()
+                continue
             chip = QRectF(x + pad_x, y, inner, self.small_line + 6)
             bubble.ops.append(_Box(chip, self.colors.box_header, None, 5))
             bubble.ops.append(_Label(chip.adjusted(8, 0, -8, 0), f"▪ {name}", self.small, self.colors.text))

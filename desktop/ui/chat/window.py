@@ -16,6 +16,7 @@ from PySide6.QtCore import QEvent, QObject, Qt, QTimer, Signal
 from PySide6.QtGui import (
     QCloseEvent,
     QDragEnterEvent,
+    QDragLeaveEvent,
     QDropEvent,
     QKeyEvent,
     QKeySequence,
@@ -45,6 +46,7 @@ from desktop.ui.chat.model_picker import ModelPicker
 from desktop.ui.chat.panel import ChatPanel
 from desktop.ui.chat.search_all import SearchAll
 from desktop.ui.chat.sidebar import NEW_TITLE, SessionList
+from desktop.ui.chat.thumbnails import Thumbnails
 from desktop.ui.chat.view import MessageView
 
 log = logging.getLogger(__name__)
@@ -57,11 +59,13 @@ QSplitter::handle { background: palette(midlight); }
 #title { font-weight: 600; }
 #composer { border: 1px solid palette(mid); border-radius: 12px; background: palette(base); }
 #composer[focused="true"] { border: 1px solid palette(highlight); }
+#composer[dropping="true"] { border: 2px dashed palette(highlight); }
 #composer QPlainTextEdit { background: transparent; }
 #hint { color: palette(placeholder-text); }
 #hint[error="true"] { color: #c0392b; }
 #composerArea { background: palette(base); }
-#chip { border: 1px solid palette(midlight); border-radius: 6px; padding: 2px 8px; }
+#chip { border: 1px solid palette(midlight); border-radius: 6px; }
+#chip QLabel { padding-left: 4px; }
 """
 
 
@@ -104,7 +108,9 @@ class ChatWindow(QWidget):
         header_layout.addWidget(self.title, 1)
         header_layout.addWidget(self.model_picker)
 
+        self.thumbnails = Thumbnails(lambda: bridge.workspace, self)  # of attached pictures
         self.view = MessageView()
+        self.view.show_thumbnails(self.thumbnails)
         self.view.retry_requested.connect(self.retry)
         actions = self.view.row_actions
         actions.copy_requested.connect(lambda row: QApplication.clipboard().setText(row.text))
@@ -115,7 +121,7 @@ class ChatWindow(QWidget):
         self.stack = QStackedWidget()
         self.stack.addWidget(self.view)
 
-        self.composer = Composer(self._commands)
+        self.composer = Composer(self._commands, self.thumbnails, bridge.core.home.pasted_dir)
         self.composer.submitted.connect(self.send)
         self.composer.stop_requested.connect(self.stop)
         composer_area = QWidget()
@@ -432,10 +438,15 @@ class ChatWindow(QWidget):
         self.hide()
 
     def dragEnterEvent(self, event: QDragEnterEvent) -> None:
-        if any(url.isLocalFile() for url in event.mimeData().urls()):
+        if any(url.isLocalFile() for url in event.mimeData().urls()) and self.composer.isEnabled():
             event.acceptProposedAction()
+            self.composer.show_drop_target(True)
+
+    def dragLeaveEvent(self, event: QDragLeaveEvent) -> None:
+        self.composer.show_drop_target(False)
 
     def dropEvent(self, event: QDropEvent) -> None:
+        self.composer.show_drop_target(False)
         self.composer.add_files([url.toLocalFile() for url in event.mimeData().urls() if url.isLocalFile()])
         event.acceptProposedAction()
         self.composer.input.setFocus()

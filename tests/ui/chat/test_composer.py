@@ -1,0 +1,100 @@
+"""The message box's attachments through the real chat window: pasting a screenshot or copied files, the chips
+with their thumbnails, the drop highlight, and where the file dialog opens."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+from PySide6.QtCore import QMimeData, QPoint, Qt, QUrl
+from PySide6.QtGui import QColor, QDragEnterEvent, QDragLeaveEvent, QGuiApplication, QImage
+
+from desktop.conversation.transcript import Kind
+from desktop.ui.bridge import CoreBridge
+from desktop.ui.chat.render import _Picture
+from desktop.ui.chat.window import ChatWindow
+from tests.fakeserver import FakeOpenAI
+from tests.ui.conftest import until
+
+TURN = 90  # seconds: the first model call imports litellm, slow on a loaded machine
+SHOTS = Path("/tmp/ux5shots")
+
+
+def screenshot(width: int = 640, height: int = 360) -> QImage:
+    image = QImage(width, height, QImage.Format.Format_RGB32)
+    image.fill(QColor("#3366cc"))
+    return image
+
+
+async def test_a_pasted_screenshot_is_kept_in_the_data_folder_attached_and_shown_as_a_thumbnail(
+        window: ChatWindow, bridge: CoreBridge, fake: FakeOpenAI, qtbot) -> None:  # type: ignore[no-untyped-def]
+    QGuiApplication.clipboard().setImage(screenshot())
+    window.composer.input.setFocus()
+    qtbot.keyClick(window.composer.input, Qt.Key.Key_V, Qt.KeyboardModifier.ControlModifier)
+    await until(lambda: window.composer.attachments, message="the pasted picture attached")
+    saved = Path(window.composer.attachments[0])
+    assert saved.parent == bridge.core.home.pasted_dir and saved.suffix == ".png"
+    assert not saved.is_relative_to(bridge.core.workspace)
+    assert QImage(str(saved)).size() == screenshot().size()
+    assert window.composer.input.toPlainText() == ""  # nothing typed in its place
+
+    chip = window.composer.chips.itemAt(0).widget()
+    await until(lambda: chip.picture.isVisible(), message="the chip's thumbnail")
+    assert chip.picture.pixmap().height() == 36
+    window.composer.grab().save(str(SHOTS / "composer-pasted-image.png"))
+
+    fake.add({"content": "A blue rectangle."})
+    qtbot.keyClicks(window.composer.input, "what is this?")
+    qtbot.keyClick(window.composer.input, Qt.Key.Key_Return)
+    model = window.models[window.current_key]
+    await until(lambda: not model.busy and Kind.ASSISTANT in [r.kind for r in model.rows], timeout=TURN)
+    content = fake.requests[-1]["messages"][-1]["content"]
+    assert any(part.get("type") == "image_url" for part in content)
+    window.view.viewport().repaint()
+    pictures = [op for op in window.view.row_layout(0).ops if isinstance(op, _Picture)]
+    assert [p.path for p in pictures] == [str(saved)]
+    assert window.thumbnails.get(str(saved)) is not None  # drawn in the bubble, not its name
+    window.grab().save(str(SHOTS / "bubble-thumbnail.png"))
+
+
+async def test_files_copied_in_a_file_manager_attach_on_paste(window: ChatWindow, tmp_path: Path,
+                                                              qtbot) -> None:  # type: ignore[no-untyped-def]
+    notes = tmp_path / "notes.txt"
+    notes.write_text("milk\n", encoding="utf-8")
+    mime = QMimeData()
+    mime.setUrls([QUrl.fromLocalFile(str(notes))])
+    mime.setText(str(notes))  # file managers offer the path as text too
+    QGuiApplication.clipboard().setMimeData(mime)
+    qtbot.keyClick(window.composer.input, Qt.Key.Key_V, Qt.KeyboardModifier.ControlModifier)
+    assert window.composer.attachments == [str(notes)]
+    assert window.composer.input.toPlainText() == ""
+
+
+async def test_dragging_files_over_the_window_lights_up_the_message_box(window: ChatWindow,
+                                                                        tmp_path: Path) -> None:
+    mime = QMimeData()
+    mime.setUrls([QUrl.fromLocalFile(str(tmp_path / "a.txt"))])
+    window.event(QDragEnterEvent(QPoint(50, 50), Qt.DropAction.CopyAction, mime, Qt.MouseButton.LeftButton,
+                                 Qt.KeyboardModifier.NoModifier))
+    assert window.composer.property("dropping") is True
+    assert window.composer.hint.text() == "Drop to attach"
+    window.composer.grab().save(str(SHOTS / "composer-drop.png"))
+    window.event(QDragLeaveEvent())
+    assert window.composer.property("dropping") is False
+    assert window.composer.hint.text().startswith("Enter to send")
+
+
+async def test_the_file_dialog_opens_at_home_then_where_the_last_file_came_from(window: ChatWindow,
+                                                                                tmp_path: Path) -> None:
+    Path.home().mkdir(parents=True, exist_ok=True)
+    chosen = tmp_path / "report.csv"
+    chosen.write_text("a,b\n", encoding="utf-8")
+    window.composer.choose_files()
+    dialog = window.composer._dialog
+    assert dialog is not None and Path(dialog.directory().absolutePath()) == Path.home()
+    dialog.setDirectory(str(tmp_path))
+    dialog.selectFile(str(chosen))
+    dialog.accept()
+    assert window.composer.attachments == [str(chosen)]
+    window.composer.choose_files()
+    assert Path(dialog.directory().absolutePath()) == tmp_path
+    dialog.reject()
