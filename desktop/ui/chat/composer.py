@@ -1,6 +1,7 @@
 """The message editor under the transcript: Enter sends, Shift+Enter breaks the line, "/" offers
 the slash commands, and attached files show as removable chips (a picture's with its thumbnail). Ctrl+V of a
-picture (a screenshot) or of copied files attaches them."""
+picture (a screenshot) or of copied files attaches them, and so does a long text (desktop/ui/chat/pasted.py says
+how long): it reaches the model as an attached file, inline up to the attachments' cap, and the chip shows it."""
 
 from __future__ import annotations
 
@@ -54,6 +55,7 @@ class _Input(QPlainTextEdit):
     submit = Signal()
     pasted_files = Signal(list)  # local paths copied in a file manager
     pasted_image = Signal(QImage)  # a screenshot, or a picture copied from an app
+    pasted_long_text = Signal(str)  # a log, a document: attached instead of typed in
 
     def __init__(self, parent: QWidget) -> None:
         super().__init__(parent)
@@ -94,6 +96,8 @@ class _Input(QPlainTextEdit):
             self.pasted_files.emit(files)
         elif source.hasImage() and not source.text().strip():
             self.pasted_image.emit(QImage(source.imageData()))
+        elif pasted.is_long(source.text()):
+            self.pasted_long_text.emit(source.text())
         else:
             super().insertFromMimeData(source)
 
@@ -133,6 +137,8 @@ class Composer(QFrame):
         self.input.submit.connect(self.submit)
         self.input.pasted_files.connect(self.add_files)
         self.input.pasted_image.connect(lambda image: spawn(self.paste_image(image)))
+        self.input.pasted_long_text.connect(lambda text: spawn(self.paste_text(text)))
+        self._pasted_texts: dict[str, str] = {}  # attached path -> the text pasted, for its chip and preview
         self.input.textChanged.connect(self._complete)
 
         self._command_model = QStandardItemModel(self)
@@ -151,6 +157,12 @@ class Composer(QFrame):
         self._chip_row = QWidget(self)
         self._chip_row.setLayout(self.chips)
         self._chip_row.hide()
+        self.preview = QPlainTextEdit(self)  # a pasted text's chip opens it here, to read before sending
+        self.preview.setObjectName("preview")
+        self.preview.setReadOnly(True)
+        self.preview.setMaximumHeight(180)
+        self.preview.setLineWrapMode(QPlainTextEdit.LineWrapMode.NoWrap)
+        self.preview.hide()
 
         self.attach_button = QToolButton(self)
         self.attach_button.setText("Attach…")
@@ -177,6 +189,7 @@ class Composer(QFrame):
         layout.setContentsMargins(10, 8, 10, 8)
         layout.setSpacing(6)
         layout.addWidget(self._chip_row)
+        layout.addWidget(self.preview)
         layout.addWidget(self.input)
         layout.addLayout(bar)
 
@@ -241,6 +254,17 @@ class Composer(QFrame):
             return
         self.add_files([str(path)])
 
+    async def paste_text(self, text: str) -> None:
+        """A long pasted text, kept as a file in the data folder and attached as "Pasted text, N lines"."""
+        try:
+            path = await asyncio.to_thread(pasted.save_text, text, self._pasted_dir)
+        except OSError as exc:
+            self.say(f"The pasted text could not be kept, so it was typed in: {exc.strerror or exc}", error=True)
+            self.input.insertPlainText(text)
+            return
+        self._pasted_texts[str(path)] = text
+        self.add_files([str(path)])
+
     def show_drop_target(self, on: bool) -> None:
         """Files dragged over the window: the message box lights up and says a drop attaches them."""
         self.setProperty("dropping", on)
@@ -260,6 +284,8 @@ class Composer(QFrame):
 
     def clear_attachments(self) -> None:
         self.attachments.clear()
+        self._pasted_texts.clear()
+        self.preview.hide()
         while self.chips.count() > 1:  # the chips, not the stretch after them
             item = self.chips.takeAt(0)
             chip = item.widget() if item is not None else None
@@ -268,11 +294,25 @@ class Composer(QFrame):
         self._chip_row.hide()
 
     def _add_chip(self, path: str) -> None:
-        chip = _Chip(path, self._thumbnails, self._chip_row)
+        text = self._pasted_texts.get(path)
+        if text is None:
+            chip = _Chip(path, self._thumbnails, self._chip_row)
+        else:
+            chip = _Chip(path, self._thumbnails, self._chip_row, pasted.text_label(text),
+                         lambda: self._toggle_preview(text))
         chip.remove_button.clicked.connect(lambda: self._remove(path, chip))
         self.chips.insertWidget(self.chips.count() - 1, chip)
 
+    def _toggle_preview(self, text: str) -> None:
+        showing = self.preview.isVisible() and self.preview.toPlainText() == text
+        if not showing:
+            self.preview.setPlainText(text)
+        self.preview.setVisible(not showing)
+
     def _remove(self, path: str, chip: QWidget) -> None:
+        text = self._pasted_texts.pop(path, None)
+        if text is not None and self.preview.toPlainText() == text:
+            self.preview.hide()
         if path in self.attachments:
             self.attachments.remove(path)
         chip.deleteLater()
@@ -320,9 +360,11 @@ class Composer(QFrame):
 
 
 class _Chip(QFrame):
-    """One attached file: a picture's thumbnail, the file's name, and ✕ to take it off the message."""
+    """One attached file: a picture's thumbnail, the file's name (or a pasted text's `label`, a button that
+    calls `open_text`), and ✕ to take it off the message."""
 
-    def __init__(self, path: str, thumbnails: Thumbnails, parent: QWidget) -> None:
+    def __init__(self, path: str, thumbnails: Thumbnails, parent: QWidget, label: str = "",
+                 open_text: Callable[[], None] | None = None) -> None:
         super().__init__(parent)
         self.setObjectName("chip")
         self.setToolTip(path)
@@ -330,7 +372,16 @@ class _Chip(QFrame):
         self._thumbnails = thumbnails
         self.picture = QLabel(self)
         self.picture.hide()
-        self.name = QLabel(Path(path).name, self)
+        self.name: QWidget
+        if open_text is None:
+            self.name = QLabel(Path(path).name, self)
+        else:
+            button = QToolButton(self)
+            button.setText(f"{label}  ▾")
+            button.setAutoRaise(True)
+            button.setToolTip("Show or hide the text")
+            button.clicked.connect(open_text)
+            self.name = button
         self.remove_button = QToolButton(self)
         self.remove_button.setText("✕")
         self.remove_button.setAutoRaise(True)

@@ -11,6 +11,18 @@ from pathlib import Path
 from PySide6.QtCore import QBuffer, QIODevice
 from PySide6.QtGui import QImage
 
+# A paste longer than either becomes an attachment: 80 lines is ten message boxes full and more than a screen of
+# bubble; 4,000 characters is about two pages of prose (1,000 tokens), where a log or a document starts, not a
+# message someone would edit before sending.
+LONG_CHARS = 4000
+LONG_LINES = 80
+TEXT_PREFIX = "Pasted text"
+
+
+def is_long(text: str) -> bool:
+    """Whether a paste is too long to read in a bubble: about a screen of lines, or a few pages of prose."""
+    return len(text) > LONG_CHARS or line_count(text) > LONG_LINES
+
 
 def save_image(image: QImage, folder: Path) -> Path:
     """The picture as a new PNG in `folder`."""
@@ -19,6 +31,21 @@ def save_image(image: QImage, folder: Path) -> Path:
     if not image.save(buffer, "PNG"):  # type: ignore[call-overload]  # the stubs say bytes; PySide takes str
         raise OSError("the picture could not be turned into a PNG")
     return _create(folder, "Screenshot", ".png", bytes(buffer.data().data()))
+
+
+def save_text(text: str, folder: Path) -> Path:
+    """The text as a new UTF-8 file in `folder`, named so the chip and the model see what it is."""
+    return _create(folder, TEXT_PREFIX, ".txt", text.encode("utf-8"))
+
+
+def line_count(text: str) -> int:
+    return text.count("\n") + (0 if text.endswith("\n") else 1)
+
+
+def text_label(text: str) -> str:
+    """How a pasted text's chip names it: "Pasted text, 2,376 lines"."""
+    lines = line_count(text)
+    return f"{TEXT_PREFIX}, {lines:,} line{'s' if lines != 1 else ''}"
 
 
 def _create(folder: Path, stem: str, suffix: str, data: bytes) -> Path:

@@ -39,6 +39,8 @@ from desktop.ui.markdown import (
 
 RESULT_SHOWN = 20_000  # characters of a tool result drawn when expanded; Copy takes the whole text
 BUBBLE_SHARE = 0.8      # user bubbles use at most this share of the column
+FOLD_LINES = 12         # a long message of the person's shows this many lines until "Show more"
+FOLD_CHARS = 1200       # ... or this many characters, whichever ends first
 GOOD = QColor("#2f9e55")
 BAD = QColor("#d9463e")
 
@@ -281,6 +283,8 @@ class RowRenderer:
                 out.append(notice)
             else:
                 text = row.text if row.tool is None else format_arguments(row.tool.arguments) + (row.tool.result or "")
+                if kind is user and not row.expanded:
+                    text = folded_text(text) or text
                 lines = text.count("\n") + 1 + len(text) / per_line[kind is user]
                 pictures = sum(1 for path in row.media if is_image(path))
                 out.append(lines * line + 40 + (len(row.media) - pictures) * chip + pictures * (THUMBNAIL.height() + 6))
@@ -378,8 +382,15 @@ class RowRenderer:
         chip_width = max((THUMBNAIL.width() if is_image(p) else QFontMetricsF(self.small).horizontalAdvance(n) + 36
                           for p, n in names.items()), default=0.0)
         shown = row.text.strip("\n")
+        folded = folded_text(shown)
+        if folded is not None and not row.expanded:
+            shown = folded
+        more = ""
+        if folded is not None:
+            more = "Show less  ▴" if row.expanded else f"Show more  ▾  ({line_count(row.text):,} lines)"
+        more_width = QFontMetricsF(self.small).horizontalAdvance(more) + 4
         widest = self._doc("plain", shown, inner_max).idealWidth() if shown.strip() else 0.0
-        inner = min(inner_max, max(widest + 1, 40.0, chip_width))  # the bubble shrinks to short text
+        inner = min(inner_max, max(widest + 1, 40.0, chip_width, more_width))  # the bubble shrinks to short text
         x = width - 4 - inner - 2 * pad_x
         bubble = RowLayout(0)
         y = top + pad_y - 6
@@ -389,6 +400,11 @@ class RowRenderer:
             bubble.ops.append(placed)
             bubble.docs.append(placed)
             y = top + pad_y + doc.size().height()
+        if more:
+            rect = QRectF(x + pad_x, y + 4, more_width, self.small_line + 4)
+            bubble.ops.append(_Label(rect, more, self.small, self.colors.accent))
+            bubble.hotspots.append(Hotspot(rect, "toggle", "toggle"))
+            y = rect.bottom()
         for path, name in names.items():
             y += 6
             if is_image(path):
@@ -522,6 +538,19 @@ class RowRenderer:
         layout.ops.append(_Label(QRectF(0, 6, width, self.small_line), row.text, self.small, self.colors.muted,
                                  Qt.AlignmentFlag.AlignCenter))
         return layout
+
+
+def folded_text(text: str) -> str | None:
+    """The start of a message too long to show whole until asked (None: short enough to show whole), ending in "…"."""
+    lines = text.split("\n")
+    if len(lines) <= FOLD_LINES + 3 and len(text) <= FOLD_CHARS + 300:  # folding away a few lines gains nothing
+        return None
+    start = "\n".join(lines[:FOLD_LINES])
+    return (start[:FOLD_CHARS] if len(start) > FOLD_CHARS else start).rstrip() + " …"
+
+
+def line_count(text: str) -> int:
+    return text.count("\n") + 1
 
 
 def _duration(seconds: float | None) -> str:

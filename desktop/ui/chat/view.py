@@ -55,7 +55,7 @@ COPIED_MS = 1500
 PREFETCH_BUDGET = 0.004  # seconds of layout work per idle slice
 WELCOME = "What can I help with?"
 Marker = Callable[[ChatRow, RowLayout], "dict[int, list[QAbstractTextDocumentLayout.Selection]] | None"]
-WELCOME_HINT = "Ask anything. Type / for commands; drop files or images on the window to attach them."
+WELCOME_HINT = "Ask anything. Type / for commands; drop or paste files and screenshots to attach them."
 
 
 class MessageView(QAbstractScrollArea):

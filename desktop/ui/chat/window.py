@@ -66,6 +66,7 @@ QSplitter::handle { background: palette(midlight); }
 #composerArea { background: palette(base); }
 #chip { border: 1px solid palette(midlight); border-radius: 6px; }
 #chip QLabel { padding-left: 4px; }
+#preview { border: 1px solid palette(midlight); border-radius: 6px; background: palette(alternate-base); }
 """
 
 

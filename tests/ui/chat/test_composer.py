@@ -12,7 +12,7 @@ from desktop.conversation.transcript import Kind
 from desktop.ui.bridge import CoreBridge
 from desktop.ui.chat.render import _Picture
 from desktop.ui.chat.window import ChatWindow
-from tests.fakeserver import FakeOpenAI
+from tests.fakeserver import FakeOpenAI, last_user_text
 from tests.ui.conftest import until
 
 TURN = 90  # seconds: the first model call imports litellm, slow on a loaded machine
@@ -98,3 +98,79 @@ async def test_the_file_dialog_opens_at_home_then_where_the_last_file_came_from(
     window.composer.choose_files()
     assert Path(dialog.directory().absolutePath()) == tmp_path
     dialog.reject()
+
+
+def paste_text(qtbot, window: ChatWindow, text: str) -> None:  # type: ignore[no-untyped-def]
+    QGuiApplication.clipboard().setText(text)
+    qtbot.keyClick(window.composer.input, Qt.Key.Key_V, Qt.KeyboardModifier.ControlModifier)
+
+
+async def test_a_long_paste_becomes_a_chip_to_read_or_remove_and_reaches_the_model_as_text(
+        window: ChatWindow, bridge: CoreBridge, fake: FakeOpenAI, qtbot) -> None:  # type: ignore[no-untyped-def]
+    log = "\n".join(f"12:00:{i % 60:02d} worker {i} ok" for i in range(2376))
+    paste_text(qtbot, window, "three\nshort\nlines")
+    assert window.composer.input.toPlainText() == "three\nshort\nlines"  # a short paste is typed in
+    window.composer.input.clear()
+
+    paste_text(qtbot, window, log)
+    await until(lambda: window.composer.attachments, message="the long paste attached")
+    assert window.composer.input.toPlainText() == ""
+    saved = Path(window.composer.attachments[0])
+    assert saved.parent == bridge.core.home.pasted_dir and saved.read_text(encoding="utf-8") == log
+    chip = window.composer.chips.itemAt(0).widget()
+    assert chip.name.text() == "Pasted text, 2,376 lines  ▾"
+    qtbot.mouseClick(chip.name, Qt.MouseButton.LeftButton)
+    assert window.composer.preview.isVisible() and window.composer.preview.toPlainText() == log
+    await until(lambda: not window.composer.input.verticalScrollBar().isVisible(), message="room for the message box")
+    window.grab().save(str(SHOTS / "composer-pasted-text.png"))
+    qtbot.mouseClick(chip.remove_button, Qt.MouseButton.LeftButton)
+    assert window.composer.attachments == [] and not window.composer.preview.isVisible()
+
+    paste_text(qtbot, window, log)
+    await until(lambda: window.composer.attachments, message="pasted again")
+    fake.add({"content": "All 2,376 workers are fine."})
+    qtbot.keyClicks(window.composer.input, "anything wrong?")
+    qtbot.keyClick(window.composer.input, Qt.Key.Key_Return)
+    model = window.models[window.current_key]
+    await until(lambda: not model.busy and Kind.ASSISTANT in [r.kind for r in model.rows], timeout=TURN)
+    said = last_user_text(fake.requests[-1])
+    assert "12:00:35 worker 2375 ok" in said and "attachments/desktop_test/Pasted_text_" in said
+    assert "\n".join(p.doc.toPlainText() for p in window.view.row_layout(0).docs) == "anything wrong?"
+
+
+async def test_a_200_kb_paste_reaches_the_model_as_a_workspace_file(window: ChatWindow, bridge: CoreBridge,
+                                                                    fake: FakeOpenAI, qtbot) -> None:  # type: ignore[no-untyped-def]
+    big = "x" * 200_000
+    paste_text(qtbot, window, big)
+    await until(lambda: window.composer.attachments, message="the paste attached")
+    assert window.composer.chips.itemAt(0).widget().name.text() == "Pasted text, 1 line  ▾"
+    fake.add({"content": "A lot of x."})
+    qtbot.keyClick(window.composer.input, Qt.Key.Key_Return)  # attachments alone can be sent
+    model = window.models[window.current_key]
+    await until(lambda: not model.busy and Kind.ASSISTANT in [r.kind for r in model.rows], timeout=TURN)
+    said = last_user_text(fake.requests[-1])
+    assert big not in said and "read the parts you need" in said
+    copies = list((bridge.core.workspace / "attachments" / "desktop_test").glob("Pasted_text_*.txt"))
+    assert [c.read_text(encoding="utf-8") for c in copies] == [big]
+
+
+async def test_a_long_message_folds_with_show_more(window: ChatWindow, fake: FakeOpenAI,
+                                                   qtbot) -> None:  # type: ignore[no-untyped-def]
+    typed = "\n".join(f"point {i}" for i in range(1, 61))
+    fake.add({"content": "Noted."})
+    window.composer.input.setPlainText(typed)
+    qtbot.keyClick(window.composer.input, Qt.Key.Key_Return)
+    model = window.models[window.current_key]
+    await until(lambda: not model.busy and Kind.ASSISTANT in [r.kind for r in model.rows], timeout=TURN)
+    window.view.viewport().repaint()
+    shown = "\n".join(p.doc.toPlainText() for p in window.view.row_layout(0).docs)
+    assert shown.startswith("point 1\n") and "point 12" in shown and "point 13" not in shown
+    folded = window.view.row_rect(0).height()
+    window.grab().save(str(SHOTS / "bubble-folded.png"))
+    rect = window.view.control_rect(0, "toggle")
+    assert rect is not None
+    qtbot.mouseClick(window.view.viewport(), Qt.MouseButton.LeftButton, pos=rect.center().toPoint())
+    window.view.viewport().repaint()
+    assert "point 60" in "\n".join(p.doc.toPlainText() for p in window.view.row_layout(0).docs)
+    assert window.view.row_rect(0).height() > folded + 200
+    assert last_user_text(fake.requests[-1]) == typed  # the model had it whole all along
