@@ -38,6 +38,7 @@ from desktop.conversation.transcript import ChatRow, rows_from_messages
 from desktop.kernel.bus import ChatSetAside, Event, TurnError, TurnFinished, TurnStarted
 from desktop.kernel.channels import Channel, channel_of, session_key
 from desktop.kernel.taskset import spawn
+from desktop.session.pins import set_pinned
 from desktop.ui.bridge import CoreBridge
 from desktop.ui.chat.composer import Composer
 from desktop.ui.chat.find_bar import FindBar
@@ -98,6 +99,7 @@ class ChatWindow(QWidget):
         self.sidebar.new_requested.connect(self.new_chat)
         self.sidebar.rename_requested.connect(lambda key, title: spawn(self.rename_session(key, title)))
         self.sidebar.delete_requested.connect(lambda key: spawn(self.delete_session(key)))
+        self.sidebar.pin_requested.connect(lambda key, pinned: spawn(self.pin_session(key, pinned)))
 
         self.title = QLabel(NEW_TITLE)
         self.title.setObjectName("title")
@@ -163,6 +165,7 @@ class ChatWindow(QWidget):
         self.search_all.chosen.connect(self._open_found)
         self.search_all.dismissed.connect(self.composer.input.setFocus)
         QShortcut(QKeySequence("Ctrl+K"), self, self.search_all.open)
+        self.sidebar.search_field.opened.connect(self.search_all.open)
         self._transcript_parts = (self.view, self.view.viewport(), self.view.selector, self.view.selector.viewport())
         for widget in (*self._transcript_parts, self.sidebar.list, self.sidebar.new_button, self.model_picker):
             widget.installEventFilter(self)  # clicks and typing in the transcript, typing elsewhere: see eventFilter
@@ -296,6 +299,15 @@ class ChatWindow(QWidget):
 
     async def rename_session(self, key: str, title: str) -> None:
         await self.bridge.rename_chat(key, title)
+        await self.refresh_sessions()
+
+    async def pin_session(self, key: str, pinned: bool) -> None:
+        session = await self.bridge.load_chat(key)
+        try:
+            await set_pinned(self.bridge.core.sessions, session, pinned)
+        except OSError as exc:
+            self.composer.say(f"The chat could not be {'pinned' if pinned else 'unpinned'}: {exc.strerror or exc}",
+                              error=True)
         await self.refresh_sessions()
 
     async def delete_session(self, key: str) -> None:
