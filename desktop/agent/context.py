@@ -76,7 +76,7 @@ def user_content(text: str, media: list[str], workspace: Path) -> str | list[dic
     others: list[str] = []
     for item in media:
         mime = mimetypes.guess_type(item)[0] or ""
-        data = _image_bytes(Path(item), workspace) if mime.startswith("image/") else None
+        data = image_bytes(Path(item), workspace) if mime.startswith("image/") else None
         if data is not None:
             images.append({"type": "image_url",
                            "image_url": {"url": f"data:{mime};base64,{base64.b64encode(data).decode()}"}})
@@ -89,9 +89,10 @@ def user_content(text: str, media: list[str], workspace: Path) -> str | list[dic
     return [{"type": "text", "text": text}, *images]
 
 
-def _image_bytes(path: Path, workspace: Path) -> bytes | None:
+def image_bytes(path: Path, workspace: Path) -> bytes | None:
     """An attached image's bytes (within the workspace when it lies there, anywhere else as the person
-    chose); None when it cannot be read, so it is named instead, like any other attachment."""
+    chose); None when it cannot be read, so it is named instead, like any other attachment. The chat's
+    thumbnails read it the same way."""
     path = path.absolute()
     root = next((r for r in (workspace, workspace.resolve()) if path.is_relative_to(r)), Path("/"))
     relpath = path.relative_to(root).as_posix()

@@ -69,8 +69,9 @@ async def _command(args: argparse.Namespace, core: Core, out: Output) -> int:
 
     reminders = core.get(Reminders)
     if args.cron_command == "list":
+        titles = {info.key: info.title for info in await core.sessions.list() if info.title != info.key}
         for job in reminders.jobs:
-            out.out(job_line(job))
+            out.out(job_line(job, titles=titles))
         if not reminders.jobs:
             out.out("No scheduled jobs.")
         return 0

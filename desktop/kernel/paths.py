@@ -34,6 +34,12 @@ class Home:
         return self.data_dir / "logs"
 
     @property
+    def pasted_dir(self) -> Path:
+        """Pictures and long texts pasted into a message, kept as files to attach (never in the workspace,
+        where a sandboxed command could change them before they are sent)."""
+        return self.data_dir / "pasted"
+
+    @property
     def state_dir(self) -> Path:
         """Small runtime state files (cron jobs, window geometry)."""
         return self.data_dir / "state"

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+from collections.abc import Mapping
 from typing import Any
 
 from desktop.reminders.book import ReminderError, Reminders, local
@@ -11,8 +12,9 @@ from desktop.scheduler.schedules import ScheduleError, describe
 from desktop.tools.base import Tool, ToolContext, ToolError, ToolOutput
 
 
-def job_line(job: Job, here: str = "") -> str:
-    """One job as `list` shows it: id, label, schedule, next run (local time), chat."""
+def job_line(job: Job, here: str = "", titles: Mapping[str, str] | None = None) -> str:
+    """One job as `list` shows it: id, label, schedule, next run (local time), chat (by its title where `titles`
+    knows it, as people know their chats; else by its key)."""
     if job.missed is not None:
         when = f"missed (was due {local(job.missed)})"
     elif job.paused:
@@ -21,7 +23,8 @@ def job_line(job: Job, here: str = "") -> str:
         when = f"next {local(job.next_run)}"
     else:
         when = "no more runs"
-    chat = "this chat" if job.session == here else f"chat {job.session}"
+    title = (titles or {}).get(job.session)
+    chat = "this chat" if job.session == here else f"chat “{title}”" if title else f"chat {job.session}"
     failed = f" · last run failed: {job.last_error}" if job.last_error else ""
     return f"{job.id} · “{job.label}” · {describe(job.schedule)} · {when} · {chat}{failed}"
 

@@ -55,6 +55,7 @@ class SessionInfo:
     title: str
     updated_at: str
     message_count: int
+    pinned: bool = False  # kept at the top of the chat list (desktop/session/pins.py)
 
 
 class SessionStore:
@@ -106,12 +107,14 @@ class SessionStore:
                 records.insert(0, self._metadata_record(session))
             await asyncio.to_thread(append_jsonl, path, records)
 
-    async def rewrite(self, session: Session) -> None:
-        """Replace the whole file atomically (metadata changes, clearing, deleting messages)."""
+    async def rewrite(self, session: Session, *, active: bool = True) -> None:
+        """Replace the whole file atomically (metadata changes, clearing, deleting messages). `active=False`: a
+        change to how the chat is filed (a pin), which leaves when it was last active as it was."""
         async with self._write_lock(session.key):
             if session.deleted:
                 return
-            session.metadata["updated_at"] = now_iso()
+            if active:
+                session.metadata["updated_at"] = now_iso()
             lines = [self._metadata_record(session), *session.messages]
             await asyncio.to_thread(_write_records, self.path_for(session.key), lines)
 
@@ -186,7 +189,8 @@ class SessionStore:
                 meta, count = cached.metadata, len(cached.messages)
             else:
                 meta, count = _peek(path)
-            infos.append(SessionInfo(key, str(meta.get("title") or key), str(meta.get("updated_at", "")), count))
+            infos.append(SessionInfo(key, str(meta.get("title") or key), str(meta.get("updated_at", "")), count,
+                                     meta.get("pinned") is True))
         return sorted(infos, key=lambda i: i.updated_at, reverse=True)
 
 

@@ -34,12 +34,16 @@ def jobs(tmp_path: Path, fake: FakeOpenAI, monkeypatch: pytest.MonkeyPatch) -> J
 
 
 def test_list_shows_each_job_with_its_next_run_in_local_time_and_its_chat(tmp_path: Path, jobs: JobStore) -> None:
+    sessions = tmp_path / "data" / "sessions"
+    sessions.mkdir(parents=True)
+    (sessions / "desktop%3Aplans.jsonl").write_text(
+        '{"_type": "metadata", "key": "desktop:plans", "title": "Plans for May"}\n', encoding="utf-8")
     result = run_cli(tmp_path, "cron", "list")
     assert result.returncode == 0, result.stderr
     lines = result.stdout.splitlines()
     assert lines[1] == ("d4e5f6 · “News” · Mondays at 08:30 (Europe/Paris) · next Mon 2030-01-07 08:30 CET "
-                        "· chat quick:news")
-    assert lines[0].startswith("a1b2c3 · “Call Sam” · once at ") and lines[0].endswith("· chat desktop:plans")
+                        "· chat quick:news")  # a chat with no file has no title: its key
+    assert lines[0].startswith("a1b2c3 · “Call Sam” · once at ") and lines[0].endswith("· chat “Plans for May”")
 
 
 def test_run_due_runs_what_is_due_in_its_chat_prints_the_answer_and_exits(

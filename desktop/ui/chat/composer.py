@@ -1,13 +1,24 @@
 """The message editor under the transcript: Enter sends, Shift+Enter breaks the line, "/" offers
-the slash commands, and attached files show as removable chips."""
+the slash commands, and attached files show as removable chips (a picture's with its thumbnail). Ctrl+V of a
+picture (a screenshot) or of copied files attaches them, and so does a long text (desktop/ui/chat/pasted.py says
+how long): it reaches the model as an attached file, inline up to the attachments' cap, and the chip shows it."""
 
 from __future__ import annotations
 
+import asyncio
 from collections.abc import Callable
 from pathlib import Path
 
-from PySide6.QtCore import QSize, Qt, Signal
-from PySide6.QtGui import QFocusEvent, QFontMetricsF, QKeyEvent, QStandardItem, QStandardItemModel
+from PySide6.QtCore import QMimeData, QSize, Qt, Signal
+from PySide6.QtGui import (
+    QFocusEvent,
+    QFontMetricsF,
+    QImage,
+    QKeyEvent,
+    QPixmap,
+    QStandardItem,
+    QStandardItemModel,
+)
 from PySide6.QtWidgets import (
     QAbstractItemView,
     QCompleter,
@@ -23,9 +34,15 @@ from PySide6.QtWidgets import (
     QWidget,
 )
 
+from desktop.agent.attachments import is_image
 from desktop.agent.attachments import problem as attachment_problem
+from desktop.kernel.taskset import spawn
+from desktop.ui.chat import pasted
+from desktop.ui.chat.thumbnails import Thumbnails
 
 MAX_LINES = 8
+CHIP_PICTURE = 36  # px: the height of a picture's thumbnail in its chip
+DROP_HINT = "Drop to attach"
 HINT = "Enter to send · Shift+Enter for a new line · / for commands"
 BUSY_HINT = "Esc to stop the answer · Enter sends your next message after it"
 CommandList = Callable[[], list[tuple[str, str]]]  # (name, summary), read fresh: features add commands later
@@ -36,6 +53,9 @@ class _Input(QPlainTextEdit):
     """Plain text input that grows with its content up to MAX_LINES."""
 
     submit = Signal()
+    pasted_files = Signal(list)  # local paths copied in a file manager
+    pasted_image = Signal(QImage)  # a screenshot, or a picture copied from an app
+    pasted_long_text = Signal(str)  # a log, a document: attached instead of typed in
 
     def __init__(self, parent: QWidget) -> None:
         super().__init__(parent)
@@ -65,6 +85,22 @@ class _Input(QPlainTextEdit):
         super().focusOutEvent(event)
         _mark_focus(self.parentWidget(), False)
 
+    def canInsertFromMimeData(self, source: QMimeData) -> bool:
+        return source.hasImage() or source.hasUrls() or super().canInsertFromMimeData(source)
+
+    def insertFromMimeData(self, source: QMimeData) -> None:
+        """Copied files and pictures attach; text is typed in (an app that offers text beside a picture of it, a
+        spreadsheet, meant the text)."""
+        files = [url.toLocalFile() for url in source.urls() if url.isLocalFile()]
+        if files:
+            self.pasted_files.emit(files)
+        elif source.hasImage() and not source.text().strip():
+            self.pasted_image.emit(QImage(source.imageData()))
+        elif pasted.is_long(source.text()):
+            self.pasted_long_text.emit(source.text())
+        else:
+            super().insertFromMimeData(source)
+
     def keyPressEvent(self, event: QKeyEvent) -> None:
         popup = self.completer.popup() if self.completer is not None else None
         key = event.key()
@@ -85,16 +121,24 @@ class Composer(QFrame):
     submitted = Signal(str, list)  # text, attached file paths
     stop_requested = Signal()
 
-    def __init__(self, commands: CommandList, parent: QWidget | None = None) -> None:
+    def __init__(self, commands: CommandList, thumbnails: Thumbnails, pasted_dir: Path,
+                 parent: QWidget | None = None) -> None:
+        """`pasted_dir`: where pasted pictures are kept as files (home.pasted_dir, in the data folder)."""
         super().__init__(parent)
         self.setObjectName("composer")
         self._commands = commands
+        self._thumbnails = thumbnails
+        self._pasted_dir = pasted_dir
         self.attachments: list[str] = []
         self._busy = False
         self._dialog: QFileDialog | None = None
 
         self.input = _Input(self)
         self.input.submit.connect(self.submit)
+        self.input.pasted_files.connect(self.add_files)
+        self.input.pasted_image.connect(lambda image: spawn(self.paste_image(image)))
+        self.input.pasted_long_text.connect(lambda text: spawn(self.paste_text(text)))
+        self._pasted_texts: dict[str, str] = {}  # attached path -> the text pasted, for its chip and preview
         self.input.textChanged.connect(self._complete)
 
         self._command_model = QStandardItemModel(self)
@@ -113,6 +157,12 @@ class Composer(QFrame):
         self._chip_row = QWidget(self)
         self._chip_row.setLayout(self.chips)
         self._chip_row.hide()
+        self.preview = QPlainTextEdit(self)  # a pasted text's chip opens it here, to read before sending
+        self.preview.setObjectName("preview")
+        self.preview.setReadOnly(True)
+        self.preview.setMaximumHeight(180)
+        self.preview.setLineWrapMode(QPlainTextEdit.LineWrapMode.NoWrap)
+        self.preview.hide()
 
         self.attach_button = QToolButton(self)
         self.attach_button.setText("Attach…")
@@ -139,6 +189,7 @@ class Composer(QFrame):
         layout.setContentsMargins(10, 8, 10, 8)
         layout.setSpacing(6)
         layout.addWidget(self._chip_row)
+        layout.addWidget(self.preview)
         layout.addWidget(self.input)
         layout.addLayout(bar)
 
@@ -168,9 +219,10 @@ class Composer(QFrame):
     # -- attachments
 
     def choose_files(self) -> None:
-        """A non-modal file dialog: no nested event loop on the qasync loop."""
+        """A non-modal file dialog (no nested event loop on the qasync loop), opening in the home folder and then,
+        for the rest of the run, in the folder last chosen from."""
         if self._dialog is None:
-            self._dialog = QFileDialog(self, "Attach files")
+            self._dialog = QFileDialog(self, "Attach files", str(Path.home()))
             self._dialog.setFileMode(QFileDialog.FileMode.ExistingFiles)
             self._dialog.filesSelected.connect(self.add_files)
             self._dialog.finished.connect(lambda _result: self.input.setFocus())  # chosen or cancelled
@@ -193,6 +245,36 @@ class Composer(QFrame):
         else:
             self.show_keys()
 
+    async def paste_image(self, image: QImage) -> None:
+        """A pasted picture, kept as a PNG in the data folder (written in a thread) and attached."""
+        try:
+            path = await asyncio.to_thread(pasted.save_image, image, self._pasted_dir)
+        except OSError as exc:
+            self.say(f"The pasted picture could not be kept: {exc.strerror or exc}", error=True)
+            return
+        self.add_files([str(path)])
+
+    async def paste_text(self, text: str) -> None:
+        """A long pasted text, kept as a file in the data folder and attached as "Pasted text, N lines"."""
+        try:
+            path = await asyncio.to_thread(pasted.save_text, text, self._pasted_dir)
+        except OSError as exc:
+            self.say(f"The pasted text could not be kept, so it was typed in: {exc.strerror or exc}", error=True)
+            self.input.insertPlainText(text)
+            return
+        self._pasted_texts[str(path)] = text
+        self.add_files([str(path)])
+
+    def show_drop_target(self, on: bool) -> None:
+        """Files dragged over the window: the message box lights up and says a drop attaches them."""
+        self.setProperty("dropping", on)
+        self.style().unpolish(self)
+        self.style().polish(self)
+        if on:
+            self.say(DROP_HINT)
+        elif self.hint.text() == DROP_HINT:
+            self.show_keys()
+
     def say(self, text: str, error: bool = False) -> None:
         """The line under the message box: the keys to use, or what went wrong (in red)."""
         self.hint.setText(text)
@@ -202,6 +284,8 @@ class Composer(QFrame):
 
     def clear_attachments(self) -> None:
         self.attachments.clear()
+        self._pasted_texts.clear()
+        self.preview.hide()
         while self.chips.count() > 1:  # the chips, not the stretch after them
             item = self.chips.takeAt(0)
             chip = item.widget() if item is not None else None
@@ -210,14 +294,25 @@ class Composer(QFrame):
         self._chip_row.hide()
 
     def _add_chip(self, path: str) -> None:
-        chip = QToolButton(self._chip_row)
-        chip.setObjectName("chip")
-        chip.setText(f"{Path(path).name}  ✕")
-        chip.setToolTip(f"{path}\nClick to remove")
-        chip.clicked.connect(lambda: self._remove(path, chip))
+        text = self._pasted_texts.get(path)
+        if text is None:
+            chip = _Chip(path, self._thumbnails, self._chip_row)
+        else:
+            chip = _Chip(path, self._thumbnails, self._chip_row, pasted.text_label(text),
+                         lambda: self._toggle_preview(text))
+        chip.remove_button.clicked.connect(lambda: self._remove(path, chip))
         self.chips.insertWidget(self.chips.count() - 1, chip)
 
-    def _remove(self, path: str, chip: QToolButton) -> None:
+    def _toggle_preview(self, text: str) -> None:
+        showing = self.preview.isVisible() and self.preview.toPlainText() == text
+        if not showing:
+            self.preview.setPlainText(text)
+        self.preview.setVisible(not showing)
+
+    def _remove(self, path: str, chip: QWidget) -> None:
+        text = self._pasted_texts.pop(path, None)
+        if text is not None and self.preview.toPlainText() == text:
+            self.preview.hide()
         if path in self.attachments:
             self.attachments.remove(path)
         chip.deleteLater()
@@ -262,6 +357,51 @@ class Composer(QFrame):
         cursor.movePosition(cursor.MoveOperation.End)
         self.input.setTextCursor(cursor)
         self._popup().hide()
+
+
+class _Chip(QFrame):
+    """One attached file: a picture's thumbnail, the file's name (or a pasted text's `label`, a button that
+    calls `open_text`), and ✕ to take it off the message."""
+
+    def __init__(self, path: str, thumbnails: Thumbnails, parent: QWidget, label: str = "",
+                 open_text: Callable[[], None] | None = None) -> None:
+        super().__init__(parent)
+        self.setObjectName("chip")
+        self.setToolTip(path)
+        self.path = path
+        self._thumbnails = thumbnails
+        self.picture = QLabel(self)
+        self.picture.hide()
+        self.name: QWidget
+        if open_text is None:
+            self.name = QLabel(Path(path).name, self)
+        else:
+            button = QToolButton(self)
+            button.setText(f"{label}  ▾")
+            button.setAutoRaise(True)
+            button.setToolTip("Show or hide the text")
+            button.clicked.connect(open_text)
+            self.name = button
+        self.remove_button = QToolButton(self)
+        self.remove_button.setText("✕")
+        self.remove_button.setAutoRaise(True)
+        self.remove_button.setToolTip("Remove")
+        layout = QHBoxLayout(self)
+        layout.setContentsMargins(4, 2, 2, 2)
+        layout.setSpacing(6)
+        layout.addWidget(self.picture)
+        layout.addWidget(self.name)
+        layout.addWidget(self.remove_button)
+        if is_image(path):
+            thumbnails.ready.connect(self._show_picture)
+            self._show_picture()
+
+    def _show_picture(self) -> None:
+        image = self._thumbnails.get(self.path)
+        if image is not None:
+            self.picture.setPixmap(QPixmap.fromImage(image).scaledToHeight(
+                CHIP_PICTURE, Qt.TransformationMode.SmoothTransformation))
+            self.picture.show()
 
 
 def _trimmed(text: str) -> str:

@@ -104,7 +104,7 @@ class TranscriptModel(QAbstractListModel):
         return self.transcript.redoable()
 
     def toggle(self, row: ChatRow) -> None:
-        """Expand or collapse a tool call or reasoning row."""
+        """Expand or collapse a tool call or reasoning row, or a long message of the person's (Show more)."""
         row.expanded = not row.expanded
         self.touch(row, now=True)
 

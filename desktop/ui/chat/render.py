@@ -10,7 +10,7 @@ from collections import OrderedDict
 from dataclasses import dataclass, field
 from typing import Protocol
 
-from PySide6.QtCore import QPointF, QRectF, Qt
+from PySide6.QtCore import QPointF, QRectF, QSizeF, Qt
 from PySide6.QtGui import (
     QAbstractTextDocumentLayout,
     QColor,
@@ -21,7 +21,10 @@ from PySide6.QtGui import (
     QTextDocument,
 )
 
+from desktop.agent.attachments import is_image
 from desktop.conversation.transcript import CUT_OFF, ChatRow, Kind, format_arguments, tool_summary
+from desktop.ui.chat.thumbnails import SIZE as THUMBNAIL
+from desktop.ui.chat.thumbnails import Thumbnails
 from desktop.ui.markdown import (
     Code,
     Prose,
@@ -36,6 +39,8 @@ from desktop.ui.markdown import (
 
 RESULT_SHOWN = 20_000  # characters of a tool result drawn when expanded; Copy takes the whole text
 BUBBLE_SHARE = 0.8      # user bubbles use at most this share of the column
+FOLD_LINES = 12         # a long message of the person's shows this many lines until "Show more"
+FOLD_CHARS = 1200       # ... or this many characters, whichever ends first
 GOOD = QColor("#2f9e55")
 BAD = QColor("#d9463e")
 
@@ -88,6 +93,7 @@ class PaintState:
     copied: str | None = None
     skip: QTextDocument | None = None  # drawn by the text selector laid over it
     marks: dict[int, list[QAbstractTextDocumentLayout.Selection]] | None = None  # find hits, by id() of their doc
+    thumbnails: Thumbnails | None = None  # attached pictures, drawn once read
 
 
 @dataclass
@@ -135,6 +141,32 @@ class _Label:
         painter.setFont(self.font)
         painter.setPen(self.color)
         painter.drawText(self.rect, int(self.align), self.text)
+
+
+@dataclass
+class _Picture:
+    """An attached picture's thumbnail in its slot; its name in a box until it has been read (or if it cannot be)."""
+
+    rect: QRectF
+    path: str
+    font: QFont
+
+    def paint(self, painter: QPainter, state: PaintState) -> None:
+        image = state.thumbnails.get(self.path) if state.thumbnails is not None else None
+        if image is None:
+            painter.setPen(Qt.PenStyle.NoPen)
+            painter.setBrush(state.colors.box_header)
+            painter.drawRoundedRect(self.rect, 6, 6)
+            painter.setFont(self.font)
+            painter.setPen(state.colors.muted)
+            name = self.path.replace("\\", "/").rsplit("/", 1)[-1]
+            flags = Qt.AlignmentFlag.AlignCenter | Qt.TextFlag.TextWrapAnywhere
+            painter.drawText(self.rect.adjusted(8, 0, -8, 0), int(flags), name)
+            return
+        size = QSizeF(image.size()).scaled(self.rect.size(), Qt.AspectRatioMode.KeepAspectRatio)
+        if size.width() > image.width():  # a small picture keeps its size
+            size = QSizeF(image.size())
+        painter.drawImage(QRectF(self.rect.topLeft(), size), image)
 
 
 @dataclass
@@ -251,8 +283,11 @@ class RowRenderer:
                 out.append(notice)
             else:
                 text = row.text if row.tool is None else format_arguments(row.tool.arguments) + (row.tool.result or "")
+                if kind is user and not row.expanded:
+                    text = folded_text(text) or text
                 lines = text.count("\n") + 1 + len(text) / per_line[kind is user]
-                out.append(lines * line + 40 + len(row.media) * chip)
+                pictures = sum(1 for path in row.media if is_image(path))
+                out.append(lines * line + 40 + (len(row.media) - pictures) * chip + pictures * (THUMBNAIL.height() + 6))
         return out
 
     def has_layout(self, row: ChatRow, width: float) -> bool:
@@ -343,11 +378,19 @@ class RowRenderer:
         layout = RowLayout(0)
         pad_x, pad_y, top = 14.0, 9.0, 14.0
         inner_max = width * BUBBLE_SHARE - 2 * pad_x
-        chips = [p.replace("\\", "/").rsplit("/", 1)[-1] for p in row.media]
-        chip_width = max((QFontMetricsF(self.small).horizontalAdvance(c) + 36 for c in chips), default=0.0)
+        names = {p: p.replace("\\", "/").rsplit("/", 1)[-1] for p in row.media}
+        chip_width = max((THUMBNAIL.width() if is_image(p) else QFontMetricsF(self.small).horizontalAdvance(n) + 36
+                          for p, n in names.items()), default=0.0)
         shown = row.text.strip("\n")
+        folded = folded_text(shown)
+        if folded is not None and not row.expanded:
+            shown = folded
+        more = ""
+        if folded is not None:
+            more = "Show less  ▴" if row.expanded else f"Show more  ▾  ({line_count(row.text):,} lines)"
+        more_width = QFontMetricsF(self.small).horizontalAdvance(more) + 4
         widest = self._doc("plain", shown, inner_max).idealWidth() if shown.strip() else 0.0
-        inner = min(inner_max, max(widest + 1, 40.0, chip_width))  # the bubble shrinks to short text
+        inner = min(inner_max, max(widest + 1, 40.0, chip_width, more_width))  # the bubble shrinks to short text
         x = width - 4 - inner - 2 * pad_x
         bubble = RowLayout(0)
         y = top + pad_y - 6
@@ -357,8 +400,18 @@ class RowRenderer:
             bubble.ops.append(placed)
             bubble.docs.append(placed)
             y = top + pad_y + doc.size().height()
-        for name in chips:
+        if more:
+            rect = QRectF(x + pad_x, y + 4, more_width, self.small_line + 4)
+            bubble.ops.append(_Label(rect, more, self.small, self.colors.accent))
+            bubble.hotspots.append(Hotspot(rect, "toggle", "toggle"))
+            y = rect.bottom()
+        for path, name in names.items():
             y += 6
+            if is_image(path):
+                slot = QRectF(x + pad_x, y, min(inner, THUMBNAIL.width()), THUMBNAIL.height())
+                bubble.ops.append(_Picture(slot, path, self.small))
+                y = slot.bottom()
+                continue
             chip = QRectF(x + pad_x, y, inner, self.small_line + 6)
             bubble.ops.append(_Box(chip, self.colors.box_header, None, 5))
             bubble.ops.append(_Label(chip.adjusted(8, 0, -8, 0), f"▪ {name}", self.small, self.colors.text))
@@ -485,6 +538,19 @@ class RowRenderer:
         layout.ops.append(_Label(QRectF(0, 6, width, self.small_line), row.text, self.small, self.colors.muted,
                                  Qt.AlignmentFlag.AlignCenter))
         return layout
+
+
+def folded_text(text: str) -> str | None:
+    """The start of a message too long to show whole until asked (None: short enough to show whole), ending in "…"."""
+    lines = text.split("\n")
+    if len(lines) <= FOLD_LINES + 3 and len(text) <= FOLD_CHARS + 300:  # folding away a few lines gains nothing
+        return None
+    start = "\n".join(lines[:FOLD_LINES])
+    return (start[:FOLD_CHARS] if len(start) > FOLD_CHARS else start).rstrip() + " …"
+
+
+def line_count(text: str) -> int:
+    return text.count("\n") + 1
 
 
 def _duration(seconds: float | None) -> str:

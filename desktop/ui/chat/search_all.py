@@ -92,12 +92,16 @@ class SearchAll(QFrame):
         parent.installEventFilter(self)  # follow the window's size
         self.hide()
 
-    def open(self) -> None:
+    def open(self, text: str = "") -> None:
+        """Show the panel (Ctrl+K, or the sidebar's search field with what was typed there)."""
         self._choose_when_found = False
         self._place()
         self.show()
         self.raise_()
-        self.field.selectAll()
+        if text:
+            self.field.setText(text)
+        else:
+            self.field.selectAll()
         self.field.setFocus()
         self._search()
 

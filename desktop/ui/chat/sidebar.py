@@ -1,9 +1,11 @@
-"""The list of chats beside the transcript: new, switch, rename in place (F2 or the menu), delete
-after a confirmation that never blocks the event loop (QMessageBox.open, not exec)."""
+"""The list of chats beside the transcript: a search field (the door to Ctrl+K's search of every chat), new,
+switch, pin (kept at the top), rename in place (F2 or the menu), delete after a confirmation that never blocks
+the event loop (QMessageBox.open, not exec). Chats are grouped under headers by when they were last active;
+quick-prompt chats carry the quick prompt's ✦."""
 
 from __future__ import annotations
 
-from datetime import datetime
+from datetime import date, datetime
 
 from PySide6.QtCore import (
     QModelIndex,
@@ -15,10 +17,11 @@ from PySide6.QtCore import (
     Qt,
     Signal,
 )
-from PySide6.QtGui import QFont, QFontMetrics, QKeyEvent, QPainter, QPalette, QPen
+from PySide6.QtGui import QFont, QFontMetrics, QKeyEvent, QMouseEvent, QPainter, QPalette, QPen
 from PySide6.QtWidgets import (
     QAbstractItemView,
     QFrame,
+    QLineEdit,
     QListWidget,
     QListWidgetItem,
     QMenu,
@@ -31,17 +34,24 @@ from PySide6.QtWidgets import (
     QWidget,
 )
 
+from desktop.kernel.channels import Channel, channel_of
 from desktop.session.session import SessionInfo
 from desktop.ui.markdown import mix
 
 KEY_ROLE = Qt.ItemDataRole.UserRole + 1
 DETAIL_ROLE = Qt.ItemDataRole.UserRole + 2
+HEADER_ROLE = Qt.ItemDataRole.UserRole + 3  # a group's header row (not a chat)
+PINNED_ROLE = Qt.ItemDataRole.UserRole + 4
 NEW_TITLE = "New chat"
+PINNED = "Pinned"
+GROUPS = ("Today", "Yesterday", "Previous 7 days", "Older")
+QUICK_MARK = "✦"  # the quick prompt's glyph, before the titles of chats asked there
 NEEDS_ANSWER = "Needs your answer"
 FOCUS_RING = 1.5  # px: where the keyboard is, in the list and on New chat, in light and dark palettes alike
 STYLE = """
 #newChat { border: 2px solid transparent; }
 #newChat:focus { border-color: palette(highlight); }
+#searchChats { border: 1px solid palette(midlight); border-radius: 7px; padding: 5px 8px; background: palette(base); }
 """
 
 
@@ -63,10 +73,15 @@ class _SessionDelegate(QStyledItemDelegate):
 
     def sizeHint(self, option: QStyleOptionViewItem, index: QModelIndex | QPersistentModelIndex) -> QSize:
         metrics = QFontMetrics(option.font)
+        if index.data(HEADER_ROLE):
+            return QSize(200, int(metrics.lineSpacing() + 14))
         return QSize(200, int(metrics.lineSpacing() * 2.4 + 14))
 
     def paint(self, painter: QPainter, option: QStyleOptionViewItem,
               index: QModelIndex | QPersistentModelIndex) -> None:
+        if index.data(HEADER_ROLE):
+            self._paint_header(painter, option, str(index.data(HEADER_ROLE)))
+            return
         opt = QStyleOptionViewItem(option)
         self.initStyleOption(opt, index)
         palette = opt.palette
@@ -92,6 +107,12 @@ class _SessionDelegate(QStyledItemDelegate):
         asking = index.data(KEY_ROLE) in self.asking
         busy = index.data(KEY_ROLE) in self.busy and not asking
         painter.setFont(title_font)
+        if channel_of(str(index.data(KEY_ROLE))) is Channel.QUICK:  # asked in the quick prompt
+            painter.setPen(accent)
+            mark = metrics.horizontalAdvance(QUICK_MARK) + 5
+            painter.drawText(QRect(rect.x(), rect.y(), mark, line),
+                             int(Qt.AlignmentFlag.AlignLeft | Qt.AlignmentFlag.AlignVCenter), QUICK_MARK)
+            rect.setLeft(rect.x() + mark)
         painter.setPen(text_color)
         title_rect = QRect(rect.x(), rect.y(), rect.width() - (14 if busy else 0), line)
         painter.drawText(title_rect, int(Qt.AlignmentFlag.AlignLeft | Qt.AlignmentFlag.AlignVCenter),
@@ -108,6 +129,18 @@ class _SessionDelegate(QStyledItemDelegate):
         painter.drawText(detail_rect, int(Qt.AlignmentFlag.AlignLeft | Qt.AlignmentFlag.AlignTop),
                          QFontMetrics(small).elidedText(self.detail(index), Qt.TextElideMode.ElideRight,
                                                         detail_rect.width()))
+        painter.restore()
+
+    def _paint_header(self, painter: QPainter, option: QStyleOptionViewItem, text: str) -> None:
+        small = QFont(option.font)
+        small.setPointSizeF(max(option.font.pointSizeF() - 1, 7.0))
+        small.setWeight(QFont.Weight.DemiBold)
+        palette = option.palette
+        painter.save()
+        painter.setFont(small)
+        painter.setPen(mix(palette.color(QPalette.ColorRole.Text), palette.color(QPalette.ColorRole.Window), 0.45))
+        painter.drawText(option.rect.adjusted(12, 6, -10, -2),
+                         int(Qt.AlignmentFlag.AlignLeft | Qt.AlignmentFlag.AlignBottom), text)
         painter.restore()
 
     def updateEditorGeometry(self, editor: QWidget, option: QStyleOptionViewItem,
@@ -130,11 +163,33 @@ class _List(QListWidget):
             super().keyPressEvent(event)
 
 
+class _SearchField(QLineEdit):
+    """Where people look for search: a click, or typing, opens the search over every chat (Ctrl+K) with what was
+    typed, so there is one search, and this field never holds text of its own."""
+
+    opened = Signal(str)  # what was typed so far
+
+    def __init__(self, parent: QWidget) -> None:
+        super().__init__(parent)
+        self.setObjectName("searchChats")
+        self.setPlaceholderText("Search chats  (Ctrl+K)")
+        self.setToolTip("Search every chat, titles and messages (Ctrl+K)")
+        self.textEdited.connect(self._typed)
+
+    def mousePressEvent(self, event: QMouseEvent) -> None:
+        self.opened.emit("")
+
+    def _typed(self, text: str) -> None:
+        self.clear()
+        self.opened.emit(text)
+
+
 class SessionList(QWidget):
     selected = Signal(str)
     new_requested = Signal()
     rename_requested = Signal(str, str)  # key, new title
     delete_requested = Signal(str)       # confirmed by the user
+    pin_requested = Signal(str, bool)    # key, pinned
 
     def __init__(self, parent: QWidget | None = None) -> None:
         super().__init__(parent)
@@ -145,6 +200,7 @@ class SessionList(QWidget):
         self.setStyleSheet(STYLE)
         self.new_button.setToolTip("Start a new chat (Ctrl+N)")
         self.new_button.clicked.connect(self.new_requested)
+        self.search_field = _SearchField(self)
         self.list = _List(self)
         self.delegate = _SessionDelegate(self.list)
         self.list.setItemDelegate(self.delegate)
@@ -163,10 +219,16 @@ class SessionList(QWidget):
         layout.setContentsMargins(8, 10, 4, 8)
         layout.setSpacing(8)
         layout.addWidget(self.new_button)
+        layout.addWidget(self.search_field)
         layout.addWidget(self.list, 1)
 
     def session_keys(self) -> list[str]:
-        return [self.list.item(i).data(KEY_ROLE) for i in range(self.list.count())]
+        """The chats in the order shown (pinned first, then by group), not the group headers."""
+        keys = (self.list.item(i).data(KEY_ROLE) for i in range(self.list.count()))
+        return [key for key in keys if key]
+
+    def headers(self) -> list[str]:
+        return [h for h in (self.list.item(i).data(HEADER_ROLE) for i in range(self.list.count())) if h]
 
     def title_of(self, key: str) -> str:
         item = self._item(key)
@@ -185,11 +247,22 @@ class SessionList(QWidget):
         self.delegate.busy = set(busy)
         self.list.blockSignals(True)
         self.list.clear()
-        for info in infos:
+        today = datetime.now().astimezone().date()
+        heading = ""
+        for info in sorted(infos, key=lambda i: not i.pinned):  # stable: by time within each
+            group = PINNED if info.pinned else group_of(info.updated_at, today)
+            if group != heading:
+                heading = group
+                header = QListWidgetItem()
+                header.setData(HEADER_ROLE, group)
+                header.setFlags(Qt.ItemFlag.NoItemFlags)  # not selectable, skipped by the arrow keys
+                self.list.addItem(header)
             item = QListWidgetItem(info.title)
             item.setData(KEY_ROLE, info.key)
             item.setData(DETAIL_ROLE, _detail(info))
-            item.setToolTip(info.key)
+            item.setData(PINNED_ROLE, info.pinned)
+            quick = channel_of(info.key) is Channel.QUICK
+            item.setToolTip(f"{QUICK_MARK} Asked in the quick prompt: {info.title}" if quick else info.title)
             item.setFlags(item.flags() | Qt.ItemFlag.ItemIsEditable)
             self.list.addItem(item)
             if info.key == current:
@@ -262,10 +335,28 @@ class SessionList(QWidget):
         if item is None:
             return
         key = item.data(KEY_ROLE)
+        if not key:
+            return  # a group's header
+        pinned = bool(item.data(PINNED_ROLE))
         menu = QMenu(self)
+        menu.addAction("Unpin" if pinned else "Pin to the top", lambda: self.pin_requested.emit(key, not pinned))
         menu.addAction("Rename", lambda: self.start_rename(key))
         menu.addAction("Delete…", lambda: self.confirm_delete(key))
         menu.popup(self.list.viewport().mapToGlobal(pos))
+
+
+def group_of(stamp: str, today: date) -> str:
+    """The date group a chat last active at `stamp` is listed under (Older when the time is unknown)."""
+    try:
+        then = datetime.fromisoformat(stamp).astimezone().date()
+    except ValueError:
+        return GROUPS[-1]
+    days = (today - then).days
+    if days <= 0:
+        return GROUPS[0]
+    if days == 1:
+        return GROUPS[1]
+    return GROUPS[2] if days < 7 else GROUPS[3]
 
 
 def _detail(info: SessionInfo) -> str:

@@ -46,6 +46,7 @@ from desktop.ui.chat.model import TranscriptModel
 from desktop.ui.chat.render import PaintState, RowLayout, RowRenderer
 from desktop.ui.chat.row_actions import RowActions
 from desktop.ui.chat.selection import TextSelector
+from desktop.ui.chat.thumbnails import Thumbnails
 
 COLUMN_MAX = 860   # readable line length on wide windows
 MARGIN = 18
@@ -54,7 +55,7 @@ COPIED_MS = 1500
 PREFETCH_BUDGET = 0.004  # seconds of layout work per idle slice
 WELCOME = "What can I help with?"
 Marker = Callable[[ChatRow, RowLayout], "dict[int, list[QAbstractTextDocumentLayout.Selection]] | None"]
-WELCOME_HINT = "Ask anything. Type / for commands; drop files or images on the window to attach them."
+WELCOME_HINT = "Ask anything. Type / for commands; drop or paste files and screenshots to attach them."
 
 
 class MessageView(QAbstractScrollArea):
@@ -90,6 +91,12 @@ class MessageView(QAbstractScrollArea):
         self._prefetch_timer = QTimer(self, singleShot=True, interval=0)
         self._prefetch_timer.timeout.connect(self._prefetch)
         self.marks: Marker | None = None  # highlights text in rows (the find bar)
+        self._thumbnails: Thumbnails | None = None
+
+    def show_thumbnails(self, thumbnails: Thumbnails) -> None:
+        """Draw attached pictures in the person's bubbles (their slots are laid out already: only a repaint)."""
+        self._thumbnails = thumbnails
+        thumbnails.ready.connect(self.viewport().update)
 
     # -- model
 
@@ -344,7 +351,7 @@ class MessageView(QAbstractScrollArea):
         tops = self._ensure_tops()
         width = self._column_width()
         x = self._column_x()
-        state = PaintState(self.renderer.colors, QRectF())
+        state = PaintState(self.renderer.colors, QRectF(), thumbnails=self._thumbnails)
         state.skip = self.selector.placed[1] if self.selector.placed and self.selector.isVisible() else None
         if rows:
             first = self._row_at(self._offset + exposed.top())

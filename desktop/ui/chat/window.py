@@ -16,6 +16,7 @@ from PySide6.QtCore import QEvent, QObject, Qt, QTimer, Signal
 from PySide6.QtGui import (
     QCloseEvent,
     QDragEnterEvent,
+    QDragLeaveEvent,
     QDropEvent,
     QKeyEvent,
     QKeySequence,
@@ -37,6 +38,7 @@ from desktop.conversation.transcript import ChatRow, rows_from_messages
 from desktop.kernel.bus import ChatSetAside, Event, TurnError, TurnFinished, TurnStarted
 from desktop.kernel.channels import Channel, channel_of, session_key
 from desktop.kernel.taskset import spawn
+from desktop.session.pins import set_pinned
 from desktop.ui.bridge import CoreBridge
 from desktop.ui.chat.composer import Composer
 from desktop.ui.chat.find_bar import FindBar
@@ -45,6 +47,7 @@ from desktop.ui.chat.model_picker import ModelPicker
 from desktop.ui.chat.panel import ChatPanel
 from desktop.ui.chat.search_all import SearchAll
 from desktop.ui.chat.sidebar import NEW_TITLE, SessionList
+from desktop.ui.chat.thumbnails import Thumbnails
 from desktop.ui.chat.view import MessageView
 
 log = logging.getLogger(__name__)
@@ -57,11 +60,14 @@ QSplitter::handle { background: palette(midlight); }
 #title { font-weight: 600; }
 #composer { border: 1px solid palette(mid); border-radius: 12px; background: palette(base); }
 #composer[focused="true"] { border: 1px solid palette(highlight); }
+#composer[dropping="true"] { border: 2px dashed palette(highlight); }
 #composer QPlainTextEdit { background: transparent; }
 #hint { color: palette(placeholder-text); }
 #hint[error="true"] { color: #c0392b; }
 #composerArea { background: palette(base); }
-#chip { border: 1px solid palette(midlight); border-radius: 6px; padding: 2px 8px; }
+#chip { border: 1px solid palette(midlight); border-radius: 6px; }
+#chip QLabel { padding-left: 4px; }
+#preview { border: 1px solid palette(midlight); border-radius: 6px; background: palette(alternate-base); }
 """
 
 
@@ -93,6 +99,7 @@ class ChatWindow(QWidget):
         self.sidebar.new_requested.connect(self.new_chat)
         self.sidebar.rename_requested.connect(lambda key, title: spawn(self.rename_session(key, title)))
         self.sidebar.delete_requested.connect(lambda key: spawn(self.delete_session(key)))
+        self.sidebar.pin_requested.connect(lambda key, pinned: spawn(self.pin_session(key, pinned)))
 
         self.title = QLabel(NEW_TITLE)
         self.title.setObjectName("title")
@@ -104,7 +111,9 @@ class ChatWindow(QWidget):
         header_layout.addWidget(self.title, 1)
         header_layout.addWidget(self.model_picker)
 
+        self.thumbnails = Thumbnails(lambda: bridge.workspace, self)  # of attached pictures
         self.view = MessageView()
+        self.view.show_thumbnails(self.thumbnails)
         self.view.retry_requested.connect(self.retry)
         actions = self.view.row_actions
         actions.copy_requested.connect(lambda row: QApplication.clipboard().setText(row.text))
@@ -115,7 +124,7 @@ class ChatWindow(QWidget):
         self.stack = QStackedWidget()
         self.stack.addWidget(self.view)
 
-        self.composer = Composer(self._commands)
+        self.composer = Composer(self._commands, self.thumbnails, bridge.core.home.pasted_dir)
         self.composer.submitted.connect(self.send)
         self.composer.stop_requested.connect(self.stop)
         composer_area = QWidget()
@@ -156,6 +165,7 @@ class ChatWindow(QWidget):
         self.search_all.chosen.connect(self._open_found)
         self.search_all.dismissed.connect(self.composer.input.setFocus)
         QShortcut(QKeySequence("Ctrl+K"), self, self.search_all.open)
+        self.sidebar.search_field.opened.connect(self.search_all.open)
         self._transcript_parts = (self.view, self.view.viewport(), self.view.selector, self.view.selector.viewport())
         for widget in (*self._transcript_parts, self.sidebar.list, self.sidebar.new_button, self.model_picker):
             widget.installEventFilter(self)  # clicks and typing in the transcript, typing elsewhere: see eventFilter
@@ -289,6 +299,15 @@ class ChatWindow(QWidget):
 
     async def rename_session(self, key: str, title: str) -> None:
         await self.bridge.update_chat(key, title=title)
+        await self.refresh_sessions()
+
+    async def pin_session(self, key: str, pinned: bool) -> None:
+        session = await self.bridge.load_chat(key)
+        try:
+            await set_pinned(self.bridge.core.sessions, session, pinned)
+        except OSError as exc:
+            self.composer.say(f"The chat could not be {'pinned' if pinned else 'unpinned'}: {exc.strerror or exc}",
+                              error=True)
         await self.refresh_sessions()
 
     async def delete_session(self, key: str) -> None:
@@ -432,10 +451,15 @@ class ChatWindow(QWidget):
         self.hide()
 
     def dragEnterEvent(self, event: QDragEnterEvent) -> None:
-        if any(url.isLocalFile() for url in event.mimeData().urls()):
+        if any(url.isLocalFile() for url in event.mimeData().urls()) and self.composer.isEnabled():
             event.acceptProposedAction()
+            self.composer.show_drop_target(True)
+
+    def dragLeaveEvent(self, event: QDragLeaveEvent) -> None:
+        self.composer.show_drop_target(False)
 
     def dropEvent(self, event: QDropEvent) -> None:
+        self.composer.show_drop_target(False)
         self.composer.add_files([url.toLocalFile() for url in event.mimeData().urls() if url.isLocalFile()])
         event.acceptProposedAction()
         self.composer.input.setFocus()

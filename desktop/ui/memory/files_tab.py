@@ -25,7 +25,7 @@ from PySide6.QtWidgets import (
 
 from desktop.kernel.taskset import spawn
 from desktop.memory import Memory
-from desktop.memory.git_history import GitError
+from desktop.memory.hand_edit import save_by_hand
 from desktop.ui.bridge import CoreBridge
 from desktop.ui.markdown import MarkdownBrowser
 from desktop.ui.skills.details import Notice
@@ -156,13 +156,8 @@ class MemoryFilesTab(QWidget):
         if not self._editing:
             return False
         name, text = self.current, self.editor.toPlainText()
-        git = self.memory.git
         try:
-            await git.ensure()  # a first-ever change needs the version before it recorded first
-        except GitError as exc:
-            self.notice.show_html(AMBER, f"The memory history is unavailable ({exc}); saving anyway.")
-        try:
-            await asyncio.to_thread(access.write_text, self.bridge.workspace, name, text)
+            edit = await save_by_hand(self.memory.git, self.bridge.workspace, name, text)
         except OSError as exc:
             self.notice.show_html(RED, f"Could not save {name}: {exc.strerror or exc}. Your text is still here.")
             return False
@@ -171,12 +166,10 @@ class MemoryFilesTab(QWidget):
         self.load_theirs.hide()
         self._render()
         self._show_mode()
-        try:
-            rev = await git.commit([name], f"Edit {name} by hand")
-        except GitError as exc:
-            self.notice.show_html(AMBER, f"Saved {name}, but it could not be recorded in the history: {exc}")
+        if edit.problem:
+            self.notice.show_html(AMBER, f"Saved {name}, but {html.escape(edit.problem)}")
         else:
-            note = f" (change {rev[:7]}, undoable in Changes)" if rev else ""
+            note = f" (change {edit.rev[:7]}, undoable in Changes)" if edit.rev else ""
             self.notice.show_html(GREEN, f"Saved {name}{note}.")
         self.saved.emit(name)
         return True

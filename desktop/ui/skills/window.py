@@ -444,7 +444,7 @@ class SkillsWindow(QWidget):
         used = [s for s in statuses if s.in_effect]
         parts = [f"{len({s.name for s in statuses})} skills", f"{len(used)} in use"]
         if unavailable := sum(not s.available for s in used):
-            parts.append(f"{unavailable} need setup")
+            parts.append(f"{unavailable} {'needs' if unavailable == 1 else 'need'} setup")
         if broken := sum(not s.doc.loadable for s in statuses):
             parts.append(f"{broken} with errors")
         self.summary.setText(" · ".join(parts))

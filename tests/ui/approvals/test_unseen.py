@@ -19,7 +19,7 @@ from desktop.subagents import Subagents
 from desktop.tools.base import Tool, ToolContext
 from desktop.ui.app import Shell
 from desktop.ui.approvals.cards import ApprovalCard
-from desktop.ui.chat.sidebar import NEEDS_ANSWER
+from desktop.ui.chat.sidebar import KEY_ROLE, NEEDS_ANSWER
 from desktop.ui.icons import TrayState
 from tests.fakeserver import FakeOpenAI
 from tests.ui.approvals.test_cards import cards_of
@@ -76,10 +76,9 @@ def asking_shown(shell: Shell, key: str) -> bool:
     chat = shell.chat_window()
     assert chat is not None
     sidebar = chat.sidebar
-    keys = sidebar.session_keys()
-    if key not in keys:  # not listed yet
-        return False
-    return sidebar.delegate.detail(sidebar.list.indexFromItem(sidebar.list.item(keys.index(key)))) == NEEDS_ANSWER
+    items = [sidebar.list.item(i) for i in range(sidebar.list.count())]
+    item = next((i for i in items if i.data(KEY_ROLE) == key), None)  # None: not listed yet
+    return item is not None and sidebar.delegate.detail(sidebar.list.indexFromItem(item)) == NEEDS_ANSWER
 
 
 async def test_a_card_hidden_after_it_appeared_is_announced_at_once(shell: Shell, fake: FakeOpenAI) -> None:

@@ -1,13 +1,20 @@
-"""The chat list: a rename the person is typing survives the chat's turn ending, and the busy dot shows."""
+"""The chat list: a rename the person is typing survives the chat's turn ending, the busy dot shows, chats are
+grouped by day with pinned ones first, and the search field opens the search of every chat."""
 
 from __future__ import annotations
 
+import json
+from datetime import datetime, timedelta
+
 from PySide6.QtCore import Qt
 from PySide6.QtGui import QImage
-from PySide6.QtWidgets import QLineEdit
+from PySide6.QtWidgets import QLineEdit, QMenu
 
 from desktop.session.session import SessionInfo
-from desktop.ui.chat.sidebar import SessionList
+from desktop.ui.bridge import CoreBridge
+from desktop.ui.chat.sidebar import KEY_ROLE, SessionList
+from desktop.ui.chat.window import ChatWindow
+from tests.ui.conftest import until
 
 KEY = "desktop:a"
 
@@ -59,3 +66,69 @@ def test_a_busy_chat_shows_a_dot_until_its_turn_ends(qtbot) -> None:  # type: ig
     assert picture(sidebar) == idle
     sidebar.set_sessions([SessionInfo(KEY, "Plan my week", "", 2)], KEY, {KEY})
     assert picture(sidebar) == busy
+
+
+def write_chat(bridge: CoreBridge, key: str, title: str, when: datetime) -> None:
+    """A saved chat last active at `when` (as a file from earlier days would be)."""
+    path = bridge.core.sessions.path_for(key)
+    path.parent.mkdir(parents=True, exist_ok=True)
+    stamp = when.isoformat()
+    lines = [{"_type": "metadata", "key": key, "title": title, "updated_at": stamp},
+             {"role": "user", "content": title, "timestamp": stamp}]
+    path.write_text("".join(json.dumps(line) + "\n" for line in lines), encoding="utf-8")
+
+
+async def test_chats_are_grouped_by_day_pinned_first_and_quick_ones_marked(
+        window: ChatWindow, bridge: CoreBridge, qtbot) -> None:  # type: ignore[no-untyped-def]
+    now = datetime.now().astimezone()
+    write_chat(bridge, "desktop:today", "Groceries", now)
+    write_chat(bridge, "quick:asked", "What time is it in Tokyo", now - timedelta(minutes=5))
+    write_chat(bridge, "desktop:yday", "Trip to Lisbon", now - timedelta(days=1))
+    write_chat(bridge, "desktop:week", "Tax return", now - timedelta(days=4))
+    write_chat(bridge, "desktop:old", "Garden plan", now - timedelta(days=40))
+    await window.refresh_sessions()
+    sidebar = window.sidebar
+    assert sidebar.headers() == ["Today", "Yesterday", "Previous 7 days", "Older"]
+    assert sidebar.session_keys().index("desktop:yday") < sidebar.session_keys().index("desktop:old")
+    quick = sidebar.list.item(next(i for i in range(sidebar.list.count())
+                                   if sidebar.list.item(i).data(KEY_ROLE) == "quick:asked"))
+    assert quick.toolTip().startswith("✦ Asked in the quick prompt")
+
+    sidebar.select("desktop:today")
+    sidebar.list.setFocus()
+    qtbot.keyClick(sidebar.list, Qt.Key.Key_Down)
+    qtbot.keyClick(sidebar.list, Qt.Key.Key_Down)
+    assert sidebar.current_key() == "desktop:yday"  # the "Yesterday" header is stepped over
+
+    old = sidebar.list.visualItemRect(sidebar.list.item(
+        next(i for i in range(sidebar.list.count()) if sidebar.list.item(i).data(KEY_ROLE) == "desktop:old")))
+    sidebar.list.customContextMenuRequested.emit(old.center())
+    menu = sidebar.findChildren(QMenu)[-1]
+    next(a for a in menu.actions() if a.text() == "Pin to the top").trigger()
+    await until(lambda: sidebar.headers()[:1] == ["Pinned"], message="the Pinned group")
+    assert sidebar.session_keys()[0] == "desktop:old"
+    window.grab().save("/tmp/ux5shots/sidebar-groups.png")
+    meta = json.loads(bridge.core.sessions.path_for("desktop:old").read_text(encoding="utf-8").splitlines()[0])
+    assert meta["pinned"] is True and meta["updated_at"] == (now - timedelta(days=40)).isoformat()  # not "used now"
+
+    reopened = ChatWindow(bridge)  # the next start
+    qtbot.addWidget(reopened)
+    await reopened.refresh_sessions()
+    assert reopened.sidebar.headers()[0] == "Pinned" and reopened.sidebar.session_keys()[0] == "desktop:old"
+
+    menu.close()
+    sidebar.list.customContextMenuRequested.emit(sidebar.list.visualItemRect(sidebar.list.item(1)).center())
+    next(a for a in sidebar.findChildren(QMenu)[-1].actions() if a.text() == "Unpin").trigger()
+    await until(lambda: "Pinned" not in sidebar.headers(), message="unpinned")
+
+
+async def test_the_search_field_opens_the_search_of_every_chat(window: ChatWindow, qtbot) -> None:  # type: ignore[no-untyped-def]
+    field = window.sidebar.search_field
+    assert field.isVisible() and "Ctrl+K" in field.placeholderText()
+    qtbot.keyClick(field, "l")  # typing there goes on in the search panel
+    assert window.search_all.field.hasFocus()
+    qtbot.keyClicks(window.search_all.field, "is")
+    assert window.search_all.isVisible() and window.search_all.field.text() == "lis" and field.text() == ""
+    window.search_all.dismiss()
+    qtbot.mouseClick(field, Qt.MouseButton.LeftButton)
+    assert window.search_all.isVisible() and window.search_all.field.hasFocus()

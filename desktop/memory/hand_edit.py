@@ -1,0 +1,35 @@
+"""A memory file the person edited by hand (the memory window, Settings → Personalisation): written and recorded
+in the memory history the one way, so every hand edit can be seen and undone next to Dream's. The file is
+written through desktop.workspace.access (never through a link a sandboxed command left in its place)."""
+
+from __future__ import annotations
+
+import asyncio
+from dataclasses import dataclass
+from pathlib import Path
+
+from desktop.memory.git_history import GitError, GitHistory
+from desktop.workspace import access
+
+
+@dataclass(frozen=True)
+class HandEdit:
+    rev: str | None  # the history's change for it; None when nothing changed or it could not be recorded
+    problem: str = ""  # why the history did not record it, for people ("" when it did)
+
+
+async def save_by_hand(git: GitHistory, workspace: Path, name: str, text: str) -> HandEdit:
+    """Write `text` as the workspace's `name` and record it. Raises OSError when the file cannot be written (it is
+    left as it was); a history that cannot record the change does not stop the save, and the result says so."""
+    problems = []
+    try:
+        await git.ensure()  # a first-ever change needs the version before it recorded first
+    except GitError as exc:
+        problems.append(f"the memory history is unavailable ({exc})")
+    await asyncio.to_thread(access.write_text, workspace, name, text)
+    try:
+        rev = await git.commit([name], f"Edit {name} by hand")
+    except GitError as exc:
+        problems.append(f"it could not be recorded in the history: {exc}")
+        rev = None
+    return HandEdit(rev, "; ".join(problems))
