@@ -5,6 +5,7 @@ from __future__ import annotations
 
 from collections.abc import Callable
 from pathlib import Path
+from typing import TYPE_CHECKING
 
 from PySide6.QtCore import QSize, Qt, Signal
 from PySide6.QtGui import QFocusEvent, QFontMetricsF, QKeyEvent, QStandardItem, QStandardItemModel
@@ -24,6 +25,9 @@ from PySide6.QtWidgets import (
 )
 
 from desktop.agent.attachments import problem as attachment_problem
+
+if TYPE_CHECKING:
+    from desktop.ui.context.shelf import ContextShelf
 
 MAX_LINES = 8
 HINT = "Enter to send · Shift+Enter for a new line · / for commands"
@@ -85,8 +89,10 @@ class Composer(QFrame):
     submitted = Signal(str, list)  # text, attached file paths
     stop_requested = Signal()
 
-    def __init__(self, commands: CommandList, parent: QWidget | None = None) -> None:
+    def __init__(self, commands: CommandList, context: ContextShelf | None = None,
+                 parent: QWidget | None = None) -> None:
         super().__init__(parent)
+        self.context = context  # desktop context chips and the `+` menu (desktop/ui/context)
         self.setObjectName("composer")
         self._commands = commands
         self.attachments: list[str] = []
@@ -131,6 +137,8 @@ class Composer(QFrame):
 
         bar = QHBoxLayout()
         bar.setContentsMargins(0, 0, 0, 0)
+        if context is not None:
+            bar.addWidget(context.add_button(self.choose_files))
         bar.addWidget(self.attach_button)
         bar.addWidget(self.hint, 1)
         bar.addWidget(self.stop_button)
@@ -138,6 +146,8 @@ class Composer(QFrame):
         layout = QVBoxLayout(self)
         layout.setContentsMargins(10, 8, 10, 8)
         layout.setSpacing(6)
+        if context is not None:
+            layout.addWidget(context)
         layout.addWidget(self._chip_row)
         layout.addWidget(self.input)
         layout.addLayout(bar)
@@ -146,9 +156,13 @@ class Composer(QFrame):
 
     def submit(self) -> None:
         text = _trimmed(self.input.toPlainText())
-        if not text and not self.attachments:
+        if not text and not self.attachments and (self.context is None or self.context.empty):
             return
         files = list(self.attachments)
+        if self.context is not None:
+            text, captured = self.context.message(text)
+            files += captured
+            self.context.clear()
         self.input.clear()
         self.clear_attachments()
         self.submitted.emit(text, files)

@@ -46,6 +46,7 @@ from desktop.ui.chat.panel import ChatPanel
 from desktop.ui.chat.search_all import SearchAll
 from desktop.ui.chat.sidebar import NEW_TITLE, SessionList
 from desktop.ui.chat.view import MessageView
+from desktop.ui.context.shelf import ContextShelf
 
 log = logging.getLogger(__name__)
 
@@ -115,7 +116,7 @@ class ChatWindow(QWidget):
         self.stack = QStackedWidget()
         self.stack.addWidget(self.view)
 
-        self.composer = Composer(self._commands)
+        self.composer = Composer(self._commands, ContextShelf(bridge, self.model_picker))
         self.composer.submitted.connect(self.send)
         self.composer.stop_requested.connect(self.stop)
         composer_area = QWidget()
