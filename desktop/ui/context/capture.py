@@ -16,6 +16,7 @@ from PySide6.QtGui import QClipboard, QCursor, QGuiApplication, QImage, QPixmap
 from PySide6.QtWidgets import QApplication, QWidget
 
 from desktop.context.quoting import Snippet, snippet
+from desktop.context.x11 import selection_text
 
 SELECTION = "Selected text"
 CLIPBOARD = "Clipboard"
@@ -24,13 +25,25 @@ HIDE_WITHIN = 2.0  # seconds at most to wait for our window to be unmapped
 
 
 def read_selection() -> Snippet | None:
-    """The selected text (X11 PRIMARY, or Wayland's primary selection), else the clipboard's text, else None."""
+    """The selected text (X11 PRIMARY, or Wayland's primary selection), else the clipboard's text, else None.
+    Blocking for at most a second on X11 (a slow selection owner): run it in a thread there."""
+    if QGuiApplication.platformName() == "xcb":
+        return read_x11_selection()
     board = QGuiApplication.clipboard()
     if board.supportsSelection():
         text = board.text(QClipboard.Mode.Selection)
         if text.strip():
             return snippet(SELECTION, text)
     return read_clipboard()
+
+
+def read_x11_selection() -> Snippet | None:
+    """`read_selection` on X11, without Qt (so it may run on a worker thread)."""
+    for name, source in (("PRIMARY", SELECTION), ("CLIPBOARD", CLIPBOARD)):
+        text = selection_text(name)
+        if text and text.strip():
+            return snippet(source, text)
+    return None
 
 
 def read_clipboard() -> Snippet | None:
