@@ -28,6 +28,7 @@ from desktop.agent.context import ContextBuilder
 from desktop.agent.hooks import TurnHooks
 from desktop.agent.loop import AgentLoop
 from desktop.config import Config
+from desktop.context import FEATURE as DESKTOP_CONTEXT  # `context` below is the prompt's ContextBuilder
 from desktop.kernel.bus import Event, MessageBus, MessageKind, TurnError, TurnFinished
 from desktop.kernel.host import Feature, Lifecycle, attach_order
 from desktop.kernel.notices import Notice, Target
@@ -52,7 +53,7 @@ S = TypeVar("S")
 # Every feature, in the order they attach unless one requires another (desktop/kernel/host.py).
 FEATURES: tuple[Feature, ...] = (tools.FEATURE, approvals.FEATURE, scheduler.FEATURE, skills.FEATURE, memory.FEATURE,
                                  mcp.FEATURE, reminders.FEATURE, heartbeat.FEATURE, subagents.FEATURE,
-                                 checkpoints.FEATURE)
+                                 checkpoints.FEATURE, DESKTOP_CONTEXT)
 CLOSE_WITHIN = 5.0  # seconds each feature gets to stop on close; one taking longer is left behind: Quit never hangs
 
 

@@ -18,6 +18,7 @@ from desktop.kernel.bus import Event, InboundMessage
 from desktop.kernel.questions import Questions
 from desktop.kernel.taskset import TaskSet
 from desktop.session.chat_model import choose_model
+from desktop.session.pins import set_pinned
 from desktop.session.search import ChatHit, search_chats
 from desktop.session.session import Session, SessionInfo
 from desktop.settings import Settings
@@ -66,12 +67,15 @@ class CoreBridge(QObject):
     async def load_chat(self, key: str) -> Session:
         return await self.core.sessions.load(key)
 
-    async def update_chat(self, key: str, *, title: str | None = None, model: str | None = None) -> None:
-        """Rename a chat, or keep a model as its own (desktop/session/chat_model.py). Raises OSError when its file
-        cannot be written; the chat keeps what it had."""
+    async def update_chat(self, key: str, *, title: str | None = None, model: str | None = None,
+                          pinned: bool | None = None) -> None:
+        """Rename a chat, keep a model as its own (desktop/session/chat_model.py), or pin it (session/pins.py).
+        Raises OSError when its file cannot be written; the chat keeps what it had."""
         session = await self.core.sessions.load(key)
         if model is not None:
             await choose_model(self.core.sessions, session, model)
+        if pinned is not None:
+            await set_pinned(self.core.sessions, session, pinned)
         if title is not None:
             session.metadata["title"] = title
             await self.core.sessions.rewrite(session)

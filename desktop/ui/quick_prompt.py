@@ -23,8 +23,9 @@ from PySide6.QtGui import (
     QTextDocument,
     QTextFormat,
 )
-from PySide6.QtWidgets import QFrame, QHBoxLayout, QLabel, QLineEdit, QPushButton, QVBoxLayout, QWidget
+from PySide6.QtWidgets import QFileDialog, QFrame, QHBoxLayout, QLabel, QLineEdit, QPushButton, QVBoxLayout, QWidget
 
+from desktop.agent.attachments import problem as attachment_problem
 from desktop.conversation.transcript import CUT_OFF, Kind, Transcript
 from desktop.kernel.bus import Event
 from desktop.kernel.channels import Channel, channel_of, session_key
@@ -32,6 +33,7 @@ from desktop.kernel.taskset import spawn
 from desktop.ui.approvals.cards import ApprovalCards
 from desktop.ui.bridge import CoreBridge
 from desktop.ui.chat.model_picker import ModelPicker
+from desktop.ui.context.shelf import ContextShelf
 from desktop.ui.markdown import MarkdownBrowser
 
 WIDTH = 680
@@ -78,7 +80,9 @@ class QuickPrompt(QWidget):
         self._continuing = False
         self.turn = Transcript()  # the rows of the answer shown, from this chat's events
         self._streamed = ""  # the answer as shown (Markdown)
-        self._failed = ""  # the question of the turn that just failed, asked again by Retry
+        self._failed = False  # the turn that just failed, which Retry asks again
+        self._asked: tuple[str, list[str]] = ("", [])  # the message last sent, with its files
+        self._dialog: QFileDialog | None = None
         self.setObjectName("QuickPrompt")
         self.setWindowTitle("Quick prompt")
         self._shadow = SHADOW if composited() else 0
@@ -103,6 +107,10 @@ class QuickPrompt(QWidget):
         top.addWidget(glyph)
         top.addWidget(self.input, 1)
         self.model_picker = ModelPicker(bridge)  # the model of this quick chat
+        self.shelf = ContextShelf(bridge, self.model_picker)  # what goes with the question (desktop/ui/context)
+        self.shelf.setContentsMargins(18, 0, 18, 6)
+        self.shelf.changed.connect(self._fit)
+        top.addWidget(self.shelf.add_button(self.choose_file))
         top.addWidget(self.model_picker)
         self.context = QLabel()  # continue the last quick chat, or start a new one
         self.context.setObjectName("context")
@@ -170,6 +178,7 @@ class QuickPrompt(QWidget):
         self._layout.setContentsMargins(0, 0, 0, 0)
         self._layout.setSpacing(0)
         self._layout.addLayout(top)
+        self._layout.addWidget(self.shelf)
         self._layout.addWidget(self.context)
         self._layout.addWidget(self.rule)
         self._layout.addLayout(body)
@@ -216,20 +225,23 @@ class QuickPrompt(QWidget):
 
     def submit(self) -> None:
         text = self.input.text().strip()
-        if not text:
+        message, media = self.shelf.message(text)
+        if not message and not media:
             return
         if channel_of(self.session_key) is Channel.QUICK:
             self._last_quick = self.session_key
         if not self._continuing:
             self.context.hide()  # the question shown below says what this chat is about
         self.input.clear()
-        self._failed = ""
-        self.question.setText(text)
+        self._failed = False
+        self.question.setText("\n".join(filter(None, [text, self.shelf.summary()])))
+        self.shelf.clear()
         self.question.show()
         self._begin_answer()
         self.open_button.show()
         self.rule.show()
-        self.bridge.send(self.session_key, text)
+        self._asked = (message, media)
+        self.bridge.send(self.session_key, message, media)
         self._fit()
 
     def continue_in_chat(self) -> None:
@@ -240,6 +252,26 @@ class QuickPrompt(QWidget):
         self.hide()
         self.open_in_chat.emit(self.session_key, text)
 
+    def choose_file(self) -> None:
+        """Attach a file from the `+` menu: a non-modal dialog (no nested event loop on the qasync loop)."""
+        if self._dialog is None:
+            self._dialog = QFileDialog(self, "Attach a file")
+            self._dialog.setFileMode(QFileDialog.FileMode.ExistingFiles)
+            self._dialog.filesSelected.connect(self._add_files)
+        self._dialog.open()
+
+    def _add_files(self, paths: list[str]) -> None:
+        refused = []
+        for path in paths:
+            wrong = attachment_problem(path)
+            if wrong:
+                refused.append(wrong)
+            else:
+                self.shelf.add_file(path)
+        if refused:
+            self.shelf.say(f"Not attached: {'; '.join(refused)}")
+        self.input.setFocus()
+
     def stop(self) -> None:
         if self._busy:
             self.bridge.stop(self.session_key)
@@ -249,9 +281,9 @@ class QuickPrompt(QWidget):
         """Ask the failed question again; the failed turn is replaced, not followed by a second question."""
         if not self._failed or self._busy:
             return
-        question, self._failed = self._failed, ""
+        self._failed = False
         self._begin_answer()
-        self.bridge.send(self.session_key, question, redo=True)
+        self.bridge.send(self.session_key, *self._asked, redo=True)
         self.input.setFocus()
 
     @property
@@ -321,7 +353,7 @@ class QuickPrompt(QWidget):
         elif not was_busy:  # the status line keeps what it says ("Copied") until a turn runs
             return
         elif failed is not None:
-            self._failed = self.question.text()
+            self._failed = True
             if answer is not None and answer.cut_off:  # what was read so far stays, marked as not whole, as in the chat
                 self._show_answer(f"{answer.text}\n\n*{CUT_OFF}*")
             self._set_status(failed.text, error=True, fix_in_settings=failed.fix_in_settings)
@@ -368,7 +400,8 @@ class QuickPrompt(QWidget):
         self.rule.hide()
         self.open_button.hide()
         self._streamed = ""
-        self._failed = ""
+        self._failed = False
+        self.shelf.clear()
         self._set_status(HINT)
 
     def _show_answer(self, markdown: str) -> None:

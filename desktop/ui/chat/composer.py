@@ -8,6 +8,7 @@ from __future__ import annotations
 import asyncio
 from collections.abc import Callable
 from pathlib import Path
+from typing import TYPE_CHECKING
 
 from PySide6.QtCore import QMimeData, QSize, Qt, Signal
 from PySide6.QtGui import (
@@ -39,6 +40,9 @@ from desktop.agent.attachments import problem as attachment_problem
 from desktop.kernel.taskset import spawn
 from desktop.ui.chat import pasted
 from desktop.ui.chat.thumbnails import Thumbnails
+
+if TYPE_CHECKING:
+    from desktop.ui.context.shelf import ContextShelf
 
 MAX_LINES = 8
 CHIP_PICTURE = 36  # px: the height of a picture's thumbnail in its chip
@@ -122,9 +126,10 @@ class Composer(QFrame):
     stop_requested = Signal()
 
     def __init__(self, commands: CommandList, thumbnails: Thumbnails, pasted_dir: Path,
-                 parent: QWidget | None = None) -> None:
+                 context: ContextShelf | None = None, parent: QWidget | None = None) -> None:
         """`pasted_dir`: where pasted pictures are kept as files (home.pasted_dir, in the data folder)."""
         super().__init__(parent)
+        self.context = context  # desktop context chips and the `+` menu (desktop/ui/context)
         self.setObjectName("composer")
         self._commands = commands
         self._thumbnails = thumbnails
@@ -181,6 +186,8 @@ class Composer(QFrame):
 
         bar = QHBoxLayout()
         bar.setContentsMargins(0, 0, 0, 0)
+        if context is not None:
+            bar.addWidget(context.add_button(self.choose_files))
         bar.addWidget(self.attach_button)
         bar.addWidget(self.hint, 1)
         bar.addWidget(self.stop_button)
@@ -188,6 +195,8 @@ class Composer(QFrame):
         layout = QVBoxLayout(self)
         layout.setContentsMargins(10, 8, 10, 8)
         layout.setSpacing(6)
+        if context is not None:
+            layout.addWidget(context)
         layout.addWidget(self._chip_row)
         layout.addWidget(self.preview)
         layout.addWidget(self.input)
@@ -197,9 +206,13 @@ class Composer(QFrame):
 
     def submit(self) -> None:
         text = _trimmed(self.input.toPlainText())
-        if not text and not self.attachments:
+        if not text and not self.attachments and (self.context is None or self.context.empty):
             return
         files = list(self.attachments)
+        if self.context is not None:
+            text, captured = self.context.message(text)
+            files += captured
+            self.context.clear()
         self.input.clear()
         self.clear_attachments()
         self.submitted.emit(text, files)

@@ -37,8 +37,8 @@ from desktop.agent.commands import STOP
 from desktop.conversation.transcript import ChatRow, rows_from_messages
 from desktop.kernel.bus import ChatSetAside, Event, TurnError, TurnFinished, TurnStarted
 from desktop.kernel.channels import Channel, channel_of, session_key
+from desktop.kernel.paths import home
 from desktop.kernel.taskset import spawn
-from desktop.session.pins import set_pinned
 from desktop.ui.bridge import CoreBridge
 from desktop.ui.chat.composer import Composer
 from desktop.ui.chat.find_bar import FindBar
@@ -49,6 +49,7 @@ from desktop.ui.chat.search_all import SearchAll
 from desktop.ui.chat.sidebar import NEW_TITLE, SessionList
 from desktop.ui.chat.thumbnails import Thumbnails
 from desktop.ui.chat.view import MessageView
+from desktop.ui.context.shelf import ContextShelf
 
 log = logging.getLogger(__name__)
 
@@ -124,7 +125,8 @@ class ChatWindow(QWidget):
         self.stack = QStackedWidget()
         self.stack.addWidget(self.view)
 
-        self.composer = Composer(self._commands, self.thumbnails, bridge.core.home.pasted_dir)
+        self.composer = Composer(self._commands, self.thumbnails, home().pasted_dir,
+                                 ContextShelf(bridge, self.model_picker))
         self.composer.submitted.connect(self.send)
         self.composer.stop_requested.connect(self.stop)
         composer_area = QWidget()
@@ -302,9 +304,8 @@ class ChatWindow(QWidget):
         await self.refresh_sessions()
 
     async def pin_session(self, key: str, pinned: bool) -> None:
-        session = await self.bridge.load_chat(key)
         try:
-            await set_pinned(self.bridge.core.sessions, session, pinned)
+            await self.bridge.update_chat(key, pinned=pinned)
         except OSError as exc:
             self.composer.say(f"The chat could not be {'pinned' if pinned else 'unpinned'}: {exc.strerror or exc}",
                               error=True)

@@ -122,34 +122,38 @@ class Hotkey(QObject):
 
     activated = Signal()
 
-    def __init__(self, parent: QObject | None = None) -> None:
+    def __init__(self, parent: QObject | None = None, *, main: bool = True) -> None:
         super().__init__(parent)
         self._backend: Backend | None = None
+        self._main = main  # the quick prompt's own key, whose status Settings and doctor show
 
     async def bind(self, text: str) -> HotkeyStatus:
         """Replace the current binding with `text`; the returned status says whether it works."""
         global _current
+        status = await self._bind(text)
+        if self._main:
+            _current = status
+        return status
+
+    async def _bind(self, text: str) -> HotkeyStatus:
         self.stop()
         name = detect_backend()
         try:
             chord = parse_chord(text)
         except ValueError as exc:
-            _current = HotkeyStatus(name, text, False, str(exc))
-            return _current
+            return HotkeyStatus(name, text, False, str(exc))
         backend = _make(name)
         if backend is None:
-            _current = HotkeyStatus(name, str(chord), False, "no global hotkey mechanism in this session")
-            return _current
+            return HotkeyStatus(name, str(chord), False, "no global hotkey mechanism in this session")
         try:
             await backend.start(chord, self.activated.emit)
         except HotkeyError as exc:
-            _current = HotkeyStatus(name, str(chord), False, str(exc))
             log.warning("global hotkey: %s", exc)
-            return _current
+            return HotkeyStatus(name, str(chord), False, str(exc))
         self._backend = backend
-        _current = HotkeyStatus(name, str(chord), True, f"{chord} via {BACKEND_LABELS[name]}")
-        log.info("global hotkey: %s", _current.message)
-        return _current
+        status = HotkeyStatus(name, str(chord), True, f"{chord} via {BACKEND_LABELS[name]}")
+        log.info("global hotkey: %s", status.message)
+        return status
 
     def stop(self) -> None:
         if self._backend is not None:

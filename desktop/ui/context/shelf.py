@@ -1,0 +1,342 @@
+"""What will go with the question, shown before it is sent: a chip for each piece of desktop context (text
+with its first lines, expandable; a screenshot as a thumbnail; a file by name), each removable. The quick
+prompt and the chat composer each hold one, and its `+` button adds to it by mouse.
+
+Text reaches the model quoted under the question (desktop/context/quoting.py). A screenshot goes as an image
+only when litellm lists the chat's model as reading images; otherwise its chip says it will not be sent."""
+
+from __future__ import annotations
+
+import asyncio
+import logging
+import os
+from collections.abc import Callable
+from pathlib import Path
+
+from PySide6.QtCore import QPoint, Qt, Signal
+from PySide6.QtGui import QGuiApplication, QPixmap
+from PySide6.QtWidgets import (
+    QComboBox,
+    QFrame,
+    QHBoxLayout,
+    QLabel,
+    QMenu,
+    QPlainTextEdit,
+    QToolButton,
+    QVBoxLayout,
+    QWidget,
+)
+
+from desktop.context.captures import keep_capture
+from desktop.context.quoting import Snippet, preview, snippet, with_context
+from desktop.context.vision import sees_images
+from desktop.context.x11 import WindowRef, window_behind
+from desktop.kernel.paths import home
+from desktop.kernel.taskset import spawn
+from desktop.ui.bridge import CoreBridge
+from desktop.ui.context.capture import grab_screen, grab_window, hidden_while, png_bytes, read_clipboard, read_selection
+from desktop.ui.context.region import RegionPicker
+
+log = logging.getLogger(__name__)
+THUMB_HEIGHT = 56
+FULL_HEIGHT = 200  # px of an expanded text chip; a longer text scrolls in it
+TITLE = "Window title"
+STYLE = """
+#contextChip { border: 1px solid palette(midlight); border-radius: 6px; background: palette(base); }
+#contextChip #source { font-weight: bold; }
+#contextChip #preview { color: palette(placeholder-text); }
+#contextChip #warning { color: #c0392b; }
+#contextChip QToolButton { border: none; padding: 0 4px; }
+"""
+
+
+class _Chip(QFrame):
+    removed = Signal(object)  # the chip
+
+    def __init__(self, source: str, parent: QWidget | None = None) -> None:
+        super().__init__(parent)
+        self.setObjectName("contextChip")
+        self.source = QLabel(source)
+        self.source.setObjectName("source")
+        self.source.setTextFormat(Qt.TextFormat.PlainText)
+        self.close_button = QToolButton()
+        self.close_button.setText("✕")
+        self.close_button.setToolTip("Remove: it will not be sent")
+        self.close_button.clicked.connect(lambda: self.removed.emit(self))
+        self.head = QHBoxLayout()
+        self.head.setContentsMargins(0, 0, 0, 0)
+        self.head.addWidget(self.source, 1)
+        self.body = QVBoxLayout(self)
+        self.body.setContentsMargins(8, 4, 4, 6)
+        self.body.setSpacing(2)
+
+
+class TextChip(_Chip):
+    """A snippet: where it came from and its first lines; "Show all" shows the whole text that will be sent."""
+
+    def __init__(self, item: Snippet, parent: QWidget | None = None) -> None:
+        super().__init__(f"{item.source} · {item.lines} line{'s' if item.lines != 1 else ''}", parent)
+        self.snippet = item
+        self.preview = QLabel(preview(item.text))
+        self.preview.setObjectName("preview")
+        self.preview.setTextFormat(Qt.TextFormat.PlainText)
+        self.full = QPlainTextEdit(item.text)
+        self.full.setReadOnly(True)
+        line = self.full.fontMetrics().lineSpacing()
+        self.full.setFixedHeight(min(FULL_HEIGHT, (item.lines + 2) * line + 8))
+        self.full.hide()
+        self.expand_button = QToolButton()
+        self.expand_button.setText("Show all")
+        self.expand_button.setToolTip("Show the whole text that will be sent")
+        self.expand_button.clicked.connect(self.toggle)
+        self.expand_button.setVisible(preview(item.text) != item.text.strip())
+        self.head.addWidget(self.expand_button)
+        self.head.addWidget(self.close_button)
+        self.body.addLayout(self.head)
+        self.body.addWidget(self.preview)
+        self.body.addWidget(self.full)
+
+    def toggle(self) -> None:
+        expanded = self.full.isHidden()
+        self.full.setVisible(expanded)
+        self.preview.setVisible(not expanded)
+        self.expand_button.setText("Show less" if expanded else "Show all")
+        self.body.activate()  # the new height now, for the window that fits itself to it
+        self.updateGeometry()
+
+
+class ImageChip(_Chip):
+    """A screenshot: a thumbnail, what it shows, and a warning when the chat's model cannot read images."""
+
+    def __init__(self, path: Path, picture: QPixmap, source: str, parent: QWidget | None = None) -> None:
+        super().__init__(source, parent)
+        self.path = path
+        self.sent = True
+        thumb = QLabel()
+        thumb.setPixmap(picture.scaledToHeight(THUMB_HEIGHT, Qt.TransformationMode.SmoothTransformation))
+        thumb.setToolTip(f"{picture.width()}×{picture.height()} px, kept at {path}")
+        self.size_label = QLabel(f"{picture.width()}×{picture.height()} px")
+        self.size_label.setObjectName("preview")
+        self.warning = QLabel()
+        self.warning.setObjectName("warning")
+        self.warning.setWordWrap(True)
+        self.warning.hide()
+        self.head.addWidget(self.close_button)
+        text = QVBoxLayout()
+        text.addLayout(self.head)
+        text.addWidget(self.size_label)
+        text.addWidget(self.warning)
+        text.addStretch(1)
+        row = QHBoxLayout()
+        row.setContentsMargins(0, 0, 0, 0)
+        row.addWidget(thumb)
+        row.addLayout(text, 1)
+        self.body.addLayout(row)
+
+    def show_model(self, model: str) -> None:
+        """Whether `model` gets the picture, said on the chip before anything is sent."""
+        self.sent = sees_images(model)
+        if not model:
+            self.warning.setText("No model is set, so this picture will not be sent.")
+        elif not self.sent:
+            self.warning.setText(f"{model} does not read images (as litellm lists it), so this picture will not "
+                                 "be sent. Pick a model that does to send it.")
+        self.warning.setVisible(not self.sent)
+
+
+class FileChip(_Chip):
+    def __init__(self, path: str, parent: QWidget | None = None) -> None:
+        super().__init__(f"File · {os.path.basename(path) or path}", parent)
+        self.path = path
+        self.source.setToolTip(path)
+        self.head.addWidget(self.close_button)
+        self.body.addLayout(self.head)
+
+
+class ContextShelf(QWidget):
+    """The chips of one composer (the quick prompt's or the chat's) and the `+` menu that adds to them."""
+
+    changed = Signal()  # a chip came or went: the window fits itself again
+
+    def __init__(self, bridge: CoreBridge, model_picker: QComboBox, parent: QWidget | None = None) -> None:
+        super().__init__(parent)
+        self._bridge = bridge
+        self._picker = model_picker
+        self.chips: list[_Chip] = []
+        self.setStyleSheet(STYLE)
+        self.note = QLabel()  # what could not be added, and why
+        self.note.setObjectName("warning")
+        self.note.setWordWrap(True)
+        self.note.hide()
+        self._layout = QVBoxLayout(self)
+        self._layout.setContentsMargins(0, 0, 0, 0)
+        self._layout.setSpacing(4)
+        self._layout.addWidget(self.note)
+        model_picker.currentTextChanged.connect(lambda _text: self._show_model())
+        self.hide()
+
+    # ----- adding
+    def add_snippet(self, item: Snippet) -> None:
+        chip = TextChip(item)
+        chip.expand_button.clicked.connect(self.changed)  # it grew or shrank: the window fits it
+        self._add(chip)
+
+    async def add_picture(self, picture: QPixmap, source: str) -> None:
+        """Keep the picture in the data folder (encoded and written off the GUI thread), then show its chip."""
+        if picture.isNull():
+            self.say("The screenshot came out empty (the window may have closed).")
+            return
+        image = picture.toImage()
+        data = await asyncio.to_thread(png_bytes, image)
+        try:
+            path = await asyncio.to_thread(keep_capture, home().data_dir, data)
+        except OSError as exc:
+            self.say(f"The screenshot could not be saved: {exc.strerror or exc}")
+            return
+        chip = ImageChip(path, picture, source)
+        chip.show_model(self._picker.currentText())
+        self._add(chip)
+
+    def add_file(self, path: str) -> None:
+        self._add(FileChip(path))
+
+    def say(self, text: str) -> None:
+        """A line above the chips: what was asked for but could not be added."""
+        self.note.setText(text)
+        self.note.setVisible(bool(text))
+        self.setVisible(bool(self.chips) or bool(text))
+        self.changed.emit()
+
+    # ----- sending
+    @property
+    def empty(self) -> bool:
+        return not self.chips
+
+    def message(self, question: str) -> tuple[str, list[str]]:
+        """The text and the files (media) to send for `question` with what the chips hold."""
+        text = with_context(question, [c.snippet for c in self.chips if isinstance(c, TextChip)])
+        media = [str(c.path) for c in self.chips if isinstance(c, ImageChip) and c.sent]
+        media += [c.path for c in self.chips if isinstance(c, FileChip)]
+        return text, media
+
+    def summary(self) -> str:
+        """What went with the question, in a few words ("with Selected text, a screenshot")."""
+        names = []
+        for chip in self.chips:
+            if isinstance(chip, TextChip):
+                names.append(chip.snippet.source)
+            elif isinstance(chip, ImageChip) and chip.sent:
+                names.append("a screenshot")
+            elif isinstance(chip, FileChip):
+                names.append(os.path.basename(chip.path))
+        return f"with {', '.join(names)}" if names else ""
+
+    def clear(self) -> None:
+        for chip in self.chips:
+            chip.deleteLater()
+        self.chips.clear()
+        self.say("")
+
+    # ----- the `+` menu
+    def add_button(self, choose_file: Callable[[], None]) -> QToolButton:
+        """The `+` button: the same things the hotkeys bring, by mouse, and a file (`choose_file`)."""
+        button = QToolButton()
+        button.setText("+")
+        button.setStyleSheet("QToolButton::menu-indicator { image: none; }")
+        button.setToolTip("Add the selection, the clipboard, a screenshot or a file")
+        button.setAutoRaise(True)
+        button.setPopupMode(QToolButton.ToolButtonPopupMode.InstantPopup)
+        menu = QMenu(button)
+        menu.addAction("Selected text", lambda: self.take(read_selection, "Nothing is selected, and the "
+                                                          "clipboard holds no text."))
+        menu.addAction("Clipboard", lambda: self.take(read_clipboard, "The clipboard holds no text."))
+        screenshot = menu.addAction("Screenshot of a window", lambda: spawn(self.take_window()))
+        region = menu.addAction("Pick a region…", lambda: spawn(self.take_region()))
+        title = menu.addAction(TITLE, self.take_title)
+        menu.addSeparator()
+        menu.addAction("File…", choose_file)
+
+        def named() -> None:
+            behind = window_behind()
+            shown = f"“{_short(behind.title)}”" if behind is not None and behind.title else "a window"
+            screenshot.setText(f"Screenshot of {shown}")
+            title.setText(f"{TITLE}: {shown}" if behind is not None and behind.title else TITLE)
+            for action in (screenshot, title):
+                action.setEnabled(behind is not None)
+            region.setEnabled(QGuiApplication.platformName() == "xcb")
+        menu.aboutToShow.connect(named)
+        button.setMenu(menu)
+        return button
+
+    def take(self, read: Callable[[], Snippet | None], nothing: str) -> None:
+        found = read()
+        if found is None:
+            self.say(nothing)
+        else:
+            self.add_snippet(found)
+
+    def take_title(self) -> None:
+        behind = window_behind()
+        if behind is None or not behind.title:
+            self.say("No window with a title is open behind this one.")
+        else:
+            self.add_snippet(snippet(TITLE, behind.title))
+
+    async def take_window(self, window: WindowRef | None = None) -> None:
+        """A screenshot of `window`, else of the window behind ours; ours is hidden meanwhile."""
+        async with hidden_while(self.window()):
+            target = window or window_behind()
+            picture = grab_window(target.wid) if target is not None else QPixmap()
+        if target is None:
+            self.say("No window to take a picture of: this needs X11 with a window manager.")
+            return
+        await self.add_picture(picture, f"Screenshot of “{_short(target.title)}”" if target.title else "Screenshot")
+
+    async def take_region(self) -> None:
+        """The person drags a rectangle over the frozen screen; ours is hidden meanwhile."""
+        async with hidden_while(self.window()):
+            screen, origin = grab_screen()
+            picked = None if screen.isNull() else await pick_region(screen, origin)
+        if picked is not None:
+            await self.add_picture(picked, "Region of the screen")
+
+    # ----- inside
+    def _add(self, chip: _Chip) -> None:
+        chip.removed.connect(self._remove)
+        self.chips.append(chip)
+        self._layout.addWidget(chip)
+        self.say("")
+
+    def _remove(self, chip: _Chip) -> None:
+        if chip in self.chips:
+            self.chips.remove(chip)
+        chip.deleteLater()
+        self.say("")
+
+    def _show_model(self) -> None:
+        for chip in self.chips:
+            if isinstance(chip, ImageChip):
+                chip.show_model(self._picker.currentText())
+        self.changed.emit()
+
+
+async def pick_region(screen: QPixmap, origin: QPoint) -> QPixmap | None:
+    """Show the picker over `screen` and wait for the rectangle (None: cancelled)."""
+    done: asyncio.Future[QPixmap | None] = asyncio.get_running_loop().create_future()
+    picker = RegionPicker(screen, origin)
+
+    def settle(region: QPixmap | None) -> None:
+        if not done.done():
+            done.set_result(region)
+
+    picker.picked.connect(settle)
+    picker.cancelled.connect(lambda: settle(None))
+    picker.destroyed.connect(lambda: settle(None))
+    picker.show()
+    picker.raise_()
+    picker.activateWindow()
+    return await done
+
+
+def _short(title: str, limit: int = 48) -> str:
+    return title if len(title) <= limit else title[:limit - 1] + "…"
