@@ -47,6 +47,7 @@ if TYPE_CHECKING:
     from desktop.scheduler.settings import SchedulesConfig
     from desktop.skills.settings import SkillsConfig
     from desktop.tools.settings import ToolsConfig
+    from desktop.usage.settings import BudgetsConfig
 
 log = logging.getLogger(__name__)
 
@@ -194,6 +195,8 @@ class Config:
                              help="MCP servers: programs and services that give the assistant more tools.")
     approvals: ApprovalsConfig = section("desktop.approvals.settings:ApprovalsConfig", label="Approvals",
                                          help="What runs without asking, and how long a question waits.")
+    budgets: BudgetsConfig = section("desktop.usage.settings:BudgetsConfig", label="Budgets",
+                                     help="How much reminders, the heartbeat, Dream and background tasks may use.")
 
 
 @dataclass(frozen=True)

@@ -22,7 +22,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any, TypeVar
 
-from desktop import approvals, heartbeat, mcp, memory, reminders, scheduler, subagents
+from desktop import approvals, heartbeat, mcp, memory, reminders, scheduler, subagents, usage
 from desktop.agent.commands import Commands
 from desktop.agent.context import ContextBuilder
 from desktop.agent.hooks import TurnHooks
@@ -51,7 +51,7 @@ log = logging.getLogger(__name__)
 S = TypeVar("S")
 # Every feature, in the order they attach unless one requires another (desktop/kernel/host.py).
 FEATURES: tuple[Feature, ...] = (approvals.FEATURE, scheduler.FEATURE, memory.FEATURE, mcp.FEATURE,
-                                 reminders.FEATURE, heartbeat.FEATURE, subagents.FEATURE)
+                                 reminders.FEATURE, heartbeat.FEATURE, subagents.FEATURE, usage.FEATURE)
 CLOSE_WITHIN = 5.0  # seconds each feature gets to stop on close; one taking longer is left behind: Quit never hangs
 
 
