@@ -25,10 +25,11 @@ def build_parser() -> argparse.ArgumentParser:
         mcp_cmd,
         skills_cmd,
     )
+    from desktop.usage import command as usage_cmd
 
     # Each subcommand module offers `add_parser(subparsers)` and sets `func` (and `serve` to be forwarded).
     subcommands = [agent_cmd, keys_cmd, doctor_cmd, skills_cmd, dream_cmd, cron_cmd, heartbeat_cmd, mcp_cmd,
-                   desktop_entry_cmd, config_cmd]
+                   usage_cmd, desktop_entry_cmd, config_cmd]
     parser = argparse.ArgumentParser(prog="nanobot-tray", description="A personal AI assistant in your system tray.")
     parser.add_argument("--version", action="version", version=f"nanobot-tray {__version__}")
     parser.add_argument("--quick", nargs="?", const="", metavar="TEXT",

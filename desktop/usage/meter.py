@@ -14,7 +14,7 @@ import asyncio
 import logging
 import time
 from collections.abc import Callable
-from datetime import date, datetime
+from datetime import date
 from typing import Any
 
 from desktop.config import Config
@@ -24,6 +24,7 @@ from desktop.providers.failures import FailureKind
 from desktop.providers.llm import LLMResponse, ProviderError
 from desktop.usage import pricing
 from desktop.usage.records import CallRecord, UsageLog
+from desktop.usage.report import midnight
 from desktop.usage.settings import BudgetsConfig
 
 log = logging.getLogger(__name__)
@@ -35,11 +36,6 @@ class BudgetReached(ProviderError):
 
     def __init__(self, message: str) -> None:
         super().__init__(message, FailureKind.QUOTA)  # like running out of credit: retrying will not help
-
-
-def midnight(day: date) -> float:
-    """Local midnight at the start of `day`, in seconds since the epoch."""
-    return datetime(day.year, day.month, day.day).timestamp()
 
 
 class UsageMeter:

@@ -114,14 +114,6 @@ class UsageLog:
             fh.flush()
             os.fsync(fh.fileno())
 
-    def read_all(self) -> list[CallRecord]:
-        """Every record in the file, oldest first. Blocking: call through a thread."""
-        try:
-            with open(self.path, "rb") as fh:
-                return [r for r in map(parse_line, fh) if r is not None]
-        except FileNotFoundError:
-            return []
-
     def read_since(self, since: float) -> list[CallRecord]:
         """The records of calls that ended at `since` or later, oldest first, read from the end of the file.
         Blocking."""

@@ -31,7 +31,7 @@ def counts(prompt: int, completion: int, cached: int = 0) -> dict[str, int]:
 async def recorded(core: Core) -> list[CallRecord]:
     usage = core.get(Usage)
     await usage.log.flush()
-    return await asyncio.to_thread(usage.log.read_all)
+    return await asyncio.to_thread(usage.log.read_since, 0)
 
 
 def tally(records: list[CallRecord]) -> dict[Source, tuple[int, int, int, int]]:
@@ -125,5 +125,5 @@ async def test_the_log_survives_a_restart_and_a_torn_last_line(
     records = await recorded(core)
     assert [(r.prompt_tokens, r.completion_tokens) for r in records] == [(10, 1), (20, 2), (30, 3)]
     again = await asyncio.to_thread(build_core)  # the app started again
-    assert await asyncio.to_thread(again.get(Usage).log.read_all) == records
+    assert await asyncio.to_thread(again.get(Usage).log.read_since, 0) == records
     assert UsageLog(path.parent).read_since(records[1].at) == records[1:]
