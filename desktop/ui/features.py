@@ -3,8 +3,8 @@ says what each one gets). Adding a feature's UI is one more entry here."""
 
 from __future__ import annotations
 
-from desktop.ui import mcp, memory, reminders, skills, subagents
+from desktop.ui import mcp, memory, reminders, skills, subagents, usage
 from desktop.ui.host import UiFeature
 
 UI_FEATURES: tuple[UiFeature, ...] = (skills.UI_FEATURE, memory.UI_FEATURE, reminders.UI_FEATURE, mcp.UI_FEATURE,
-                                     subagents.UI_FEATURE)
+                                     subagents.UI_FEATURE, usage.UI_FEATURE)

@@ -63,6 +63,11 @@ class UsageMeter:
         self._roll()
         return self._tokens, self._cost
 
+    @property
+    def budgets(self) -> BudgetsConfig:
+        """The limits in force."""
+        return self._config().budgets
+
     # ----- the provider's Meter
     def admit(self, model: str) -> None:
         current = work.current()
