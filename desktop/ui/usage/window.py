@@ -98,7 +98,7 @@ class UsageWindow(QWidget):
         layout.addLayout(tables, 1)
         self._redraw = QTimer(self, singleShot=True, interval=300)  # a burst of calls is one redraw
         self._redraw.timeout.connect(self.show_summary)
-        self.period.currentIndexChanged.connect(lambda _: spawn(self.reload()))
+        self.period.currentIndexChanged.connect(lambda _: spawn(self.reload()) if self.isVisible() else None)
         self.export_button.clicked.connect(lambda: spawn(self.choose_export()))
         self.destroyed.connect(usage.subscribe(self._counted))  # no calls into a deleted window
 
