@@ -11,7 +11,9 @@ process dies), pace (seconds before each chunk after the first: slow but steady)
 empty_chunks / pings (after the step's text, keep the stream open with no content until the client
 leaves: a chunk with nothing in it, or an SSE comment line, every that many seconds), together (answer only
 once that many requests have arrived in all; a request still waiting after TOGETHER_WITHIN seconds answers
-"alone" instead of its content, so a test sees requests that were not in flight at the same time).
+"alone" instead of its content, so a test sees requests that were not in flight at the same time),
+usage (the token counts to report, {prompt_tokens, completion_tokens, cached_tokens}; None reports none;
+without it, counts made up from the characters).
 
 `require_key`: answer 401 to every request not carrying it as its bearer token.
 
@@ -235,7 +237,15 @@ def _calls(step: Step) -> list[dict[str, Any]]:
     return calls
 
 
-def _usage(body: dict[str, Any], step: Step) -> dict[str, int]:
+def _usage(body: dict[str, Any], step: Step) -> dict[str, Any] | None:
+    if "usage" in step:
+        scripted = step["usage"]
+        if scripted is None:
+            return None
+        prompt, completion_tokens = scripted["prompt_tokens"], scripted["completion_tokens"]
+        return {"prompt_tokens": prompt, "completion_tokens": completion_tokens,
+                "total_tokens": prompt + completion_tokens,
+                "prompt_tokens_details": {"cached_tokens": scripted.get("cached_tokens", 0)}}
     prompt = sum(len(str(m.get("content") or "")) for m in body.get("messages", [])) // 4
     completion_tokens = len(step.get("content") or "") // 4 + 1
     return {"prompt_tokens": prompt, "completion_tokens": completion_tokens, "total_tokens": prompt + completion_tokens}
@@ -252,7 +262,7 @@ def completion(step: Step, body: dict[str, Any]) -> dict[str, Any]:
     return {"id": "chatcmpl-fake", "object": "chat.completion", "created": int(time.time()),
             "model": body.get("model", "test"),
             "choices": [{"index": 0, "message": message, "finish_reason": "tool_calls" if calls else "stop"}],
-            "usage": _usage(body, step)}
+            **({"usage": usage} if (usage := _usage(body, step)) else {})}
 
 
 def stream_chunks(step: Step, body: dict[str, Any]) -> list[dict[str, Any]]:
@@ -276,7 +286,8 @@ def stream_chunks(step: Step, body: dict[str, Any]) -> list[dict[str, Any]]:
         out += [chunk({"tool_calls": [{"index": index, "function": {"arguments": args[i:i + size]}}]})
                 for i in range(0, len(args), size)]
     out.append(chunk({}, "tool_calls" if calls else "stop"))
-    out.append({**base, "choices": [], "usage": _usage(body, step)})
+    usage = _usage(body, step)
+    out.append({**base, "choices": [], "usage": usage} if usage else chunk({}))  # the same count of chunks
     return out
 
 

@@ -18,6 +18,7 @@ from desktop.agent.context import ContextBuilder
 from desktop.agent.gate import TurnGate
 from desktop.agent.hooks import TurnHooks
 from desktop.agent.runner import Runner, output_text
+from desktop.kernel import work
 from desktop.kernel.atomic import atomic_write_text
 from desktop.kernel.bus import (
     InboundMessage,
@@ -189,6 +190,7 @@ class AgentLoop:
             return
         session = await self.sessions.load(msg.session_key)
         key = session.key
+        work.begin(work.of_turn(key, msg.kind))  # the turn's model calls are counted as its source's
         self.bus.publish(TurnStarted(key, msg.kind))
         attached = await asyncio.to_thread(attachments.prepare, msg.content, msg.media, self.context.workspace,
                                            key) if msg.media else attachments.Prepared(msg.content)

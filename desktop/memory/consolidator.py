@@ -11,6 +11,7 @@ from typing import Any
 
 from desktop.agent.context import ContextBuilder
 from desktop.config import Config
+from desktop.kernel import work
 from desktop.memory.store import HistoryEntry, MemoryStore, format_messages
 from desktop.providers.llm import LLMProvider
 from desktop.providers.tokens import estimate_messages
@@ -129,8 +130,9 @@ class Consolidator:
         transcript = format_messages(messages)
         try:
             instructions = await asyncio.to_thread(prompt_text, "consolidate.md", self.context.workspace)
-            response = await self.provider.chat([{"role": "system", "content": instructions},
-                                                 {"role": "user", "content": transcript}])
+            with work.doing(work.Source.CONSOLIDATION, key):
+                response = await self.provider.chat([{"role": "system", "content": instructions},
+                                                     {"role": "user", "content": transcript}])
             content = response.content.strip()
             if not content:
                 raise ValueError("the model returned an empty summary")

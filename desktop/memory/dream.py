@@ -19,6 +19,7 @@ from typing import Any
 
 from desktop.agent.runner import Runner
 from desktop.config import Config
+from desktop.kernel import work
 from desktop.kernel.channels import Channel, session_key
 from desktop.memory.consolidator import budget_of
 from desktop.memory.git_history import FILE_LIMIT, GitHistory, is_memory_path
@@ -120,7 +121,8 @@ class Dream:
         if self._lock.locked():
             raise DreamError("a Dream is already running")
         async with self._lock:
-            return await self._run()
+            with work.doing(work.Source.DREAM):
+                return await self._run()
 
     async def _run(self) -> DreamResult:
         workspace = self.store.workspace

@@ -9,7 +9,7 @@ import re
 import threading
 from collections.abc import Callable
 from dataclasses import dataclass, field
-from typing import Any
+from typing import Any, Protocol
 
 from desktop.config import Config
 from desktop.kernel import secrets
@@ -38,7 +38,15 @@ class LLMResponse:
     tool_calls: list[ToolCallRequest] = field(default_factory=list)
     reasoning: str | None = None
     finish_reason: str | None = None
-    usage: dict[str, int] = field(default_factory=dict)
+    usage: dict[str, int] = field(default_factory=dict)  # as the server reported it; empty when it did not
+
+
+class Meter(Protocol):
+    """What sees every model call (desktop/usage): it may refuse one before it starts, and counts each answer."""
+
+    def admit(self, model: str) -> None: ...  # raises ProviderError to refuse the call (a budget reached)
+
+    async def count(self, model: str, messages: list[dict[str, Any]], response: LLMResponse) -> None: ...
 
 
 class ProviderError(RuntimeError):
@@ -105,6 +113,7 @@ class LLMProvider:
         self.config = config
         self._sleep = sleep
         self._refused_without_key: set[str] = set()  # api_base servers that answered 401 to no key
+        self.meter: Meter | None = None  # the one place every call passes (a feature sets it)
 
     def api_key(self, model: str) -> str | None:
         """The key to send. The OS keyring is asked only when a key is really needed: not when the provider's
@@ -138,6 +147,8 @@ class LLMProvider:
         model = model or self.config.model
         if not model:
             raise ProviderError("No model is configured. Set `model` in config.yaml or open Settings.")
+        if self.meter is not None:
+            self.meter.admit(model)
         delays = list(self.config.provider.retry_delays)
         attempt = 0
         while True:
@@ -145,7 +156,7 @@ class LLMProvider:
             live.set()
             streamed = _Accumulator(to_caller(on_text, live), to_caller(on_reasoning, live))
             try:
-                return await run_on_model_thread(
+                response = await run_on_model_thread(
                     self._stream_once(model, messages, tools, streamed, max_tokens, allow_empty))
             except asyncio.CancelledError:
                 live.clear()  # deltas still in flight must not reach a stopped turn
@@ -162,6 +173,10 @@ class LLMProvider:
                 if on_retry is not None:
                     on_retry(attempt + 1, len(delays) + 1, wait)
                 await self._sleep(wait)
+            else:
+                if self.meter is not None:
+                    await self.meter.count(model, messages, response)
+                return response
 
     async def _failure(self, exc: Exception, streamed: _Accumulator, model: str) -> ProviderError:
         """The error the user sees for a call that will not be tried again."""
@@ -217,6 +232,11 @@ class LLMProvider:
         response = acc.result()
         if not (response.content or response.tool_calls or allow_empty):
             raise _Empty()
+        # When the server reports no usage, litellm makes up its own count for the last chunk; the server's chunks,
+        # which it keeps, show which it was. A count nobody reported is left to the meter to estimate (and say so)
+        kept = getattr(stream, "chunks", None)
+        if kept is not None and not any(getattr(chunk, "usage", None) for chunk in kept):
+            response.usage = {}
         return response
 
     async def _drain(self, stream: Any, acc: _Accumulator) -> None:
@@ -271,6 +291,9 @@ class _Accumulator:
         if usage:
             self.usage = {k: int(getattr(usage, k, 0) or 0)
                           for k in ("prompt_tokens", "completion_tokens", "total_tokens")}
+            # part of prompt_tokens the server read from its cache (OpenAI's field; litellm maps others to it)
+            cached = getattr(getattr(usage, "prompt_tokens_details", None), "cached_tokens", 0)
+            self.usage["cached_tokens"] = int(cached or 0)
         for choice in getattr(chunk, "choices", None) or []:
             if choice.finish_reason:
                 self.finish_reason = choice.finish_reason

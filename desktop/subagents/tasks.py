@@ -18,6 +18,7 @@ from typing import Any
 
 from desktop.agent.context import runtime_block
 from desktop.agent.runner import Runner
+from desktop.kernel import work
 from desktop.kernel.atomic import append_jsonl
 from desktop.kernel.bus import Event, MessageKind, ToolFinished, ToolStarted, TurnError, TurnFinished
 from desktop.kernel.channels import Channel, session_key
@@ -165,6 +166,7 @@ class Subagents:
                 self._publish()
 
         key = session_key(Channel.SUBAGENT, task.id)
+        work.begin(work.Work(work.Source.SUBAGENT, task.origin))  # its calls count for its chat, as a task's
         ctx = ToolContext(key, publish)
         tools = self.host.tools.for_background()  # no tool that talks to the person or starts work
         runner = Runner(self.host.provider, tools, publish, self.host.config.subagent_max_iterations)

@@ -1,0 +1,47 @@
+"""Usage and budgets: every model call counted once, from the provider's own numbers, under the work it served;
+kept in the data folder; unattended work held to the `budgets` section (desktop/usage/meter.py)."""
+
+from __future__ import annotations
+
+from collections.abc import Callable
+
+from desktop.config import Config
+from desktop.kernel.host import Feature, Host
+from desktop.kernel.notices import Notify
+from desktop.usage.meter import UsageMeter
+from desktop.usage.records import CallRecord, UsageLog
+from desktop.usage.settings import SECTION
+
+__all__ = ["FEATURE", "Usage"]
+
+
+class Usage:
+    """The feature's service: the log to read, the meter to ask about today, and word of each call counted."""
+
+    def __init__(self, log: UsageLog, config: Callable[[], Config], notify: Notify) -> None:
+        self.log = log
+        self.meter = UsageMeter(log, config, notify, self._counted)
+        self._listeners: list[Callable[[CallRecord], None]] = []
+
+    def subscribe(self, listener: Callable[[CallRecord], None]) -> Callable[[], None]:
+        """Hear each call as it is counted (a window showing usage); returns the way to stop."""
+        self._listeners.append(listener)
+        return lambda: self._listeners.remove(listener) if listener in self._listeners else None
+
+    def _counted(self, record: CallRecord) -> None:
+        for listener in list(self._listeners):
+            listener(record)
+
+
+def attach(host: Host) -> Usage:
+    """Put the meter on the provider, with today's unattended use read from the file (blocking, like the rest
+    of build_core); on close, what is still queued is written."""
+    log = UsageLog(host.home.data_dir)
+    usage = Usage(log, lambda: host.config, host.notify)
+    usage.meter.load_today()
+    host.provider.meter = usage.meter
+    host.on_close(log.flush)
+    return usage
+
+
+FEATURE = Feature("usage", Usage, attach, settings=SECTION, cli="desktop.usage.command")

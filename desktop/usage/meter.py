@@ -1,0 +1,142 @@
+"""The meter on the provider (`LLMProvider.meter`): counts every call that answered, once, under the work it
+served (desktop/kernel/work.py), and refuses unattended calls over budget.
+
+Budgets (the `budgets` section) hold back unattended work only: once today's reminders, heartbeats, Dreams
+and background tasks reach the daily tokens or cost, none of them starts another model call until local
+midnight or a higher limit (a tool already running finishes); a run past `per_run_tokens` is stopped at its
+next call. The refusal is a ProviderError, so each kind of work ends the way it ends when the model cannot
+be reached, with the reason (the word "budget" in it) where it shows failures. Typed chats are never held.
+The person is told once a day, when the limit is reached."""
+
+from __future__ import annotations
+
+import asyncio
+import logging
+import time
+from collections.abc import Callable
+from datetime import date
+from typing import Any
+
+from desktop.config import Config
+from desktop.kernel import work
+from desktop.kernel.notices import Notify
+from desktop.providers.failures import FailureKind
+from desktop.providers.llm import LLMResponse, ProviderError
+from desktop.usage import pricing
+from desktop.usage.records import CallRecord, UsageLog
+from desktop.usage.report import midnight
+from desktop.usage.settings import BudgetsConfig
+
+log = logging.getLogger(__name__)
+PAUSED = "Unattended work paused"
+
+
+class BudgetReached(ProviderError):
+    """An unattended call refused: the message says which budget and until when."""
+
+    def __init__(self, message: str) -> None:
+        super().__init__(message, FailureKind.QUOTA)  # like running out of credit: retrying will not help
+
+
+class UsageMeter:
+    def __init__(self, log_: UsageLog, config: Callable[[], Config], notify: Notify,
+                 on_record: Callable[[CallRecord], None] = lambda r: None) -> None:
+        self.log = log_
+        self._config = config
+        self._notify = notify
+        self._on_record = on_record
+        self._day = date.today()
+        self._tokens = 0  # today's unattended tokens
+        self._cost = 0.0  # and their known cost
+        self._told: date | None = None  # the day the person was told the budget is reached
+
+    def load_today(self) -> None:
+        """Add up today's unattended calls from the file (blocking: at build time, from its end only)."""
+        self._day = date.today()
+        self._tokens, self._cost = 0, 0.0
+        for record in self.log.read_since(midnight(self._day)):
+            self._add_unattended(record)
+
+    @property
+    def today(self) -> tuple[int, float]:
+        """Today's unattended tokens and known cost."""
+        self._roll()
+        return self._tokens, self._cost
+
+    @property
+    def budgets(self) -> BudgetsConfig:
+        """The limits in force."""
+        return self._config().section(BudgetsConfig)
+
+    # ----- the provider's Meter
+    def admit(self, model: str) -> None:
+        current = work.current()
+        if not current.source.unattended:
+            return
+        budgets = self._config().section(BudgetsConfig)
+        reason = self._over_daily(budgets)
+        if reason:
+            self._tell(reason)
+            raise BudgetReached(reason)
+        if budgets.per_run_tokens and current.tokens >= budgets.per_run_tokens:
+            raise BudgetReached(f"This {current.source.value} run was stopped: its model calls used "
+                                f"{current.tokens:,} tokens, and budgets.per_run_tokens allows "
+                                f"{budgets.per_run_tokens:,} for one run.")
+
+    async def count(self, model: str, messages: list[dict[str, Any]], response: LLMResponse) -> None:
+        current = work.current()
+        record = await asyncio.to_thread(self._measure, model, messages, response, current)
+        current.tokens += record.tokens
+        self.log.add(record)
+        if record.source.unattended:
+            self._roll()
+            self._add_unattended(record)
+            reason = self._over_daily(self._config().section(BudgetsConfig))
+            if reason:
+                self._tell(reason)
+        self._on_record(record)
+
+    # ----- inside
+    def _measure(self, model: str, messages: list[dict[str, Any]], response: LLMResponse,
+                 current: work.Work) -> CallRecord:
+        usage = response.usage
+        if usage:
+            prompt, completion = usage.get("prompt_tokens", 0), usage.get("completion_tokens", 0)
+            cached = usage.get("cached_tokens", 0)
+        else:
+            answer = "".join([response.content, response.reasoning or "",
+                              *(c.name + c.arguments for c in response.tool_calls)])
+            (prompt, completion), cached = pricing.estimate(model, messages, answer), 0
+        cost = pricing.cost_usd(model, prompt, completion, cached, self._config().api_base)
+        return CallRecord(time.time(), current.source, current.session, model, prompt, completion, cached,
+                          cost, estimated=not usage)
+
+    def _roll(self) -> None:
+        """A new day starts with nothing used."""
+        today = date.today()
+        if today != self._day:
+            self._day, self._tokens, self._cost = today, 0, 0.0
+
+    def _add_unattended(self, record: CallRecord) -> None:
+        if record.source.unattended:
+            self._tokens += record.tokens
+            self._cost += record.cost_usd or 0.0
+
+    def _over_daily(self, budgets: BudgetsConfig) -> str:
+        """Why unattended work may make no more calls today; "" while it may."""
+        tokens, cost = self.today
+        after = ("Reminders, the heartbeat, Dream and background tasks make no model call until midnight or "
+                 "until the limit is raised; typed chats go on.")
+        if budgets.unattended_daily_tokens and tokens >= budgets.unattended_daily_tokens:
+            return (f"Today's budget for unattended work is used up: {tokens:,} tokens of the "
+                    f"{budgets.unattended_daily_tokens:,} budgets.unattended_daily_tokens allows. {after}")
+        if budgets.unattended_daily_cost and cost >= budgets.unattended_daily_cost:
+            return (f"Today's budget for unattended work is used up: ${cost:.2f} of the "
+                    f"${budgets.unattended_daily_cost:.2f} budgets.unattended_daily_cost allows. {after}")
+        return ""
+
+    def _tell(self, reason: str) -> None:
+        if self._told != self._day:
+            self._told = self._day
+            log.info("unattended budget reached: %s", reason)
+            self._notify(PAUSED, reason)

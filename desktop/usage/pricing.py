@@ -1,0 +1,52 @@
+"""What one call cost and, when the server did not say, how many tokens it used: from litellm's price map and
+tiktoken, offline. Blocking (the first price of a model costs litellm about 100 ms): call through a thread."""
+
+from __future__ import annotations
+
+import ipaddress
+import logging
+from typing import Any
+from urllib.parse import urlsplit
+
+from desktop.providers.litellm_env import litellm
+from desktop.providers.tokens import count_text, estimate_messages
+
+log = logging.getLogger(__name__)
+
+
+def is_local(api_base: str | None) -> bool:
+    """A server on this computer or the local network: what it answers costs no money, whatever the model's
+    name says (a local server may serve a model under the name of a priced one)."""
+    if not api_base:
+        return False
+    host = (urlsplit(api_base if "//" in api_base else f"//{api_base}").hostname or "").lower()
+    if host == "localhost" or host.endswith((".local", ".localhost")) or (host and "." not in host
+                                                                           and ":" not in host):
+        return True
+    try:
+        address = ipaddress.ip_address(host)
+    except ValueError:
+        return False
+    return address.is_loopback or address.is_private or address.is_link_local
+
+
+def cost_usd(model: str, prompt_tokens: int, completion_tokens: int, cached_tokens: int,
+             api_base: str | None) -> float | None:
+    """The call's price in US dollars by litellm's price map (cached prompt tokens at their own price); None
+    for a local server or a model the map does not price."""
+    if is_local(api_base):
+        return None
+    try:
+        prompt, completion = litellm().cost_per_token(model=model, prompt_tokens=prompt_tokens,
+                                                      completion_tokens=completion_tokens,
+                                                      cache_read_input_tokens=cached_tokens)
+    except Exception as exc:  # litellm raises for a model it does not know, in more ways than one
+        log.debug("no price for %s: %s", model, exc)
+        return None
+    return float(prompt) + float(completion)
+
+
+def estimate(model: str, messages: list[dict[str, Any]], answer: str) -> tuple[int, int]:
+    """Prompt and completion tokens of a call the server did not count (tiktoken, the model's encoding when
+    known)."""
+    return estimate_messages(messages, model), count_text(answer, model)

@@ -1,0 +1,153 @@
+"""The usage log: one line per model call in `<data>/usage.jsonl`, appended and never rewritten.
+
+A line holds numbers and names only (when, which work, which chat by its key, the model, tokens, cost), never
+a word of any message. The reader is tolerant: a line torn by a crash, or one a person broke by hand, is
+skipped and the rest still counts. Lines are appended as calls end, so the file is in time order and today's
+calls are read from its end, whatever a year of history before them weighs."""
+
+from __future__ import annotations
+
+import asyncio
+import json
+import logging
+import os
+from collections.abc import Iterable
+from pathlib import Path
+from typing import Any, NamedTuple
+
+from desktop.kernel.work import Source
+
+log = logging.getLogger(__name__)
+FILE_NAME = "usage.jsonl"
+TAIL_BLOCK = 64 * 1024  # bytes read at a time from the end of the file
+_SOURCES = {source.value: source for source in Source}  # Source(text) is slow over a year of lines
+
+
+class CallRecord(NamedTuple):
+    """One model call as the provider counted it (or as estimated, when it reported nothing). A tuple: a year
+    of them is made in a fraction of the time dataclasses take."""
+
+    at: float  # when it ended, seconds since the epoch
+    source: Source
+    session: str  # the chat's key, "" for work of no chat (Dream)
+    model: str
+    prompt_tokens: int  # all of the prompt, the cached part included
+    completion_tokens: int
+    cached_tokens: int  # the part of the prompt the server read from its cache
+    cost_usd: float | None  # None: no price known (a local server, a model litellm does not price)
+    estimated: bool = False  # the server reported no usage: counted here with tiktoken
+
+    @property
+    def tokens(self) -> int:
+        return self.prompt_tokens + self.completion_tokens
+
+    def to_json(self) -> dict[str, Any]:
+        data: dict[str, Any] = {"at": round(self.at, 3), "source": self.source.value, "session": self.session,
+                                "model": self.model, "prompt": self.prompt_tokens,
+                                "completion": self.completion_tokens, "cached": self.cached_tokens,
+                                "cost": self.cost_usd}
+        if self.estimated:
+            data["estimated"] = True
+        return data
+
+
+def record_from_json(data: Any) -> CallRecord | None:
+    """The record a parsed line holds; None for one that is not a record (skipped, never fatal)."""
+    try:
+        cost = data["cost"]
+        return CallRecord(float(data["at"]), _SOURCES[data["source"]], str(data["session"]), str(data["model"]),
+                          int(data["prompt"]), int(data["completion"]), int(data["cached"]),
+                          None if cost is None else float(cost), bool(data.get("estimated", False)))
+    except (KeyError, TypeError, ValueError, AttributeError):
+        return None
+
+
+def parse_line(line: bytes) -> CallRecord | None:
+    if not line.strip():
+        return None
+    try:
+        return record_from_json(json.loads(line))
+    except ValueError:  # a torn or hand-broken line
+        return None
+
+
+def parse_lines(lines: Iterable[bytes]) -> list[CallRecord]:
+    """The records among `lines`. All at once when every line is whole (one parse of a JSON array is several
+    times faster than one per line); line by line when one is not, so a torn or broken line costs only itself."""
+    kept = [line for line in lines if line.strip()]
+    try:
+        values = json.loads(b"[" + b",".join(kept) + b"]")
+    except ValueError:
+        values = []
+        for line in kept:
+            try:
+                values.append(json.loads(line))
+            except ValueError:
+                continue
+    return [r for r in map(record_from_json, values) if r is not None]
+
+
+class UsageLog:
+    """The file, with a writer that batches: `add` returns at once and the lines reach the disk in order on a
+    worker thread, so counting a call never waits for the disk."""
+
+    def __init__(self, data_dir: Path) -> None:
+        self.path = data_dir / FILE_NAME
+        self._pending: list[CallRecord] = []
+        self._writing: asyncio.Future[None] | None = None
+
+    def add(self, record: CallRecord) -> None:
+        """Queue one record for the file (call on the event loop)."""
+        self._pending.append(record)
+        if self._writing is None or self._writing.done():
+            self._writing = asyncio.ensure_future(self._write())
+
+    async def flush(self) -> None:
+        """Wait until every record added so far is on disk (closing)."""
+        while self._writing is not None and not self._writing.done():
+            await asyncio.shield(self._writing)
+        if self._pending:
+            await self._write()
+
+    async def _write(self) -> None:
+        while self._pending:
+            batch, self._pending = self._pending, []
+            try:
+                await asyncio.to_thread(self._append, batch)
+            except OSError as exc:  # a full disk: keep them for the next call's write rather than lose them
+                log.warning("could not write usage to %s: %s", self.path, exc)
+                self._pending[:0] = batch
+                return
+
+    def _append(self, batch: list[CallRecord]) -> None:
+        """Append lines and flush them to disk, on a line of their own after a line torn by a crash."""
+        self.path.parent.mkdir(parents=True, exist_ok=True)
+        with open(self.path, "a+b") as fh:
+            end = fh.seek(0, os.SEEK_END)
+            torn = end > 0 and fh.seek(end - 1) >= 0 and fh.read(1) != b"\n"
+            lines = "".join(json.dumps(r.to_json()) + "\n" for r in batch)
+            fh.write((("\n" if torn else "") + lines).encode())
+            fh.flush()
+            os.fsync(fh.fileno())
+
+    def read_since(self, since: float) -> list[CallRecord]:
+        """The records of calls that ended at `since` or later, oldest first. Blocking: call through a thread.
+        Only the end of the file that holds them is read: blocks are looked at backwards, by the time of their
+        first whole line, until one starts before `since`."""
+        try:
+            with open(self.path, "rb") as fh:
+                position = fh.seek(0, os.SEEK_END)
+                while position > 0:
+                    position = max(0, position - TAIL_BLOCK)
+                    fh.seek(position)
+                    lines = fh.read(TAIL_BLOCK).split(b"\n")
+                    first = next((r for r in map(parse_line, lines[1 if position else 0:]) if r is not None), None)
+                    if first is not None and first.at < since:
+                        break
+                fh.seek(position)
+                lines = fh.read().split(b"\n")
+        except FileNotFoundError:
+            return []
+        if position:
+            lines.pop(0)  # the end of a line that starts before the block
+        return [r for r in parse_lines(lines) if r.at >= since]

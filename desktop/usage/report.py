@@ -1,0 +1,154 @@
+"""Usage added up: in all, by source, by local day, by chat; as the JSON `nanobot-tray usage --json` prints and
+as CSV. Plain functions over records (desktop/usage/records.py)."""
+
+from __future__ import annotations
+
+import csv
+import io
+from collections import defaultdict
+from collections.abc import Callable, Iterable
+from dataclasses import dataclass, field
+from datetime import date, datetime, timedelta
+from typing import Any
+
+from desktop.kernel.work import Source
+from desktop.usage.records import CallRecord
+
+
+@dataclass
+class Totals:
+    calls: int = 0
+    prompt_tokens: int = 0
+    completion_tokens: int = 0
+    cached_tokens: int = 0
+    cost_usd: float | None = None  # the known prices added up; None when no call in it had one
+    estimated: int = 0  # calls whose tokens were estimated (the server reported none)
+
+    @property
+    def tokens(self) -> int:
+        return self.prompt_tokens + self.completion_tokens
+
+    def add(self, record: CallRecord) -> None:
+        self.calls += 1
+        self.prompt_tokens += record.prompt_tokens
+        self.completion_tokens += record.completion_tokens
+        self.cached_tokens += record.cached_tokens
+        if record.cost_usd is not None:
+            self.cost_usd = (self.cost_usd or 0.0) + record.cost_usd
+        self.estimated += record.estimated
+
+    def merge(self, other: Totals) -> None:
+        self.calls += other.calls
+        self.prompt_tokens += other.prompt_tokens
+        self.completion_tokens += other.completion_tokens
+        self.cached_tokens += other.cached_tokens
+        if other.cost_usd is not None:
+            self.cost_usd = (self.cost_usd or 0.0) + other.cost_usd
+        self.estimated += other.estimated
+
+    def to_json(self) -> dict[str, Any]:
+        return {"calls": self.calls, "prompt_tokens": self.prompt_tokens,
+                "completion_tokens": self.completion_tokens, "cached_tokens": self.cached_tokens,
+                "cost_usd": None if self.cost_usd is None else round(self.cost_usd, 6),
+                "estimated_calls": self.estimated}
+
+
+@dataclass
+class Summary:
+    """Usage from `first` (a local day) to today, kept per day, source and chat; the rest is added up from that
+    (a few thousand groups for a year, however many calls)."""
+
+    first: date
+    groups: dict[tuple[date, Source, str], Totals] = field(default_factory=dict)
+    _days: dict[int, date] = field(default_factory=dict, repr=False)  # local day of each quarter hour seen
+
+    def add(self, record: CallRecord) -> None:
+        quarter = int(record.at // 900)  # every time zone's offset is whole quarter hours
+        day = self._days.get(quarter)
+        if day is None:
+            day = self._days[quarter] = datetime.fromtimestamp(quarter * 900).date()
+        key = (day, record.source, record.session)
+        totals = self.groups.get(key)
+        if totals is None:
+            totals = self.groups[key] = Totals()
+        totals.add(record)
+
+    def _sum(self, by: Callable[[date, Source, str], Any]) -> dict[Any, Totals]:
+        out: dict[Any, Totals] = defaultdict(Totals)
+        for (day, source, session), totals in self.groups.items():
+            out[by(day, source, session)].merge(totals)
+        return out
+
+    @property
+    def total(self) -> Totals:
+        return self._sum(lambda *_: None)[None] if self.groups else Totals()
+
+    @property
+    def by_source(self) -> dict[Source, Totals]:
+        """Every source, in their order, those without calls too."""
+        found = self._sum(lambda day, source, session: source)
+        return {source: found.get(source, Totals()) for source in Source}
+
+    @property
+    def by_day(self) -> dict[date, Totals]:
+        return dict(sorted(self._sum(lambda day, source, session: day).items()))
+
+    @property
+    def by_day_source(self) -> dict[tuple[date, Source], Totals]:
+        return self._sum(lambda day, source, session: (day, source))
+
+    def to_json(self) -> dict[str, Any]:
+        """The object `usage --json` prints: `total` and `by_source` (every source), each with its own
+        `by_day` (local days that had calls)."""
+        per_day = self.by_day_source
+
+        def with_days(totals: Totals, source: Source | None) -> dict[str, Any]:
+            days = (self.by_day.items() if source is None else
+                    ((day, t) for (day, s), t in per_day.items() if s is source))
+            return {**totals.to_json(), "by_day": {day.isoformat(): t.to_json() for day, t in sorted(days)}}
+
+        return {"since": self.first.isoformat(), "total": with_days(self.total, None),
+                "by_source": {s.value: with_days(t, s) for s, t in self.by_source.items()}}
+
+    def top(self, unattended: bool, count: int = 10) -> list[tuple[Source, str, Totals]]:
+        """The chats (typed work) or the jobs (unattended work and consolidation) that used most tokens."""
+        per_session = self._sum(lambda day, source, session: (source, session))
+        rows = [(source, session, totals) for (source, session), totals in per_session.items()
+                if (source is not Source.CHAT) == unattended]
+        rows.sort(key=lambda row: row[2].tokens, reverse=True)
+        return rows[:count]
+
+
+def midnight(day: date) -> float:
+    """Local midnight at the start of `day`, in seconds since the epoch."""
+    return datetime(day.year, day.month, day.day).timestamp()
+
+
+def first_day(days: int, today: date | None = None) -> date:
+    """The first local day of the last `days` days, today being the last."""
+    return (today or date.today()) - timedelta(days=max(1, days) - 1)
+
+
+def summarize(records: Iterable[CallRecord], first: date) -> Summary:
+    summary = Summary(first)
+    start = midnight(first)
+    for record in records:
+        if record.at >= start:
+            summary.add(record)
+    return summary
+
+
+CSV_COLUMNS = ("time", "source", "chat", "model", "prompt_tokens", "completion_tokens", "cached_tokens",
+               "cost_usd", "estimated")
+
+
+def to_csv(records: Iterable[CallRecord]) -> str:
+    """One row per call, local time, for a spreadsheet."""
+    out = io.StringIO()
+    writer = csv.writer(out)
+    writer.writerow(CSV_COLUMNS)
+    for r in records:
+        writer.writerow([datetime.fromtimestamp(r.at).isoformat(timespec="seconds"), r.source.value, r.session,
+                         r.model, r.prompt_tokens, r.completion_tokens, r.cached_tokens,
+                         "" if r.cost_usd is None else f"{r.cost_usd:.6f}", "yes" if r.estimated else ""])
+    return out.getvalue()

@@ -1,0 +1,147 @@
+"""Usage benchmark: what counting adds to each model call, and how long the Usage window takes over a year of
+calls (100,000 records, about 270 a day across a few chats a day), on the qasync loop, offscreen.
+
+Figures: the meter's `count` per call (the caller waits for it: a worker-thread hop, litellm's price, the
+record queued; the disk write happens behind it), for a priced model and a local server; the window shown
+(built and painted, still counting) and the window filled (the year read and summed on a worker thread,
+then drawn).
+
+Run: python tests/bench/bench_usage.py [--calls 2000] [--json]
+Targets (issue 22): < 1 ms per call; the window open < 200 ms over 100k calls.
+"""
+
+from __future__ import annotations
+
+import argparse
+import asyncio
+import json
+import os
+import random
+import sys
+import tempfile
+import time
+from datetime import date
+from pathlib import Path
+
+os.environ.setdefault("QT_QPA_PLATFORM", "offscreen")
+sys.path.insert(0, str(Path(__file__).resolve().parents[2]))
+
+import qasync  # noqa: E402
+import yaml  # noqa: E402
+from PySide6.QtWidgets import QApplication  # noqa: E402
+
+from desktop.kernel.work import Source  # noqa: E402
+from desktop.usage.records import CallRecord  # noqa: E402
+from desktop.usage.report import first_day, midnight  # noqa: E402
+from tests.bench.figures import Figures  # noqa: E402
+
+RECORDS = 100_000
+DAYS = 365
+
+
+def write_year(path: Path) -> None:
+    """A year of calls in time order: each day a few chats, the heartbeat, a reminder, now and then Dream."""
+    rng = random.Random(22)
+    start = midnight(date.today()) - (DAYS - 1) * 86400
+    step = DAYS * 86400 / RECORDS
+    chats = [f"desktop:{n:08x}" for n in range(400)]
+    path.parent.mkdir(parents=True, exist_ok=True)
+    with path.open("w") as fh:
+        for n in range(RECORDS):
+            at = start + n * step
+            day = int((at - start) // 86400)
+            source = rng.choices(list(Source), weights=[60, 8, 20, 6, 2, 4])[0]
+            session = "system:heartbeat" if source is Source.HEARTBEAT else "" if source is Source.DREAM \
+                else chats[(day * 3 + rng.randrange(4)) % len(chats)]
+            record = CallRecord(at, source, session, "openai/gpt-4o-mini", rng.randrange(2000, 40000),
+                                rng.randrange(20, 1500), rng.randrange(0, 20000), rng.random() / 100)
+            fh.write(json.dumps(record.to_json()) + "\n")
+
+
+async def bench_counting(figures: Figures, calls: int) -> None:
+    from desktop.config import Config
+    from desktop.providers.llm import LLMResponse
+    from desktop.usage import Usage
+    from desktop.usage.records import UsageLog
+
+    with tempfile.TemporaryDirectory(prefix="bench-usage-") as tmp:
+        for label, api_base in (("a priced model", None), ("a local server", "http://127.0.0.1:1234/v1")):
+            config = Config()
+            config.api_base = api_base
+            usage = Usage(UsageLog(Path(tmp)), lambda config=config: config, lambda *a: None)
+            response = LLMResponse("An answer.", usage={"prompt_tokens": 12000, "completion_tokens": 300,
+                                                        "total_tokens": 12300, "cached_tokens": 8000})
+            messages = [{"role": "user", "content": "hello"}]
+            await usage.meter.count("openai/gpt-4o-mini", messages, response)  # litellm's first price: once
+            started = time.perf_counter()
+            for _ in range(calls):
+                await usage.meter.count("openai/gpt-4o-mini", messages, response)
+            per_call = (time.perf_counter() - started) / calls * 1000
+            flushed = time.perf_counter()
+            await usage.log.flush()
+            print(f"count per call, {label}: {per_call:.3f} ms ({calls} calls; the queued lines then took "
+                  f"{(time.perf_counter() - flushed) * 1000:.0f} ms to write)")
+            figures.add(f"recording usage per model call ({label})", f"{per_call:.3f} ms", "< 1 ms")
+
+
+async def bench_window(figures: Figures, home: Path) -> None:
+    from desktop.core import build_core
+    from desktop.ui.bridge import CoreBridge
+    from desktop.ui.usage.window import UsageWindow
+    from desktop.usage import Usage
+
+    write_year(home / "data" / "usage.jsonl")
+    size = (home / "data" / "usage.jsonl").stat().st_size / 1e6
+    core = await asyncio.to_thread(build_core)
+    bridge = CoreBridge(core)
+    for period in (1, 3):  # the last 30 days (what it opens on), then the year
+        started = time.perf_counter()
+        window = UsageWindow(core.get(Usage), bridge)
+        window.period.setCurrentIndex(period)
+        window.show()
+        await asyncio.sleep(0)  # the loop paints it
+        shown = time.perf_counter() - started
+        days = window.days
+        while window.summary is None or window.summary.first != first_day(days):
+            await asyncio.sleep(0.001)
+        await asyncio.sleep(0)  # the loop paints it
+        filled = time.perf_counter() - started
+        print(f"Usage window over {RECORDS:,} calls ({size:.1f} MB), last {days} days: shown in "
+              f"{shown * 1000:.0f} ms, filled in {filled * 1000:.0f} ms")
+        figures.add(f"Usage window, {RECORDS // 1000}k calls, last {days} days: shown", f"{shown * 1000:.0f} ms",
+                    "< 200 ms")
+        figures.add(f"Usage window, {RECORDS // 1000}k calls, last {days} days: filled", f"{filled * 1000:.0f} ms",
+                    "< 200 ms")
+        window.close()
+        window.deleteLater()
+    bridge.close()
+
+
+async def run(figures: Figures, calls: int, home: Path) -> None:
+    await bench_counting(figures, calls)
+    await bench_window(figures, home)
+
+
+def main() -> None:
+    parser = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
+    parser.add_argument("--calls", type=int, default=2000, help="model calls counted for the per-call figure")
+    parser.add_argument("--json", action="store_true", help="end with the figures as one JSON line")
+    args = parser.parse_args()
+    figures = Figures()
+    with tempfile.TemporaryDirectory(prefix="bench-usage-") as tmp:
+        home = Path(tmp)
+        os.environ["NANOBOT_TRAY_HOME"] = str(home)
+        os.environ["HOME"] = str(home / "user")
+        (home / "config.yaml").write_text(yaml.safe_dump({"model": "openai/bench",
+                                                          "api_base": "http://127.0.0.1:9/v1"}))
+        app = QApplication.instance() or QApplication([])
+        loop = qasync.QEventLoop(app)
+        asyncio.set_event_loop(loop)
+        with loop:
+            loop.run_until_complete(run(figures, args.calls, home))
+    if args.json:
+        print(figures.line())
+
+
+if __name__ == "__main__":
+    main()

@@ -1,0 +1,102 @@
+"""The Usage window on a running core: the period's totals, a bar a day with its tokens and cost by source on
+hover, the chats and jobs that used most, today's unattended use against its budget, each new call as it is
+counted, and the calls as CSV."""
+
+from __future__ import annotations
+
+import csv
+import json
+import os
+import time
+from collections.abc import AsyncIterator
+from datetime import date, timedelta
+from pathlib import Path
+
+import pytest
+
+from desktop.kernel.work import Source
+from desktop.ui.bridge import CoreBridge
+from desktop.ui.usage.window import UsageWindow
+from desktop.usage import Usage
+from desktop.usage.records import CallRecord
+from desktop.usage.report import midnight
+from desktop.usage.settings import BudgetsConfig
+from tests.fakeserver import FakeOpenAI
+from tests.ui.conftest import until
+from tests.usage.test_counting import counts
+
+SHOTS = os.environ.get("NANOBOT_SCREENSHOTS")  # a folder: save what the window looks like there
+TODAY = date.today()
+
+
+def at(day: date) -> float:
+    return min(midnight(day) + 3600 * 10, time.time() - 1)
+
+
+@pytest.fixture
+def logged(home_dir: Path) -> None:
+    """Calls of the last days, written before the app starts."""
+    records = [CallRecord(at(TODAY - timedelta(days=60)), Source.CHAT, "desktop:old", "openai/gpt-4o", 1, 1, 0, 1.0),
+               CallRecord(at(TODAY - timedelta(days=3)), Source.CHAT, "desktop:trip", "openai/gpt-4o", 4000, 400,
+                          1000, 0.02),
+               CallRecord(at(TODAY - timedelta(days=3)), Source.HEARTBEAT, "system:heartbeat", "openai/gpt-4o",
+                          9000, 100, 0, 0.025),
+               CallRecord(at(TODAY - timedelta(days=1)), Source.REMINDER, "desktop:trip", "openai/gpt-4o", 2000,
+                          50, 0, 0.005),
+               CallRecord(at(TODAY), Source.CHAT, "quick:abc", "ollama_chat/llama3", 700, 70, 0, None)]
+    path = home_dir / "data" / "usage.jsonl"
+    path.parent.mkdir(parents=True, exist_ok=True)
+    path.write_text("".join(json.dumps(r.to_json()) + "\n" for r in records))
+
+
+@pytest.fixture
+async def window(logged: None, bridge: CoreBridge, qtbot) -> AsyncIterator[UsageWindow]:  # type: ignore[no-untyped-def]
+    trip = await bridge.core.sessions.load("desktop:trip")
+    trip.metadata["title"] = "Trip plans"
+    await bridge.core.sessions.append(trip, {"role": "user", "content": "Plan a trip"})
+    made = UsageWindow(bridge.core.get(Usage), bridge)
+    qtbot.addWidget(made)
+    made.show()
+    await until(lambda: made.summary is not None, message="the log is read")
+    yield made
+
+
+def rows(window: UsageWindow, table: str) -> list[list[str]]:
+    tree = getattr(window, table)
+    return [[tree.topLevelItem(r).text(c) for c in range(3)] for r in range(tree.topLevelItemCount())]
+
+
+async def test_the_last_30_days_by_day_source_chat_and_job(window: UsageWindow, bridge: CoreBridge,
+                                                           fake: FakeOpenAI, tmp_path: Path) -> None:
+    assert window.totals.text() == ("<b>Last 30 days</b>: 4 model calls, 16,320 tokens (1,000 of them read from "
+                                    "cache), $0.0500")
+    assert rows(window, "chats") == [["Trip plans", "4,400", "$0.0200"], ["quick:abc", "770", "—"]]
+    assert rows(window, "jobs") == [["Heartbeat", "9,100", "$0.0250"], ["Reminders in Trip plans", "2,050",
+                                                                         "$0.0050"]]
+    three_days_ago = TODAY - timedelta(days=3)
+    assert window.chart.days[0] == TODAY - timedelta(days=29) and window.chart.days[-1] == TODAY
+    assert window.chart.describe(three_days_ago).split("<br>")[1:] == [
+        "<span style='color:#3b82f6'>■</span> chat: 4,400 tokens, $0.0200",
+        "<span style='color:#ef4444'>■</span> heartbeat: 9,100 tokens, $0.0250"]
+    assert window.budget.text().endswith(": 0 tokens (no daily budget set).")  # yesterday's reminder is not today's
+    bridge.core.config.section(BudgetsConfig).unattended_daily_tokens = 50_000
+    window.show_summary()
+    assert window.budget.text().endswith(": 0 tokens of a budget of 50,000 tokens a day.")
+    if SHOTS:
+        window.grab().save(os.path.join(SHOTS, "usage-window.png"))
+
+    fake.add({"content": "Counted.", "usage": counts(1000, 30)})
+    await bridge.core.loop.ask("desktop:trip", "one more")
+    await until(lambda: rows(window, "chats")[0][1] == "5,430", message="the new call is counted in the window")
+    assert "5 model calls, 17,350 tokens" in window.totals.text()
+
+    window.period.setCurrentIndex(3)  # the last year: the call of 60 days ago too
+    await until(lambda: "6 model calls" in window.totals.text(), message="a year read")
+    await window.export(tmp_path / "usage.csv")
+    with (tmp_path / "usage.csv").open() as fh:
+        exported = list(csv.DictReader(fh))
+    assert [(r["source"], r["chat"], r["prompt_tokens"], r["cost_usd"]) for r in exported] == [
+        ("chat", "desktop:old", "1", "1.000000"), ("chat", "desktop:trip", "4000", "0.020000"),
+        ("heartbeat", "system:heartbeat", "9000", "0.025000"), ("reminder", "desktop:trip", "2000", "0.005000"),
+        ("chat", "quick:abc", "700", ""), ("chat", "desktop:trip", "1000", "")]
+    assert "Saved 6 calls" in window.notice.label.text()
