@@ -1,5 +1,5 @@
 """Usage in the app: a tray entry opening the Usage window (desktop/ui/usage/window.py), which reads the usage
-log through the Usage service."""
+log through the Usage service, and the Budgets page in Settings."""
 
 from __future__ import annotations
 
@@ -8,7 +8,11 @@ from typing import TYPE_CHECKING
 from desktop.ui.host import UiFeature, UiHost
 
 if TYPE_CHECKING:  # the window and the service load when the window is first opened
+    from PySide6.QtWidgets import QWidget
+
     from desktop.ui.usage.window import UsageWindow
+
+BUDGETS = "How much reminders, the heartbeat, Dream and background tasks may use; typed chats are never held back."
 
 
 def attach_ui(host: UiHost) -> None:
@@ -18,7 +22,13 @@ def attach_ui(host: UiHost) -> None:
 
         return UsageWindow(host.get(Usage), host.bridge)
 
+    def budgets_page() -> QWidget:
+        from desktop.ui.settings import SettingsGroup
+
+        return SettingsGroup("budgets")
+
     host.add_window("usage", build, tray_label="Usage")
+    host.add_settings_page("Budgets", BUDGETS, budgets_page)
 
 
 UI_FEATURE = UiFeature("usage", attach_ui)

@@ -100,3 +100,21 @@ async def test_the_last_30_days_by_day_source_chat_and_job(window: UsageWindow, 
         ("heartbeat", "system:heartbeat", "9000", "0.025000"), ("reminder", "desktop:trip", "2000", "0.005000"),
         ("chat", "quick:abc", "700", ""), ("chat", "desktop:trip", "1000", "")]
     assert "Saved 6 calls" in window.notice.label.text()
+
+
+async def test_budgets_have_their_page_in_settings_and_saving_it_holds_unattended_work(shell) -> None:  # type: ignore[no-untyped-def]
+    from PySide6.QtWidgets import QTabWidget
+
+    from desktop.ui.settings import SettingsWindow
+    from tests.ui.test_settings import save
+
+    shell.open_window("settings")
+    window = shell.window("settings")
+    assert isinstance(window, SettingsWindow)
+    tabs = window.findChild(QTabWidget)
+    assert tabs is not None and "Budgets" in [tabs.tabText(i) for i in range(tabs.count())]
+    await window.reload()
+    window.field("budgets.unattended_daily_tokens").setValue(20000)
+    assert "Saved" in await save(window)
+    assert shell.core.config.section(BudgetsConfig).unattended_daily_tokens == 20000
+    assert "unattended_daily_tokens: 20000" in shell.core.settings.path.read_text(encoding="utf-8")
