@@ -8,6 +8,7 @@ from typing import Any
 from desktop.agent.commands import Command, CommandContext
 from desktop.approvals import Approvals
 from desktop.checkpoints.service import Actor, Checkpoints
+from desktop.checkpoints.settings import SECTION
 from desktop.kernel.bus import ChatSetAside, Event, TurnError, TurnFinished
 from desktop.kernel.host import Feature, Host
 from desktop.session.session import Session
@@ -64,10 +65,12 @@ def attach(host: Host) -> Checkpoints:
     host.commands.add(Command("/undo", "undo the file changes of this chat's last turn that changed files "
                                        "(again: the one before)", undo))
     host.on_start(first_look)
+    host.settings.subscribe(("checkpoints", "workspace"), lambda _: checkpoints.resume())
     return checkpoints
 
 
-FEATURE = Feature("checkpoints", Checkpoints, attach, requires=(Approvals,))  # its tool gate wraps approvals'
+FEATURE = Feature("checkpoints", Checkpoints, attach, requires=(Approvals,),
+                  settings=SECTION)  # its tool gate wraps approvals'
 
 
 def _label(message: dict[str, Any]) -> str:

@@ -13,7 +13,7 @@ from typing import Any
 from desktop.checkpoints import Checkpoints
 from desktop.core import Core
 from desktop.kernel.bus import TurnFinished
-from tests.conftest import Conversation
+from tests.conftest import Conversation, write_config
 from tests.fakeserver import FakeOpenAI
 
 BINARY = bytes(range(256)) * 40
@@ -191,3 +191,88 @@ async def test_a_background_tasks_changes_are_undone_from_its_chat(core: Core, c
 async def _until(predicate: Any) -> None:
     while not predicate():
         await asyncio.sleep(0.02)
+
+
+def _kept(core: Core) -> list[Path]:
+    store = core.home.data_dir / "checkpoints" / "blobs"
+    return [p for p in store.rglob("*") if p.is_file()] if store.exists() else []
+
+
+async def test_a_workspace_over_the_size_cap_is_never_copied_and_undo_says_why(
+        model_config: dict[str, Any], home_dir: Path, memory_keyring: Any, fake: FakeOpenAI) -> None:
+    from desktop.checkpoints.events import RecordingPaused
+    from desktop.checkpoints.settings import CheckpointsConfig
+    from desktop.core import build_core
+    write_config(home_dir, **model_config, checkpoints={"max_workspace_mb": 1})
+    core = build_core()
+    (core.workspace / "big").mkdir()
+    for n in range(3):
+        (core.workspace / f"big/part{n}.bin").write_bytes(os.urandom(700_000))
+    heard: list[RecordingPaused] = []
+    core.bus.subscribe(lambda e: heard.append(e) if isinstance(e, RecordingPaused) else None)
+    await core.start()
+    try:
+        chat = Conversation(core)
+        await turn(core, chat, fake, ("write_file", {"path": "new.txt", "content": "x"}))
+        assert _kept(core) == []  # nothing of it copied, not even the first files up to the cap
+        said = await undo(chat)
+        assert said.startswith("Undo is off: the workspace holds 2 MB, over checkpoints.max_workspace_mb")
+        assert (core.workspace / "new.txt").exists()
+        assert heard and heard[-1].reason == said
+
+        # Under the cap again (the person raised it): recording resumes by itself, and undo works.
+        await core.settings.update(lambda c: setattr(c.section(CheckpointsConfig), "max_workspace_mb", 10))
+        await asyncio.wait_for(core.get(Checkpoints).settled(), 60)
+        assert heard[-1].reason == ""
+        await turn(core, chat, fake, ("write_file", {"path": "later.txt", "content": "y"}))
+        assert "removed `later.txt`" in await undo(chat)
+    finally:
+        await core.close()
+
+
+async def test_a_workspace_that_grows_over_the_cap_pauses_recording(
+        model_config: dict[str, Any], home_dir: Path, memory_keyring: Any, fake: FakeOpenAI) -> None:
+    from desktop.core import build_core
+    write_config(home_dir, **model_config, checkpoints={"max_files": 20})
+    core = build_core()
+    await core.start()
+    try:
+        chat = Conversation(core)
+        await turn(core, chat, fake, exec_call("mkdir many && for i in $(seq 30); do echo $i > many/$i.txt; done"))
+        assert core.get(Checkpoints).turns_of(chat.key) == []
+        said = await undo(chat)
+        assert said.startswith("Undo is off: the workspace holds more than 20 files and folders, over "
+                               "checkpoints.max_files")
+        copied = len(_kept(core))
+        assert copied <= 20
+    finally:
+        await core.close()
+
+
+async def test_turned_off_nothing_is_recorded(model_config: dict[str, Any], home_dir: Path, memory_keyring: Any,
+                                              fake: FakeOpenAI) -> None:
+    from desktop.core import build_core
+    write_config(home_dir, **model_config, checkpoints={"enabled": False})
+    core = build_core()
+    (core.workspace / "notes.md").write_text("mine\n")
+    await core.start()
+    try:
+        chat = Conversation(core)
+        await turn(core, chat, fake, ("write_file", {"path": "notes.md", "content": "theirs\n"}))
+        assert _kept(core) == []
+        assert "checkpoints.enabled" in await undo(chat)
+        assert (core.workspace / "notes.md").read_text() == "theirs\n"
+    finally:
+        await core.close()
+
+
+async def test_the_first_copy_of_a_workspace_is_not_waited_for(core: Core, chat: Conversation,
+                                                                fake: FakeOpenAI) -> None:
+    checkpoints = core.get(Checkpoints)
+    await asyncio.wait_for(checkpoints.settled(), 60)
+    checkpoints._manifest = {}  # as before the first look ever: the next look copies everything
+    checkpoints.request_look()
+    waiting = asyncio.ensure_future(checkpoints.settled())
+    await asyncio.sleep(0)
+    assert checkpoints._first_copy and waiting.done()  # a tool's gate lets it through at once
+    await asyncio.wait_for(_until(lambda: not checkpoints._first_copy), 60)
