@@ -24,6 +24,13 @@ answer), until the settings or the workspace change. The first look, which copie
 waited for: a turn during it runs its tools at once (what they change before the copy reaches it is then not
 undoable), so a large first copy delays nobody.
 
+Retention (`tidy`, when the app starts, daily, and when a chat is deleted): each chat keeps its newest
+checkpoints.keep_turns turns. A count, not an age: undo goes back turn by turn, and a chat the person returns
+to after a month should still undo its last turns. A deleted chat's turns all go. Then every kept content that
+no manifest (saved, or the last look's) and no kept turn names is removed. It runs with looks held off, after
+the journal is rewritten (atomically) to say what is needed, so a crash at any point loses only what was no
+longer needed.
+
 `undo` looks again, then checks every path the turn changed: if it is no longer as the turn left it, the
 person (or something else) changed it since, and nothing is undone until they choose. The memory files are
 never looked at, so never put back.
@@ -36,6 +43,7 @@ import hashlib
 import json
 import logging
 import uuid
+from collections import Counter
 from collections.abc import Iterable
 from dataclasses import dataclass, field
 from pathlib import Path
@@ -151,6 +159,37 @@ class Checkpoints:
     def turns_of(self, chat: str) -> list[TurnChanges]:
         """The chat's turns that changed files in the workspace in force, oldest first."""
         return [t for t in self.journal.of(chat) if t.workspace == str(self.host.workspace)]
+
+    async def tidy(self) -> None:
+        """Retention (see the module docstring): forget old turns and deleted chats', then the contents no
+        longer named."""
+        keep = self.host.config.section(CheckpointsConfig).keep_turns
+        async with self._lock:
+            chats = {t.chat for t in self.journal.turns}
+            gone = await asyncio.to_thread(lambda: {c for c in chats if not self.host.sessions.path_for(c).exists()})
+            counted: Counter[str] = Counter()
+            kept: list[TurnChanges] = []
+            for turn in reversed(self.journal.turns):
+                if turn.chat not in gone and counted[turn.chat] < keep:
+                    counted[turn.chat] += 1
+                    kept.append(turn)
+            await self.journal.keep_only(kept[::-1])
+            removed = await asyncio.to_thread(self._collect)
+        if removed:
+            log.info("checkpoints: removed %d kept copies no longer needed", removed)
+
+    def _collect(self) -> int:
+        needed = {s[0] for turn in self.journal.turns for c in turn.changes for s in (c.before, c.after)
+                  if s is not None}
+        # The workspace in force by the last look, not its file: that may be older (a save comes after a look)
+        # and name what has gone since; any file changed since then has other stat figures than the file says,
+        # so a crash before the next save cannot leave a manifest entry whose content was removed.
+        needed.update(e.digest for e in self._manifest.values())
+        current = self._manifest_file(self._root) if self._root is not None else None
+        for manifest_file in (self.folder / "manifests").glob("*.json"):
+            if manifest_file != current:
+                needed.update(e.digest for e in self._read_manifest(manifest_file).values())
+        return self.blobs.collect(needed)
 
     async def move_chat(self, old: str, new: str) -> None:
         for actor in [*self._active, *self._starting, *self._ending]:
@@ -306,7 +345,9 @@ class Checkpoints:
 
     def _load_manifest(self, root: Path) -> Manifest:
         """The last look at this workspace in an earlier run (so only what changed since is read again)."""
-        path = self._manifest_file(root)
+        return self._read_manifest(self._manifest_file(root))
+
+    def _read_manifest(self, path: Path) -> Manifest:
         try:
             raw = json.loads(path.read_text(encoding="utf-8"))
             return {p: Entry(*e) for p, e in raw["entries"].items()}

@@ -24,6 +24,10 @@ class CheckpointsConfig:
                              help="Files and folders the workspace may hold for its changes to be recorded (each "
                              "turn looks at every one twice); more pauses recording.")
 
+    keep_turns: int = setting(50, low=1, label="Turns kept per chat",
+                              help="How many of each chat's newest turns that changed files can still be undone; "
+                              "older records, and the kept copies only they named, are removed.")
+
 
 SECTION = Section("checkpoints", CheckpointsConfig, label="Checkpoints",
                   help="Recording each turn's workspace changes so they can be undone.")

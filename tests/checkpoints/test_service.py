@@ -6,6 +6,7 @@ put back, and links left in the workspace are never followed out of it."""
 from __future__ import annotations
 
 import asyncio
+import hashlib
 import os
 from pathlib import Path
 from typing import Any
@@ -266,13 +267,103 @@ async def test_turned_off_nothing_is_recorded(model_config: dict[str, Any], home
         await core.close()
 
 
-async def test_the_first_copy_of_a_workspace_is_not_waited_for(core: Core, chat: Conversation,
+async def test_the_first_copy_of_a_workspace_is_not_waited_for(model_config: dict[str, Any], memory_keyring: Any,
                                                                 fake: FakeOpenAI) -> None:
+    from desktop.core import build_core
+    core = build_core()
+    for n in range(50):
+        folder = core.workspace / f"part{n}"
+        folder.mkdir()
+        for m in range(100):
+            (folder / f"{m}.txt").write_text(f"{n} {m}\n")
     checkpoints = core.get(Checkpoints)
-    await asyncio.wait_for(checkpoints.settled(), 60)
-    checkpoints._manifest = {}  # as before the first look ever: the next look copies everything
+    try:
+        checkpoints.request_look()  # the first ever: 5,000 files to copy
+        await asyncio.wait_for(_until(lambda: checkpoints._first_copy), 60)
+        await asyncio.wait_for(checkpoints.settled(), 60)  # what a turn's tool waits for
+        assert checkpoints._first_copy  # it went on while the copy was still being made
+        await asyncio.wait_for(_until(lambda: not checkpoints._first_copy), 60)
+        await asyncio.wait_for(checkpoints.settled(), 60)
+        assert len(_kept(core)) >= 5000
+    finally:
+        await core.close()
+
+
+async def test_each_chat_keeps_its_newest_turns_and_copies_no_one_needs_go(
+        model_config: dict[str, Any], home_dir: Path, memory_keyring: Any, fake: FakeOpenAI) -> None:
+    from desktop.core import build_core
+    write_config(home_dir, **model_config, checkpoints={"keep_turns": 2})
+    core = build_core()
+    ws = core.workspace
+    (ws / "untouched.txt").write_text("named only by the manifest\n")
+    await core.start()
+    try:
+        chat = Conversation(core)
+        checkpoints = core.get(Checkpoints)
+        for n in range(4):
+            await turn(core, chat, fake, ("write_file", {"path": "draft.md", "content": f"version {n}\n"}))
+        store = core.home.data_dir / "checkpoints" / "blobs"
+        (store / ".left-by-a-crash.tmp").write_bytes(b"half a copy")
+        before = len(_kept(core))
+        await checkpoints.tidy()
+
+        assert [t.label for t in checkpoints.turns_of(chat.key)] == ["please change the files"] * 2
+        assert len(_kept(core)) == before - 2  # "version 0" and "version 1": only the forgotten turns named them
+        assert not (store / ".left-by-a-crash.tmp").exists()
+        journal = (core.home.data_dir / "checkpoints" / "turns.jsonl").read_text().splitlines()
+        assert len(journal) == 2
+
+        # The kept turns still undo, and a file only the manifest names can still be put back after a turn.
+        await turn(core, chat, fake, exec_call("rm untouched.txt"))
+        assert "brought back `untouched.txt`" in await undo(chat)
+        assert (ws / "untouched.txt").read_text() == "named only by the manifest\n"
+        assert "restored `draft.md`" in await undo(chat)
+        assert (ws / "draft.md").read_text() == "version 2\n"
+    finally:
+        await core.close()
+
+
+async def test_deleting_a_chat_drops_its_records_and_the_copies_only_it_needed(
+        core: Core, chat: Conversation, fake: FakeOpenAI) -> None:
+    from desktop.kernel.bus import ChatDeleted
+    checkpoints = core.get(Checkpoints)
+    other = Conversation(core, chat_id="other")
+    await turn(core, chat, fake, ("write_file", {"path": "mine.txt", "content": "only this chat wrote this\n"}))
+    await turn(core, other, fake, ("write_file", {"path": "theirs.txt", "content": "the other chat's\n"}))
+    (core.workspace / "mine.txt").unlink()  # the person removes it too: only the chat's record names its copy
     checkpoints.request_look()
-    waiting = asyncio.ensure_future(checkpoints.settled())
-    await asyncio.sleep(0)
-    assert checkpoints._first_copy and waiting.done()  # a tool's gate lets it through at once
-    await asyncio.wait_for(_until(lambda: not checkpoints._first_copy), 60)
+    await asyncio.wait_for(checkpoints.settled(), 60)
+    mine, theirs = (checkpoints.blobs.path(hashlib.sha256(text).hexdigest())
+                    for text in (b"only this chat wrote this\n", b"the other chat's\n"))
+    assert mine.exists() and theirs.exists()
+
+    await core.sessions.delete(chat.key)  # as the chat window's Delete does, then tells the core
+    core.publish(ChatDeleted(chat.key))
+    await asyncio.wait_for(_until(lambda: not mine.exists()), 60)
+    assert theirs.exists()
+    assert [t.chat for t in checkpoints.journal.turns] == [other.key]
+    assert "removed `theirs.txt`" in await undo(other)
+
+
+async def test_a_torn_journal_line_from_a_crash_is_skipped_and_tidied_away(
+        model_config: dict[str, Any], memory_keyring: Any, fake: FakeOpenAI) -> None:
+    from desktop.core import build_core
+    first = build_core()
+    await first.start()
+    try:
+        await turn(first, Conversation(first), fake, ("write_file", {"path": "a.txt", "content": "a\n"}))
+    finally:
+        await first.close()
+    journal = first.home.data_dir / "checkpoints" / "turns.jsonl"
+    with journal.open("a") as torn:
+        torn.write('{"turn": "half-writ')
+    again = build_core()
+    await again.start()
+    try:
+        checkpoints = again.get(Checkpoints)
+        chat = Conversation(again)
+        assert len(checkpoints.turns_of(chat.key)) == 1
+        await checkpoints.tidy()
+        assert "removed `a.txt`" in await undo(chat)
+    finally:
+        await again.close()
