@@ -22,7 +22,19 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any, TypeVar
 
-from desktop import approvals, checkpoints, heartbeat, mcp, memory, reminders, scheduler, skills, subagents, tools
+from desktop import (
+    approvals,
+    chats,
+    checkpoints,
+    heartbeat,
+    mcp,
+    memory,
+    reminders,
+    scheduler,
+    skills,
+    subagents,
+    tools,
+)
 from desktop.agent.commands import Commands
 from desktop.agent.context import ContextBuilder
 from desktop.agent.hooks import TurnHooks
@@ -52,7 +64,7 @@ S = TypeVar("S")
 # Every feature, in the order they attach unless one requires another (desktop/kernel/host.py).
 FEATURES: tuple[Feature, ...] = (tools.FEATURE, approvals.FEATURE, scheduler.FEATURE, skills.FEATURE, memory.FEATURE,
                                  mcp.FEATURE, reminders.FEATURE, heartbeat.FEATURE, subagents.FEATURE,
-                                 checkpoints.FEATURE)
+                                 checkpoints.FEATURE, chats.FEATURE)
 CLOSE_WITHIN = 5.0  # seconds each feature gets to stop on close; one taking longer is left behind: Quit never hangs
 
 
