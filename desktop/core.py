@@ -24,6 +24,7 @@ from typing import Any, TypeVar
 
 from desktop import (
     approvals,
+    chats,
     checkpoints,
     heartbeat,
     mcp,
@@ -65,7 +66,7 @@ S = TypeVar("S")
 # Every feature, in the order they attach unless one requires another (desktop/kernel/host.py).
 FEATURES: tuple[Feature, ...] = (tools.FEATURE, approvals.FEATURE, scheduler.FEATURE, skills.FEATURE, memory.FEATURE,
                                  mcp.FEATURE, reminders.FEATURE, heartbeat.FEATURE, subagents.FEATURE,
-                                 checkpoints.FEATURE, DESKTOP_CONTEXT, usage.FEATURE)
+                                 checkpoints.FEATURE, DESKTOP_CONTEXT, usage.FEATURE, chats.FEATURE)
 CLOSE_WITHIN = 5.0  # seconds each feature gets to stop on close; one taking longer is left behind: Quit never hangs
 
 

@@ -8,14 +8,17 @@ from typing import Any
 from desktop.agent.commands import Command, CommandContext
 from desktop.approvals import Approvals
 from desktop.checkpoints.service import Actor, Checkpoints
-from desktop.kernel.bus import ChatSetAside, Event, TurnError, TurnFinished
+from desktop.checkpoints.settings import SECTION
+from desktop.kernel.bus import ChatDeleted, ChatSetAside, Event, TurnError, TurnFinished
 from desktop.kernel.host import Feature, Host
+from desktop.scheduler import Scheduler
 from desktop.session.session import Session
 from desktop.subagents.events import BackgroundTasks
 from desktop.tools.base import Tool, ToolContext
 
 __all__ = ["FEATURE", "Checkpoints"]
 LABEL_LENGTH = 60
+TIDY_EVERY = 24 * 3600.0  # seconds between retention runs while the app stays open (it also runs at start)
 
 
 def attach(host: Host) -> Checkpoints:
@@ -37,6 +40,8 @@ def attach(host: Host) -> Checkpoints:
             checkpoints.end(turns.pop(event.session_key))
         elif isinstance(event, ChatSetAside):
             set_aside_from.append(event.session_key)
+        elif isinstance(event, ChatDeleted):
+            host.spawn(checkpoints.tidy())
         elif isinstance(event, BackgroundTasks):
             for task in event.tasks:
                 if task.status == "running" and task.id not in tasks:
@@ -56,6 +61,7 @@ def attach(host: Host) -> Checkpoints:
 
     async def first_look() -> None:
         checkpoints.request_look()  # the first ever copies the workspace once: in the background
+        host.spawn(checkpoints.tidy())
 
     host.tools.gate = gate
     host.hooks.before_turn.append(before_turn)
@@ -64,10 +70,13 @@ def attach(host: Host) -> Checkpoints:
     host.commands.add(Command("/undo", "undo the file changes of this chat's last turn that changed files "
                                        "(again: the one before)", undo))
     host.on_start(first_look)
+    host.settings.subscribe(("checkpoints", "workspace"), lambda _: checkpoints.resume())
+    host.get(Scheduler).add_system_job("checkpoints-retention", lambda: TIDY_EVERY, checkpoints.tidy)
     return checkpoints
 
 
-FEATURE = Feature("checkpoints", Checkpoints, attach, requires=(Approvals,))  # its tool gate wraps approvals'
+FEATURE = Feature("checkpoints", Checkpoints, attach, requires=(Approvals, Scheduler),
+                  settings=SECTION)  # its tool gate wraps approvals'
 
 
 def _label(message: dict[str, Any]) -> str:

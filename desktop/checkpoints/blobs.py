@@ -69,6 +69,22 @@ class Blobs:
             raise Damaged(f"the kept copy {digest[:12]} is damaged")
         return data
 
+    def collect(self, needed: set[str]) -> int:
+        """Remove every kept content not in `needed`, and temporary files a crash left; how many went. Only while
+        nothing is being kept (the caller holds off looks): a copy in progress is a temporary file too."""
+        removed = 0
+        if not self.folder.is_dir():
+            return 0
+        for entry in self.folder.iterdir():
+            if entry.is_file() and entry.name.endswith(".tmp"):
+                entry.unlink(missing_ok=True)
+            elif entry.is_dir() and len(entry.name) == 2:
+                for blob in entry.iterdir():
+                    if entry.name + blob.name not in needed:
+                        blob.unlink(missing_ok=True)
+                        removed += 1
+        return removed
+
     def _copy(self, src: int) -> str:
         self.folder.mkdir(parents=True, exist_ok=True)
         temp = self.folder / f".{secrets.token_hex(8)}.tmp"

@@ -18,3 +18,10 @@ class FilesChanged(Event):
 class ChangesUndone(Event):
     session_key: str
     turn_id: str
+
+
+@dataclass
+class RecordingPaused(Event):
+    """Recording stopped for every chat (`reason` says why, for the person), or resumed (`reason` empty)."""
+
+    reason: str

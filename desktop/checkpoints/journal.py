@@ -1,15 +1,18 @@
 """What each turn changed, one JSON line per turn in the data folder, append-only: a turn's line, later a line
-saying it was undone, or that /new moved its chat to another key. A torn last line (a crash) is skipped."""
+saying it was undone, or that /new moved its chat to another key. A torn last line (a crash) is skipped.
+Retention (`keep_only`) rewrites it whole with the turns kept, atomically: a crash leaves the old file or the
+new one, never a part."""
 
 from __future__ import annotations
 
 import asyncio
+import json
 import logging
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
-from desktop.kernel.atomic import append_jsonl, read_jsonl
+from desktop.kernel.atomic import append_jsonl, atomic_write_text, read_jsonl
 
 log = logging.getLogger(__name__)
 
@@ -74,9 +77,16 @@ class Journal:
 
     async def add(self, turn: TurnChanges) -> None:
         self.turns.append(turn)
-        await self._write({"turn": turn.id, "chat": turn.chat, "workspace": turn.workspace,
-                           "message": turn.message, "label": turn.label, "at": turn.at,
-                           "changes": [[c.path, c.before, c.after] for c in turn.changes]})
+        await self._write(_record(turn))
+
+    async def keep_only(self, kept: list[TurnChanges]) -> None:
+        """Forget every turn but `kept` (in the file too), if that forgets any."""
+        if len(kept) == len(self.turns):
+            return
+        self.turns = list(kept)
+        lines = [line for turn in kept for line in ([_record(turn)] + ([{"undone": turn.id}] if turn.undone else []))]
+        text = "".join(json.dumps(line, ensure_ascii=False) + "\n" for line in lines)
+        await asyncio.to_thread(atomic_write_text, self.path, text)
 
     async def mark_undone(self, turn: TurnChanges) -> None:
         turn.undone = True
@@ -107,6 +117,11 @@ class Journal:
                         turn.chat = str(record["to"])
         except (KeyError, TypeError, ValueError) as exc:
             log.warning("%s: skipped a record it does not understand (%s)", self.path, exc)
+
+
+def _record(turn: TurnChanges) -> dict[str, Any]:
+    return {"turn": turn.id, "chat": turn.chat, "workspace": turn.workspace, "message": turn.message,
+            "label": turn.label, "at": turn.at, "changes": [[c.path, c.before, c.after] for c in turn.changes]}
 
 
 def _state(raw: Any) -> State:

@@ -17,6 +17,20 @@ composes its first answer, so the look adds nothing to the turn unless the model
 workspace can be looked at. When a turn has ended and a look after its end is done, what it changed (the state
 before and after of each path) is written to the journal (desktop/checkpoints/journal.py).
 
+Two caps keep a workspace set to a whole home folder from being copied (checkpoints.max_workspace_mb and
+max_files, desktop/checkpoints/settings.py): the first look counts before it copies anything, and every look
+counts as it goes; over either, recording pauses for every chat and says so (RecordingPaused, and /undo's
+answer), until the settings or the workspace change. The first look, which copies the workspace, is never
+waited for: a turn during it runs its tools at once (what they change before the copy reaches it is then not
+undoable), so a large first copy delays nobody.
+
+Retention (`tidy`, when the app starts, daily, and when a chat is deleted): each chat keeps its newest
+checkpoints.keep_turns turns. A count, not an age: undo goes back turn by turn, and a chat the person returns
+to after a month should still undo its last turns. A deleted chat's turns all go. Then every kept content that
+no manifest (saved, or the last look's) and no kept turn names is removed. It runs with looks held off, after
+the journal is rewritten (atomically) to say what is needed, so a crash at any point loses only what was no
+longer needed.
+
 `undo` looks again, then checks every path the turn changed: if it is no longer as the turn left it, the
 person (or something else) changed it since, and nothing is undone until they choose. The memory files are
 never looked at, so never put back.
@@ -29,15 +43,17 @@ import hashlib
 import json
 import logging
 import uuid
+from collections import Counter
 from collections.abc import Iterable
 from dataclasses import dataclass, field
 from pathlib import Path
 
 from desktop.checkpoints.blobs import Blobs
-from desktop.checkpoints.events import ChangesUndone, FilesChanged
+from desktop.checkpoints.events import ChangesUndone, FilesChanged, RecordingPaused
 from desktop.checkpoints.journal import Change, Journal, State, TurnChanges
 from desktop.checkpoints.restore import kind, revert
-from desktop.checkpoints.scan import Entry, Manifest, look, scan
+from desktop.checkpoints.scan import Entry, Limits, Manifest, OverLimit, look, measure, scan
+from desktop.checkpoints.settings import CheckpointsConfig
 from desktop.kernel.atomic import atomic_write_text
 from desktop.kernel.host import Host
 from desktop.session.session import now_iso
@@ -97,20 +113,31 @@ class Checkpoints:
         self._settled = asyncio.Event()
         self._settled.set()  # nothing to wait for until a look is asked for
         self._lock = asyncio.Lock()  # one look or undo at a time
+        self._first_copy = False  # the look running copies the workspace for the first time: nobody waits for it
+        self.paused = ""  # why recording is paused, for the person; empty while it records
+
+    def resume(self) -> None:
+        """The settings or the workspace changed: look again (which pauses again if it must)."""
+        if self.paused:
+            self.paused = ""
+            self.host.publish(RecordingPaused(""))
+        self.request_look()
 
     def begin(self, chat: str, message: int, label: str) -> Actor:
         """A turn or task starts: look at the workspace before any of its tools runs (`settled`)."""
         actor = Actor(chat, message, label)
-        self._starting.append(actor)
-        self.request_look()
+        if not self.paused:
+            self._starting.append(actor)
+            self.request_look()
         return actor
 
     def end(self, actor: Actor) -> None:
         """It ended: the look after it tells what it changed."""
         actor.ended = True
-        self._active.discard(actor)
-        self._ending.append(actor)
-        self.request_look()
+        if actor in self._active or actor in self._starting:
+            self._active.discard(actor)
+            self._ending.append(actor)
+            self.request_look()
 
     def request_look(self) -> None:
         self._wanted = True
@@ -119,7 +146,10 @@ class Checkpoints:
             self._worker = self.host.spawn(self._work())
 
     async def settled(self) -> None:
-        """Wait until every look asked for is done (a tool gate): what a tool changes is after them."""
+        """Wait until every look asked for is done (a tool gate): what a tool changes is after them. The first
+        copy of a workspace is not waited for."""
+        if self._first_copy:
+            return
         try:  # not wait_for: on Python 3.11 it swallows a Stop that lands as the look ends, and the tool runs
             async with asyncio.timeout(SETTLE_WITHIN):
                 await self._settled.wait()
@@ -131,6 +161,37 @@ class Checkpoints:
         """The chat's turns that changed files in the workspace in force, oldest first."""
         return [t for t in self.journal.of(chat) if t.workspace == str(self.host.workspace)]
 
+    async def tidy(self) -> None:
+        """Retention (see the module docstring): forget old turns and deleted chats', then the contents no
+        longer named."""
+        keep = self.host.config.section(CheckpointsConfig).keep_turns
+        async with self._lock:
+            chats = {t.chat for t in self.journal.turns}
+            gone = await asyncio.to_thread(lambda: {c for c in chats if not self.host.sessions.path_for(c).exists()})
+            counted: Counter[str] = Counter()
+            kept: list[TurnChanges] = []
+            for turn in reversed(self.journal.turns):
+                if turn.chat not in gone and counted[turn.chat] < keep:
+                    counted[turn.chat] += 1
+                    kept.append(turn)
+            await self.journal.keep_only(kept[::-1])
+            removed = await asyncio.to_thread(self._collect)
+        if removed:
+            log.info("checkpoints: removed %d kept copies no longer needed", removed)
+
+    def _collect(self) -> int:
+        needed = {s[0] for turn in self.journal.turns for c in turn.changes for s in (c.before, c.after)
+                  if s is not None}
+        # The workspace in force by the last look, not its file: that may be older (a save comes after a look)
+        # and name what has gone since; any file changed since then has other stat figures than the file says,
+        # so a crash before the next save cannot leave a manifest entry whose content was removed.
+        needed.update(e.digest for e in self._manifest.values())
+        current = self._manifest_file(self._root) if self._root is not None else None
+        for manifest_file in (self.folder / "manifests").glob("*.json"):
+            if manifest_file != current:
+                needed.update(e.digest for e in self._read_manifest(manifest_file).values())
+        return self.blobs.collect(needed)
+
     async def move_chat(self, old: str, new: str) -> None:
         for actor in [*self._active, *self._starting, *self._ending]:
             if actor.chat == old:
@@ -140,7 +201,10 @@ class Checkpoints:
     async def undo(self, chat: str, turn_id: str | None = None) -> UndoResult:
         """Revert the chat's newest turn not yet undone that changed files (or the turn `turn_id`)."""
         async with self._lock:
-            await self._look()
+            if not self.paused:
+                await self._look()
+            if self.paused:
+                return UndoResult(self.paused)
             left = [t for t in self.turns_of(chat) if not t.undone and (turn_id is None or t.id == turn_id)]
             if not left:
                 return UndoResult("Nothing to undo: no turn of this chat changed files in the workspace"
@@ -202,6 +266,8 @@ class Checkpoints:
     async def _look(self) -> None:
         """One look (the lock held): what changed since the last goes to the turns running meanwhile; turns
         that started are running from now, those that ended are written down."""
+        if self.paused:
+            return
         starting, self._starting = self._starting, []
         ending, self._ending = self._ending, []
         touched = self._touched
@@ -210,7 +276,21 @@ class Checkpoints:
             self._manifest = await asyncio.to_thread(self._load_manifest, root)
             self._root = root
         old = self._manifest
-        self._manifest, changed = await asyncio.to_thread(self._scan, root, old)
+        settings = self.host.config.section(CheckpointsConfig)
+        limits = Limits(settings.max_workspace_mb * 2**20, settings.max_files)
+        try:
+            if not settings.enabled:
+                raise Off
+            if not old:
+                self._first_copy = True
+                self._settled.set()  # tools waiting already go on
+                await asyncio.to_thread(self._measure, root, limits)
+            self._manifest, changed = await asyncio.to_thread(self._scan, root, old, limits)
+        except (Off, OverLimit) as stop:
+            self._pause(stop)
+            return
+        finally:
+            self._first_copy = False
         for path in changed:
             before, after = old.get(path), self._manifest.get(path)
             if not _same(_state(before), _state(after)):
@@ -222,6 +302,15 @@ class Checkpoints:
         for actor in ending:
             await self._write_down(actor, root)
 
+    def _pause(self, stop: Exception) -> None:
+        """Stop recording: every turn running now and its changes are let go (none can be undone in full). Over
+        a cap the chats say so; turned off, only /undo does (the person chose it)."""
+        self.paused = _paused_message(stop)
+        self._starting, self._ending, self._active, self._touched = [], [], set(), set()
+        if isinstance(stop, OverLimit):
+            log.warning("%s", self.paused)
+            self.host.publish(RecordingPaused(self.paused))
+
     async def _write_down(self, actor: Actor, root: Path) -> None:
         changes = [Change(path, _state(first), _state(last)) for path, (first, last) in sorted(actor.changes.items())
                    if not _same(_state(first), _state(last))]
@@ -231,9 +320,13 @@ class Checkpoints:
         await self.journal.add(turn)
         self.host.publish(FilesChanged(actor.chat, turn))
 
-    def _scan(self, root: Path, previous: Manifest) -> tuple[Manifest, list[str]]:
+    def _scan(self, root: Path, previous: Manifest, limits: Limits) -> tuple[Manifest, list[str]]:
         with access.opened_dir(root) as fd:
-            return scan(fd, previous, self.blobs, SKIPPED)
+            return scan(fd, previous, self.blobs, SKIPPED, limits)
+
+    def _measure(self, root: Path, limits: Limits) -> None:
+        with access.opened_dir(root) as fd:
+            measure(fd, SKIPPED, limits)
 
     def _refresh(self, root: Path, paths: Iterable[str]) -> None:
         """After an undo: the paths it wrote as they are now, so no turn is credited with them."""
@@ -253,7 +346,9 @@ class Checkpoints:
 
     def _load_manifest(self, root: Path) -> Manifest:
         """The last look at this workspace in an earlier run (so only what changed since is read again)."""
-        path = self._manifest_file(root)
+        return self._read_manifest(self._manifest_file(root))
+
+    def _read_manifest(self, path: Path) -> Manifest:
         try:
             raw = json.loads(path.read_text(encoding="utf-8"))
             return {p: Entry(*e) for p, e in raw["entries"].items()}
@@ -266,6 +361,26 @@ class Checkpoints:
     def _save_manifest(self, root: Path, manifest: Manifest) -> None:
         atomic_write_text(self._manifest_file(root), json.dumps(
             {"workspace": str(root), "entries": {p: list(e) for p, e in manifest.items()}}, separators=(",", ":")))
+
+
+class Off(Exception):
+    """checkpoints.enabled is off."""
+
+
+def _paused_message(stop: Exception) -> str:
+    if not isinstance(stop, OverLimit):
+        return ("Undo is off: recording file changes is turned off (checkpoints.enabled, Settings → "
+                "Checkpoints).")
+    if stop.too_many_files:
+        held = f"more than {stop.limits.max_files:,} files and folders, over checkpoints.max_files"
+    else:
+        held = f"{_megabytes(stop.size)} MB, over checkpoints.max_workspace_mb ({stop.limits.max_bytes // 2**20} MB)"
+    return (f"Undo is off: the workspace holds {held}. Its changes are not recorded and nothing more of it is "
+            "copied; choose a smaller workspace or raise the limit in Settings → Checkpoints.")
+
+
+def _megabytes(size: int) -> str:
+    return f"{size / 2**20:,.0f}" if size >= 2**20 else f"{size / 2**20:.1f}"
 
 
 def _state(entry: Entry | None) -> State:

@@ -130,6 +130,13 @@ class ChatSetAside(Event):
 
 
 @dataclass
+class ChatDeleted(Event):
+    """The person deleted the chat `session_key` (its file is gone): what a feature keeps for it can go."""
+
+    session_key: str
+
+
+@dataclass
 class Retrying(Event):
     """A model call failed and is tried again after `seconds`: try `attempt` of `attempts`."""
 

@@ -14,7 +14,7 @@ from PySide6.QtCore import QObject, Signal
 from desktop.config import Config
 from desktop.conversation.state import Conversations
 from desktop.core import Core, workspace_of
-from desktop.kernel.bus import Event, InboundMessage
+from desktop.kernel.bus import ChatDeleted, Event, InboundMessage
 from desktop.kernel.questions import Questions
 from desktop.kernel.taskset import TaskSet
 from desktop.session.chat_model import choose_model
@@ -84,6 +84,7 @@ class CoreBridge(QObject):
         """Delete a chat the person asked to delete; its background tasks stop with it."""
         self.core.get(Subagents).cancel_chat(key)
         await self.core.sessions.delete(key)
+        self.core.publish(ChatDeleted(key))
 
     def commands(self) -> list[tuple[str, str]]:
         """The slash commands, (name, summary), read fresh: features add theirs."""

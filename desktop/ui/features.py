@@ -3,9 +3,21 @@ says what each one gets). Adding a feature's UI is one more entry here."""
 
 from __future__ import annotations
 
-from desktop.ui import approvals, checkpoints, context, mcp, memory, notifications, reminders, skills, subagents, usage
+from desktop.ui import (
+    approvals,
+    chats,
+    checkpoints,
+    context,
+    mcp,
+    memory,
+    notifications,
+    reminders,
+    skills,
+    subagents,
+    usage,
+)
 from desktop.ui.host import UiFeature
 
 UI_FEATURES: tuple[UiFeature, ...] = (skills.UI_FEATURE, memory.UI_FEATURE, reminders.UI_FEATURE, mcp.UI_FEATURE,
                                      subagents.UI_FEATURE, approvals.UI_FEATURE, notifications.UI_FEATURE,
-                                     checkpoints.UI_FEATURE, context.UI_FEATURE, usage.UI_FEATURE)
+                                     checkpoints.UI_FEATURE, context.UI_FEATURE, usage.UI_FEATURE, chats.UI_FEATURE)

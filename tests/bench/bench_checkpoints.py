@@ -51,7 +51,8 @@ async def timed(work: Callable[[], Awaitable[Any]]) -> tuple[float, float]:
 
 async def look(checkpoints: Checkpoints) -> None:
     checkpoints.request_look()
-    await checkpoints.settled()
+    while (worker := checkpoints._worker) is not None:  # not `settled()`: a tool does not wait for the first copy
+        await asyncio.shield(worker)
 
 
 def summary(samples: list[tuple[float, float]]) -> str:

@@ -6,6 +6,7 @@ put back, and links left in the workspace are never followed out of it."""
 from __future__ import annotations
 
 import asyncio
+import hashlib
 import os
 from pathlib import Path
 from typing import Any
@@ -13,7 +14,7 @@ from typing import Any
 from desktop.checkpoints import Checkpoints
 from desktop.core import Core
 from desktop.kernel.bus import TurnFinished
-from tests.conftest import Conversation
+from tests.conftest import Conversation, write_config
 from tests.fakeserver import FakeOpenAI
 
 BINARY = bytes(range(256)) * 40
@@ -191,3 +192,178 @@ async def test_a_background_tasks_changes_are_undone_from_its_chat(core: Core, c
 async def _until(predicate: Any) -> None:
     while not predicate():
         await asyncio.sleep(0.02)
+
+
+def _kept(core: Core) -> list[Path]:
+    store = core.home.data_dir / "checkpoints" / "blobs"
+    return [p for p in store.rglob("*") if p.is_file()] if store.exists() else []
+
+
+async def test_a_workspace_over_the_size_cap_is_never_copied_and_undo_says_why(
+        model_config: dict[str, Any], home_dir: Path, memory_keyring: Any, fake: FakeOpenAI) -> None:
+    from desktop.checkpoints.events import RecordingPaused
+    from desktop.checkpoints.settings import CheckpointsConfig
+    from desktop.core import build_core
+    write_config(home_dir, **model_config, checkpoints={"max_workspace_mb": 1})
+    core = build_core()
+    (core.workspace / "big").mkdir()
+    for n in range(3):
+        (core.workspace / f"big/part{n}.bin").write_bytes(os.urandom(700_000))
+    heard: list[RecordingPaused] = []
+    core.bus.subscribe(lambda e: heard.append(e) if isinstance(e, RecordingPaused) else None)
+    await core.start()
+    try:
+        chat = Conversation(core)
+        await turn(core, chat, fake, ("write_file", {"path": "new.txt", "content": "x"}))
+        assert _kept(core) == []  # nothing of it copied, not even the first files up to the cap
+        said = await undo(chat)
+        assert said.startswith("Undo is off: the workspace holds 2 MB, over checkpoints.max_workspace_mb")
+        assert (core.workspace / "new.txt").exists()
+        assert heard and heard[-1].reason == said
+
+        # Under the cap again (the person raised it): recording resumes by itself, and undo works.
+        await core.settings.update(lambda c: setattr(c.section(CheckpointsConfig), "max_workspace_mb", 10))
+        await asyncio.wait_for(core.get(Checkpoints).settled(), 60)
+        assert heard[-1].reason == ""
+        await turn(core, chat, fake, ("write_file", {"path": "later.txt", "content": "y"}))
+        assert "removed `later.txt`" in await undo(chat)
+    finally:
+        await core.close()
+
+
+async def test_a_workspace_that_grows_over_the_cap_pauses_recording(
+        model_config: dict[str, Any], home_dir: Path, memory_keyring: Any, fake: FakeOpenAI) -> None:
+    from desktop.core import build_core
+    write_config(home_dir, **model_config, checkpoints={"max_files": 20})
+    core = build_core()
+    await core.start()
+    try:
+        chat = Conversation(core)
+        await turn(core, chat, fake, exec_call("mkdir many && for i in $(seq 30); do echo $i > many/$i.txt; done"))
+        assert core.get(Checkpoints).turns_of(chat.key) == []
+        said = await undo(chat)
+        assert said.startswith("Undo is off: the workspace holds more than 20 files and folders, over "
+                               "checkpoints.max_files")
+        copied = len(_kept(core))
+        assert copied <= 20
+    finally:
+        await core.close()
+
+
+async def test_turned_off_nothing_is_recorded(model_config: dict[str, Any], home_dir: Path, memory_keyring: Any,
+                                              fake: FakeOpenAI) -> None:
+    from desktop.core import build_core
+    write_config(home_dir, **model_config, checkpoints={"enabled": False})
+    core = build_core()
+    (core.workspace / "notes.md").write_text("mine\n")
+    await core.start()
+    try:
+        chat = Conversation(core)
+        await turn(core, chat, fake, ("write_file", {"path": "notes.md", "content": "theirs\n"}))
+        assert _kept(core) == []
+        assert "checkpoints.enabled" in await undo(chat)
+        assert (core.workspace / "notes.md").read_text() == "theirs\n"
+    finally:
+        await core.close()
+
+
+async def test_the_first_copy_of_a_workspace_is_not_waited_for(model_config: dict[str, Any], memory_keyring: Any,
+                                                                fake: FakeOpenAI) -> None:
+    from desktop.core import build_core
+    core = build_core()
+    for n in range(50):
+        folder = core.workspace / f"part{n}"
+        folder.mkdir()
+        for m in range(100):
+            (folder / f"{m}.txt").write_text(f"{n} {m}\n")
+    checkpoints = core.get(Checkpoints)
+    try:
+        checkpoints.request_look()  # the first ever: 5,000 files to copy
+        await asyncio.wait_for(_until(lambda: checkpoints._first_copy), 60)
+        await asyncio.wait_for(checkpoints.settled(), 60)  # what a turn's tool waits for
+        assert checkpoints._first_copy  # it went on while the copy was still being made
+        await asyncio.wait_for(_until(lambda: not checkpoints._first_copy), 60)
+        await asyncio.wait_for(checkpoints.settled(), 60)
+        assert len(_kept(core)) >= 5000
+    finally:
+        await core.close()
+
+
+async def test_each_chat_keeps_its_newest_turns_and_copies_no_one_needs_go(
+        model_config: dict[str, Any], home_dir: Path, memory_keyring: Any, fake: FakeOpenAI) -> None:
+    from desktop.core import build_core
+    write_config(home_dir, **model_config, checkpoints={"keep_turns": 2})
+    core = build_core()
+    ws = core.workspace
+    (ws / "untouched.txt").write_text("named only by the manifest\n")
+    await core.start()
+    try:
+        chat = Conversation(core)
+        checkpoints = core.get(Checkpoints)
+        for n in range(4):
+            await turn(core, chat, fake, ("write_file", {"path": "draft.md", "content": f"version {n}\n"}))
+        store = core.home.data_dir / "checkpoints" / "blobs"
+        (store / ".left-by-a-crash.tmp").write_bytes(b"half a copy")
+        before = len(_kept(core))
+        await checkpoints.tidy()
+
+        assert [t.label for t in checkpoints.turns_of(chat.key)] == ["please change the files"] * 2
+        assert len(_kept(core)) == before - 2  # "version 0" and "version 1": only the forgotten turns named them
+        assert not (store / ".left-by-a-crash.tmp").exists()
+        journal = (core.home.data_dir / "checkpoints" / "turns.jsonl").read_text().splitlines()
+        assert len(journal) == 2
+
+        # The kept turns still undo, and a file only the manifest names can still be put back after a turn.
+        await turn(core, chat, fake, exec_call("rm untouched.txt"))
+        assert "brought back `untouched.txt`" in await undo(chat)
+        assert (ws / "untouched.txt").read_text() == "named only by the manifest\n"
+        assert "restored `draft.md`" in await undo(chat)
+        assert (ws / "draft.md").read_text() == "version 2\n"
+    finally:
+        await core.close()
+
+
+async def test_deleting_a_chat_drops_its_records_and_the_copies_only_it_needed(
+        core: Core, chat: Conversation, fake: FakeOpenAI) -> None:
+    from desktop.kernel.bus import ChatDeleted
+    checkpoints = core.get(Checkpoints)
+    other = Conversation(core, chat_id="other")
+    await turn(core, chat, fake, ("write_file", {"path": "mine.txt", "content": "only this chat wrote this\n"}))
+    await turn(core, other, fake, ("write_file", {"path": "theirs.txt", "content": "the other chat's\n"}))
+    (core.workspace / "mine.txt").unlink()  # the person removes it too: only the chat's record names its copy
+    checkpoints.request_look()
+    await asyncio.wait_for(checkpoints.settled(), 60)
+    mine, theirs = (checkpoints.blobs.path(hashlib.sha256(text).hexdigest())
+                    for text in (b"only this chat wrote this\n", b"the other chat's\n"))
+    assert mine.exists() and theirs.exists()
+
+    await core.sessions.delete(chat.key)  # as the chat window's Delete does, then tells the core
+    core.publish(ChatDeleted(chat.key))
+    await asyncio.wait_for(_until(lambda: not mine.exists()), 60)
+    assert theirs.exists()
+    assert [t.chat for t in checkpoints.journal.turns] == [other.key]
+    assert "removed `theirs.txt`" in await undo(other)
+
+
+async def test_a_torn_journal_line_from_a_crash_is_skipped_and_tidied_away(
+        model_config: dict[str, Any], memory_keyring: Any, fake: FakeOpenAI) -> None:
+    from desktop.core import build_core
+    first = build_core()
+    await first.start()
+    try:
+        await turn(first, Conversation(first), fake, ("write_file", {"path": "a.txt", "content": "a\n"}))
+    finally:
+        await first.close()
+    journal = first.home.data_dir / "checkpoints" / "turns.jsonl"
+    with journal.open("a") as torn:
+        torn.write('{"turn": "half-writ')
+    again = build_core()
+    await again.start()
+    try:
+        checkpoints = again.get(Checkpoints)
+        chat = Conversation(again)
+        assert len(checkpoints.turns_of(chat.key)) == 1
+        await checkpoints.tidy()
+        assert "removed `a.txt`" in await undo(chat)
+    finally:
+        await again.close()

@@ -1,11 +1,12 @@
 """A feature's strip in the chat window, above the composer (the background tasks of the chat shown, the
 questions waiting in it): the window tells each one which chat it shows, and the strip decides whether it has
-anything to show there."""
+anything to show there. A strip may also put a widget in the chat's header (`header_widget`: a menu of what
+can be done with the chat shown, such as Export)."""
 
 from __future__ import annotations
 
 from PySide6.QtCore import Signal
-from PySide6.QtWidgets import QFrame
+from PySide6.QtWidgets import QFrame, QWidget
 
 
 class ChatPanel(QFrame):
@@ -16,3 +17,7 @@ class ChatPanel(QFrame):
     def show_session(self, key: str) -> None:
         """The chat window now shows chat `key`."""
         raise NotImplementedError
+
+    def header_widget(self) -> QWidget | None:
+        """A widget for the chat's header, beside the model picker; None for none."""
+        return None

@@ -137,6 +137,8 @@ class ChatWindow(QWidget):
         for panel in self.panels:
             panel.focus_freed.connect(self.composer.input.setFocus)
             area_layout.addWidget(panel)
+            if (in_header := panel.header_widget()) is not None:
+                header_layout.addWidget(in_header)
         area_layout.addWidget(self.composer)
 
         main = QWidget()

@@ -1,6 +1,6 @@
 """Checkpoints in the app: a strip in the chat window (desktop/ui/checkpoints/panel.py) with the open chat's
 turns that changed files, each with its list of files and "Undo these changes", through the Checkpoints
-service."""
+service; and its Settings page, made from the `checkpoints` section's declarations."""
 
 from __future__ import annotations
 
@@ -8,7 +8,9 @@ from typing import TYPE_CHECKING
 
 from desktop.ui.host import UiFeature, UiHost
 
-if TYPE_CHECKING:  # the panel loads with the chat window
+if TYPE_CHECKING:  # the panel loads with the chat window, the page with Settings
+    from PySide6.QtWidgets import QWidget
+
     from desktop.ui.checkpoints.panel import ChangesPanel
 
 
@@ -20,6 +22,15 @@ def attach_ui(host: UiHost) -> None:
         return ChangesPanel(host.get(Checkpoints), host.bridge)
 
     host.add_chat_panel(build)
+    host.add_settings_page("Checkpoints", "Each turn's changes to the workspace are recorded so they can be "
+                           "undone. A workspace over these limits is not recorded (nothing of it is copied).",
+                           _settings_group)
+
+
+def _settings_group() -> QWidget:
+    from desktop.ui.settings import SettingsGroup
+
+    return SettingsGroup("checkpoints")
 
 
 UI_FEATURE = UiFeature("checkpoints", attach_ui)

@@ -1,6 +1,7 @@
 """The open chat's turns that changed files, above the composer: "N files changed" under what was asked, the
 files with what happened to each, and "Undo these changes". What the undo did, or which files stopped it
 because they changed since, is said in the row. Hidden while the chat has no such turn; the newest few show.
+While recording is paused (the workspace is over a cap) the strip says so in every chat, plainly.
 
 It follows the core's FilesChanged and ChangesUndone events; the list is the Checkpoints service's."""
 
@@ -12,7 +13,7 @@ from PySide6.QtCore import Qt
 from PySide6.QtWidgets import QHBoxLayout, QLabel, QToolButton, QVBoxLayout, QWidget
 
 from desktop.checkpoints import Checkpoints
-from desktop.checkpoints.events import ChangesUndone, FilesChanged
+from desktop.checkpoints.events import ChangesUndone, FilesChanged, RecordingPaused
 from desktop.checkpoints.journal import TurnChanges
 from desktop.checkpoints.service import UndoResult
 from desktop.kernel.bus import ChatSetAside, Event
@@ -24,7 +25,7 @@ STYLE = """
 #changesPanel { border: 1px solid palette(midlight); border-radius: 10px; background: palette(alternate-base); }
 #changesHeading, #changesAsked { color: palette(placeholder-text); font-size: 11px; }
 #changesCount { font-weight: 600; }
-#changesOutcome[stopped="true"] { color: #c0392b; }
+#changesOutcome[stopped="true"], #changesPaused { color: #c0392b; }
 """
 SHOWN = 3  # the newest turns shown: older ones are still undone in turn with /undo
 LABEL_CHARS = 60
@@ -96,6 +97,10 @@ class ChangesPanel(ChatPanel):
         self._layout.setContentsMargins(12, 6, 8, 6)
         self._layout.setSpacing(2)
         self._layout.addWidget(heading)
+        self.paused = QLabel(checkpoints.paused)
+        self.paused.setObjectName("changesPaused")
+        self.paused.setWordWrap(True)
+        self._layout.addWidget(self.paused)
         bridge.event.connect(self._on_event)
         self.hide()
 
@@ -118,6 +123,9 @@ class ChangesPanel(ChatPanel):
             self._show()
         elif isinstance(event, ChatSetAside) and event.session_key == self.session_key:
             self._show()
+        elif isinstance(event, RecordingPaused):
+            self.paused.setText(event.reason)
+            self._show()
 
     def _show(self) -> None:
         """The chat's newest turns that changed files; an undone one stays while its row says so."""
@@ -129,9 +137,11 @@ class ChangesPanel(ChatPanel):
             row = self.rows.get(turn.id)
             if row is None:
                 row = self.rows[turn.id] = TurnRow(turn, self)
-            if self._layout.indexOf(row) != index + 1:  # after the heading
-                self._layout.insertWidget(index + 1, row)
-        self.setVisible(bool(turns))
+            if self._layout.indexOf(row) != index + 2:  # after the heading and the pause line
+                self._layout.insertWidget(index + 2, row)
+        paused = bool(self.paused.text())
+        self.paused.setVisible(paused)
+        self.setVisible(bool(turns) or paused)
 
 
 def _button(text: str, tip: str, clicked: Callable[[], None]) -> QToolButton:

@@ -87,3 +87,31 @@ async def test_a_file_edited_since_stops_the_undo_and_is_named(bridge: CoreBridg
     if SHOTS:
         panel_of(window).grab().save(str(Path(SHOTS) / "checkpoints-conflict.png"))
     assert (ws / "plan.md").read_text() == "draft, then my edit\n"
+
+
+async def test_lowering_the_cap_in_settings_says_undo_is_off_in_the_chat(bridge: CoreBridge, fake: FakeOpenAI,
+                                                                         qtbot: Any) -> None:
+    from desktop.ui.checkpoints import _settings_group
+    from desktop.ui.settings import SettingsWindow
+
+    window = await window_with_panel(bridge, qtbot)
+    panel = panel_of(window)
+    (bridge.core.workspace / "big.bin").write_bytes(os.urandom(3 * 2**20))
+    settings = SettingsWindow(bridge, [("Checkpoints", "", _settings_group)])
+    qtbot.addWidget(settings)
+    settings.show()
+    await settings.reload()
+    limit = settings.field("checkpoints.max_workspace_mb")
+    assert limit.value() == 1024 and limit.suffix() == " MB"
+    limit.setValue(2)
+    settings.status.clear()
+    settings.save_button.click()
+    await until(lambda: panel.paused.isVisible(), timeout=TURN)
+    assert panel.isVisible()
+    assert panel.paused.text().startswith("Undo is off: the workspace holds 3 MB, over checkpoints.max_workspace_mb")
+
+    (bridge.core.workspace / "big.bin").unlink()
+    settings.field("checkpoints.max_workspace_mb").setValue(3)
+    settings.save_button.click()
+    await until(lambda: not panel.paused.isVisible(), timeout=TURN)
+    assert not panel.isVisible()  # no turn of this chat changed files

@@ -1,0 +1,31 @@
+"""Chats as files: `nanobot-tray chats list|export` (desktop/chats/cli.py) and the chat window's Export menu
+(desktop/ui/chats) write a chat as Markdown or a self-contained HTML page (desktop/chats/export.py)."""
+
+from __future__ import annotations
+
+import asyncio
+
+from desktop.chats.export import export
+from desktop.kernel.host import Feature, Host
+from desktop.session.session import SessionStore
+
+__all__ = ["FEATURE", "ChatExport"]
+
+
+class ChatExport:
+    """Export from the running app, reading the live chat (what the window shows, a turn's last save included)."""
+
+    def __init__(self, sessions: SessionStore) -> None:
+        self.sessions = sessions
+
+    async def export(self, key: str, fmt: str, reasoning: bool = False) -> str:
+        session = await self.sessions.load(key)
+        messages = list(session.messages)
+        return await asyncio.to_thread(export, session.title, messages, fmt, reasoning)
+
+
+def attach(host: Host) -> ChatExport:
+    return ChatExport(host.sessions)
+
+
+FEATURE = Feature("chats", ChatExport, attach, cli="desktop.chats.cli")

@@ -1,0 +1,63 @@
+"""`nanobot-tray chats`: list the saved chats, and export one as Markdown or HTML. Reads the chat files
+directly (append-only, so a running app's chat reads whole up to its last saved line)."""
+
+from __future__ import annotations
+
+import argparse
+import asyncio
+import os
+import sys
+from pathlib import Path
+
+from desktop.chats.export import FORMATS, export
+from desktop.kernel.atomic import atomic_write_text
+from desktop.kernel.paths import home
+from desktop.session.session import SessionStore
+
+
+def add_parser(sub: argparse._SubParsersAction) -> None:  # type: ignore[type-arg]
+    parser = sub.add_parser("chats", help="list the saved chats, or export one as Markdown or HTML")
+    chats = parser.add_subparsers(dest="chats_command", metavar="ACTION", required=True)
+    chats.add_parser("list", help="every saved chat, newest first: its key, when it was last active, its title")
+    p = chats.add_parser("export", help="write a chat as Markdown or a self-contained HTML page")
+    p.add_argument("key", help="the chat's key, as `chats list` shows it")
+    p.add_argument("--format", choices=FORMATS, default="md", help="md (default) or html")
+    p.add_argument("-o", "--output", type=Path, help="the file to write (default: print it)")
+    p.add_argument("--force", action="store_true", help="replace the output file if it exists")
+    p.add_argument("--reasoning", action="store_true", help="include the model's reasoning")
+    parser.set_defaults(func=run)
+
+
+def run(args: argparse.Namespace) -> int:
+    return asyncio.run(_run(args))
+
+
+async def _run(args: argparse.Namespace) -> int:
+    store = SessionStore(home().sessions_dir)
+    infos = await store.list()
+    if args.chats_command == "list":
+        if not infos:
+            print("No saved chats.")
+        for info in infos:
+            print(f"{info.key}\t{info.updated_at[:16].replace('T', ' ')}\t{info.title}")
+        return 0
+    if args.key not in {i.key for i in infos}:
+        print(f"error: no saved chat has the key {args.key!r}; `nanobot-tray chats list` shows them",
+              file=sys.stderr)
+        return 2
+    output: Path | None = args.output
+    if output is not None and os.path.lexists(output) and not args.force:
+        print(f"error: {output} exists; choose another file or add --force to replace it", file=sys.stderr)
+        return 2
+    session = await store.load(args.key)
+    text = await asyncio.to_thread(export, session.title, session.messages, args.format, args.reasoning)
+    if output is None:
+        sys.stdout.write(text)
+        return 0
+    try:
+        await asyncio.to_thread(atomic_write_text, output, text)
+    except OSError as exc:
+        print(f"error: could not write {output}: {exc.strerror or exc}", file=sys.stderr)
+        return 1
+    print(f"Wrote {output}")
+    return 0

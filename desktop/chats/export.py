@@ -1,0 +1,116 @@
+"""A chat as a file a person can read anywhere: Markdown, or one self-contained HTML page.
+
+Built from the same rows the chat window shows (desktop/conversation/transcript.py), so the export reads like
+the chat: each message under a bold speaker line, each tool step folded (a `<details>` in HTML, whose summary is
+what the chat's folded step says), reasoning only when asked for. Everything in the page that came from a
+message is escaped: Markdown is rendered with raw HTML turned off (markdown-it), so a message holding `<script>`
+shows those characters and runs nothing, and links only keep safe schemes. Attached images are put inline as
+`data:` URLs, so the page needs nothing beside it."""
+
+from __future__ import annotations
+
+import base64
+import html
+import mimetypes
+from collections.abc import Callable
+from pathlib import Path
+from typing import Any
+
+from markdown_it import MarkdownIt
+
+from desktop.conversation.transcript import ChatRow, Kind, format_arguments, rows_from_messages, tool_summary
+
+FORMATS = ("md", "html")
+INLINE_LIMIT = 20 * 2**20  # an attached image larger than this is named, not put inline
+SPEAKERS = {Kind.USER: "You", Kind.ASSISTANT: "Assistant", Kind.REASONING: "Reasoning"}
+_STYLE = """
+body { font: 15px/1.5 system-ui, sans-serif; max-width: 46em; margin: 2em auto; padding: 0 1em; color: #222; }
+h1 { font-size: 1.4em; } .speaker { font-weight: 600; margin: 1.4em 0 .2em; }
+.reasoning { color: #666; border-left: 3px solid #ccc; padding-left: .8em; }
+details { margin: .3em 0; color: #444; } summary { cursor: pointer; font-family: monospace; }
+pre { background: #f4f4f4; padding: .6em; overflow-x: auto; white-space: pre-wrap; }
+.notice { color: #777; font-style: italic; } img { max-width: 100%; }
+"""
+
+
+def export(title: str, messages: list[dict[str, Any]], fmt: str, reasoning: bool = False) -> str:
+    """The chat as `fmt` ("md" or "html"); reasoning rows only with `reasoning`."""
+    rows = [r for r in rows_from_messages(messages) if reasoning or r.kind is not Kind.REASONING]
+    if fmt == "md":
+        return _markdown(title, rows)
+    if fmt == "html":
+        return _html(title, rows)
+    raise ValueError(f"unknown format {fmt!r}: one of {', '.join(FORMATS)}")
+
+
+def _markdown(title: str, rows: list[ChatRow]) -> str:
+    parts = [f"# {_one_line(title)}"]
+    for row in rows:
+        if row.kind is Kind.TOOL and row.tool is not None:
+            fence = _fence(row.tool.result or "")
+            parts.append(f"<details><summary>{html.escape(_step(row))}</summary>\n\n{fence}\n"
+                         f"{row.tool.result or ''}\n{fence}\n\n</details>")
+        elif row.kind in (Kind.NOTICE, Kind.ERROR):
+            parts.append(f"*{row.text.strip()}*")
+        else:
+            quoted = "\n".join("> " + line for line in row.text.splitlines()) if row.kind is Kind.REASONING \
+                else row.text
+            media = "".join(f"\n\n![{Path(m).name}]({Path(m).as_uri()})" for m in row.media)
+            parts.append(f"**{SPEAKERS[row.kind]}:**\n\n{quoted}{media}")
+    return "\n\n".join(parts) + "\n"
+
+
+def _html(title: str, rows: list[ChatRow]) -> str:
+    markdown = MarkdownIt("commonmark", {"html": False}).enable("table")
+    render: Callable[[str], str] = markdown.render
+    parts = []
+    for row in rows:
+        if row.kind is Kind.TOOL and row.tool is not None:
+            call = row.tool
+            parts.append(f"<details><summary>{html.escape(_step(row))}</summary>"
+                         f"<pre>{html.escape(format_arguments(call.arguments))}</pre>"
+                         f"<pre>{html.escape(call.result or '')}</pre></details>")
+        elif row.kind in (Kind.NOTICE, Kind.ERROR):
+            parts.append(f'<p class="notice">{html.escape(row.text.strip())}</p>')
+        else:
+            body = render(row.text) + "".join(_image(m) for m in row.media)
+            css = ' class="reasoning"' if row.kind is Kind.REASONING else ""
+            parts.append(f'<p class="speaker">{SPEAKERS[row.kind]}</p><div{css}>{body}</div>')
+    name = html.escape(_one_line(title))
+    return (f'<!DOCTYPE html>\n<html><head><meta charset="utf-8"><title>{name}</title>'
+            f'<meta http-equiv="Content-Security-Policy" content="default-src \'none\'; img-src data:; '
+            f'style-src \'unsafe-inline\'"><style>{_STYLE}</style></head>\n<body><h1>{name}</h1>\n'
+            + "\n".join(parts) + "\n</body></html>\n")
+
+
+def _image(path: str) -> str:
+    """An attached file inline as a data: URL when it is an image that can be read, else its name."""
+    source = Path(path)
+    kind = mimetypes.guess_type(source.name)[0] or ""
+    try:
+        if kind.startswith("image/") and source.is_file() and source.stat().st_size <= INLINE_LIMIT:
+            data = base64.b64encode(source.read_bytes()).decode("ascii")
+            return f'<p><img alt="{html.escape(source.name)}" src="data:{kind};base64,{data}"></p>'
+    except OSError:
+        pass
+    return f'<p class="notice">Attached: {html.escape(source.name)} (not included)</p>'
+
+
+def _step(row: ChatRow) -> str:
+    """A tool step as the chat folds it: its name and what it acted on, and whether it failed."""
+    assert row.tool is not None
+    failed = " (failed)" if row.tool.ok is False else ""
+    return f"{row.tool.title}: {tool_summary(row.tool)}{failed}"[:200]
+
+
+def _fence(text: str) -> str:
+    """A code fence longer than any run of backticks in `text`, so the text cannot close it."""
+    longest, run = 0, 0
+    for char in text:
+        run = run + 1 if char == "`" else 0
+        longest = max(longest, run)
+    return "`" * max(3, longest + 1)
+
+
+def _one_line(text: str) -> str:
+    return " ".join(text.split()) or "Chat"

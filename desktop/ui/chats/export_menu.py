@@ -1,0 +1,74 @@
+"""Export in the chat's header: the chat shown as Markdown, as one HTML page, or as a PDF (Qt's PDF writer
+printing that page). A strip with nothing of its own to show above the composer: it only follows which chat
+the window shows and puts its menu button in the header. The file is chosen in a save dialog (which asks
+before replacing a file) and written atomically off the GUI thread."""
+
+from __future__ import annotations
+
+import asyncio
+from functools import partial
+from pathlib import Path
+
+from PySide6.QtGui import QPageSize, QPdfWriter, QTextDocument
+from PySide6.QtWidgets import QFileDialog, QMenu, QMessageBox, QToolButton, QWidget
+
+from desktop.chats import ChatExport
+from desktop.kernel.atomic import atomic_write_text
+from desktop.kernel.taskset import spawn
+from desktop.ui.chat.panel import ChatPanel
+
+FORMATS = {"md": ("Markdown…", "Markdown (*.md)"), "html": ("HTML page…", "HTML page (*.html)"),
+           "pdf": ("PDF…", "PDF (*.pdf)")}
+
+
+class ExportMenu(ChatPanel):
+    def __init__(self, chats: ChatExport, parent: QWidget | None = None) -> None:
+        super().__init__(parent)
+        self.chats = chats
+        self.session_key = ""
+        self.button = QToolButton()
+        self.button.setText("Export")
+        self.button.setToolTip("Save this chat as a file")
+        self.button.setPopupMode(QToolButton.ToolButtonPopupMode.InstantPopup)
+        menu = QMenu(self.button)
+        for fmt, (label, _) in FORMATS.items():
+            menu.addAction(label).triggered.connect(partial(self.ask, fmt))
+        self.button.setMenu(menu)
+        self.button.setEnabled(False)
+        self.hide()
+
+    def show_session(self, key: str) -> None:
+        self.session_key = key
+        self.button.setEnabled(bool(key))
+
+    def header_widget(self) -> QWidget:
+        return self.button
+
+    def ask(self, fmt: str, _checked: bool = False) -> None:
+        """Ask where, then export the chat shown there."""
+        path, _ = QFileDialog.getSaveFileName(self.window(), "Export chat", f"chat.{fmt}", FORMATS[fmt][1])
+        if path:
+            spawn(self.export_to(fmt, Path(path)))
+
+    async def export_to(self, fmt: str, path: Path) -> None:
+        key = self.session_key
+        self.button.setEnabled(False)
+        try:
+            page = await self.chats.export(key, "html" if fmt == "pdf" else fmt)
+            if fmt == "pdf":
+                _print_pdf(page, path)
+            else:
+                await asyncio.to_thread(atomic_write_text, path, page)
+        except OSError as exc:
+            QMessageBox.warning(self.window(), "Export", f"Could not save {path}: {exc.strerror or exc}")
+        finally:
+            self.button.setEnabled(bool(self.session_key))
+
+
+def _print_pdf(page: str, path: Path) -> None:
+    """Qt lays the page out on the GUI thread (QTextDocument is not for other threads); a chat is quick to."""
+    writer = QPdfWriter(str(path))
+    writer.setPageSize(QPageSize(QPageSize.PageSizeId.A4))
+    document = QTextDocument()
+    document.setHtml(page)
+    document.print_(writer)

@@ -1,0 +1,66 @@
+"""A chat as Markdown and as one HTML page: a speaker line per message, tool steps folded, reasoning only when
+asked, images inline, and nothing a message holds can become markup in the page."""
+
+from __future__ import annotations
+
+import base64
+import re
+from html.parser import HTMLParser
+from pathlib import Path
+
+import pytest
+
+from desktop.chats.export import export
+from tests.chats.conftest import PNG, a_chat
+
+
+class Tags(HTMLParser):
+    def __init__(self) -> None:
+        super().__init__()
+        self.tags: list[str] = []
+        self.srcs: list[str] = []
+
+    def handle_starttag(self, tag: str, attrs: list[tuple[str, str | None]]) -> None:
+        self.tags.append(tag)
+        self.srcs += [v or "" for k, v in attrs if k == "src"]
+
+
+def test_markdown_has_a_speaker_line_per_message_and_folds_tool_steps(tmp_path: Path) -> None:
+    chat = a_chat(tmp_path / "photo.png")
+    text = export(chat.title, chat.messages, "md")
+    assert text.startswith("# Plans for <b>Friday</b>\n")
+    assert text.count("**You:**") == 1 and text.count("**Assistant:**") == 1
+    assert "<details><summary>read_file: todo.md</summary>" in text
+    assert "````\n- buy milk\n- ``` fence" in text  # a fence longer than the backticks in the result
+    assert "You have **two** things:" in text
+    assert "Reasoning" not in text and "read todo.md" not in text
+    with_reasoning = export(chat.title, chat.messages, "md", reasoning=True)
+    assert "**Reasoning:**\n\n> The person wants the list; read todo.md." in with_reasoning
+    assert f"![photo.png]({(tmp_path / 'photo.png').as_uri()})" in text
+
+
+def test_html_is_self_contained_and_nothing_in_a_message_becomes_markup(tmp_path: Path) -> None:
+    chat = a_chat(tmp_path / "photo.png")
+    page = export(chat.title, chat.messages, "html")
+    parsed = Tags()
+    parsed.feed(page)
+    assert "script" not in parsed.tags and "b" not in parsed.tags  # the title's <b> and every <script> are text
+    assert "What is on my list? &lt;script&gt;alert('x')&lt;/script&gt;" in page
+    assert "&lt;script&gt;bad()&lt;/script&gt;" in page and "&lt;/details&gt;&lt;script&gt;x()" in page
+    assert parsed.tags.count("details") == 1 and "<summary>read_file: todo.md</summary>" in page
+    assert "<strong>two</strong>" in page and "<ol>" in page  # the answer's Markdown, rendered
+    assert parsed.srcs == ["data:image/png;base64," + base64.b64encode(PNG).decode()]
+    assert not re.search(r"(src|href)=\"(?!data:)", page)  # nothing fetched from elsewhere
+    assert page.count('class="speaker"') == 2 and "The person wants the list" not in page
+    assert "The person wants the list" in export(chat.title, chat.messages, "html", reasoning=True)
+
+
+def test_an_attachment_that_is_gone_is_named_not_lost(tmp_path: Path) -> None:
+    chat = a_chat(tmp_path / "photo.png")
+    (tmp_path / "photo.png").unlink()
+    assert "Attached: photo.png (not included)" in export(chat.title, chat.messages, "html")
+
+
+def test_an_unknown_format_is_refused() -> None:
+    with pytest.raises(ValueError, match="md, html"):
+        export("t", [], "pdf")
