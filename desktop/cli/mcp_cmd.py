@@ -101,8 +101,9 @@ async def _test(name: str, config: McpServerConfig, logs_dir: Path) -> int:
         print(f"{name}: {server.describe()}")
         for tool in server.tools:
             print(f"  {tool.name}{_summary(tool.description)}")
-        for prompt in server.prompts:
-            print(f"  prompt {prompt.name}{_summary(prompt.description)}")
+        for prompt in server.prompts:  # as typed in the chat: /SERVER:PROMPT and its arguments
+            arguments = [a.name if a.required else f"[{a.name}]" for a in prompt.arguments or []]
+            print(f"  prompt {' '.join([f'/{name}:{prompt.name}', *arguments])}{_summary(prompt.description)}")
         for resource in server.resources:
             print(f"  resource {resource.uri}{_summary(resource.description)}")
         for template in server.resource_templates:

@@ -136,6 +136,14 @@ class ServerConnection:
             raise ToolError(f"MCP server '{self.name}' wants more input to read {uri}, which is not supported")
         return result
 
+    async def get_prompt(self, prompt: str, arguments: dict[str, str]) -> types.GetPromptResult:
+        from mcp import types
+
+        result = await self._request(lambda session: session.get_prompt(prompt, arguments), f"getting {prompt}")
+        if not isinstance(result, types.GetPromptResult):  # it asked the user something: not supported here
+            raise ToolError(f"MCP server '{self.name}' wants more input for {prompt}, which is not supported")
+        return result
+
     async def _request(self, send: Callable[[ClientSession], Awaitable[Any]], doing: str) -> Any:
         """One request over the live session, within the server's timeout; every failure a ToolError saying
         what happened (a lost connection is marked so, and the server restarted)."""

@@ -33,16 +33,17 @@ def test_list_test_and_doctor_show_each_servers_state(tmp_path: Path) -> None:
     listed = run_cli(tmp_path, "mcp", "list")
     assert listed.returncode == 0, listed.stderr
     assert listed.stdout.splitlines() == ["ghost: failed: command not found: /nonexistent/mcp-ghost",
-                                          "off: disabled", "ours: connected, 11 tools, 1 prompt, 3 resources",
+                                          "off: disabled", "ours: connected, 11 tools, 2 prompts, 3 resources",
                                           "time: connected, 1 tool, 0 prompts, 0 resources"]
     tested = run_cli(tmp_path, "mcp", "test", "time")
     assert tested.returncode == 0, tested.stderr
     assert tested.stdout.startswith("time: connected, 1 tool, 0 prompts, 0 resources\n  get_current_time — ")
     ours = run_cli(tmp_path, "mcp", "test", "ours").stdout.splitlines()
-    assert ours[0] == "ours: connected, 11 tools, 1 prompt, 3 resources"
-    assert ["  prompt greet — Greet someone.", "  resource notes://readme — The server's notes, written by a stranger.",
+    assert ours[0] == "ours: connected, 11 tools, 2 prompts, 3 resources"
+    assert ["  prompt /ours:greet name — Greet someone.",
+            "  prompt /ours:review topic audience [tone] — Review a topic for an audience.", "  resource notes://readme — The server's notes, written by a stranger.",
             "  resource notes://big — A long text.", "  resource images://dot.png — A tiny picture.",
-            "  resource notes://day/{day} — The notes of one day."] == ours[-5:]
+            "  resource notes://day/{day} — The notes of one day."] == ours[-6:]
     failed = run_cli(tmp_path, "mcp", "test", "ghost")
     assert failed.returncode == 1
     assert "ghost: failed: command not found" in failed.stdout and "mcp-ghost.log" in failed.stdout
@@ -51,7 +52,7 @@ def test_list_test_and_doctor_show_each_servers_state(tmp_path: Path) -> None:
     assert "mcp:        ghost: enabled; off: disabled; ours: enabled; time: enabled\n" in doctor.stdout
     doctor = run_cli(tmp_path, "doctor")
     assert ("mcp:        ghost: failed: command not found: /nonexistent/mcp-ghost; off: disabled; "
-            "ours: connected, 11 tools, 1 prompt, 3 resources; time: connected, 1 tool, 0 prompts, 0 resources\n"
+            "ours: connected, 11 tools, 2 prompts, 3 resources; time: connected, 1 tool, 0 prompts, 0 resources\n"
             ) in doctor.stdout
 
 

@@ -107,6 +107,18 @@ def remote_servers() -> Iterator[Callable[..., RemoteServer]]:
         server.stop()
 
 
+@pytest.fixture(params=["stdio", "http"])
+def served(request: pytest.FixtureRequest,
+           remote_servers: Callable[..., RemoteServer]) -> Callable[..., tuple[dict[str, Any], RemoteServer | None]]:
+    """Our test server's config over each transport (and, when remote, its process)."""
+    def serve(**extra: Any) -> tuple[dict[str, Any], RemoteServer | None]:
+        if request.param == "stdio":
+            return stdio_server(**extra), None
+        remote = remote_servers("--http")
+        return remote.config(**extra), remote
+    return serve
+
+
 @pytest.fixture
 def http_server(remote_servers: Callable[..., RemoteServer]) -> str:
     """Our server on streamable HTTP at 127.0.0.1; its URL."""

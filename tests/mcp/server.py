@@ -6,7 +6,7 @@ that process (a test run killed outright leaves no server behind).
 
 Its tools cover what the client must handle: text, an error result, an image, structured content, a
 call that takes long, a crash mid-call, text that tries to give orders, a tool list that changes, and the
-environment it was given. It also has a prompt, and resources: text (one that gives orders, one that is
+environment it was given. It also has prompts (one argument; three, one optional, with both sides scripted), and resources: text (one that gives orders, one that is
 long), a picture, and a template."""
 
 from __future__ import annotations
@@ -41,6 +41,7 @@ _die_with_parent()
 from mcp import types  # noqa: E402
 from mcp.server.mcpserver import Context, MCPServer  # noqa: E402
 from mcp.server.mcpserver.exceptions import ToolError  # noqa: E402
+from mcp.server.mcpserver.prompts.base import AssistantMessage, Message, UserMessage  # noqa: E402
 
 PNG_1PX = base64.b64decode(
     "iVBORw0KGgoAAAANSUhEUgAAAAEAAAABCAYAAAAfFcSJAAAADUlEQVR42mP8z8BQDwAEhQGAhKmMIQAAAABJRU5ErkJggg==")
@@ -125,6 +126,14 @@ def build() -> MCPServer:
     def greet(name: str) -> str:
         """Greet someone."""
         return f"Say hello to {name}."
+
+    @server.prompt()
+    def review(topic: str, audience: str, tone: str = "kind") -> list[Message]:
+        """Review a topic for an audience.
+
+        Two turns: the server scripts the assistant's side as well."""
+        return [UserMessage(f"Review {topic} for {audience}, in a {tone} tone."),
+                AssistantMessage("I will keep it short.")]
 
     @server.resource("notes://readme", mime_type="text/plain")
     def readme() -> str:
