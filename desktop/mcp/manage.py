@@ -65,6 +65,13 @@ async def set_server_enabled(settings: Settings, name: str, enabled: bool) -> No
     await settings.update(edit)
 
 
+async def set_startup_wait(settings: Settings, seconds: float) -> None:
+    def edit(config: Config) -> None:
+        config.section(McpConfig).startup_wait = seconds
+
+    await settings.update(edit)
+
+
 async def probe_server(servers: McpServers, name: str, server: McpServerConfig) -> McpStatus:
     """Connect once apart from the running connections (a disabled server too), list its tools, stop."""
     logs_dir = servers.log_file(name).parent

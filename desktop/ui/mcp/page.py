@@ -13,12 +13,14 @@ import shlex
 from collections.abc import Awaitable, Callable
 from pathlib import Path
 
+from PySide6.QtCore import QTimer
 from PySide6.QtGui import QFontDatabase, QShowEvent
 from PySide6.QtWidgets import (
     QButtonGroup,
     QCheckBox,
     QDialog,
     QDialogButtonBox,
+    QDoubleSpinBox,
     QFileDialog,
     QFormLayout,
     QFrame,
@@ -33,6 +35,7 @@ from PySide6.QtWidgets import (
     QWidget,
 )
 
+from desktop.config import lookup
 from desktop.kernel.secrets import KeyringUnavailable
 from desktop.kernel.taskset import spawn
 from desktop.mcp.events import McpServerChanged
@@ -46,17 +49,20 @@ from desktop.mcp.manage import (
     remove_server,
     save_server,
     set_server_enabled,
+    set_startup_wait,
     status_of,
 )
 from desktop.mcp.manager import McpServers
 from desktop.mcp.settings import McpConfig, McpServerConfig, set_trusted
 from desktop.settings import SettingsError
 from desktop.ui.bridge import CoreBridge
-from desktop.ui.form_widgets import ERROR_COLOUR, OK_COLOUR, note_label, set_note
+from desktop.ui.form_widgets import ERROR_COLOUR, OK_COLOUR, note_label, set_note, with_note
+from desktop.ui.settings import SettingRow
 from desktop.ui.skills.dialogs import confirm, run_dialog
 
 DOT_COLOURS = {"connected": "#2f9e55", "connecting": "#d19a00", "failed": "#d9463e"}  # others: grey
 LOG_SHOWN = 64_000  # characters from the end of a server's log
+WAIT_SAVED_AFTER = 600  # ms without a change to the startup wait's number before it is saved
 EMPTY = "No servers yet. Add one, or import the servers Claude Desktop uses."
 
 
@@ -95,6 +101,13 @@ class McpServersPage(QWidget):
         self.message = note_label()
         self.message.hide()
         self.empty = note_label(EMPTY)
+        # Saved like every change here, at once (once the number has stayed put for a moment)
+        self.startup_wait = SettingRow(lookup("mcp.startup_wait"))
+        self._wait_saver = QTimer(self, singleShot=True, interval=WAIT_SAVED_AFTER)
+        self._wait_saver.timeout.connect(lambda: spawn(self.save_startup_wait()))
+        box = self.startup_wait.widget
+        assert isinstance(box, QDoubleSpinBox)  # a number of seconds
+        box.valueChanged.connect(lambda _value: self._wait_saver.start())
 
         buttons = QHBoxLayout()
         buttons.addWidget(self.add_button)
@@ -120,6 +133,10 @@ class McpServersPage(QWidget):
         layout.addLayout(buttons)
         layout.addWidget(self.message)
         layout.addWidget(scroll, 1)
+        wait = QFormLayout()
+        wait.addRow(self.startup_wait.spec.setting.label,
+                    with_note(self.startup_wait.widget, note_label(self.startup_wait.spec.setting.help)))
+        layout.addLayout(wait)
 
         bridge.event.connect(self._on_event)
         unsubscribe = bridge.settings.subscribe(("mcp",), self._changed)
@@ -134,8 +151,13 @@ class McpServersPage(QWidget):
 
     async def reload(self) -> None:
         """Show the servers config.yaml lists now (it may have been edited by hand)."""
-        servers = (await self.bridge.settings.read()).config.section(McpConfig).servers
-        self.load(servers)
+        mcp = (await self.bridge.settings.read()).config.section(McpConfig)
+        self.load(mcp.servers)
+        if not self._wait_saver.isActive():  # not while a number typed here waits to be saved
+            widget = self.startup_wait.widget
+            widget.blockSignals(True)
+            self.startup_wait.show(mcp.startup_wait)
+            widget.blockSignals(False)
         self.import_button.setVisible(await claude_desktop_file() is not None)
 
     def load(self, servers: dict[str, McpServerConfig]) -> None:
@@ -190,6 +212,11 @@ class McpServersPage(QWidget):
             self.say(f"Nothing imported: {exc}", ERROR_COLOUR)
             return
         self.say(import_summary(found), OK_COLOUR if found.added else None)
+
+    async def save_startup_wait(self) -> None:
+        seconds = self.startup_wait.value()
+        if seconds != self.settings.config.section(McpConfig).startup_wait:
+            await self.attempt(set_startup_wait(self.settings, seconds))
 
     async def attempt(self, change: Awaitable[None]) -> None:
         """Run a change through the settings writer; say why when it is refused."""

@@ -11,7 +11,7 @@ from typing import Any
 
 import pytest
 import yaml
-from PySide6.QtWidgets import QFileDialog, QLineEdit, QMessageBox, QWidget
+from PySide6.QtWidgets import QDoubleSpinBox, QFileDialog, QLabel, QLineEdit, QMessageBox, QWidget
 from pytestqt.qtbot import QtBot
 
 from desktop.mcp import McpServers
@@ -219,3 +219,20 @@ async def test_import_from_any_file_and_add_with_environment_and_headers_keeps_s
     assert saved["headers"] == {"Authorization": "keyring:mcp.remote.Authorization", "X-Region": "eu"}
     assert memory_keyring.store[("nanobot-tray", "mcp.remote.Authorization")] == "Bearer sk-remote-1"
     assert "sk-remote-1" not in (home_dir / "config.yaml").read_text(encoding="utf-8")
+
+
+async def test_the_startup_wait_is_set_here_and_saved_at_once(qtbot: QtBot, bridge: CoreBridge, home_dir: Path) -> None:
+    page = await opened(qtbot, bridge)
+    box = page.startup_wait.widget
+    assert isinstance(box, QDoubleSpinBox) and box.isVisible()
+    await until(lambda: box.value() == 10.0, message="the default shown")
+    assert box.toolTip().startswith("Seconds a turn waits for servers still connecting")
+    assert any(label.text() == box.toolTip() and label.isVisible() for label in page.findChildren(QLabel))  # its help
+    box.setValue(3.5)
+    await until(lambda: bridge.settings.config.section(McpConfig).startup_wait == 3.5, message="saved")
+    assert yaml.safe_load((home_dir / "config.yaml").read_text(encoding="utf-8"))["mcp"]["startup_wait"] == 3.5
+    box.setValue(0)
+    assert box.text() == "No wait"
+    await until(lambda: bridge.settings.config.section(McpConfig).startup_wait == 0, message="no wait saved")
+    await bridge.settings.update(lambda config: setattr(config.section(McpConfig), "startup_wait", 42.0))
+    await until(lambda: box.value() == 42.0, message="a change made elsewhere shown")
