@@ -85,18 +85,20 @@ async def claude_desktop_file() -> Path | None:
     return path if await asyncio.to_thread(path.is_file) else None
 
 
-async def import_servers(settings: Settings, path: Path) -> Imported:
-    """Add the servers of a Claude Desktop / Cursor file (their tokens and keys to the keyring); names already
-    configured are skipped, never overwritten. Raises NotAServerList, SettingsError, OSError or
-    KeyringUnavailable when nothing could be added."""
+async def preview_import(settings: Settings, path: Path) -> Imported:
+    """What importing `path` would add and skip, nothing written yet (names already configured are skipped,
+    never overwritten). Raises NotAServerList when the file lists no servers."""
     existing = set((await settings.read()).config.section(McpConfig).servers)
-    found = await asyncio.to_thread(read_servers, path, existing)
-    for name, server in found.added.items():
-        found.added[name] = await keep_secrets_in_keyring(name, server)
-    if found.added:
+    return await asyncio.to_thread(read_servers, path, existing)
+
+
+async def add_imported(settings: Settings, found: Imported) -> None:
+    """Add the servers a preview found (their tokens and keys to the keyring); one configured meanwhile under the
+    same name is kept. Raises SettingsError, OSError or KeyringUnavailable when nothing could be added."""
+    added = {name: await keep_secrets_in_keyring(name, server) for name, server in found.added.items()}
+    if added:
         await settings.update(lambda config: config.section(McpConfig).servers.update(
-            {k: v for k, v in found.added.items() if k not in config.section(McpConfig).servers}))
-    return found
+            {k: v for k, v in added.items() if k not in config.section(McpConfig).servers}))
 
 
 def looks_secret(name: str) -> bool:

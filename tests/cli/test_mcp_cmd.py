@@ -79,9 +79,24 @@ def test_import_adds_claude_desktop_servers_and_says_what_it_skipped(tmp_path: P
     assert saved["filesystem"]["env"] == {"DEBUG": "1"} and saved["paused"]["enabled"] is False
     assert saved["remote"]["headers"] == {"Authorization": "keyring:remote"}
     bad = tmp_path / "bad.json"
-    bad.write_text('{"servers": {}}')
+    bad.write_text('{"mcp_servers": {}}')
     refused = run_cli(tmp_path, "mcp", "import", str(bad))
-    assert refused.returncode == 1 and '"mcpServers"' in refused.stderr
+    assert refused.returncode == 1 and '"mcpServers"' in refused.stderr and '"extensions"' in refused.stderr
+
+
+def test_import_dry_run_says_what_it_would_add_and_writes_nothing(tmp_path: Path) -> None:
+    write_config(tmp_path, mcp={"servers": {"time": {"command": "uvx", "args": ["mcp-server-time"]}}})
+    before = servers(tmp_path)
+    vscode = tmp_path / "mcp.json"
+    vscode.write_text('{\n  // VS Code writes comments\n  "servers": {\n    "fetch": {"type": "stdio", "command": "uvx", '
+                      '"args": ["mcp-server-fetch"]},\n    "time": {"command": "uvx"},\n  },\n}\n')
+    result = run_cli(tmp_path, "mcp", "import", "--dry-run", str(vscode))
+    assert result.returncode == 0, result.stderr
+    assert result.stdout.splitlines() == ["will add fetch: uvx mcp-server-fetch",
+                                          "will skip time: a server of that name is already configured"]
+    assert servers(tmp_path) == before
+    assert run_cli(tmp_path, "mcp", "import", str(vscode)).stdout.splitlines()[0] == "added fetch: uvx mcp-server-fetch"
+    assert servers(tmp_path)["fetch"]["args"] == ["mcp-server-fetch"]
 
 
 def test_import_keeps_tokens_in_the_keyring(tmp_path: Path) -> None:

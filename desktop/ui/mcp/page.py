@@ -39,12 +39,13 @@ from desktop.config import lookup
 from desktop.kernel.secrets import KeyringUnavailable
 from desktop.kernel.taskset import spawn
 from desktop.mcp.events import McpServerChanged
-from desktop.mcp.importer import Imported, NotAServerList
+from desktop.mcp.importer import Imported, NotAServerList, described
 from desktop.mcp.manage import (
     McpStatus,
+    add_imported,
     claude_desktop_file,
-    import_servers,
     keep_secrets_in_keyring,
+    preview_import,
     probe_server,
     remove_server,
     save_server,
@@ -53,7 +54,7 @@ from desktop.mcp.manage import (
     status_of,
 )
 from desktop.mcp.manager import McpServers
-from desktop.mcp.settings import McpConfig, McpServerConfig, set_trusted
+from desktop.mcp.settings import McpConfig, McpServerConfig, how_it_runs, set_trusted
 from desktop.settings import SettingsError
 from desktop.ui.bridge import CoreBridge
 from desktop.ui.form_widgets import ERROR_COLOUR, OK_COLOUR, note_label, set_note, with_note
@@ -75,12 +76,6 @@ def describe(status: McpStatus) -> str:
             "stopped": "Not running"}.get(status.state, status.state)
 
 
-def how_it_runs(server: McpServerConfig) -> str:
-    if server.command:
-        return shlex.join([server.command, *server.args])
-    return server.url or ""
-
-
 class McpServersPage(QWidget):
     def __init__(self, servers: McpServers, bridge: CoreBridge, parent: QWidget | None = None) -> None:
         """`servers` are the running connections; `bridge` carries their settings and the bus."""
@@ -95,8 +90,8 @@ class McpServersPage(QWidget):
         self.import_button.hide()  # until Claude Desktop's file is found
         self.import_button.clicked.connect(lambda: spawn(self.import_claude_desktop()))
         self.import_file_button = QPushButton("Import from file…")
-        self.import_file_button.setToolTip('A JSON file with "mcpServers", as Claude Desktop, Cursor, VS Code '
-                                           "and most servers' READMEs write them")
+        self.import_file_button.setToolTip("Claude Desktop's, Cursor's or VS Code's JSON file (mcp.json), Goose's "
+                                           "config.yaml, or a server's README snippet; you see what it adds first")
         self.import_file_button.clicked.connect(lambda: spawn(self.import_file()))
         self.message = note_label()
         self.message.hide()
@@ -196,7 +191,8 @@ class McpServersPage(QWidget):
         await self.import_from(path)
 
     async def import_file(self) -> None:
-        dialog = QFileDialog(self, "Import MCP servers", str(Path.home()), "MCP server lists (*.json);;All files (*)")
+        dialog = QFileDialog(self, "Import MCP servers", str(Path.home()),
+                             "MCP server lists (*.json *.yaml *.yml);;All files (*)")
         dialog.setFileMode(QFileDialog.FileMode.ExistingFile)
         accepted = await run_dialog(dialog) == QDialog.DialogCode.Accepted
         chosen = dialog.selectedFiles()
@@ -205,13 +201,26 @@ class McpServersPage(QWidget):
             await self.import_from(Path(chosen[0]))
 
     async def import_from(self, path: Path) -> None:
-        """Add the servers a `{"mcpServers": ...}` file lists and say what came of it."""
+        """Show what the file would add and skip; add it once the person agrees, and say what came of it."""
         try:
-            found = await import_servers(self.settings, path)
-        except (NotAServerList, SettingsError, OSError, KeyringUnavailable) as exc:
+            found = await preview_import(self.settings, path)
+        except NotAServerList as exc:
             self.say(f"Nothing imported: {exc}", ERROR_COLOUR)
             return
-        self.say(import_summary(found), OK_COLOUR if found.added else None)
+        if not found.added:
+            self.say(f"Nothing to import. {import_summary(found)}", None)
+            return
+        count = len(found.added)
+        question = (f"From {found.source}'s {path.name}:\n\n" + "\n".join(described(found, done=False))
+                    + "\n\nAdded servers connect at once.")
+        if not await confirm(self, "Import MCP servers", question, f"Add {count} server{'s' if count != 1 else ''}"):
+            return
+        try:
+            await add_imported(self.settings, found)
+        except (SettingsError, OSError, KeyringUnavailable) as exc:
+            self.say(f"Nothing imported: {exc}", ERROR_COLOUR)
+            return
+        self.say(import_summary(found), OK_COLOUR)
 
     async def save_startup_wait(self) -> None:
         seconds = self.startup_wait.value()
@@ -236,7 +245,8 @@ class McpServersPage(QWidget):
 def import_summary(found: Imported) -> str:
     parts = []
     if found.added:
-        parts.append("Added " + ", ".join(found.added) + ".")
+        parts.append("Added " + ", ".join(name + (f" ({found.notes[name]})" if name in found.notes else "")
+                                          for name in found.added) + ".")
     if found.skipped:
         parts.append("Skipped " + "; ".join(f"{name} ({why})" for name, why in found.skipped.items()) + ".")
     return " ".join(parts) or "The file lists no servers."

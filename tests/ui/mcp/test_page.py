@@ -3,6 +3,7 @@ live states, add, edit, switch off, trust, remove, Test, View log and the import
 
 from __future__ import annotations
 
+import asyncio
 import json
 import shlex
 import sys
@@ -169,6 +170,12 @@ async def test_import_from_claude_desktop(qtbot: QtBot, bridge: CoreBridge, home
     await page.reload()
     assert page.import_button.isVisible()
     page.import_button.click()
+    await until(lambda: shown(page, QMessageBox), message="the preview is shown")
+    preview = shown(page, QMessageBox).text()
+    assert preview.startswith("From Claude Desktop / Cursor's claude_desktop_config.json:\n\n"
+                              f"will add imported: {shlex.join([sys.executable, SERVER])}\n"
+                              "will skip test: a server of that name is already configured\n")
+    await answer(page, "Add 1 server")
     await until(lambda: page.message.isVisible(), message="import reported")
     said = page.message.text()
     assert said.startswith("Added imported.") and "test (a server of that name is already configured)" in said
@@ -194,6 +201,7 @@ async def test_import_from_any_file_and_add_with_environment_and_headers_keeps_s
     name_field = chooser.findChild(QLineEdit, "fileNameEdit")
     name_field.setText(str(listed))  # what a person types or picks
     chooser.accept()
+    await answer(page, "Add 1 server")
     await until(lambda: page.message.isVisible(), message="import reported")
     assert page.message.text() == "Added gh."
     await until(lambda: "gh" in page.rows, message="imported server listed")
@@ -236,3 +244,39 @@ async def test_the_startup_wait_is_set_here_and_saved_at_once(qtbot: QtBot, brid
     await until(lambda: bridge.settings.config.section(McpConfig).startup_wait == 0, message="no wait saved")
     await bridge.settings.update(lambda config: setattr(config.section(McpConfig), "startup_wait", 42.0))
     await until(lambda: box.value() == 42.0, message="a change made elsewhere shown")
+
+
+async def test_import_of_vscode_and_goose_files_shows_what_it_adds_before_writing(
+        qtbot: QtBot, bridge: CoreBridge, home_dir: Path, tmp_path: Path) -> None:
+    page = await opened(qtbot, bridge)
+    before = (home_dir / "config.yaml").read_text(encoding="utf-8")
+    vscode = tmp_path / "mcp.json"
+    vscode.write_text('{\n  // from VS Code\n  "servers": {\n'
+                      f'    "code": {{"type": "stdio", "command": {json.dumps(sys.executable)}, "args": [{json.dumps(SERVER)}]}},\n'
+                      '    "gh": {"command": "docker", "env": {"GITHUB_TOKEN": "${input:gh}"}},\n  },\n}\n', encoding="utf-8")
+    spawned = asyncio.ensure_future(page.import_from(vscode))
+    await until(lambda: shown(page, QMessageBox), message="the preview is shown")
+    assert shown(page, QMessageBox).text() == (
+        f"From VS Code's mcp.json:\n\nwill add code: {shlex.join([sys.executable, SERVER])}\n"
+        "will skip gh: uses ${input:gh}, which VS Code fills in itself; add it with Add server… and type the value "
+        "there\n\nAdded servers connect at once.")
+    await answer(page, "Cancel")
+    await spawned
+    assert (home_dir / "config.yaml").read_text(encoding="utf-8") == before and "code" not in page.rows
+
+    goose = tmp_path / "config.yaml"
+    goose.write_text(f"extensions:\n  developer: {{type: builtin, enabled: true}}\n"
+                     f"  goosed:\n    type: stdio\n    cmd: {json.dumps(sys.executable)}\n    args: [{json.dumps(SERVER)}]\n"
+                     "    env_keys: [API_KEY]\n", encoding="utf-8")
+    spawned = asyncio.ensure_future(page.import_from(goose))
+    await answer(page, "Add 1 server")
+    await spawned
+    assert page.message.text() == ("Added goosed (needs API_KEY, which Goose keeps in its own secret store: add the "
+                                   "value with Edit…). Skipped developer (built into Goose, not a server of its own).")
+    await until(lambda: "goosed" in page.rows, message="imported server listed")
+    await until(lambda: page.rows["goosed"].state.text().startswith("Connected"), timeout=CONNECT)
+
+    nothing = tmp_path / "only-builtins.yaml"
+    nothing.write_text("extensions:\n  developer: {type: builtin}\n", encoding="utf-8")
+    await page.import_from(nothing)
+    assert page.message.text() == "Nothing to import. Skipped developer (built into Goose, not a server of its own)."
