@@ -34,8 +34,25 @@ def attach(host: Host) -> McpServers:
         if late:
             host.publish(TurnProgress(session.key, left_out(late, wait)))
 
+    told: set[str] = set()  # servers whose sign-in ran out, said once until they connect again
+
+    def sign_in_again(event: McpServerChanged) -> None:
+        conn = servers.servers.get(event.name)
+        if conn is None or event.state == "connected":
+            told.discard(event.name)
+        elif conn.signed_out and event.name not in told:
+            told.add(event.name)
+            host.notify(f"Sign in to {event.name} again",
+                        "The server did not renew the sign-in. Sign in again in Settings → MCP servers; "
+                        "its tools are back once you have.")
+
+    def on_event(event: object) -> None:
+        if isinstance(event, McpServerChanged):
+            prompts.sync()
+            sign_in_again(event)
+
     host.on_start(follow)
-    host.subscribe(lambda event: prompts.sync() if isinstance(event, McpServerChanged) else None)
+    host.subscribe(on_event)
     host.settings.subscribe("mcp", lambda changed: follow())
     host.hooks.before_turn.append(wait_for_servers)
     host.on_close(servers.close)

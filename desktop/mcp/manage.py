@@ -6,12 +6,14 @@ from __future__ import annotations
 
 import asyncio
 import dataclasses
+from collections.abc import Callable
 from dataclasses import dataclass
 from pathlib import Path
 
 from desktop.config import Config
 from desktop.kernel import secrets
-from desktop.mcp.connection import KEYRING_PREFIX, ServerConnection
+from desktop.mcp import oauth
+from desktop.mcp.connection import KEYRING_PREFIX, ServerConnection, initialize_once
 from desktop.mcp.importer import CLAUDE_DESKTOP_FILE, Imported, read_servers
 from desktop.mcp.manager import McpServers
 from desktop.mcp.probe import probed
@@ -77,6 +79,30 @@ async def probe_server(servers: McpServers, name: str, server: McpServerConfig) 
     logs_dir = servers.log_file(name).parent
     async with probed({name: dataclasses.replace(server, enabled=True)}, logs_dir) as probe:
         return McpStatus.of(probe.servers[name])
+
+
+async def sign_in(servers: McpServers, name: str, server: McpServerConfig, open_browser: Callable[[str], None]) -> None:
+    """Sign in to a remote server in the browser, then connect it with the new sign-in. Raises SignInFailed."""
+    assert server.url
+    await oauth.sign_in(name, server.url, lambda auth: initialize_once(server, name, auth), open_browser)
+    await servers.reconnect(name)
+
+
+async def is_signed_in(name: str, server: McpServerConfig) -> bool:
+    """Whether a sign-in is stored for this remote server (False when the keyring cannot say)."""
+    if not server.url:
+        return False
+    try:
+        return await oauth.signed_in(name, server.url)
+    except secrets.KeyringUnavailable:
+        return False
+
+
+async def sign_out(servers: McpServers, name: str, server: McpServerConfig) -> None:
+    """Forget the server's sign-in (tokens and registered client) and connect without it."""
+    assert server.url
+    await oauth.sign_out(name, server.url)
+    await servers.reconnect(name)
 
 
 async def claude_desktop_file() -> Path | None:

@@ -165,7 +165,8 @@ def test_list_says_which_servers_refused_and_which_need_a_sign_in(tmp_path: Path
             "locked": {"url": f"{locked}/mcp"}, "locked-sse": {"url": f"{locked}/sse"}}})
         listed = run_cli(tmp_path, "mcp", "list")
     assert listed.returncode == 0, listed.stderr
-    sign_in = "answered 401 Unauthorized (give it a token in 'headers', e.g. Authorization: keyring:NAME)"
+    sign_in = ("answered 401 Unauthorized (sign in from Settings → MCP servers, or give it a token in 'headers', "
+               "e.g. Authorization: keyring:NAME)")
     assert listed.stdout.splitlines() == [
         f"locked: failed: needs sign-in: {locked}/mcp {sign_in}",
         f"locked-sse: failed: needs sign-in: {locked}/sse {sign_in}",

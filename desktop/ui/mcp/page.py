@@ -13,8 +13,8 @@ import shlex
 from collections.abc import Awaitable, Callable
 from pathlib import Path
 
-from PySide6.QtCore import QTimer
-from PySide6.QtGui import QFontDatabase, QShowEvent
+from PySide6.QtCore import QTimer, QUrl
+from PySide6.QtGui import QDesktopServices, QFontDatabase, QShowEvent
 from PySide6.QtWidgets import (
     QButtonGroup,
     QCheckBox,
@@ -44,6 +44,7 @@ from desktop.mcp.manage import (
     McpStatus,
     add_imported,
     claude_desktop_file,
+    is_signed_in,
     keep_secrets_in_keyring,
     preview_import,
     probe_server,
@@ -51,9 +52,12 @@ from desktop.mcp.manage import (
     save_server,
     set_server_enabled,
     set_startup_wait,
+    sign_in,
+    sign_out,
     status_of,
 )
 from desktop.mcp.manager import McpServers
+from desktop.mcp.oauth import SignInFailed
 from desktop.mcp.settings import McpConfig, McpServerConfig, how_it_runs, set_trusted
 from desktop.settings import SettingsError
 from desktop.ui.bridge import CoreBridge
@@ -136,6 +140,10 @@ class McpServersPage(QWidget):
         bridge.event.connect(self._on_event)
         unsubscribe = bridge.settings.subscribe(("mcp",), self._changed)
         self.destroyed.connect(lambda: unsubscribe())
+
+    def open_browser(self, url: str) -> None:
+        """A sign-in's page, in the person's browser."""
+        QDesktopServices.openUrl(QUrl(url))
 
     def _changed(self, _keys: frozenset[str]) -> None:
         spawn(self.reload())
@@ -278,6 +286,11 @@ class ServerRow(QFrame):
         self.result.hide()
         self.test_button = _button("Test", self.test)
         self.log_button = _button("View log", self.view_log)
+        self.signed_in = False  # a sign-in (OAuth) is stored for this remote server
+        self.sign_in_state = QLabel()
+        self.sign_in_button = _button("Sign in", self.sign_in_or_out)
+        self.sign_in_state.hide()
+        self.sign_in_button.hide()
 
         top = QHBoxLayout()
         top.setSpacing(6)
@@ -293,6 +306,8 @@ class ServerRow(QFrame):
         for button in (self.test_button, self.log_button, self.edit_button, self.remove_button):
             actions.addWidget(button)
         actions.addStretch(1)
+        actions.addWidget(self.sign_in_state)
+        actions.addWidget(self.sign_in_button)
         layout = QVBoxLayout(self)
         layout.setContentsMargins(10, 8, 10, 8)
         layout.setSpacing(4)
@@ -315,6 +330,34 @@ class ServerRow(QFrame):
         self.state.setText(describe(status))
         set_note(self.error, f"Last error: {status.error}" if status.error else "", ERROR_COLOUR)
         self.error.setVisible(bool(status.error))
+        spawn(self.show_sign_in(status))
+
+    async def show_sign_in(self, status: McpStatus) -> None:
+        """Signed in or out, with the button that changes it: for a remote server that has a sign-in or wants one."""
+        self.signed_in = await is_signed_in(self.name, self.server)
+        wanted = self.signed_in or (status.error or "").startswith(("needs sign-in", "signed out"))
+        self.sign_in_state.setText("Signed in" if self.signed_in else "Not signed in")
+        self.sign_in_button.setText("Sign out" if self.signed_in else "Sign in…")
+        self.sign_in_state.setVisible(wanted and bool(self.server.url))
+        self.sign_in_button.setVisible(wanted and bool(self.server.url))
+
+    async def sign_in_or_out(self) -> None:
+        """Sign in in the browser (the server's own page), or forget the sign-in; the server reconnects either way."""
+        self.sign_in_button.setEnabled(False)
+        self.result.show()
+        try:
+            if self.signed_in:
+                await sign_out(self.page.servers, self.name, self.server)
+                set_note(self.result, "Signed out.", None)
+            else:
+                set_note(self.result, "Sign in in your browser; this waits until you have.", None)
+                await sign_in(self.page.servers, self.name, self.server, self.page.open_browser)
+                set_note(self.result, "Signed in.", OK_COLOUR)
+        except (SignInFailed, KeyringUnavailable) as exc:
+            set_note(self.result, f"{str(exc)[:1].upper()}{str(exc)[1:]}.", ERROR_COLOUR)
+        finally:
+            self.sign_in_button.setEnabled(True)
+        await self.show_sign_in(status_of(self.page.servers, self.name))
 
     async def test(self) -> None:
         """Connect once, apart from the running connection, and list the tools."""

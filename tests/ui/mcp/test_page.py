@@ -7,6 +7,7 @@ import asyncio
 import json
 import shlex
 import sys
+from collections.abc import Callable
 from pathlib import Path
 from typing import Any
 
@@ -23,7 +24,8 @@ from desktop.ui.mcp import CAPTION
 from desktop.ui.mcp.page import LogDialog, McpServersPage, ServerDialog
 from desktop.ui.settings import SettingsWindow
 from tests.conftest import write_config
-from tests.mcp.conftest import FAST, SERVER, http_server, remote_servers, stdio_server
+from tests.mcp.conftest import FAST, SERVER, RemoteServer, http_server, remote_servers, stdio_server
+from tests.mcp.test_oauth import Browser
 from tests.memkeyring import MemoryKeyring
 from tests.ui.conftest import until
 
@@ -280,3 +282,27 @@ async def test_import_of_vscode_and_goose_files_shows_what_it_adds_before_writin
     nothing.write_text("extensions:\n  developer: {type: builtin}\n", encoding="utf-8")
     await page.import_from(nothing)
     assert page.message.text() == "Nothing to import. Skipped developer (built into Goose, not a server of its own)."
+
+
+async def test_sign_in_and_out_of_a_server_that_wants_oauth(qtbot: QtBot, bridge: CoreBridge,
+                                                            memory_keyring: MemoryKeyring,
+                                                            remote_servers: Callable[..., RemoteServer]) -> None:
+    oauth = remote_servers("--http", None, "--oauth", "60")
+    page = await opened(qtbot, bridge)
+    browser = Browser()
+    page.open_browser = browser.open  # type: ignore[method-assign]  # the person's browser, following redirects
+    await bridge.settings.update(lambda config: config.section(McpConfig).servers.__setitem__(
+        "remote", McpServerConfig(url=oauth.url, timeout=10)))
+    await until(lambda: "remote" in page.rows, message="listed")
+    row = page.rows["remote"]
+    await until(lambda: row.sign_in_button.isVisible(), timeout=CONNECT, message="sign-in offered")
+    assert row.sign_in_state.text() == "Not signed in" and row.sign_in_button.text() == "Sign in…"
+    assert not page.rows["test"].sign_in_button.isVisible()  # a program, nothing to sign in to
+    row.sign_in_button.click()
+    await until(lambda: row.state.text().startswith("Connected"), timeout=CONNECT, message="connected once signed in")
+    await until(lambda: row.sign_in_state.text() == "Signed in", message="signed in shown")
+    assert row.sign_in_button.text() == "Sign out" and row.result.text() == "Signed in."
+    assert len(browser.opened) == 1
+    row.sign_in_button.click()
+    await until(lambda: row.sign_in_state.text() == "Not signed in", message="signed out shown")
+    await until(lambda: "needs sign-in" in row.error.text(), timeout=CONNECT, message="wants a sign-in again")
