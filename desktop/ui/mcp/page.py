@@ -335,7 +335,8 @@ class ServerRow(QFrame):
     async def show_sign_in(self, status: McpStatus) -> None:
         """Signed in or out, with the button that changes it: for a remote server that has a sign-in or wants one."""
         self.signed_in = await is_signed_in(self.name, self.server)
-        wanted = self.signed_in or (status.error or "").startswith(("needs sign-in", "signed out"))
+        own_token = any(key.lower() == "authorization" for key in self.server.headers)  # never signed in for
+        wanted = not own_token and (self.signed_in or (status.error or "").startswith(("needs sign-in", "signed out")))
         self.sign_in_state.setText("Signed in" if self.signed_in else "Not signed in")
         self.sign_in_button.setText("Sign out" if self.signed_in else "Sign in…")
         self.sign_in_state.setVisible(wanted and bool(self.server.url))
