@@ -13,6 +13,8 @@ _.committer, _.commit_time, _.commit_timezone, _.encoding  # a dulwich Commit's 
 _.suppress_debug_info, _.drop_params, _.telemetry  # litellm's module switches (providers/litellm_env.py)
 _.whitespace_split  # shlex.shlex reads it (tools/shell.py)
 _.selections  # QAbstractTextDocumentLayout.PaintContext, read by Qt when it paints (ui/chat/render.py)
+_.set_tokens, _.get_client_info, _.set_client_info  # the MCP SDK's TokenStorage, called by its OAuth client
+_.update_token_expiry, _.token_expiry_time  # the MCP SDK's OAuthContext, overridden and read by it (mcp/oauth.py)
 
 # Kept alive by the reference: Qt deletes what Python drops.
 _._explanation  # the open message box (ui/app.py)

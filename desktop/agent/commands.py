@@ -26,7 +26,15 @@ class CommandContext:
         return parts[1] if len(parts) > 1 else ""
 
 
-Handler = Callable[[CommandContext], Awaitable[str]]
+@dataclass(frozen=True)
+class UserTurn:
+    """What a command that stands for a message (an MCP server's prompt) sends to the model as the person's
+    turn; the chat shows what they typed."""
+
+    content: str
+
+
+Handler = Callable[[CommandContext], Awaitable[str | UserTurn]]
 STOP = "/stop"  # handled by the loop itself (`AgentLoop.stop`): it must not wait behind the turn it stops
 
 
@@ -40,7 +48,8 @@ class Command:
 
 
 class Commands:
-    """The table of slash commands; features (memory, subagents) add their own with `add`."""
+    """The table of slash commands; features (memory, subagents) add their own with `add`, MCP servers' prompts
+    come and go with `remove`. Names are matched without regard to case."""
 
     def __init__(self) -> None:
         self._table: dict[str, Command] = {}
@@ -52,7 +61,10 @@ class Commands:
         self.add(Command("/model", "show or switch this chat's model: /model NAME", _model))
 
     def add(self, command: Command) -> None:
-        self._table[command.name] = command
+        self._table[command.name.lower()] = command
+
+    def remove(self, name: str) -> None:
+        self._table.pop(name.lower(), None)
 
     @property
     def immediate(self) -> set[str]:
@@ -69,7 +81,7 @@ class Commands:
         word = content.strip().split(maxsplit=1)[0].lower() if content.strip() else ""
         return word if word in self._table else None
 
-    async def run(self, name: str, ctx: CommandContext) -> str:
+    async def run(self, name: str, ctx: CommandContext) -> str | UserTurn:
         return await self._table[name].handler(ctx)
 
 

@@ -13,7 +13,7 @@ from typing import Any
 from urllib.parse import quote
 
 from desktop.agent import attachments
-from desktop.agent.commands import STOP, CommandContext, Commands
+from desktop.agent.commands import STOP, CommandContext, Commands, UserTurn
 from desktop.agent.context import ContextBuilder
 from desktop.agent.gate import TurnGate
 from desktop.agent.hooks import TurnHooks
@@ -172,9 +172,11 @@ class AgentLoop:
         finally:
             state.worker = None
 
-    async def _command(self, msg: InboundMessage, name: str) -> None:
+    async def _command(self, msg: InboundMessage, name: str) -> UserTurn | None:
         session = await self.sessions.load(msg.session_key)
         reply = await self.commands.run(name, CommandContext(self, session, msg))
+        if isinstance(reply, UserTurn):
+            return reply  # the command stands for a message: the turn goes on with it
         key = msg.session_key  # not session.key: /new moves that session to another key
         state = self._states.get(key)
         end = TurnFinished(key, reply)
@@ -183,17 +185,21 @@ class AgentLoop:
         else:
             self.bus.publish(end)
         _settle([msg], end)
+        return None
 
     async def _turn(self, msg: InboundMessage, state: _SessionState) -> None:
+        text = msg.content
         if msg.command:
-            await self._command(msg, msg.command)
-            return
+            expanded = await self._command(msg, msg.command)
+            if expanded is None:
+                return  # answered by the command itself
+            text = expanded.content  # sent as the person's message; what they typed is shown
         session = await self.sessions.load(msg.session_key)
         key = session.key
         work.begin(work.of_turn(key, msg.kind))  # the turn's model calls are counted as its source's
         self.bus.publish(TurnStarted(key, msg.kind))
-        attached = await asyncio.to_thread(attachments.prepare, msg.content, msg.media, self.context.workspace,
-                                           key) if msg.media else attachments.Prepared(msg.content)
+        attached = await asyncio.to_thread(attachments.prepare, text, msg.media, self.context.workspace,
+                                           key) if msg.media else attachments.Prepared(text)
         user: dict[str, Any] = {"role": "user", "content": attached.content}
         if attached.content != msg.content:
             user["typed"] = msg.content  # what the person wrote, shown as their message (content adds the files)

@@ -18,8 +18,8 @@ from desktop.kernel.bus import Event, TurnProgress
 from desktop.kernel.paths import home
 from desktop.kernel.secrets import KeyringUnavailable
 from desktop.mcp import McpServers
-from desktop.mcp.importer import NotAServerList
-from desktop.mcp.manage import import_servers
+from desktop.mcp.importer import NotAServerList, described
+from desktop.mcp.manage import add_imported, preview_import
 from desktop.mcp.probe import probed
 from desktop.mcp.settings import McpConfig, McpServerConfig
 from desktop.settings import Settings, SettingsError
@@ -34,8 +34,10 @@ def add_parser(sub: argparse._SubParsersAction) -> None:  # type: ignore[type-ar
     mcp.add_parser("list", help="connect to each configured server and show its state")
     p = mcp.add_parser("test", help="connect to one server and list its tools (exit 1 when it fails)")
     p.add_argument("name")
-    p = mcp.add_parser("import", help='add the servers of a Claude Desktop or Cursor {"mcpServers": ...} file')
+    p = mcp.add_parser("import", help="add the servers of a Claude Desktop, Cursor or VS Code JSON file or of Goose's "
+                       "config.yaml (it says what it adds and skips)")
     p.add_argument("file", type=Path)
+    p.add_argument("--dry-run", action="store_true", help="only say what would be added and skipped")
     add_standalone(parser)
     parser.set_defaults(func=run, serve=serve)
 
@@ -46,7 +48,7 @@ def serve(args: argparse.Namespace, core: Core, out: Output) -> Awaitable[int] |
     if args.mcp_command == "list":
         return _served_list(core, out)
     if args.mcp_command == "import" and args.file.expanduser().is_absolute():
-        return _import(core.settings, args.file, out)
+        return _import(core.settings, args.file, args.dry_run, out)
     return None
 
 
@@ -79,7 +81,7 @@ def run(args: argparse.Namespace) -> int:
     for problem in settings.problems:
         print(f"warning: {problem}", file=sys.stderr)
     if args.mcp_command == "import":
-        return asyncio.run(_import(settings, args.file, Terminal()))
+        return asyncio.run(_import(settings, args.file, args.dry_run, Terminal()))
     configured = settings.config.section(McpConfig).servers
     if args.mcp_command == "list":
         return _listed(asyncio.run(states(configured, h.logs_dir)) if configured else {}, Terminal())
@@ -101,8 +103,9 @@ async def _test(name: str, config: McpServerConfig, logs_dir: Path) -> int:
         print(f"{name}: {server.describe()}")
         for tool in server.tools:
             print(f"  {tool.name}{_summary(tool.description)}")
-        for prompt in server.prompts:
-            print(f"  prompt {prompt.name}{_summary(prompt.description)}")
+        for prompt in server.prompts:  # as typed in the chat: /SERVER:PROMPT and its arguments
+            arguments = [a.name if a.required else f"[{a.name}]" for a in prompt.arguments or []]
+            print(f"  prompt {' '.join([f'/{name}:{prompt.name}', *arguments])}{_summary(prompt.description)}")
         for resource in server.resources:
             print(f"  resource {resource.uri}{_summary(resource.description)}")
         for template in server.resource_templates:
@@ -119,21 +122,20 @@ def _summary(description: str | None) -> str:
     return f" — {first[0][:100]}" if first else ""
 
 
-async def _import(settings: Settings, path: Path, out: Output) -> int:
+async def _import(settings: Settings, path: Path, dry_run: bool, out: Output) -> int:
     """As the MCP page imports: tokens and keys go to the keyring, never to config.yaml."""
     try:
-        found = await import_servers(settings, path.expanduser())
+        found = await preview_import(settings, path.expanduser())
+        if not dry_run:
+            await add_imported(settings, found)
     except NotAServerList as exc:
         out.err(f"error: {exc}")
         return 1
     except (SettingsError, OSError, KeyringUnavailable) as exc:
         out.err(f"error: nothing imported: {exc}")
         return 1
-    for name, server in found.added.items():
-        what = f"{server.command} {' '.join(server.args)}".strip() if server.command else server.url
-        out.out(f"added {name}: {what}" + ("" if server.enabled else " (disabled, as in the file)"))
-    for name, why in found.skipped.items():
-        out.out(f"skipped {name}: {why}")
+    for line in described(found, done=not dry_run):
+        out.out(line)
     if not found.added and not found.skipped:
         out.out(f"{path} lists no servers.")
     return 0

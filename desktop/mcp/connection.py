@@ -19,6 +19,7 @@ from typing import TYPE_CHECKING, Any, TextIO
 from urllib.parse import urlsplit
 
 from desktop.kernel import secrets
+from desktop.mcp import oauth
 from desktop.mcp.settings import McpServerConfig
 from desktop.tools.base import ToolError
 
@@ -78,6 +79,7 @@ class ServerConnection:
         self._refresh: asyncio.Event = asyncio.Event()
         self._had_session = False  # the current attempt got connected (a later loss restarts the backoff)
         self._unauthorized = False  # the current attempt's server answered 401: it wants a sign-in
+        self.signed_out = False  # it refused to renew our OAuth sign-in: a person must sign in again
         self._calls = 0  # in flight: no ping meanwhile (a server that answers one request at a time is busy)
         self._stopping = asyncio.Event()
         self._child: Any = None  # the stdio server process of the current attempt (anyio Process)
@@ -134,6 +136,14 @@ class ServerConnection:
         result = await self._request(lambda session: session.read_resource(uri), f"reading {uri}")
         if not isinstance(result, types.ReadResourceResult):  # it asked the user something: not supported here
             raise ToolError(f"MCP server '{self.name}' wants more input to read {uri}, which is not supported")
+        return result
+
+    async def get_prompt(self, prompt: str, arguments: dict[str, str]) -> types.GetPromptResult:
+        from mcp import types
+
+        result = await self._request(lambda session: session.get_prompt(prompt, arguments), f"getting {prompt}")
+        if not isinstance(result, types.GetPromptResult):  # it asked the user something: not supported here
+            raise ToolError(f"MCP server '{self.name}' wants more input for {prompt}, which is not supported")
         return result
 
     async def _request(self, send: Callable[[ClientSession], Awaitable[Any]], doing: str) -> Any:
@@ -351,9 +361,11 @@ class ServerConnection:
     def _why(self, exc: BaseException) -> str:
         """Why an attempt failed, in words: a server that wants a sign-in or that nothing listens for is said
         so, whatever the transport made of it."""
+        if self.signed_out:
+            return "signed out: the server did not renew the sign-in; sign in again (Settings → MCP servers)"
         if self._unauthorized:
-            return (f"needs sign-in: {self._address()} answered 401 Unauthorized (give it a token in 'headers', "
-                    "e.g. Authorization: keyring:NAME)")
+            return (f"needs sign-in: {self._address()} answered 401 Unauthorized (sign in from Settings → MCP "
+                    "servers, or give it a token in 'headers', e.g. Authorization: keyring:NAME)")
         if _caused_by(exc, ConnectionRefusedError):
             return f"connection refused by {self._address()} (is the server running?)"
         return _reason(exc)
@@ -374,7 +386,12 @@ class ServerConnection:
             return stdio_client(params, errlog=errlog)
         assert config.url
         headers = await resolve_references(config.headers, self.name)
-        return remote_transport(config.url, headers, config.transport, self._on_response)
+        given = any(key.lower() == "authorization" for key in headers)  # a token of its own: no sign-in
+        auth = None if given else await oauth.stored_auth(self.name, config.url, self._sign_in_refused)
+        return remote_transport(config.url, headers, config.transport, self._on_response, auth)
+
+    def _sign_in_refused(self) -> None:
+        self.signed_out = True
 
     def _address(self) -> str:
         """Where the server is, for messages: its command line, or its URL without the parts that may carry a
@@ -406,9 +423,10 @@ def _stdio_process(transport: Any) -> Any:
 
 
 def remote_transport(url: str, headers: dict[str, str], transport: str | None,
-                     on_response: Callable[[Any], Awaitable[None]]) -> Any:
+                     on_response: Callable[[Any], Awaitable[None]], auth: Any = None) -> Any:
     """SSE for servers whose URL ends in /sse (as peers decide), streamable HTTP otherwise. `on_response` sees
-    each HTTP response (the SDK turns a refused sign-in into a bare "error response")."""
+    each HTTP response (the SDK turns a refused sign-in into a bare "error response"); `auth`: an OAuth sign-in
+    (desktop/mcp/oauth.py)."""
     from mcp.shared._httpx_utils import create_mcp_http_client
 
     def client(headers: dict[str, str] | None = None, timeout: Any = None, auth: Any = None) -> Any:
@@ -420,8 +438,25 @@ def remote_transport(url: str, headers: dict[str, str], transport: str | None,
     if kind == "sse":
         from mcp.client.sse import sse_client
 
-        return sse_client(url, headers=headers or None, httpx_client_factory=client)
-    return _owned_http(url, client(headers=headers or None))
+        return sse_client(url, headers=headers or None, httpx_client_factory=client, auth=auth)
+    return _owned_http(url, client(headers=headers or None, auth=auth))
+
+
+async def initialize_once(config: McpServerConfig, name: str, auth: Any) -> None:
+    """Connect to a remote server with `auth` and say hello, then disconnect: what makes an interactive
+    sign-in happen (the server's 401 starts it) and proves it worked."""
+    from mcp import ClientSession
+
+    assert config.url
+    await asyncio.to_thread(load_sdk)
+    headers = await resolve_references(config.headers, name)
+
+    async def ignore(_response: Any) -> None:
+        pass
+
+    async with remote_transport(config.url, headers, config.transport, ignore, auth) as (read, write), \
+            ClientSession(read, write) as session:
+        await session.initialize()
 
 
 @contextlib.asynccontextmanager

@@ -6,12 +6,14 @@ from __future__ import annotations
 
 import asyncio
 import dataclasses
+from collections.abc import Callable
 from dataclasses import dataclass
 from pathlib import Path
 
 from desktop.config import Config
 from desktop.kernel import secrets
-from desktop.mcp.connection import KEYRING_PREFIX, ServerConnection
+from desktop.mcp import oauth
+from desktop.mcp.connection import KEYRING_PREFIX, ServerConnection, initialize_once
 from desktop.mcp.importer import CLAUDE_DESKTOP_FILE, Imported, read_servers
 from desktop.mcp.manager import McpServers
 from desktop.mcp.probe import probed
@@ -65,11 +67,42 @@ async def set_server_enabled(settings: Settings, name: str, enabled: bool) -> No
     await settings.update(edit)
 
 
+async def set_startup_wait(settings: Settings, seconds: float) -> None:
+    def edit(config: Config) -> None:
+        config.section(McpConfig).startup_wait = seconds
+
+    await settings.update(edit)
+
+
 async def probe_server(servers: McpServers, name: str, server: McpServerConfig) -> McpStatus:
     """Connect once apart from the running connections (a disabled server too), list its tools, stop."""
     logs_dir = servers.log_file(name).parent
     async with probed({name: dataclasses.replace(server, enabled=True)}, logs_dir) as probe:
         return McpStatus.of(probe.servers[name])
+
+
+async def sign_in(servers: McpServers, name: str, server: McpServerConfig, open_browser: Callable[[str], None]) -> None:
+    """Sign in to a remote server in the browser, then connect it with the new sign-in. Raises SignInFailed."""
+    assert server.url
+    await oauth.sign_in(name, server.url, lambda auth: initialize_once(server, name, auth), open_browser)
+    await servers.reconnect(name)
+
+
+async def is_signed_in(name: str, server: McpServerConfig) -> bool:
+    """Whether a sign-in is stored for this remote server (False when the keyring cannot say)."""
+    if not server.url:
+        return False
+    try:
+        return await oauth.signed_in(name, server.url)
+    except secrets.KeyringUnavailable:
+        return False
+
+
+async def sign_out(servers: McpServers, name: str, server: McpServerConfig) -> None:
+    """Forget the server's sign-in (tokens and registered client) and connect without it."""
+    assert server.url
+    await oauth.sign_out(name, server.url)
+    await servers.reconnect(name)
 
 
 async def claude_desktop_file() -> Path | None:
@@ -78,18 +111,20 @@ async def claude_desktop_file() -> Path | None:
     return path if await asyncio.to_thread(path.is_file) else None
 
 
-async def import_servers(settings: Settings, path: Path) -> Imported:
-    """Add the servers of a Claude Desktop / Cursor file (their tokens and keys to the keyring); names already
-    configured are skipped, never overwritten. Raises NotAServerList, SettingsError, OSError or
-    KeyringUnavailable when nothing could be added."""
+async def preview_import(settings: Settings, path: Path) -> Imported:
+    """What importing `path` would add and skip, nothing written yet (names already configured are skipped,
+    never overwritten). Raises NotAServerList when the file lists no servers."""
     existing = set((await settings.read()).config.section(McpConfig).servers)
-    found = await asyncio.to_thread(read_servers, path, existing)
-    for name, server in found.added.items():
-        found.added[name] = await keep_secrets_in_keyring(name, server)
-    if found.added:
+    return await asyncio.to_thread(read_servers, path, existing)
+
+
+async def add_imported(settings: Settings, found: Imported) -> None:
+    """Add the servers a preview found (their tokens and keys to the keyring); one configured meanwhile under the
+    same name is kept. Raises SettingsError, OSError or KeyringUnavailable when nothing could be added."""
+    added = {name: await keep_secrets_in_keyring(name, server) for name, server in found.added.items()}
+    if added:
         await settings.update(lambda config: config.section(McpConfig).servers.update(
-            {k: v for k, v in found.added.items() if k not in config.section(McpConfig).servers}))
-    return found
+            {k: v for k, v in added.items() if k not in config.section(McpConfig).servers}))
 
 
 def looks_secret(name: str) -> bool:

@@ -140,9 +140,19 @@ class McpServers:
         await asyncio.gather(*(self._drop(name) for name in stale))
         for name, config in wanted.items():
             if name not in self.servers:
-                conn = ServerConnection(name, config, self.log_file(name), self._changed, connection.BACKOFF)
-                self.servers[name] = conn
-                conn.start()
+                self._start(name, config)
+
+    async def reconnect(self, name: str) -> None:
+        """Start a running server's connection afresh (after a sign-in), not after its backoff."""
+        conn = self.servers.get(name)
+        if conn is not None:
+            await self._drop(name)
+            self._start(name, conn.config)
+
+    def _start(self, name: str, config: McpServerConfig) -> None:
+        conn = ServerConnection(name, config, self.log_file(name), self._changed, connection.BACKOFF)
+        self.servers[name] = conn
+        conn.start()
 
     async def close(self) -> None:
         await asyncio.gather(*(self._drop(name) for name in list(self.servers)))

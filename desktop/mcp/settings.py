@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import shlex
 from dataclasses import dataclass
 from typing import TYPE_CHECKING
 
@@ -48,6 +49,13 @@ class McpServerConfig:
         if self.url and self.transport == "stdio":
             return "has a url, so its transport cannot be stdio"
         return None
+
+
+def how_it_runs(server: McpServerConfig) -> str:
+    """A server as a person recognises it: its command line, or its address."""
+    if server.command:
+        return shlex.join([server.command, *server.args])
+    return server.url or ""
 
 
 @dataclass

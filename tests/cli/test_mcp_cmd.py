@@ -33,16 +33,17 @@ def test_list_test_and_doctor_show_each_servers_state(tmp_path: Path) -> None:
     listed = run_cli(tmp_path, "mcp", "list")
     assert listed.returncode == 0, listed.stderr
     assert listed.stdout.splitlines() == ["ghost: failed: command not found: /nonexistent/mcp-ghost",
-                                          "off: disabled", "ours: connected, 11 tools, 1 prompt, 3 resources",
+                                          "off: disabled", "ours: connected, 11 tools, 2 prompts, 3 resources",
                                           "time: connected, 1 tool, 0 prompts, 0 resources"]
     tested = run_cli(tmp_path, "mcp", "test", "time")
     assert tested.returncode == 0, tested.stderr
     assert tested.stdout.startswith("time: connected, 1 tool, 0 prompts, 0 resources\n  get_current_time — ")
     ours = run_cli(tmp_path, "mcp", "test", "ours").stdout.splitlines()
-    assert ours[0] == "ours: connected, 11 tools, 1 prompt, 3 resources"
-    assert ["  prompt greet — Greet someone.", "  resource notes://readme — The server's notes, written by a stranger.",
+    assert ours[0] == "ours: connected, 11 tools, 2 prompts, 3 resources"
+    assert ["  prompt /ours:greet name — Greet someone.",
+            "  prompt /ours:review topic audience [tone] — Review a topic for an audience.", "  resource notes://readme — The server's notes, written by a stranger.",
             "  resource notes://big — A long text.", "  resource images://dot.png — A tiny picture.",
-            "  resource notes://day/{day} — The notes of one day."] == ours[-5:]
+            "  resource notes://day/{day} — The notes of one day."] == ours[-6:]
     failed = run_cli(tmp_path, "mcp", "test", "ghost")
     assert failed.returncode == 1
     assert "ghost: failed: command not found" in failed.stdout and "mcp-ghost.log" in failed.stdout
@@ -51,7 +52,7 @@ def test_list_test_and_doctor_show_each_servers_state(tmp_path: Path) -> None:
     assert "mcp:        ghost: enabled; off: disabled; ours: enabled; time: enabled\n" in doctor.stdout
     doctor = run_cli(tmp_path, "doctor")
     assert ("mcp:        ghost: failed: command not found: /nonexistent/mcp-ghost; off: disabled; "
-            "ours: connected, 11 tools, 1 prompt, 3 resources; time: connected, 1 tool, 0 prompts, 0 resources\n"
+            "ours: connected, 11 tools, 2 prompts, 3 resources; time: connected, 1 tool, 0 prompts, 0 resources\n"
             ) in doctor.stdout
 
 
@@ -78,9 +79,24 @@ def test_import_adds_claude_desktop_servers_and_says_what_it_skipped(tmp_path: P
     assert saved["filesystem"]["env"] == {"DEBUG": "1"} and saved["paused"]["enabled"] is False
     assert saved["remote"]["headers"] == {"Authorization": "keyring:remote"}
     bad = tmp_path / "bad.json"
-    bad.write_text('{"servers": {}}')
+    bad.write_text('{"mcp_servers": {}}')
     refused = run_cli(tmp_path, "mcp", "import", str(bad))
-    assert refused.returncode == 1 and '"mcpServers"' in refused.stderr
+    assert refused.returncode == 1 and '"mcpServers"' in refused.stderr and '"extensions"' in refused.stderr
+
+
+def test_import_dry_run_says_what_it_would_add_and_writes_nothing(tmp_path: Path) -> None:
+    write_config(tmp_path, mcp={"servers": {"time": {"command": "uvx", "args": ["mcp-server-time"]}}})
+    before = servers(tmp_path)
+    vscode = tmp_path / "mcp.json"
+    vscode.write_text('{\n  // VS Code writes comments\n  "servers": {\n    "fetch": {"type": "stdio", "command": "uvx", '
+                      '"args": ["mcp-server-fetch"]},\n    "time": {"command": "uvx"},\n  },\n}\n')
+    result = run_cli(tmp_path, "mcp", "import", "--dry-run", str(vscode))
+    assert result.returncode == 0, result.stderr
+    assert result.stdout.splitlines() == ["will add fetch: uvx mcp-server-fetch",
+                                          "will skip time: a server of that name is already configured"]
+    assert servers(tmp_path) == before
+    assert run_cli(tmp_path, "mcp", "import", str(vscode)).stdout.splitlines()[0] == "added fetch: uvx mcp-server-fetch"
+    assert servers(tmp_path)["fetch"]["args"] == ["mcp-server-fetch"]
 
 
 def test_import_keeps_tokens_in_the_keyring(tmp_path: Path) -> None:
@@ -149,7 +165,8 @@ def test_list_says_which_servers_refused_and_which_need_a_sign_in(tmp_path: Path
             "locked": {"url": f"{locked}/mcp"}, "locked-sse": {"url": f"{locked}/sse"}}})
         listed = run_cli(tmp_path, "mcp", "list")
     assert listed.returncode == 0, listed.stderr
-    sign_in = "answered 401 Unauthorized (give it a token in 'headers', e.g. Authorization: keyring:NAME)"
+    sign_in = ("answered 401 Unauthorized (sign in from Settings → MCP servers, or give it a token in 'headers', "
+               "e.g. Authorization: keyring:NAME)")
     assert listed.stdout.splitlines() == [
         f"locked: failed: needs sign-in: {locked}/mcp {sign_in}",
         f"locked-sse: failed: needs sign-in: {locked}/sse {sign_in}",

@@ -40,10 +40,11 @@ class RemoteServer:
     again on that port, as a service restarts. It runs in a process group of its own, killed whole, and dies
     with this process even when that is killed outright."""
 
-    def __init__(self, mode: str, path: str | None = None) -> None:
+    def __init__(self, mode: str, path: str | None = None, extra: tuple[str, ...] = ()) -> None:
         self.mode = mode
         self.port = 0
         self.path = path or ("/mcp" if mode == "--http" else "/sse")
+        self.extra = extra  # more of the server's arguments (--oauth SECONDS)
         self.proc: subprocess.Popen[bytes] | None = None
 
     @property
@@ -52,6 +53,7 @@ class RemoteServer:
 
     def start(self) -> RemoteServer:
         extra = ["--path", self.path] if self.path not in ("/mcp", "/sse") else []
+        extra += self.extra
         self.proc = subprocess.Popen([sys.executable, SERVER, self.mode, str(self.port), *extra],
                                      stdout=subprocess.PIPE, start_new_session=True,
                                      env={**os.environ, "TESTSERVER_PARENT": str(os.getpid())})
@@ -98,13 +100,25 @@ def remote_servers() -> Iterator[Callable[..., RemoteServer]]:
     """Starts remote test servers on demand; all stopped at the end."""
     made: list[RemoteServer] = []
 
-    def start(mode: str = "--http", path: str | None = None) -> RemoteServer:
-        made.append(RemoteServer(mode, path).start())
+    def start(mode: str = "--http", path: str | None = None, *extra: str) -> RemoteServer:
+        made.append(RemoteServer(mode, path, extra).start())
         return made[-1]
 
     yield start
     for server in made:
         server.stop()
+
+
+@pytest.fixture(params=["stdio", "http"])
+def served(request: pytest.FixtureRequest,
+           remote_servers: Callable[..., RemoteServer]) -> Callable[..., tuple[dict[str, Any], RemoteServer | None]]:
+    """Our test server's config over each transport (and, when remote, its process)."""
+    def serve(**extra: Any) -> tuple[dict[str, Any], RemoteServer | None]:
+        if request.param == "stdio":
+            return stdio_server(**extra), None
+        remote = remote_servers("--http")
+        return remote.config(**extra), remote
+    return serve
 
 
 @pytest.fixture

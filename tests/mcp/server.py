@@ -6,7 +6,7 @@ that process (a test run killed outright leaves no server behind).
 
 Its tools cover what the client must handle: text, an error result, an image, structured content, a
 call that takes long, a crash mid-call, text that tries to give orders, a tool list that changes, and the
-environment it was given. It also has a prompt, and resources: text (one that gives orders, one that is
+environment it was given. It also has prompts (one argument; three, one optional, with both sides scripted), and resources: text (one that gives orders, one that is
 long), a picture, and a template."""
 
 from __future__ import annotations
@@ -41,6 +41,7 @@ _die_with_parent()
 from mcp import types  # noqa: E402
 from mcp.server.mcpserver import Context, MCPServer  # noqa: E402
 from mcp.server.mcpserver.exceptions import ToolError  # noqa: E402
+from mcp.server.mcpserver.prompts.base import AssistantMessage, Message, UserMessage  # noqa: E402
 
 PNG_1PX = base64.b64decode(
     "iVBORw0KGgoAAAANSUhEUgAAAAEAAAABCAYAAAAfFcSJAAAADUlEQVR42mP8z8BQDwAEhQGAhKmMIQAAAABJRU5ErkJggg==")
@@ -51,8 +52,9 @@ def _digest(value: str | None) -> str:
     return hashlib.sha256(value.encode()).hexdigest() if value is not None else "(unset)"
 
 
-def build() -> MCPServer:
-    server = MCPServer("testserver")
+def build(**auth: Any) -> MCPServer:
+    """`auth`: MCPServer's auth_server_provider and auth settings, for a server that wants an OAuth sign-in."""
+    server = MCPServer("testserver", **auth)
 
     @server.tool()
     def echo(text: str, times: int | None = None) -> str:
@@ -126,6 +128,14 @@ def build() -> MCPServer:
         """Greet someone."""
         return f"Say hello to {name}."
 
+    @server.prompt()
+    def review(topic: str, audience: str, tone: str = "kind") -> list[Message]:
+        """Review a topic for an audience.
+
+        Two turns: the server scripts the assistant's side as well."""
+        return [UserMessage(f"Review {topic} for {audience}, in a {tone} tone."),
+                AssistantMessage("I will keep it short.")]
+
     @server.resource("notes://readme", mime_type="text/plain")
     def readme() -> str:
         """The server's notes, written by a stranger."""
@@ -149,15 +159,19 @@ def build() -> MCPServer:
     return server
 
 
-def serve(app: Any, port: int) -> None:
-    """Listen on 127.0.0.1:port, say which port, and serve the app there."""
-    import uvicorn  # here: a stdio server (most tests') starts without it
-
+def listen(port: int) -> socket.socket:
+    """A socket listening on 127.0.0.1:port; its port is said once it listens."""
     listener = socket.socket()
     listener.setsockopt(socket.SOL_SOCKET, socket.SO_REUSEADDR, 1)  # a restart on the port of one just killed
     listener.bind(("127.0.0.1", port))
     listener.listen(128)
     print(f"LISTENING port={listener.getsockname()[1]}", flush=True)
+    return listener
+
+
+def serve(app: Any, listener: socket.socket) -> None:
+    import uvicorn  # here: a stdio server (most tests') starts without it
+
     asyncio.run(uvicorn.Server(uvicorn.Config(app, log_level="warning")).serve(sockets=[listener]))
 
 
@@ -166,16 +180,25 @@ def main() -> None:
     parser.add_argument("--http", type=int, metavar="PORT")
     parser.add_argument("--sse", type=int, metavar="PORT")
     parser.add_argument("--path", help="where to serve SSE (default /sse)")
+    parser.add_argument("--oauth", type=int, metavar="TOKEN_SECONDS",
+                        help="with --http: wants an OAuth sign-in, its access tokens living this long")
     args = parser.parse_args()
-    server = build()
     sys.stderr.write("testserver: started\n")
     sys.stderr.flush()
-    if args.http is not None:
-        serve(server.streamable_http_app(), args.http)
+    if args.http is not None and args.oauth is not None:
+        from auth_server import MemoryAuthServer, add_test_routes, settings  # beside this file (run as a script)
+
+        listener = listen(args.http)
+        store = MemoryAuthServer(args.oauth)
+        server = build(auth_server_provider=store, auth=settings(listener.getsockname()[1]))
+        add_test_routes(server, store)
+        serve(server.streamable_http_app(), listener)
+    elif args.http is not None:
+        serve(build().streamable_http_app(), listen(args.http))
     elif args.sse is not None:
-        serve(server.sse_app(sse_path=args.path or "/sse"), args.sse)
+        serve(build().sse_app(sse_path=args.path or "/sse"), listen(args.sse))
     else:
-        asyncio.run(server.run_stdio_async())
+        asyncio.run(build().run_stdio_async())
 
 
 if __name__ == "__main__":

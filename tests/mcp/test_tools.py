@@ -51,18 +51,6 @@ async def mcp_core(home_dir: Path, model_config: dict[str, Any], memory_keyring:
     await core.close()
 
 
-@pytest.fixture(params=["stdio", "http"])
-def served(request: pytest.FixtureRequest,
-           remote_servers: Callable[..., RemoteServer]) -> Callable[..., tuple[dict[str, Any], RemoteServer | None]]:
-    """Our test server's config over each transport (and, when remote, its process)."""
-    def serve(**extra: Any) -> tuple[dict[str, Any], RemoteServer | None]:
-        if request.param == "stdio":
-            return stdio_server(**extra), None
-        remote = remote_servers("--http")
-        return remote.config(**extra), remote
-    return serve
-
-
 def unwrapped(result: str, server: str = "test") -> str:
     """A result as the server gave it, after checking it reached the model marked as untrusted."""
     note = UNTRUSTED_NOTE.format(server=server) + "\n\n"

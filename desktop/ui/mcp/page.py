@@ -13,12 +13,14 @@ import shlex
 from collections.abc import Awaitable, Callable
 from pathlib import Path
 
-from PySide6.QtGui import QFontDatabase, QShowEvent
+from PySide6.QtCore import QTimer, QUrl
+from PySide6.QtGui import QDesktopServices, QFontDatabase, QShowEvent
 from PySide6.QtWidgets import (
     QButtonGroup,
     QCheckBox,
     QDialog,
     QDialogButtonBox,
+    QDoubleSpinBox,
     QFileDialog,
     QFormLayout,
     QFrame,
@@ -33,30 +35,39 @@ from PySide6.QtWidgets import (
     QWidget,
 )
 
+from desktop.config import lookup
 from desktop.kernel.secrets import KeyringUnavailable
 from desktop.kernel.taskset import spawn
 from desktop.mcp.events import McpServerChanged
-from desktop.mcp.importer import Imported, NotAServerList
+from desktop.mcp.importer import Imported, NotAServerList, described
 from desktop.mcp.manage import (
     McpStatus,
+    add_imported,
     claude_desktop_file,
-    import_servers,
+    is_signed_in,
     keep_secrets_in_keyring,
+    preview_import,
     probe_server,
     remove_server,
     save_server,
     set_server_enabled,
+    set_startup_wait,
+    sign_in,
+    sign_out,
     status_of,
 )
 from desktop.mcp.manager import McpServers
-from desktop.mcp.settings import McpConfig, McpServerConfig, set_trusted
+from desktop.mcp.oauth import SignInFailed
+from desktop.mcp.settings import McpConfig, McpServerConfig, how_it_runs, set_trusted
 from desktop.settings import SettingsError
 from desktop.ui.bridge import CoreBridge
-from desktop.ui.form_widgets import ERROR_COLOUR, OK_COLOUR, note_label, set_note
+from desktop.ui.form_widgets import ERROR_COLOUR, OK_COLOUR, note_label, set_note, with_note
+from desktop.ui.settings import SettingRow
 from desktop.ui.skills.dialogs import confirm, run_dialog
 
 DOT_COLOURS = {"connected": "#2f9e55", "connecting": "#d19a00", "failed": "#d9463e"}  # others: grey
 LOG_SHOWN = 64_000  # characters from the end of a server's log
+WAIT_SAVED_AFTER = 600  # ms without a change to the startup wait's number before it is saved
 EMPTY = "No servers yet. Add one, or import the servers Claude Desktop uses."
 
 
@@ -67,12 +78,6 @@ def describe(status: McpStatus) -> str:
         return f"Connected · {count} tool{'s' if count != 1 else ''}"
     return {"connecting": "Connecting…", "failed": "Failed, retrying", "disabled": "Off",
             "stopped": "Not running"}.get(status.state, status.state)
-
-
-def how_it_runs(server: McpServerConfig) -> str:
-    if server.command:
-        return shlex.join([server.command, *server.args])
-    return server.url or ""
 
 
 class McpServersPage(QWidget):
@@ -89,12 +94,19 @@ class McpServersPage(QWidget):
         self.import_button.hide()  # until Claude Desktop's file is found
         self.import_button.clicked.connect(lambda: spawn(self.import_claude_desktop()))
         self.import_file_button = QPushButton("Import from file…")
-        self.import_file_button.setToolTip('A JSON file with "mcpServers", as Claude Desktop, Cursor, VS Code '
-                                           "and most servers' READMEs write them")
+        self.import_file_button.setToolTip("Claude Desktop's, Cursor's or VS Code's JSON file (mcp.json), Goose's "
+                                           "config.yaml, or a server's README snippet; you see what it adds first")
         self.import_file_button.clicked.connect(lambda: spawn(self.import_file()))
         self.message = note_label()
         self.message.hide()
         self.empty = note_label(EMPTY)
+        # Saved like every change here, at once (once the number has stayed put for a moment)
+        self.startup_wait = SettingRow(lookup("mcp.startup_wait"))
+        self._wait_saver = QTimer(self, singleShot=True, interval=WAIT_SAVED_AFTER)
+        self._wait_saver.timeout.connect(lambda: spawn(self.save_startup_wait()))
+        box = self.startup_wait.widget
+        assert isinstance(box, QDoubleSpinBox)  # a number of seconds
+        box.valueChanged.connect(lambda _value: self._wait_saver.start())
 
         buttons = QHBoxLayout()
         buttons.addWidget(self.add_button)
@@ -120,10 +132,18 @@ class McpServersPage(QWidget):
         layout.addLayout(buttons)
         layout.addWidget(self.message)
         layout.addWidget(scroll, 1)
+        wait = QFormLayout()
+        wait.addRow(self.startup_wait.spec.setting.label,
+                    with_note(self.startup_wait.widget, note_label(self.startup_wait.spec.setting.help)))
+        layout.addLayout(wait)
 
         bridge.event.connect(self._on_event)
         unsubscribe = bridge.settings.subscribe(("mcp",), self._changed)
         self.destroyed.connect(lambda: unsubscribe())
+
+    def open_browser(self, url: str) -> None:
+        """A sign-in's page, in the person's browser."""
+        QDesktopServices.openUrl(QUrl(url))
 
     def _changed(self, _keys: frozenset[str]) -> None:
         spawn(self.reload())
@@ -134,8 +154,13 @@ class McpServersPage(QWidget):
 
     async def reload(self) -> None:
         """Show the servers config.yaml lists now (it may have been edited by hand)."""
-        servers = (await self.bridge.settings.read()).config.section(McpConfig).servers
-        self.load(servers)
+        mcp = (await self.bridge.settings.read()).config.section(McpConfig)
+        self.load(mcp.servers)
+        if not self._wait_saver.isActive():  # not while a number typed here waits to be saved
+            widget = self.startup_wait.widget
+            widget.blockSignals(True)
+            self.startup_wait.show(mcp.startup_wait)
+            widget.blockSignals(False)
         self.import_button.setVisible(await claude_desktop_file() is not None)
 
     def load(self, servers: dict[str, McpServerConfig]) -> None:
@@ -174,7 +199,8 @@ class McpServersPage(QWidget):
         await self.import_from(path)
 
     async def import_file(self) -> None:
-        dialog = QFileDialog(self, "Import MCP servers", str(Path.home()), "MCP server lists (*.json);;All files (*)")
+        dialog = QFileDialog(self, "Import MCP servers", str(Path.home()),
+                             "MCP server lists (*.json *.yaml *.yml);;All files (*)")
         dialog.setFileMode(QFileDialog.FileMode.ExistingFile)
         accepted = await run_dialog(dialog) == QDialog.DialogCode.Accepted
         chosen = dialog.selectedFiles()
@@ -183,13 +209,31 @@ class McpServersPage(QWidget):
             await self.import_from(Path(chosen[0]))
 
     async def import_from(self, path: Path) -> None:
-        """Add the servers a `{"mcpServers": ...}` file lists and say what came of it."""
+        """Show what the file would add and skip; add it once the person agrees, and say what came of it."""
         try:
-            found = await import_servers(self.settings, path)
-        except (NotAServerList, SettingsError, OSError, KeyringUnavailable) as exc:
+            found = await preview_import(self.settings, path)
+        except NotAServerList as exc:
             self.say(f"Nothing imported: {exc}", ERROR_COLOUR)
             return
-        self.say(import_summary(found), OK_COLOUR if found.added else None)
+        if not found.added:
+            self.say(f"Nothing to import. {import_summary(found)}", None)
+            return
+        count = len(found.added)
+        question = (f"From {found.source}'s {path.name}:\n\n" + "\n".join(described(found, done=False))
+                    + "\n\nAdded servers connect at once.")
+        if not await confirm(self, "Import MCP servers", question, f"Add {count} server{'s' if count != 1 else ''}"):
+            return
+        try:
+            await add_imported(self.settings, found)
+        except (SettingsError, OSError, KeyringUnavailable) as exc:
+            self.say(f"Nothing imported: {exc}", ERROR_COLOUR)
+            return
+        self.say(import_summary(found), OK_COLOUR)
+
+    async def save_startup_wait(self) -> None:
+        seconds = self.startup_wait.value()
+        if seconds != self.settings.config.section(McpConfig).startup_wait:
+            await self.attempt(set_startup_wait(self.settings, seconds))
 
     async def attempt(self, change: Awaitable[None]) -> None:
         """Run a change through the settings writer; say why when it is refused."""
@@ -209,7 +253,8 @@ class McpServersPage(QWidget):
 def import_summary(found: Imported) -> str:
     parts = []
     if found.added:
-        parts.append("Added " + ", ".join(found.added) + ".")
+        parts.append("Added " + ", ".join(name + (f" ({found.notes[name]})" if name in found.notes else "")
+                                          for name in found.added) + ".")
     if found.skipped:
         parts.append("Skipped " + "; ".join(f"{name} ({why})" for name, why in found.skipped.items()) + ".")
     return " ".join(parts) or "The file lists no servers."
@@ -241,6 +286,11 @@ class ServerRow(QFrame):
         self.result.hide()
         self.test_button = _button("Test", self.test)
         self.log_button = _button("View log", self.view_log)
+        self.signed_in = False  # a sign-in (OAuth) is stored for this remote server
+        self.sign_in_state = QLabel()
+        self.sign_in_button = _button("Sign in", self.sign_in_or_out)
+        self.sign_in_state.hide()
+        self.sign_in_button.hide()
 
         top = QHBoxLayout()
         top.setSpacing(6)
@@ -256,6 +306,8 @@ class ServerRow(QFrame):
         for button in (self.test_button, self.log_button, self.edit_button, self.remove_button):
             actions.addWidget(button)
         actions.addStretch(1)
+        actions.addWidget(self.sign_in_state)
+        actions.addWidget(self.sign_in_button)
         layout = QVBoxLayout(self)
         layout.setContentsMargins(10, 8, 10, 8)
         layout.setSpacing(4)
@@ -278,6 +330,35 @@ class ServerRow(QFrame):
         self.state.setText(describe(status))
         set_note(self.error, f"Last error: {status.error}" if status.error else "", ERROR_COLOUR)
         self.error.setVisible(bool(status.error))
+        spawn(self.show_sign_in(status))
+
+    async def show_sign_in(self, status: McpStatus) -> None:
+        """Signed in or out, with the button that changes it: for a remote server that has a sign-in or wants one."""
+        self.signed_in = await is_signed_in(self.name, self.server)
+        own_token = any(key.lower() == "authorization" for key in self.server.headers)  # never signed in for
+        wanted = not own_token and (self.signed_in or (status.error or "").startswith(("needs sign-in", "signed out")))
+        self.sign_in_state.setText("Signed in" if self.signed_in else "Not signed in")
+        self.sign_in_button.setText("Sign out" if self.signed_in else "Sign in…")
+        self.sign_in_state.setVisible(wanted and bool(self.server.url))
+        self.sign_in_button.setVisible(wanted and bool(self.server.url))
+
+    async def sign_in_or_out(self) -> None:
+        """Sign in in the browser (the server's own page), or forget the sign-in; the server reconnects either way."""
+        self.sign_in_button.setEnabled(False)
+        self.result.show()
+        try:
+            if self.signed_in:
+                await sign_out(self.page.servers, self.name, self.server)
+                set_note(self.result, "Signed out.", None)
+            else:
+                set_note(self.result, "Sign in in your browser; this waits until you have.", None)
+                await sign_in(self.page.servers, self.name, self.server, self.page.open_browser)
+                set_note(self.result, "Signed in.", OK_COLOUR)
+        except (SignInFailed, KeyringUnavailable) as exc:
+            set_note(self.result, f"{str(exc)[:1].upper()}{str(exc)[1:]}.", ERROR_COLOUR)
+        finally:
+            self.sign_in_button.setEnabled(True)
+        await self.show_sign_in(status_of(self.page.servers, self.name))
 
     async def test(self) -> None:
         """Connect once, apart from the running connection, and list the tools."""

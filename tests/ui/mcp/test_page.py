@@ -3,15 +3,17 @@ live states, add, edit, switch off, trust, remove, Test, View log and the import
 
 from __future__ import annotations
 
+import asyncio
 import json
 import shlex
 import sys
+from collections.abc import Callable
 from pathlib import Path
 from typing import Any
 
 import pytest
 import yaml
-from PySide6.QtWidgets import QFileDialog, QLineEdit, QMessageBox, QWidget
+from PySide6.QtWidgets import QDoubleSpinBox, QFileDialog, QLabel, QLineEdit, QMessageBox, QWidget
 from pytestqt.qtbot import QtBot
 
 from desktop.mcp import McpServers
@@ -22,7 +24,8 @@ from desktop.ui.mcp import CAPTION
 from desktop.ui.mcp.page import LogDialog, McpServersPage, ServerDialog
 from desktop.ui.settings import SettingsWindow
 from tests.conftest import write_config
-from tests.mcp.conftest import FAST, SERVER, http_server, remote_servers, stdio_server
+from tests.mcp.conftest import FAST, SERVER, RemoteServer, http_server, remote_servers, stdio_server
+from tests.mcp.test_oauth import Browser
 from tests.memkeyring import MemoryKeyring
 from tests.ui.conftest import until
 
@@ -169,6 +172,12 @@ async def test_import_from_claude_desktop(qtbot: QtBot, bridge: CoreBridge, home
     await page.reload()
     assert page.import_button.isVisible()
     page.import_button.click()
+    await until(lambda: shown(page, QMessageBox), message="the preview is shown")
+    preview = shown(page, QMessageBox).text()
+    assert preview.startswith("From Claude Desktop / Cursor's claude_desktop_config.json:\n\n"
+                              f"will add imported: {shlex.join([sys.executable, SERVER])}\n"
+                              "will skip test: a server of that name is already configured\n")
+    await answer(page, "Add 1 server")
     await until(lambda: page.message.isVisible(), message="import reported")
     said = page.message.text()
     assert said.startswith("Added imported.") and "test (a server of that name is already configured)" in said
@@ -194,6 +203,7 @@ async def test_import_from_any_file_and_add_with_environment_and_headers_keeps_s
     name_field = chooser.findChild(QLineEdit, "fileNameEdit")
     name_field.setText(str(listed))  # what a person types or picks
     chooser.accept()
+    await answer(page, "Add 1 server")
     await until(lambda: page.message.isVisible(), message="import reported")
     assert page.message.text() == "Added gh."
     await until(lambda: "gh" in page.rows, message="imported server listed")
@@ -219,3 +229,80 @@ async def test_import_from_any_file_and_add_with_environment_and_headers_keeps_s
     assert saved["headers"] == {"Authorization": "keyring:mcp.remote.Authorization", "X-Region": "eu"}
     assert memory_keyring.store[("nanobot-tray", "mcp.remote.Authorization")] == "Bearer sk-remote-1"
     assert "sk-remote-1" not in (home_dir / "config.yaml").read_text(encoding="utf-8")
+
+
+async def test_the_startup_wait_is_set_here_and_saved_at_once(qtbot: QtBot, bridge: CoreBridge, home_dir: Path) -> None:
+    page = await opened(qtbot, bridge)
+    box = page.startup_wait.widget
+    assert isinstance(box, QDoubleSpinBox) and box.isVisible()
+    await until(lambda: box.value() == 10.0, message="the default shown")
+    assert box.toolTip().startswith("Seconds a turn waits for servers still connecting")
+    assert any(label.text() == box.toolTip() and label.isVisible() for label in page.findChildren(QLabel))  # its help
+    box.setValue(3.5)
+    await until(lambda: bridge.settings.config.section(McpConfig).startup_wait == 3.5, message="saved")
+    assert yaml.safe_load((home_dir / "config.yaml").read_text(encoding="utf-8"))["mcp"]["startup_wait"] == 3.5
+    box.setValue(0)
+    assert box.text() == "No wait"
+    await until(lambda: bridge.settings.config.section(McpConfig).startup_wait == 0, message="no wait saved")
+    await bridge.settings.update(lambda config: setattr(config.section(McpConfig), "startup_wait", 42.0))
+    await until(lambda: box.value() == 42.0, message="a change made elsewhere shown")
+
+
+async def test_import_of_vscode_and_goose_files_shows_what_it_adds_before_writing(
+        qtbot: QtBot, bridge: CoreBridge, home_dir: Path, tmp_path: Path) -> None:
+    page = await opened(qtbot, bridge)
+    before = (home_dir / "config.yaml").read_text(encoding="utf-8")
+    vscode = tmp_path / "mcp.json"
+    vscode.write_text('{\n  // from VS Code\n  "servers": {\n'
+                      f'    "code": {{"type": "stdio", "command": {json.dumps(sys.executable)}, "args": [{json.dumps(SERVER)}]}},\n'
+                      '    "gh": {"command": "docker", "env": {"GITHUB_TOKEN": "${input:gh}"}},\n  },\n}\n', encoding="utf-8")
+    spawned = asyncio.ensure_future(page.import_from(vscode))
+    await until(lambda: shown(page, QMessageBox), message="the preview is shown")
+    assert shown(page, QMessageBox).text() == (
+        f"From VS Code's mcp.json:\n\nwill add code: {shlex.join([sys.executable, SERVER])}\n"
+        "will skip gh: uses ${input:gh}, which VS Code fills in itself; add it with Add server… and type the value "
+        "there\n\nAdded servers connect at once.")
+    await answer(page, "Cancel")
+    await spawned
+    assert (home_dir / "config.yaml").read_text(encoding="utf-8") == before and "code" not in page.rows
+
+    goose = tmp_path / "config.yaml"
+    goose.write_text(f"extensions:\n  developer: {{type: builtin, enabled: true}}\n"
+                     f"  goosed:\n    type: stdio\n    cmd: {json.dumps(sys.executable)}\n    args: [{json.dumps(SERVER)}]\n"
+                     "    env_keys: [API_KEY]\n", encoding="utf-8")
+    spawned = asyncio.ensure_future(page.import_from(goose))
+    await answer(page, "Add 1 server")
+    await spawned
+    assert page.message.text() == ("Added goosed (needs API_KEY, which Goose keeps in its own secret store: add the "
+                                   "value with Edit…). Skipped developer (built into Goose, not a server of its own).")
+    await until(lambda: "goosed" in page.rows, message="imported server listed")
+    await until(lambda: page.rows["goosed"].state.text().startswith("Connected"), timeout=CONNECT)
+
+    nothing = tmp_path / "only-builtins.yaml"
+    nothing.write_text("extensions:\n  developer: {type: builtin}\n", encoding="utf-8")
+    await page.import_from(nothing)
+    assert page.message.text() == "Nothing to import. Skipped developer (built into Goose, not a server of its own)."
+
+
+async def test_sign_in_and_out_of_a_server_that_wants_oauth(qtbot: QtBot, bridge: CoreBridge,
+                                                            memory_keyring: MemoryKeyring,
+                                                            remote_servers: Callable[..., RemoteServer]) -> None:
+    oauth = remote_servers("--http", None, "--oauth", "60")
+    page = await opened(qtbot, bridge)
+    browser = Browser()
+    page.open_browser = browser.open  # type: ignore[method-assign]  # the person's browser, following redirects
+    await bridge.settings.update(lambda config: config.section(McpConfig).servers.__setitem__(
+        "remote", McpServerConfig(url=oauth.url, timeout=10)))
+    await until(lambda: "remote" in page.rows, message="listed")
+    row = page.rows["remote"]
+    await until(lambda: row.sign_in_button.isVisible(), timeout=CONNECT, message="sign-in offered")
+    assert row.sign_in_state.text() == "Not signed in" and row.sign_in_button.text() == "Sign in…"
+    assert not page.rows["test"].sign_in_button.isVisible()  # a program, nothing to sign in to
+    row.sign_in_button.click()
+    await until(lambda: row.state.text().startswith("Connected"), timeout=CONNECT, message="connected once signed in")
+    await until(lambda: row.sign_in_state.text() == "Signed in", message="signed in shown")
+    assert row.sign_in_button.text() == "Sign out" and row.result.text() == "Signed in."
+    assert len(browser.opened) == 1
+    row.sign_in_button.click()
+    await until(lambda: row.sign_in_state.text() == "Not signed in", message="signed out shown")
+    await until(lambda: "needs sign-in" in row.error.text(), timeout=CONNECT, message="wants a sign-in again")
