@@ -174,7 +174,7 @@ class Core:
         """A new workspace re-points the context and the tools; tools copy their settings when built. No
         await in here, so no turn sees the new settings half applied (Settings made the folder before saving;
         for a hand edit it is made in the background)."""
-        workspace = workspace_of(self.home, self.config)
+        workspace = self.home.workspace(self.config.workspace)
         if workspace != self.workspace:
             self.workspace = workspace
             self.context.workspace = workspace
@@ -183,10 +183,6 @@ class Core:
         fresh = default_tools(self.config, workspace, self.home)
         for name in fresh.names:
             self.tools.register(fresh.get(name))  # type: ignore[arg-type]
-
-
-def workspace_of(h: Home, config: Config) -> Path:
-    return Path(config.workspace).expanduser().resolve() if config.workspace else h.default_workspace
 
 
 def default_tools(config: Config, workspace: Path, h: Home | None = None) -> ToolRegistry:
@@ -210,7 +206,7 @@ def build_core(h: Home | None = None, settings: Settings | None = None) -> Core:
     h = h or home()
     settings = settings or Settings.open(h.config_file)
     config = settings.config
-    workspace = workspace_of(h, config)
+    workspace = h.workspace(config.workspace)
     ensure_workspace(workspace)
     bus = MessageBus()
     provider = LLMProvider(config)

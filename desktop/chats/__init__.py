@@ -4,6 +4,8 @@
 from __future__ import annotations
 
 import asyncio
+from collections.abc import Callable
+from pathlib import Path
 
 from desktop.chats.export import export
 from desktop.kernel.host import Feature, Host
@@ -15,17 +17,18 @@ __all__ = ["FEATURE", "ChatExport"]
 class ChatExport:
     """Export from the running app, reading the live chat (what the window shows, a turn's last save included)."""
 
-    def __init__(self, sessions: SessionStore) -> None:
+    def __init__(self, sessions: SessionStore, workspace: Callable[[], Path]) -> None:
         self.sessions = sessions
+        self._workspace = workspace
 
     async def export(self, key: str, fmt: str, reasoning: bool = False) -> str:
         session = await self.sessions.load(key)
         messages = list(session.messages)
-        return await asyncio.to_thread(export, session.title, messages, fmt, reasoning)
+        return await asyncio.to_thread(export, session.title, messages, fmt, self._workspace(), reasoning)
 
 
 def attach(host: Host) -> ChatExport:
-    return ChatExport(host.sessions)
+    return ChatExport(host.sessions, lambda: host.workspace)
 
 
 FEATURE = Feature("chats", ChatExport, attach, cli="desktop.chats.cli")

@@ -10,6 +10,7 @@ import sys
 from pathlib import Path
 
 from desktop.chats.export import FORMATS, export
+from desktop.config import load_config
 from desktop.kernel.atomic import atomic_write_text
 from desktop.kernel.paths import home
 from desktop.session.session import SessionStore
@@ -33,7 +34,8 @@ def run(args: argparse.Namespace) -> int:
 
 
 async def _run(args: argparse.Namespace) -> int:
-    store = SessionStore(home().sessions_dir)
+    h = home()
+    store = SessionStore(h.sessions_dir)
     infos = await store.list()
     if args.chats_command == "list":
         if not infos:
@@ -50,7 +52,9 @@ async def _run(args: argparse.Namespace) -> int:
         print(f"error: {output} exists; choose another file or add --force to replace it", file=sys.stderr)
         return 2
     session = await store.load(args.key)
-    text = await asyncio.to_thread(export, session.title, session.messages, args.format, args.reasoning)
+    configured = load_config(h.config_file).config.workspace if h.config_file.exists() else ""
+    text = await asyncio.to_thread(export, session.title, session.messages, args.format, h.workspace(configured),
+                                   args.reasoning)
     if output is None:
         sys.stdout.write(text)
         return 0

@@ -18,10 +18,10 @@ from typing import Any
 
 from markdown_it import MarkdownIt
 
+from desktop.agent.context import image_bytes
 from desktop.conversation.transcript import ChatRow, Kind, format_arguments, rows_from_messages, tool_summary
 
 FORMATS = ("md", "html")
-INLINE_LIMIT = 20 * 2**20  # an attached image larger than this is named, not put inline
 SPEAKERS = {Kind.USER: "You", Kind.ASSISTANT: "Assistant", Kind.REASONING: "Reasoning"}
 _STYLE = """
 body { font: 15px/1.5 system-ui, sans-serif; max-width: 46em; margin: 2em auto; padding: 0 1em; color: #222; }
@@ -33,13 +33,14 @@ pre { background: #f4f4f4; padding: .6em; overflow-x: auto; white-space: pre-wra
 """
 
 
-def export(title: str, messages: list[dict[str, Any]], fmt: str, reasoning: bool = False) -> str:
-    """The chat as `fmt` ("md" or "html"); reasoning rows only with `reasoning`."""
+def export(title: str, messages: list[dict[str, Any]], fmt: str, workspace: Path, reasoning: bool = False) -> str:
+    """The chat as `fmt` ("md" or "html"); reasoning rows only with `reasoning`. `workspace`: where attached
+    images in it are read without following a link out of it."""
     rows = [r for r in rows_from_messages(messages) if reasoning or r.kind is not Kind.REASONING]
     if fmt == "md":
         return _markdown(title, rows)
     if fmt == "html":
-        return _html(title, rows)
+        return _html(title, rows, workspace)
     raise ValueError(f"unknown format {fmt!r}: one of {', '.join(FORMATS)}")
 
 
@@ -60,7 +61,7 @@ def _markdown(title: str, rows: list[ChatRow]) -> str:
     return "\n\n".join(parts) + "\n"
 
 
-def _html(title: str, rows: list[ChatRow]) -> str:
+def _html(title: str, rows: list[ChatRow], workspace: Path) -> str:
     markdown = MarkdownIt("commonmark", {"html": False}).enable("table")
     render: Callable[[str], str] = markdown.render
     parts = []
@@ -73,7 +74,7 @@ def _html(title: str, rows: list[ChatRow]) -> str:
         elif row.kind in (Kind.NOTICE, Kind.ERROR):
             parts.append(f'<p class="notice">{html.escape(row.text.strip())}</p>')
         else:
-            body = render(row.text) + "".join(_image(m) for m in row.media)
+            body = render(row.text) + "".join(_image(m, workspace) for m in row.media)
             css = ' class="reasoning"' if row.kind is Kind.REASONING else ""
             parts.append(f'<p class="speaker">{SPEAKERS[row.kind]}</p><div{css}>{body}</div>')
     name = html.escape(_one_line(title))
@@ -83,16 +84,15 @@ def _html(title: str, rows: list[ChatRow]) -> str:
             + "\n".join(parts) + "\n</body></html>\n")
 
 
-def _image(path: str) -> str:
-    """An attached file inline as a data: URL when it is an image that can be read, else its name."""
+def _image(path: str, workspace: Path) -> str:
+    """An attached file inline as a data: URL when it is an image that can be read, else its name. Read as the
+    model's copy is (desktop/agent/context.py): a link planted in the workspace is never followed out of it."""
     source = Path(path)
     kind = mimetypes.guess_type(source.name)[0] or ""
-    try:
-        if kind.startswith("image/") and source.is_file() and source.stat().st_size <= INLINE_LIMIT:
-            data = base64.b64encode(source.read_bytes()).decode("ascii")
-            return f'<p><img alt="{html.escape(source.name)}" src="data:{kind};base64,{data}"></p>'
-    except OSError:
-        pass
+    data = image_bytes(source, workspace) if kind.startswith("image/") else None
+    if data is not None:  # None: not readable, or over the model's image limit
+        encoded = base64.b64encode(data).decode("ascii")
+        return f'<p><img alt="{html.escape(source.name)}" src="data:{kind};base64,{encoded}"></p>'
     return f'<p class="notice">Attached: {html.escape(source.name)} (not included)</p>'
 
 

@@ -11,7 +11,6 @@ from pathlib import Path
 
 from desktop import __version__
 from desktop.config import load_config
-from desktop.core import workspace_of
 from desktop.kernel import secrets
 from desktop.kernel.paths import home
 from desktop.mcp.settings import McpConfig, McpServerConfig
@@ -34,8 +33,8 @@ def run(args: argparse.Namespace) -> int:
     print(f"nanobot-tray {__version__} on {platform.system()} {platform.release()}, Python {sys.version.split()[0]}")
     print(f"config:     {h.config_file}")
     print(f"data:       {h.data_dir}")
-    print(f"workspace:  {workspace_of(h, config)}")
-    sandbox = exec_sandbox(config, h, workspace_of(h, config))
+    print(f"workspace:  {h.workspace(config.workspace)}")
+    sandbox = exec_sandbox(config, h, h.workspace(config.workspace))
     mode = sandbox.mode_now() if sandbox else RESTRICTION_OFF
     print(f"commands:   {mode.description}")
     in_sandbox = sandbox.program if sandbox and mode.sandboxed else None

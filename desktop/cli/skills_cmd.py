@@ -32,13 +32,12 @@ def add_parser(sub: argparse._SubParsersAction) -> None:  # type: ignore[type-ar
 
 
 def run(args: argparse.Namespace) -> int:
-    from desktop.core import workspace_of
 
     h = home()
     settings = Settings.open(h.config_file)
     for problem in settings.problems:
         print(f"warning: {problem}", file=sys.stderr)
-    workspace = workspace_of(h, settings.config)
+    workspace = h.workspace(settings.config.workspace)
     if args.skills_command == "install":
         return _install(args.source, workspace / "skills", args.force)
     loader = SkillsLoader(skill_roots(workspace), lambda: settings.config.skills.disabled)

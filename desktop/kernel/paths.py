@@ -21,6 +21,10 @@ class Home:
     data_dir: Path
     default_workspace: Path
 
+    def workspace(self, configured: str | None) -> Path:
+        """The workspace in force: `workspace` from config.yaml when it names one, else the default."""
+        return Path(configured).expanduser().resolve() if configured else self.default_workspace
+
     @property
     def sessions_dir(self) -> Path:
         return self.data_dir / "sessions"

@@ -13,7 +13,7 @@ from PySide6.QtCore import QObject, Signal
 
 from desktop.config import Config
 from desktop.conversation.state import Conversations
-from desktop.core import Core, workspace_of
+from desktop.core import Core
 from desktop.kernel.bus import ChatDeleted, Event, InboundMessage
 from desktop.kernel.questions import Questions
 from desktop.kernel.taskset import TaskSet
@@ -105,7 +105,7 @@ class CoreBridge(QObject):
     async def save_settings(self, config: Config, *, keep_broken_copy: bool = False) -> Path | None:
         """Make the workspace folder, then write config.yaml and put it in force; returns a kept copy of a
         broken file. Raises OSError when either cannot be written, SettingsError for a value out of range."""
-        await asyncio.to_thread(ensure_workspace, workspace_of(self.core.home, config))
+        await asyncio.to_thread(ensure_workspace, self.core.home.workspace(config.workspace))
         return await self.core.settings.save(config, keep_broken_copy=keep_broken_copy)
 
     @property

@@ -13,6 +13,8 @@ import pytest
 from desktop.chats.export import export
 from tests.chats.conftest import PNG, a_chat
 
+WORKSPACE = Path("/nonexistent-workspace")  # the attachments of these chats lie outside it, chosen by the person
+
 
 class Tags(HTMLParser):
     def __init__(self) -> None:
@@ -27,21 +29,21 @@ class Tags(HTMLParser):
 
 def test_markdown_has_a_speaker_line_per_message_and_folds_tool_steps(tmp_path: Path) -> None:
     chat = a_chat(tmp_path / "photo.png")
-    text = export(chat.title, chat.messages, "md")
+    text = export(chat.title, chat.messages, "md", WORKSPACE)
     assert text.startswith("# Plans for <b>Friday</b>\n")
     assert text.count("**You:**") == 1 and text.count("**Assistant:**") == 1
     assert "<details><summary>read_file: todo.md</summary>" in text
     assert "````\n- buy milk\n- ``` fence" in text  # a fence longer than the backticks in the result
     assert "You have **two** things:" in text
     assert "Reasoning" not in text and "read todo.md" not in text
-    with_reasoning = export(chat.title, chat.messages, "md", reasoning=True)
+    with_reasoning = export(chat.title, chat.messages, "md", WORKSPACE, reasoning=True)
     assert "**Reasoning:**\n\n> The person wants the list; read todo.md." in with_reasoning
     assert f"![photo.png]({(tmp_path / 'photo.png').as_uri()})" in text
 
 
 def test_html_is_self_contained_and_nothing_in_a_message_becomes_markup(tmp_path: Path) -> None:
     chat = a_chat(tmp_path / "photo.png")
-    page = export(chat.title, chat.messages, "html")
+    page = export(chat.title, chat.messages, "html", WORKSPACE)
     parsed = Tags()
     parsed.feed(page)
     assert "script" not in parsed.tags and "b" not in parsed.tags  # the title's <b> and every <script> are text
@@ -52,15 +54,28 @@ def test_html_is_self_contained_and_nothing_in_a_message_becomes_markup(tmp_path
     assert parsed.srcs == ["data:image/png;base64," + base64.b64encode(PNG).decode()]
     assert not re.search(r"(src|href)=\"(?!data:)", page)  # nothing fetched from elsewhere
     assert page.count('class="speaker"') == 2 and "The person wants the list" not in page
-    assert "The person wants the list" in export(chat.title, chat.messages, "html", reasoning=True)
+    assert "The person wants the list" in export(chat.title, chat.messages, "html", WORKSPACE, reasoning=True)
 
 
 def test_an_attachment_that_is_gone_is_named_not_lost(tmp_path: Path) -> None:
     chat = a_chat(tmp_path / "photo.png")
     (tmp_path / "photo.png").unlink()
-    assert "Attached: photo.png (not included)" in export(chat.title, chat.messages, "html")
+    assert "Attached: photo.png (not included)" in export(chat.title, chat.messages, "html", WORKSPACE)
+
+
+def test_a_link_planted_in_the_workspace_is_not_followed_into_the_page(tmp_path: Path) -> None:
+    """An attachment copied into the workspace can be replaced by a sandboxed command with a link to a file of
+    the person's: the page names it and never carries what the link points at."""
+    workspace = tmp_path / "workspace"
+    (workspace / "attachments").mkdir(parents=True)
+    secret = tmp_path / "secret.png"
+    secret.write_bytes(PNG)
+    (workspace / "attachments" / "photo.png").symlink_to(secret)
+    chat = a_chat(workspace / "attachments" / "photo.png")
+    page = export(chat.title, chat.messages, "html", workspace)
+    assert "Attached: photo.png (not included)" in page and "data:image" not in page
 
 
 def test_an_unknown_format_is_refused() -> None:
     with pytest.raises(ValueError, match="md, html"):
-        export("t", [], "pdf")
+        export("t", [], "pdf", WORKSPACE)
