@@ -176,6 +176,8 @@ class Composer(QFrame):
         self.attach_button.clicked.connect(self.choose_files)
         self.hint = QLabel(HINT, self)
         self.hint.setObjectName("hint")
+        # Clipped in a narrow window rather than setting the window's narrowest width (or wrapping to six lines).
+        self.hint.setSizePolicy(QSizePolicy.Policy.Ignored, QSizePolicy.Policy.Preferred)
         self.stop_button = QPushButton("Stop", self)
         self.stop_button.setToolTip("Stop the answer (Esc); what came so far is kept")
         self.stop_button.clicked.connect(self.stop_requested)

@@ -391,8 +391,9 @@ class MessageView(QAbstractScrollArea):
                          int(Qt.AlignmentFlag.AlignCenter), WELCOME)
         painter.setFont(self.renderer.font)
         painter.setPen(self.renderer.colors.muted)
-        painter.drawText(QRectF(area.left(), middle + 8, area.width(), line * 2),
-                         int(Qt.AlignmentFlag.AlignHCenter | Qt.AlignmentFlag.AlignTop), WELCOME_HINT)
+        painter.drawText(QRectF(area.left() + 16, middle + 8, area.width() - 32, line * 2),  # wraps when narrow
+                         int(Qt.AlignmentFlag.AlignHCenter | Qt.AlignmentFlag.AlignTop | Qt.TextFlag.TextWordWrap),
+                         WELCOME_HINT)
 
     def _hit(self, pos: QPointF) -> tuple[ChatRow, RowLayout, QPointF] | None:
         rows = self._rows()
