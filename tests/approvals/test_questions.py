@@ -131,6 +131,15 @@ async def test_with_do_not_disturb_a_task_report_in_a_chat_is_denied_but_the_per
     assert not (core.workspace / "made").exists()
 
 
+async def test_with_do_not_disturb_a_background_task_still_asks_while_its_chat_is_in_front(
+        core: Core, fake: FakeOpenAI) -> None:
+    questions, watcher = asking(core, quiet=True, answer="once")
+    questions.in_sight = lambda key: key == "subagent:x1"  # the app says whether its chat is in front
+    fake.add(run_step("touch made"), {"content": "ok"})
+    await Conversation(core, Channel.SUBAGENT, "x1").ask("background job")
+    assert [q.request.shown for q in watcher.seen] == ["touch made"] and (core.workspace / "made").exists()
+
+
 async def test_a_scheduled_turn_never_asks_what_it_was_not_granted_fails_at_once(
         core: Core, fake: FakeOpenAI) -> None:
     """Someone listens for questions and Do not disturb is off, yet a reminder's or the heartbeat's turn puts
