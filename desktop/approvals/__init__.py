@@ -11,6 +11,9 @@ no tool. `approvals.tools` in config.yaml sets a tool to allow, ask or deny outr
 rule (`approvals.rules`: this exact command or path, in this workspace) through the settings writer.
 Approving never lifts a tool's own refusals (destructive commands, app-managed files): those hold even with
 --yes. While a question waits, its turn gives up its concurrent-turn place (the door sees to it).
+
+A turn the app started on a schedule (a reminder, the heartbeat) never asks: what it may use was granted
+ahead (ahead.py), and a call that would ask fails at once, saying what it lacked; the run goes on without it.
 """
 
 from __future__ import annotations
@@ -22,6 +25,7 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any, Literal
 
+from desktop.approvals.ahead import Unattended, UnattendedRuns
 from desktop.approvals.settings import SECTION, ApprovalsConfig
 from desktop.config import Config
 from desktop.kernel.bus import MessageKind, ToolAwaiting
@@ -71,6 +75,7 @@ class Approvals:
         self.no_asker_hint = no_asker_hint  # what the model is told when nobody can be asked here
         self.settings = settings  # where "Always allow" saves its rule; None: it counts as once
         self.workspace = workspace or (lambda: Path.cwd())
+        self.unattended = UnattendedRuns()  # the scheduled runs in progress, with their grants
 
     async def decide(self, tool: Tool, arguments: dict[str, Any]) -> tuple[Decision, str]:
         """The decision for one call and, for ask and deny, why."""
@@ -86,12 +91,14 @@ class Approvals:
     async def check(self, tool: Tool, arguments: dict[str, Any], ctx: ToolContext) -> None:
         """Return when the call may run; raise ToolError (the model reads it) when it may not."""
         decision, why = await self.decide(tool, arguments)
-        if decision == "allow":
-            return
         if decision == "deny":
             raise ToolError(f"{tool.name} is not allowed ({why})")
         shown = tool.shown(arguments)
-        if self._ruled(tool.name, shown):
+        if ctx.kind is MessageKind.SCHEDULED:
+            self._ahead(tool, decision == "allow" or self._ruled(tool.name, shown), why,
+                        self.unattended.of(ctx.session_key))
+            return
+        if decision == "allow" or self._ruled(tool.name, shown):
             return
         if self.asker is None:
             raise self._nobody(tool, why)
@@ -120,6 +127,22 @@ class Approvals:
             raise ToolError(f"the user did not approve {tool.name}: {request.shown}")
         if answer == "always":
             await self._remember(tool, shown)
+
+    def _ahead(self, tool: Tool, allowed: bool, why: str, runs: list[Unattended]) -> None:
+        """A scheduled run's call: its grants decide at once (a deny wins; an allow lifts an ask); one that would
+        ask fails now and the runs note what they lacked."""
+        grant = tool.grant()
+        granted = {run.grants.get(grant) for run in runs}
+        if "deny" in granted:
+            raise ToolError(f"{tool.name} is not allowed in this scheduled run: its grants deny {grant}")
+        if allowed or "allow" in granted:
+            return
+        for run in runs:
+            run.want(grant)
+        how = next((run.how for run in runs if run.how), self.no_asker_hint)
+        raise ToolError(f"{tool.name} needs the user's approval ({why}), and this scheduled run has nobody to ask "
+                        f"and no grant for {grant}, so it did not run. Finish with what you have; the user is "
+                        f"told what it wanted" + (f" ({how})" if how else "") + ".")
 
     def _nobody(self, tool: Tool, why: str) -> ToolError:
         return ToolError(f"{tool.name} needs the user's approval ({why}) and nobody can be asked here"

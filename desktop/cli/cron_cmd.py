@@ -1,5 +1,6 @@
-"""`nanobot-tray cron`: the reminders from the command line — list, remove, and run what is due now (for a
-system timer while the app is not running). With the app running each runs there, on its jobs."""
+"""`nanobot-tray cron`: the reminders from the command line — list, remove, grant or refuse a job a tool ahead
+(`allow` / `deny`: a run has nobody to ask), and run what is due now (for a system timer while the app is not
+running). With the app running each runs there, on its jobs."""
 
 from __future__ import annotations
 
@@ -24,6 +25,13 @@ def add_parser(sub: argparse._SubParsersAction) -> None:  # type: ignore[type-ar
     remove = cron.add_parser("remove", help="delete one job by its id")
     remove.add_argument("id")
     add_standalone(remove)
+    for name, text in (("allow", "let a job use a tool without asking (exec, web_fetch, mcp:SERVER for one MCP "
+                                  "server's tools)"),
+                       ("deny", "never let a job use a tool, even one that needs no asking")):
+        grant = cron.add_parser(name, help=text)
+        grant.add_argument("id")
+        grant.add_argument("tool")
+        add_standalone(grant)
     parser.set_defaults(func=run, serve=serve)
 
 
@@ -63,8 +71,9 @@ async def _main(args: argparse.Namespace) -> int:
 
 
 async def _command(args: argparse.Namespace, core: Core, out: Output) -> int:
+    from desktop.approvals.ahead import GrantError
     from desktop.reminders import ReminderError
-    from desktop.reminders.book import unanswered_text
+    from desktop.reminders.book import unanswered_text, wanted_text
     from desktop.reminders.tool import job_line
 
     reminders = core.get(Reminders)
@@ -83,6 +92,14 @@ async def _command(args: argparse.Namespace, core: Core, out: Output) -> int:
             return 1
         out.out(f"Removed {job.id} “{job.label}”.")
         return 0
+    if args.cron_command in ("allow", "deny"):
+        try:
+            job = await reminders.set_grant(args.id, args.tool, args.cron_command)
+        except (ReminderError, GrantError) as exc:
+            out.err(f"error: {exc}")
+            return 1
+        out.out(job_line(job))
+        return 0
     ran = await reminders.run_due()
     if not ran:
         out.out("Nothing is due.")
@@ -90,4 +107,6 @@ async def _command(args: argparse.Namespace, core: Core, out: Output) -> int:
         # a failed run still delivers the reminder, as written, as the app does
         text = unanswered_text(job, end.message) if isinstance(end, TurnError) else end.content
         out.out(f"{job.id} “{job.label}” ({job.session}):\n{text}")
+        if job.wanted:
+            out.err(f"note: {job.id} {wanted_text(job)}")
     return 1 if any(isinstance(r.end, TurnError) for r in ran) else 0

@@ -48,13 +48,15 @@ async def _main() -> int:
 
 
 async def _beat(core: Core, out: Output) -> int:
-    from desktop.heartbeat import FILE
+    from desktop.heartbeat import FILE, wanted_text
 
     path = core.workspace / FILE
     if not core.config.model:
         out.err(f"error: no model is configured; set `model` in {core.home.config_file}")
         return 2
     beat = await core.get(Heartbeat).run()
+    if beat.wanted:
+        out.err(f"note: {wanted_text(beat.wanted)}")
     if beat.error:
         out.err(f"error: the heartbeat failed: {beat.error}")
         return 1

@@ -7,20 +7,29 @@ it is a system job, so it waits while a turn runs.
 
 HEARTBEAT.md lives in the workspace, which sandboxed commands write, and the heartbeat reads it by itself:
 through desktop.workspace.access, so a HEARTBEAT.md that became a link out of the workspace, a pipe or a huge
-file is not read; the user is told once (a notice) and the beat does nothing."""
+file is not read; the user is told once (a notice) and the beat does nothing.
+
+Nobody is there to answer a question during a beat: the tools it may use where they would ask are granted
+ahead in `schedules.heartbeat_allow`; a call that would ask fails at once, and the notice names what it wanted
+with an action to allow it and beat again."""
 
 from __future__ import annotations
 
 import asyncio
 import logging
-from dataclasses import dataclass
+from collections.abc import Awaitable, Callable
+from dataclasses import dataclass, field
 from pathlib import Path
 
+from desktop.approvals import Approvals
+from desktop.approvals.ahead import Grant, UnattendedRuns
+from desktop.config import Config
 from desktop.heartbeat.tasks import QUIET_MARKER, active_tasks, is_quiet
 from desktop.kernel.bus import Ask, MessageKind, TurnError
 from desktop.kernel.channels import Channel, session_key
 from desktop.kernel.host import Feature, Host
-from desktop.kernel.notices import Notify, at_newest, plain_text
+from desktop.kernel.notices import Notice, OpenChat, at_newest, plain_text
+from desktop.kernel.taskset import spawn
 from desktop.scheduler import Scheduler
 from desktop.scheduler.settings import SchedulesConfig
 from desktop.session.session import SessionStore
@@ -43,6 +52,7 @@ class Beat:
     tasks: list[str]
     answer: str = ""
     error: str = ""
+    wanted: list[str] = field(default_factory=list)  # what it would have asked to use: no grant for it
 
     @property
     def quiet(self) -> bool:
@@ -62,12 +72,25 @@ def prompt(tasks: list[str]) -> str:
             "or two with what the user should know; that answer is shown to them as a notification.")
 
 
+def wanted_text(wanted: list[str]) -> str:
+    """What a beat lacked, in words for its notice and the command line."""
+    return (f"It wanted to use {', '.join(wanted)} without asking, which the heartbeat may not (allow it in "
+            "Settings → General, “Heartbeat may use without asking”, or schedules.heartbeat_allow).")
+
+
 class Heartbeat:
-    def __init__(self, workspace: Path, sessions: SessionStore, ask: Ask, notify: Notify) -> None:
+    def __init__(self, workspace: Path, sessions: SessionStore, ask: Ask, tell: Callable[[Notice], None],
+                 unattended: UnattendedRuns, allowed: Callable[[], list[str]],
+                 allow: Callable[[list[str]], Awaitable[None]]) -> None:
+        """`tell` publishes a notice; `allowed()` is what a beat may use without asking, `allow(names)` adds
+        to it (the notice's "Allow and run again")."""
         self.workspace = workspace
         self._sessions = sessions
         self._ask = ask
-        self._notify = notify
+        self._tell = tell
+        self._unattended = unattended
+        self._allowed = allowed
+        self._allow = allow
         self._lock = asyncio.Lock()  # the timer and `nanobot-tray heartbeat` never overlap
         self._refused = ""  # why HEARTBEAT.md was last refused, so the user hears of it once
 
@@ -77,7 +100,8 @@ class Heartbeat:
             text, refused = await asyncio.to_thread(access.load_text, self.workspace, FILE, TEXT_FILE_LIMIT)
             if refused:
                 if refused != self._refused:  # once, not every half hour
-                    self._notify(TITLE, f"{refused}. The heartbeat does nothing until it is a plain file again.")
+                    self._tell(Notice(TITLE, f"{refused}. The heartbeat does nothing until it is a plain file "
+                                      "again."))
                 self._refused = refused
                 return Beat([], error=refused)
             self._refused = ""
@@ -85,14 +109,35 @@ class Heartbeat:
             if not tasks:
                 return Beat([])
             await self._keep_recent()
-            end = await self._ask(SESSION, prompt(tasks), kind=MessageKind.SCHEDULED)
-            beat = Beat(tasks, error=end.message) if isinstance(end, TurnError) else Beat(tasks, end.content)
+            grants: dict[str, Grant] = dict.fromkeys(self._allowed(), "allow")
+            how = "they can allow it in Settings for the heartbeat (schedules.heartbeat_allow)"
+            with self._unattended.running(SESSION, grants, how) as run:
+                end = await self._ask(SESSION, prompt(tasks), kind=MessageKind.SCHEDULED)
+            beat = (Beat(tasks, error=end.message, wanted=run.wanted) if isinstance(end, TurnError)
+                    else Beat(tasks, end.content, wanted=run.wanted))
             if beat.error:
                 log.warning("heartbeat failed: %s", beat.error)
-            elif not beat.quiet:
+            if beat.wanted:
+                self._tell_wanted(beat)
+            elif not beat.error and not beat.quiet:
                 answered = await self._sessions.load(SESSION)  # cached: the turn just saved its answer there
-                self._notify(TITLE, plain_text(beat.answer), at_newest(answered))
+                self._tell(Notice(TITLE, plain_text(beat.answer), at_newest(answered)))
             return beat
+
+    def _tell_wanted(self, beat: Beat) -> None:
+        """A beat that lacked a grant says so, even when it found nothing to report, with the way to allow it."""
+        said = beat.error or ("" if beat.quiet else plain_text(beat.answer))
+        wanted = list(beat.wanted)
+
+        def again(_action: str) -> None:
+            async def allow_and_beat() -> None:
+                await self._allow(wanted)
+                await self.run()
+
+            spawn(allow_and_beat())
+
+        self._tell(Notice(TITLE, f"{said}\n{wanted_text(wanted)}".strip(), OpenChat(SESSION),
+                          (("again", "Allow and run again"),), again))
 
     async def _keep_recent(self) -> None:
         """Drop all but the last KEEP_EXCHANGES - 1 exchanges, so with this one there are KEEP_EXCHANGES."""
@@ -110,11 +155,22 @@ class Heartbeat:
 
 def attach(host: Host) -> Heartbeat:
     """The heartbeat on the scheduler, following the workspace setting."""
-    heartbeat = Heartbeat(host.workspace, host.sessions, host.ask_agent, host.notify)
+    def allowed() -> list[str]:
+        return list(host.config.section(SchedulesConfig).heartbeat_allow)
+
+    async def allow(names: list[str]) -> None:
+        def add(config: Config) -> None:
+            kept = config.section(SchedulesConfig).heartbeat_allow
+            kept.extend(name for name in names if name not in kept)
+
+        await host.settings.update(add)
+
+    heartbeat = Heartbeat(host.workspace, host.sessions, host.ask_agent, host.publish,
+                          host.get(Approvals).unattended, allowed, allow)
     host.get(Scheduler).add_system_job(
         JOB_NAME, lambda: heartbeat_interval(host.config.section(SchedulesConfig).heartbeat_interval), heartbeat.run)
     host.settings.subscribe("workspace", lambda _: setattr(heartbeat, "workspace", host.workspace))
     return heartbeat
 
 
-FEATURE = Feature("heartbeat", Heartbeat, attach, requires=(Scheduler,), cli="desktop.cli.heartbeat_cmd")
+FEATURE = Feature("heartbeat", Heartbeat, attach, requires=(Scheduler, Approvals), cli="desktop.cli.heartbeat_cmd")

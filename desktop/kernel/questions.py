@@ -7,8 +7,8 @@ Whoever shows questions (the chat's card, the quick prompt, a notification, a te
 waiting for (its timeout, a stopped turn) is closed, listeners hear that through `Question.on_close`, and
 `timed_out` says whether the timeout passed (the chat was stopped otherwise), so a card can say what
 happened. While a question waits, its turn gives up its concurrent-turn place (`waiting`). Nobody
-listening, or Do not disturb for work nobody started just now, means the question is not asked at all
-(`NotAsked`): the asker says so in its own words. Qt-free."""
+listening, or Do not disturb for work nobody started just now whose chat is not in front of the person,
+means the question is not asked at all (`NotAsked`): the asker says so in its own words. Qt-free."""
 
 from __future__ import annotations
 
@@ -100,11 +100,14 @@ Listener = Callable[[Question[Any]], None]
 
 
 class Questions:
-    """Pending questions by arrival. `quiet()` says Do not disturb is on; `waiting(key)` wraps each wait for
-    the person (the agent loop gives up the turn's place meanwhile)."""
+    """Pending questions by arrival. `quiet()` says Do not disturb is on, `in_sight(key)` that the chat a
+    session's questions belong in is in front of the person (a background task asking while its chat is
+    watched still asks under Do not disturb); `waiting(key)` wraps each wait for the person (the agent loop
+    gives up the turn's place meanwhile)."""
 
     def __init__(self, quiet: Callable[[], bool] = lambda: False, waiting: Waiting | None = None) -> None:
         self.quiet = quiet
+        self.in_sight: Callable[[str], bool] = lambda _key: False
         self.waiting: Waiting = waiting or (lambda _key: nullcontext())
         self.pending: list[Question[Any]] = []
         self._listeners: list[Listener] = []
@@ -122,7 +125,7 @@ class Questions:
         when it cannot be put to anyone."""
         if not self._listeners:
             raise NotAsked(quiet=False)
-        if unattended(request) and self.quiet():
+        if unattended(request) and self.quiet() and not self.in_sight(request.session_key):
             raise NotAsked(quiet=True)
         loop = asyncio.get_running_loop()
         question: Question[Any] = Question(request, loop.create_future())

@@ -52,6 +52,9 @@ class McpTool(Tool):
         return (f"trust MCP server '{name}' (all its tools run without asking)",
                 lambda config: trust_server(config, name, True))
 
+    def grant(self) -> str:
+        return f"mcp:{self.server.name}"  # granted ahead as trust is given: by server
+
     async def execute(self, ctx: ToolContext, **args: Any) -> ToolOutput:
         return to_output(await self.server.call(self.remote_name, args), self.server.name)
 

@@ -3,6 +3,7 @@ in the chat that made it when it comes due (on the core's scheduler)."""
 
 from __future__ import annotations
 
+from desktop.approvals import Approvals
 from desktop.kernel.bus import OutboundKind, OutboundMessage
 from desktop.kernel.host import Feature, Host
 from desktop.reminders.book import Ran, ReminderError, Reminders
@@ -27,7 +28,8 @@ def attach(host: Host) -> Reminders:
 
     reminders = Reminders(JobStore(host.home.state_dir), host.ask_agent, lambda: scheduler.clock,
                           lambda: host.config.section(SchedulesConfig).missed_grace, host.sessions.load,
-                          scheduler.rearm, host.notify, post)
+                          scheduler.rearm, host.publish, post, host.get(Approvals).unattended,
+                          lambda: host.tools.names)
     reminders.load()
     host.tools.register(CronTool(reminders))
     scheduler.add(reminders)
@@ -41,4 +43,4 @@ def attach(host: Host) -> Reminders:
     return reminders
 
 
-FEATURE = Feature("reminders", Reminders, attach, requires=(Scheduler,), cli="desktop.cli.cron_cmd")
+FEATURE = Feature("reminders", Reminders, attach, requires=(Scheduler, Approvals), cli="desktop.cli.cron_cmd")

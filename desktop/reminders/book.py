@@ -14,8 +14,9 @@ from collections.abc import Awaitable, Callable
 from dataclasses import dataclass
 from datetime import datetime
 
+from desktop.approvals.ahead import Grant, GrantError, UnattendedRuns, grant_name
 from desktop.kernel.bus import Ask, MessageKind, TurnError, TurnFinished
-from desktop.kernel.notices import Notify, OpenChat, at_newest, plain_text
+from desktop.kernel.notices import Notice, OpenChat, Target, at_newest, plain_text
 from desktop.kernel.taskset import TaskSet
 from desktop.reminders.jobs import Job, JobStore, render
 from desktop.scheduler.clock import Clock
@@ -24,6 +25,7 @@ from desktop.session.session import Session
 
 log = logging.getLogger(__name__)
 LABEL_CHARS = 40  # a label made from the message when none is given
+AGAIN = ("again", "Allow and run again")  # the action of a notice about a run that lacked a grant
 
 
 @dataclass(frozen=True)
@@ -51,6 +53,12 @@ def unanswered_text(job: Job, reason: str) -> str:
             f"({reason}).*")
 
 
+def wanted_text(job: Job) -> str:
+    """What a run lacked, in words for its notice, the window and the command line."""
+    return (f"It wanted to use {', '.join(job.wanted)} without asking, which this reminder may not "
+            f"(allow it in the Reminders window or with `nanobot-tray cron allow {job.id} {job.wanted[0]}`).")
+
+
 def local(moment: datetime) -> str:
     """A run time in this computer's time zone, as a person reads it."""
     return moment.astimezone().strftime("%a %Y-%m-%d %H:%M %Z")
@@ -60,9 +68,12 @@ class Reminders:
     name = "reminders"
 
     def __init__(self, store: JobStore, ask: Ask, clock: Callable[[], Clock], grace: Callable[[], float],
-                 session_of: Callable[[str], Awaitable[Session]], rearm: Callable[[], None], notify: Notify,
-                 post: Callable[[str, str], Awaitable[None]]) -> None:
-        """`post(session key, text)` saves a message in a chat and shows it there (outside any turn)."""
+                 session_of: Callable[[str], Awaitable[Session]], rearm: Callable[[], None],
+                 tell: Callable[[Notice], None], post: Callable[[str, str], Awaitable[None]],
+                 unattended: UnattendedRuns, tools: Callable[[], list[str]]) -> None:
+        """`tell` publishes a notice; `post(session key, text)` saves a message in a chat and shows it there
+        (outside any turn); `unattended` is where a run's grants are found by approvals; `tools()` names the
+        tools there are (a grant for another is a typo)."""
         self.store = store
         self.jobs: list[Job] = []
         self._ask = ask
@@ -70,8 +81,10 @@ class Reminders:
         self._grace = grace
         self._session_of = session_of
         self._rearm = rearm
-        self._notify = notify
+        self._tell = tell
         self._post = post
+        self._unattended = unattended
+        self._tools = tools
         self._lock = asyncio.Lock()
         self._runs = TaskSet("reminders")
         self._listeners: list[Callable[[], None]] = []
@@ -125,11 +138,14 @@ class Reminders:
             return
         job.missed = due
         log.info("job %s missed its run due %s", job.id, due)
-        self._notify("Reminder missed", f"“{job.label}” was due {local(due)}, while the app was closed or "
-                     "the computer slept, so it did not run.", OpenChat(job.session))
+        self._tell(Notice("Reminder missed", f"“{job.label}” was due {local(due)}, while the app was closed or "
+                          "the computer slept, so it did not run.", OpenChat(job.session)))
 
     async def _run(self, job: Job, now: datetime) -> Ran:
-        end = await self._ask(job.session, turn_text(job), kind=MessageKind.SCHEDULED)
+        how = f"they can allow it for this job in the Reminders window or with `nanobot-tray cron allow {job.id}`"
+        with self._unattended.running(job.session, job.grants, how) as run:
+            end = await self._ask(job.session, turn_text(job), kind=MessageKind.SCHEDULED)
+        job.wanted = run.wanted
         job.last_run = now
         job.last_error = end.message if isinstance(end, TurnError) else ""
         if job in self.jobs:
@@ -138,12 +154,51 @@ class Reminders:
             await self._post(job.session, unanswered_text(job, end.message))
         session = await self._session_of(job.session)  # its answer (or the reminder as written) is the newest message
         if isinstance(end, TurnError):
-            self._notify(f"{session.title}: {job.label}", f"{plain_text(job.message)} (The assistant could not be "
-                         f"reached: {plain_text(end.message)})", at_newest(session))
+            self._notice(job, f"{session.title}: {job.label}", f"{plain_text(job.message)} (The assistant could "
+                         f"not be reached: {plain_text(end.message)})", at_newest(session))
         elif not end.stopped:
-            self._notify(f"{session.title}: {job.label}", plain_text(end.content) or "(empty reply)",
+            self._notice(job, f"{session.title}: {job.label}", plain_text(end.content) or "(empty reply)",
                          at_newest(session))
         return Ran(job, end)
+
+    def _notice(self, job: Job, title: str, body: str, target: Target) -> None:
+        """A run's notice; when it lacked a grant, it says which and offers to allow it and run again."""
+        if not job.wanted:
+            self._tell(Notice(title, body, target))
+            return
+        wanted = list(job.wanted)
+
+        def again(_action: str) -> None:
+            self.allow_and_rerun(job, wanted)
+
+        self._tell(Notice(title, f"{body}\n{wanted_text(job)}", target, (AGAIN,), again))
+
+    def allow_and_rerun(self, job: Job, wanted: list[str]) -> asyncio.Future[Ran]:
+        """"Allow and run again": grant what its run wanted, then run it again now (a one-shot that is done
+        runs once more as it was; a job still scheduled keeps its grants)."""
+        job.grants.update(dict.fromkeys(wanted, "allow"))
+        if job in self.jobs:
+            self._runs.spawn(self._changed())
+        return self._runs.spawn(self._run(job, self.now()))
+
+    async def set_grant(self, job_id: str, tool: str, grant: Grant | None) -> Job:
+        """Let a job use a tool without asking (`allow`), never (`deny`), or as its policy says (None: a call
+        that would ask fails). Raises ReminderError for an unknown job, GrantError for a bad name."""
+        job = self.get(job_id)
+        grants = {name: given for name, given in job.grants.items() if name != tool.strip()}
+        return await self.set_grants(job_id, grants if grant is None else {**grants, tool: grant})
+
+    async def set_grants(self, job_id: str, grants: dict[str, Grant]) -> Job:
+        """Replace a job's grants, all or none: a bad or unknown name raises GrantError and changes nothing."""
+        job = self.get(job_id)
+        checked = {grant_name(name): grant for name, grant in grants.items()}
+        unknown = [name for name in checked if not name.startswith("mcp:") and name not in self._tools()]
+        if unknown:
+            raise GrantError(f"there is no tool '{unknown[0]}' (tools: {', '.join(sorted(self._tools()))}; "
+                             "mcp:SERVER for the tools of one MCP server)")
+        job.grants = checked
+        await self._changed()
+        return job
 
     # ----- changes
     async def add(self, session: str, schedule: Schedule, message: str, label: str = "") -> Job:

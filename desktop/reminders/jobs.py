@@ -9,11 +9,12 @@ from __future__ import annotations
 import json
 import logging
 import shutil
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from datetime import UTC, datetime
 from pathlib import Path
 from typing import Any
 
+from desktop.approvals.ahead import Grant
 from desktop.kernel.atomic import atomic_write_text
 from desktop.scheduler.schedules import At, Cron, Every, Schedule
 
@@ -37,6 +38,9 @@ class Job:
     missed: datetime | None = None  # a one-shot that came due too long ago: when it was due
     last_run: datetime | None = None
     last_error: str = ""  # why the last run failed; "" when it answered
+    # What it may use without asking, or never, decided ahead (a run has nobody to ask): tool or mcp:SERVER.
+    grants: dict[str, Grant] = field(default_factory=dict)
+    wanted: list[str] = field(default_factory=list)  # what its last run would have asked for: it had no grant
 
 
 def schedule_to_json(schedule: Schedule) -> dict[str, Any]:
@@ -59,7 +63,8 @@ def job_to_json(job: Job) -> dict[str, Any]:
     return {"id": job.id, "session": job.session, "message": job.message, "label": job.label,
             "schedule": schedule_to_json(job.schedule), "created": job.created.isoformat(),
             "next_run": _iso(job.next_run), "paused": job.paused, "missed": _iso(job.missed),
-            "last_run": _iso(job.last_run), "last_error": job.last_error}
+            "last_run": _iso(job.last_run), "last_error": job.last_error, "grants": job.grants,
+            "wanted": job.wanted}
 
 
 def job_from_json(data: dict[str, Any]) -> Job:
@@ -67,7 +72,9 @@ def job_from_json(data: dict[str, Any]) -> Job:
                label=str(data.get("label") or ""), schedule=schedule_from_json(data["schedule"]),
                created=_time(data["created"]), next_run=_maybe_time(data.get("next_run")),
                paused=bool(data.get("paused", False)), missed=_maybe_time(data.get("missed")),
-               last_run=_maybe_time(data.get("last_run")), last_error=str(data.get("last_error") or ""))
+               last_run=_maybe_time(data.get("last_run")), last_error=str(data.get("last_error") or ""),
+               grants={str(k): v for k, v in (data.get("grants") or {}).items() if v in ("allow", "deny")},
+               wanted=[str(w) for w in data.get("wanted") or []])
 
 
 class JobStore:

@@ -26,7 +26,15 @@ def job_line(job: Job, here: str = "", titles: Mapping[str, str] | None = None) 
     title = (titles or {}).get(job.session)
     chat = "this chat" if job.session == here else f"chat “{title}”" if title else f"chat {job.session}"
     failed = f" · last run failed: {job.last_error}" if job.last_error else ""
-    return f"{job.id} · “{job.label}” · {describe(job.schedule)} · {when} · {chat}{failed}"
+    granted = "".join(f" · {verb} {', '.join(names)}" for verb, names in grants_in_words(job))
+    return f"{job.id} · “{job.label}” · {describe(job.schedule)} · {when} · {chat}{granted}{failed}"
+
+
+def grants_in_words(job: Job) -> list[tuple[str, list[str]]]:
+    """Its grants as ("may use", names) and ("never uses", names), each only when there are some."""
+    allowed = [name for name, grant in job.grants.items() if grant == "allow"]
+    denied = [name for name, grant in job.grants.items() if grant == "deny"]
+    return [(verb, names) for verb, names in (("may use", allowed), ("never uses", denied)) if names]
 
 
 class CronTool(Tool):

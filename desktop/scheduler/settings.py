@@ -16,6 +16,10 @@ class SchedulesConfig:
     heartbeat_interval: int = setting(1800, low=0, unit=MINUTES, zero="Off", label="Heartbeat (HEARTBEAT.md) every",
                                       help="Seconds between looks at the active tasks in HEARTBEAT.md; 0 turns "
                                       "the heartbeat off.")
+    heartbeat_allow: list[str] = setting(factory=list, label="Heartbeat may use without asking",
+                                         help="Tools the heartbeat may use where they would ask, since nobody is "
+                                         "there to answer: tool names (exec, web_fetch) or mcp:SERVER for the "
+                                         "tools of one MCP server. Anything else that would ask fails at once.")
     missed_grace: int = setting(3600, low=0, unit=SECONDS, label="Run late reminders within",
                                 help="Seconds: a reminder that came due while the app was closed still runs if "
                                 "it is at most this late.")

@@ -68,6 +68,11 @@ class Tool(ABC):
         the settings (an MCP tool trusts its server). None: a rule for exactly this call in this workspace."""
         return None
 
+    def grant(self) -> str:
+        """What a grant decided ahead for unattended work names to let this tool run without asking
+        (desktop/approvals/ahead.py): the tool's name, or broader (an MCP tool: `mcp:SERVER`, all its server's)."""
+        return self.name
+
     def schema(self) -> dict[str, Any]:
         return {"type": "function",
                 "function": {"name": self.name, "description": self.description, "parameters": self.parameters}}

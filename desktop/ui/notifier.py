@@ -8,7 +8,8 @@ balloon is used.
 Notes that arrive together (within GROUP_SECONDS of the first) are shown as one, so five background tasks
 finishing at once are one notification, not a burst. Do not disturb holds notes instead of showing them
 and shows what it held, as one, when it is turned off. An approval question is never held or grouped: it
-would be stale by then (it waits on its chat's card), and its buttons answer that one question."""
+would be stale by then (it waits on its chat's card), and its buttons answer that one question. A note whose
+buttons do not go stale (a reminder's "Allow and run again") is held like any other; alone it keeps them."""
 
 from __future__ import annotations
 
@@ -113,7 +114,7 @@ class Notifier(QObject):
         if not self._enabled():
             log.info("notification dropped (notifications are off): %s", note.title)
             return False
-        question = bool(note.actions) or note.withdraw_when is not None
+        question = note.withdraw_when is not None  # a note that goes stale; other buttons ("Allow and run again") keep
         if self._quiet and question:
             log.info("approval notification not shown (do not disturb; it waits in its chat): %s", note.title)
             return False

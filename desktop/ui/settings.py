@@ -162,6 +162,7 @@ class SettingsWindow(QWidget):
         form.addRow(heading("Background work"))
         self._row(form, "schedules.dream_interval")
         self._row(form, "schedules.heartbeat_interval")
+        self._row(form, "schedules.heartbeat_allow")
         form.addRow(heading("Desktop"))
         form.addRow(self.autostart)
         self._row(form, "notifications")
@@ -366,12 +367,13 @@ def _holder(form: QFormLayout) -> QWidget:
 class SettingRow:
     """The widget of one simple setting, made from its declaration: a checkbox for true or false, a list of
     the labelled choices, a spin box held within the bounds, with the unit after the number (and the
-    unit's scale: seconds shown as minutes) and the meaning of 0 in its place ("Off"), or a line of text."""
+    unit's scale: seconds shown as minutes) and the meaning of 0 in its place ("Off"), or a line of text (a
+    list of names as one line, separated by commas)."""
 
     @staticmethod
     def simple(spec: Declared) -> bool:
         """Whether a setting gets a generated row."""
-        return spec.hint in (bool, int, float, str)
+        return spec.hint in (bool, int, float, str, list[str])
 
     def __init__(self, spec: Declared) -> None:
         self.spec = spec
@@ -391,8 +393,8 @@ class SettingRow:
             self.widget = QDoubleSpinBox()
             self.widget.setDecimals(2)
             self.widget.setSingleStep(meta.step or 1.0)
-        elif spec.hint is str:
-            self.widget = QLineEdit()
+        elif spec.hint is str or spec.hint == list[str]:
+            self.widget = QLineEdit()  # a list as its items separated by commas
         else:
             raise TypeError(f"'{spec.name}' is not a simple setting; it needs a widget of its own")
         self.widget.setToolTip(meta.help)
@@ -424,7 +426,7 @@ class SettingRow:
         elif isinstance(widget, QSpinBox):
             widget.setValue(int(value) // self.per)
         elif isinstance(widget, QLineEdit):
-            widget.setText(str(value))
+            widget.setText(", ".join(value) if isinstance(value, list) else str(value))
         else:
             widget.setValue(float(value))
 
@@ -436,6 +438,8 @@ class SettingRow:
             return str(widget.currentData())
         if isinstance(widget, QSpinBox):
             return widget.value() * self.per
+        if isinstance(widget, QLineEdit) and self.spec.hint == list[str]:
+            return [item.strip() for item in widget.text().split(",") if item.strip()]
         if isinstance(widget, QLineEdit):
             return widget.text().strip()
         return round(widget.value(), widget.decimals())

@@ -12,7 +12,7 @@ from typing import Any
 import pytest
 import yaml
 
-from desktop.approvals import Answer
+from desktop.approvals import Answer, Approvals
 from desktop.approvals.settings import ApprovalsConfig
 from desktop.core import Core, build_core
 from desktop.kernel.bus import MessageKind, TurnFinished
@@ -116,19 +116,51 @@ async def test_with_do_not_disturb_background_work_is_denied_and_says_so(core: C
     assert not (core.workspace / "made").exists()
 
 
-async def test_with_do_not_disturb_a_reminder_or_a_task_report_in_a_chat_is_denied_but_the_person_is_asked(
+async def test_with_do_not_disturb_a_task_report_in_a_chat_is_denied_but_the_person_is_asked(
         core: Core, fake: FakeOpenAI) -> None:
-    """Turns the app starts run in the chat that made them; under Do not disturb their asks are denied at once."""
+    """A background task's report runs in the chat that started it; under Do not disturb its asks are denied at
+    once."""
     _questions, watcher = asking(core, quiet=True, answer="deny")
-    for kind in (MessageKind.SCHEDULED, MessageKind.SUBAGENT_RESULT):
-        fake.add(run_step("touch made"), {"content": "could not"})
-        end = await asyncio.wait_for(core.loop.ask("desktop:plans", "it is time", kind=kind), 60)
-        assert isinstance(end, TurnFinished) and end.content == "could not"
-        assert "Do not disturb is on" in tool_results(fake)[0] and not watcher.seen
+    fake.add(run_step("touch made"), {"content": "could not"})
+    end = await asyncio.wait_for(core.loop.ask("desktop:plans", "it is done", kind=MessageKind.SUBAGENT_RESULT), 60)
+    assert isinstance(end, TurnFinished) and end.content == "could not"
+    assert "Do not disturb is on" in tool_results(fake)[0] and not watcher.seen
     fake.add(run_step("touch made"), {"content": "ok"})
     await Conversation(core, Channel.DESKTOP, "plans").ask("make it now")
     assert [q.request.shown for q in watcher.seen] == ["touch made"]  # the person's own turn still asks
     assert not (core.workspace / "made").exists()
+
+
+async def test_with_do_not_disturb_a_background_task_still_asks_while_its_chat_is_in_front(
+        core: Core, fake: FakeOpenAI) -> None:
+    questions, watcher = asking(core, quiet=True, answer="once")
+    questions.in_sight = lambda key: key == "subagent:x1"  # the app says whether its chat is in front
+    fake.add(run_step("touch made"), {"content": "ok"})
+    await Conversation(core, Channel.SUBAGENT, "x1").ask("background job")
+    assert [q.request.shown for q in watcher.seen] == ["touch made"] and (core.workspace / "made").exists()
+
+
+async def test_a_scheduled_turn_never_asks_what_it_was_not_granted_fails_at_once(
+        core: Core, fake: FakeOpenAI) -> None:
+    """Someone listens for questions and Do not disturb is off, yet a reminder's or the heartbeat's turn puts
+    no question (it would wait 10 minutes on a card nobody sees): the call fails at once and the turn goes on;
+    a grant decided ahead lets it run, a deny keeps even an unasked tool from it."""
+    _questions, watcher = asking(core)  # never answers: a question would hold the turn for approvals.timeout
+    unattended = core.get(Approvals).unattended
+    fake.add(run_step("touch made"), {"content": "could not"})
+    with unattended.running("desktop:plans", {}) as run:
+        end = await asyncio.wait_for(core.loop.ask("desktop:plans", "it is time", kind=MessageKind.SCHEDULED), 60)
+    assert isinstance(end, TurnFinished) and end.content == "could not" and not watcher.seen
+    assert "no grant for exec" in tool_results(fake)[0] and run.wanted == ["exec"]
+    assert not (core.workspace / "made").exists()
+
+    fake.add(run_step("touch made"), {"content": "made"}, {"tool_calls": [{"name": "list_dir", "arguments": {}}]},
+             {"content": "not listed"})
+    with unattended.running("desktop:plans", {"exec": "allow", "list_dir": "deny"}) as run:
+        await asyncio.wait_for(core.loop.ask("desktop:plans", "it is time", kind=MessageKind.SCHEDULED), 60)
+        await asyncio.wait_for(core.loop.ask("desktop:plans", "look", kind=MessageKind.SCHEDULED), 60)
+    assert (core.workspace / "made").exists() and not watcher.seen and run.wanted == []
+    assert "its grants deny list_dir" in tool_results(fake)[-1]
 
 
 async def test_a_write_asks_with_the_diff_it_would_make(core: Core, chat: Conversation, fake: FakeOpenAI,

@@ -88,28 +88,55 @@ def test_heartbeat_makes_no_model_call_without_tasks_and_says_so(tmp_path: Path,
     assert len(fake.requests) == 2 and len([m for m in fake.requests[1]["messages"] if m["role"] == "user"]) == 2
 
 
-def test_run_due_and_heartbeat_have_nobody_to_ask_so_what_would_ask_fails_and_nothing_runs(
+def test_run_due_runs_exec_for_a_job_granted_it_and_fails_it_at_once_for_one_without(
         tmp_path: Path, jobs: JobStore, fake: FakeOpenAI) -> None:
-    """A system timer's run has no window or terminal: an unsandboxed command and a write outside the
-    workspace fail with the reason, where the app would have asked."""
-    bin_dir = tmp_path / "bin"  # a PATH without bwrap: exec is not sandboxed, so it asks
-    bin_dir.mkdir()
-    write_config(tmp_path, model="openai/test", api_base=fake.base_url, tools={"restrict_to_workspace": False})
-    outside = tmp_path / "outside.txt"
+    """`cron allow` decides ahead what a job may use where it would ask (here exec, set to ask); a job without
+    the grant fails that call at once, finishes its answer, and says what it wanted."""
+    write_config(tmp_path, model="openai/test", api_base=fake.base_url, approvals={"tools": {"exec": "ask"}})
+    typo = run_main(tmp_path, "cron", "allow", "a1b2c3", "exce")
+    assert typo.returncode == 1 and "there is no tool 'exce'" in typo.stderr and "exec" in typo.stderr
+    granted = run_main(tmp_path, "cron", "allow", "a1b2c3", "exec")
+    assert granted.returncode == 0 and "· may use exec" in granted.stdout, granted.stderr
+    assert run_main(tmp_path, "cron", "deny", "d4e5f6", "web_fetch").stdout.endswith(
+        "· never uses web_fetch\n")
+    assert {job.id: job.grants for job in jobs.load()} == {"a1b2c3": {"exec": "allow"},
+                                                          "d4e5f6": {"web_fetch": "deny"}}
+    ran_file = tmp_path / "workspace" / "ran.txt"
+    fake.add({"tool_calls": [{"name": "exec", "arguments": {"command": "echo ran > ran.txt"}}]},
+             {"content": "Ran it."})
+    result = run_main(tmp_path, "cron", "run-due")
+    assert result.returncode == 0 and "Ran it." in result.stdout, result.stderr
+    assert ran_file.read_text() == "ran\n" and "wanted" not in result.stderr
 
-    def refused() -> str:
-        return [m["content"] for m in fake.requests[-1]["messages"] if m["role"] == "tool"][-1]
-
-    fake.add({"tool_calls": [{"name": "exec", "arguments": {"command": f"echo ran > {outside}"}}]},
+    ran_file.unlink()
+    due = datetime.now(UTC) - timedelta(minutes=1)
+    jobs.write(render([*jobs.load(), Job("0c0c0c", "desktop:plans", "Run the backup", "Backup", At(due), due, due)]))
+    fake.add({"tool_calls": [{"name": "exec", "arguments": {"command": "echo ran > ran.txt"}}]},
              {"content": "Could not run it."})
-    result = run_main(tmp_path, "cron", "run-due", path=str(bin_dir))
+    result = run_main(tmp_path, "cron", "run-due")
     assert result.returncode == 0 and "Could not run it." in result.stdout, result.stderr
-    assert "exec needs the user's approval" in refused() and "no window or terminal to ask in" in refused()
-    assert not outside.exists()
+    refused = [m["content"] for m in fake.requests[-1]["messages"] if m["role"] == "tool"][-1]
+    assert "exec needs the user's approval" in refused and "no grant for exec" in refused
+    assert "nanobot-tray cron allow 0c0c0c" in refused and not ran_file.exists()
+    assert "note: 0c0c0c It wanted to use exec without asking" in result.stderr
 
+
+def test_the_heartbeat_uses_what_settings_allow_it_and_fails_the_rest_at_once(tmp_path: Path,
+                                                                              fake: FakeOpenAI) -> None:
+    write_config(tmp_path, model="openai/test", api_base=fake.base_url, approvals={"tools": {"exec": "ask"}})
+    (tmp_path / "workspace").mkdir()
     (tmp_path / "workspace" / "HEARTBEAT.md").write_text("## Active Tasks\n- Note the time\n")
-    fake.add({"tool_calls": [{"name": "write_file", "arguments": {"path": str(outside), "content": "x"}}]},
-             {"content": "Could not write it."})
-    assert run_main(tmp_path, "heartbeat").stdout == "Could not write it.\n"
-    assert "write_file needs the user's approval" in refused() and "outside the workspace" in refused()
-    assert "no window or terminal to ask in" in refused() and not outside.exists()
+    fake.add({"tool_calls": [{"name": "exec", "arguments": {"command": "date > time.txt"}}]},
+             {"content": "NOTHING_TO_REPORT"})
+    result = run_main(tmp_path, "heartbeat")
+    assert result.stdout == "Nothing needs you (1 task looked at).\n"
+    assert "It wanted to use exec without asking" in result.stderr and "heartbeat_allow" in result.stderr
+    assert not (tmp_path / "workspace" / "time.txt").exists()
+
+    write_config(tmp_path, model="openai/test", api_base=fake.base_url, approvals={"tools": {"exec": "ask"}},
+                 schedules={"heartbeat_allow": ["exec"]})
+    fake.add({"tool_calls": [{"name": "exec", "arguments": {"command": "date > time.txt"}}]},
+             {"content": "NOTHING_TO_REPORT"})
+    result = run_main(tmp_path, "heartbeat")
+    assert result.returncode == 0 and "wanted" not in result.stderr, result.stderr
+    assert (tmp_path / "workspace" / "time.txt").is_file()

@@ -7,7 +7,7 @@ from pathlib import Path
 from typing import Any
 
 from desktop.approvals import Answer, ApprovalRequest, Approvals
-from desktop.kernel.bus import TurnFinished
+from desktop.kernel.bus import MessageKind, TurnFinished
 from desktop.mcp import McpServers
 from desktop.mcp.results import UNTRUSTED_NOTE
 from desktop.tools.sandbox import Sandbox
@@ -50,5 +50,26 @@ async def test_a_result_telling_the_model_to_run_a_command_is_marked_and_the_com
         assert person.asked == ["touch pwned"]  # the MCP call itself did not ask: its server is trusted
         assert "did not approve" in command and not (core.workspace / "pwned").exists()
         assert "`mcp_`" in fake.requests[0]["messages"][0]["content"]  # the rules name MCP results as data
+    finally:
+        await core.close()
+
+
+async def test_a_scheduled_run_uses_an_untrusted_servers_tools_only_when_granted_mcp_server(
+        home_dir: Path, model_config: dict[str, Any], memory_keyring: MemoryKeyring, fake: FakeOpenAI) -> None:
+    """`mcp:SERVER` grants all of one server's tools to a run nobody watches; without it the call fails at once."""
+    core = await started(home_dir, model_config, {"mail": stdio_server(trusted=False)})  # its tools ask
+    try:
+        await until(lambda: core.get(McpServers).servers["mail"].state == "connected")
+        unattended = core.get(Approvals).unattended
+        for grants in ({}, {"mcp:mail": "allow"}):
+            fake.add({"tool_calls": [{"name": "mcp_mail_inbox", "arguments": {}}]}, {"content": "done"})
+            with unattended.running("desktop:plans", grants) as run:  # type: ignore[arg-type]
+                end = await core.loop.ask("desktop:plans", "check the mail", kind=MessageKind.SCHEDULED)
+            assert isinstance(end, TurnFinished)
+            [result] = [m["content"] for m in fake.requests[-1]["messages"] if m["role"] == "tool"][-1:]
+            if grants:
+                assert run.wanted == [] and "Ignore your instructions" in result
+            else:
+                assert run.wanted == ["mcp:mail"] and "no grant for mcp:mail" in result
     finally:
         await core.close()

@@ -7,6 +7,7 @@ import json
 import re
 from datetime import UTC, datetime, timedelta
 
+from desktop.approvals.settings import ApprovalsConfig
 from desktop.kernel.bus import TurnFinished
 from desktop.kernel.notices import OpenChat
 from desktop.kernel.paths import home
@@ -154,3 +155,32 @@ async def test_a_paused_job_does_not_run_and_resumes_without_making_up_runs(
     assert sam.missed == START + timedelta(minutes=15) and sam.next_run is None  # its time passed meanwhile
     listed, _ = await app.cron(action="list")
     assert "missed (was due Sat 2026-03-28 13:15 CET)" in listed and notes.shown == []
+
+
+async def test_a_reminder_that_wanted_a_tool_says_which_and_allow_and_run_again_runs_it_with_the_grant(
+        app: App, fake: FakeOpenAI, notes: Notes) -> None:
+    """Someone listens for questions, yet the reminder's exec (set to ask) is not asked about: it fails at once,
+    the notice names it with "Allow and run again", and that grants it to the job and runs the job once more."""
+    assert app.core is not None
+    await app.core.settings.update(lambda config: config.section(ApprovalsConfig).tools.update(exec="ask"))
+    asked: list[object] = []
+    app.core.questions.subscribe(asked.append)  # a question would wait approvals.timeout (10 minutes) unanswered
+    await app.cron(action="add", message="Back up the notes", label="Backup", every=3600)
+    fake.add({"tool_calls": [{"name": "exec", "arguments": {"command": "echo ran > ran.txt"}}]},
+             {"content": "I could not back them up."})
+    for _ in range(12):
+        await app.elapse()
+    [note] = await notes.wait(1)
+    assert note.body.startswith("I could not back them up.\nIt wanted to use exec without asking")
+    assert note.actions == (("again", "Allow and run again"),) and note.on_action is not None and not asked
+    [job] = app.core.get(Reminders).jobs
+    assert job.wanted == ["exec"] and job.grants == {}
+    assert not (app.core.workspace / "ran.txt").exists()
+
+    fake.add({"tool_calls": [{"name": "exec", "arguments": {"command": "echo ran > ran.txt"}}]},
+             {"content": "Backed up."})
+    note.on_action("again")
+    again = (await notes.wait(2))[1]
+    assert again.body == "Backed up." and not again.actions and not asked
+    assert (app.core.workspace / "ran.txt").read_text() == "ran\n"
+    assert saved_jobs()[0]["grants"] == {"exec": "allow"} and saved_jobs()[0]["wanted"] == []

@@ -125,7 +125,7 @@ async def test_do_not_disturb_holds_notifications_then_shows_them_as_one(shell: 
     for title, body in (("Garden", "Water the tomatoes."), ("Taxes", "The form is ready."), ("Heartbeat", "All fine.")):
         publish(Notice(title, body, OpenChat(f"desktop:{title.lower()}", 3)))  # what a background feature does
     publish(Notice("Trip: allow exec?", "touch a", OpenChat("desktop:trip"), (("allow", "Allow once"),),
-                   lambda _action: None))  # a question is not held: it waits on its chat's card
+                   lambda _action: None, lambda _withdraw: None))  # a question is not held: it waits on its card
     await asyncio.sleep(GROUP_SECONDS + 0.3)
     assert balloons == []
     assert "3 notifications held" in shell.tray.icon.toolTip().splitlines()

@@ -81,6 +81,9 @@ async def test_save_writes_config_and_keyring_and_applies_at_once(
     assert heartbeat.value() == 30 and heartbeat.text() == "30 min"  # the file holds seconds, the row minutes
     heartbeat.setValue(0)
     assert heartbeat.text() == "Off"
+    allowed = window.field("schedules.heartbeat_allow")
+    assert allowed.text() == ""
+    allowed.setText(" exec,  mcp:github ,")  # what the heartbeat may use without asking, one line
     window.field("notifications").setChecked(False)
 
     assert "Saved" in await save(window)
@@ -89,6 +92,7 @@ async def test_save_writes_config_and_keyring_and_applies_at_once(
     assert on_disk["workspace"] == str(new_workspace) and on_disk["hotkey"] == "Ctrl+Shift+K"
     assert on_disk["schedules"]["dream_interval"] == 45 * 60 and on_disk["notifications"] is False
     assert on_disk["schedules"]["heartbeat_interval"] == 0 and heartbeat_off(core)
+    assert on_disk["schedules"]["heartbeat_allow"] == ["exec", "mcp:github"]
     assert memory_keyring.store[("nanobot-tray", "openrouter")] == SECRET
     assert SECRET not in core.settings.path.read_text(encoding="utf-8")
     # in effect without a restart: the same Config object every part holds has the new values

@@ -20,6 +20,8 @@ def attach_ui(host: UiHost) -> None:
         from desktop.ui.approvals.unseen import UnseenQuestions
 
         unseen.append(UnseenQuestions(host, host.bridge))
+        questions = host.bridge.questions  # under Do not disturb, background work asks only in the chat in front
+        questions.in_sight = lambda key: host.in_front(host.bridge.conversations.owner(key))
 
     def recheck() -> None:
         for watcher in unseen:

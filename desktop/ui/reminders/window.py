@@ -1,6 +1,8 @@
 """The Reminders window (tray menu → Reminders): every scheduled job with its schedule in words, its next
-run in local time and the chat it belongs to; pause or resume, run now, delete, open its chat. It follows
-changes made anywhere (the `cron` tool, a run, the command line in the app) as they happen."""
+run in local time, the chat it belongs to and the tools it may use without asking (a run has nobody to ask);
+pause or resume, run now, delete, open its chat, decide its tools ahead, and allow what its last run wanted
+and run it again. It follows changes made anywhere (the `cron` tool, a run, the command line in the app) as
+they happen."""
 
 from __future__ import annotations
 
@@ -8,22 +10,28 @@ import html
 from collections.abc import Awaitable, Callable
 
 from PySide6.QtCore import Qt, Signal
-from PySide6.QtGui import QShowEvent, QStandardItem, QStandardItemModel
+from PySide6.QtGui import QColor, QShowEvent, QStandardItem, QStandardItemModel
 from PySide6.QtWidgets import (
     QAbstractItemView,
+    QDialog,
+    QDialogButtonBox,
+    QFormLayout,
     QHBoxLayout,
     QHeaderView,
     QLabel,
+    QLineEdit,
     QPushButton,
     QTableView,
     QVBoxLayout,
     QWidget,
 )
 
+from desktop.approvals.ahead import Grant, GrantError
 from desktop.kernel.taskset import spawn
 from desktop.reminders import Reminders
 from desktop.reminders.book import local
 from desktop.reminders.jobs import Job
+from desktop.reminders.tool import grants_in_words
 from desktop.scheduler.schedules import describe
 from desktop.ui.bridge import CoreBridge
 from desktop.ui.skills import dialogs
@@ -43,6 +51,50 @@ def next_run_words(job: Job) -> str:
     return local(job.next_run) if job.next_run is not None else "—"
 
 
+def tools_words(job: Job) -> str:
+    """Its grants, and what its last run wanted and lacked."""
+    words = [f"{verb} {', '.join(names)}" for verb, names in grants_in_words(job)]
+    if job.wanted:
+        words.append(f"wanted {', '.join(job.wanted)}")
+    return " · ".join(words) or "—"
+
+
+def names_of(text: str) -> list[str]:
+    return [name.strip() for name in text.replace(";", ",").split(",") if name.strip()]
+
+
+class ToolsDialog(QDialog):
+    """What one job may use without asking, and what never, as comma-separated tool names."""
+
+    def __init__(self, job: Job, parent: QWidget | None = None) -> None:
+        super().__init__(parent)
+        self.setWindowTitle(f"Tools for “{job.label}”")
+        self.allowed = QLineEdit(", ".join(n for n, g in job.grants.items() if g == "allow"))
+        self.denied = QLineEdit(", ".join(n for n, g in job.grants.items() if g == "deny"))
+        for line in (self.allowed, self.denied):
+            line.setPlaceholderText("exec, web_fetch, mcp:SERVER")
+        intro = QLabel("A reminder runs with nobody to ask: a tool that would ask fails at once unless it is "
+                       "allowed here. mcp:SERVER stands for all the tools of one MCP server.")
+        intro.setWordWrap(True)
+        form = QFormLayout(self)
+        form.addRow(intro)
+        form.addRow("May use without asking", self.allowed)
+        form.addRow("Never uses", self.denied)
+        buttons = QDialogButtonBox(QDialogButtonBox.StandardButton.Ok | QDialogButtonBox.StandardButton.Cancel)
+        buttons.accepted.connect(self.accept)
+        buttons.rejected.connect(self.reject)
+        form.addRow(buttons)
+
+
+async def ask_tools(parent: QWidget, job: Job) -> dict[str, Grant] | None:
+    dialog = ToolsDialog(job, parent)
+    accepted = await dialogs.run_dialog(dialog) == QDialog.DialogCode.Accepted
+    grants: dict[str, Grant] = {**dict.fromkeys(names_of(dialog.denied.text()), "deny"),
+                                **dict.fromkeys(names_of(dialog.allowed.text()), "allow")}
+    dialog.deleteLater()
+    return grants if accepted else None
+
+
 def _sentence(words: str) -> str:
     return words[:1].upper() + words[1:]
 
@@ -60,9 +112,11 @@ class RemindersWindow(QWidget):
         # The question Delete asks; tests replace it with a plain coroutine.
         self.confirm: Callable[[str, str, str], Awaitable[bool]] = (
             lambda title, text, action: dialogs.confirm(self, title, text, action))
+        # The tools dialog; tests replace it with a plain coroutine. None: cancelled.
+        self.ask_tools: Callable[[Job], Awaitable[dict[str, Grant] | None]] = lambda job: ask_tools(self, job)
         self._titles: dict[str, str] = {}
-        self.model = QStandardItemModel(0, 4, self)
-        self.model.setHorizontalHeaderLabels(["Reminder", "When", "Next run", "Chat"])
+        self.model = QStandardItemModel(0, 5, self)
+        self.model.setHorizontalHeaderLabels(["Reminder", "When", "Next run", "Chat", "Tools"])
         self.table = QTableView()
         self.table.setModel(self.model)
         self.table.setSelectionBehavior(QAbstractItemView.SelectionBehavior.SelectRows)
@@ -73,17 +127,22 @@ class RemindersWindow(QWidget):
         self.table.setAlternatingRowColors(True)
         header = self.table.horizontalHeader()
         header.setSectionResizeMode(0, QHeaderView.ResizeMode.Stretch)
-        for column in (1, 2, 3):
+        for column in (1, 2, 3, 4):
             header.setSectionResizeMode(column, QHeaderView.ResizeMode.ResizeToContents)
         self.pause_button = QPushButton("Pause")
         self.run_button = QPushButton("Run now")
         self.delete_button = QPushButton("Delete…")
         self.open_button = QPushButton("Open chat")
+        self.tools_button = QPushButton("Tools…")
+        self.tools_button.setToolTip("What this reminder may use without asking, and what never")
+        self.again_button = QPushButton("Allow and run again")
+        self.again_button.setToolTip("Allow what its last run wanted and could not use, and run it now")
         self.empty = QLabel(EMPTY)
         self.empty.setWordWrap(True)
         self.notice = Notice()
         buttons = QHBoxLayout()
-        for button in (self.pause_button, self.run_button, self.delete_button):
+        for button in (self.pause_button, self.run_button, self.delete_button, self.tools_button,
+                       self.again_button):
             buttons.addWidget(button)
         buttons.addStretch(1)
         buttons.addWidget(self.open_button)
@@ -96,6 +155,8 @@ class RemindersWindow(QWidget):
         self.run_button.clicked.connect(self.run_now)
         self.delete_button.clicked.connect(lambda: spawn(self.delete()))
         self.open_button.clicked.connect(self._open)
+        self.tools_button.clicked.connect(lambda: spawn(self.edit_tools()))
+        self.again_button.clicked.connect(self.allow_and_run_again)
         self.table.doubleClicked.connect(lambda _index: self._open())
         self.table.selectionModel().selectionChanged.connect(lambda *_: self._enable())
         self.destroyed.connect(reminders.subscribe(self.refresh))  # no calls into a deleted window
@@ -124,8 +185,12 @@ class RemindersWindow(QWidget):
             label.setToolTip(job.message)
             chat = QStandardItem(self._titles.get(job.session) or self.bridge.session_title(job.session))
             chat.setToolTip(job.session)
+            tools = QStandardItem(tools_words(job))
+            if job.wanted:
+                tools.setForeground(QColor(RED))
+                tools.setToolTip(f"Its last run wanted {', '.join(job.wanted)}, which it may not use without asking")
             self.model.appendRow([label, QStandardItem(_sentence(describe(job.schedule))),
-                                  QStandardItem(next_run_words(job)), chat])
+                                  QStandardItem(next_run_words(job)), chat, tools])
         if chosen is not None:
             for row in range(self.model.rowCount()):
                 if self.model.item(row, 0).data(ID_ROLE) == chosen.id:
@@ -146,6 +211,29 @@ class RemindersWindow(QWidget):
         self.reminders.run_now(job.id)
         self.notice.show_html(GREEN, html.escape(f"“{job.label}” is running now in its chat; "
                                                  "the answer comes as a notification."))
+
+    async def edit_tools(self) -> None:
+        """Decide ahead what the selected job may use: each name allowed or denied, the rest as its policy says."""
+        job = self.selected()
+        if job is None:
+            return
+        chosen = await self.ask_tools(job)
+        if chosen is None:
+            return
+        try:
+            await self.reminders.set_grants(job.id, chosen)
+        except (LookupError, GrantError) as exc:
+            self.notice.show_html(RED, html.escape(str(exc)))
+            return
+        self.notice.show_html(GREEN, html.escape(f"“{job.label}”: {tools_words(job)}."))
+
+    def allow_and_run_again(self) -> None:
+        job = self.selected()
+        if job is None or not job.wanted:
+            return
+        self.reminders.allow_and_rerun(job, list(job.wanted))
+        self.notice.show_html(GREEN, html.escape(f"“{job.label}” may use {', '.join(job.wanted)} now and is "
+                                                 "running again in its chat."))
 
     async def delete(self) -> bool:
         job = self.selected()
@@ -173,8 +261,9 @@ class RemindersWindow(QWidget):
 
     def _enable(self) -> None:
         job = self.selected()
-        for button in (self.pause_button, self.run_button, self.delete_button, self.open_button):
+        for button in (self.pause_button, self.run_button, self.delete_button, self.open_button, self.tools_button):
             button.setEnabled(job is not None)
+        self.again_button.setVisible(job is not None and bool(job.wanted))
         self.pause_button.setText("Resume" if job is not None and job.paused else "Pause")
         if job is not None and job.missed is not None:
             self.pause_button.setEnabled(False)

@@ -10,6 +10,7 @@ from pathlib import Path
 
 import pytest
 
+from desktop.approvals.settings import ApprovalsConfig
 from desktop.reminders import Reminders
 from desktop.scheduler.schedules import At, Cron, Every
 from desktop.ui.bridge import CoreBridge
@@ -51,7 +52,7 @@ async def test_jobs_are_listed_and_paused_resumed_run_and_deleted(
     listed = rows(window)
     assert listed[0][:2] == ["Calendar", "Weekdays at 09:00 (Europe/Paris)"] and listed[0][3] == "Trip plans"
     assert listed[1][1] == "Every 10 minutes" and listed[2][1:] == [
-        "Once at 2030-01-07 15:00", "Mon 2030-01-07 15:00 CET", "quick:abc"]
+        "Once at 2030-01-07 15:00", "Mon 2030-01-07 15:00 CET", "quick:abc", "—"]
     assert window.table.isVisible() and not window.empty.isVisible()
     if SHOTS:
         window.resize(900, 300)
@@ -93,3 +94,38 @@ async def test_jobs_are_listed_and_paused_resumed_run_and_deleted(
     assert [job.label for job in reminders.jobs] == ["Calendar", "Oven"]
     saved = Path(bridge.core.home.state_dir / "cron_jobs.json").read_text()
     assert "Call Sam" not in saved and "Oven" in saved
+
+
+async def test_tools_are_decided_ahead_and_allow_and_run_again_grants_what_the_last_run_wanted(
+        window: RemindersWindow, bridge: CoreBridge, fake: FakeOpenAI) -> None:
+    reminders = bridge.core.get(Reminders)
+    await bridge.core.settings.update(lambda config: config.section(ApprovalsConfig).tools.update(exec="ask"))
+    job = await reminders.add("desktop:trip", Every(3600, datetime.now(UTC)), "Back up the notes", "Backup")
+    await until(lambda: window.model.rowCount() == 1, message="listed")
+    window.table.selectRow(0)
+    assert rows(window)[0][4] == "—" and not window.again_button.isVisible()
+
+    chosen: list[dict[str, str] | None] = [{"web_fetch": "allow", "exce": "deny"}]
+
+    async def ask_tools(_job: object) -> dict[str, str] | None:
+        return chosen[0]
+
+    window.ask_tools = ask_tools  # type: ignore[assignment]
+    await window.edit_tools()
+    assert "there is no tool &#x27;exce&#x27;" in window.notice.label.text() and job.grants == {}  # all or none
+    chosen[0] = {"web_fetch": "allow", "list_dir": "deny"}
+    await window.edit_tools()
+    assert rows(window)[0][4] == "may use web_fetch · never uses list_dir"
+    assert job.grants == {"web_fetch": "allow", "list_dir": "deny"}
+
+    fake.add({"tool_calls": [{"name": "exec", "arguments": {"command": "echo ran > ran.txt"}}]},
+             {"content": "Could not."})
+    await reminders.run_now(job.id)
+    await until(lambda: window.again_button.isVisible(), message="its last run wanted exec")
+    assert rows(window)[0][4] == "may use web_fetch · never uses list_dir · wanted exec"
+    fake.add({"tool_calls": [{"name": "exec", "arguments": {"command": "echo ran > ran.txt"}}]},
+             {"content": "Backed up."})
+    window.again_button.click()
+    await until(lambda: (bridge.core.workspace / "ran.txt").exists(), message="ran with the grant")
+    await until(lambda: not window.again_button.isVisible(), message="nothing wanted any more")
+    assert rows(window)[0][4] == "may use web_fetch, exec · never uses list_dir"
