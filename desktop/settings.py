@@ -38,6 +38,7 @@ from desktop.config import (
     validate,
     write_schema,
 )
+from desktop.kernel.atomic import atomic_write_text
 
 log = logging.getLogger(__name__)
 
@@ -62,8 +63,10 @@ class Settings:
         """Read config.yaml (written with defaults when missing) and keep its schema beside it for editors.
         Blocking: call off the GUI thread."""
         loaded = load_config(path)
-        if loaded.unreadable:  # nothing earlier to keep at start
-            loaded.problems[:] = [f"{p}; using defaults" for p in loaded.problems]
+        if loaded.unreadable:
+            loaded = _last_good(loaded)
+        elif not loaded.problems:
+            _keep_as_last_good(path)
         write_schema(path)
         if not loaded.problems:  # a file with problems stays exactly as written until fixed or replaced
             name_schema(path)
@@ -122,6 +125,8 @@ class Settings:
                 log.warning("config.yaml could not be read; keeping the settings in force: %s", current.problems)
                 return frozenset()
             self.problems[:] = current.problems
+            if not current.problems:
+                await asyncio.to_thread(_keep_as_last_good, self.path)
             changed = self._take(current.config)
         await self._publish(changed)
         return changed
@@ -133,6 +138,7 @@ class Settings:
             copied = self.path.with_name(f"{self.path.name}.broken-{time.strftime('%Y%m%d-%H%M%S')}")
             shutil.copy2(self.path, copied)
         save_config(self.path, new)
+        _keep_as_last_good(self.path)
         return copied
 
     def _take(self, on_disk: Config) -> frozenset[str]:
@@ -157,6 +163,32 @@ class Settings:
                     await result
             except Exception:  # one part failing to follow must not keep the others on old settings
                 log.exception("a part failed to take new settings (%s)", ", ".join(sorted(heard)))
+
+
+def last_good_path(path: Path) -> Path:
+    """A copy of config.yaml as it last read without a problem: what a file broken by hand while the app was
+    closed is replaced with at start, so a typo never brings back onboarding or defaults over a working setup."""
+    return path.with_name(f"{path.name}.last-good")
+
+
+def _keep_as_last_good(path: Path) -> None:
+    text = path.read_text(encoding="utf-8")
+    kept = last_good_path(path)
+    if not kept.exists() or kept.read_text(encoding="utf-8") != text:
+        atomic_write_text(kept, text)
+
+
+def _last_good(broken: LoadedConfig) -> LoadedConfig:
+    """At start, for a config.yaml that cannot be read at all: the last settings that worked (the broken file
+    stays as written until fixed or replaced), else defaults."""
+    kept = last_good_path(broken.path)
+    earlier = load_config(kept) if kept.exists() else None
+    if earlier is None or earlier.unreadable:
+        broken.problems[:] = [f"{p}; using defaults" for p in broken.problems]
+        return broken
+    broken.problems[:] = [f"{p}; the app goes on with the last settings that worked until it is fixed"
+                          for p in broken.problems]
+    return LoadedConfig(earlier.config, broken.path, broken.problems, True)
 
 
 def _check(config: Config) -> None:

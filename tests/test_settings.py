@@ -129,6 +129,29 @@ async def test_an_unreadable_file_keeps_the_settings_in_force_and_blocks_toggles
     assert path.read_text(encoding="utf-8") == broken
 
 
+async def test_a_file_broken_while_the_app_was_closed_starts_with_the_last_settings_that_worked(
+        tmp_path: Path) -> None:
+    """A typo made with the app closed used to start it on defaults: onboarding again, rules gone, and a save
+    away from losing the setup. It starts with the last settings that read well; the file stays as written."""
+    path = tmp_path / "config.yaml"
+    settings = Settings.open(path)
+    await settings.update(lambda c: setattr(c, "model", "openai/mine"))
+    working = path.read_text(encoding="utf-8")
+    broken = working.replace("model: openai/mine", "model: [openai/mine")
+    path.write_text(broken, encoding="utf-8")
+    again = Settings.open(path)
+    assert again.config.model == "openai/mine"
+    assert "line" in again.problems[0] and "last settings that worked" in again.problems[0]
+    assert (await again.read()).config.model == "openai/mine"  # what Settings shows to edit
+    with pytest.raises(SettingsError, match="fix it before changing settings"):
+        await again.update(lambda c: setattr(c, "temperature", 0.1))
+    assert path.read_text(encoding="utf-8") == broken
+    path.write_text(working.replace("openai/mine", "openai/fixed"), encoding="utf-8")
+    assert "model" in await again.reload() and again.problems == []
+    path.write_text("model: [\n", encoding="utf-8")
+    assert Settings.open(path).config.model == "openai/fixed"  # the fixed file became the last good one
+
+
 async def test_a_bad_key_in_a_hand_edit_falls_back_to_its_default(core: Core) -> None:
     hand_edit(core, max_iterations=-3, temperature=0.5)
     await core.settings.reload()

@@ -211,8 +211,7 @@ class AgentLoop:
         if titled:  # before the first write, so the file's metadata line carries it
             session.metadata["title"] = _title_from(msg.content or " ".join(Path(m).name for m in msg.media))
         written = "created_at" in session.metadata  # the metadata line is already on disk
-        if msg.redo:
-            await self.sessions.drop_last_turn(session)
+        replaced = await self.sessions.drop_last_turn(session) if msg.redo else []
         await self.sessions.append(session, user)  # saved before the model is called
         if titled and written:
             await self.sessions.rewrite(session)  # rare: a chat that began with a notice or a command
@@ -241,8 +240,10 @@ class AgentLoop:
         except ProviderError as exc:  # the reason is kept, so a reload still says what went wrong
             failed = {"role": "assistant", "content": FAILED_PLACEHOLDER, "failed": True, "error": str(exc),
                       "error_kind": exc.kind.value}
-            if runner.cut_off_text:  # what the person read before it broke off: shown again, never sent as an answer
-                failed["partial"] = runner.cut_off_text
+            # what the person read before it broke off, in this try or the one it retries: shown again, never sent
+            partial = runner.cut_off_text or next((m["partial"] for m in replaced if m.get("partial")), "")
+            if partial:
+                failed["partial"] = partial
             await self.sessions.append(session, failed)
             self._end(answered, TurnError(key, str(exc), exc.kind.value))
             return

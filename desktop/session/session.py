@@ -118,14 +118,17 @@ class SessionStore:
             lines = [self._metadata_record(session), *session.messages]
             await asyncio.to_thread(_write_records, self.path_for(session.key), lines)
 
-    async def drop_last_turn(self, session: Session) -> None:
-        """Retry, Regenerate, Edit: the person asked for the last turn (from its question on) to be replaced.
-        A turn already archived into memory stays."""
+    async def drop_last_turn(self, session: Session) -> list[dict[str, Any]]:
+        """Retry, Regenerate, Edit: the person asked for the last turn (from its question on) to be replaced;
+        returns what was dropped. A turn already archived into memory stays."""
         messages = session.messages
         start = max((i for i, m in enumerate(messages) if m.get("role") == "user"), default=len(messages))
-        if start >= session.last_consolidated:
-            del session.messages[start:]
-            await self.rewrite(session)
+        if start < session.last_consolidated:
+            return []
+        dropped = session.messages[start:]
+        del session.messages[start:]
+        await self.rewrite(session)
+        return dropped
 
     async def set_aside(self, session: Session) -> str:
         """/new: the conversation moves, object and file, to a fresh key of the same channel, so it stays

@@ -106,6 +106,21 @@ async def test_a_cut_off_answer_live_is_the_same_chat_reloaded(core: Core, chat:
     assert shown(transcript.rows) == reloaded(core, chat)
 
 
+async def test_a_retry_that_fails_keeps_the_half_answer_it_was_to_replace(core: Core, chat: Conversation,
+                                                                           fake: FakeOpenAI) -> None:
+    """Retry while the server is still down used to leave only the failure, on screen and on disk."""
+    fake.add({"content": "Once upon a time there was a fox", "chunk": 5, "cut": 4},
+             {"status": 400, "body": {"error": {"message": "model is overloaded"}}})
+    await chat.send("a story")
+    await chat.wait_end()
+    await chat.send("a story", redo=True)
+    await chat.wait_end(count=2)
+    rows = rows_from_messages(session_lines(core, chat.key)[1:])
+    assert [r.kind for r in rows] == [Kind.USER, Kind.ASSISTANT, Kind.ERROR]
+    assert rows[1].cut_off and rows[1].text.startswith("Once upon a")
+    assert "overloaded" in rows[2].text
+
+
 def test_a_background_tasks_file_reads_as_the_chat_shows_a_turn_and_survives_a_cut_line() -> None:
     raw = "\n".join([
         '{"_type": "task", "id": "ab12cd", "label": "Disk use", "task": "how full is the disk?", "origin": "cli:x"}',
