@@ -438,7 +438,7 @@ class Shell(QObject):
         from desktop.tools import Tools
         from desktop.ui.settings import SettingsWindow
 
-        return SettingsWindow(self.bridge, self._settings_pages, self.get(Tools).command_mode)
+        return SettingsWindow(self.bridge, self._settings_pages, self.get(Tools))
 
     def show_chat(self, session: str | None = None, text: str = "") -> None:
         """Bring the chat window up, on `session` if given, and send `text` there if any."""
