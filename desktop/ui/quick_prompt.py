@@ -21,6 +21,7 @@ from PySide6.QtGui import (
     QPainter,
     QPainterPath,
     QPaintEvent,
+    QPalette,
     QPixmap,
     QRegion,
     QTextBlockFormat,
@@ -51,7 +52,7 @@ OFFER = "<a href='continue'>↩ Continue the last quick chat</a>  (Ctrl+↑)"
 CONTINUING = "Continuing {what}  ·  <a href='new'>New</a>  (Ctrl+N)"
 
 STYLE = """
-#card { background: palette(window); border: 1px solid palette(dark); border-radius: 12px; }
+#card { background: palette(window); border: 1px solid EDGE; border-radius: 12px; }
 #card QLineEdit { border: none; background: transparent; padding: 6px 4px; }
 #card #glyph { color: palette(highlight); }
 #card #question, #card #context { color: palette(placeholder-text); }
@@ -98,7 +99,7 @@ class QuickPrompt(QWidget):
         self.card = QFrame(self)
         self.card.setObjectName("card")
         self.card.setAttribute(Qt.WidgetAttribute.WA_StyledBackground, True)
-        self.setStyleSheet(STYLE)
+        self.setStyleSheet(STYLE.replace("EDGE", edge_colour(self.palette()).name()))
         self.setFixedWidth(WIDTH + 2 * self._shadow)
 
         glyph = QLabel("✦")
@@ -491,6 +492,14 @@ def activity(turn: Transcript) -> str:
     if last is not None and last.tool is not None:
         return f"Using {last.tool.title}…"
     return "Thinking…"
+
+
+def edge_colour(palette: QPalette) -> QColor:
+    """The card's 1 px border: a third of the way from its background to its text, so it stands out in light
+    and dark themes alike (a dark theme's palette(dark) is about its window colour, and without a compositor
+    there is no shadow to show the card's edge)."""
+    back, text = palette.window().color(), palette.windowText().color()
+    return QColor.fromRgbF(*(b + (t - b) / 3 for b, t in zip(back.getRgbF()[:3], text.getRgbF()[:3], strict=True)))
 
 
 def composited() -> bool:

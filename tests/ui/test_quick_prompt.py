@@ -15,8 +15,8 @@ from desktop.conversation.transcript import CUT_OFF
 from desktop.kernel.bus import TextDelta
 from desktop.providers.litellm_env import litellm
 from desktop.ui.bridge import CoreBridge
-from desktop.ui.quick_prompt import SHADOW, WIDTH, QuickPrompt
 from desktop.ui.context.shelf import FileChip, ImageChip
+from desktop.ui.quick_prompt import SHADOW, WIDTH, QuickPrompt
 from tests.fakeserver import FakeOpenAI, last_user_text
 from tests.ui.conftest import until
 
@@ -245,7 +245,7 @@ def _dark() -> QPalette:
     for role, colour in ((QPalette.ColorRole.Window, "#2b2b2b"), (QPalette.ColorRole.WindowText, "#eeeeee"),
                          (QPalette.ColorRole.Base, "#1e1e1e"), (QPalette.ColorRole.Text, "#eeeeee"),
                          (QPalette.ColorRole.Button, "#3a3a3a"), (QPalette.ColorRole.ButtonText, "#eeeeee"),
-                         (QPalette.ColorRole.Highlight, "#3d7fd6"), (QPalette.ColorRole.Dark, "#8a8a8a"),
+                         (QPalette.ColorRole.Highlight, "#3d7fd6"), (QPalette.ColorRole.Dark, "#1a1a1a"),
                          (QPalette.ColorRole.Midlight, "#444444"), (QPalette.ColorRole.PlaceholderText, "#999999")):
         palette.setColor(role, QColor(colour))
     return palette
@@ -280,6 +280,8 @@ async def test_the_card_has_rounded_corners_and_a_shadow_where_the_desktop_can_s
         assert not prompt.mask().contains(QPoint(1, 1)) and prompt.mask().contains(card.center())
         assert not prompt.mask().contains(QPoint(prompt.width() - 2, prompt.height() - 2))
     assert shot.pixelColor(card.center()).alpha() == 255  # the card itself is opaque
+    edge, inside = shot.pixelColor(card.left(), card.center().y()), shot.pixelColor(card.left() + 4, card.center().y())
+    assert abs(edge.lightness() - inside.lightness()) > 40  # a visible 1 px edge, in dark themes too
 
 
 async def test_ctrl_v_of_a_screenshot_or_a_long_text_attaches_it_as_in_the_chat(
