@@ -499,7 +499,8 @@ def edge_colour(palette: QPalette) -> QColor:
     and dark themes alike (a dark theme's palette(dark) is about its window colour, and without a compositor
     there is no shadow to show the card's edge)."""
     back, text = palette.window().color(), palette.windowText().color()
-    return QColor.fromRgbF(*(b + (t - b) / 3 for b, t in zip(back.getRgbF()[:3], text.getRgbF()[:3], strict=True)))
+    return QColor.fromRgbF(*(b + (t - b) / 3 for b, t in ((back.redF(), text.redF()), (back.greenF(), text.greenF()),
+                                                          (back.blueF(), text.blueF()))))
 
 
 def composited() -> bool:
