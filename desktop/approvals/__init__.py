@@ -7,7 +7,7 @@ contain what they can, so asks are kept for what they cannot (`exec` where bubbl
 tools reaching outside the workspace with the restriction off, MCP tools until the user trusts the server).
 It also says what the person approves (`shown`), the change as a diff, the card's title, and what "Always
 allow" saves when that is broader than the call (`trust`: an MCP tool trusts its server). This module names
-no tool. `approvals.tools` in config.yaml sets a tool to allow, ask or deny outright. "Always allow" saves a
+no tool. `approvals.tools` (Settings → Tools) sets a tool to allow, ask or deny outright. "Always allow" saves a
 rule (`approvals.rules`: this exact command or path, in this workspace) through the settings writer.
 Approving never lifts a tool's own refusals (destructive commands, app-managed files): those hold even with
 --yes. While a question waits, its turn gives up its concurrent-turn place (the door sees to it).
@@ -81,8 +81,8 @@ class Approvals:
         """The decision for one call and, for ask and deny, why."""
         configured = self.config.section(ApprovalsConfig).tools.get(tool.name)
         if configured is not None:
-            if configured in DECISIONS:
-                return configured, f"approvals.tools.{tool.name} is {configured}"  # type: ignore[return-value]
+            if configured in DECISIONS:  # said in the person's words: they may have set it in Settings
+                return configured, f"{tool.label or tool.name} is set to {configured} in Settings → Tools"  # type: ignore[return-value]
             log.warning("approvals.tools.%s is %r, not allow, ask or deny: asking", tool.name, configured)
             return "ask", f"approvals.tools.{tool.name} is {configured!r} (not allow, ask or deny)"
         why = await tool.needs_approval(self.config, arguments)

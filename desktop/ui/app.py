@@ -182,6 +182,7 @@ class Shell(QObject):
         self.tray = Tray(self, self._chat_title, self.conversations)
         self.tray.toggle_chat.connect(self.toggle_chat)
         self.tray.show_chat.connect(lambda: self.show_chat())
+        self.tray.open_chat.connect(lambda key: self.show_chat(key))
         self.tray.new_chat.connect(self.new_chat)
         self.tray.quick_prompt.connect(lambda: self.open_quick())
         self.tray.settings.connect(lambda: self.open_window("settings"))
@@ -255,6 +256,7 @@ class Shell(QObject):
         self.server.runner = runner(self.core)  # `nanobot-tray agent -m ...` now runs here (desktop/cli/remote.py)
         config = self.core.config
         self.tray.set_model(config.model)
+        self.tray.follow_chats(self.bridge.list_chats)
         self.core.settings.subscribe("model", lambda _: self.tray.set_model(config.model))
         self.core.settings.subscribe("hotkey", lambda _: self._bind_hotkey(config.hotkey))
         await self.notifier.start()
@@ -438,7 +440,7 @@ class Shell(QObject):
         from desktop.tools import Tools
         from desktop.ui.settings import SettingsWindow
 
-        return SettingsWindow(self.bridge, self._settings_pages, self.get(Tools).command_mode)
+        return SettingsWindow(self.bridge, self._settings_pages, self.get(Tools))
 
     def show_chat(self, session: str | None = None, text: str = "") -> None:
         """Bring the chat window up, on `session` if given, and send `text` there if any."""
@@ -536,6 +538,7 @@ class Shell(QObject):
     async def _bind_hotkey(self, chord: str) -> None:
         self._bound_hotkey = chord
         status = await self.hotkey.bind(chord)
+        self.tray.set_quick_hotkey(chord if status.active else "")
         if not status.active and status.backend != "none":
             self.notify(Notice("Global hotkey unavailable", f"{status.message}\n{status.hint}"))
 

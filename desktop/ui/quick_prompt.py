@@ -1,7 +1,9 @@
-"""The quick prompt: a Spotlight-like popup to ask one thing and read the answer as it streams."""
+"""The quick prompt: a Spotlight-like popup to ask one thing and read the answer as it streams. Ctrl+V of a
+picture, of copied files or of a long text attaches it, as in the chat's message box (desktop/ui/chat/pasted.py)."""
 
 from __future__ import annotations
 
+import asyncio
 import ctypes
 import ctypes.util
 import html
@@ -13,10 +15,14 @@ from PySide6.QtGui import (
     QCursor,
     QFont,
     QGuiApplication,
+    QImage,
     QKeyEvent,
+    QKeySequence,
     QPainter,
     QPainterPath,
     QPaintEvent,
+    QPalette,
+    QPixmap,
     QRegion,
     QTextBlockFormat,
     QTextCursor,
@@ -29,9 +35,11 @@ from desktop.agent.attachments import problem as attachment_problem
 from desktop.conversation.transcript import CUT_OFF, Kind, Transcript
 from desktop.kernel.bus import Event
 from desktop.kernel.channels import Channel, channel_of, session_key
+from desktop.kernel.paths import home
 from desktop.kernel.taskset import spawn
 from desktop.ui.approvals.cards import ApprovalCards
 from desktop.ui.bridge import CoreBridge
+from desktop.ui.chat import pasted
 from desktop.ui.chat.model_picker import ModelPicker
 from desktop.ui.context.shelf import ContextShelf
 from desktop.ui.markdown import MarkdownBrowser
@@ -44,7 +52,7 @@ OFFER = "<a href='continue'>↩ Continue the last quick chat</a>  (Ctrl+↑)"
 CONTINUING = "Continuing {what}  ·  <a href='new'>New</a>  (Ctrl+N)"
 
 STYLE = """
-#card { background: palette(window); border: 1px solid palette(dark); border-radius: 12px; }
+#card { background: palette(window); border: 1px solid EDGE; border-radius: 12px; }
 #card QLineEdit { border: none; background: transparent; padding: 6px 4px; }
 #card #glyph { color: palette(highlight); }
 #card #question, #card #context { color: palette(placeholder-text); }
@@ -91,7 +99,7 @@ class QuickPrompt(QWidget):
         self.card = QFrame(self)
         self.card.setObjectName("card")
         self.card.setAttribute(Qt.WidgetAttribute.WA_StyledBackground, True)
-        self.setStyleSheet(STYLE)
+        self.setStyleSheet(STYLE.replace("EDGE", edge_colour(self.palette()).name()))
         self.setFixedWidth(WIDTH + 2 * self._shadow)
 
         glyph = QLabel("✦")
@@ -272,6 +280,26 @@ class QuickPrompt(QWidget):
             self.shelf.say(f"Not attached: {'; '.join(refused)}")
         self.input.setFocus()
 
+    def paste(self) -> bool:
+        """Ctrl+V: copied files, a picture or a long text attach (a picture with its thumbnail, a long text as
+        "Pasted text, N lines", kept as a file in the data folder); False for a few lines, which are typed in."""
+        found = pasted.attachable(QGuiApplication.clipboard().mimeData())
+        if isinstance(found, list):
+            self._add_files(found)
+        elif isinstance(found, QImage):
+            spawn(self.shelf.add_picture(QPixmap.fromImage(found), "Pasted picture"))
+        elif found is not None:
+            spawn(self._paste_text(found))
+        return found is not None
+
+    async def _paste_text(self, text: str) -> None:
+        try:
+            path = await asyncio.to_thread(pasted.save_text, text, home().pasted_dir)
+        except OSError as exc:
+            self.shelf.say(f"The pasted text could not be kept: {exc.strerror or exc}")
+            return
+        self.shelf.add_file(str(path), pasted.text_label(text))
+
     def stop(self) -> None:
         if self._busy:
             self.bridge.stop(self.session_key)
@@ -324,6 +352,8 @@ class QuickPrompt(QWidget):
                 return True
             if ctrl and key_event.key() == Qt.Key.Key_N:
                 self.start_new()
+                return True
+            if key_event.matches(QKeySequence.StandardKey.Paste) and self.paste():
                 return True
         return super().eventFilter(watched, event)
 
@@ -462,6 +492,15 @@ def activity(turn: Transcript) -> str:
     if last is not None and last.tool is not None:
         return f"Using {last.tool.title}…"
     return "Thinking…"
+
+
+def edge_colour(palette: QPalette) -> QColor:
+    """The card's 1 px border: a third of the way from its background to its text, so it stands out in light
+    and dark themes alike (a dark theme's palette(dark) is about its window colour, and without a compositor
+    there is no shadow to show the card's edge)."""
+    back, text = palette.window().color(), palette.windowText().color()
+    return QColor.fromRgbF(*(b + (t - b) / 3 for b, t in ((back.redF(), text.redF()), (back.greenF(), text.greenF()),
+                                                          (back.blueF(), text.blueF()))))
 
 
 def composited() -> bool:

@@ -4,9 +4,10 @@ workspace, hotkey, schedules, autostart, notifications.
 A simple setting (true or false, a number, one of a few choices, text) gets its row from its declaration
 (desktop/config.py): label, help, bounds, unit and choices come from there, so the window and config.yaml
 never disagree; this module only says which keys go on which page. The model form, the approval rules, the
-workspace folder and the hotkey are widgets of their own. A feature whose section holds only simple settings
-gets its page without a line here: `host.add_settings_page(title, caption, lambda: SettingsGroup("key"))`
-in its `attach_ui` (desktop/ui/host.py); the window loads and saves that page's rows with its own.
+per-tool approvals, the workspace folder and the hotkey are widgets of their own. A feature whose section
+holds only simple settings gets its page without a line here:
+`host.add_settings_page(title, caption, lambda: SettingsGroup("key"))` in its `attach_ui` (desktop/ui/host.py);
+the window loads and saves that page's rows with its own.
 
 Save writes config.yaml atomically and switches the running core to it, so nothing needs a restart.
 A config.yaml that had problems is only replaced after the user agrees, and a copy of it is kept; one that
@@ -16,7 +17,7 @@ from __future__ import annotations
 
 import asyncio
 import math
-from collections.abc import Awaitable, Callable, Sequence
+from collections.abc import Callable, Sequence
 from pathlib import Path
 from typing import Any
 
@@ -33,6 +34,7 @@ from PySide6.QtWidgets import (
     QLabel,
     QLineEdit,
     QPushButton,
+    QScrollArea,
     QSpinBox,
     QTabWidget,
     QVBoxLayout,
@@ -41,8 +43,10 @@ from PySide6.QtWidgets import (
 
 from desktop.config import Config, Declared, declared, lookup, set_value_at, value_at
 from desktop.kernel.taskset import spawn
+from desktop.tools import Tools
 from desktop.tools.sandbox import SandboxMode
 from desktop.ui import hotkey
+from desktop.ui.approvals.policies import USUAL_NOTE, ToolPolicies
 from desktop.ui.approvals.rules import ApprovalRules
 from desktop.ui.bridge import CoreBridge
 from desktop.ui.form_widgets import (
@@ -64,13 +68,12 @@ STYLE = """
 
 class SettingsWindow(QWidget):
     def __init__(self, bridge: CoreBridge, pages: Sequence[tuple[str, str, Callable[[], QWidget]]] = (),
-                 command_mode: Callable[[], Awaitable[SandboxMode | None]] | None = None,
-                 parent: QWidget | None = None) -> None:
+                 tools: Tools | None = None, parent: QWidget | None = None) -> None:
         """`pages`: the features' own tabs (title, caption, build), shown between Tools and General;
-        `command_mode`: how shell commands are contained here (the Tools service's answer)."""
+        `tools`: the Tools service (how shell commands are contained here, which tools there are)."""
         super().__init__(parent, Qt.WindowType.Window)
         self.bridge = bridge
-        self._command_mode = command_mode
+        self._tools = tools
         self._autostart_was: bool | None = None
         self.rows: dict[str, SettingRow] = {}  # the simple settings shown, by dotted key
         self.setWindowTitle("Settings — Nanobot Tray")
@@ -130,13 +133,23 @@ class SettingsWindow(QWidget):
         self._row(form, "tools.exec.max_file_mb", note=note_label(
             "For a command and everything it starts: a runaway stops at these limits, and the chat says which."))
         form.addRow("Shell commands", self.command_mode)
+        self.tool_policies = ToolPolicies(self._tools.named if self._tools else None)
+        form.addRow(self.tool_policies.every_command_row)
         self._row(form, "tools.exec.network", note=self.network_mode)
         form.addRow(heading("Web"))
         self._row(form, "tools.web.search_provider", note=True)
         self.approval_rules = ApprovalRules(self.bridge)
-        form.addRow(heading("Allowed without asking"))
-        form.addRow(self.approval_rules)
-        return _page(_holder(form), "What the assistant may do on your computer and on the web.")
+        # Under the form, not rows of it: QFormLayout gives a spanning row of fixed height less than it needs
+        # once wrapped notes above it ask for their height, and the table then covers what follows it.
+        content = QWidget()
+        column = QVBoxLayout(content)
+        column.setContentsMargins(0, 0, 0, 0)
+        column.setSpacing(8)
+        column.addLayout(form)
+        for part in (heading("Each tool"), self.tool_policies, note_label(USUAL_NOTE),
+                     heading("Allowed without asking"), self.approval_rules):
+            column.addWidget(part)
+        return _page(_scrolled(content), "What the assistant may do on your computer and on the web.", stretch=False)
 
     def _general_page(self) -> QWidget:
         self.workspace = QLineEdit()
@@ -193,12 +206,14 @@ class SettingsWindow(QWidget):
         loaded = await self.bridge.settings.read()
         self._show_problems(loaded.problems, loaded.unreadable)
         self.load(loaded.config)
-        self._show_command_mode(await self._command_mode() if self._command_mode else None)
+        self._show_command_mode(await self._tools.command_mode() if self._tools else None)
         self._autostart_was = await asyncio.to_thread(autostart.is_enabled)
         self.autostart.setChecked(self._autostart_was)
         self.autostart.setEnabled(autostart.is_supported())
         if not autostart.is_supported():
             self.autostart.setToolTip("Only supported on Linux desktops so far")
+        for form in self.findChildren(QFormLayout):
+            form.invalidate()  # its first pass kept notes at the heights they had before their text: clipped
 
     def load(self, config: Config) -> None:
         self.model_form.load(config)
@@ -211,6 +226,7 @@ class SettingsWindow(QWidget):
                                  + (f". {status.hint}" if status.hint else ""))
         for key, row in self.rows.items():
             row.show(value_at(config, key))
+        self.tool_policies.load(config)
         self.approval_rules.load(config)
         self.status.clear()
 
@@ -247,6 +263,7 @@ class SettingsWindow(QWidget):
         if wrong:
             return wrong
         self.model_form.apply_to(config)
+        self.tool_policies.apply_to(config)
         for key, row in self.rows.items():
             set_value_at(config, key, row.value())
         if config.max_tokens >= config.context_window_tokens:
@@ -278,7 +295,7 @@ class SettingsWindow(QWidget):
             self._say(message, ERROR_COLOUR)
             return
         self._show_problems([])
-        self._show_command_mode(await self._command_mode() if self._command_mode else None)
+        self._show_command_mode(await self._tools.command_mode() if self._tools else None)
         problem = await self.model_form.store_typed_key()
         problem = problem or await self._apply_autostart()
         if problem:
@@ -348,6 +365,18 @@ def _page(content: QWidget, caption: str, stretch: bool = True) -> QWidget:
     if stretch:
         layout.addStretch(1)
     return page
+
+
+def _scrolled(content: QWidget) -> QScrollArea:
+    """A page's content that scrolls when the window is shorter than it (rather than squeezing its notes)."""
+    area = QScrollArea()
+    area.setWidget(content)
+    area.setWidgetResizable(True)
+    content.setAutoFillBackground(False)  # the tab's own background, as on the pages that do not scroll
+    area.viewport().setAutoFillBackground(False)
+    area.setFrameShape(QScrollArea.Shape.NoFrame)
+    area.setHorizontalScrollBarPolicy(Qt.ScrollBarPolicy.ScrollBarAlwaysOff)
+    return area
 
 
 def _form() -> QFormLayout:

@@ -1,23 +1,29 @@
 """The tray icon: shows what the agent is doing and offers the app's entry points.
 
 It only emits signals for the user's choices; desktop/ui/app.py decides what each one opens. Features add
-their own entries (`add_entry`), between the chat's and Settings."""
+their own entries (`add_entry`), between the chat's and Settings. The quick prompt's entry shows its global
+hotkey, and "Recent chats" lists the last chats, read again (off the GUI thread) each time the menu opens and
+when a turn starts or ends."""
 
 from __future__ import annotations
 
-from collections.abc import Callable
+from collections.abc import Awaitable, Callable
 
 from PySide6.QtCore import QObject, Signal
-from PySide6.QtGui import QAction
+from PySide6.QtGui import QAction, QKeySequence
 from PySide6.QtWidgets import QMenu, QSystemTrayIcon
 
 from desktop.conversation.state import Conversations
 from desktop.kernel.bus import Event, ToolAwaiting, TurnError, TurnFinished, TurnStarted
+from desktop.kernel.taskset import spawn
+from desktop.session.session import SessionInfo
 from desktop.subagents.events import BackgroundTasks
 from desktop.ui.icons import TrayState, tray_icon
 
 APP_TITLE = "Nanobot Tray"
 MAX_LISTED_TASKS = 3
+RECENT = 5  # chats in "Recent chats"
+LONGEST_TITLE = 40  # characters of a chat's title in the menu
 
 
 class Tray(QObject):
@@ -28,6 +34,7 @@ class Tray(QObject):
     settings = Signal()
     quit_requested = Signal()
     dnd_changed = Signal(bool)
+    open_chat = Signal(str)  # a chat chosen under "Recent chats", by session key
     icon_replaced = Signal()  # `icon` is a new QSystemTrayIcon (see recreate_icon)
 
     def __init__(self, parent: QObject | None = None, title_of: Callable[[str], str] = str,
@@ -45,11 +52,16 @@ class Tray(QObject):
         self.background_action: QAction = self.menu.addAction("")  # how many run: a line to read, not a choice
         self.background_action.setEnabled(False)
         self._background_separator = self.menu.addSeparator()
-        for label, signal in (("New chat", self.new_chat), ("Quick prompt", self.quick_prompt),
-                              ("Chat", self.show_chat), ("Settings", self.settings)):
-            action = self.menu.addAction(label)
-            action.triggered.connect(signal.emit)
-        self._settings_action = action
+        self.menu.addAction("New chat").triggered.connect(self.new_chat.emit)
+        self.quick_action: QAction = self.menu.addAction("Quick prompt")
+        self.quick_action.triggered.connect(self.quick_prompt.emit)
+        self.menu.addAction("Chat").triggered.connect(self.show_chat.emit)
+        self.recent_menu: QMenu = self.menu.addMenu("Recent chats")
+        self.recent_menu.addAction("No chats yet").setEnabled(False)
+        self._list_chats: Callable[[], Awaitable[list[SessionInfo]]] | None = None
+        self.menu.aboutToShow.connect(self._reload_recent)
+        self._settings_action: QAction = self.menu.addAction("Settings")
+        self._settings_action.triggered.connect(self.settings.emit)
         self.menu.addSeparator()
         self.dnd_action: QAction = self.menu.addAction("Do not disturb")
         self.dnd_action.setCheckable(True)
@@ -91,6 +103,31 @@ class Tray(QObject):
         self.menu.insertAction(self._settings_action, action)
         return action
 
+    def set_quick_hotkey(self, chord: str) -> None:
+        """Show the global hotkey that opens the quick prompt beside its entry ("" when none is bound)."""
+        self.quick_action.setShortcut(QKeySequence.fromString(chord.replace("Super", "Meta"),
+                                                              QKeySequence.SequenceFormat.PortableText))
+        self.quick_action.setShortcutVisibleInContextMenu(True)
+
+    def follow_chats(self, list_chats: Callable[[], Awaitable[list[SessionInfo]]]) -> None:
+        """Fill "Recent chats" from `list_chats` (most recently active first), now and whenever it may change."""
+        self._list_chats = list_chats
+        self._reload_recent()
+
+    def _reload_recent(self) -> None:
+        if self._list_chats is not None:
+            spawn(self._fill_recent(self._list_chats))
+
+    async def _fill_recent(self, list_chats: Callable[[], Awaitable[list[SessionInfo]]]) -> None:
+        chats = (await list_chats())[:RECENT]
+        self.recent_menu.clear()
+        for info in chats:
+            title = info.title if len(info.title) <= LONGEST_TITLE else info.title[:LONGEST_TITLE - 1] + "…"
+            action = self.recent_menu.addAction(title.replace("&", "&&"))
+            action.triggered.connect(lambda _checked=False, key=info.key: self.open_chat.emit(key))
+        if not chats:
+            self.recent_menu.addAction("No chats yet").setEnabled(False)
+
     def set_model(self, model: str) -> None:
         self._model = model
         self._refresh()
@@ -113,6 +150,8 @@ class Tray(QObject):
         self._refresh()
 
     def on_event(self, event: Event) -> None:
+        if isinstance(event, (TurnStarted, TurnFinished)):
+            self._reload_recent()  # a chat became the most recent, or got its title
         if (isinstance(event, (TurnStarted, TurnFinished, TurnError, BackgroundTasks, ToolAwaiting))
                 # a running chat's later events refresh the tooltip: a new chat gets its title after it starts
                 or getattr(event, "session_key", None) in self.conversations.running):

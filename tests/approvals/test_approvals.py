@@ -91,7 +91,7 @@ async def test_config_sets_a_tool_to_allow_ask_or_deny(tmp_path: Path) -> None:
     tools = gated([ExecTool(tmp_path, 30, restrict=True, sandbox=Sandbox(tmp_path)),
                    ReadFileTool(PathGuard(tmp_path))], config, person)
     denied = await run(tools, "exec", command="true")
-    assert not denied.ok and "exec is not allowed (approvals.tools.exec is deny)" in str(denied.output)
+    assert not denied.ok and "exec is not allowed (exec is set to deny in Settings → Tools)" in str(denied.output)
     assert (await run(tools, "read_file", path="a.txt")).ok and person.asked[0].shown == "a.txt"
     config.section(ApprovalsConfig).tools = {"exec": "allow"}
     assert (await run(gated([unsandboxed_exec(tmp_path)], config, None), "exec", command="true")).ok

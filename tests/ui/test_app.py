@@ -423,3 +423,21 @@ async def test_commands_ask_on_a_card_in_the_chat_or_by_a_notification_when_it_i
     await until(lambda: len(done) == 2, timeout=60)
     assert not (workspace / "unseen.txt").exists() and "did not approve" in fake.requests[-1]["messages"][-1]["content"]
     assert len(notes) == 2  # the question, then the reply that finished out of sight
+
+
+async def test_the_tray_lists_the_recent_chats_and_opens_one(shell: Shell, fake: FakeOpenAI) -> None:
+    recent = shell.tray.recent_menu
+    chat = shell.window("chat")
+    assert chat is not None
+    chat.hide()
+    fake.add({"content": "Lisbon in May, then."})
+    shell.bridge.send("desktop:trip", "plan a trip to Lisbon")
+    await until(lambda: any("Lisbon" in a.text() for a in recent.actions()), timeout=30,
+                message="the chat listed once its turn ended")
+    await shell.bridge.update_chat("desktop:trip", title="Trip to Lisbon")
+    shell.tray.menu.aboutToShow.emit()  # the person opens the menu: it is read again
+    await until(lambda: [a.text() for a in recent.actions()][:1] == ["Trip to Lisbon"], message="the new title")
+    assert len(recent.actions()) <= 5
+    recent.grab().save("/tmp/tray-recent.png")
+    recent.actions()[0].trigger()
+    assert chat.isVisible() and chat.current_key == "desktop:trip"  # type: ignore[attr-defined]

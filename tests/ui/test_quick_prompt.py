@@ -7,7 +7,7 @@ import json
 
 import pytest
 from PySide6.QtCore import QPoint, Qt
-from PySide6.QtGui import QColor, QGuiApplication, QPalette
+from PySide6.QtGui import QColor, QGuiApplication, QImage, QPalette
 from PySide6.QtWidgets import QApplication
 from pytestqt.qtbot import QtBot
 
@@ -15,8 +15,9 @@ from desktop.conversation.transcript import CUT_OFF
 from desktop.kernel.bus import TextDelta
 from desktop.providers.litellm_env import litellm
 from desktop.ui.bridge import CoreBridge
+from desktop.ui.context.shelf import FileChip, ImageChip
 from desktop.ui.quick_prompt import SHADOW, WIDTH, QuickPrompt
-from tests.fakeserver import FakeOpenAI
+from tests.fakeserver import FakeOpenAI, last_user_text
 from tests.ui.conftest import until
 
 pytestmark = pytest.mark.usefixtures("litellm_imported")
@@ -244,7 +245,7 @@ def _dark() -> QPalette:
     for role, colour in ((QPalette.ColorRole.Window, "#2b2b2b"), (QPalette.ColorRole.WindowText, "#eeeeee"),
                          (QPalette.ColorRole.Base, "#1e1e1e"), (QPalette.ColorRole.Text, "#eeeeee"),
                          (QPalette.ColorRole.Button, "#3a3a3a"), (QPalette.ColorRole.ButtonText, "#eeeeee"),
-                         (QPalette.ColorRole.Highlight, "#3d7fd6"), (QPalette.ColorRole.Dark, "#8a8a8a"),
+                         (QPalette.ColorRole.Highlight, "#3d7fd6"), (QPalette.ColorRole.Dark, "#1a1a1a"),
                          (QPalette.ColorRole.Midlight, "#444444"), (QPalette.ColorRole.PlaceholderText, "#999999")):
         palette.setColor(role, QColor(colour))
     return palette
@@ -279,3 +280,42 @@ async def test_the_card_has_rounded_corners_and_a_shadow_where_the_desktop_can_s
         assert not prompt.mask().contains(QPoint(1, 1)) and prompt.mask().contains(card.center())
         assert not prompt.mask().contains(QPoint(prompt.width() - 2, prompt.height() - 2))
     assert shot.pixelColor(card.center()).alpha() == 255  # the card itself is opaque
+    edge, inside = shot.pixelColor(card.left(), card.center().y()), shot.pixelColor(card.left() + 4, card.center().y())
+    assert abs(edge.lightness() - inside.lightness()) > 40  # a visible 1 px edge, in dark themes too
+
+
+async def test_ctrl_v_of_a_screenshot_or_a_long_text_attaches_it_as_in_the_chat(
+        qtbot: QtBot, bridge: CoreBridge, fake: FakeOpenAI) -> None:
+    bridge.core.config.model = "openai/gpt-4o"  # reads images (the scripted server answers any model name)
+    prompt = QuickPrompt(bridge)
+    qtbot.addWidget(prompt)
+    prompt.popup()
+    screenshot = QImage(640, 360, QImage.Format.Format_RGB32)
+    screenshot.fill(QColor("#3366cc"))
+    QGuiApplication.clipboard().setImage(screenshot)
+    qtbot.keyClick(prompt.input, Qt.Key.Key_V, Qt.KeyboardModifier.ControlModifier)
+    await until(lambda: prompt.shelf.chips, message="the pasted picture attached")
+    [picture] = prompt.shelf.chips
+    assert isinstance(picture, ImageChip) and picture.sent and prompt.input.text() == ""
+
+    log = "\n".join(f"12:00:{i % 60:02d} worker {i} ok" for i in range(200))
+    QGuiApplication.clipboard().setText(log)
+    qtbot.keyClick(prompt.input, Qt.Key.Key_V, Qt.KeyboardModifier.ControlModifier)
+    await until(lambda: len(prompt.shelf.chips) == 2, message="the long paste attached")
+    chip = prompt.shelf.chips[1]
+    assert isinstance(chip, FileChip) and chip.source.text() == "Pasted text, 200 lines"
+    assert prompt.input.text() == ""  # not squeezed into the one-line box
+    assert chip.path.startswith(str(bridge.core.home.pasted_dir))
+    prompt.grab().save("/tmp/quick-pasted.png")
+
+    QGuiApplication.clipboard().setText("a few words")
+    qtbot.keyClick(prompt.input, Qt.Key.Key_V, Qt.KeyboardModifier.ControlModifier)
+    assert prompt.input.text() == "a few words" and len(prompt.shelf.chips) == 2  # typed in, as ever
+
+    fake.add({"content": "A blue rectangle, and 200 fine workers."})
+    qtbot.keyClick(prompt.input, Qt.Key.Key_Return)
+    await until(lambda: prompt.status.text() == "Done", timeout=60)
+    content = fake.requests[-1]["messages"][-1]["content"]
+    assert any(part.get("type") == "image_url" for part in content)
+    said = last_user_text(fake.requests[-1])
+    assert "a few words" in said and "12:00:19 worker 199 ok" in said

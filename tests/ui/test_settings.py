@@ -39,7 +39,7 @@ def litellm_imported() -> None:
 
 
 async def opened(qtbot: QtBot, bridge: CoreBridge) -> SettingsWindow:
-    window = SettingsWindow(bridge, command_mode=bridge.core.get(Tools).command_mode)
+    window = SettingsWindow(bridge, tools=bridge.core.get(Tools))
     qtbot.addWidget(window)
     window.show()
     form = window.model_form

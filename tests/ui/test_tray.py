@@ -36,7 +36,8 @@ def test_menu_offers_every_entry_point_in_order(qtbot) -> None:  # type: ignore[
     fired: list[str] = []
     for label in ("Skills", "Memory && history"):
         tray.add_entry(label, lambda label=label: fired.append(label))
-    assert _entries(tray) == ["New chat", "Quick prompt", "Chat", "Skills", "Memory && history", "Settings", "",
+    assert _entries(tray) == ["New chat", "Quick prompt", "Chat", "Recent chats", "Skills", "Memory && history",
+                              "Settings", "",
                               "Do not disturb", "", "Quit"]
     for name in ("new_chat", "quick_prompt", "show_chat", "settings", "quit_requested"):
         getattr(tray, name).connect(lambda name=name: fired.append(name))
@@ -156,3 +157,14 @@ def test_held_notifications_are_counted_in_the_menu_and_tooltip(qtbot) -> None: 
     assert "3 notifications held" in tray.tooltip().splitlines()
     tray.set_held(0)
     assert not tray.held_action.isVisible() and "held" not in tray.tooltip()
+
+
+def test_the_quick_prompt_entry_shows_its_hotkey(qtbot) -> None:  # type: ignore[no-untyped-def]
+    tray = Tray()
+    assert tray.quick_action.shortcut().isEmpty()  # none bound: no hint
+    tray.set_quick_hotkey("Ctrl+Alt+Space")
+    assert tray.quick_action.shortcut().toString() == "Ctrl+Alt+Space"
+    assert tray.quick_action.isShortcutVisibleInContextMenu()
+    tray.set_quick_hotkey("Super+Space")  # as config.yaml spells the Windows key
+    assert tray.quick_action.shortcut().toString() == "Meta+Space"
+    tray.menu.grab().save("/tmp/tray-menu.png")

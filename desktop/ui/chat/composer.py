@@ -93,15 +93,14 @@ class _Input(QPlainTextEdit):
         return source.hasImage() or source.hasUrls() or super().canInsertFromMimeData(source)
 
     def insertFromMimeData(self, source: QMimeData) -> None:
-        """Copied files and pictures attach; text is typed in (an app that offers text beside a picture of it, a
-        spreadsheet, meant the text)."""
-        files = [url.toLocalFile() for url in source.urls() if url.isLocalFile()]
-        if files:
-            self.pasted_files.emit(files)
-        elif source.hasImage() and not source.text().strip():
-            self.pasted_image.emit(QImage(source.imageData()))
-        elif pasted.is_long(source.text()):
-            self.pasted_long_text.emit(source.text())
+        """Copied files, pictures and long texts attach; a few lines of text are typed in."""
+        found = pasted.attachable(source)
+        if isinstance(found, list):
+            self.pasted_files.emit(found)
+        elif isinstance(found, QImage):
+            self.pasted_image.emit(found)
+        elif found is not None:
+            self.pasted_long_text.emit(found)
         else:
             super().insertFromMimeData(source)
 

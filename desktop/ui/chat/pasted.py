@@ -1,6 +1,7 @@
 """What Ctrl+V brings that is not a few lines of text: a picture (a screenshot) or a long text, kept as a file
 in the app's data folder (home.pasted_dir) and then attached like a dropped file. Not in the workspace: a
-sandboxed command could change a file there between the paste and the send. Blocking: run in a thread."""
+sandboxed command could change a file there between the paste and the send. Blocking: run in a thread.
+The chat's message box and the quick prompt both sort a paste with `attachable`."""
 
 from __future__ import annotations
 
@@ -8,7 +9,7 @@ import os
 from datetime import datetime
 from pathlib import Path
 
-from PySide6.QtCore import QBuffer, QIODevice
+from PySide6.QtCore import QBuffer, QIODevice, QMimeData
 from PySide6.QtGui import QImage
 
 # A paste longer than either becomes an attachment: 80 lines is ten message boxes full and more than a screen of
@@ -17,6 +18,18 @@ from PySide6.QtGui import QImage
 LONG_CHARS = 4000
 LONG_LINES = 80
 TEXT_PREFIX = "Pasted text"
+
+
+def attachable(source: QMimeData) -> list[str] | QImage | str | None:
+    """What a paste attaches instead of typing in: the paths of files copied in a file manager, a picture, or a
+    long text; None for text to type in (an app that offers text beside a picture of it, a spreadsheet, meant
+    the text)."""
+    files = [url.toLocalFile() for url in source.urls() if url.isLocalFile()]
+    if files:
+        return files
+    if source.hasImage() and not source.text().strip():
+        return QImage(source.imageData())
+    return source.text() if is_long(source.text()) else None
 
 
 def is_long(text: str) -> bool:

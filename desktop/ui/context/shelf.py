@@ -145,8 +145,9 @@ class ImageChip(_Chip):
 
 
 class FileChip(_Chip):
-    def __init__(self, path: str, parent: QWidget | None = None) -> None:
-        super().__init__(f"File · {os.path.basename(path) or path}", parent)
+    def __init__(self, path: str, label: str = "", parent: QWidget | None = None) -> None:
+        """`label`: what the chip calls the file ("Pasted text, 80 lines"); else its name."""
+        super().__init__(label or f"File · {os.path.basename(path) or path}", parent)
         self.path = path
         self.source.setToolTip(path)
         self.head.addWidget(self.close_button)
@@ -197,8 +198,8 @@ class ContextShelf(QWidget):
         chip.show_model(self._picker.currentText())
         self._add(chip)
 
-    def add_file(self, path: str) -> None:
-        self._add(FileChip(path))
+    def add_file(self, path: str, label: str = "") -> None:
+        self._add(FileChip(path, label))
 
     def say(self, text: str) -> None:
         """A line above the chips: what was asked for but could not be added."""
