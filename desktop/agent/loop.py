@@ -32,7 +32,7 @@ from desktop.kernel.bus import (
 )
 from desktop.kernel.taskset import TaskSet
 from desktop.providers.llm import LLMProvider, ProviderError
-from desktop.providers.tokens import estimate_messages
+from desktop.providers.token_bound import messages_bound
 from desktop.session.chat_model import chosen_model
 from desktop.session.session import Session, SessionStore
 from desktop.settings import Settings
@@ -105,7 +105,7 @@ class AgentLoop:
 
     def estimate_tokens(self, history: list[dict[str, Any]]) -> int:
         system = {"role": "system", "content": self.context.system_prompt()}
-        return estimate_messages([system, *history], self.config.model)
+        return messages_bound([system, *history])
 
     async def ask(self, session_key: str, text: str, *, kind: MessageKind = MessageKind.USER,
                   media: list[str] | None = None) -> TurnFinished | TurnError:

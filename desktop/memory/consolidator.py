@@ -14,13 +14,13 @@ from desktop.config import Config
 from desktop.kernel import work
 from desktop.memory.store import HistoryEntry, MemoryStore, format_messages
 from desktop.providers.llm import LLMProvider
-from desktop.providers.tokens import estimate_messages
+from desktop.providers.token_bound import messages_bound
 from desktop.session.session import Session, SessionStore
 from desktop.workspace.layout import prompt_text
 
 log = logging.getLogger(__name__)
 
-SAFETY_TOKENS = 1024  # room for the tokenizer's estimation error
+SAFETY_TOKENS = 1024  # room beside the estimate (it errs high, but not for every tokenizer there is)
 MAX_CHUNK_MESSAGES = 60
 MAX_ROUNDS = 5
 Spawn = Callable[[Awaitable[Any]], asyncio.Future[Any]]
@@ -157,9 +157,8 @@ class Consolidator:
         used = self._system_tokens()
         first_user = next((i for i, m in enumerate(recent) if m.get("role") == "user"), len(recent))
         index = len(recent)
-        model = self.config.model
         while index > first_user:
-            cost = message_tokens(recent[index - 1], model)
+            cost = message_tokens(recent[index - 1])
             if used + cost > limit:
                 return index
             used += cost
@@ -169,27 +168,27 @@ class Consolidator:
     def _costs(self, recent: list[dict[str, Any]]) -> list[int]:
         """Each message's share; messages before the first user turn are not sent, so they cost nothing."""
         first_user = next((i for i, m in enumerate(recent) if m.get("role") == "user"), len(recent))
-        return [0] * first_user + [message_tokens(m, self.config.model) for m in recent[first_user:]]
+        return [0] * first_user + [message_tokens(m) for m in recent[first_user:]]
 
     def _system_tokens(self) -> int:
-        return _text_message_tokens(self.context.system_prompt(), self.config.model)
+        return _text_message_tokens(self.context.system_prompt())
 
     def _lock(self, key: str) -> asyncio.Lock:
         return self._locks.setdefault(key, asyncio.Lock())
 
 
-def message_tokens(message: dict[str, Any], model: str) -> int:
+def message_tokens(message: dict[str, Any]) -> int:
     """One message's share of the estimate. Plain text messages are remembered by their text, so the
     estimate that runs before every turn and in every round costs a dictionary lookup per message."""
     content = message.get("content")
     if isinstance(content, str) and not message.get("tool_calls"):
-        return _text_message_tokens(content, model)
-    return estimate_messages([message], model)
+        return _text_message_tokens(content)
+    return messages_bound([message])
 
 
 @lru_cache(maxsize=50_000)
-def _text_message_tokens(content: str, model: str) -> int:
-    return estimate_messages([{"content": content}], model)
+def _text_message_tokens(content: str) -> int:
+    return messages_bound([{"content": content}])
 
 
 def raw_archive(transcript: str, reason: str) -> str:

@@ -25,7 +25,7 @@ from desktop.memory.consolidator import budget_of
 from desktop.memory.git_history import FILE_LIMIT, GitHistory, is_memory_path
 from desktop.memory.store import HistoryEntry, MemoryStore
 from desktop.providers.llm import LLMProvider, ProviderError
-from desktop.providers.tokens import count_text
+from desktop.providers.token_bound import text_bound
 from desktop.skills.loader import confinement, skill_roots
 from desktop.tools.base import ToolContext, ToolError
 from desktop.tools.filesystem import EditFileTool, ReadFileTool, WriteFileTool
@@ -182,7 +182,7 @@ class Dream:
         taken: list[HistoryEntry] = []
         used = 0
         for entry in entries:
-            used += count_text(entry.content, self.config.model) + 20
+            used += text_bound(entry.content) + 20
             if taken and used > room:
                 break
             taken.append(entry)

@@ -45,6 +45,7 @@ def litellm() -> ModuleType:
             module.drop_params = True
             module.telemetry = False
             _pass_messages_through()
+            _price_calls_ourselves(module)
             _module = module
         return _module
 
@@ -99,6 +100,19 @@ def _defer_claude_tokenizer() -> None:
         return text
 
     setattr(utils, "__getattr__", read_on_first_use)  # noqa: B010  (PEP 562: asked for names it lacks)
+
+
+def _price_calls_ourselves(module: ModuleType) -> None:
+    """litellm prices every response it returns (a hidden parameter nothing here reads; desktop/usage prices each
+    call from the usage its server reported). For a stream it does so before the first chunk, with no usage yet,
+    so it runs its token counter over the whole prompt on every call: that loads a tiktoken encoding at the
+    first call (40 MB, most of a second) and tokenizes every message of the session each round. Its calculator
+    is looked up on the module at each use, so an answer of "no price" here stops both."""
+
+    def no_price(**_kwargs: Any) -> None:
+        return None
+
+    setattr(module, "response_cost_calculator", no_price)  # noqa: B010  (a name litellm resolves lazily)
 
 
 def _pass_messages_through() -> None:

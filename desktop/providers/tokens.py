@@ -1,14 +1,18 @@
-"""Token estimates with tiktoken, offline (litellm ships the encodings)."""
+"""Token counts with tiktoken, offline (litellm ships the encodings), for calls whose server reported none.
+
+tiktoken is imported, and an encoding loaded (40-77 MB, most of a second), only when such a call is counted:
+context budgets use the tokenizer-free bound in desktop/providers/token_bound.py."""
 
 from __future__ import annotations
 
 import json
 from functools import lru_cache
-from typing import Any
-
-import tiktoken
+from typing import TYPE_CHECKING, Any
 
 from desktop.providers.litellm_env import prepare_offline_environment
+
+if TYPE_CHECKING:
+    import tiktoken
 
 PER_MESSAGE_OVERHEAD = 4
 FALLBACK_ENCODING = "cl100k_base"
@@ -18,6 +22,8 @@ FALLBACK_ENCODING = "cl100k_base"
 def encoding_for(model: str) -> tiktoken.Encoding:
     """The model's own encoding when tiktoken knows it, cl100k_base otherwise."""
     prepare_offline_environment()
+    import tiktoken
+
     try:
         return tiktoken.encoding_for_model(model.rsplit("/", 1)[-1])
     except KeyError:

@@ -3,7 +3,7 @@ resident set size (VmRSS) after each, as one JSON list on stdout. Run by `bench_
 
 The stages are the app's own objects (Qt application, tray, core, litellm, windows), built directly rather than
 through the shell, so each one's cost stands apart; the tiktoken encoding comes last because the app loads it
-only when it first counts tokens (a turn, a consolidation), not at idle.
+only to count a call whose server reported no usage (context budgets need no tokenizer), not at idle.
 """
 
 from __future__ import annotations
@@ -65,7 +65,7 @@ async def stages(out: list[dict[str, Any]]) -> None:
     from desktop.providers.tokens import count_text
 
     count_text("hello", core.config.model)
-    mark("tiktoken encoding loaded (first token count)")
+    mark("tiktoken encoding (a call whose server reported no usage)")
     await core.close()
     del quick, chat, tray
 

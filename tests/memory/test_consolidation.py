@@ -11,7 +11,7 @@ from desktop.core import Core
 from desktop.kernel.bus import TurnFinished
 from desktop.memory import Memory
 from desktop.memory.consolidator import MAX_CHUNK_MESSAGES, MAX_ROUNDS, budget_of
-from desktop.providers.tokens import estimate_messages
+from desktop.providers.token_bound import messages_bound
 from desktop.session.session import Session, SessionStore
 from tests.conftest import Conversation
 from tests.fakeserver import FakeOpenAI, echo_step
@@ -121,7 +121,7 @@ async def test_runs_after_the_reply_without_delaying_it(core: Core, chat: Conver
     fake.default = lambda body: echo_step(body) if body.get("tools") else {"content": "Summary.", "delay": 1.5}
     await chat.ask("warm up")  # the first call of a process loads litellm: keep that out of the timing
     session = await fill(core, chat.key, 30)
-    question = estimate_messages([{"role": "user", "content": "one more"}], core.config.model)
+    question = messages_bound([{"role": "user", "content": "one more"}])
     set_budget(core, await core.get(Memory).consolidator.estimate(session) + question + 1)  # fits until answered
     end = await chat.ask("one more")
     assert isinstance(end, TurnFinished) and end.content == "echo: one more"

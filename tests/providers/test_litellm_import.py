@@ -33,3 +33,29 @@ def test_the_collector_runs_again_and_the_claude_tokenizer_loads_when_used() -> 
     shipped = Path(seen["file"]).parent / "litellm_core_utils" / "tokenizers" / "anthropic_tokenizer.json"
     assert seen["tokenizer"] == json.loads(shipped.read_text(encoding="utf-8"))
     assert seen["count"] > 3
+
+
+CALL = """
+import asyncio, json, sys
+from desktop.config import Config
+from desktop.providers.llm import LLMProvider
+from tests.fakeserver import FakeOpenAI
+
+with FakeOpenAI() as fake:
+    config = Config(model="openai/gpt-4o", api_base=fake.base_url)
+    messages = [{"role": "user", "content": f"question {i} " * 50} for i in range(200)]
+    answer = asyncio.run(LLMProvider(config).chat(messages))
+encodings = getattr(sys.modules.get("tiktoken.registry"), "ENCODINGS", {})
+print(json.dumps({"answer": answer.content, "usage": answer.usage, "encodings": sorted(encodings)}))
+"""
+
+
+def test_a_model_call_loads_no_tokenizer_when_its_server_counts_the_tokens() -> None:
+    """litellm's own pricing of each response tokenized the whole prompt and kept an encoding's tables (40-77 MB)."""
+    env = {**os.environ, "PYTHONPATH": str(ROOT), "PYTHON_KEYRING_BACKEND": "keyring.backends.null.Keyring"}
+    out = subprocess.run([sys.executable, "-c", CALL], env=env, capture_output=True, text=True, timeout=180,
+                         check=True)
+    seen = json.loads(out.stdout.splitlines()[-1])
+    assert seen["answer"].startswith("echo: question 199")
+    assert seen["usage"]["prompt_tokens"] > 0  # the server's count, which the usage meter prices
+    assert seen["encodings"] == []
