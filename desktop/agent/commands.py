@@ -116,7 +116,7 @@ async def _status(ctx: CommandContext) -> str:
     running = [f"“{loop.sessions.title_of(key)}”" for key in loop.busy_sessions]
     return ("**Status**\n\n"
             f"- **Model:** {chat_model(ctx.session, config.model) or '(not configured)'}\n"
-            f"- **Context:** about {estimate:,} of {config.context_window_tokens:,} tokens{share}, "
+            f"- **Context:** at most about {estimate:,} of {config.context_window_tokens:,} tokens{share}, "
             f"{len(history)} message{'s' if len(history) != 1 else ''} since the last consolidation\n"
             f"- **Running:** {', '.join(running) if running else 'nothing'}")
 

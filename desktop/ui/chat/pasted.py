@@ -27,9 +27,10 @@ def attachable(source: QMimeData) -> list[str] | QImage | str | None:
     files = [url.toLocalFile() for url in source.urls() if url.isLocalFile()]
     if files:
         return files
-    if source.hasImage() and not source.text().strip():
+    text = source.text()  # asked once: a selection's owner may answer a second request with nothing (xsel does)
+    if source.hasImage() and not text.strip():
         return QImage(source.imageData())
-    return source.text() if is_long(source.text()) else None
+    return text if is_long(text) else None
 
 
 def is_long(text: str) -> bool:

@@ -174,3 +174,26 @@ async def test_a_long_message_folds_with_show_more(window: ChatWindow, fake: Fak
     assert "point 60" in "\n".join(p.doc.toPlainText() for p in window.view.row_layout(0).docs)
     assert window.view.row_rect(0).height() > folded + 200
     assert last_user_text(fake.requests[-1]) == typed  # the model had it whole all along
+
+
+class _AnswersOnce(QMimeData):
+    """A clipboard owner that gives its text to the first request and nothing to the next (xsel did, in a walk
+    through the app: the long paste became an empty chip)."""
+
+    def __init__(self, text: str) -> None:
+        super().__init__()
+        self._text = text
+
+    def hasText(self) -> bool:  # noqa: N802
+        return True
+
+    def text(self) -> str:
+        given, self._text = self._text, ""
+        return given
+
+
+async def test_a_long_paste_is_read_once_so_its_chip_is_never_empty(window: ChatWindow) -> None:
+    log = "\n".join(f"line {i}" for i in range(300))
+    window.composer.input.insertFromMimeData(_AnswersOnce(log))
+    await until(lambda: window.composer.attachments, message="the long paste attached")
+    assert Path(window.composer.attachments[0]).read_text(encoding="utf-8") == log
