@@ -49,6 +49,8 @@ ALLOWED: dict[str, str] = {
     "desktop/agent/attachments.py:_route": _CHOSEN + ": its links, followed only until one enters the workspace",
     "desktop/agent/attachments.py:problem": _CHOSEN + " (what it is, to say at once why it cannot be attached)",
     "desktop/kernel/atomic.py:_fsync_dir": _OWN,
+    "desktop/settings.py:_keep_as_last_good": _OWN,
+    "desktop/settings.py:_last_good": _OWN,
     "desktop/chats/cli.py:_run": "the file named with -o, and config.yaml",
     "desktop/checkpoints/blobs.py:Blobs.collect": _CHECKPOINTS,
     "desktop/checkpoints/scan.py:_count": _BY_FD + "; lstat only, folders entered without following links",

@@ -146,6 +146,12 @@ def _image(images: tuple[Path, str] | None, name: QUrl) -> QImage:
     return blank
 
 
+# A single line break inside a paragraph is kept as a break, as chat apps show it ("Shopping list:⏎milk⏎eggs" is
+# three lines, not one): Markdown would join the lines. At the end of a block (a list item, a heading) a hard
+# break is ignored, so lists and tables are unchanged; code blocks never come here (split_blocks).
+_SOFT_BREAK = re.compile(r"(?<=[^\n])[ \t]*\n(?=[^\n])")
+
+
 def prose_document(text: str, font: QFont, palette: QPalette, width: float,
                    images: tuple[Path, str] | None = None) -> QTextDocument:
     """Rendered Markdown (GitHub dialect), laid out at `width`; pictures only from `images` (see
@@ -153,7 +159,7 @@ def prose_document(text: str, font: QFont, palette: QPalette, width: float,
     doc = ProseDocument(images)
     doc.setDefaultFont(font)
     doc.setDocumentMargin(0)
-    doc.setMarkdown(text, QTextDocument.MarkdownFeature.MarkdownDialectGitHub)
+    doc.setMarkdown(_SOFT_BREAK.sub("  \n", text), QTextDocument.MarkdownFeature.MarkdownDialectGitHub)
     _polish(doc, text, palette)
     _trim_outer_margins(doc)
     doc.setTextWidth(width)

@@ -137,6 +137,9 @@ class ChangesPanel(ChatPanel):
             row = self.rows.get(turn.id)
             if row is None:
                 row = self.rows[turn.id] = TurnRow(turn, self)
+            elif turn.undone:  # undone meanwhile, by a typed /undo: offering it again could only fail
+                row.undo_button.setEnabled(False)
+                row.undo_button.setText("Undone")
             if self._layout.indexOf(row) != index + 2:  # after the heading and the pause line
                 self._layout.insertWidget(index + 2, row)
         paused = bool(self.paused.text())

@@ -195,3 +195,15 @@ def test_pictures_never_make_qt_open_a_file_itself(qapp, tmp_path: Path) -> None
     browser.show()
     qapp.processEvents()
     browser.close()
+
+
+def test_a_single_line_break_in_an_answer_stays_a_break_and_lists_and_tables_are_unchanged(qapp) -> None:  # type: ignore[no-untyped-def]
+    def lines(text: str) -> list[str]:
+        return prose_document(text, QFont(), QPalette(), 400).toPlainText().splitlines()
+
+    assert lines("Shopping list:\nmilk\neggs") == ["Shopping list:", "milk", "eggs"]
+    assert lines("Hello.\n\nAgain.") == ["Hello.", "Again."]
+    assert lines("# Plan\n- one\n- two\n\n1. first\n2. second") == ["Plan", "one", "two", "first", "second"]
+    table = prose_document("| a | b |\n|---|---|\n| 1 | 2 |", QFont(), QPalette(), 400)
+    assert table.rootFrame().childFrames() or "a" in table.toPlainText()  # still a table, not text with pipes
+    assert "|" not in table.toPlainText()

@@ -74,6 +74,15 @@ async def test_a_turns_changes_are_listed_and_undone_from_the_chat(bridge: CoreB
     assert not (ws / "out").exists()
 
 
+async def test_a_typed_undo_is_shown_on_the_turns_row(bridge: CoreBridge, fake: FakeOpenAI, qtbot: Any) -> None:
+    """The row of a turn undone by a typed /undo no longer offers an undo that can only fail (found walking it)."""
+    window = await window_with_panel(bridge, qtbot)
+    row = await changing_turn(bridge, window, fake, "echo draft > plan.md")
+    bridge.send(window.current_key, "/undo")
+    await until(lambda: row.undo_button.text() == "Undone", timeout=TURN)
+    assert not row.undo_button.isEnabled() and not (bridge.core.workspace / "plan.md").exists()
+
+
 async def test_a_file_edited_since_stops_the_undo_and_is_named(bridge: CoreBridge, fake: FakeOpenAI,
                                                               qtbot: Any) -> None:
     window = await window_with_panel(bridge, qtbot)
