@@ -57,7 +57,8 @@ async def window(logged: None, bridge: CoreBridge, qtbot) -> AsyncIterator[Usage
     made = UsageWindow(bridge.core.get(Usage), bridge)
     qtbot.addWidget(made)
     made.show()
-    await until(lambda: made.summary is not None, message="the log is read")
+    await until(lambda: made.totals.text() != "Counting…", message="the log is read and shown")  # not summary:
+    # it is set before the chats' titles are read, and shown after
     yield made
 
 
