@@ -149,6 +149,7 @@ ALLOWED: dict[str, str] = {
     "desktop/ui/subagents/transcript.py:TranscriptDialog.load": _SESSIONS,
     "desktop/ui/icons.py:_file_icon": _SHIPPED,
     "desktop/ui/icons.py:install_theme_icons": _SHIPPED,
+    "desktop/ui/pyside_imports.py:_source_names_pyside": "the source file of a module the app imported (its own or an installed package's; nothing is imported from the workspace)",
     "desktop/ui/mcp/page.py:_tail": _OWN,
     "desktop/ui/settings.py:SettingsWindow.form_config": _CHOSEN + " (is the workspace field a file?)",
     "desktop/workspace/layout.py:ensure_workspace": "makes the workspace folder itself, where the person chose it",
