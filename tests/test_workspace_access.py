@@ -51,7 +51,10 @@ ALLOWED: dict[str, str] = {
     "desktop/kernel/atomic.py:_fsync_dir": _OWN,
     "desktop/settings.py:_keep_as_last_good": _OWN,
     "desktop/settings.py:_last_good": _OWN,
-    "desktop/chats/cli.py:_run": "the file named with -o, and config.yaml",
+    "desktop/chats/archive.py:_zip": "the zip the person named (written beside it, then renamed over it, never"
+                                     " through a link), and " + _SESSIONS,
+    "desktop/chats/cli.py:_taken": "the file named with -o",
+    "desktop/chats/cli.py:_workspace": "config.yaml",
     "desktop/checkpoints/blobs.py:Blobs.collect": _CHECKPOINTS,
     "desktop/checkpoints/scan.py:_count": _BY_FD + "; lstat only, folders entered without following links",
     "desktop/checkpoints/service.py:Checkpoints._collect": _CHECKPOINTS,

@@ -1,5 +1,6 @@
 """Chats as files: `nanobot-tray chats list|export` (desktop/chats/cli.py) and the chat window's Export menu
-(desktop/ui/chats) write a chat as Markdown or a self-contained HTML page (desktop/chats/export.py)."""
+(desktop/ui/chats) write a chat as Markdown or a self-contained HTML page (desktop/chats/export.py), or every
+chat into one zip for a backup (desktop/chats/archive.py)."""
 
 from __future__ import annotations
 
@@ -7,6 +8,7 @@ import asyncio
 from collections.abc import Callable
 from pathlib import Path
 
+from desktop.chats.archive import write_archive
 from desktop.chats.export import export
 from desktop.kernel.host import Feature, Host
 from desktop.session.session import SessionStore
@@ -25,6 +27,10 @@ class ChatExport:
         session = await self.sessions.load(key)
         messages = list(session.messages)
         return await asyncio.to_thread(export, session.title, messages, fmt, self._workspace(), reasoning)
+
+    async def archive(self, target: Path) -> int:
+        """Every saved chat into the zip `target` (desktop/chats/archive.py); how many went in."""
+        return await write_archive(self.sessions, await self.sessions.list(), self._workspace(), target)
 
 
 def attach(host: Host) -> ChatExport:

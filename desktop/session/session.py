@@ -87,6 +87,15 @@ class SessionStore:
             await self.rewrite(session)  # saved, so every later request carries a valid history
         return session
 
+    async def snapshot(self, key: str) -> Session:
+        """A chat as it stands, to read out (a backup of every chat): the live one's messages when it is loaded,
+        else read from its file and not kept, so reading a hundred chats leaves none of them in memory."""
+        async with self._write_lock(key):
+            cached = self._cache.get(key)
+            if cached is not None:
+                return Session(key, list(cached.messages), dict(cached.metadata))
+            return await asyncio.to_thread(self._read, key)
+
     def title_of(self, key: str) -> str:
         """The title of a loaded session, else its key (no disk access: safe on the GUI thread)."""
         cached = self._cache.get(key)

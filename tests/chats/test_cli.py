@@ -3,7 +3,9 @@ an existing file never replaced without --force."""
 
 from __future__ import annotations
 
+import zipfile
 from pathlib import Path
+from urllib.parse import quote
 
 from desktop.session.session import Session
 from tests.chats.conftest import KEY
@@ -37,3 +39,32 @@ def test_export_prints_markdown_and_names_an_unknown_key(home_dir: Path, chat_fi
     assert ran.returncode == 0 and "**Reasoning:**" in ran.stdout
     ran = run_main(home_dir, "chats", "export", "desktop:nope")
     assert ran.returncode == 2 and "chats list" in ran.stderr
+
+
+def test_export_all_writes_one_zip_and_says_what_it_needs(home_dir: Path, chat_file: Session, tmp_path: Path) -> None:
+    out = tmp_path / "backup.zip"
+    ran = run_main(home_dir, "chats", "export", "--all")
+    assert ran.returncode == 2 and "-o FILE.zip" in ran.stderr
+    ran = run_main(home_dir, "chats", "export")
+    assert ran.returncode == 2 and "--all" in ran.stderr and "chats list" in ran.stderr
+    ran = run_main(home_dir, "chats", "export", KEY, "--all", "-o", str(out))
+    assert ran.returncode == 2 and "not both" in ran.stderr and not out.exists()
+
+    ran = run_main(home_dir, "chats", "export", "--all", "-o", str(out))
+    assert ran.returncode == 0 and ran.stdout.strip() == f"Wrote 1 chat to {out}"
+    with zipfile.ZipFile(out) as archive:
+        (readable,) = [n for n in archive.namelist() if n.startswith("chats/")]
+        assert readable.endswith(" Plans for b Friday b.md")
+        assert archive.read(readable).decode().startswith("# Plans for <b>Friday</b>")
+        assert archive.namelist() == [readable, f"sessions/{quote(KEY, safe='')}.jsonl"]
+
+    out.write_bytes(b"my own file")
+    ran = run_main(home_dir, "chats", "export", "--all", "-o", str(out))
+    assert ran.returncode == 2 and "--force" in ran.stderr and out.read_bytes() == b"my own file"
+    assert run_main(home_dir, "chats", "export", "--all", "-o", str(out), "--force").returncode == 0
+    assert zipfile.is_zipfile(out) and not list(tmp_path.glob(".backup.zip.*"))  # no partial file left beside
+
+
+def test_export_all_of_no_chats_says_so(home_dir: Path, tmp_path: Path) -> None:
+    ran = run_main(home_dir, "chats", "export", "--all", "-o", str(tmp_path / "none.zip"))
+    assert ran.returncode == 0 and "No saved chats" in ran.stdout and not (tmp_path / "none.zip").exists()

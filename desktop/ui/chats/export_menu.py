@@ -33,6 +33,8 @@ class ExportMenu(ChatPanel):
         menu = QMenu(self.button)
         for fmt, (label, _) in FORMATS.items():
             menu.addAction(label).triggered.connect(partial(self.ask, fmt))
+        menu.addSeparator()
+        menu.addAction("All chats as a zip…").triggered.connect(self.ask_archive)
         self.button.setMenu(menu)
         self.button.setEnabled(False)
         self.hide()
@@ -59,6 +61,22 @@ class ExportMenu(ChatPanel):
                 _print_pdf(page, path)
             else:
                 await asyncio.to_thread(atomic_write_text, path, page)
+        except OSError as exc:
+            QMessageBox.warning(self.window(), "Export", f"Could not save {path}: {exc.strerror or exc}")
+        finally:
+            self.button.setEnabled(bool(self.session_key))
+
+
+    def ask_archive(self, _checked: bool = False) -> None:
+        """Ask where, then write every chat into one zip (a backup)."""
+        path, _ = QFileDialog.getSaveFileName(self.window(), "Export all chats", "nanobot-chats.zip", "Zip (*.zip)")
+        if path:
+            spawn(self.archive_to(Path(path)))
+
+    async def archive_to(self, path: Path) -> None:
+        self.button.setEnabled(False)
+        try:
+            await self.chats.archive(path)
         except OSError as exc:
             QMessageBox.warning(self.window(), "Export", f"Could not save {path}: {exc.strerror or exc}")
         finally:

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import zipfile
 from pathlib import Path
 from typing import Any
 
@@ -9,6 +10,7 @@ import pytest
 from PySide6.QtWidgets import QFileDialog
 
 from desktop.chats import ChatExport
+from desktop.session.session import Session
 from desktop.ui.bridge import CoreBridge
 from desktop.ui.chat.window import ChatWindow
 from desktop.ui.chats.export_menu import ExportMenu
@@ -27,7 +29,8 @@ async def test_export_menu_writes_the_chat_shown(bridge: CoreBridge, qtbot: Any,
     window.show_session(chat.key)
     menu = window.findChild(ExportMenu)
     assert menu is not None and menu.button.isVisible() and menu.button.isEnabled()
-    assert [a.text() for a in menu.button.menu().actions()] == ["Markdown…", "HTML page…", "PDF…"]
+    assert [a.text() for a in menu.button.menu().actions()] == ["Markdown…", "HTML page…", "PDF…", "",
+                                                                "All chats as a zip…"]
 
     out = tmp_path / f"friday.{fmt}"
     monkeypatch.setattr(QFileDialog, "getSaveFileName", lambda *_: (str(out), ""))  # the person picks the file
@@ -40,3 +43,32 @@ async def test_export_menu_writes_the_chat_shown(bridge: CoreBridge, qtbot: Any,
         assert b"<strong>two</strong>" in data and b"data:image/png;base64," in data
     else:
         assert data.startswith(b"%PDF") and len(data) > 1000
+
+
+async def test_all_chats_as_a_zip_holds_each_chat_readable_and_its_file_to_restore(
+        bridge: CoreBridge, qtbot: Any, tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    chat = a_chat(tmp_path / "photo.png")
+    await bridge.core.sessions.rewrite(chat)
+    other = Session("desktop:other", [{"role": "user", "content": "Tomatoes?"},
+                                      {"role": "assistant", "content": "In May."}], {"title": "Garden / plans"})
+    await bridge.core.sessions.rewrite(other)
+    window = ChatWindow(bridge, [lambda: ExportMenu(bridge.core.get(ChatExport))])
+    qtbot.addWidget(window)
+    window.show()
+    window.show_session(chat.key)
+    menu = window.findChild(ExportMenu)
+    assert menu is not None
+
+    out = tmp_path / "backup.zip"
+    monkeypatch.setattr(QFileDialog, "getSaveFileName", lambda *_: (str(out), ""))
+    menu.button.menu().actions()[-1].trigger()
+    await until(lambda: out.exists() and menu.button.isEnabled(), timeout=30)
+    with zipfile.ZipFile(out) as archive:
+        names = sorted(archive.namelist())
+        readable = [n for n in names if n.startswith("chats/")]
+        assert len(readable) == 2 and any(n.endswith(" Garden plans.md") for n in readable), names
+        garden = next(n for n in readable if "Garden" in n)
+        assert "**Assistant:**\n\nIn May." in archive.read(garden).decode()
+        for session in (chat, other):  # the app's own files, byte for byte
+            saved = bridge.core.sessions.path_for(session.key)
+            assert archive.read(f"sessions/{saved.name}") == saved.read_bytes()
