@@ -9,6 +9,8 @@ import argparse
 import asyncio
 import dataclasses
 import sys
+import threading
+import webbrowser
 from collections.abc import Awaitable
 from pathlib import Path
 from typing import TYPE_CHECKING
@@ -19,7 +21,8 @@ from desktop.kernel.paths import home
 from desktop.kernel.secrets import KeyringUnavailable
 from desktop.mcp import McpServers
 from desktop.mcp.importer import NotAServerList, described
-from desktop.mcp.manage import add_imported, preview_import
+from desktop.mcp.manage import add_imported, preview_import, sign_in, sign_out
+from desktop.mcp.oauth import SIGN_IN_WITHIN, SignInFailed
 from desktop.mcp.probe import probed
 from desktop.mcp.settings import McpConfig, McpServerConfig
 from desktop.settings import Settings, SettingsError
@@ -33,6 +36,11 @@ def add_parser(sub: argparse._SubParsersAction) -> None:  # type: ignore[type-ar
     mcp = parser.add_subparsers(dest="mcp_command", metavar="ACTION", required=True)
     mcp.add_parser("list", help="connect to each configured server and show its state")
     p = mcp.add_parser("test", help="connect to one server and list its tools (exit 1 when it fails)")
+    p.add_argument("name")
+    p = mcp.add_parser("login", help="sign in to a remote server that wants it (OAuth): prints the address to open "
+                       "in a browser on this computer and waits until you have signed in")
+    p.add_argument("name")
+    p = mcp.add_parser("logout", help="forget the sign-in to a remote server (its tokens, in the keyring)")
     p.add_argument("name")
     p = mcp.add_parser("import", help="add the servers of a Claude Desktop, Cursor or VS Code JSON file or of Goose's "
                        "config.yaml (it says what it adds and skips)")
@@ -49,6 +57,9 @@ def serve(args: argparse.Namespace, core: Core, out: Output) -> Awaitable[int] |
         return _served_list(core, out)
     if args.mcp_command == "import" and args.file.expanduser().is_absolute():
         return _import(core.settings, args.file, args.dry_run, out)
+    if args.mcp_command in ("login", "logout"):  # the app's connection takes the sign-in at once
+        configured = core.config.section(McpConfig).servers
+        return _sign(args.mcp_command, args.name, configured, core.get(McpServers), core.home.config_file, out)
     return None
 
 
@@ -83,6 +94,8 @@ def run(args: argparse.Namespace) -> int:
     if args.mcp_command == "import":
         return asyncio.run(_import(settings, args.file, args.dry_run, Terminal()))
     configured = settings.config.section(McpConfig).servers
+    if args.mcp_command in ("login", "logout"):
+        return asyncio.run(_sign(args.mcp_command, args.name, configured, None, h.config_file, Terminal()))
     if args.mcp_command == "list":
         return _listed(asyncio.run(states(configured, h.logs_dir)) if configured else {}, Terminal())
     if args.name not in configured:
@@ -138,4 +151,35 @@ async def _import(settings: Settings, path: Path, dry_run: bool, out: Output) ->
         out.out(line)
     if not found.added and not found.skipped:
         out.out(f"{path} lists no servers.")
+    return 0
+
+
+async def _sign(action: str, name: str, configured: dict[str, McpServerConfig], servers: McpServers | None,
+                config_file: Path, out: Output) -> int:
+    """`login`: sign in through the browser (the address is printed too, for a terminal with no browser of its
+    own); `logout`: forget the sign-in. `servers`: the running app's connections, which reconnect."""
+    server = configured.get(name)
+    if server is None:
+        out.err(f"error: no MCP server named '{name}' in {config_file}")
+        return 1
+    if not server.url:
+        out.err(f"error: {name} runs on this computer (a command, not an address): it has no sign-in")
+        return 1
+    try:
+        if action == "logout":
+            await sign_out(servers, name, server)
+            out.out(f"Signed out of {name}.")
+            return 0
+
+        def show(url: str) -> None:
+            out.out(f"Sign in to {name} in your browser. If none opened, open this address on this computer:\n"
+                    f"  {url}\nWaiting (up to {SIGN_IN_WITHIN / 60:g} minutes)…")
+            # a browser command may wait until its window closes: never what the sign-in or the exit waits on
+            threading.Thread(target=webbrowser.open, args=(url,), daemon=True).start()
+
+        await sign_in(servers, name, server, show)
+    except (SignInFailed, KeyringUnavailable) as exc:
+        out.err(f"error: {exc}")
+        return 1
+    out.out(f"Signed in to {name}.")
     return 0

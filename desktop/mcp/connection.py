@@ -362,10 +362,12 @@ class ServerConnection:
         """Why an attempt failed, in words: a server that wants a sign-in or that nothing listens for is said
         so, whatever the transport made of it."""
         if self.signed_out:
-            return "signed out: the server did not renew the sign-in; sign in again (Settings → MCP servers)"
+            return (f"signed out: the server did not renew the sign-in; sign in again (Settings → MCP servers, or "
+                    f"`nanobot-tray mcp login {self.name}`)")
         if self._unauthorized:
             return (f"needs sign-in: {self._address()} answered 401 Unauthorized (sign in from Settings → MCP "
-                    "servers, or give it a token in 'headers', e.g. Authorization: keyring:NAME)")
+                    f"servers or with `nanobot-tray mcp login {self.name}`, or give it a token in 'headers', e.g. "
+                    "Authorization: keyring:NAME)")
         if _caused_by(exc, ConnectionRefusedError):
             return f"connection refused by {self._address()} (is the server running?)"
         return _reason(exc)

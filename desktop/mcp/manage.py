@@ -81,11 +81,14 @@ async def probe_server(servers: McpServers, name: str, server: McpServerConfig) 
         return McpStatus.of(probe.servers[name])
 
 
-async def sign_in(servers: McpServers, name: str, server: McpServerConfig, open_browser: Callable[[str], None]) -> None:
-    """Sign in to a remote server in the browser, then connect it with the new sign-in. Raises SignInFailed."""
+async def sign_in(servers: McpServers | None, name: str, server: McpServerConfig,
+                  open_browser: Callable[[str], None]) -> None:
+    """Sign in to a remote server in the browser, then connect it with the new sign-in (`servers`: the running
+    connections, None for a command with none). Raises SignInFailed."""
     assert server.url
     await oauth.sign_in(name, server.url, lambda auth: initialize_once(server, name, auth), open_browser)
-    await servers.reconnect(name)
+    if servers is not None:
+        await servers.reconnect(name)
 
 
 async def is_signed_in(name: str, server: McpServerConfig) -> bool:
@@ -98,11 +101,12 @@ async def is_signed_in(name: str, server: McpServerConfig) -> bool:
         return False
 
 
-async def sign_out(servers: McpServers, name: str, server: McpServerConfig) -> None:
+async def sign_out(servers: McpServers | None, name: str, server: McpServerConfig) -> None:
     """Forget the server's sign-in (tokens and registered client) and connect without it."""
     assert server.url
     await oauth.sign_out(name, server.url)
-    await servers.reconnect(name)
+    if servers is not None:
+        await servers.reconnect(name)
 
 
 async def claude_desktop_file() -> Path | None:

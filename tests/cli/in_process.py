@@ -33,14 +33,17 @@ class Ran:
     stderr: str
 
 
-def run_main(home: Path, *argv: str, stdin: str = "", path: str | None = None) -> Ran:
-    """`nanobot-tray ARGV` run in-process against `home` (and `path` as PATH), with `stdin` as its input."""
+def run_main(home: Path, *argv: str, stdin: str = "", path: str | None = None, env_extra: dict[str, str] | None = None,
+             keys: MemoryKeyring | None = None) -> Ran:
+    """`nanobot-tray ARGV` run in-process against `home` (and `path` as PATH, `env_extra` added to its
+    environment), with `stdin` as its input; `keys`: a keyring kept from one command to the next (the user's)."""
     env = {k: v for k, v in os.environ.items() if not k.endswith("_API_KEY")}
     env["NANOBOT_TRAY_HOME"] = str(home)
     if path is not None:
         env["PATH"] = path
+    env.update(env_extra or {})
     out, err = io.StringIO(), io.StringIO()
-    with _environment(env), _fresh_process_state(), contextlib.redirect_stdout(out), \
+    with _environment(env), _fresh_process_state(keys), contextlib.redirect_stdout(out), \
             contextlib.redirect_stderr(err):
         sys.stdin = io.StringIO(stdin)
         try:
@@ -63,14 +66,14 @@ def _environment(env: dict[str, str]) -> Iterator[None]:
 
 
 @contextlib.contextmanager
-def _fresh_process_state() -> Iterator[None]:
+def _fresh_process_state(keys: MemoryKeyring | None) -> Iterator[None]:
     """What a new process starts with, restored afterwards: stdin, an empty keyring (as the subprocesses'
     null keyring: no key stored), no sandbox probe yet, and logging as it was (setup_logging adds a handler)."""
     stdin, backend, probed = sys.stdin, keyring.get_keyring(), sandbox._probed
     root = logging.getLogger()
     loggers = [root, *(lg for lg in logging.root.manager.loggerDict.values() if isinstance(lg, logging.Logger))]
     handlers, levels = list(root.handlers), [(logger, logger.level) for logger in loggers]
-    keyring.set_keyring(MemoryKeyring())
+    keyring.set_keyring(keys or MemoryKeyring())
     sandbox._probed = {}
     try:
         yield

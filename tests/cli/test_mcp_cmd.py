@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import json
 import shlex
+import shutil
 import socket
 import sys
 import threading
@@ -17,7 +18,8 @@ import yaml
 from tests.cli.in_process import run_main
 from tests.cli.test_cli import run_cli
 from tests.conftest import write_config
-from tests.mcp.conftest import SERVER
+from tests.mcp.conftest import SERVER, RemoteServer
+from tests.memkeyring import MemoryKeyring
 
 
 def servers(home: Path) -> dict[str, dict[str, object]]:
@@ -165,10 +167,41 @@ def test_list_says_which_servers_refused_and_which_need_a_sign_in(tmp_path: Path
             "locked": {"url": f"{locked}/mcp"}, "locked-sse": {"url": f"{locked}/sse"}}})
         listed = run_cli(tmp_path, "mcp", "list")
     assert listed.returncode == 0, listed.stderr
-    sign_in = ("answered 401 Unauthorized (sign in from Settings → MCP servers, or give it a token in 'headers', "
-               "e.g. Authorization: keyring:NAME)")
+    def sign_in(name: str) -> str:
+        return (f"answered 401 Unauthorized (sign in from Settings → MCP servers or with `nanobot-tray mcp login "
+                f"{name}`, or give it a token in 'headers', e.g. Authorization: keyring:NAME)")
     assert listed.stdout.splitlines() == [
-        f"locked: failed: needs sign-in: {locked}/mcp {sign_in}",
-        f"locked-sse: failed: needs sign-in: {locked}/sse {sign_in}",
+        f"locked: failed: needs sign-in: {locked}/mcp {sign_in('locked')}",
+        f"locked-sse: failed: needs sign-in: {locked}/sse {sign_in('locked-sse')}",
         f"shut: failed: connection refused by {shut}/mcp (is the server running?)",
         f"shut-sse: failed: connection refused by {shut}/sse (is the server running?)"]
+
+
+def test_login_signs_in_through_the_browser_and_logout_forgets_it(tmp_path: Path) -> None:
+    # the SDK's own authorization server in front of our test server; the "browser" is curl following the
+    # redirects of the consent page (given at once) back to the command's loopback page
+    server = RemoteServer("--http", None, ("--oauth", "60")).start()
+    try:
+        write_config(tmp_path, mcp={"servers": {"remote": server.config(timeout=10),
+                                                "local": {"command": sys.executable, "args": [SERVER]}}})
+        keys = MemoryKeyring()
+        browser = {"BROWSER": f"{shutil.which('curl')} -sSL -o /dev/null %s"}
+        ran = run_main(tmp_path, "mcp", "login", "remote", env_extra=browser, keys=keys)
+        assert ran.returncode == 0, ran.stderr
+        lines = ran.stdout.splitlines()
+        assert lines[0] == "Sign in to remote in your browser. If none opened, open this address on this computer:"
+        assert lines[1].startswith(f"  http://127.0.0.1:{server.port}/authorize?") and lines[-1] == "Signed in to remote."
+        assert json.loads(keys.store[("nanobot-tray", "mcp.remote.oauth")])["tokens"]["access_token"]
+        tested = run_main(tmp_path, "mcp", "test", "remote", keys=keys)  # the stored sign-in is used
+        assert tested.stdout.startswith("remote: connected"), tested.stdout
+
+        ran = run_main(tmp_path, "mcp", "logout", "remote", keys=keys)
+        assert ran.returncode == 0 and ran.stdout == "Signed out of remote.\n"
+        assert ("nanobot-tray", "mcp.remote.oauth") not in keys.store
+        assert "needs sign-in" in run_main(tmp_path, "mcp", "test", "remote", keys=keys).stdout
+
+        for name, why in (("local", "has no sign-in"), ("nobody", "no MCP server named 'nobody'")):
+            ran = run_main(tmp_path, "mcp", "login", name, keys=keys)
+            assert ran.returncode == 1 and why in ran.stderr, ran.stderr
+    finally:
+        server.stop()

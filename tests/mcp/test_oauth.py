@@ -125,7 +125,7 @@ async def test_a_refused_renewal_asks_the_person_to_sign_in_again(core: Core, me
     servers = core.get(McpServers)
     await until(lambda: servers.servers["test"].state == "failed", timeout=TOKEN_SECONDS * 5)
     assert servers.servers["test"].error == ("signed out: the server did not renew the sign-in; sign in again "
-                                             "(Settings → MCP servers)")
+                                             "(Settings → MCP servers, or `nanobot-tray mcp login test`)")
     await asyncio.sleep(0.5)  # retries meanwhile (the backoff is short in tests) do not say it again
     said = [(n.title, n.body) for n in notices.of(Notice)]
     assert said == [("Sign in to test again", "The server did not renew the sign-in. Sign in again in Settings → "

@@ -7,6 +7,7 @@ from __future__ import annotations
 import asyncio
 import json
 import os
+import shutil
 import socket
 import stat
 import sys
@@ -24,6 +25,7 @@ from PySide6.QtWidgets import QApplication
 from desktop.cli import remote
 from desktop.kernel.paths import home
 from desktop.mcp import McpServers
+from desktop.mcp.settings import McpConfig, McpServerConfig
 from desktop.memory import Memory
 from desktop.reminders import Reminders
 from desktop.reminders.jobs import Job, JobStore, render
@@ -31,6 +33,7 @@ from desktop.scheduler.schedules import Cron
 from desktop.ui.app import Shell
 from desktop.ui.single_instance import InstanceServer, server_name
 from tests.fakeserver import FakeOpenAI
+from tests.mcp.conftest import RemoteServer
 from tests.ui.conftest import until
 
 ROOT = Path(__file__).parents[2]
@@ -302,3 +305,27 @@ async def test_mcp_list_and_import_use_the_apps_own_servers(shell: Shell, tmp_pa
     code, out, err = await _cli("mcp", "list")
     assert code == 0 and out.startswith("ours: connected, ")
     assert not {name for name in _imported(err) if name.split(".")[0] in ("litellm", "PySide6", "mcp")}
+
+
+async def test_mcp_login_and_logout_run_in_the_app_whose_connection_takes_them_at_once(
+        shell: Shell, tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    oauth = RemoteServer("--http", None, ("--oauth", "60")).start()
+    try:
+        # the app's browser: curl, following the consent page's redirects back to the app's loopback page
+        monkeypatch.setenv("BROWSER", f"{shutil.which('curl')} -sSL -o /dev/null %s")
+        assert shell.core is not None
+        servers = shell.core.get(McpServers)
+        await shell.core.settings.update(lambda c: c.section(McpConfig).servers.update(
+            remote=McpServerConfig(url=oauth.url, timeout=10)))
+        await until(lambda: "needs sign-in" in servers.states().get("remote", ""), timeout=60,
+                    message="the server to want a sign-in")
+        code, out, err = await _cli("mcp", "login", "remote")
+        assert code == 0, _said(err)
+        assert out.startswith("Sign in to remote in your browser.") and out.endswith("Signed in to remote.\n")
+        await until(lambda: servers.states()["remote"].startswith("connected"), timeout=60,
+                    message="the app's connection to use the sign-in")
+        code, out, err = await _cli("mcp", "logout", "remote")
+        assert (code, out) == (0, "Signed out of remote.\n")
+        await until(lambda: "needs sign-in" in servers.states()["remote"], timeout=60, message="signed out")
+    finally:
+        oauth.stop()
