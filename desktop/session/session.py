@@ -109,7 +109,7 @@ class SessionStore:
 
     async def rewrite(self, session: Session, *, active: bool = True) -> None:
         """Replace the whole file atomically (metadata changes, clearing, deleting messages). `active=False`: a
-        change to how the chat is filed (a pin), which leaves when it was last active as it was."""
+        change to how the chat is filed (a pin, a new name), which leaves when it was last active as it was."""
         async with self._write_lock(session.key):
             if session.deleted:
                 return

@@ -10,7 +10,7 @@ from PySide6.QtCore import Qt
 from PySide6.QtGui import QImage
 from PySide6.QtWidgets import QLineEdit, QMenu
 
-from desktop.session.session import SessionInfo
+from desktop.session.session import SessionInfo, SessionStore
 from desktop.ui.bridge import CoreBridge
 from desktop.ui.chat.sidebar import KEY_ROLE, SessionList
 from desktop.ui.chat.window import ChatWindow
@@ -120,6 +120,38 @@ async def test_chats_are_grouped_by_day_pinned_first_and_quick_ones_marked(
     sidebar.list.customContextMenuRequested.emit(sidebar.list.visualItemRect(sidebar.list.item(1)).center())
     next(a for a in sidebar.findChildren(QMenu)[-1].actions() if a.text() == "Unpin").trigger()
     await until(lambda: "Pinned" not in sidebar.headers(), message="unpinned")
+
+
+async def test_a_renamed_chat_keeps_its_place_and_its_day(
+        window: ChatWindow, bridge: CoreBridge, qtbot) -> None:  # type: ignore[no-untyped-def]
+    """Renaming, like pinning, is no use of the chat: it stays where it was in the list, under its day, also
+    after a restart (the chats read again from their files)."""
+    now = datetime.now().astimezone()
+    write_chat(bridge, "desktop:today", "Groceries", now)
+    write_chat(bridge, "desktop:yday", "Trip to Lisbon", now - timedelta(days=1))
+    write_chat(bridge, "desktop:old", "Garden plan", now - timedelta(days=40))
+    window.show_session("desktop:today")
+    await window.refresh_sessions()
+    sidebar = window.sidebar
+    before = sidebar.session_keys()
+    assert before == ["desktop:today", "desktop:yday", "desktop:old"]
+
+    sidebar.start_rename("desktop:old")  # F2 or the menu's Rename
+    editor = sidebar.list.findChild(QLineEdit)
+    assert editor is not None
+    editor.setText("Vegetable garden")
+    qtbot.keyClick(editor, Qt.Key.Key_Return)
+    await until(lambda: "Vegetable garden" in (bridge.core.sessions.path_for("desktop:old")
+                                               .read_text(encoding="utf-8").splitlines()[0]), message="saved")
+    await window.refresh_sessions()
+    assert sidebar.title_of("desktop:old") == "Vegetable garden"
+    assert sidebar.session_keys() == before and sidebar.headers() == ["Today", "Yesterday", "Older"]
+
+    restarted = SessionStore(bridge.core.sessions.directory)  # the next start reads the files afresh
+    listed = await restarted.list()
+    assert [info.key for info in listed] == before
+    old = next(info for info in listed if info.key == "desktop:old")
+    assert old.title == "Vegetable garden" and old.updated_at == (now - timedelta(days=40)).isoformat()
 
 
 async def test_the_search_field_opens_the_search_of_every_chat(window: ChatWindow, qtbot) -> None:  # type: ignore[no-untyped-def]
