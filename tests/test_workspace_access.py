@@ -103,6 +103,7 @@ ALLOWED: dict[str, str] = {
     "desktop/cli/remote.py:socket_name": "the running app's socket in the runtime folder",
     "desktop/session/chat_model.py:choose_model": _SESSIONS,
     "desktop/session/session.py:SessionStore._list": _SESSIONS,
+    "desktop/session/session.py:SessionStore._peek_changed": _SESSIONS,
     "desktop/session/session.py:SessionStore._read": _SESSIONS,
     "desktop/session/session.py:SessionStore.append": _SESSIONS,
     "desktop/session/session.py:SessionStore.delete": _SESSIONS,

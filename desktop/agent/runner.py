@@ -4,7 +4,6 @@ from __future__ import annotations
 
 import asyncio
 import json
-import time
 from collections.abc import Awaitable, Callable
 from dataclasses import dataclass, replace
 from typing import Any
@@ -86,17 +85,17 @@ class Runner:
 
     async def _run_tool(self, call: dict[str, Any], ctx: ToolContext) -> dict[str, Any]:
         fn = call["function"]
-        started = time.monotonic()
         tool = self.tools.get(fn["name"])
         label = tool.label if tool is not None else ""
         self.publish(ToolStarted(ctx.session_key, call["id"], fn["name"], _loose_args(fn["arguments"]), label))
         outcome = await self.tools.run(fn["name"], fn["arguments"], replace(ctx, call_id=call["id"]))
         text = output_text(outcome.output)
-        seconds = time.monotonic() - started
-        self.publish(ToolFinished(ctx.session_key, call["id"], fn["name"], text, outcome.ok, seconds))
+        self.publish(ToolFinished(ctx.session_key, call["id"], fn["name"], text, outcome.ok, outcome.seconds))
         message = tool_message(call, outcome.output if isinstance(outcome.output, list)
                                else cap_text(text, MODEL_RESULT_CAP))
-        message["ok"], message["seconds"] = outcome.ok, round(seconds, 2)  # kept for the chat after a reload
+        message["ok"] = outcome.ok
+        if outcome.seconds is not None:  # kept for the chat after a reload
+            message["seconds"] = round(outcome.seconds, 2)
         if label:
             message["label"] = label
         return message

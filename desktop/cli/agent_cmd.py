@@ -143,7 +143,8 @@ def _progress(event: Event, key: str, out: Output) -> None:
         out.err(f"→ {event.name} {shown[:120]}")
     elif isinstance(event, ToolFinished):
         mark = "✓" if event.ok else "✗"
-        out.err(f"  {mark} {event.name} ({event.seconds:.1f}s)")
+        took = "" if event.seconds is None else f" ({event.seconds:.1f}s)"  # None: it never ran (denied)
+        out.err(f"  {mark} {event.name}{took}")
     elif isinstance(event, Retrying):  # why it failed is in the log (-v shows it here); the final error says it
         out.err(f"  model call failed, retrying in {event.seconds:g} s (try {event.attempt} of {event.attempts})…")
     elif isinstance(event, TurnProgress):

@@ -103,7 +103,7 @@ class ToolFinished(Event):
     name: str
     result: str
     ok: bool
-    seconds: float
+    seconds: float | None  # how long it ran, from when it was let through (not a question's wait); None: never ran
 
 
 @dataclass

@@ -54,7 +54,7 @@ class SessionInfo:
     key: str
     title: str
     updated_at: str
-    message_count: int
+    message_count: int  # the messages the person sees as such (`shown_as_message`), not every line of the file
     pinned: bool = False  # kept at the top of the chat list (desktop/session/pins.py)
 
 
@@ -65,6 +65,9 @@ class SessionStore:
         self.directory = directory
         self._cache: dict[str, Session] = {}
         self._write_locks: dict[str, asyncio.Lock] = {}  # an append must never land in a file being replaced
+        # What `_peek` read of each file not loaded, by the file's identity (inode, change time, size): counting
+        # messages reads every line, and the list is read on every turn; only a file that changed is read again.
+        self._peeked: dict[Path, tuple[tuple[int, int, int], dict[str, Any], int]] = {}
 
     def path_for(self, key: str) -> Path:
         return self.directory / f"{quote(key, safe='')}.jsonl"
@@ -118,7 +121,7 @@ class SessionStore:
 
     async def rewrite(self, session: Session, *, active: bool = True) -> None:
         """Replace the whole file atomically (metadata changes, clearing, deleting messages). `active=False`: a
-        change to how the chat is filed (a pin), which leaves when it was last active as it was."""
+        change to how the chat is filed (a pin, a new name), which leaves when it was last active as it was."""
         async with self._write_lock(session.key):
             if session.deleted:
                 return
@@ -161,6 +164,7 @@ class SessionStore:
             if cached is not None:
                 cached.deleted = True
             await asyncio.to_thread(self.path_for(key).unlink, True)
+            self._peeked.pop(self.path_for(key), None)
 
     async def list(self) -> list[SessionInfo]:
         """Every saved session, most recently active first."""
@@ -198,12 +202,24 @@ class SessionStore:
             key = unquote(path.stem)
             cached = self._cache.get(key)
             if cached is not None:
-                meta, count = cached.metadata, len(cached.messages)
+                meta, count = cached.metadata, sum(map(shown_as_message, cached.messages))
             else:
-                meta, count = _peek(path)
+                meta, count = self._peek_changed(path)
             infos.append(SessionInfo(key, str(meta.get("title") or key), str(meta.get("updated_at", "")), count,
                                      meta.get("pinned") is True))
         return sorted(infos, key=lambda i: i.updated_at, reverse=True)
+
+    def _peek_changed(self, path: Path) -> tuple[dict[str, Any], int]:
+        """`_peek(path)`, read again only when the file changed (a listing runs in a worker thread; two at once
+        at worst read a file twice)."""
+        stat = path.stat()
+        identity = (stat.st_ino, stat.st_mtime_ns, stat.st_size)
+        known = self._peeked.get(path)
+        if known is not None and known[0] == identity:
+            return known[1], known[2]
+        meta, count = _peek(path)
+        self._peeked[path] = (identity, meta, count)
+        return meta, count
 
 
 def close_dangling_calls(messages: list[dict[str, Any]]) -> int:
@@ -240,33 +256,42 @@ def _write_records(path: Path, records: list[dict[str, Any]]) -> None:
     atomic_write_text(path, "".join(json.dumps(r, ensure_ascii=False) + "\n" for r in records))
 
 
+def shown_as_message(message: dict[str, Any]) -> bool:
+    """Whether the person sees a saved message as one of the chat's messages: their own, or an answer of the
+    assistant (a failed turn's by the part of it that came). A tool call and its result are steps of a turn, and
+    a background task's report or a due reminder is the app's note: neither counts."""
+    role = message.get("role")
+    if role == "user":
+        return message.get("kind", "user") == "user"
+    if role != "assistant":
+        return False
+    return bool(message.get("partial") if message.get("failed") else message.get("content"))
+
+
 def _peek(path: Path) -> tuple[dict[str, Any], int]:
-    """Metadata and message count without parsing every message. Appends never rewrite the metadata line,
-    so the newest message's time says when the chat was last active."""
+    """Metadata and the count of messages the person sees, the metadata line kept as it was written. Appends
+    never rewrite the metadata line, so the newest message's time says when the chat was last active."""
     meta: dict[str, Any] = {}
     count = 0
-    last = ""
+    newest: dict[str, Any] | None = None
     with open(path, encoding="utf-8", errors="replace") as fh:
-        first = fh.readline()
-        try:
-            record = json.loads(first)
-            if isinstance(record, dict) and record.get("_type") == "metadata":
+        for number, line in enumerate(fh):
+            if not line.strip():
+                continue
+            try:
+                record = json.loads(line)
+            except json.JSONDecodeError:  # torn by a crash mid-write
+                record = None
+            if not isinstance(record, dict):
+                newest = None
+                continue
+            if number == 0 and record.get("_type") == "metadata":
                 meta = record
-            else:
-                count += 1
-        except json.JSONDecodeError:
-            pass
-        for line in fh:
-            if line.strip():
-                count += 1
-                last = line
-    if last:
-        try:
-            newest = json.loads(last)
-        except json.JSONDecodeError:  # torn by a crash mid-write
-            newest = None
-        if isinstance(newest, dict):
-            meta = {**meta, "updated_at": _later(meta.get("updated_at"), newest.get("timestamp"))}
+                continue
+            count += shown_as_message(record)
+            newest = record
+    if newest is not None:
+        meta = {**meta, "updated_at": _later(meta.get("updated_at"), newest.get("timestamp"))}
     return meta, count
 
 

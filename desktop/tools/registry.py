@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import json
 import logging
+import time
 from collections.abc import Awaitable, Callable
 from dataclasses import dataclass
 from typing import Any
@@ -19,6 +20,7 @@ ERROR_HINT = "\n\n[Analyse the error above and try a different approach.]"
 class ToolOutcome:
     output: ToolOutput
     ok: bool
+    seconds: float | None = None  # how long the tool ran, from when the gate let it through; None: it never ran
 
 
 # Runs before every call with the validated arguments; raises ToolError to stop it (desktop/approvals).
@@ -57,6 +59,8 @@ class ToolRegistry:
         tools = self._current()
         tool = tools.get(name)
         gate = self._gate()
+        started: float | None = None
+        output: ToolOutput
         try:
             if tool is None:
                 raise ToolError(f"unknown tool '{name}'. Available tools: {', '.join(tools)}")
@@ -64,12 +68,14 @@ class ToolRegistry:
             checked = validate(tool.parameters, arguments)
             if gate is not None:
                 await gate(tool, checked, ctx)
-            return ToolOutcome(await tool.execute(ctx, **checked), True)
+            started = time.monotonic()  # a question waiting for the person's answer is not the tool's time
+            output, ok = await tool.execute(ctx, **checked), True
         except ToolError as exc:
-            return ToolOutcome(f"Error: {exc}{ERROR_HINT}", False)
+            output, ok = f"Error: {exc}{ERROR_HINT}", False
         except Exception as exc:  # a bug in a tool is still only a tool error
             log.exception("tool %s crashed", name)
-            return ToolOutcome(f"Error: {name} failed: {type(exc).__name__}: {exc}{ERROR_HINT}", False)
+            output, ok = f"Error: {name} failed: {type(exc).__name__}: {exc}{ERROR_HINT}", False
+        return ToolOutcome(output, ok, None if started is None else time.monotonic() - started)
 
     def _current(self) -> dict[str, Tool]:
         return self._tools

@@ -357,9 +357,11 @@ class Shell(QObject):
         self._ready.append(ready)
 
     def notify(self, note: Notice) -> None:
-        """Show a notice: something to open means the person is wanted, so the icon says so."""
+        """Show a notice: something to open means the person is wanted, so the icon says so until they open the
+        app. A notice that goes stale (an approval question's) is left out: the tray shows the question itself
+        while it waits, and a flag kept after it was answered, timed out or withdrawn would never clear."""
         self.notifier.notify(note)
-        if note.target is not None:
+        if note.target is not None and note.withdraw_when is None:
             self.tray.set_attention(True)
 
     def in_front(self, session_key: str) -> bool:

@@ -78,7 +78,7 @@ class CoreBridge(QObject):
             await set_pinned(self.core.sessions, session, pinned)
         if title is not None:
             session.metadata["title"] = title
-            await self.core.sessions.rewrite(session)
+            await self.core.sessions.rewrite(session, active=False)  # a new name is no use: it keeps its place
 
     async def delete_chat(self, key: str) -> None:
         """Delete a chat the person asked to delete; its background tasks stop with it."""

@@ -3,7 +3,9 @@ run, the card in the chat (or the quick prompt) shows it, and what each button d
 
 from __future__ import annotations
 
+import asyncio
 import os
+import re
 from collections.abc import AsyncIterator
 
 import pytest
@@ -26,6 +28,7 @@ from tests.ui.conftest import until
 
 TURN = 90  # seconds: the first model call imports litellm, slow on a loaded machine
 KEY = "desktop:approve"
+WAITED = 3.0  # seconds a card waits before the person answers it
 SHOTS = os.environ.get("NANOBOT_SCREENSHOTS")  # a folder: save what the card looks like there
 
 
@@ -96,6 +99,36 @@ async def test_the_card_shows_the_command_and_allow_runs_it(window: ChatWindow, 
     assert window.composer.input.hasFocus()  # the keyboard goes back to writing, not to the next button
     assert (window.bridge.workspace / "made.txt").read_text() == "approved\n"
     await until(lambda: not cards_of(window).cards and cards_of(window).isHidden())
+
+
+def shown_time(window: ChatWindow) -> float | None:
+    """The seconds the chat's last tool row says it ran ("0.4 s", "350 ms"), None when it shows no time."""
+    row = [r for r in window.models[KEY].rows if r.kind is Kind.TOOL][-1]
+    header = " ".join(op.text for op in window.view.renderer.layout(row, 600).ops
+                      if isinstance(getattr(op, "text", None), str))
+    shown = re.search(r"(\d+(?:\.\d+)?) (ms|s)\b", header)
+    return None if shown is None else float(shown[1]) / (1000 if shown[2] == "ms" else 1)
+
+
+async def test_a_steps_time_is_how_long_it_ran_not_how_long_its_question_waited(
+        window: ChatWindow, fake: FakeOpenAI) -> None:
+    """The person reads the command for a while before allowing it: the step's time on its row (and after a
+    reload) starts when it ran, after the answer. A step denied after a while never ran: no time."""
+    card = await card_for(window, fake, "sleep 0.3")
+    await asyncio.sleep(WAITED)  # the card waits for the person
+    card.allow.click()
+    await until(lambda: turn_over(window), timeout=TURN)
+    seconds = shown_time(window)
+    assert seconds is not None and 0.3 <= seconds < WAITED - 1  # the sleep and the shell's start, not the wait
+    session = await window.bridge.load_chat(KEY)
+    [saved] = [m for m in session.messages if m.get("role") == "tool"]
+    assert 0.3 <= saved["seconds"] < WAITED - 1  # what the chat shows after a restart
+
+    card = await card_for(window, fake, "touch never.txt")
+    await asyncio.sleep(1)
+    card.deny.click()
+    await until(lambda: not window.models[KEY].busy and tool_row(window)[1] is False, timeout=TURN)
+    assert shown_time(window) is None
 
 
 async def test_deny_ends_in_a_clear_tool_error_and_nothing_runs(window: ChatWindow, fake: FakeOpenAI) -> None:

@@ -13,6 +13,7 @@ from PySide6.QtGui import QColor, QPalette
 from PySide6.QtWidgets import QApplication, QWidget
 from pytestqt.qtbot import QtBot
 
+from desktop.approvals.settings import ApprovalsConfig
 from desktop.config import Config
 from desktop.kernel.notices import Notice, OpenChat
 from desktop.subagents import Subagents
@@ -141,6 +142,57 @@ async def test_the_sidebar_and_the_tray_say_a_question_waits(shell: Shell, fake:
     await until(lambda: not shell.bridge.conversations.asking(), timeout=TURN)
     await until(lambda: not asking_shown(shell, KEY), timeout=5)
     assert "Waiting for your answer" not in shell.tray.icon.toolTip()
+
+
+def tray_calm(shell: Shell, state: TrayState = TrayState.IDLE) -> bool:
+    """The tray as it is with no question waiting: `state`, and a tooltip that asks for nothing."""
+    tip = shell.tray.icon.toolTip()
+    return shell.tray.state is state and "Waiting for your answer" not in tip and "attention" not in tip
+
+
+async def test_the_tray_calms_down_once_a_question_is_answered_timed_out_or_withdrawn(
+        shell: Shell, fake: FakeOpenAI) -> None:
+    """A question announced by a notification (its chat out of sight) puts the tray in attention; answering it
+    (by the notification's button, or on the card, the chat reached from its sidebar), its timeout or a
+    stopped turn takes that away again: the tray says the turn works on, then is idle. (The answer that ends
+    the turn unseen is announced in its turn, and wants attention rightly: looked at while the turn goes on.)"""
+    notes = record_notices(shell)
+
+    async def announced(command: str) -> ApprovalCard:
+        card = await ask_in(shell, fake, KEY, command, f"run {command}")
+        fake.default = lambda _body: {"content": "Done.", "delay": 2}  # the turn goes on a while after the answer
+        asked = len(notes)
+        shell.chat_window().show_session("desktop:elsewhere")  # type: ignore[union-attr]  # another chat, picked
+        # in the sidebar: the card is out of sight
+        await until(lambda: len(notes) > asked, timeout=5, message="the notification")
+        assert shell.tray.state is TrayState.ATTENTION and "Waiting for your answer" in shell.tray.icon.toolTip()
+        return card
+
+    async def working_on() -> None:
+        await until(lambda: tray_calm(shell, TrayState.WORKING), timeout=TURN, message="working, no attention")
+        await until(lambda: not shell.bridge.conversations.busy(KEY), timeout=TURN)
+
+    await announced("touch by-notification.txt")
+    action = notes[-1].on_action
+    assert action is not None
+    action("allow")  # the notification's Allow once
+    await working_on()
+
+    card = await announced("touch on-the-card.txt")
+    shell.chat_window().show_session(KEY)  # type: ignore[union-attr]  # back in the chat by the sidebar
+    card.deny.click()  # on the card
+    await working_on()
+
+    await shell.core.settings.update(  # type: ignore[union-attr]
+        lambda config: setattr(config.section(ApprovalsConfig), "timeout", 3.0))
+    await announced("touch timed-out.txt")
+    await working_on()  # nobody answered
+    assert "nobody answered" in str(fake.requests[-1])
+
+    await announced("touch stopped.txt")
+    shell.bridge.stop(KEY)  # the person stops the turn: its question is withdrawn
+    await until(lambda: not shell.bridge.conversations.busy(KEY), timeout=TURN)
+    assert tray_calm(shell), (shell.tray.state, shell.tray.icon.toolTip())
 
 
 async def test_a_background_tasks_question_waits_in_its_own_chat_named_by_the_task(

@@ -10,10 +10,11 @@ from PySide6.QtCore import Qt
 from PySide6.QtGui import QImage
 from PySide6.QtWidgets import QLineEdit, QMenu
 
-from desktop.session.session import SessionInfo
+from desktop.session.session import SessionInfo, SessionStore
 from desktop.ui.bridge import CoreBridge
 from desktop.ui.chat.sidebar import KEY_ROLE, SessionList
 from desktop.ui.chat.window import ChatWindow
+from tests.fakeserver import FakeOpenAI
 from tests.ui.conftest import until
 
 KEY = "desktop:a"
@@ -120,6 +121,76 @@ async def test_chats_are_grouped_by_day_pinned_first_and_quick_ones_marked(
     sidebar.list.customContextMenuRequested.emit(sidebar.list.visualItemRect(sidebar.list.item(1)).center())
     next(a for a in sidebar.findChildren(QMenu)[-1].actions() if a.text() == "Unpin").trigger()
     await until(lambda: "Pinned" not in sidebar.headers(), message="unpinned")
+
+
+async def test_a_renamed_chat_keeps_its_place_and_its_day(
+        window: ChatWindow, bridge: CoreBridge, qtbot) -> None:  # type: ignore[no-untyped-def]
+    """Renaming, like pinning, is no use of the chat: it stays where it was in the list, under its day, also
+    after a restart (the chats read again from their files)."""
+    now = datetime.now().astimezone()
+    write_chat(bridge, "desktop:today", "Groceries", now)
+    write_chat(bridge, "desktop:yday", "Trip to Lisbon", now - timedelta(days=1))
+    write_chat(bridge, "desktop:old", "Garden plan", now - timedelta(days=40))
+    window.show_session("desktop:today")
+    await window.refresh_sessions()
+    sidebar = window.sidebar
+    before = sidebar.session_keys()
+    assert before == ["desktop:today", "desktop:yday", "desktop:old"]
+
+    sidebar.start_rename("desktop:old")  # F2 or the menu's Rename
+    editor = sidebar.list.findChild(QLineEdit)
+    assert editor is not None
+    editor.setText("Vegetable garden")
+    qtbot.keyClick(editor, Qt.Key.Key_Return)
+    await until(lambda: "Vegetable garden" in (bridge.core.sessions.path_for("desktop:old")
+                                               .read_text(encoding="utf-8").splitlines()[0]), message="saved")
+    await window.refresh_sessions()
+    assert sidebar.title_of("desktop:old") == "Vegetable garden"
+    assert sidebar.session_keys() == before and sidebar.headers() == ["Today", "Yesterday", "Older"]
+
+    restarted = SessionStore(bridge.core.sessions.directory)  # the next start reads the files afresh
+    listed = await restarted.list()
+    assert [info.key for info in listed] == before
+    old = next(info for info in listed if info.key == "desktop:old")
+    assert old.title == "Vegetable garden" and old.updated_at == (now - timedelta(days=40)).isoformat()
+
+
+def detail(sidebar: SessionList, key: str) -> str:
+    """The chat's second line in the list ("5 min ago · 2 messages")."""
+    row = next(i for i in range(sidebar.list.count()) if sidebar.list.item(i).data(KEY_ROLE) == key)
+    return sidebar.delegate.detail(sidebar.list.indexFromItem(sidebar.list.item(row)))
+
+
+async def test_a_chats_message_count_is_what_the_person_sees_as_messages(
+        window: ChatWindow, bridge: CoreBridge, fake: FakeOpenAI, qtbot) -> None:  # type: ignore[no-untyped-def]
+    """"N messages" in the chat list counts the person's messages and the answers: not a turn's tool calls and
+    their results, nor the app's own notes (a background task's report), for the open chat and a saved one
+    alike, also after a restart."""
+    fake.add({"tool_calls": [{"name": "exec", "arguments": {"command": "echo hi"}}]}, {"content": "It said hi."})
+    window.send("say hi in the shell", [])
+    await until(lambda: not bridge.conversations.busy("desktop:test")
+                and len(window.models["desktop:test"].rows) == 3, timeout=60, message="the turn")
+    stamp = datetime.now().astimezone().isoformat()
+    saved = [{"_type": "metadata", "key": "desktop:saved", "title": "Trip", "updated_at": stamp},
+             {"role": "user", "content": "what is in my notes?", "timestamp": stamp},
+             {"role": "assistant", "content": None, "timestamp": stamp, "tool_calls": [
+                 {"id": "c1", "type": "function", "function": {"name": "list_dir", "arguments": "{}"}}]},
+             {"role": "tool", "tool_call_id": "c1", "name": "list_dir", "content": "a.md", "timestamp": stamp},
+             {"role": "assistant", "content": "Just a.md.", "timestamp": stamp},
+             {"role": "user", "kind": "subagent_result", "content": "[Background task finished]", "timestamp": stamp},
+             {"role": "assistant", "content": "The task is done.", "timestamp": stamp}]
+    path = bridge.core.sessions.path_for("desktop:saved")
+    path.write_text("".join(json.dumps(line) + "\n" for line in saved), encoding="utf-8")
+    await window.refresh_sessions()
+    assert detail(window.sidebar, "desktop:test").endswith(" · 2 messages")
+    assert detail(window.sidebar, "desktop:saved").endswith(" · 3 messages")
+    with path.open("a", encoding="utf-8") as file:  # by another process (`cron run-due` on a timer)
+        file.write(json.dumps({"role": "user", "content": "thanks", "timestamp": stamp}) + "\n")
+    await window.refresh_sessions()
+    assert detail(window.sidebar, "desktop:saved").endswith(" · 4 messages")
+    restarted = SessionStore(bridge.core.sessions.directory)  # the next start reads the files afresh
+    assert {info.key: info.message_count for info in await restarted.list()} == {"desktop:test": 2,
+                                                                                  "desktop:saved": 4}
 
 
 async def test_the_search_field_opens_the_search_of_every_chat(window: ChatWindow, qtbot) -> None:  # type: ignore[no-untyped-def]
