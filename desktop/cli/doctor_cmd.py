@@ -11,10 +11,12 @@ from pathlib import Path
 
 from desktop import __version__
 from desktop.config import load_config
+from desktop.keepawake.inhibitor import Unavailable, inhibit, release
 from desktop.kernel import secrets
 from desktop.kernel.paths import home
 from desktop.mcp.settings import McpConfig, McpServerConfig
 from desktop.providers.llm import LLMProvider, ProviderError, provider_name
+from desktop.scheduler.settings import SchedulesConfig
 from desktop.tools.limits import Limits
 from desktop.tools.limits import describe as describe_limits
 from desktop.tools.sandbox import RESTRICTION_OFF, exec_sandbox
@@ -55,6 +57,7 @@ def run(args: argparse.Namespace) -> int:
     for line in desktop_lines(config.hotkey):
         print(line)
     _mcp_lines(config.section(McpConfig).servers, h.logs_dir, args.offline)
+    print(f"keep awake: {asyncio.run(_keep_awake(config.section(SchedulesConfig).keep_awake))}")
     if not config.model:
         print("model:      not configured (set `model` in config.yaml or open Settings)")
         return 0
@@ -76,6 +79,17 @@ def _mcp_lines(configured: dict[str, McpServerConfig], logs_dir: Path, offline: 
 
         states = asyncio.run(probe_states(configured, logs_dir))
     print("mcp:        " + "; ".join(f"{name}: {state}" for name, state in states.items()))
+
+
+async def _keep_awake(wanted: bool) -> str:
+    """Whether background work can hold off sleep here: an inhibitor taken and given back at once."""
+    if not wanted:
+        return "off (schedules.keep_awake)"
+    try:
+        release(await inhibit("nanobot-tray doctor checks that it can keep the computer awake"))
+    except Unavailable as exc:
+        return f"not available here ({exc}); the computer may sleep during background work"
+    return "yes: logind holds off sleep while background work runs"
 
 
 async def _probe(provider: LLMProvider) -> str:

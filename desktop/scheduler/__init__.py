@@ -7,6 +7,7 @@ from collections.abc import Callable
 
 from desktop.config import Config, declared
 from desktop.kernel.host import Feature, Host
+from desktop.scheduler.events import ScheduledRuns
 from desktop.scheduler.scheduler import Scheduler, SystemJob
 from desktop.scheduler.settings import SECTION
 
@@ -33,7 +34,8 @@ def attach(host: Host) -> Scheduler:
     """One scheduler per core, started and stopped with it; any settings change re-arms it: a job's interval
     may read any key (a feature's own section too), and re-arming costs one look at each entry.
     The app swaps in its QTimer (`scheduler.timer`) before the core starts."""
-    scheduler = Scheduler(busy=host.busy, timer=AsyncioTimer())
+    scheduler = Scheduler(busy=host.busy, runs_changed=lambda running: host.publish(ScheduledRuns(running)),
+                          timer=AsyncioTimer())
 
     async def start() -> None:
         scheduler.start()

@@ -95,6 +95,7 @@ class Scheduler:
     busy: Callable[[], bool]
     clock: Clock = field(default_factory=SystemClock)
     timer: Timer | None = None
+    runs_changed: Callable[[int], None] = lambda _running: None  # how many entries run now, at each change
     entries: list[Entry] = field(default_factory=list)
     _firing: dict[str, asyncio.Future[None]] = field(default_factory=dict)
     _armed_at: tuple[datetime, float] | None = None
@@ -165,6 +166,8 @@ class Scheduler:
                 continue
             started.append(entry.name)
             self._firing[entry.name] = self._tasks.spawn(self._fire(entry, now, busy))
+        if started:
+            self.runs_changed(len(self._firing))
         self.rearm()
         return started
 
@@ -177,6 +180,7 @@ class Scheduler:
             log.exception("scheduled %s failed", entry.name)
         finally:
             self._firing.pop(entry.name, None)
+            self.runs_changed(len(self._firing))
             self.rearm()
 
     async def settle(self) -> None:

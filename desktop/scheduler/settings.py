@@ -20,6 +20,9 @@ class SchedulesConfig:
                                          help="Tools the heartbeat may use where they would ask, since nobody is "
                                          "there to answer: tool names (exec, web_fetch) or mcp:SERVER for the "
                                          "tools of one MCP server. Anything else that would ask fails at once.")
+    keep_awake: bool = setting(True, label="Keep the computer awake during background work",
+                               help="While a reminder, the heartbeat, Dream or a background task runs, ask the "
+                               "system (logind) not to sleep; released as soon as the work ends.")
     missed_grace: int = setting(3600, low=0, unit=SECONDS, label="Run late reminders within",
                                 help="Seconds: a reminder that came due while the app was closed still runs if "
                                 "it is at most this late.")

@@ -176,6 +176,7 @@ class SettingsWindow(QWidget):
         self._row(form, "schedules.dream_interval")
         self._row(form, "schedules.heartbeat_interval")
         self._row(form, "schedules.heartbeat_allow")
+        self._row(form, "schedules.keep_awake")
         form.addRow(heading("Desktop"))
         form.addRow(self.autostart)
         self._row(form, "notifications")

@@ -1,0 +1,153 @@
+"""Sleep held off while background work runs, against a logind stand-in on a private bus (a real dbus-daemon,
+named as the system bus): the inhibitor is taken when a background task starts through a real turn and a
+scheduled entry runs, released when the work ends, not taken with `schedules.keep_awake` off, and a computer
+that cannot inhibit runs the work all the same."""
+
+from __future__ import annotations
+
+import asyncio
+import logging
+import os
+import select
+import subprocess
+import threading
+from collections.abc import Iterator
+from pathlib import Path
+
+import pytest
+
+from desktop.core import Core
+from desktop.keepawake import KeepAwake
+from desktop.kernel.bus import TurnFinished
+from desktop.scheduler import Scheduler
+from desktop.scheduler.settings import SchedulesConfig
+from desktop.subagents import Subagents
+from tests.cli.in_process import run_main
+from tests.conftest import Conversation
+from tests.fakeserver import FakeOpenAI
+from tests.subagents.test_subagents import model, until
+
+
+class Logind:
+    """org.freedesktop.login1's Inhibit on a bus of the test's own: each call gets the write end of a pipe, as
+    logind hands out a FIFO; the inhibitor is held while any copy of that end is open (EOF on ours: released)."""
+
+    def __init__(self, address: str) -> None:
+        from jeepney.bus_messages import message_bus
+        from jeepney.io.blocking import open_dbus_connection
+
+        self.conn = open_dbus_connection(address, enable_fds=True)
+        self.conn.send_and_get_reply(message_bus.RequestName("org.freedesktop.login1"), timeout=10)
+        self.asked: list[tuple[str, ...]] = []
+        self._ends: list[int] = []
+        self._stop = threading.Event()
+        self._thread = threading.Thread(target=self._serve, daemon=True)
+        self._thread.start()
+
+    def _serve(self) -> None:
+        from jeepney import MessageType, new_method_return
+
+        while not self._stop.is_set():
+            try:
+                msg = self.conn.receive(timeout=0.05)
+            except TimeoutError:
+                continue
+            if msg.header.message_type is MessageType.method_call and msg.header.fields.get(3) == "Inhibit":
+                ours, theirs = os.pipe()
+                self.asked.append(tuple(msg.body))
+                self._ends.append(ours)
+                self.conn.send(new_method_return(msg, "h", (theirs,)))
+                os.close(theirs)
+
+    def held(self) -> int:
+        """How many inhibitors are held now."""
+        return sum(1 for end in self._ends if not select.select([end], [], [], 0)[0])
+
+    def close(self) -> None:
+        self._stop.set()
+        self._thread.join(5)
+        self.conn.close()
+        for end in self._ends:
+            os.close(end)
+
+
+@pytest.fixture
+def logind(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> Iterator[Logind]:
+    daemon = subprocess.Popen(["dbus-daemon", "--session", "--nofork", "--print-address=1",
+                               f"--address=unix:path={tmp_path / 'system_bus'}"],
+                              stdout=subprocess.PIPE, text=True)
+    try:
+        assert daemon.stdout is not None
+        ready, _, _ = select.select([daemon.stdout], [], [], 20)
+        assert ready, "dbus-daemon said nothing for 20 s"
+        address = daemon.stdout.readline().strip()
+        monkeypatch.setenv("DBUS_SYSTEM_BUS_ADDRESS", address)
+        service = Logind(address)
+        try:
+            yield service
+        finally:
+            service.close()
+    finally:
+        daemon.kill()
+        daemon.wait(10)
+
+
+async def test_a_background_task_holds_off_sleep_until_it_ends(logind: Logind, chat: Conversation, core: Core,
+                                                               fake: FakeOpenAI) -> None:
+    fake.default = model([{"task": "summarise the logs", "label": "Logs"}],
+                         subagent={"content": "Report: done.", "delay": 2})
+    end = await chat.ask("summarise my logs in the background")
+    assert isinstance(end, TurnFinished)
+    keeper = core.get(KeepAwake)
+    await until(lambda: keeper.held and logind.held() == 1, timeout=30)
+    (what, who, why, mode) = logind.asked[0]
+    assert (what, who, mode) == ("sleep", "Nanobot Tray", "block") and "background" in why
+    (task,) = core.get(Subagents).of(chat.key)
+    await until(lambda: task.status == "done" and logind.held() == 0, timeout=60)
+    assert not keeper.held and len(logind.asked) == 1  # one inhibitor for the whole run
+
+
+async def test_a_scheduled_run_holds_it_and_the_setting_turns_it_off(logind: Logind, core: Core) -> None:
+    gate: dict[str, asyncio.Event] = {}
+    scheduler = core.get(Scheduler)
+
+    async def slow_job() -> None:
+        gate["go"] = asyncio.Event()
+        await gate["go"].wait()
+
+    job = scheduler.add_system_job("slow", lambda: 1.0, slow_job)
+    job.anchor = job.anchor.replace(year=job.anchor.year - 1)  # long overdue
+    assert scheduler.run_due() == ["slow"]
+    await until(lambda: logind.held() == 1, timeout=30)
+    gate["go"].set()
+    await until(lambda: logind.held() == 0, timeout=30)
+
+    await core.settings.update(lambda c: setattr(c.section(SchedulesConfig), "keep_awake", False))
+    job.anchor = job.anchor.replace(year=job.anchor.year - 1)
+    assert scheduler.run_due() == ["slow"]
+    await until(lambda: "go" in gate and not gate["go"].is_set(), timeout=30)
+    await asyncio.sleep(0.3)
+    assert logind.held() == 0 and len(logind.asked) == 1
+    gate["go"].set()
+
+
+async def test_without_logind_the_work_runs_all_the_same(chat: Conversation, core: Core, fake: FakeOpenAI,
+                                                         tmp_path: Path, monkeypatch: pytest.MonkeyPatch,
+                                                         caplog: pytest.LogCaptureFixture) -> None:
+    caplog.set_level(logging.INFO, logger="desktop.keepawake")
+    monkeypatch.setenv("DBUS_SYSTEM_BUS_ADDRESS", f"unix:path={tmp_path / 'no-bus-here'}")
+    fake.default = model([{"task": "tidy the notes", "label": "Notes"}], subagent={"content": "Report: tidied."})
+    await chat.ask("tidy my notes in the background")
+    (task,) = core.get(Subagents).of(chat.key)
+    await until(lambda: task.status == "done", timeout=60)
+    assert not core.get(KeepAwake).held
+    assert "this computer may sleep during background work: no system bus" in caplog.text
+
+
+def test_doctor_says_whether_sleep_can_be_held_off(logind: Logind, home_dir: Path, tmp_path: Path) -> None:
+    ran = run_main(home_dir, "doctor", "--offline")
+    assert "keep awake: yes: logind holds off sleep while background work runs" in ran.stdout, ran.stdout
+    assert len(logind.asked) == 1 and logind.held() == 0  # taken to see, and given back at once
+    ran = run_main(home_dir, "doctor", "--offline",
+                   env_extra={"DBUS_SYSTEM_BUS_ADDRESS": f"unix:path={tmp_path / 'gone'}"})
+    assert "keep awake: not available here (no system bus" in ran.stdout
