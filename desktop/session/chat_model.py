@@ -1,6 +1,7 @@
 """Each chat's model. A model chosen in a chat (the picker in its header, `/model NAME`) is kept on the chat's
 metadata line, so it survives a restart and never changes another chat; a chat without one answers with
-the default model, `model` in config.yaml (set in Settings), and follows it when it changes."""
+the default model, `model` in config.yaml (set in Settings), and follows it when it changes. Picking a model
+is no use of the chat: like a pin or a new name, it leaves the chat where it was in the chat list."""
 
 from __future__ import annotations
 
@@ -29,7 +30,7 @@ async def choose_model(store: SessionStore, session: Session, model: str) -> Non
     session.metadata[KEY] = model
     try:
         if await asyncio.to_thread(store.path_for(session.key).exists):
-            await store.rewrite(session)
+            await store.rewrite(session, active=False)  # a pick is no use of the chat: it keeps its place
     except OSError:
         if before is None:
             del session.metadata[KEY]

@@ -155,6 +155,28 @@ async def test_a_renamed_chat_keeps_its_place_and_its_day(
     assert old.title == "Vegetable garden" and old.updated_at == (now - timedelta(days=40)).isoformat()
 
 
+async def test_picking_a_chats_model_keeps_its_place_and_its_day(
+        window: ChatWindow, bridge: CoreBridge, fake: FakeOpenAI) -> None:
+    """Choosing another model for an older chat is no use of it either: the list keeps its order and days."""
+    now = datetime.now().astimezone()
+    write_chat(bridge, "desktop:today", "Groceries", now)
+    write_chat(bridge, "desktop:old", "Garden plan", now - timedelta(days=40))
+    fake.models = ["test", "qwen3:8b"]
+    window.show_session("desktop:old")
+    await window.refresh_sessions()
+    before = window.sidebar.session_keys()
+    assert before == ["desktop:today", "desktop:old"]
+    picker = window.model_picker
+    await picker.refresh()
+    picker.activated.emit([picker.itemText(i) for i in range(picker.count())].index("openai/qwen3:8b"))
+    await until(lambda: '"model": "openai/qwen3:8b"' in bridge.core.sessions.path_for("desktop:old")
+                .read_text(encoding="utf-8").splitlines()[0], message="the pick saved")
+    await window.refresh_sessions()
+    assert window.sidebar.session_keys() == before and window.sidebar.headers() == ["Today", "Older"]
+    listed = await SessionStore(bridge.core.sessions.directory).list()  # as the next start reads it
+    assert next(i for i in listed if i.key == "desktop:old").updated_at == (now - timedelta(days=40)).isoformat()
+
+
 def detail(sidebar: SessionList, key: str) -> str:
     """The chat's second line in the list ("5 min ago · 2 messages")."""
     row = next(i for i in range(sidebar.list.count()) if sidebar.list.item(i).data(KEY_ROLE) == key)
