@@ -51,7 +51,6 @@ TITLE = "Window title"
 STYLE = """
 #contextChip { border: 1px solid palette(midlight); border-radius: 6px; background: palette(base); }
 #contextChip #source { font-weight: bold; }
-#contextChip #preview { color: palette(placeholder-text); }
 #contextChip #detail { color: palette(placeholder-text); }
 #contextChip #warning { color: #c0392b; }
 #contextChip QToolButton { border: none; padding: 0 4px; }
@@ -86,7 +85,7 @@ class TextChip(_Chip):
         super().__init__(f"{item.source} · {item.lines} line{'s' if item.lines != 1 else ''}", parent)
         self.snippet = item
         self.preview = QLabel(preview(item.text))
-        self.preview.setObjectName("preview")
+        self.preview.setObjectName("detail")
         self.preview.setTextFormat(Qt.TextFormat.PlainText)
         self.full = QPlainTextEdit(item.text)
         self.full.setReadOnly(True)
@@ -124,7 +123,7 @@ class ImageChip(_Chip):
         thumb.setPixmap(picture.scaledToHeight(THUMB_HEIGHT, Qt.TransformationMode.SmoothTransformation))
         thumb.setToolTip(f"{picture.width()}×{picture.height()} px, kept at {path}")
         self.size_label = QLabel(f"{picture.width()}×{picture.height()} px")
-        self.size_label.setObjectName("preview")
+        self.size_label.setObjectName("detail")
         self.warning = QLabel()
         self.warning.setObjectName("warning")
         self.warning.setWordWrap(True)
