@@ -233,6 +233,8 @@ class QuickPrompt(QWidget):
 
     def submit(self) -> None:
         text = self.input.text().strip()
+        if self.shelf.read_first(self.submit):
+            return  # sent once what is read when sent (an MCP resource) has been
         message, media = self.shelf.message(text)
         if not message and not media:
             return

@@ -7,7 +7,8 @@ that process (a test run killed outright leaves no server behind).
 Its tools cover what the client must handle: text, an error result, an image, structured content, a
 call that takes long, a crash mid-call, text that tries to give orders, a tool list that changes, and the
 environment it was given. It also has prompts (one argument; three, one optional, with both sides scripted), and resources: text (one that gives orders, one that is
-long), a picture, and a template."""
+long), a picture, and a template. With --stall-lists SECONDS, every resource list after the first (the one
+the client asks for as it connects) comes that much later."""
 
 from __future__ import annotations
 
@@ -52,9 +53,19 @@ def _digest(value: str | None) -> str:
     return hashlib.sha256(value.encode()).hexdigest() if value is not None else "(unset)"
 
 
-def build(**auth: Any) -> MCPServer:
+def build(stall_lists: float = 0.0, **auth: Any) -> MCPServer:
     """`auth`: MCPServer's auth_server_provider and auth settings, for a server that wants an OAuth sign-in."""
     server = MCPServer("testserver", **auth)
+    listed = [0]
+    own_list = server.list_resources
+
+    async def list_resources() -> list[types.Resource]:
+        listed[0] += 1
+        if listed[0] > 1:
+            await asyncio.sleep(stall_lists)
+        return await own_list()
+
+    server.list_resources = list_resources  # type: ignore[method-assign]
 
     @server.tool()
     def echo(text: str, times: int | None = None) -> str:
@@ -146,7 +157,7 @@ def build(**auth: Any) -> MCPServer:
         """A long text."""
         return "".join(f"line {n:06d}\n" for n in range(BIG_LINES))
 
-    @server.resource("images://dot.png", mime_type="image/png")
+    @server.resource("images://dot.png", title="Red dot", mime_type="image/png")
     def dot() -> bytes:
         """A tiny picture."""
         return PNG_1PX
@@ -180,6 +191,8 @@ def main() -> None:
     parser.add_argument("--http", type=int, metavar="PORT")
     parser.add_argument("--sse", type=int, metavar="PORT")
     parser.add_argument("--path", help="where to serve SSE (default /sse)")
+    parser.add_argument("--stall-lists", type=float, default=0.0, metavar="SECONDS",
+                        help="answer each resource list after the first this much later")
     parser.add_argument("--oauth", type=int, metavar="TOKEN_SECONDS",
                         help="with --http: wants an OAuth sign-in, its access tokens living this long")
     args = parser.parse_args()
@@ -198,7 +211,7 @@ def main() -> None:
     elif args.sse is not None:
         serve(build().sse_app(sse_path=args.path or "/sse"), listen(args.sse))
     else:
-        asyncio.run(build().run_stdio_async())
+        asyncio.run(build(args.stall_lists).run_stdio_async())
 
 
 if __name__ == "__main__":

@@ -209,6 +209,8 @@ class Composer(QFrame):
         text = _trimmed(self.input.toPlainText())
         if not text and not self.attachments and (self.context is None or self.context.empty):
             return
+        if self.context is not None and self.context.read_first(self.submit):
+            return  # sent once what is read when sent (an MCP resource) has been
         files = list(self.attachments)
         if self.context is not None:
             text, captured = self.context.message(text)

@@ -3,7 +3,11 @@ with its first lines, expandable; a screenshot as a thumbnail; a file by name), 
 prompt and the chat composer each hold one, and its `+` button adds to it by mouse.
 
 Text reaches the model quoted under the question (desktop/context/quoting.py). A screenshot goes as an image
-only when litellm lists the chat's model as reading images; otherwise its chip says it will not be sent."""
+only when litellm lists the chat's model as reading images; otherwise its chip says it will not be sent.
+
+Other features add submenus (an MCP server's resources: desktop/ui/context/sources.py). What they offer is
+listed when the menu opens and read only when the message is sent: the composer asks `read_first`, which
+reads the chips still to be read and sends again once they are."""
 
 from __future__ import annotations
 
@@ -14,7 +18,7 @@ from collections.abc import Callable
 from pathlib import Path
 
 from PySide6.QtCore import QPoint, Qt, Signal
-from PySide6.QtGui import QGuiApplication, QPixmap
+from PySide6.QtGui import QAction, QGuiApplication, QPixmap
 from PySide6.QtWidgets import (
     QComboBox,
     QFrame,
@@ -26,9 +30,11 @@ from PySide6.QtWidgets import (
     QVBoxLayout,
     QWidget,
 )
+from shiboken6 import isValid
 
 from desktop.context.captures import keep_capture
 from desktop.context.quoting import Snippet, preview, snippet, with_context
+from desktop.context.sources import Fetched, Offer, Source
 from desktop.context.vision import sees_images
 from desktop.context.x11 import WindowRef, window_behind
 from desktop.kernel.paths import home
@@ -36,6 +42,7 @@ from desktop.kernel.taskset import spawn
 from desktop.ui.bridge import CoreBridge
 from desktop.ui.context.capture import grab_screen, grab_window, hidden_while, png_bytes, read_clipboard, read_selection
 from desktop.ui.context.region import RegionPicker
+from desktop.ui.context.sources import offered
 
 log = logging.getLogger(__name__)
 THUMB_HEIGHT = 56
@@ -44,7 +51,7 @@ TITLE = "Window title"
 STYLE = """
 #contextChip { border: 1px solid palette(midlight); border-radius: 6px; background: palette(base); }
 #contextChip #source { font-weight: bold; }
-#contextChip #preview { color: palette(placeholder-text); }
+#contextChip #detail { color: palette(placeholder-text); }
 #contextChip #warning { color: #c0392b; }
 #contextChip QToolButton { border: none; padding: 0 4px; }
 """
@@ -78,7 +85,7 @@ class TextChip(_Chip):
         super().__init__(f"{item.source} · {item.lines} line{'s' if item.lines != 1 else ''}", parent)
         self.snippet = item
         self.preview = QLabel(preview(item.text))
-        self.preview.setObjectName("preview")
+        self.preview.setObjectName("detail")
         self.preview.setTextFormat(Qt.TextFormat.PlainText)
         self.full = QPlainTextEdit(item.text)
         self.full.setReadOnly(True)
@@ -116,7 +123,7 @@ class ImageChip(_Chip):
         thumb.setPixmap(picture.scaledToHeight(THUMB_HEIGHT, Qt.TransformationMode.SmoothTransformation))
         thumb.setToolTip(f"{picture.width()}×{picture.height()} px, kept at {path}")
         self.size_label = QLabel(f"{picture.width()}×{picture.height()} px")
-        self.size_label.setObjectName("preview")
+        self.size_label.setObjectName("detail")
         self.warning = QLabel()
         self.warning.setObjectName("warning")
         self.warning.setWordWrap(True)
@@ -135,13 +142,55 @@ class ImageChip(_Chip):
 
     def show_model(self, model: str) -> None:
         """Whether `model` gets the picture, said on the chip before anything is sent."""
-        self.sent = sees_images(model)
-        if not model:
-            self.warning.setText("No model is set, so this picture will not be sent.")
-        elif not self.sent:
-            self.warning.setText(f"{model} does not read images (as litellm lists it), so this picture will not "
-                                 "be sent. Pick a model that does to send it.")
+        self.warning.setText(no_vision(model))
+        self.sent = not self.warning.text()
         self.warning.setVisible(not self.sent)
+
+
+def no_vision(model: str) -> str:
+    """Why a picture will not be sent to `model` ("" when it will)."""
+    if not model:
+        return "No model is set, so this picture will not be sent."
+    if not sees_images(model):
+        return (f"{model} does not read images (as litellm lists it), so this picture will not be sent. Pick a "
+                "model that does to send it.")
+    return ""
+
+
+class OfferChip(_Chip):
+    """Something another feature offers (an MCP resource): its name, its type, and that it is read when the
+    message is sent; a picture says so when the chat's model will not get it."""
+
+    def __init__(self, source: Source, offer: Offer, parent: QWidget | None = None) -> None:
+        super().__init__(offer.label, parent)
+        self.offer_source = source
+        self.offer = offer
+        self.sent = True
+        self.fetched: Fetched | None = None  # once read, for the message being sent
+        self.source.setToolTip(offer.where)
+        self.detail = QLabel(f"{offer.mime_type or 'type not given'} · read when you send")
+        self.detail.setObjectName("detail")
+        self.warning = QLabel()
+        self.warning.setObjectName("warning")
+        self.warning.setWordWrap(True)
+        self.warning.hide()
+        self.head.addWidget(self.close_button)
+        self.body.addLayout(self.head)
+        self.body.addWidget(self.detail)
+        self.body.addWidget(self.warning)
+
+    def show_model(self, model: str) -> None:
+        if self.offer.image:
+            self.warning.setText(no_vision(model))
+            self.sent = not self.warning.text()
+            self.warning.setVisible(not self.sent)
+
+    async def read(self, images: bool) -> None:
+        try:
+            self.fetched = await self.offer_source.fetch(self.offer, images)
+        except Exception as exc:  # a source's fault: the question still goes, saying what did not
+            log.exception("reading %s for a message failed", self.offer.label)
+            self.fetched = Fetched(notes=[f"[Not attached: {self.offer.label}: it could not be read ({exc}).]"])
 
 
 class FileChip(_Chip):
@@ -164,6 +213,7 @@ class ContextShelf(QWidget):
         self._bridge = bridge
         self._picker = model_picker
         self.chips: list[_Chip] = []
+        self._reading = False  # chips are being read for a message (`read_first`)
         self.setStyleSheet(STYLE)
         self.note = QLabel()  # what could not be added, and why
         self.note.setObjectName("warning")
@@ -201,6 +251,11 @@ class ContextShelf(QWidget):
     def add_file(self, path: str, label: str = "") -> None:
         self._add(FileChip(path, label))
 
+    def add_offer(self, source: Source, offer: Offer) -> None:
+        chip = OfferChip(source, offer)
+        chip.show_model(self._picker.currentText())
+        self._add(chip)
+
     def say(self, text: str) -> None:
         """A line above the chips: what was asked for but could not be added."""
         self.note.setText(text)
@@ -213,10 +268,43 @@ class ContextShelf(QWidget):
     def empty(self) -> bool:
         return not self.chips
 
+    def read_first(self, send: Callable[[], None]) -> bool:
+        """True when chips are still to be read (they are read when the message is sent): they are read now,
+        without holding up the window, and `send` is called again once they are; meanwhile the caller sends
+        nothing (and a second press of Send while they are read does nothing more)."""
+        unread = [c for c in self.chips if isinstance(c, OfferChip) and c.sent and c.fetched is None]
+        if not unread:
+            return False
+        if not self._reading:
+            self._reading = True
+            spawn(self._read(unread, send))
+        return True
+
+    async def _read(self, chips: list[OfferChip], send: Callable[[], None]) -> None:
+        self.say(f"Reading {', '.join(chip.offer.label for chip in chips)}…")
+        images = sees_images(self._picker.currentText())
+        try:
+            await asyncio.gather(*(chip.read(images) for chip in chips))
+        finally:
+            self._reading = False
+        self.say("")
+        send()
+
     def message(self, question: str) -> tuple[str, list[str]]:
-        """The text and the files (media) to send for `question` with what the chips hold."""
-        text = with_context(question, [c.snippet for c in self.chips if isinstance(c, TextChip)])
+        """The text and the files (media) to send for `question` with what the chips hold (those read when the
+        message is sent have been: `read_first`)."""
+        snippets: list[Snippet] = []
+        fetched: list[Fetched] = []
+        for chip in self.chips:
+            if isinstance(chip, TextChip):
+                snippets.append(chip.snippet)
+            elif isinstance(chip, OfferChip) and chip.sent and chip.fetched is not None:
+                snippets += chip.fetched.snippets
+                fetched.append(chip.fetched)
+        notes = [note for got in fetched for note in got.notes]  # in the message: the chat shows them too
+        text = "\n\n".join(filter(None, [with_context(question, snippets), *notes]))
         media = [str(c.path) for c in self.chips if isinstance(c, ImageChip) and c.sent]
+        media += [str(path) for got in fetched for path in got.images]
         media += [c.path for c in self.chips if isinstance(c, FileChip)]
         return text, media
 
@@ -230,6 +318,9 @@ class ContextShelf(QWidget):
                 names.append("a screenshot")
             elif isinstance(chip, FileChip):
                 names.append(os.path.basename(chip.path))
+            elif isinstance(chip, OfferChip) and chip.fetched is not None:
+                sent = chip.fetched.snippets or chip.fetched.images
+                names.append(chip.offer.label if sent else f"{chip.offer.label} (not sent)")
         return f"with {', '.join(names)}" if names else ""
 
     def clear(self) -> None:
@@ -254,8 +345,9 @@ class ContextShelf(QWidget):
         screenshot = menu.addAction("Screenshot of a window", lambda: spawn(self.take_window()))
         region = menu.addAction("Pick a region…", lambda: spawn(self.take_region()))
         title = menu.addAction(TITLE, self.take_title)
-        menu.addSeparator()
+        files = menu.addSeparator()
         menu.addAction("File…", choose_file)
+        submenus: dict[str, _SourceMenu] = {}  # other features' (desktop/ui/context/sources.py), by title
 
         def named() -> None:
             behind = window_behind()
@@ -265,6 +357,10 @@ class ContextShelf(QWidget):
             for action in (screenshot, title):
                 action.setEnabled(behind is not None)
             region.setEnabled(QGuiApplication.platformName() == "xcb")
+            for source in offered():
+                if source.title not in submenus:
+                    submenus[source.title] = _SourceMenu(source.title, menu, files, self.add_offer)
+                submenus[source.title].refresh(source)
         menu.aboutToShow.connect(named)
         button.setMenu(menu)
         return button
@@ -316,9 +412,43 @@ class ContextShelf(QWidget):
 
     def _show_model(self) -> None:
         for chip in self.chips:
-            if isinstance(chip, ImageChip):
+            if isinstance(chip, ImageChip | OfferChip):
                 chip.show_model(self._picker.currentText())
         self.changed.emit()
+
+
+class _SourceMenu:
+    """One source's submenu in a `+` menu: there only while the source has something to offer, and listed
+    afresh each time the menu opens (a line saying so while the listing comes)."""
+
+    def __init__(self, title: str, menu: QMenu, before: QAction, choose: Callable[[Source, Offer], None]) -> None:
+        self.menu = QMenu(title, menu)
+        menu.insertMenu(before, self.menu)
+        self._choose = choose
+        self._asked = 0  # the latest listing asked for: an older one that comes late is dropped
+
+    def refresh(self, source: Source) -> None:
+        shown = source.available()
+        self.menu.menuAction().setVisible(shown)
+        if not shown:
+            return
+        self._asked += 1
+        self.menu.clear()
+        self.menu.addAction(source.waiting).setEnabled(False)
+        spawn(self._fill(source, self._asked))
+
+    async def _fill(self, source: Source, asked: int) -> None:
+        listing = await source.listing()
+        if asked != self._asked or not isValid(self.menu):  # opened again meanwhile, or its window is gone
+            return
+        self.menu.clear()
+        for offer in listing.offers:
+            self.menu.addAction(offer.label, self._chosen(source, offer)).setToolTip(offer.where)
+        for note in listing.notes:
+            self.menu.addAction(note).setEnabled(False)
+
+    def _chosen(self, source: Source, offer: Offer) -> Callable[[], None]:
+        return lambda: self._choose(source, offer)
 
 
 async def pick_region(screen: QPixmap, origin: QPoint) -> QPixmap | None:

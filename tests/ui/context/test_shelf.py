@@ -11,6 +11,7 @@ from PySide6.QtGui import QColor, QGuiApplication, QPixmap
 from pytestqt.qtbot import QtBot
 
 from desktop.context.captures import FOLDER
+from desktop.context.quoting import snippet
 from desktop.providers.litellm_env import litellm
 from desktop.ui.bridge import CoreBridge
 from desktop.ui.context.shelf import ImageChip, TextChip
@@ -126,3 +127,24 @@ def qtbot_artifact(name: str):  # type: ignore[no-untyped-def]
 
     ARTIFACTS.mkdir(parents=True, exist_ok=True)
     return ARTIFACTS / name
+
+
+async def test_a_chip_in_the_chat_shows_its_first_lines_plainly_not_boxed_like_a_pasted_text_preview(
+        qtbot: QtBot, bridge: CoreBridge) -> None:
+    from desktop.ui.chat.window import ChatWindow
+
+    chat = ChatWindow(bridge)
+    qtbot.addWidget(chat)
+    chat.show()
+    chat.show_session("desktop:test")
+    await until(lambda: chat.models["desktop:test"].loaded, message="the chat loaded")
+    shelf = chat.composer.context
+    assert shelf is not None
+    shelf.add_snippet(snippet("Clipboard", CODE))
+    [chip] = shelf.chips
+    assert isinstance(chip, TextChip)
+    await until(chip.preview.isVisible, message="the chip shown")
+    picture, lines = chip.grab().toImage(), chip.preview.geometry()
+    inside = picture.pixelColor(lines.right() - 3, lines.center().y())  # past the end of the text
+    beside = picture.pixelColor(lines.left() - 3, lines.center().y())  # the chip's margin
+    assert inside.name() == beside.name()  # no box of its own
