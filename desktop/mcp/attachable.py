@@ -21,6 +21,7 @@ from desktop.context.captures import keep_capture
 from desktop.context.quoting import Snippet
 from desktop.context.sources import Fetched, Listing, Offer
 from desktop.mcp.manager import McpServers
+from desktop.mcp.results import UNTRUSTED_NOTE
 from desktop.tools.base import ToolError, cap_text
 
 if TYPE_CHECKING:
@@ -119,8 +120,10 @@ class ResourceSource:
                     pictures.append(await asyncio.to_thread(keep_capture, self._data_dir, data, "resource", suffix))
                 except (binascii.Error, OSError) as exc:
                     notes.append(not_sent(offer, f"its picture could not be kept ({exc})"))
-        snippets = [Snippet(f"Resource {offer.uri} of MCP server '{offer.server}'",
-                            cap_text("\n".join(texts), MODEL_RESULT_CAP))] if texts else []
+        # marked as any MCP result is: the person chose the resource, but a server relays what anyone wrote
+        capped = cap_text("\n".join(texts), MODEL_RESULT_CAP)
+        text = f"{UNTRUSTED_NOTE.format(server=offer.server)}\n\n{capped}"
+        snippets = [Snippet(f"Resource {offer.uri} of MCP server '{offer.server}'", text)] if texts else []
         if not (snippets or pictures or notes):
             notes.append(not_sent(offer, "the server sent it empty"))
         return Fetched(snippets, pictures, notes)
