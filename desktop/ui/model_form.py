@@ -235,6 +235,8 @@ class ModelForm(QWidget):
         self._server_models = names
         set_note(self.api_base_note, note, colour)
         self._fill_models(self.provider.currentText().strip())
+        if names and not self.model.currentText().strip():
+            self.model.setCurrentText(names[0])  # a server's own list: its first model is a choice that works
 
     async def _load_catalog(self) -> None:
         self._models = await asyncio.to_thread(catalog.chat_models)
