@@ -59,6 +59,7 @@ class ToolCall:
     tail: str = ""  # the last lines it printed so far, while it runs
     awaiting: bool = False  # waits for the person's approval before it runs
     label: str = ""  # shown instead of the name when set (an MCP tool: "server · tool")
+    summary: str = ""  # the call in its tool's own words, shown instead of its main argument when set
 
     @property
     def title(self) -> str:
@@ -207,8 +208,8 @@ class Transcript:
         self.stopped, self._call_reasoning = False, None
         self.set_busy(True)
         started_by = _STARTED_BY.get(event.kind)
-        if started_by:  # not the person: say what the answer that follows is about
-            self.append(ChatRow(Kind.NOTICE, started_by))
+        if started_by:  # not the person: say what the answer that follows is about, as a reload will
+            self.append(ChatRow(Kind.NOTICE, _headline(event.message) or started_by))
 
     def _retrying(self, event: Retrying) -> None:
         self._set_progress(f"Retrying ({event.attempt} of {event.attempts})…")
@@ -237,7 +238,8 @@ class Transcript:
         self._set_progress("")
         self._close_streams()
         self._call_reasoning = None  # the call asked for tools: saved with its reasoning
-        call = ToolCall(event.call_id, event.name, event.arguments, started=time.monotonic(), label=event.label)
+        call = ToolCall(event.call_id, event.name, event.arguments, started=time.monotonic(), label=event.label,
+                        summary=event.summary)
         self.running[event.call_id] = self.append(ChatRow(Kind.TOOL, tool=call))
 
     def _tool_progress(self, event: ToolProgress) -> None:
@@ -357,7 +359,10 @@ _KEY_ARGUMENTS = ("command", "path", "url", "query", "pattern", "name", "content
 
 
 def tool_summary(call: ToolCall) -> str:
-    """The one argument that says what the call does (the command, the path, ...), on one line."""
+    """What the call does in its tool's words, else the one argument that says it (the command, the path, ...),
+    on one line."""
+    if call.summary:
+        return call.summary
     args = call.arguments
     value = next((args[k] for k in _KEY_ARGUMENTS if isinstance(args.get(k), str)), None)
     if value is None:
@@ -413,6 +418,7 @@ def rows_from_messages(messages: list[dict[str, Any]]) -> list[ChatRow]:
                 found.result = _text_of(message.get("content"))
                 found.ok = bool(message.get("ok", True))
                 found.label = str(message.get("label") or "")
+                found.summary = str(message.get("summary") or "")
                 seconds = message.get("seconds")
                 found.seconds = float(seconds) if isinstance(seconds, (int, float)) else None
         for row in rows[first:]:

@@ -76,6 +76,7 @@ class ToolStarted(Event):
     name: str
     arguments: dict[str, Any]
     label: str = ""  # how the chat names the call when not by `name` (an MCP tool: "server · tool")
+    summary: str = ""  # the call in a few words, when its tool says it better than any one argument
 
 
 @dataclass
@@ -110,6 +111,7 @@ class ToolFinished(Event):
 class TurnStarted(Event):
     session_key: str
     kind: MessageKind = MessageKind.USER  # what started it: a scheduled turn's feature notifies for itself
+    message: str = ""  # the message it answers: for one the app sent, its first line is the chat's divider
 
 
 @dataclass
