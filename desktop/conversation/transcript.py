@@ -17,6 +17,7 @@ from typing import Any, Protocol
 from desktop.kernel.bus import (
     Event,
     MessageKind,
+    OutboundKind,
     OutboundMessage,
     ReasoningDelta,
     Retrying,
@@ -147,11 +148,16 @@ class Transcript:
         return row
 
     def add_user(self, text: str, media: list[str] | None = None) -> ChatRow:
-        for row in self.rows[-3:]:  # only the latest failed turn offers Retry: an earlier one becomes a note
+        self._settle_failure()
+        return self.append(ChatRow(Kind.USER, text, list(media or [])))
+
+    def _settle_failure(self) -> None:
+        """Only the latest failed turn offers Retry, while nothing came after it: then it becomes a note, as a
+        reload shows it."""
+        for row in self.rows[-3:]:
             if row.kind is Kind.ERROR:
                 row.kind, row.text = Kind.NOTICE, failed_note(row.text)
                 self.touch(row)
-        return self.append(ChatRow(Kind.USER, text, list(media or [])))
 
     def touch(self, row: ChatRow, now: bool = False) -> None:
         self.changes.changed(row, now)
@@ -264,9 +270,15 @@ class Transcript:
         self.touch(row, now=True)
 
     def _outbound(self, event: OutboundMessage) -> None:
-        """A message that is not the turn's answer (the message tool, /status during a turn) stands alone."""
-        if event.content:
-            self._close_streams()
+        """A message that is not the turn's answer (the message tool, /status during a turn) stands alone; the
+        app's own line (what an undo put back) is a notice, as the chat's file keeps it."""
+        if not event.content:
+            return
+        self._close_streams()
+        if event.kind is OutboundKind.NOTICE:
+            self._settle_failure()
+            self.append(ChatRow(Kind.NOTICE, event.content))
+        else:
             self.append(ChatRow(Kind.ASSISTANT, event.content))
 
     def _turn_finished(self, event: TurnFinished) -> None:

@@ -46,6 +46,7 @@ class OutboundKind(enum.Enum):
     MESSAGE = "message"  # sent by the `message` tool in the middle of a turn
     COMMAND = "command"  # a slash command's reply while a turn runs (/status), or "nothing to stop"
     REMINDER = "reminder"  # a reminder's own text, delivered when the assistant could not be reached for it
+    NOTICE = "notice"  # a quiet line the app leaves in a chat (what an undo put back), saved there as its message
 
 
 @dataclass
