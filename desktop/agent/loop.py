@@ -197,7 +197,7 @@ class AgentLoop:
         session = await self.sessions.load(msg.session_key)
         key = session.key
         work.begin(work.of_turn(key, msg.kind))  # the turn's model calls are counted as its source's
-        self.bus.publish(TurnStarted(key, msg.kind))
+        self.bus.publish(TurnStarted(key, msg.kind, msg.content))
         attached = await asyncio.to_thread(attachments.prepare, text, msg.media, self.context.workspace,
                                            key) if msg.media else attachments.Prepared(text)
         user: dict[str, Any] = {"role": "user", "content": attached.content}

@@ -18,6 +18,7 @@ INTERRUPTED = "Interrupted: the user stopped this turn before the tool finished.
 LIMIT_NOTE = ("You have used every tool step allowed for this turn. Without calling tools, tell the user "
               "briefly what was done and what remains.")
 
+LOCAL_KEYS = ("ok", "stopped", "seconds", "label", "summary")  # kept for the chat, never sent to the model
 Record = Callable[[dict[str, Any]], Awaitable[None]]
 Injected = Callable[[], list[str]]
 
@@ -87,7 +88,9 @@ class Runner:
         fn = call["function"]
         tool = self.tools.get(fn["name"])
         label = tool.label if tool is not None else ""
-        self.publish(ToolStarted(ctx.session_key, call["id"], fn["name"], _loose_args(fn["arguments"]), label))
+        arguments = _loose_args(fn["arguments"])
+        summary = tool.described(arguments) if tool is not None else ""
+        self.publish(ToolStarted(ctx.session_key, call["id"], fn["name"], arguments, label, summary))
         outcome = await self.tools.run(fn["name"], fn["arguments"], replace(ctx, call_id=call["id"]))
         text = output_text(outcome.output)
         self.publish(ToolFinished(ctx.session_key, call["id"], fn["name"], text, outcome.ok, outcome.seconds))
@@ -98,6 +101,8 @@ class Runner:
             message["seconds"] = round(outcome.seconds, 2)
         if label:
             message["label"] = label
+        if summary:
+            message["summary"] = summary
         return message
 
     async def _limit_summary(self, messages: list[dict[str, Any]], record: Record, key: str) -> str:
@@ -116,7 +121,7 @@ class Runner:
 
     @staticmethod
     async def _add(messages: list[dict[str, Any]], record: Record, message: dict[str, Any]) -> None:
-        messages.append({k: v for k, v in message.items() if k not in ("ok", "stopped", "seconds", "label")})
+        messages.append({k: v for k, v in message.items() if k not in LOCAL_KEYS})
         await record(message)
 
 

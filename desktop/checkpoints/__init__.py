@@ -30,6 +30,7 @@ def attach(host: Host) -> Checkpoints:
     async def before_turn(session: Session) -> None:
         index = len(session.messages) - 1  # the turn's own message is saved before the hooks run
         turns[session.key] = checkpoints.begin(session.key, index, _label(session.messages[index]))
+        checkpoints.notes.turn_started(session.key)
 
     async def after_set_aside(session: Session) -> None:
         if set_aside_from:
@@ -38,6 +39,7 @@ def attach(host: Host) -> Checkpoints:
     def on_event(event: Event) -> None:
         if isinstance(event, (TurnFinished, TurnError)) and event.session_key in turns:
             checkpoints.end(turns.pop(event.session_key))
+            checkpoints.notes.turn_ended(event.session_key)
         elif isinstance(event, ChatSetAside):
             set_aside_from.append(event.session_key)
         elif isinstance(event, ChatDeleted):

@@ -51,6 +51,7 @@ from pathlib import Path
 from desktop.checkpoints.blobs import Blobs
 from desktop.checkpoints.events import ChangesUndone, FilesChanged, RecordingPaused
 from desktop.checkpoints.journal import Change, Journal, State, TurnChanges
+from desktop.checkpoints.notes import UndoNotes
 from desktop.checkpoints.restore import kind, revert
 from desktop.checkpoints.scan import Entry, Limits, Manifest, OverLimit, look, measure, scan
 from desktop.checkpoints.settings import CheckpointsConfig
@@ -64,6 +65,7 @@ log = logging.getLogger(__name__)
 
 KEEP_LIMIT = 64 * 1024 * 1024  # the largest file whose content is kept; a larger one is undone only if unchanged
 SETTLE_WITHIN = 30.0  # seconds a tool waits for the look at its turn's start before it runs regardless
+NOTE_NAMES = 20  # the files an undo's note names for the model; more are counted
 SKIPPED = frozenset(p.split("/")[0] for p in (*MEMORY_FILES, *APP_MANAGED_FILES))  # memory: never looked at
 
 
@@ -115,6 +117,7 @@ class Checkpoints:
         self._lock = asyncio.Lock()  # one look or undo at a time
         self._first_copy = False  # the look running copies the workspace for the first time: nobody waits for it
         self.paused = ""  # why recording is paused, for the person; empty while it records
+        self.notes = UndoNotes(host)  # what each undo leaves in its chat
 
     def resume(self) -> None:
         """The settings or the workspace changed: look again (which pauses again if it must)."""
@@ -224,6 +227,7 @@ class Checkpoints:
             await asyncio.to_thread(self._refresh, root, [c.path for c in todo])
             await self.journal.mark_undone(turn)
         await self._save()
+        await self.notes.leave(chat, *_undone_note(turn, todo))
         self.host.publish(ChangesUndone(chat, turn.id))
         return UndoResult(_undone_message(turn, todo), turn)
 
@@ -402,10 +406,31 @@ def _conflict_message(turn: TurnChanges, conflicts: list[str]) -> str:
             "overwrite those changes. Nothing was changed.")
 
 
+_SAID = {"modified": "restored", "created": "removed", "deleted": "brought back"}
+
+
+def _files(done: list[Change]) -> list[Change]:
+    return [c for c in done if "dir" not in (kind(c.before), kind(c.after))]
+
+
 def _undone_message(turn: TurnChanges, done: list[Change]) -> str:
-    files = [c for c in done if "dir" not in (kind(c.before), kind(c.after))]
+    files = _files(done)
     if not files:
         return f"Undid “{turn.label}”: its files were already as before it."
-    said = {"modified": "restored", "created": "removed", "deleted": "brought back"}
-    lines = [f"- {said[c.verb]} `{c.path}`" for c in files]
+    lines = [f"- {_SAID[c.verb]} `{c.path}`" for c in files]
     return f"Undid the file changes of “{turn.label}”:\n\n" + "\n".join(lines)
+
+
+def _undone_note(turn: TurnChanges, done: list[Change]) -> tuple[str, str]:
+    """The chat's line about an undo, counted ("3 files restored, 1 removed"), and for the model which files."""
+    files = _files(done)
+    counts = Counter(c.verb for c in files)
+    verbs = [verb for verb in _SAID if counts[verb]]
+    parts = [f"{counts[verb]} {_SAID[verb]}" for verb in verbs]
+    if parts:  # the first count says what is counted
+        parts[0] = f"{counts[verbs[0]]} file{'s' if counts[verbs[0]] != 1 else ''} {_SAID[verbs[0]]}"
+    what = ", ".join(parts) or "its files were already as before it"
+    names = ", ".join(f"{_SAID[c.verb]} `{c.path}`" for c in files[:NOTE_NAMES])
+    more = f" and {len(files) - NOTE_NAMES} more" if len(files) > NOTE_NAMES else ""
+    details = f"The person undid that turn's changes to the workspace{': ' + names + more if files else ''}."
+    return f"Undid the changes of “{turn.label}”: {what}", details

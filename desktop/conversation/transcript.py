@@ -17,6 +17,7 @@ from typing import Any, Protocol
 from desktop.kernel.bus import (
     Event,
     MessageKind,
+    OutboundKind,
     OutboundMessage,
     ReasoningDelta,
     Retrying,
@@ -59,6 +60,7 @@ class ToolCall:
     tail: str = ""  # the last lines it printed so far, while it runs
     awaiting: bool = False  # waits for the person's approval before it runs
     label: str = ""  # shown instead of the name when set (an MCP tool: "server · tool")
+    summary: str = ""  # the call in its tool's own words, shown instead of its main argument when set
 
     @property
     def title(self) -> str:
@@ -146,11 +148,16 @@ class Transcript:
         return row
 
     def add_user(self, text: str, media: list[str] | None = None) -> ChatRow:
-        for row in self.rows[-3:]:  # only the latest failed turn offers Retry: an earlier one becomes a note
+        self._settle_failure()
+        return self.append(ChatRow(Kind.USER, text, list(media or [])))
+
+    def _settle_failure(self) -> None:
+        """Only the latest failed turn offers Retry, while nothing came after it: then it becomes a note, as a
+        reload shows it."""
+        for row in self.rows[-3:]:
             if row.kind is Kind.ERROR:
                 row.kind, row.text = Kind.NOTICE, failed_note(row.text)
                 self.touch(row)
-        return self.append(ChatRow(Kind.USER, text, list(media or [])))
 
     def touch(self, row: ChatRow, now: bool = False) -> None:
         self.changes.changed(row, now)
@@ -207,8 +214,8 @@ class Transcript:
         self.stopped, self._call_reasoning = False, None
         self.set_busy(True)
         started_by = _STARTED_BY.get(event.kind)
-        if started_by:  # not the person: say what the answer that follows is about
-            self.append(ChatRow(Kind.NOTICE, started_by))
+        if started_by:  # not the person: say what the answer that follows is about, as a reload will
+            self.append(ChatRow(Kind.NOTICE, _headline(event.message) or started_by))
 
     def _retrying(self, event: Retrying) -> None:
         self._set_progress(f"Retrying ({event.attempt} of {event.attempts})…")
@@ -237,7 +244,8 @@ class Transcript:
         self._set_progress("")
         self._close_streams()
         self._call_reasoning = None  # the call asked for tools: saved with its reasoning
-        call = ToolCall(event.call_id, event.name, event.arguments, started=time.monotonic(), label=event.label)
+        call = ToolCall(event.call_id, event.name, event.arguments, started=time.monotonic(), label=event.label,
+                        summary=event.summary)
         self.running[event.call_id] = self.append(ChatRow(Kind.TOOL, tool=call))
 
     def _tool_progress(self, event: ToolProgress) -> None:
@@ -262,9 +270,15 @@ class Transcript:
         self.touch(row, now=True)
 
     def _outbound(self, event: OutboundMessage) -> None:
-        """A message that is not the turn's answer (the message tool, /status during a turn) stands alone."""
-        if event.content:
-            self._close_streams()
+        """A message that is not the turn's answer (the message tool, /status during a turn) stands alone; the
+        app's own line (what an undo put back) is a notice, as the chat's file keeps it."""
+        if not event.content:
+            return
+        self._close_streams()
+        if event.kind is OutboundKind.NOTICE:
+            self._settle_failure()
+            self.append(ChatRow(Kind.NOTICE, event.content))
+        else:
             self.append(ChatRow(Kind.ASSISTANT, event.content))
 
     def _turn_finished(self, event: TurnFinished) -> None:
@@ -357,7 +371,10 @@ _KEY_ARGUMENTS = ("command", "path", "url", "query", "pattern", "name", "content
 
 
 def tool_summary(call: ToolCall) -> str:
-    """The one argument that says what the call does (the command, the path, ...), on one line."""
+    """What the call does in its tool's words, else the one argument that says it (the command, the path, ...),
+    on one line."""
+    if call.summary:
+        return call.summary
     args = call.arguments
     value = next((args[k] for k in _KEY_ARGUMENTS if isinstance(args.get(k), str)), None)
     if value is None:
@@ -413,6 +430,7 @@ def rows_from_messages(messages: list[dict[str, Any]]) -> list[ChatRow]:
                 found.result = _text_of(message.get("content"))
                 found.ok = bool(message.get("ok", True))
                 found.label = str(message.get("label") or "")
+                found.summary = str(message.get("summary") or "")
                 seconds = message.get("seconds")
                 found.seconds = float(seconds) if isinstance(seconds, (int, float)) else None
         for row in rows[first:]:

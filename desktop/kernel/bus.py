@@ -46,6 +46,7 @@ class OutboundKind(enum.Enum):
     MESSAGE = "message"  # sent by the `message` tool in the middle of a turn
     COMMAND = "command"  # a slash command's reply while a turn runs (/status), or "nothing to stop"
     REMINDER = "reminder"  # a reminder's own text, delivered when the assistant could not be reached for it
+    NOTICE = "notice"  # a quiet line the app leaves in a chat (what an undo put back), saved there as its message
 
 
 @dataclass
@@ -76,6 +77,7 @@ class ToolStarted(Event):
     name: str
     arguments: dict[str, Any]
     label: str = ""  # how the chat names the call when not by `name` (an MCP tool: "server · tool")
+    summary: str = ""  # the call in a few words, when its tool says it better than any one argument
 
 
 @dataclass
@@ -110,6 +112,7 @@ class ToolFinished(Event):
 class TurnStarted(Event):
     session_key: str
     kind: MessageKind = MessageKind.USER  # what started it: a scheduled turn's feature notifies for itself
+    message: str = ""  # the message it answers: for one the app sent, its first line is the chat's divider
 
 
 @dataclass

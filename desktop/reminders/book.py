@@ -19,6 +19,7 @@ from desktop.kernel.bus import Ask, MessageKind, TurnError, TurnFinished
 from desktop.kernel.notices import Notice, OpenChat, Target, at_newest, plain_text
 from desktop.kernel.taskset import TaskSet
 from desktop.reminders.jobs import Job, JobStore, render
+from desktop.reminders.when import day_and_time
 from desktop.scheduler.clock import Clock
 from desktop.scheduler.schedules import At, Schedule, next_run
 from desktop.session.session import Session
@@ -41,9 +42,19 @@ class ReminderError(LookupError):
 
 
 def turn_text(job: Job) -> str:
-    """What the chat receives when a job comes due: the model is told it is a scheduled job, then the
-    instruction written when it was made."""
-    return f"[Scheduled job {job.id} “{job.label}” is due now]\n{job.message}"
+    """What the chat receives when a job comes due. Its first line is also the chat's divider above the answer,
+    so it names the job as a person knows it and when it runs next (a day and a time: it is read again after
+    a restart); the model learns the job's id, then the instruction as written when it was made."""
+    again = job.next_run is not None and not job.paused and not isinstance(job.schedule, At)
+    upcoming = f" · next {day_and_time(job.next_run)}" if again and job.next_run is not None else ""
+    return (f"[Reminder “{job.label}” came due{upcoming}]\nScheduled job {job.id}, as written when it was "
+            f"made:\n{job.message}")
+
+
+def job_label(label: str, message: str) -> str:
+    """A job's name: the one given, else the start of its message, on one line."""
+    named = " ".join((label or message).split())
+    return named[:LABEL_CHARS - 1] + "…" if len(named) > LABEL_CHARS else named
 
 
 def unanswered_text(job: Job, reason: str) -> str:
@@ -205,10 +216,8 @@ class Reminders:
         now = self.now()
         taken = {job.id for job in self.jobs}
         job_id = next(i for i in iter(lambda: secrets.token_hex(3), "") if i not in taken)
-        label = " ".join((label or message).split())
-        if len(label) > LABEL_CHARS:
-            label = label[:LABEL_CHARS - 1] + "…"
-        job = Job(job_id, session, message.strip(), label, schedule, now, next_run(schedule, now))
+        job = Job(job_id, session, message.strip(), job_label(label, message), schedule, now,
+                  next_run(schedule, now))
         self.jobs.append(job)
         await self._changed()
         return job

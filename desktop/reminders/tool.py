@@ -5,10 +5,11 @@ from __future__ import annotations
 from collections.abc import Mapping
 from typing import Any
 
-from desktop.reminders.book import ReminderError, Reminders, local
+from desktop.reminders.book import ReminderError, Reminders, job_label, local
 from desktop.reminders.jobs import Job
 from desktop.reminders.parse import parse_schedule
-from desktop.scheduler.schedules import ScheduleError, describe
+from desktop.reminders.when import day_and_time, soon
+from desktop.scheduler.schedules import At, ScheduleError, describe
 from desktop.tools.base import Tool, ToolContext, ToolError, ToolOutput
 
 
@@ -75,6 +76,28 @@ class CronTool(Tool):
 
     def __init__(self, reminders: Reminders) -> None:
         self.reminders = reminders
+
+    def described(self, arguments: dict[str, Any]) -> str:
+        """The reminder by its name and when it runs ("Stretch · in 40 s"), never its id or the action's name."""
+        action = arguments.get("action")
+        if action == "add":
+            name = job_label(str(arguments.get("label") or ""), str(arguments.get("message") or ""))
+            return " · ".join(part for part in (name, self._when(arguments)) if part)
+        if action == "remove":
+            job = next((j for j in self.reminders.jobs if j.id == str(arguments.get("id", "")).strip()), None)
+            return f"cancel “{job.label}”" if job is not None else "cancel a reminder"
+        return "all reminders" if action == "list" else ""
+
+    def _when(self, arguments: dict[str, Any]) -> str:
+        now = self.reminders.now()
+        try:
+            schedule = parse_schedule(arguments, now)
+        except (ScheduleError, ArithmeticError):  # an 'in' past the calendar's end overflows
+            return ""  # the call fails and says why; the card names the reminder alone
+        if isinstance(schedule, At):
+            wait = (schedule.when - now).total_seconds()
+            return soon(round(wait)) if arguments.get("in") not in (None, "") else day_and_time(schedule.when, now)
+        return describe(schedule)
 
     async def execute(self, ctx: ToolContext, **args: Any) -> ToolOutput:
         action = args.pop("action")

@@ -59,6 +59,12 @@ class Tool(ABC):
             return str(arguments["path"])
         return ", ".join(f"{k}={v!r:.80}" for k, v in arguments.items())
 
+    def described(self, arguments: dict[str, Any]) -> str:
+        """The call in a few words for the chat's card, where no one argument says it (a reminder: its name and
+        when it runs, not the action); "" lets the chat show the argument that says most. Never raises: the
+        arguments are as the model wrote them."""
+        return ""
+
     async def change(self, arguments: dict[str, Any]) -> str:
         """The change the call would make, as a unified diff for the approval card; "" when it shows none."""
         return ""

@@ -22,6 +22,7 @@ from PySide6.QtWidgets import (
     QHBoxLayout,
     QLineEdit,
     QPushButton,
+    QSizePolicy,
     QVBoxLayout,
     QWidget,
 )
@@ -96,6 +97,9 @@ class ModelForm(QWidget):
         self.test_button.setToolTip("Sends one tiny request (one token) with the settings above")
         self.test_button.clicked.connect(self._start_test)
         self.test_result = note_label()
+        # the width the row leaves it, never more: a result with a long unbroken name (a served model's) would
+        # otherwise widen the window, and the notes above would wrap anew and move the button
+        self.test_result.setSizePolicy(QSizePolicy.Policy.Ignored, QSizePolicy.Policy.Preferred)
         test_row = QHBoxLayout()
         test_row.setContentsMargins(0, 0, 0, 0)
         test_row.addWidget(self.test_button, 0, Qt.AlignmentFlag.AlignTop)
@@ -235,6 +239,8 @@ class ModelForm(QWidget):
         self._server_models = names
         set_note(self.api_base_note, note, colour)
         self._fill_models(self.provider.currentText().strip())
+        if names and not self.model.currentText().strip():
+            self.model.setCurrentText(names[0])  # a server's own list: its first model is a choice that works
 
     async def _load_catalog(self) -> None:
         self._models = await asyncio.to_thread(catalog.chat_models)

@@ -8,6 +8,7 @@ import re
 from datetime import UTC, datetime, timedelta
 
 from desktop.approvals.settings import ApprovalsConfig
+from desktop.conversation.transcript import Kind, rows_from_messages, tool_summary
 from desktop.kernel.bus import TurnFinished
 from desktop.kernel.notices import OpenChat
 from desktop.kernel.paths import home
@@ -105,6 +106,39 @@ async def test_each_kind_of_schedule_has_the_right_next_run_across_the_clock_cha
     # Tokyo's 09:00 came 7 hours ago, beyond the hour's grace: no late run, on to the next one
     assert runs["tokyo nine"] == "2026-03-30T00:00:00+00:00"
     assert len(fake.requests) == 2
+
+
+async def test_the_chat_names_reminders_and_when_they_run_in_words(app: App, fake: FakeOpenAI, notes: Notes) -> None:
+    """The cards of the model's cron calls and the divider above a run's answer, as saved (what a restart shows):
+    the job's name and when it runs, never its id or the tool's action."""
+    assert app.core is not None
+    fake.add({"tool_calls": [
+        {"name": "cron", "arguments": {"action": "add", "label": "Tea", "message": "Tea time", "at": "2026-03-28T17:00"}},
+        {"name": "cron", "arguments": {"action": "add", "message": "Water the plants on the balcony, both boxes "
+                                                                   "and the pot", "at": "2026-03-29T09:30"}},
+        {"name": "cron", "arguments": {"action": "add", "label": "Stretch", "message": "Stand up", "every": 7200}},
+        {"name": "cron", "arguments": {"action": "add", "label": "Standup", "message": "Standup notes",
+                                       "cron": "0 14 * * *"}},
+        {"name": "cron", "arguments": {"action": "list"}}]},
+        {"content": "All set."})
+    chat = Conversation(app.core, "desktop", "plans")
+    await chat.ask("set up my day")
+    [tea] = [job for job in app.core.get(Reminders).jobs if job.label == "Tea"]
+    fake.add({"tool_calls": [{"name": "cron", "arguments": {"action": "remove", "id": tea.id}}]}, {"content": "Gone."})
+    await chat.ask("no tea today")
+    saved = (await app.core.sessions.load("desktop:plans")).messages
+    cards = [tool_summary(row.tool) for row in rows_from_messages(saved) if row.tool is not None]
+    assert cards == ["Tea · today at 17:00", "Water the plants on the balcony, both b… · tomorrow at 09:30",
+                     "Stretch · every 2 hours", "Standup · every day at 14:00 (Europe/Paris)", "all reminders",
+                     "cancel “Tea”"]
+
+    fake.add({"content": "Standup time."})
+    app.clock.advance(3600)  # 14:00 in Paris
+    app.core.get(Scheduler).run_due()
+    await notes.wait(1)
+    rows = rows_from_messages((await app.core.sessions.load("desktop:plans")).messages)
+    assert [(r.kind, r.text) for r in rows[-2:]] == [
+        (Kind.NOTICE, "Reminder “Standup” came due · next Sun 29 Mar at 14:00"), (Kind.ASSISTANT, "Standup time.")]
 
 
 async def test_bad_input_is_a_clear_tool_error(app: App) -> None:

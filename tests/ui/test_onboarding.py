@@ -154,3 +154,19 @@ async def test_a_custom_server_on_any_port_with_a_key_is_tested_and_used(qtbot: 
     assert memory_keyring.store[("nanobot-tray", "openai")] == "sk-proxy-key-7890"
     assert "sk-proxy" not in bridge.core.settings.path.read_text(encoding="utf-8")
     assert await answer(bridge, "hi") == "echo: hi"
+
+
+async def test_a_custom_servers_first_model_fills_the_empty_model_field(qtbot: QtBot, bridge: CoreBridge,
+                                                                        fake: FakeOpenAI, closed_port: int) -> None:
+    """Nothing to type but the address: once the server lists its models, the first is chosen and the others
+    are offered."""
+    fake.models = ["qwen2.5-7b-instruct", "llama-3.1-8b"]
+    panel = panel_for(qtbot, bridge, KnownServer("LM Studio", closed_port, "openai"))
+    form = panel.server_form
+    assert not form.model.currentText()
+    qtbot.keyClicks(form.api_base, fake.base_url)
+    await until(lambda: form.model.currentText(), message="the model field filled from the server's list")
+    offered = [form.model.itemText(i) for i in range(form.model.count())]
+    assert sorted(offered) == sorted(fake.models) and form.model.currentText() == offered[0]
+    panel.server_save_button.click()
+    await until(lambda: bridge.core.config.model == f"openai/{offered[0]}")

@@ -3,6 +3,7 @@ a connection test that says what is wrong, and a broken config.yaml only replace
 
 from __future__ import annotations
 
+import asyncio
 import copy
 import logging
 from pathlib import Path
@@ -11,6 +12,7 @@ import keyring
 import keyring.backends.fail
 import pytest
 import yaml
+from PySide6.QtCore import QPoint
 from PySide6.QtGui import QKeySequence
 from PySide6.QtWidgets import QApplication, QCheckBox, QComboBox, QLabel, QLineEdit, QMessageBox, QPushButton
 from pytestqt.qtbot import QtBot
@@ -137,6 +139,24 @@ async def test_connection_test_succeeds_against_the_server_and_names_a_dead_port
     await until(form.test_button.isEnabled, timeout=30, message="test finished")
     assert form.test_result.text() == "✗ Can't reach the model server at http://127.0.0.1:9 — is it running?"
     assert yaml.safe_load(bridge.core.settings.path.read_text())["api_base"] == fake.base_url  # testing saves nothing
+
+
+async def test_the_connection_tests_note_moves_nothing(qtbot: QtBot, bridge: CoreBridge, fake: FakeOpenAI,
+                                                       tmp_path: Path) -> None:
+    """However long its result (here a served model's name with no place to break it), the button and the
+    window stay where they were: the note wraps in the room it has."""
+    window = await opened(qtbot, bridge)
+    form = window.model_form
+    served = "meta_llama_3_1_70b_instruct_awq_int4_gptq_marlin_calibrated_on_our_own_support_tickets_v2"
+    form.model.setCurrentText(served)
+    await asyncio.sleep(0.1)  # laid out as the person sees it before clicking
+    size, place = window.size(), form.test_button.mapTo(window, QPoint(0, 0))
+    form.test_button.click()
+    await until(form.test_button.isEnabled, timeout=30, message="test finished")
+    assert form.test_result.text().startswith(f"✓ Connected: openai/{served} answered")
+    await asyncio.sleep(0.1)
+    window.grab().save(str(tmp_path / "settings-test-connection.png"))
+    assert window.size() == size and form.test_button.mapTo(window, QPoint(0, 0)) == place
 
 
 async def test_broken_config_is_only_replaced_after_confirmation(qtbot: QtBot, bridge: CoreBridge) -> None:

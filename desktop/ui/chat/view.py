@@ -80,6 +80,7 @@ class MessageView(QAbstractScrollArea):
         self._tops: list[float] | None = None
         self._offset = 0.0          # pixels scrolled from the top of the transcript
         self._stick = True          # follow new output while the bottom is in view
+        self._syncing = False       # the scrollbar is being set to match the transcript
         self._hover: tuple[int, str] | None = None
         self._pressed: tuple[int, str] | None = None
         self._copied: tuple[int, str] | None = None
@@ -185,6 +186,8 @@ class MessageView(QAbstractScrollArea):
     def _measure_visible(self) -> None:
         """Measure the rows in view exactly, keeping the first visible row where it is on screen."""
         if not self._heights:
+            self._offset = 0.0
+            self._sync_scrollbar()  # nothing to scroll (a new chat after a long one)
             return
         width = self._column_width()
         rows = self._rows()
@@ -224,12 +227,17 @@ class MessageView(QAbstractScrollArea):
         return True
 
     def _sync_scrollbar(self) -> None:
+        """The bar follows the transcript. Only its own moves are ignored (`_syncing`), not every signal: the
+        scroll area shows or hides the bar when it hears the range change, so an empty chat after a long one
+        has none."""
         bar = self.verticalScrollBar()
-        bar.blockSignals(True)
-        bar.setRange(0, int(self._max_offset()))
-        bar.setPageStep(max(self.viewport().height() - 40, 40))
-        bar.setValue(int(self._offset))
-        bar.blockSignals(False)
+        self._syncing = True
+        try:
+            bar.setRange(0, int(self._max_offset()))
+            bar.setPageStep(max(self.viewport().height() - 40, 40))
+            bar.setValue(int(self._offset))
+        finally:
+            self._syncing = False
 
     def _relayout(self) -> None:
         self._measure_visible()
@@ -237,6 +245,8 @@ class MessageView(QAbstractScrollArea):
         self.viewport().update()
 
     def _scrolled(self, value: int) -> None:
+        if self._syncing:
+            return
         self.row_actions.dismiss()
         self._offset = float(value)
         self._stick = value >= self.verticalScrollBar().maximum() - 2

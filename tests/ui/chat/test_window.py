@@ -192,6 +192,34 @@ async def test_a_reminder_whose_model_call_fails_shows_its_own_text_in_the_chat(
     assert rows_from_messages(saved.messages)[-1].text == shown  # the same after a restart
 
 
+async def test_a_reminder_reads_by_its_name_and_when_it_runs_never_by_id(
+        window: ChatWindow, bridge: CoreBridge, fake: FakeOpenAI, qtbot) -> None:  # type: ignore[no-untyped-def]
+    fake.add({"tool_calls": [{"name": "cron", "arguments": {"action": "add", "message": "Remind the user to stretch",
+                                                            "label": "Stretch", "in": 40}}]},
+             {"content": "I'll remind you."})
+    type_and_send(qtbot, window, "remind me to stretch in 40 s")
+    await until(lambda: not model_of(window).busy and Kind.ASSISTANT in kinds(window), timeout=TURN)
+    card = model_of(window).rows[1]
+    assert card.tool is not None and card.tool.name == "cron"
+    header = [getattr(op, "text", None) for op in window.view.renderer.layout(card, 600).ops]
+    assert "Stretch · in 40 s" in header and "add" not in header  # its name and when, not the action
+
+    reminders = bridge.core.get(Reminders)
+    [job] = reminders.jobs
+    fake.add({"content": "Time to stretch!"})
+    await reminders.run_now(job.id)
+    await until(lambda: not model_of(window).busy and model_of(window).rows[-1].text == "Time to stretch!",
+                timeout=TURN)
+    divider = model_of(window).rows[-2]
+    assert (divider.kind, divider.text) == (Kind.NOTICE, "Reminder “Stretch” came due")
+    assert job.id not in divider.text
+
+    saved = rows_from_messages(saved_messages(bridge, "desktop:test"))  # the same after a restart
+    assert [(r.kind, r.text) for r in saved[-2:]] == [(Kind.NOTICE, "Reminder “Stretch” came due"),
+                                                     (Kind.ASSISTANT, "Time to stretch!")]
+    assert "Stretch · in 40 s" in [getattr(op, "text", None) for op in window.view.renderer.layout(saved[1], 600).ops]
+
+
 async def test_a_failed_turn_shows_the_error_and_retry_sends_the_message_again(
         window: ChatWindow, bridge: CoreBridge, fake: FakeOpenAI, qtbot) -> None:  # type: ignore[no-untyped-def]
     fake.add({"status": 400, "body": {"error": {"message": "model is overloaded", "type": "invalid_request_error"}}},

@@ -11,10 +11,11 @@ from typing import Any
 from PySide6.QtCore import Qt
 
 from desktop.checkpoints import Checkpoints
+from desktop.conversation.transcript import Kind
 from desktop.ui.bridge import CoreBridge
 from desktop.ui.chat.window import ChatWindow
 from desktop.ui.checkpoints.panel import ChangesPanel, TurnRow
-from tests.fakeserver import FakeOpenAI
+from tests.fakeserver import FakeOpenAI, last_user_text
 from tests.ui.conftest import until
 
 TURN = 90  # seconds: the first model call imports litellm, slow on a loaded machine
@@ -72,6 +73,43 @@ async def test_a_turns_changes_are_listed_and_undone_from_the_chat(bridge: CoreB
     assert "removed `out/summary.txt`" in row.outcome.text()
     assert (ws / "notes.md").read_text() == "my notes\n" and (ws / "old.txt").read_text() == "old\n"
     assert not (ws / "out").exists()
+
+
+async def test_an_undo_leaves_a_line_in_the_chat_that_stays(bridge: CoreBridge, fake: FakeOpenAI, qtbot: Any,
+                                                             tmp_path: Path) -> None:
+    """From the strip's button or typed, an undo says in the transcript what it put back, in the quiet style of
+    the chat's other notices, and the line is still there when the chat is opened again (or after a restart:
+    it is read from the chat's file); the model is told too."""
+    window = await window_with_panel(bridge, qtbot)
+    ws = bridge.core.workspace
+    (ws / "notes.md").write_text("my notes\n")
+    (ws / "old.txt").write_text("old\n")
+    row = await changing_turn(bridge, window, fake, "echo more >> notes.md && echo a > a.txt && rm old.txt")
+    qtbot.mouseClick(row.undo_button, Qt.MouseButton.LeftButton)
+    said = "Undid the changes of “tidy up my notes”: 1 file restored, 1 removed, 1 brought back"
+    rows = window.models["desktop:test"].rows
+    await until(lambda: rows[-1].text == said, timeout=TURN, message="the undo's line in the chat")
+    assert rows[-1].kind is Kind.NOTICE
+
+    await changing_turn(bridge, window, fake, "echo draft > plan.md")
+    bridge.send(window.current_key, "/undo")
+    typed = "Undid the changes of “tidy up my notes”: 1 file removed"
+    await until(lambda: any(r.text == typed for r in rows), timeout=TURN, message="the typed undo's line")
+    await until(lambda: not window.models["desktop:test"].busy, timeout=TURN)
+    window.grab().save(str(tmp_path / "undo-line.png"))
+
+    reopened = ChatWindow(bridge)
+    qtbot.addWidget(reopened)
+    reopened.show()
+    reopened.show_session("desktop:test")
+    await until(lambda: reopened.models["desktop:test"].loaded)
+    notices = [r.text for r in reopened.models["desktop:test"].rows if r.kind is Kind.NOTICE]
+    assert notices == [said, typed]
+    fake.add({"content": "Understood."})
+    bridge.send(window.current_key, "what is left?")
+    await until(lambda: fake.requests and "what is left?" in last_user_text(fake.requests[-1]), timeout=TURN)
+    told = [m["content"] for m in fake.requests[-1]["messages"] if m["role"] == "user"]
+    assert any(text.startswith(f"[{typed}]") and "removed `plan.md`" in text for text in told)
 
 
 async def test_a_typed_undo_is_shown_on_the_turns_row(bridge: CoreBridge, fake: FakeOpenAI, qtbot: Any) -> None:
