@@ -22,13 +22,9 @@ def write_chat(bridge: CoreBridge, key: str, turns: int) -> None:
     Path(path).write_text("\n".join(lines) + "\n", encoding="utf-8")
 
 
-async def test_an_empty_chat_shows_no_scrollbar_after_a_long_one(bridge: CoreBridge, qtbot,  # type: ignore[no-untyped-def]
+async def test_an_empty_chat_shows_no_scrollbar_after_a_long_one(window: ChatWindow, bridge: CoreBridge, qtbot,  # type: ignore[no-untyped-def]
                                                                   tmp_path: Path) -> None:
     write_chat(bridge, "desktop:long", 60)
-    window = ChatWindow(bridge)
-    qtbot.addWidget(window)
-    window.resize(900, 640)
-    window.show()
     window.show_session("desktop:long")
     await until(lambda: window.models["desktop:long"].loaded)
     window.resize(900, 660)  # as a window manager places it: the scroll area lays out its bars again

@@ -14,13 +14,12 @@ from desktop.session.session import Session
 from desktop.ui.bridge import CoreBridge
 from desktop.ui.chat.window import ChatWindow
 from desktop.ui.chats.export_menu import ExportMenu
-from tests.chats.conftest import a_chat
+from tests.chats.conftest import KEY, a_chat
 from tests.ui.conftest import until
 
 
-@pytest.mark.parametrize("fmt", ["md", "html", "pdf"])
-async def test_export_menu_writes_the_chat_shown(bridge: CoreBridge, qtbot: Any, tmp_path: Path, fmt: str,
-                                                 monkeypatch: pytest.MonkeyPatch) -> None:
+async def shown_with_a_chat(bridge: CoreBridge, qtbot: Any, tmp_path: Path) -> ExportMenu:
+    """A chat window with its Export menu, showing a saved chat of every kind of step."""
     chat = a_chat(tmp_path / "photo.png")
     await bridge.core.sessions.rewrite(chat)
     window = ChatWindow(bridge, [lambda: ExportMenu(bridge.core.get(ChatExport))])
@@ -28,7 +27,15 @@ async def test_export_menu_writes_the_chat_shown(bridge: CoreBridge, qtbot: Any,
     window.show()
     window.show_session(chat.key)
     menu = window.findChild(ExportMenu)
-    assert menu is not None and menu.button.isVisible() and menu.button.isEnabled()
+    assert menu is not None
+    return menu
+
+
+@pytest.mark.parametrize("fmt", ["md", "html", "pdf"])
+async def test_export_menu_writes_the_chat_shown(bridge: CoreBridge, qtbot: Any, tmp_path: Path, fmt: str,
+                                                 monkeypatch: pytest.MonkeyPatch) -> None:
+    menu = await shown_with_a_chat(bridge, qtbot, tmp_path)
+    assert menu.button.isVisible() and menu.button.isEnabled()
     assert [a.text() for a in menu.button.menu().actions()] == ["Markdown…", "HTML page…", "PDF…", "",
                                                                 "All chats as a zip…"]
 
@@ -47,17 +54,11 @@ async def test_export_menu_writes_the_chat_shown(bridge: CoreBridge, qtbot: Any,
 
 async def test_all_chats_as_a_zip_holds_each_chat_readable_and_its_file_to_restore(
         bridge: CoreBridge, qtbot: Any, tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
-    chat = a_chat(tmp_path / "photo.png")
-    await bridge.core.sessions.rewrite(chat)
     other = Session("desktop:other", [{"role": "user", "content": "Tomatoes?"},
                                       {"role": "assistant", "content": "In May."}], {"title": "Garden / plans"})
     await bridge.core.sessions.rewrite(other)
-    window = ChatWindow(bridge, [lambda: ExportMenu(bridge.core.get(ChatExport))])
-    qtbot.addWidget(window)
-    window.show()
-    window.show_session(chat.key)
-    menu = window.findChild(ExportMenu)
-    assert menu is not None
+    menu = await shown_with_a_chat(bridge, qtbot, tmp_path)
+    chat = await bridge.core.sessions.load(KEY)
 
     out = tmp_path / "backup.zip"
     monkeypatch.setattr(QFileDialog, "getSaveFileName", lambda *_: (str(out), ""))
