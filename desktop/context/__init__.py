@@ -2,8 +2,9 @@
 the `+` menu — never without one of those actions, and always shown as a chip before it is sent.
 
 This half is Qt-free: the `hotkeys` settings, how text is quoted under the question (quoting.py), whether the
-chat's model reads images (vision.py), which window is in front on X11 (x11.py) and where screenshots are
-kept (captures.py). Reading the selection and grabbing the screen need Qt: desktop/ui/context/."""
+chat's model reads images (vision.py), which window is in front on X11 (x11.py), a screenshot on Wayland
+through the desktop portal's dialog (portal.py) and where screenshots are kept (captures.py). Reading the
+selection and grabbing the screen need Qt: desktop/ui/context/."""
 
 from __future__ import annotations
 

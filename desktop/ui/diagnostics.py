@@ -1,4 +1,5 @@
-"""Desktop-integration lines for `nanobot-tray doctor`: tray host, hotkey backend, notification service.
+"""Desktop-integration lines for `nanobot-tray doctor`: tray host, hotkey backend, notification service, and
+how a screenshot is taken.
 
 Runs in the headless CLI, so it asks X11 and D-Bus directly instead of creating a QApplication
 (which would abort without a display). If the app is running, its own live status is reported."""
@@ -33,7 +34,8 @@ def lines(chord: str) -> list[str]:
     return [f"app:        {app}",
             f"tray:       {tray_host()}",
             f"hotkey:     {hotkey_line}",
-            f"notices:    {notices}"]
+            f"notices:    {notices}",
+            f"screenshot: {screenshot_route()}"]
 
 
 def tray_host() -> str:
@@ -89,6 +91,24 @@ def notification_service() -> str:
         return "no notification service on the session bus: tray balloons instead"
     name, vendor, version = body[0], body[1], body[2]
     return f"org.freedesktop.Notifications ({name} {version}, {vendor})"
+
+
+def screenshot_route() -> str:
+    """How the `+` menu (and on X11 `hotkeys.screen`) takes a screenshot in this session, and whether it can."""
+    from desktop.context import portal
+
+    route = portal.screenshot_route()
+    if route == portal.X11:
+        return "X11: the window in front, or a region picked on the frozen screen"
+    if route == portal.NONE:
+        return "none in this session (no X11 or Wayland display)"
+    from jeepney import DBusAddress, Properties
+
+    address = DBusAddress(portal.PORTAL_PATH, bus_name=portal.PORTAL_NAME, interface=portal.SCREENSHOT)
+    version = _call(Properties(address).get("version"))
+    if version is not None:
+        return f"xdg-desktop-portal Screenshot (version {version[0][1]}): your desktop's own dialog (Wayland)"
+    return portal.NO_SCREENSHOTS if _bus_has_name(portal.PORTAL_NAME) else portal.NEEDS_PORTAL
 
 
 def _call(message: Any) -> tuple[Any, ...] | None:

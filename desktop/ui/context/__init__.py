@@ -4,7 +4,7 @@ front), the chips that show it before sending and the `+` menu in the quick prom
 (shelf.py), and a Settings page for the two keys.
 
 The keys are grabbed on X11 only: the Wayland GlobalShortcuts portal would show them under the quick
-prompt's description, and a screenshot there needs the portal's own dialog (not built yet). A key another
+prompt's description. On Wayland the `+` menu's screenshot opens the desktop portal's own dialog instead. A key another
 program holds is reported as the quick prompt's is: a notification saying which and what to do."""
 
 from __future__ import annotations

@@ -14,6 +14,7 @@ from contextlib import asynccontextmanager
 from PySide6.QtCore import QBuffer, QByteArray, QIODevice, QPoint
 from PySide6.QtGui import QClipboard, QCursor, QGuiApplication, QImage, QPixmap
 from PySide6.QtWidgets import QApplication, QWidget
+from shiboken6 import isValid
 
 from desktop.context.quoting import Snippet, snippet
 from desktop.context.x11 import selection_text
@@ -88,6 +89,7 @@ async def hidden_while(window: QWidget) -> AsyncIterator[None]:
     try:
         yield
     finally:
-        window.show()
-        window.raise_()
-        window.activateWindow()
+        if isValid(window):  # else closed meanwhile (the app quit while the portal's dialog was up)
+            window.show()
+            window.raise_()
+            window.activateWindow()

@@ -18,7 +18,7 @@ from collections.abc import Callable
 from pathlib import Path
 
 from PySide6.QtCore import QPoint, Qt, Signal
-from PySide6.QtGui import QAction, QGuiApplication, QPixmap
+from PySide6.QtGui import QAction, QGuiApplication, QImage, QPixmap
 from PySide6.QtWidgets import (
     QComboBox,
     QFrame,
@@ -33,6 +33,7 @@ from PySide6.QtWidgets import (
 from shiboken6 import isValid
 
 from desktop.context.captures import keep_capture
+from desktop.context.portal import PORTAL, portal_screenshot, screenshot_route
 from desktop.context.quoting import Snippet, preview, snippet, with_context
 from desktop.context.sources import Fetched, Offer, Source
 from desktop.context.vision import sees_images
@@ -48,6 +49,7 @@ log = logging.getLogger(__name__)
 THUMB_HEIGHT = 56
 FULL_HEIGHT = 200  # px of an expanded text chip; a longer text scrolls in it
 TITLE = "Window title"
+PORTAL_ENTRY = "Screenshot (window or region)…"  # on Wayland: the desktop's dialog offers both
 STYLE = """
 #contextChip { border: 1px solid palette(midlight); border-radius: 6px; background: palette(base); }
 #contextChip #source { font-weight: bold; }
@@ -239,8 +241,20 @@ class ContextShelf(QWidget):
             return
         image = picture.toImage()
         data = await asyncio.to_thread(png_bytes, image)
+        await self._keep_picture(data, ".png", picture, source)
+
+    async def add_picture_file(self, data: bytes, suffix: str, source: str) -> None:
+        """A picture another program wrote (the screenshot portal's), kept as it came: read off the GUI thread,
+        then the same chip as a screenshot taken here."""
+        image = await asyncio.to_thread(QImage.fromData, data)
+        if image.isNull():
+            self.say("The screenshot the desktop portal gave is not a picture this app can read.")
+            return
+        await self._keep_picture(data, suffix, QPixmap.fromImage(image), source)
+
+    async def _keep_picture(self, data: bytes, suffix: str, picture: QPixmap, source: str) -> None:
         try:
-            path = await asyncio.to_thread(keep_capture, home().data_dir, data)
+            path = await asyncio.to_thread(keep_capture, home().data_dir, data, suffix=suffix)
         except OSError as exc:
             self.say(f"The screenshot could not be saved: {exc.strerror or exc}")
             return
@@ -342,7 +356,7 @@ class ContextShelf(QWidget):
         menu.addAction("Selected text", lambda: self.take(read_selection, "Nothing is selected, and the "
                                                           "clipboard holds no text."))
         menu.addAction("Clipboard", lambda: self.take(read_clipboard, "The clipboard holds no text."))
-        screenshot = menu.addAction("Screenshot of a window", lambda: spawn(self.take_window()))
+        screenshot = menu.addAction("Screenshot of a window", lambda: spawn(self.take_screenshot()))
         region = menu.addAction("Pick a region…", lambda: spawn(self.take_region()))
         title = menu.addAction(TITLE, self.take_title)
         files = menu.addSeparator()
@@ -352,10 +366,12 @@ class ContextShelf(QWidget):
         def named() -> None:
             behind = window_behind()
             shown = f"“{_short(behind.title)}”" if behind is not None and behind.title else "a window"
-            screenshot.setText(f"Screenshot of {shown}")
             title.setText(f"{TITLE}: {shown}" if behind is not None and behind.title else TITLE)
-            for action in (screenshot, title):
-                action.setEnabled(behind is not None)
+            title.setEnabled(behind is not None)
+            portal = screenshot_route() == PORTAL  # the desktop's dialog offers a window or a region: one entry
+            screenshot.setText(PORTAL_ENTRY if portal else f"Screenshot of {shown}")
+            screenshot.setEnabled(portal or behind is not None)
+            region.setVisible(not portal)
             region.setEnabled(QGuiApplication.platformName() == "xcb")
             for source in offered():
                 if source.title not in submenus:
@@ -378,6 +394,23 @@ class ContextShelf(QWidget):
             self.say("No window with a title is open behind this one.")
         else:
             self.add_snippet(snippet(TITLE, behind.title))
+
+    async def take_screenshot(self) -> None:
+        """The `+` menu's screenshot: on Wayland through the desktop's own dialog, else of the window behind."""
+        if screenshot_route() == PORTAL:
+            await self.take_from_portal()
+        else:
+            await self.take_window()
+
+    async def take_from_portal(self) -> None:
+        """Whatever the person picks in the portal's dialog; ours is hidden meanwhile, as on X11, so a picture
+        of the whole screen does not have it in front. A cancelled dialog adds nothing and says nothing."""
+        async with hidden_while(self.window()):
+            shot = await portal_screenshot()
+        if not shot.data:
+            self.say(shot.problem)
+            return
+        await self.add_picture_file(shot.data, shot.suffix, "Screenshot")
 
     async def take_window(self, window: WindowRef | None = None) -> None:
         """A screenshot of `window`, else of the window behind ours; ours is hidden meanwhile."""

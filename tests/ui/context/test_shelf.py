@@ -1,22 +1,30 @@
 """The chips in the quick prompt and the chat: what will be sent shows first, can be read whole or removed,
-and reaches the model quoted under the question (text) or as an image part (a screenshot, vision models only)."""
+and reaches the model quoted under the question (text) or as an image part (a screenshot, vision models only).
+On Wayland the `+` menu's screenshot goes through the desktop portal's dialog (a stand-in on a bus of the
+test's own: tests/portalstandin.py)."""
 
 from __future__ import annotations
 
+import base64
 import json
+from collections.abc import Callable, Iterator
+from pathlib import Path
 
 import pytest
 from PySide6.QtCore import Qt
-from PySide6.QtGui import QColor, QGuiApplication, QPixmap
+from PySide6.QtGui import QColor, QGuiApplication, QImage, QPixmap
 from pytestqt.qtbot import QtBot
 
+from desktop.context import portal as portal_route
 from desktop.context.captures import FOLDER
 from desktop.context.quoting import snippet
 from desktop.providers.litellm_env import litellm
 from desktop.ui.bridge import CoreBridge
-from desktop.ui.context.shelf import ImageChip, TextChip
+from desktop.ui.context.capture import png_bytes
+from desktop.ui.context.shelf import PORTAL_ENTRY, ImageChip, TextChip
 from desktop.ui.quick_prompt import QuickPrompt
 from tests.fakeserver import FakeOpenAI
+from tests.portalstandin import ScreenshotPortal, private_bus
 from tests.ui.conftest import until
 
 pytestmark = pytest.mark.usefixtures("litellm_imported")
@@ -148,3 +156,105 @@ async def test_a_chip_in_the_chat_shows_its_first_lines_plainly_not_boxed_like_a
     inside = picture.pixelColor(lines.right() - 3, lines.center().y())  # past the end of the text
     beside = picture.pixelColor(lines.left() - 3, lines.center().y())  # the chip's margin
     assert inside.name() == beside.name()  # no box of its own
+
+
+# ----- Wayland: the desktop portal's screenshot dialog
+
+@pytest.fixture
+def wayland(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> Iterator[str]:
+    """A Wayland session as the app sees it, with a session bus of its own (nobody on it yet)."""
+    with private_bus(tmp_path) as address:
+        monkeypatch.setenv("DBUS_SESSION_BUS_ADDRESS", address)
+        monkeypatch.setenv("WAYLAND_DISPLAY", "wayland-test")
+        monkeypatch.setenv("XDG_SESSION_TYPE", "wayland")
+        monkeypatch.delenv("DISPLAY", raising=False)
+        yield address
+
+
+@pytest.fixture
+def portal(wayland: str, tmp_path: Path) -> Iterator[Callable[[str], ScreenshotPortal]]:
+    """Starts the portal stand-in on the session bus, answering as told."""
+    started: list[ScreenshotPortal] = []
+    folder = tmp_path / "Pictures"
+    folder.mkdir()
+
+    def start(answer: str) -> ScreenshotPortal:
+        started.append(ScreenshotPortal(wayland, folder, _portal_png(), answer))
+        return started[-1]
+
+    yield start
+    for stand_in in started:
+        stand_in.close()
+
+
+def _portal_png() -> bytes:
+    image = QImage(400, 250, QImage.Format.Format_RGB32)
+    image.fill(QColor("#e07b39"))
+    return png_bytes(image)
+
+
+async def _take_through_portal(prompt: QuickPrompt) -> None:
+    entry = _menu_action(prompt, "Screenshot")
+    assert entry.text() == PORTAL_ENTRY and entry.isEnabled()
+    assert not _menu_action(prompt, "Pick a region").isVisible()  # the portal's dialog offers regions itself
+    entry.trigger()
+
+
+async def test_on_wayland_the_portals_picture_shows_as_a_chip_and_goes_to_a_vision_model(
+        qtbot: QtBot, bridge: CoreBridge, fake: FakeOpenAI, portal: Callable[[str], ScreenshotPortal]) -> None:
+    stand_in = portal("ok")
+    bridge.core.config.model = "openai/gpt-4o"
+    prompt = await _prompt(qtbot, bridge)
+    await _take_through_portal(prompt)
+    await until(lambda: prompt.shelf.chips, message="the portal's picture attached")
+    [chip] = prompt.shelf.chips
+    assert isinstance(chip, ImageChip) and chip.sent and chip.source.text() == "Screenshot"
+    assert chip.size_label.text() == "400×250 px" and prompt.isVisible()
+    assert [asked["interactive"] for asked in stand_in.asked] == [True]  # the person picks, in the dialog
+    assert chip.path.parent == bridge.core.home.data_dir / FOLDER
+    assert chip.path.read_bytes() == stand_in.written[0].read_bytes()  # kept as the portal wrote it
+    prompt.grab().save(str(qtbot_artifact("quick-prompt-portal-screenshot-chip.png")))
+
+    fake.add({"content": "An orange rectangle."})
+    qtbot.keyClicks(prompt.input, "What is this?")
+    qtbot.keyClick(prompt.input, Qt.Key.Key_Return)
+    await until(lambda: prompt.status.text() == "Done")
+    content = fake.requests[-1]["messages"][-1]["content"]
+    assert isinstance(content, list) and content[0]["text"].endswith("What is this?")
+    assert content[1]["image_url"]["url"] == "data:image/png;base64," + base64.b64encode(_portal_png()).decode()
+
+
+async def test_a_cancelled_portal_dialog_attaches_nothing_and_says_nothing(
+        qtbot: QtBot, bridge: CoreBridge, portal: Callable[[str], ScreenshotPortal]) -> None:
+    stand_in = portal("cancel")
+    prompt = await _prompt(qtbot, bridge)
+    await _take_through_portal(prompt)
+    await until(lambda: stand_in.asked, message="the portal asked")
+    await until(prompt.isVisible, message="the quick prompt back after the dialog")
+    assert prompt.shelf.empty and prompt.shelf.note.isHidden() and not prompt.shelf.note.text()
+
+
+async def test_without_the_portal_the_menu_says_screenshots_need_it(
+        qtbot: QtBot, bridge: CoreBridge, wayland: str) -> None:
+    prompt = await _prompt(qtbot, bridge)
+    await _take_through_portal(prompt)
+    await until(lambda: prompt.shelf.note.text(), message="the words about the portal")
+    assert prompt.shelf.note.text() == portal_route.NEEDS_PORTAL and prompt.shelf.note.isVisible()
+    assert "Screenshots on Wayland need xdg-desktop-portal" in prompt.shelf.note.text()
+    prompt.grab().save(str(qtbot_artifact("quick-prompt-portal-missing.png")))
+    assert prompt.shelf.empty and prompt.isVisible()
+
+
+async def test_a_portal_that_never_answers_is_given_up_on_with_a_message(
+        qtbot: QtBot, bridge: CoreBridge, portal: Callable[[str], ScreenshotPortal],
+        monkeypatch: pytest.MonkeyPatch) -> None:
+    monkeypatch.setattr(portal_route, "ANSWER_WITHIN", 1.0)
+    stand_in = portal("never")
+    prompt = await _prompt(qtbot, bridge)
+    await _take_through_portal(prompt)
+    await until(lambda: stand_in.asked, message="the portal asked")
+    assert prompt.isHidden()  # out of the picture while the dialog is up
+    await until(lambda: prompt.shelf.note.text(), message="the wait given up")
+    assert prompt.shelf.note.text() == "No screenshot: the screenshot dialog gave no answer within 1 second."
+    assert len(stand_in.closed) == 1 and stand_in.closed[0].endswith(stand_in.asked[0]["handle_token"])
+    assert prompt.shelf.empty and prompt.isVisible()
