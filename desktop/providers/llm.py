@@ -138,6 +138,11 @@ class LLMProvider:
         raise ProviderError(f"No API key for provider '{provider}'. Add it in Settings, run "
                             f"`nanobot-tray keys set {provider}` or set {missing[0]}.", FailureKind.KEY)
 
+    async def prepare(self) -> None:
+        """Load the model library (seconds, once) on a worker thread: a turn that first waits for something else
+        (MCP servers connecting) loads it meanwhile instead of after. Every call does this anyway."""
+        await asyncio.to_thread(litellm)
+
     async def chat(self, messages: list[dict[str, Any]], tools: list[dict[str, Any]] | None = None, *,
                    on_text: DeltaSink | None = None, on_reasoning: DeltaSink | None = None,
                    model: str | None = None, max_tokens: int | None = None,
