@@ -49,6 +49,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 
 from desktop.checkpoints.blobs import Blobs
+from desktop.checkpoints.diffs import FileDiff, file_diff
 from desktop.checkpoints.events import ChangesUndone, FilesChanged, RecordingPaused
 from desktop.checkpoints.journal import Change, Journal, State, TurnChanges
 from desktop.checkpoints.notes import UndoNotes
@@ -163,6 +164,10 @@ class Checkpoints:
     def turns_of(self, chat: str) -> list[TurnChanges]:
         """The chat's turns that changed files in the workspace in force, oldest first."""
         return [t for t in self.journal.of(chat) if t.workspace == str(self.host.workspace)]
+
+    async def diff(self, change: Change) -> FileDiff:
+        """What a turn did to one file, from the kept copies (read in a thread: never on a window's way)."""
+        return await asyncio.to_thread(file_diff, self.blobs, change)
 
     async def tidy(self) -> None:
         """Retention (see the module docstring): forget old turns and deleted chats', then the contents no

@@ -62,7 +62,7 @@ async def test_a_turns_changes_are_listed_and_undone_from_the_chat(bridge: CoreB
     assert row.count.text() == "3 files changed" and row.asked.text() == "by “tidy up my notes”"
     qtbot.mouseClick(row.toggle, Qt.MouseButton.LeftButton)
     assert row.files.isVisible()
-    assert row.files.text().splitlines() == ["changed: notes.md", "deleted: old.txt", "new: out/summary.txt"]
+    assert [e.title for e in row.entries] == ["changed: notes.md", "deleted: old.txt", "new: out/summary.txt"]
     if SHOTS:
         panel.grab().save(str(Path(SHOTS) / "checkpoints-panel.png"))
         window.grab().save(str(Path(SHOTS) / "checkpoints-window.png"))
@@ -73,6 +73,47 @@ async def test_a_turns_changes_are_listed_and_undone_from_the_chat(bridge: CoreB
     assert "removed `out/summary.txt`" in row.outcome.text()
     assert (ws / "notes.md").read_text() == "my notes\n" and (ws / "old.txt").read_text() == "old\n"
     assert not (ws / "out").exists()
+
+
+async def test_each_file_unfolds_to_what_the_turn_changed_in_it(bridge: CoreBridge, fake: FakeOpenAI, qtbot: Any,
+                                                                 tmp_path: Path) -> None:
+    """The diff of that turn, from the kept copies: still the turn's own after the file changed again; a
+    picture or another binary file says so with its sizes."""
+    window = await window_with_panel(bridge, qtbot)
+    ws = bridge.core.workspace
+    (ws / "notes.md").write_text("milk\neggs\nbread\n")
+    (ws / "logo.bin").write_bytes(bytes(10 * 1024))
+    fake.add({"tool_calls": [
+        {"name": "edit_file", "arguments": {"path": "notes.md", "old_text": "eggs", "new_text": "butter"}},
+        {"name": "exec", "arguments": {"command": "head -c 12288 /dev/zero > logo.bin && printf 'a\\0b' > new.dat"}}]},
+        {"content": "Done."})
+    panel = panel_of(window)
+    bridge.send(window.current_key, "tidy up my notes")
+    await until(lambda: panel.rows, timeout=TURN)
+    (row,) = panel.rows.values()
+    (ws / "notes.md").write_text("changed again since\n")
+    qtbot.mouseClick(row.toggle, Qt.MouseButton.LeftButton)
+    entries = {e.change.path: e for e in row.entries}
+    assert list(entries) == ["logo.bin", "new.dat", "notes.md"]
+    notes = entries["notes.md"]
+    assert notes.diff is None and not notes.note.isVisible()  # folded until asked
+    qtbot.mouseClick(notes.button, Qt.MouseButton.LeftButton)
+    await until(lambda: notes.diff is not None, timeout=TURN, message="the diff of notes.md")
+    assert notes.diff is not None and notes.diff.isVisible()
+    assert notes.diff.toPlainText().splitlines() == [
+        "--- a/notes.md", "+++ b/notes.md", "@@ -1,3 +1,3 @@", " milk", "-eggs", "+butter", " bread"]
+    tints = {t.cursor.block().text(): t.format.background().color().name() for t in notes.diff.extraSelections()}
+    assert list(tints) == ["-eggs", "+butter"] and tints["-eggs"] != tints["+butter"]  # red, green
+    for path, said in (("logo.bin", "binary file, 10 KB → 12 KB"), ("new.dat", "binary file, 3 bytes")):
+        entry = entries[path]
+        qtbot.mouseClick(entry.button, Qt.MouseButton.LeftButton)
+        await until(lambda entry=entry, said=said: entry.note.text() == said, timeout=TURN, message=said)
+        assert entry.note.isVisible() and entry.diff is None
+    window.grab().save(str(tmp_path / "strip-diff.png"))
+    if SHOTS:
+        window.grab().save(str(Path(SHOTS) / "checkpoints-diff.png"))
+    qtbot.mouseClick(notes.button, Qt.MouseButton.LeftButton)
+    assert not notes.diff.isVisible()  # folds again
 
 
 async def test_an_undo_leaves_a_line_in_the_chat_that_stays(bridge: CoreBridge, fake: FakeOpenAI, qtbot: Any,
