@@ -70,10 +70,7 @@ def _length(blobs: Blobs, state: tuple[str, int]) -> int:
     digest = state[0]
     if digest.startswith(LARGE):
         return int(digest.split(":")[1])
-    try:
-        return blobs.path(digest).stat().st_size
-    except OSError:
-        return 0
+    return blobs.size(digest) or 0
 
 
 def _side(state: State) -> str:

@@ -1,8 +1,9 @@
 """The open chat's turns that changed files, above the composer: "N files changed" under what was asked, the
 files with what happened to each (each unfolds to its diff for that turn, read from the checkpoint store off
-the GUI thread, tinted as every diff in the app), and "Undo these changes". What the undo did, or which files stopped it
-because they changed since, is said in the row. Hidden while the chat has no such turn; the newest few show.
-While recording is paused (the workspace is over a cap) the strip says so in every chat, plainly.
+the GUI thread, tinted as every diff in the app), and "Undo these changes". What the undo did is said in the
+row; files changed since the turn, and its memory files, stop it with a choice (conflicts.py). Hidden while
+the chat has no such turn; the newest few show. While recording is paused (the workspace is over a cap) the
+strip says so in every chat, plainly.
 
 It follows the core's FilesChanged and ChangesUndone events; the list is the Checkpoints service's."""
 
@@ -17,11 +18,12 @@ from shiboken6 import isValid
 from desktop.checkpoints import Checkpoints
 from desktop.checkpoints.events import ChangesUndone, FilesChanged, RecordingPaused
 from desktop.checkpoints.journal import Change, TurnChanges
-from desktop.checkpoints.service import UndoResult
+from desktop.checkpoints.service import ASK, Choice, UndoResult
 from desktop.kernel.bus import ChatSetAside, Event
 from desktop.kernel.taskset import spawn
 from desktop.ui.bridge import CoreBridge
 from desktop.ui.chat.panel import ChatPanel
+from desktop.ui.checkpoints.conflicts import ConflictChoice
 from desktop.ui.diff_view import DiffBox
 
 STYLE = """
@@ -66,6 +68,8 @@ class TurnRow(QWidget):
         self.outcome.setWordWrap(True)
         self.outcome.setTextFormat(Qt.TextFormat.MarkdownText)
         self.outcome.hide()
+        self.choice: ConflictChoice | None = None  # while an undo waits for the person's choice
+        self._panel = panel
         top = QHBoxLayout()
         top.setContentsMargins(0, 0, 0, 0)
         top.setSpacing(6)
@@ -80,14 +84,33 @@ class TurnRow(QWidget):
         layout.addLayout(top)
         layout.addWidget(self.files)
         layout.addWidget(self.outcome)
+        self._layout = layout
 
     def show_outcome(self, result: UndoResult) -> None:
+        self.drop_choice()
+        if result.conflicts:
+            self.choice = ConflictChoice(result.conflicts, lambda choice: self._panel.undo(self, choice),
+                                         self._cancel)
+            self._layout.addWidget(self.choice)
+            self.undo_button.setText("Undo these changes")
+            self.outcome.hide()
+            return
         self.undo_button.setEnabled(not result.undone)
         self.undo_button.setText("Undone" if result.undone else "Undo these changes")
         self.outcome.setProperty("stopped", not result.undone)
         self.outcome.setText(result.message)
         self.outcome.style().polish(self.outcome)
         self.outcome.show()
+
+    def _cancel(self) -> None:
+        self.drop_choice()
+        self.undo_button.setEnabled(True)
+
+    def drop_choice(self) -> None:
+        if self.choice is not None:
+            self.choice.hide()
+            self.choice.deleteLater()
+            self.choice = None
 
     def _toggle(self) -> None:
         self.files.setVisible(not self.files.isVisible())
@@ -175,13 +198,16 @@ class ChangesPanel(ChatPanel):
         self.session_key = key
         self._show()
 
-    def undo(self, row: TurnRow) -> None:
+    def undo(self, row: TurnRow, choice: Choice = ASK) -> None:
         row.undo_button.setEnabled(False)
         row.undo_button.setText("Undoing…")
-        spawn(self._undo(row))
+        if row.choice is not None:
+            for button in (row.choice.rest, row.choice.anyway, row.choice.cancel):
+                button.setEnabled(False)
+        spawn(self._undo(row, choice))
 
-    async def _undo(self, row: TurnRow) -> None:
-        result = await self.checkpoints.undo(row.turn.chat, row.turn.id)
+    async def _undo(self, row: TurnRow, choice: Choice) -> None:
+        result = await self.checkpoints.undo(row.turn.chat, row.turn.id, choice)
         if self.rows.get(row.turn.id) is row:
             row.show_outcome(result)
 
@@ -205,6 +231,7 @@ class ChangesPanel(ChatPanel):
             if row is None:
                 row = self.rows[turn.id] = TurnRow(turn, self)
             elif turn.undone:  # undone meanwhile, by a typed /undo: offering it again could only fail
+                row.drop_choice()
                 row.undo_button.setEnabled(False)
                 row.undo_button.setText("Undone")
             if self._layout.indexOf(row) != index + 2:  # after the heading and the pause line
