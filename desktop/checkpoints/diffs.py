@@ -82,7 +82,11 @@ def _side(state: State) -> str:
 
 
 def _size(blobs: Blobs, state: tuple[str, int]) -> str:
-    n = _length(blobs, state)
+    return human_size(_length(blobs, state))
+
+
+def human_size(n: int) -> str:
+    """"3 bytes", "12 KB", "1.1 MB"."""
     if n < 1024:
         return f"{n} bytes"
     if n < 1024 * 1024:

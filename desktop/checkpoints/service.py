@@ -57,6 +57,7 @@ from desktop.checkpoints.blobs import Blobs
 from desktop.checkpoints.diffs import FileDiff, file_diff
 from desktop.checkpoints.events import ChangesUndone, FilesChanged, RecordingPaused
 from desktop.checkpoints.journal import Change, Journal, State, TurnChanges
+from desktop.checkpoints.made import MadeFile, Preview, folder_of, made_files, open_refusal, read_preview
 from desktop.checkpoints.notes import UndoNotes
 from desktop.checkpoints.restore import kind, revert
 from desktop.checkpoints.scan import Entry, Limits, Manifest, OverLimit, look, measure, scan
@@ -189,6 +190,22 @@ class Checkpoints:
     async def diff(self, change: Change) -> FileDiff:
         """What a turn did to one file, from the kept copies (read in a thread: never on a window's way)."""
         return await asyncio.to_thread(file_diff, self.blobs, change)
+
+    def made(self, chat: str) -> list[MadeFile]:
+        """The files the chat's turns created or changed, still theirs, newest first."""
+        return made_files(self.turns_of(chat))
+
+    async def preview(self, path: str) -> Preview:
+        """A workspace file as the side panel shows it (read through desktop.workspace.access, in a thread)."""
+        return await asyncio.to_thread(read_preview, self.host.workspace, path)
+
+    async def open_refusal(self, path: str) -> str:
+        """Why the desktop must not open the file now (empty: it may)."""
+        return await asyncio.to_thread(open_refusal, self.host.workspace, path)
+
+    async def folder_of(self, path: str) -> Path | None:
+        """The workspace folder holding `path`, for Show in folder (None when that is no folder inside it)."""
+        return await asyncio.to_thread(folder_of, self.host.workspace, path)
 
     async def tidy(self) -> None:
         """Retention (see the module docstring): forget old turns and deleted chats', then the contents no
