@@ -47,7 +47,6 @@ Kind = Literal["markdown", "image", "text", "html", "binary", "none"]
 class MadeFile:
     path: str
     verb: str  # "created" or "modified", by its newest turn
-    at: str  # when that turn began (ISO)
     label: str  # what was asked in it
 
 
@@ -73,7 +72,7 @@ def made_files(turns: list[TurnChanges]) -> list[MadeFile]:
                 continue
             seen.add(change.path)
             if kind(change.after) == "file":
-                made.append(MadeFile(change.path, change.verb, turn.at, turn.label))
+                made.append(MadeFile(change.path, change.verb, turn.label))
     return made
 
 
