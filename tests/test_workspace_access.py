@@ -73,6 +73,10 @@ ALLOWED: dict[str, str] = {
     "desktop/autostart.py:set_enabled": _DESKTOP,
     "desktop/checkpoints/blobs.py:Blobs._copy": _CHECKPOINTS,
     "desktop/checkpoints/blobs.py:Blobs.has": _CHECKPOINTS,
+    "desktop/checkpoints/blobs.py:Blobs.size": _CHECKPOINTS,
+    "desktop/checkpoints/undone.py:keep_copies": _CHECKPOINTS + "; the workspace side is read through "
+                                                                "desktop.workspace.access",
+    "desktop/checkpoints/undone.py:overwritten_folder": _CHECKPOINTS,
     "desktop/checkpoints/blobs.py:Blobs.keep": _BY_FD + "; the name is opened without following a link",
     "desktop/checkpoints/blobs.py:Blobs.read": _CHECKPOINTS,
     "desktop/checkpoints/journal.py:Journal.load": _CHECKPOINTS,

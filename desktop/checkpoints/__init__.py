@@ -7,7 +7,7 @@ from typing import Any
 
 from desktop.agent.commands import Command, CommandContext
 from desktop.approvals import Approvals
-from desktop.checkpoints.service import Actor, Checkpoints
+from desktop.checkpoints.service import ANYWAY, ASK, REST, Actor, Checkpoints
 from desktop.checkpoints.settings import SECTION
 from desktop.kernel.bus import ChatDeleted, ChatSetAside, Event, TurnError, TurnFinished
 from desktop.kernel.host import Feature, Host
@@ -18,6 +18,7 @@ from desktop.tools.base import Tool, ToolContext
 
 __all__ = ["FEATURE", "Checkpoints"]
 LABEL_LENGTH = 60
+UNDO_CHOICES = {"": ASK, "rest": REST, "anyway": ANYWAY}  # /undo, /undo rest, /undo anyway
 TIDY_EVERY = 24 * 3600.0  # seconds between retention runs while the app stays open (it also runs at start)
 
 
@@ -59,7 +60,11 @@ def attach(host: Host) -> Checkpoints:
         await checkpoints.settled()  # the look at the turn's start comes before anything the tool changes
 
     async def undo(ctx: CommandContext) -> str:
-        return (await checkpoints.undo(ctx.message.session_key)).message
+        choice = UNDO_CHOICES.get(ctx.args.strip().lower())
+        if choice is None:
+            return "`/undo` undoes this chat's last turn that changed files; `/undo rest` and `/undo anyway` say " \
+                   "what to do with files changed since it (the reply to `/undo` names them)."
+        return (await checkpoints.undo(ctx.message.session_key, choice=choice)).message
 
     async def first_look() -> None:
         checkpoints.request_look()  # the first ever copies the workspace once: in the background
@@ -70,7 +75,8 @@ def attach(host: Host) -> Checkpoints:
     host.hooks.on_set_aside.append(after_set_aside)
     host.subscribe(on_event)
     host.commands.add(Command("/undo", "undo the file changes of this chat's last turn that changed files "
-                                       "(again: the one before)", undo))
+                                       "(again: the one before); /undo rest leaves files changed since as they "
+                                       "are, /undo anyway overwrites them (keeping a copy)", undo))
     host.on_start(first_look)
     host.settings.subscribe(("checkpoints", "workspace"), lambda _: checkpoints.resume())
     host.get(Scheduler).add_system_job("checkpoints-retention", lambda: TIDY_EVERY, checkpoints.tidy)

@@ -62,6 +62,13 @@ class Blobs:
     def has(self, digest: str) -> bool:
         return self.path(digest).is_file()
 
+    def size(self, digest: str) -> int | None:
+        """A kept content's size without reading it; None when it was not kept."""
+        try:
+            return self.path(digest).stat().st_size
+        except OSError:
+            return None
+
     def read(self, digest: str) -> bytes:
         """A kept content, checked against its digest. FileNotFoundError when it was not kept; Damaged."""
         data = self.path(digest).read_bytes()

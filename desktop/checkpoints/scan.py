@@ -88,7 +88,7 @@ def entry_of(digest: str, info: os.stat_result) -> Entry:
 def scan(root_fd: int, previous: Manifest, blobs: Blobs, skipped: frozenset[str],
          limits: Limits) -> tuple[Manifest, list[str]]:
     """The workspace open as `root_fd` as it is now, and the paths that may differ from `previous` (new, gone,
-    or with other stat figures); `skipped` top-level names are left out (the memory files). OverLimit when it
+    or with other stat figures); `skipped` paths are left out (the files only the app writes). OverLimit when it
     holds more than `limits` allow."""
     found: Manifest = {}
     changed: list[str] = []
@@ -109,7 +109,7 @@ def measure(root_fd: int, skipped: frozenset[str], limits: Limits) -> None:
 
 def _count(fd: int, prefix: str, skipped: frozenset[str], tally: _Tally) -> None:
     with os.scandir(fd) as listing:
-        names = [e.name for e in listing if prefix or e.name not in skipped]
+        names = [e.name for e in listing if prefix + e.name not in skipped]
     for name in names:
         try:
             info = os.stat(name, dir_fd=fd, follow_symlinks=False)
@@ -152,7 +152,7 @@ def look(root_fd: int, relpath: str, previous: Entry | None, blobs: Blobs) -> En
 def _walk(fd: int, prefix: str, previous: Manifest, blobs: Blobs, found: Manifest, changed: list[str],
           skipped: frozenset[str], tally: _Tally) -> None:
     with os.scandir(fd) as listing:
-        names = [e.name for e in listing if prefix or e.name not in skipped]
+        names = [e.name for e in listing if prefix + e.name not in skipped]
     for name in names:
         path = prefix + name
         try:

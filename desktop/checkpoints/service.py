@@ -32,8 +32,13 @@ the journal is rewritten (atomically) to say what is needed, so a crash at any p
 longer needed.
 
 `undo` looks again, then checks every path the turn changed: if it is no longer as the turn left it, the
-person (or something else) changed it since, and nothing is undone until they choose. The memory files are
-never looked at, so never put back.
+person (or a later turn, or something else) changed it since, and nothing is undone until they choose (a
+`Choice`): undo the rest and leave those files as they are now, or undo anyway, overwriting them, after a copy
+of what each holds now is written under `checkpoints/overwritten/` in the data folder (undone.py), where it is
+never tidied away. The memory files (USER.md, SOUL.md, memory/) are recorded like any file but never put back
+without that choice: a turn's change to one is always such a file, changed since or not, because Dream and
+the memory window write them too, at any moment. The files only the app writes (memory/history.jsonl, the
+Dream cursor) are never looked at.
 """
 
 from __future__ import annotations
@@ -49,12 +54,15 @@ from dataclasses import dataclass, field
 from pathlib import Path
 
 from desktop.checkpoints.blobs import Blobs
+from desktop.checkpoints.diffs import FileDiff, file_diff
 from desktop.checkpoints.events import ChangesUndone, FilesChanged, RecordingPaused
 from desktop.checkpoints.journal import Change, Journal, State, TurnChanges
+from desktop.checkpoints.made import MadeFile, Preview, folder_of, made_files, open_refusal, read_preview
 from desktop.checkpoints.notes import UndoNotes
 from desktop.checkpoints.restore import kind, revert
 from desktop.checkpoints.scan import Entry, Limits, Manifest, OverLimit, look, measure, scan
 from desktop.checkpoints.settings import CheckpointsConfig
+from desktop.checkpoints.undone import Conflict, keep_copies, overwritten_folder
 from desktop.kernel.atomic import atomic_write_text
 from desktop.kernel.host import Host
 from desktop.session.session import now_iso
@@ -66,7 +74,8 @@ log = logging.getLogger(__name__)
 KEEP_LIMIT = 64 * 1024 * 1024  # the largest file whose content is kept; a larger one is undone only if unchanged
 SETTLE_WITHIN = 30.0  # seconds a tool waits for the look at its turn's start before it runs regardless
 NOTE_NAMES = 20  # the files an undo's note names for the model; more are counted
-SKIPPED = frozenset(p.split("/")[0] for p in (*MEMORY_FILES, *APP_MANAGED_FILES))  # memory: never looked at
+SKIPPED = frozenset(APP_MANAGED_FILES)  # only the app writes them (the history, the Dream cursor): never looked at
+MEMORY = frozenset(MEMORY_FILES)  # and every path under memory/: never put back without the person's choice
 
 
 @dataclass(eq=False)
@@ -87,10 +96,24 @@ class Actor:
 
 
 @dataclass(frozen=True)
+class Choice:
+    """What an undo does with the turn's files that are not as it left them (and its memory files)."""
+
+    leave: bool = False  # undo the rest, leaving those as they are now
+    overwrite: frozenset[str] | None = frozenset()  # put these back too (None: every such file)
+
+
+ASK = Choice()  # stop, and name them
+REST = Choice(leave=True)
+ANYWAY = Choice(overwrite=None)
+
+
+@dataclass(frozen=True)
 class UndoResult:
     message: str  # what happened, for the person
     turn: TurnChanges | None = None
-    conflicts: tuple[str, ...] = ()  # paths changed since the turn: nothing was undone
+    conflicts: tuple[Conflict, ...] = ()  # files to choose about: nothing was undone
+    kept: Path | None = None  # where the overwritten files' contents were copied
 
     @property
     def undone(self) -> bool:
@@ -164,6 +187,26 @@ class Checkpoints:
         """The chat's turns that changed files in the workspace in force, oldest first."""
         return [t for t in self.journal.of(chat) if t.workspace == str(self.host.workspace)]
 
+    async def diff(self, change: Change) -> FileDiff:
+        """What a turn did to one file, from the kept copies (read in a thread: never on a window's way)."""
+        return await asyncio.to_thread(file_diff, self.blobs, change)
+
+    def made(self, chat: str) -> list[MadeFile]:
+        """The files the chat's turns created or changed, still theirs, newest first."""
+        return made_files(self.turns_of(chat))
+
+    async def preview(self, path: str) -> Preview:
+        """A workspace file as the side panel shows it (read through desktop.workspace.access, in a thread)."""
+        return await asyncio.to_thread(read_preview, self.host.workspace, path)
+
+    async def open_refusal(self, path: str) -> str:
+        """Why the desktop must not open the file now (empty: it may)."""
+        return await asyncio.to_thread(open_refusal, self.host.workspace, path)
+
+    async def folder_of(self, path: str) -> Path | None:
+        """The workspace folder holding `path`, for Show in folder (None when that is no folder inside it)."""
+        return await asyncio.to_thread(folder_of, self.host.workspace, path)
+
     async def tidy(self) -> None:
         """Retention (see the module docstring): forget old turns and deleted chats', then the contents no
         longer named."""
@@ -201,8 +244,9 @@ class Checkpoints:
                 actor.chat = new
         await self.journal.move(old, new)
 
-    async def undo(self, chat: str, turn_id: str | None = None) -> UndoResult:
-        """Revert the chat's newest turn not yet undone that changed files (or the turn `turn_id`)."""
+    async def undo(self, chat: str, turn_id: str | None = None, choice: Choice = ASK) -> UndoResult:
+        """Revert the chat's newest turn not yet undone that changed files (or the turn `turn_id`); files
+        changed since it, and its memory files, as `choice` says."""
         async with self._lock:
             if not self.paused:
                 await self._look()
@@ -214,32 +258,47 @@ class Checkpoints:
                                   + (" that is not undone already." if self.journal.of(chat) else "."))
             turn = left[-1]
             todo, conflicts = self._plan(turn)
-            if conflicts:
+            chosen = [c for c in conflicts if choice.overwrite is None or c.path in choice.overwrite]
+            if conflicts and not choice.leave and len(chosen) < len(conflicts):
                 return UndoResult(_conflict_message(turn, conflicts), turn, tuple(conflicts))
-            unkept = [c.path for c in todo if c.before is not None and kind(c.before) == "file"
+            overwrite = [c for c in chosen if kind(c.now) != "dir"]  # a folder made in a file's place stays
+            kept_back = [c for c in conflicts if c not in overwrite]
+            writes = todo + [Change(c.path, c.before, c.now) for c in overwrite]
+            unkept = [c.path for c in writes if c.before is not None and kind(c.before) == "file"
                       and not self.blobs.has(c.before[0])]
             if unkept:
                 return UndoResult(f"Did not undo “{turn.label}”: the earlier content of {_names(unkept)} was "
                                   f"not kept (files over {KEEP_LIMIT // 2**20} MB are not), so it cannot be put "
                                   "back. Nothing was changed.", turn)
             root = self._root or self.host.workspace
-            await asyncio.to_thread(revert, root, todo, self.blobs.read)
-            await asyncio.to_thread(self._refresh, root, [c.path for c in todo])
+            copies = [c.path for c in overwrite if kind(c.now) == "file"]
+            kept = overwritten_folder(self.folder) if copies else None
+            if kept is not None:
+                try:
+                    await asyncio.to_thread(keep_copies, root, copies, kept)
+                except OSError as exc:
+                    return UndoResult(f"Did not undo “{turn.label}”: what {_names(copies)} hold now could not be "
+                                      f"kept first ({exc.strerror or exc}). Nothing was changed.", turn)
+            await asyncio.to_thread(revert, root, writes, self.blobs.read)
+            await asyncio.to_thread(self._refresh, root, [c.path for c in writes])
             await self.journal.mark_undone(turn)
         await self._save()
-        await self.notes.leave(chat, *_undone_note(turn, todo))
+        outcome = _Outcome(turn, todo, overwrite, kept_back, kept)
+        await self.notes.leave(chat, *outcome.note())
         self.host.publish(ChangesUndone(chat, turn.id))
-        return UndoResult(_undone_message(turn, todo), turn)
+        return UndoResult(outcome.message(), turn, kept=kept)
 
-    def _plan(self, turn: TurnChanges) -> tuple[list[Change], list[str]]:
-        """What to put back, and the paths changed since the turn (the person's edits: never overwritten)."""
+    def _plan(self, turn: TurnChanges) -> tuple[list[Change], list[Conflict]]:
+        """What to put back, and the files to ask about: changed since the turn (the person's edits, a later
+        turn's), and its memory files. A path already as it was before the turn needs nothing."""
         todo, conflicts = [], []
         for change in turn.changes:
             now = _state(self._manifest.get(change.path))
-            if _same(now, change.after):
+            memory = _is_memory(change.path) and "dir" not in (kind(change.before), kind(change.after))
+            if _same(now, change.after) and not memory:
                 todo.append(change)
-            elif not _same(now, change.before) and not (kind(now) == kind(change.after) == "dir"):
-                conflicts.append(change.path)
+            elif not _same(now, change.before) and not kind(now) == kind(change.after) == "dir":
+                conflicts.append(Conflict(change.path, change.before, now, memory))
         return todo, conflicts
 
     async def _work(self) -> None:
@@ -401,9 +460,25 @@ def _names(paths: list[str]) -> str:
     return shown + (f" and {len(paths) - 8} more" if len(paths) > 8 else "")
 
 
-def _conflict_message(turn: TurnChanges, conflicts: list[str]) -> str:
-    return (f"Did not undo “{turn.label}”: {_names(conflicts)} changed since that turn, and undoing it would "
-            "overwrite those changes. Nothing was changed.")
+def _is_memory(path: str) -> bool:
+    return path in MEMORY or path.startswith("memory/")
+
+
+def _conflict_message(turn: TurnChanges, conflicts: list[Conflict]) -> str:
+    return (f"Did not undo “{turn.label}”: {_said_of(conflicts)}, so undoing it would overwrite "
+            f"{'it' if len(conflicts) == 1 else 'them'}. Nothing was changed. `/undo rest` puts back the other "
+            "files and leaves these as they are now; `/undo anyway` puts these back too, after keeping a copy of "
+            "what they hold now (the chat window's changes strip offers the same).")
+
+
+def _said_of(conflicts: list[Conflict] | tuple[Conflict, ...]) -> str:
+    """"`plan.md` changed since that turn and `USER.md` is a memory file"."""
+    changed = [c.path for c in conflicts if not c.memory]
+    memory = [c.path for c in conflicts if c.memory]
+    parts = [f"{_names(changed)} changed since that turn"] if changed else []
+    if memory:
+        parts.append(f"{_names(memory)} {'is a memory file' if len(memory) == 1 else 'are memory files'}")
+    return " and ".join(parts)
 
 
 _SAID = {"modified": "restored", "created": "removed", "deleted": "brought back"}
@@ -413,24 +488,40 @@ def _files(done: list[Change]) -> list[Change]:
     return [c for c in done if "dir" not in (kind(c.before), kind(c.after))]
 
 
-def _undone_message(turn: TurnChanges, done: list[Change]) -> str:
-    files = _files(done)
-    if not files:
-        return f"Undid “{turn.label}”: its files were already as before it."
-    lines = [f"- {_SAID[c.verb]} `{c.path}`" for c in files]
-    return f"Undid the file changes of “{turn.label}”:\n\n" + "\n".join(lines)
+@dataclass(frozen=True)
+class _Outcome:
+    """What an undo did, said to the person (`message`) and left in the chat (`note`)."""
 
+    turn: TurnChanges
+    done: list[Change]  # put back as they were before the turn
+    overwritten: list[Conflict]  # changed since, put back all the same
+    left: list[Conflict]  # changed since, left as they are
+    kept: Path | None  # where what the overwritten files held was copied
 
-def _undone_note(turn: TurnChanges, done: list[Change]) -> tuple[str, str]:
-    """The chat's line about an undo, counted ("3 files restored, 1 removed"), and for the model which files."""
-    files = _files(done)
-    counts = Counter(c.verb for c in files)
-    verbs = [verb for verb in _SAID if counts[verb]]
-    parts = [f"{counts[verb]} {_SAID[verb]}" for verb in verbs]
-    if parts:  # the first count says what is counted
-        parts[0] = f"{counts[verbs[0]]} file{'s' if counts[verbs[0]] != 1 else ''} {_SAID[verbs[0]]}"
-    what = ", ".join(parts) or "its files were already as before it"
-    names = ", ".join(f"{_SAID[c.verb]} `{c.path}`" for c in files[:NOTE_NAMES])
-    more = f" and {len(files) - NOTE_NAMES} more" if len(files) > NOTE_NAMES else ""
-    details = f"The person undid that turn's changes to the workspace{': ' + names + more if files else ''}."
-    return f"Undid the changes of “{turn.label}”: {what}", details
+    def message(self) -> str:
+        files = _files(self.done)
+        if not files and not self.overwritten and not self.left:
+            return f"Undid “{self.turn.label}”: its files were already as before it."
+        lines = [f"- {_SAID[c.verb]} `{c.path}`" for c in files]
+        lines += [f"- put back `{c.path}` over what it held since (copied first)" for c in self.overwritten]
+        lines += [f"- left `{c.path}` as it is now" for c in self.left]
+        where = f"\n\nWhat the overwritten files held is kept in `{self.kept}`." if self.kept else ""
+        return f"Undid the file changes of “{self.turn.label}”:\n\n" + "\n".join(lines) + where
+
+    def note(self) -> tuple[str, str]:
+        """The chat's line, counted ("3 files restored, 1 removed"), and for the model which files."""
+        files = _files(self.done)
+        counts = Counter(c.verb for c in files)
+        parts = [(counts[verb], _SAID[verb]) for verb in _SAID if counts[verb]]
+        parts += [(len(self.overwritten), "overwritten (a copy kept)")] if self.overwritten else []
+        parts += [(len(self.left), "left as changed since")] if self.left else []
+        said = [f"{n} {what}" for n, what in parts]
+        if said:  # the first count says what is counted
+            said[0] = f"{parts[0][0]} file{'s' if parts[0][0] != 1 else ''} {parts[0][1]}"
+        what = ", ".join(said) or "its files were already as before it"
+        named = [f"{_SAID[c.verb]} `{c.path}`" for c in files] + [f"put back `{c.path}`" for c in self.overwritten]
+        names = ", ".join(named[:NOTE_NAMES]) + (f" and {len(named) - NOTE_NAMES} more" if len(named) > NOTE_NAMES
+                                                 else "")
+        left = f" Left as they are: {_names([c.path for c in self.left])}." if self.left else ""
+        details = f"The person undid that turn's changes to the workspace{': ' + names if named else ''}.{left}"
+        return f"Undid the changes of “{self.turn.label}”: {what}", details

@@ -1,7 +1,8 @@
 """Undo through real turns against the scripted model: the file tools and `exec` in the real sandbox change the
 workspace, `/undo` puts it back (created files removed, changed ones restored, deleted ones back, folders too),
-a second `/undo` goes a turn further back, a file the person edited since stops the undo, memory files are never
-put back, and links left in the workspace are never followed out of it."""
+a second `/undo` goes a turn further back, a file the person edited since stops the undo until they choose
+(`/undo rest`, `/undo anyway`), memory files are never put back without that choice, and links left in the
+workspace are never followed out of it."""
 
 from __future__ import annotations
 
@@ -82,8 +83,9 @@ async def test_undo_after_exec_turns_in_the_sandbox(core: Core, chat: Conversati
     assert not (ws / "out").exists() and not (ws / "data/keep2.txt").exists()
 
 
-async def test_a_file_the_person_edited_since_stops_the_undo(core: Core, chat: Conversation,
-                                                               fake: FakeOpenAI) -> None:
+async def test_a_file_edited_since_stops_the_undo_until_the_person_chooses(core: Core, chat: Conversation,
+                                                                         fake: FakeOpenAI) -> None:
+    """`/undo` names the file and changes nothing; `/undo rest` puts back the rest and leaves it as it is."""
     ws = core.workspace
     (ws / "plan.txt").write_text("v1\n")
     await turn(core, chat, fake, exec_call("echo v2 > plan.txt && echo made > other.txt"))
@@ -91,12 +93,45 @@ async def test_a_file_the_person_edited_since_stops_the_undo(core: Core, chat: C
 
     said = await undo(chat)
     assert "`plan.txt` changed since that turn" in said and "Nothing was changed" in said
+    assert "`/undo rest`" in said and "`/undo anyway`" in said
     assert (ws / "plan.txt").read_text() == "v2 with my own edit\n"
-    assert (ws / "other.txt").exists()  # all or nothing: the rest of the turn stays too
+    assert (ws / "other.txt").exists()  # all or nothing until they choose
 
-    (ws / "plan.txt").write_text("v2\n")  # put back as the turn left it: now it can be undone
-    assert "restored `plan.txt`" in await undo(chat)
-    assert (ws / "plan.txt").read_text() == "v1\n" and not (ws / "other.txt").exists()
+    said = await chat_says(chat, "/undo rest")
+    assert "removed `other.txt`" in said and "left `plan.txt` as it is now" in said
+    assert (ws / "plan.txt").read_text() == "v2 with my own edit\n" and not (ws / "other.txt").exists()
+    assert (await undo(chat)).startswith("Nothing to undo")
+    assert not (core.home.data_dir / "checkpoints" / "overwritten").exists()  # nothing was overwritten
+
+
+async def test_undo_anyway_puts_back_the_turns_before_and_keeps_a_copy_of_the_persons_edit(
+        core: Core, chat: Conversation, fake: FakeOpenAI) -> None:
+    ws = core.workspace
+    (ws / "docs").mkdir()
+    (ws / "docs/plan.txt").write_text("v1\n")
+    await turn(core, chat, fake, ("write_file", {"path": "docs/plan.txt", "content": "v2\n"}))
+    await turn(core, chat, fake, exec_call("echo 'a later turn' >> docs/plan.txt"))
+    checkpoints = core.get(Checkpoints)
+    first = checkpoints.turns_of(chat.key)[0]
+
+    stopped = await checkpoints.undo(chat.key, first.id)
+    assert [c.path for c in stopped.conflicts] == ["docs/plan.txt"] and not stopped.undone
+
+    said = await chat_says(chat, "/undo anyway")  # the newest turn first: nothing changed since that one
+    assert "restored `docs/plan.txt`" in said and (ws / "docs/plan.txt").read_text() == "v2\n"
+    (ws / "docs/plan.txt").write_text("v2, then my edit\n")
+    said = await chat_says(chat, "/undo anyway")
+    assert "put back `docs/plan.txt` over what it held since" in said
+    assert (ws / "docs/plan.txt").read_text() == "v1\n"
+    (kept,) = (core.home.data_dir / "checkpoints" / "overwritten").iterdir()
+    assert f"`{kept}`" in said
+    assert (kept / "docs/plan.txt").read_text() == "v2, then my edit\n"
+
+
+async def chat_says(chat: Conversation, text: str) -> str:
+    end = await chat.ask(text)
+    assert isinstance(end, TurnFinished)
+    return end.content
 
 
 async def test_edits_between_turns_are_the_persons_not_the_turns(core: Core, chat: Conversation,
@@ -112,14 +147,30 @@ async def test_edits_between_turns_are_the_persons_not_the_turns(core: Core, cha
     assert (ws / "mine.txt").exists() and not (ws / "a.txt").exists() and not (ws / "b.txt").exists()
 
 
-async def test_memory_files_are_never_put_back(core: Core, chat: Conversation, fake: FakeOpenAI) -> None:
+async def test_memory_files_are_never_put_back_without_asking(core: Core, chat: Conversation,
+                                                               fake: FakeOpenAI) -> None:
+    """A turn's change to a memory file is always asked about, even when nothing changed it since: Dream and the
+    memory window write those files too. The history only the app writes is never looked at."""
     ws = core.workspace
     await turn(core, chat, fake, exec_call("echo 'likes tea' >> USER.md && echo x > memory/notes.md && echo y > y.txt"))
     user_md = (ws / "USER.md").read_text()
     said = await undo(chat)
-    assert "y.txt" in said and "USER.md" not in said and "memory" not in said
-    assert (ws / "USER.md").read_text() == user_md and "likes tea" in user_md
+    assert "`USER.md`, `memory/notes.md` are memory files" in said and "Nothing was changed" in said
+    assert (ws / "y.txt").exists()
+    said = await chat_says(chat, "/undo rest")
+    assert "removed `y.txt`" in said and "left `USER.md` as it is now" in said
+    assert not (ws / "y.txt").exists() and (ws / "USER.md").read_text() == user_md and "likes tea" in user_md
     assert (ws / "memory/notes.md").exists()
+
+    await turn(core, chat, fake, ("edit_file", {"path": "memory/MEMORY.md", "old_text": "# Long-term memory",
+                                                "new_text": "# Long-term memory\n\n- The person likes tea."}))
+    assert [c.path for t in core.get(Checkpoints).turns_of(chat.key) for c in t.files] == [
+        "USER.md", "memory/notes.md", "y.txt", "memory/MEMORY.md"]  # no memory/history.jsonl
+    assert "`memory/MEMORY.md` is a memory file" in await undo(chat)
+    said = await chat_says(chat, "/undo anyway")
+    assert "put back `memory/MEMORY.md`" in said and "likes tea" not in (ws / "memory/MEMORY.md").read_text()
+    (kept,) = (core.home.data_dir / "checkpoints" / "overwritten").iterdir()
+    assert "likes tea" in (kept / "memory/MEMORY.md").read_text()
 
 
 async def test_links_in_the_workspace_are_never_followed(core: Core, chat: Conversation, fake: FakeOpenAI,
@@ -244,8 +295,8 @@ async def test_a_workspace_that_grows_over_the_cap_pauses_recording(
         said = await undo(chat)
         assert said.startswith("Undo is off: the workspace holds more than 20 files and folders, over "
                                "checkpoints.max_files")
-        copied = len(_kept(core))
-        assert copied <= 20
+        copied = [p for p in _kept(core) if p.read_bytes().strip().isdigit()]  # of many/: the workspace's own
+        assert len(copied) <= 20                                                # files were copied before
     finally:
         await core.close()
 

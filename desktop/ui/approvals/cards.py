@@ -2,17 +2,17 @@
 
 The core posts a question through the one door for asking (desktop/kernel/questions.py) and awaits its
 answer; a card shows exactly what would run (the command, or the path and the diff of a write, its added and
-removed lines tinted) with Allow once / Always allow / Deny. Nothing else waits for it: the chat, other chats
-and the rest of the window stay usable. A background task's question waits in the chat that started the task,
-named by the task. A question the core stops waiting for (approvals.timeout) leaves a note saying it was
-denied."""
+removed lines tinted as desktop/ui/diff_view.py tints every diff) with Allow once / Always allow / Deny. Nothing
+else waits for it: the chat, other chats and the rest of the window stay usable. A background task's question
+waits in the chat that started the task, named by the task. A question the core stops waiting for
+(approvals.timeout) leaves a note saying it was denied."""
 
 from __future__ import annotations
 
 from collections.abc import Callable
 
 from PySide6.QtCore import QEvent, QObject, QTimer, Signal
-from PySide6.QtGui import QColor, QFontDatabase, QPalette, QShowEvent, QTextCursor, QTextFormat
+from PySide6.QtGui import QFontDatabase, QShowEvent
 from PySide6.QtWidgets import (
     QApplication,
     QFrame,
@@ -20,7 +20,6 @@ from PySide6.QtWidgets import (
     QLabel,
     QPlainTextEdit,
     QPushButton,
-    QTextEdit,
     QVBoxLayout,
     QWidget,
 )
@@ -30,16 +29,13 @@ from desktop.approvals import duration
 from desktop.kernel.questions import Question, background_key
 from desktop.ui.bridge import CoreBridge
 from desktop.ui.chat.panel import ChatPanel
-from desktop.ui.markdown import mix
+from desktop.ui.diff_view import MAX_HEIGHT, diff_tints
 
 STYLE = """
 #approvalCard { border: 1px solid palette(highlight); border-radius: 10px; background: palette(base); }
 #approvalCard #reason, #approvalCard #origin { color: palette(placeholder-text); }
 #approvalCard QPlainTextEdit { border: none; border-radius: 6px; background: palette(alternate-base); }
 """
-MAX_CODE_HEIGHT = 220  # pixels; a longer diff scrolls inside the card
-ADDED, REMOVED = QColor("#2da44e"), QColor("#cf222e")  # tints of the diff's lines, blended into the base colour
-TINT = 0.22  # how much: readable text on light and dark bases alike
 # What may take a card out of the person's sight without the card itself changing.
 SIGHT_EVENTS = (QEvent.Type.Hide, QEvent.Type.WindowStateChange, QEvent.Type.WindowDeactivate)
 
@@ -65,7 +61,7 @@ class ApprovalCard(QFrame):
         self.code.setExtraSelections(diff_tints(self.code, len(request.shown) + 2) if request.detail else [])
         lines = self.code.toPlainText().count("\n") + 1
         line_height = self.code.fontMetrics().lineSpacing()
-        self.code.setFixedHeight(min(MAX_CODE_HEIGHT, line_height * lines + 14))
+        self.code.setFixedHeight(min(MAX_HEIGHT, line_height * lines + 14))
         self.allow = QPushButton("Allow once")
         self.always = QPushButton("Always allow")
         self.always.setToolTip(request.always[:1].upper() + request.always[1:])
@@ -204,23 +200,3 @@ def asked_by(bridge: CoreBridge, key: str, shown: str = "") -> str:
     if task is not None:
         return f"Background task “{task.label}” · {bridge.session_title(task.origin)}"
     return "" if key == shown else f"from {bridge.session_title(key)}"
-
-
-def diff_tints(code: QPlainTextEdit, start: int) -> list[QTextEdit.ExtraSelection]:
-    """The added and removed lines of the unified diff that begins at character `start`, each tinted across the
-    box's width in a colour blended into the palette's base (light and dark themes alike)."""
-    base = code.palette().color(QPalette.ColorRole.AlternateBase)  # the box's background (STYLE)
-    tints: list[QTextEdit.ExtraSelection] = []
-    block = code.document().findBlock(start)
-    while block.isValid():
-        line = block.text()
-        colour = (ADDED if line.startswith("+") and not line.startswith("+++")
-                  else REMOVED if line.startswith("-") and not line.startswith("---") else None)
-        if colour is not None:
-            tint = QTextEdit.ExtraSelection()
-            tint.format.setBackground(mix(base, colour, TINT))
-            tint.format.setProperty(QTextFormat.Property.FullWidthSelection, True)
-            tint.cursor = QTextCursor(block)
-            tints.append(tint)
-        block = block.next()
-    return tints

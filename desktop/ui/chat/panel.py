@@ -1,7 +1,9 @@
 """A feature's strip in the chat window, above the composer (the background tasks of the chat shown, the
 questions waiting in it): the window tells each one which chat it shows, and the strip decides whether it has
 anything to show there. A strip may also put a widget in the chat's header (`header_widget`: a menu of what
-can be done with the chat shown, such as Export)."""
+can be done with the chat shown, such as Export), a column beside the transcript (`side_widget`: shown and
+hidden by the strip itself, from its header widget), and files in the message box as a drop would
+(`attach_requested`)."""
 
 from __future__ import annotations
 
@@ -13,6 +15,8 @@ class ChatPanel(QFrame):
     # Something in the strip that held the keyboard focus went away (an answered card): the window gives the
     # focus back to its input, or Qt would hand it to whatever button comes next.
     focus_freed = Signal()
+    # Files (absolute paths) to attach to the person's next message, as chips in the message box.
+    attach_requested = Signal(list)
 
     def show_session(self, key: str) -> None:
         """The chat window now shows chat `key`."""
@@ -20,4 +24,9 @@ class ChatPanel(QFrame):
 
     def header_widget(self) -> QWidget | None:
         """A widget for the chat's header, beside the model picker; None for none."""
+        return None
+
+    def side_widget(self) -> QWidget | None:
+        """A column to the right of the transcript and message box, hidden until the strip shows it; None for
+        none."""
         return None

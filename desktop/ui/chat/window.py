@@ -84,7 +84,8 @@ class ChatWindow(QWidget):
 
     def __init__(self, bridge: CoreBridge, panels: Sequence[Callable[[], ChatPanel]] = (),
                  parent: QWidget | None = None) -> None:
-        """`panels`: the features' strips above the composer (desktop/ui/host.py add_chat_panel)."""
+        """`panels`: the features' strips above the composer (desktop/ui/host.py add_chat_panel), with what
+        they put in the header and beside the transcript."""
         super().__init__(parent)
         self.bridge = bridge
         self.setWindowTitle("Nanobot")
@@ -136,6 +137,7 @@ class ChatWindow(QWidget):
         self.panels = [build() for build in panels]
         for panel in self.panels:
             panel.focus_freed.connect(self.composer.input.setFocus)
+            panel.attach_requested.connect(self.composer.add_files)
             area_layout.addWidget(panel)
             if (in_header := panel.header_widget()) is not None:
                 header_layout.addWidget(in_header)
@@ -155,6 +157,9 @@ class ChatWindow(QWidget):
         splitter = QSplitter(Qt.Orientation.Horizontal, self)
         splitter.addWidget(self.sidebar)
         splitter.addWidget(main)
+        for side in filter(None, (panel.side_widget() for panel in self.panels)):
+            side.hide()
+            splitter.addWidget(side)
         splitter.setStretchFactor(1, 1)
         splitter.setSizes([250, 790])
         splitter.setChildrenCollapsible(False)

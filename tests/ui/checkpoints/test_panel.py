@@ -1,6 +1,6 @@
 """The chat window's strip of turns that changed files, with real turns of the scripted model in the real
-workspace: "N files changed" with the files, Undo these changes (which puts the files back), and a file edited
-since, which stops the undo and is named."""
+workspace: "N files changed" with the files and each one's diff, Undo these changes (which puts the files back), and files
+edited since or memory files, which stop the undo until the person chooses."""
 
 from __future__ import annotations
 
@@ -62,7 +62,7 @@ async def test_a_turns_changes_are_listed_and_undone_from_the_chat(bridge: CoreB
     assert row.count.text() == "3 files changed" and row.asked.text() == "by “tidy up my notes”"
     qtbot.mouseClick(row.toggle, Qt.MouseButton.LeftButton)
     assert row.files.isVisible()
-    assert row.files.text().splitlines() == ["changed: notes.md", "deleted: old.txt", "new: out/summary.txt"]
+    assert [e.title for e in row.entries] == ["changed: notes.md", "deleted: old.txt", "new: out/summary.txt"]
     if SHOTS:
         panel.grab().save(str(Path(SHOTS) / "checkpoints-panel.png"))
         window.grab().save(str(Path(SHOTS) / "checkpoints-window.png"))
@@ -73,6 +73,47 @@ async def test_a_turns_changes_are_listed_and_undone_from_the_chat(bridge: CoreB
     assert "removed `out/summary.txt`" in row.outcome.text()
     assert (ws / "notes.md").read_text() == "my notes\n" and (ws / "old.txt").read_text() == "old\n"
     assert not (ws / "out").exists()
+
+
+async def test_each_file_unfolds_to_what_the_turn_changed_in_it(bridge: CoreBridge, fake: FakeOpenAI, qtbot: Any,
+                                                                 tmp_path: Path) -> None:
+    """The diff of that turn, from the kept copies: still the turn's own after the file changed again; a
+    picture or another binary file says so with its sizes."""
+    window = await window_with_panel(bridge, qtbot)
+    ws = bridge.core.workspace
+    (ws / "notes.md").write_text("milk\neggs\nbread\n")
+    (ws / "logo.bin").write_bytes(bytes(10 * 1024))
+    fake.add({"tool_calls": [
+        {"name": "edit_file", "arguments": {"path": "notes.md", "old_text": "eggs", "new_text": "butter"}},
+        {"name": "exec", "arguments": {"command": "head -c 12288 /dev/zero > logo.bin && printf 'a\\0b' > new.dat"}}]},
+        {"content": "Done."})
+    panel = panel_of(window)
+    bridge.send(window.current_key, "tidy up my notes")
+    await until(lambda: panel.rows, timeout=TURN)
+    (row,) = panel.rows.values()
+    (ws / "notes.md").write_text("changed again since\n")
+    qtbot.mouseClick(row.toggle, Qt.MouseButton.LeftButton)
+    entries = {e.change.path: e for e in row.entries}
+    assert list(entries) == ["logo.bin", "new.dat", "notes.md"]
+    notes = entries["notes.md"]
+    assert notes.diff is None and not notes.note.isVisible()  # folded until asked
+    qtbot.mouseClick(notes.button, Qt.MouseButton.LeftButton)
+    await until(lambda: notes.diff is not None, timeout=TURN, message="the diff of notes.md")
+    assert notes.diff is not None and notes.diff.isVisible()
+    assert notes.diff.toPlainText().splitlines() == [
+        "--- a/notes.md", "+++ b/notes.md", "@@ -1,3 +1,3 @@", " milk", "-eggs", "+butter", " bread"]
+    tints = {t.cursor.block().text(): t.format.background().color().name() for t in notes.diff.extraSelections()}
+    assert list(tints) == ["-eggs", "+butter"] and tints["-eggs"] != tints["+butter"]  # red, green
+    for path, said in (("logo.bin", "binary file, 10 KB → 12 KB"), ("new.dat", "binary file, 3 bytes")):
+        entry = entries[path]
+        qtbot.mouseClick(entry.button, Qt.MouseButton.LeftButton)
+        await until(lambda entry=entry, said=said: entry.note.text() == said, timeout=TURN, message=said)
+        assert entry.note.isVisible() and entry.diff is None
+    window.grab().save(str(tmp_path / "strip-diff.png"))
+    if SHOTS:
+        window.grab().save(str(Path(SHOTS) / "checkpoints-diff.png"))
+    qtbot.mouseClick(notes.button, Qt.MouseButton.LeftButton)
+    assert not notes.diff.isVisible()  # folds again
 
 
 async def test_an_undo_leaves_a_line_in_the_chat_that_stays(bridge: CoreBridge, fake: FakeOpenAI, qtbot: Any,
@@ -121,19 +162,76 @@ async def test_a_typed_undo_is_shown_on_the_turns_row(bridge: CoreBridge, fake: 
     assert not row.undo_button.isEnabled() and not (bridge.core.workspace / "plan.md").exists()
 
 
-async def test_a_file_edited_since_stops_the_undo_and_is_named(bridge: CoreBridge, fake: FakeOpenAI,
-                                                              qtbot: Any) -> None:
+async def test_a_file_edited_since_or_a_memory_file_asks_and_undo_the_rest_leaves_them(
+        bridge: CoreBridge, fake: FakeOpenAI, qtbot: Any, tmp_path: Path) -> None:
     window = await window_with_panel(bridge, qtbot)
     ws = bridge.core.workspace
-    row = await changing_turn(bridge, window, fake, "echo draft > plan.md")
+    memory = (ws / "memory/MEMORY.md").read_text()
+    fake.add({"tool_calls": [
+        {"name": "exec", "arguments": {"command": "echo draft > plan.md && echo made > other.txt"}},
+        {"name": "edit_file", "arguments": {"path": "memory/MEMORY.md", "old_text": "# Long-term memory",
+                                            "new_text": "# Long-term memory\n\n- Likes tea."}}]},
+        {"content": "Done."})
+    panel = panel_of(window)
+    bridge.send(window.current_key, "plan my week")
+    await until(lambda: panel.rows, timeout=TURN)
+    (row,) = panel.rows.values()
     (ws / "plan.md").write_text("draft, then my edit\n")
+
     qtbot.mouseClick(row.undo_button, Qt.MouseButton.LeftButton)
-    await until(lambda: row.outcome.isVisible(), timeout=TURN)
-    assert "plan.md" in row.outcome.text() and "Nothing was changed" in row.outcome.text()
-    assert row.undo_button.isEnabled() and row.outcome.property("stopped") is True
+    await until(lambda: row.choice is not None, timeout=TURN, message="the choice")
+    choice = row.choice
+    assert choice is not None and choice.isVisible() and not row.outcome.isVisible()
+    assert choice.heading.text() == "Undoing would overwrite these 2 files:"
+    assert [line.text() for line in choice.listed] == [
+        "memory/MEMORY.md  ·  a memory file: never put back without asking", "plan.md  ·  changed since this turn"]
+    assert [b.text() for b in (choice.cancel, choice.anyway, choice.rest)] == ["Cancel", "Undo anyway",
+                                                                                "Undo the rest"]
+    assert (ws / "other.txt").exists() and (ws / "plan.md").read_text() == "draft, then my edit\n"
+    panel.grab().save(str(tmp_path / "choice.png"))
     if SHOTS:
-        panel_of(window).grab().save(str(Path(SHOTS) / "checkpoints-conflict.png"))
+        panel.grab().save(str(Path(SHOTS) / "checkpoints-conflict.png"))
+
+    qtbot.mouseClick(choice.cancel, Qt.MouseButton.LeftButton)
+    assert row.choice is None and row.undo_button.isEnabled()
+    qtbot.mouseClick(row.undo_button, Qt.MouseButton.LeftButton)
+    await until(lambda: row.choice is not None, timeout=TURN, message="the choice again")
+    assert row.choice is not None
+    qtbot.mouseClick(row.choice.rest, Qt.MouseButton.LeftButton)
+    await until(lambda: row.outcome.isVisible(), timeout=TURN)
+    assert row.choice is None and row.undo_button.text() == "Undone"
+    assert "removed `other.txt`" in row.outcome.text() and "left `plan.md` as it is now" in row.outcome.text()
+    assert not (ws / "other.txt").exists()
     assert (ws / "plan.md").read_text() == "draft, then my edit\n"
+    assert "Likes tea" in (ws / "memory/MEMORY.md").read_text() != memory
+
+
+async def test_undo_anyway_overwrites_only_what_was_listed_and_keeps_a_copy(bridge: CoreBridge, fake: FakeOpenAI,
+                                                                           qtbot: Any) -> None:
+    window = await window_with_panel(bridge, qtbot)
+    ws = bridge.core.workspace
+    (ws / "plan.md").write_text("v1\n")
+    row = await changing_turn(bridge, window, fake, "echo v2 > plan.md && echo made > other.txt")
+    (ws / "plan.md").write_text("v2, then my edit\n")
+    qtbot.mouseClick(row.undo_button, Qt.MouseButton.LeftButton)
+    await until(lambda: row.choice is not None, timeout=TURN, message="the choice")
+    assert row.choice is not None and [c.path for c in row.choice.conflicts] == ["plan.md"]
+
+    (ws / "other.txt").write_text("made, then mine too\n")  # after the list was shown: not overwritten unasked
+    qtbot.mouseClick(row.choice.anyway, Qt.MouseButton.LeftButton)
+    await until(lambda: row.choice is not None and len(row.choice.conflicts) == 2, timeout=TURN,
+                message="the choice with the file changed meanwhile")
+    assert (ws / "other.txt").read_text() == "made, then mine too\n"
+    assert row.choice is not None
+    qtbot.mouseClick(row.choice.anyway, Qt.MouseButton.LeftButton)
+    await until(lambda: row.outcome.isVisible(), timeout=TURN)
+    assert (ws / "plan.md").read_text() == "v1\n" and not (ws / "other.txt").exists()
+    (kept,) = (bridge.core.home.data_dir / "checkpoints" / "overwritten").iterdir()
+    assert (kept / "plan.md").read_text() == "v2, then my edit\n"
+    assert (kept / "other.txt").read_text() == "made, then mine too\n"
+    assert str(kept) in row.outcome.text() and row.outcome.property("stopped") is False
+    if SHOTS:
+        panel_of(window).grab().save(str(Path(SHOTS) / "checkpoints-anyway.png"))
 
 
 async def test_lowering_the_cap_in_settings_says_undo_is_off_in_the_chat(bridge: CoreBridge, fake: FakeOpenAI,
