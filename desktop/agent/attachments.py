@@ -4,7 +4,9 @@ The model's file tools are kept to the workspace, so a file attached from ~/Down
 reach. Every attached file that is not a picture (pictures go to the model as images: desktop.agent.context)
 is copied into the workspace under attachments/<chat>/ and the message says where; a text file of at most
 INLINE_LIMIT also goes into the message whole, so the model has it without a tool call, and the saved
-message keeps it for the turns after. A file already in the workspace is used where it is.
+message keeps it for the turns after. A PDF's text is extracted (desktop/agent/pdf.py) and goes the same way,
+with its page count; a longer text is kept beside the attachments as a .txt file. A file already in the
+workspace is used where it is.
 
 The workspace is written by sandboxed commands, so the copy goes through desktop.workspace.access: a command
 may have made attachments/ a link out of the workspace, which the app's process must not follow (a file
@@ -20,6 +22,7 @@ import stat
 from dataclasses import dataclass, field
 from pathlib import Path
 
+from desktop.agent.pdf import NotReadable, is_pdf, pdf_text
 from desktop.workspace import access
 
 ATTACHMENT_LIMIT = 50 * 1024 * 1024  # a larger file is not attached: the person is told when attaching
@@ -81,7 +84,8 @@ def prepare(text: str, media: list[str], workspace: Path, session_key: str) -> P
             notes.append(f"[Not attached: “{name}”: {_reason(exc)}. Tell the user.]")
             continue
         kept.append(str(workspace / where))
-        notes.append(_describe(name, where, data))
+        notes.append(_describe_pdf(name, where, data, workspace, session_key) if is_pdf(data)
+                     else _describe(name, where, data))
     if not notes:
         return Prepared(text, images, kept)
     return Prepared("\n\n".join([text, *notes]) if text else "\n\n".join(notes), images, kept)
@@ -181,6 +185,27 @@ def _describe(name: str, where: str, data: bytes) -> str:
     except UnicodeDecodeError:
         return binary
     return f"{head} Its full text follows, up to the line “[End of {name}]”.]\n{text}\n[End of {name}]"
+
+
+def _describe_pdf(name: str, where: str, data: bytes, workspace: Path, session_key: str) -> str:
+    """The note on an attached PDF: its page count and its text, extracted (in the message when short, else in a
+    text file beside the chat's attachments for the model to read in parts)."""
+    head = f"[Attached PDF “{name}” ({_size(len(data))}"
+    try:
+        document = pdf_text(data)
+    except NotReadable as exc:
+        return f"{head}), in the workspace at {where}. Its text could not be read: {exc}. Tell the user.]"
+    head = f"{head}, {document.pages} page{'' if document.pages == 1 else 's'}), in the workspace at {where}."
+    if not document.text:
+        return f"{head} It has no text to extract (a scan, or pictures only). Tell the user if the task needs it.]"
+    part = " (its first part only: the document is very long)" if document.cut else ""
+    if len(document.text) <= INLINE_LIMIT:
+        return f"{head} Its text{part}, extracted, follows up to the line “[End of {name}]”.]\n{document.text}\n" \
+               f"[End of {name}]"
+    text_file = _store(workspace, f"{FOLDER}/{safe_name(session_key)}", safe_name(name) + ".txt",
+                       document.text.encode("utf-8"))
+    return f"{head} Its text{part} is too long to include here; it was extracted to {text_file}: read the parts " \
+           "you need from that file with your tools.]"
 
 
 def _reason(exc: OSError) -> str:

@@ -12,6 +12,7 @@ from desktop.core import Core
 from desktop.kernel.bus import TurnFinished
 from tests.conftest import Conversation
 from tests.fakeserver import FakeOpenAI, last_user_text
+from tests.pdfs import pdf
 
 
 def saved_user(core: Core, key: str) -> dict:
@@ -133,3 +134,38 @@ async def test_the_persons_link_into_the_workspace_cannot_be_led_back_out(
     assert "my notes" in said
     copies = core.workspace / "attachments" / "cli_test"
     assert [p.read_text() for p in copies.iterdir()] == ["my notes"]
+
+
+async def test_a_pdfs_text_reaches_the_model_with_its_page_count(
+        chat: Conversation, core: Core, fake: FakeOpenAI, tmp_path: Path) -> None:
+    report = tmp_path / "Q3 report.pdf"
+    report.write_bytes(pdf(["Revenue rose 12 percent.", None, "Costs (mostly travel) fell."]))
+    fake.add({"content": "Revenue rose."})
+    await chat.ask("summarise this", media=[str(report)])
+    said = last_user_text(fake.requests[-1])
+    assert said.startswith("summarise this\n\n[Attached PDF “Q3 report.pdf” (")
+    assert ", 3 pages), in the workspace at attachments/cli_test/Q3_report.pdf." in said
+    assert "[Page 1]\nRevenue rose 12 percent.\n\n[Page 3]\nCosts (mostly travel) fell.\n[End of Q3 report.pdf]" in said
+    assert (core.workspace / "attachments" / "cli_test" / "Q3_report.pdf").read_bytes() == report.read_bytes()
+
+
+async def test_a_long_pdf_is_read_from_its_text_file_and_a_scan_or_a_broken_one_is_named(
+        chat: Conversation, core: Core, fake: FakeOpenAI, tmp_path: Path) -> None:
+    book = tmp_path / "manual.pdf"
+    book.write_bytes(pdf([f"Page {n} says: {'word ' * 150}" for n in range(1, 120)] + ["THE ANSWER is 42"]))
+    scan = tmp_path / "scan.pdf"
+    scan.write_bytes(pdf([None, None]))
+    broken = tmp_path / "broken.pdf"
+    broken.write_bytes(pdf(["whatever"])[:60])
+    where = "attachments/cli_test/manual.pdf.txt"
+    fake.add({"tool_calls": [{"name": "grep", "arguments": {"pattern": "ANSWER", "path": where}}]},
+             {"content": "It is 42."})
+    await chat.ask("what is the answer?", media=[str(book), str(scan), str(broken)])
+    said = last_user_text(fake.requests[0])
+    assert f"120 pages), in the workspace at attachments/cli_test/manual.pdf. Its text is too long to include " \
+           f"here; it was extracted to {where}" in said and "word word" not in said
+    assert "THE ANSWER is 42" in tool_results(fake.requests[-1])[0]  # the file tools read the extracted text
+    assert "“scan.pdf” (" in said and "2 pages), in the workspace at attachments/cli_test/scan.pdf. It has no " \
+           "text to extract (a scan, or pictures only)" in said
+    assert "“broken.pdf” (60 bytes), in the workspace at attachments/cli_test/broken.pdf. Its text could not be " \
+           "read: it is damaged or not a PDF pypdf can read. Tell the user.]" in said
