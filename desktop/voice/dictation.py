@@ -10,6 +10,7 @@ with nothing playing) is not sent: speech models tend to make up words for silen
 from __future__ import annotations
 
 import asyncio
+import logging
 import time
 from collections.abc import Callable
 from enum import Enum
@@ -23,6 +24,7 @@ from desktop.voice.transcribe import NO_MODEL
 if TYPE_CHECKING:
     from desktop.voice import Voice
 
+log = logging.getLogger(__name__)
 SHORTEST = 0.2  # seconds: a press and a quick second press record nothing worth sending
 
 
@@ -102,6 +104,7 @@ class Dictation:
         recorder = self._recorder
         if self.phase is not Phase.RECORDING or recorder is None:
             return
+        log.info("recording stopped after %.1f s", self.seconds)
         self._set(Phase.TRANSCRIBING)
         recording = await recorder.stop()
         self._release()

@@ -29,6 +29,7 @@ log = logging.getLogger(__name__)
 
 RATE = 16_000  # Hz: speech models resample to this anyway, so more would only make the upload bigger
 BLOCK_SECONDS = 0.05  # the level meter's pace
+STOP_WITHIN = 5.0  # seconds a device gets to stop
 FLOOR_DB = -60.0  # the meter's empty end: quieter than this is silence here
 INSTALL_HINT = "Debian and Ubuntu: sudo apt install libportaudio2"
 _lock = threading.Lock()  # PortAudio is asked again only while no recording is open
@@ -84,6 +85,7 @@ class Recorder:
         self._rate = RATE
         self._level = 0.0
         self.loudest = 0.0  # the loudest moment so far: 0 means the input gave only silence
+        self._full = False
 
     @property
     def level(self) -> float:
@@ -95,20 +97,30 @@ class Recorder:
 
     @property
     def full(self) -> bool:
-        return self.seconds >= self.max_seconds
+        return self._full or self.seconds >= self.max_seconds
 
     async def start(self) -> None:
         """Open the default input and start recording. Raises VoiceError saying why there is no microphone."""
         await asyncio.to_thread(self._open)
 
     async def stop(self) -> Recording:
-        """Stop recording; what was heard."""
-        await asyncio.to_thread(self._close)
-        return Recording(b"".join(self._chunks), self._rate)
+        """Stop recording; what was heard. PortAudio hands over what the device still holds first (a sound
+        server may hold a second or two); a device that never answers is left behind after STOP_WITHIN."""
+        await self._stop()
+        return Recording(b"".join(list(self._chunks)), self._rate)
 
     async def discard(self) -> None:
-        await asyncio.to_thread(self._close)
+        await self._stop()
         self._chunks.clear()
+
+    async def _stop(self) -> None:
+        try:
+            async with asyncio.timeout(STOP_WITHIN):
+                await asyncio.to_thread(self._close)
+        except TimeoutError:
+            log.warning("the microphone (%s) did not stop within %g s; going on with what it gave",
+                        self.device, STOP_WITHIN)
+            self._full = True  # nothing more is kept, should it wake up
 
     # ----- on a worker thread
     def _open(self) -> None:
@@ -131,8 +143,9 @@ class Recorder:
         try:
             info = sd.query_devices(kind="input")
         except (sd.PortAudioError, ValueError) as exc:
-            raise VoiceError("No microphone found: this computer has no sound input device (PortAudio lists "
-                             f"none{_reason(exc)}). Plug one in, or check the sound settings.") from exc
+            log.info("no default input device: %s", exc)
+            raise VoiceError("No microphone found: PortAudio sees no sound input device on this computer. Plug "
+                             "one in, or check the sound settings.") from exc
         self.device = str(info.get("name") or "the default input")
         try:
             sd.check_input_settings(samplerate=RATE, channels=1, dtype="int16")

@@ -14,10 +14,10 @@ class VoiceConfig:
     stt_model: str = setting("", label="Speech model",
                              help="The model that turns speech into text, as litellm names it, e.g. openai/whisper-1 "
                              "or groq/whisper-large-v3; empty: none yet (the microphone button says so).")
-    api_base: str | None = setting(None, label="Speech server address",
-                                   help="An OpenAI-compatible speech server of your own, e.g. whisper.cpp's server at "
-                                   "http://127.0.0.1:8080/v1 (with the model openai/whisper-1); empty for the "
-                                   "provider's own.")
+    api_base: str = setting("", label="Speech server address",
+                             help="An OpenAI-compatible speech server of your own, e.g. whisper.cpp's server at "
+                             "http://127.0.0.1:8080/v1 (with the model openai/whisper-1); empty for the "
+                             "provider's own.")
     language: str = setting("", label="Language",
                             help="The language spoken, as a two-letter code (en, de, fr); empty: the model "
                             "recognises it.")

@@ -21,7 +21,7 @@ from tests.pulse import PulseServer
 def _voice(core: Core, fake: FakeOpenAI | None, **settings: object) -> Voice:
     section = core.config.section(VoiceConfig)
     section.stt_model = "openai/whisper-1"
-    section.api_base = fake.base_url if fake is not None else None
+    section.api_base = fake.base_url if fake is not None else ""
     for key, value in settings.items():
         setattr(section, key, value)
     return core.get(Voice)
