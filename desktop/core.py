@@ -36,6 +36,7 @@ from desktop import (
     subagents,
     tools,
     usage,
+    voice,
 )
 from desktop.agent.commands import Commands
 from desktop.agent.context import ContextBuilder
@@ -68,7 +69,7 @@ S = TypeVar("S")
 FEATURES: tuple[Feature, ...] = (tools.FEATURE, approvals.FEATURE, scheduler.FEATURE, skills.FEATURE, memory.FEATURE,
                                  mcp.FEATURE, reminders.FEATURE, heartbeat.FEATURE, subagents.FEATURE,
                                  checkpoints.FEATURE, DESKTOP_CONTEXT, usage.FEATURE, chats.FEATURE,
-                                 keepawake.FEATURE)
+                                 keepawake.FEATURE, voice.FEATURE)
 CLOSE_WITHIN = 5.0  # seconds each feature gets to stop on close; one taking longer is left behind: Quit never hangs
 
 

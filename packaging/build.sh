@@ -50,7 +50,8 @@ ln -s /opt/nanobot-tray/nanobot-tray "$root/usr/bin/nanobot-tray"
 # (Qt's xcb helpers, fontconfig, glib, dbus, gtk for Qt's gtk3 theme) but leaves out glibc, libxcb, libGL,
 # libEGL and libwayland, which must match the user's system; ldd names them and dpkg -S their packages.
 # From apt-packages.txt come the programs and data the app uses at run time (bubblewrap, socat, fonts; not
-# python3-venv, which is for pip installs); fontconfig-config gives the bundled fontconfig its /etc/fonts.
+# python3-venv, which is for pip installs), and PortAudio, which sounddevice opens by name when dictation starts
+# (so ldd never sees it); fontconfig-config gives the bundled fontconfig its /etc/fonts.
 package_of() {  # a library path -> its Debian package (dpkg knows /lib and /usr/lib apart)
   dpkg -S "$1" 2>/dev/null || dpkg -S "${1#/usr}" 2>/dev/null || dpkg -S "/usr$1" 2>/dev/null || true
 }
@@ -61,6 +62,7 @@ find "$app" -type f \( -name '*.so*' -o -name nanobot-tray \) -print0 \
 glibc=$(dpkg-query -W -f='${Version}' libc6 | sed 's/-.*//')
 depends=$({ sed "s/^libc6\$/libc6 (>= $glibc)/" "$work/libraries"
             grep -v -e '^\s*#' -e '^\s*$' -e '^lib' -e '^python3-venv$' "$src/packaging/apt-packages.txt"
+            grep -x libportaudio2 "$src/packaging/apt-packages.txt"
             echo fontconfig-config; } | paste -sd, | sed 's/,/, /g')
 cat > "$root/DEBIAN/control" <<CONTROL
 Package: nanobot-tray

@@ -15,7 +15,12 @@ once that many requests have arrived in all; a request still waiting after TOGET
 usage (the token counts to report, {prompt_tokens, completion_tokens, cached_tokens}; None reports none;
 without it, counts made up from the characters).
 
-`require_key`: answer 401 to every request not carrying it as its bearer token.
+`require_key`: answer 401 to every request (an upload too) not carrying it as its bearer token.
+
+Speech to text: POST /v1/audio/transcriptions (multipart, as OpenAI's) is kept in `uploads` (each form field, and
+the file's name, type and bytes) and answered by the next of `transcripts` (`add_transcripts`): text (the
+transcript), status (+ body) for an HTTP error, delay (seconds before answering). With none scripted it says
+how long the upload was, e.g. "heard 1.5 s of audio", so a test sees what reached the server.
 
 Run standalone (for the app, benchmarks or other processes):
     python tests/fakeserver.py --port 0 [--script steps.json]   # prints "LISTENING port=N"
@@ -24,6 +29,9 @@ Run standalone (for the app, benchmarks or other processes):
 from __future__ import annotations
 
 import argparse
+import email.parser
+import email.policy
+import io
 import itertools
 import json
 import socket
@@ -31,6 +39,7 @@ import struct
 import sys
 import threading
 import time
+import wave
 from collections.abc import Callable, Iterator
 from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
 from typing import Any
@@ -57,6 +66,8 @@ class FakeOpenAI:
         self.headers: list[dict[str, str]] = []
         self.require_key: str | None = None
         self.streams_open = 0  # streamed answers whose client has not left yet
+        self.uploads: list[dict[str, Any]] = []  # what reached /v1/audio/transcriptions
+        self.transcripts: list[Step] = []  # the answers to those uploads, in order
         self._lock = threading.Lock()
         self._stopping = threading.Event()
         self._server = _Server(("127.0.0.1", port), self._handler())
@@ -95,6 +106,15 @@ class FakeOpenAI:
             self.headers.append(headers)
             return self.script.pop(0) if self.script else self.default(body)
 
+    def add_transcripts(self, *steps: Step) -> None:
+        with self._lock:
+            self.transcripts.extend(steps)
+
+    def _next_transcript(self, upload: dict[str, Any]) -> Step:
+        with self._lock:
+            self.uploads.append(upload)
+            return self.transcripts.pop(0) if self.transcripts else {"text": f"heard {_seconds(upload):.1f} s of audio"}
+
     def _arrived(self, count: int) -> bool:
         """Whether `count` requests have arrived, waiting up to TOGETHER_WITHIN seconds for them."""
         deadline = time.monotonic() + TOGETHER_WITHIN
@@ -128,7 +148,11 @@ class FakeOpenAI:
 
             def do_POST(self) -> None:
                 length = int(self.headers.get("content-length") or 0)
-                body = json.loads(self.rfile.read(length) or b"{}")
+                raw = self.rfile.read(length)
+                if self.path.rstrip("/") == "/v1/audio/transcriptions":
+                    self._transcribe(raw)
+                    return
+                body = json.loads(raw or b"{}")
                 headers = {k.lower(): v for k, v in self.headers.items()}
                 if fake.require_key and headers.get("authorization") != f"Bearer {fake.require_key}":
                     with fake._lock:
@@ -149,6 +173,23 @@ class FakeOpenAI:
                     self._stream(step, body)
                 else:
                     self._json(200, completion(step, body))
+
+            def _transcribe(self, raw: bytes) -> None:
+                upload = form_fields(self.headers.get("content-type") or "", raw)
+                upload["authorization"] = self.headers.get("authorization")
+                if fake.require_key and upload["authorization"] != f"Bearer {fake.require_key}":
+                    with fake._lock:
+                        fake.uploads.append(upload)
+                    self._json(401, {"error": {"message": "Incorrect API key provided", "type": "invalid_request_error",
+                                               "code": "invalid_api_key"}})
+                    return
+                step = fake._next_transcript(upload)
+                time.sleep(step.get("delay", 0))
+                if "status" in step:
+                    self._json(step["status"], step.get("body") or {"error": {
+                        "message": f"scripted failure {step['status']}", "type": "invalid_request_error"}})
+                else:
+                    self._json(200, {"text": step.get("text", "")})
 
             def _json(self, status: int, payload: dict[str, Any], headers: dict[str, str] | None = None) -> None:
                 data = json.dumps(payload).encode()
@@ -211,6 +252,32 @@ class FakeOpenAI:
                 self.wfile.flush()
 
         return Handler
+
+
+def form_fields(content_type: str, raw: bytes) -> dict[str, Any]:
+    """A multipart/form-data body as {field: text}, a file field as {field: {filename, type, data}}."""
+    message = email.parser.BytesParser(policy=email.policy.HTTP).parsebytes(
+        f"content-type: {content_type}\r\n\r\n".encode() + raw)
+    found: dict[str, Any] = {}
+    for part in message.iter_parts():
+        name = part.get_param("name", header="content-disposition")
+        data = part.get_payload(decode=True) or b""
+        filename = part.get_filename()
+        if filename is None:
+            found[str(name)] = data.decode("utf-8", "replace")
+        else:
+            found[str(name)] = {"filename": filename, "type": part.get_content_type(), "data": data}
+    return found
+
+
+def _seconds(upload: dict[str, Any]) -> float:
+    """How long the uploaded WAV file lasts (0 for anything else)."""
+    audio = upload.get("file")
+    try:
+        with wave.open(io.BytesIO(audio["data"] if isinstance(audio, dict) else b"")) as sound:
+            return sound.getnframes() / sound.getframerate()
+    except (wave.Error, EOFError):
+        return 0.0
 
 
 def last_user_text(body: dict[str, Any]) -> str:

@@ -116,14 +116,18 @@ class LLMProvider:
         self.meter: Meter | None = None  # the one place every call passes (a feature sets it)
 
     def api_key(self, model: str) -> str | None:
-        """The key to send. The OS keyring is asked only when a key is really needed: not when the provider's
-        environment variable is set or the provider takes none, and for a server at `api_base` (usually local,
-        keyless) only once it refused a request without one. Blocking: call it on the model thread."""
+        """The key to send to the chat's server (`api_base`). Blocking: call it on the model thread."""
+        return self.key_for(model, self.config.api_base)
+
+    def key_for(self, model: str, base: str | None) -> str | None:
+        """The key to send for `model` at `base` (None: the provider's own servers). The OS keyring is asked
+        only when a key is really needed: not when the provider's environment variable is set or the provider
+        takes none, and for a server at `base` (usually local, keyless) only once it refused a request without
+        one (`refused_without_key`). Blocking: call it on the model thread."""
         provider = provider_name(model)
         missing = litellm().validate_environment(model=model).get("missing_keys") or []
         if not missing or any(os.environ.get(m) is not None for m in missing):
             return None  # litellm finds it itself (or needs none)
-        base = self.config.api_base
         if base and base not in self._refused_without_key:
             known = secrets.get_key(provider) if secrets.known_key(provider) else None  # known: no keyring call
             return known or NO_KEY  # the client wants some key; keyless servers ignore it
@@ -142,6 +146,10 @@ class LLMProvider:
         """Load the model library (seconds, once) on a worker thread: a turn that first waits for something else
         (MCP servers connecting) loads it meanwhile instead of after. Every call does this anyway."""
         await asyncio.to_thread(litellm)
+
+    def refused_without_key(self, base: str) -> None:
+        """The server at `base` answered 401 to a request without a key: from now on it gets the stored one."""
+        self._refused_without_key.add(base)
 
     async def chat(self, messages: list[dict[str, Any]], tools: list[dict[str, Any]] | None = None, *,
                    on_text: DeltaSink | None = None, on_reasoning: DeltaSink | None = None,
@@ -225,7 +233,7 @@ class LLMProvider:
         except litellm().AuthenticationError:
             if key != NO_KEY or not self.config.api_base:
                 raise
-            self._refused_without_key.add(self.config.api_base)  # from now on it gets the stored key, if any
+            self.refused_without_key(self.config.api_base)
             kwargs["api_key"] = self.api_key(model)
             if kwargs["api_key"] == NO_KEY:
                 raise

@@ -43,6 +43,7 @@ from desktop.ui.chat import pasted
 from desktop.ui.chat.model_picker import ModelPicker
 from desktop.ui.context.shelf import ContextShelf
 from desktop.ui.markdown import MarkdownBrowser
+from desktop.ui.voice.dictate import Dictate
 
 WIDTH = 680
 SHADOW = 16  # px around the card for its shadow, where the desktop composites translucent windows
@@ -119,6 +120,12 @@ class QuickPrompt(QWidget):
         self.shelf.setContentsMargins(18, 0, 18, 6)
         self.shelf.changed.connect(self._fit)
         top.addWidget(self.shelf.add_button(self.choose_file))
+        self.dictate = Dictate(bridge, self)  # the microphone (desktop/ui/voice)
+        self.dictate.heard.connect(self._dictated)
+        self.dictate.changed.connect(self._fit)
+        self.dictate.settings_requested.connect(self._open_settings)
+        self.dictate.bar.setContentsMargins(18, 0, 18, 6)
+        top.addWidget(self.dictate.button)
         top.addWidget(self.model_picker)
         self.context = QLabel()  # continue the last quick chat, or start a new one
         self.context.setObjectName("context")
@@ -186,6 +193,7 @@ class QuickPrompt(QWidget):
         self._layout.setContentsMargins(0, 0, 0, 0)
         self._layout.setSpacing(0)
         self._layout.addLayout(top)
+        self._layout.addWidget(self.dictate.bar)
         self._layout.addWidget(self.shelf)
         self._layout.addWidget(self.context)
         self._layout.addWidget(self.rule)
@@ -253,6 +261,14 @@ class QuickPrompt(QWidget):
         self._asked = (message, media)
         self.bridge.send(self.session_key, message, media)
         self._fit()
+
+    def _dictated(self, text: str, send: bool) -> None:
+        """What was said lands where the cursor is, to edit before asking; or is asked at once."""
+        before = self.input.text()[:self.input.cursorPosition()]
+        self.input.insert(text if not before or before[-1].isspace() else f" {text}")
+        self.input.setFocus()
+        if send:
+            self.submit()
 
     def continue_in_chat(self) -> None:
         """Hand the conversation to the chat window, with what is typed for it to send: sent from there, the
@@ -466,7 +482,10 @@ class QuickPrompt(QWidget):
             self.answer.setVerticalScrollBarPolicy(policy)
         self._layout.invalidate()
         self._layout.activate()
-        self.resize(WIDTH + 2 * self._shadow, self._layout.sizeHint().height() + 2 * self._shadow)
+        # a wrapped line (a chip's note, a dictation problem) is as tall as it is at the card's own width
+        height = (self._layout.totalHeightForWidth(WIDTH) if self._layout.hasHeightForWidth()
+                  else self._layout.sizeHint().height())
+        self.resize(WIDTH + 2 * self._shadow, height + 2 * self._shadow)
         if not self._shadow:  # no compositor: round the corners with a mask
             path = QPainterPath()
             path.addRoundedRect(QRectF(self.rect()), RADIUS, RADIUS)

@@ -24,6 +24,7 @@ from typing import Any
 from PySide6.QtCore import Qt
 from PySide6.QtGui import QCloseEvent, QKeySequence, QShowEvent
 from PySide6.QtWidgets import (
+    QApplication,
     QCheckBox,
     QComboBox,
     QDoubleSpinBox,
@@ -113,6 +114,13 @@ class SettingsWindow(QWidget):
         layout.addWidget(self.banner)
         layout.addWidget(self.tabs, 1)
         layout.addLayout(footer)
+
+    def show_page(self, title: str) -> bool:
+        """Bring the tab called `title` to the front (a feature's page: "Voice"); False when there is none."""
+        index = next((i for i in range(self.tabs.count()) if self.tabs.tabText(i) == title), -1)
+        if index >= 0:
+            self.tabs.setCurrentIndex(index)
+        return index >= 0
 
     def _answers_page(self) -> QWidget:
         form = _form()
@@ -327,6 +335,13 @@ class SettingsWindow(QWidget):
 
     def _say(self, text: str, colour: str) -> None:
         set_note(self.status, text, colour)
+
+
+def show_settings_page(title: str) -> bool:
+    """Turn the open Settings window to its `title` tab: for a window that has just asked the app for Settings
+    (its `settings_requested`) and knows which page holds the cure."""
+    return any(widget.show_page(title) for widget in QApplication.topLevelWidgets()
+               if isinstance(widget, SettingsWindow) and widget.isVisible())
 
 
 class SettingsGroup(QWidget):

@@ -43,6 +43,7 @@ from desktop.ui.chat.thumbnails import Thumbnails
 
 if TYPE_CHECKING:
     from desktop.ui.context.shelf import ContextShelf
+    from desktop.ui.voice.dictate import Dictate
 
 MAX_LINES = 8
 CHIP_PICTURE = 36  # px: the height of a picture's thumbnail in its chip
@@ -125,10 +126,12 @@ class Composer(QFrame):
     stop_requested = Signal()
 
     def __init__(self, commands: CommandList, thumbnails: Thumbnails, pasted_dir: Path,
-                 context: ContextShelf | None = None, parent: QWidget | None = None) -> None:
+                 context: ContextShelf | None = None, dictate: Dictate | None = None,
+                 parent: QWidget | None = None) -> None:
         """`pasted_dir`: where pasted pictures are kept as files (home.pasted_dir, in the data folder)."""
         super().__init__(parent)
         self.context = context  # desktop context chips and the `+` menu (desktop/ui/context)
+        self.dictate = dictate  # the microphone button and its strip (desktop/ui/voice)
         self.setObjectName("composer")
         self._commands = commands
         self._thumbnails = thumbnails
@@ -189,6 +192,9 @@ class Composer(QFrame):
         bar.setContentsMargins(0, 0, 0, 0)
         if context is not None:
             bar.addWidget(context.add_button(self.choose_files))
+        if dictate is not None:
+            bar.addWidget(dictate.button)
+            dictate.heard.connect(self._dictated)
         bar.addWidget(self.attach_button)
         bar.addWidget(self.hint, 1)
         bar.addWidget(self.stop_button)
@@ -198,6 +204,8 @@ class Composer(QFrame):
         layout.setSpacing(6)
         if context is not None:
             layout.addWidget(context)
+        if dictate is not None:
+            layout.addWidget(dictate.bar)
         layout.addWidget(self._chip_row)
         layout.addWidget(self.preview)
         layout.addWidget(self.input)
@@ -219,6 +227,16 @@ class Composer(QFrame):
         self.input.clear()
         self.clear_attachments()
         self.submitted.emit(text, files)
+
+    def _dictated(self, text: str, send: bool) -> None:
+        """What was said lands where the cursor is, to edit before sending; or is sent at once."""
+        cursor = self.input.textCursor()
+        before = self.input.toPlainText()[:cursor.position()]
+        cursor.insertText(text if not before or before[-1].isspace() else f" {text}")
+        self.input.setTextCursor(cursor)
+        self.input.setFocus()
+        if send:
+            self.submit()
 
     def set_busy(self, busy: bool) -> None:
         """While an answer runs, Stop shows and the hint line names its key; a message the hint line carries

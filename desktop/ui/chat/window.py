@@ -50,6 +50,7 @@ from desktop.ui.chat.sidebar import NEW_TITLE, SessionList
 from desktop.ui.chat.thumbnails import Thumbnails
 from desktop.ui.chat.view import MessageView
 from desktop.ui.context.shelf import ContextShelf
+from desktop.ui.voice.dictate import Dictate
 
 log = logging.getLogger(__name__)
 
@@ -126,8 +127,10 @@ class ChatWindow(QWidget):
         self.stack = QStackedWidget()
         self.stack.addWidget(self.view)
 
+        dictate = Dictate(bridge, self)  # the microphone (desktop/ui/voice)
+        dictate.settings_requested.connect(self.settings_requested)
         self.composer = Composer(self._commands, self.thumbnails, home().pasted_dir,
-                                 ContextShelf(bridge, self.model_picker))
+                                 ContextShelf(bridge, self.model_picker), dictate)
         self.composer.submitted.connect(self.send)
         self.composer.stop_requested.connect(self.stop)
         composer_area = QWidget()

@@ -25,7 +25,8 @@ if TYPE_CHECKING:
     from desktop.ui.quick_prompt import QuickPrompt
 
 log = logging.getLogger(__name__)
-CAPTION = "Keys that open the quick prompt with what is on screen attached."
+CAPTION = ("Keys that open the quick prompt with what is on screen attached, and the key that dictates into it "
+           "(its speech model is on the Voice page).")
 
 
 def attach_ui(host: UiHost) -> None:

@@ -3,7 +3,9 @@
 X11: a key grab on the X connection. Wayland: the xdg-desktop-portal GlobalShortcuts interface when
 the portal has it. Windows/macOS: pynput. Where none works, the user binds `nanobot-tray --quick`
 in the desktop's own shortcut settings, and Settings/doctor say so. Every backend reports a press
-by calling `fire`, which emits a Qt signal: presses seen on another thread reach the GUI thread queued."""
+by calling `fire(True)`, which emits a Qt signal: presses seen on another thread reach the GUI thread queued.
+The X11 grab also reports the key's release (`fire(False)`, the `released` signal), for a key held while it
+acts (dictation); the portal and pynput backends report presses only."""
 
 from __future__ import annotations
 
@@ -26,6 +28,9 @@ BACKEND_LABELS = {"x11": "X11 key grab", "portal": "xdg-desktop-portal GlobalSho
 _MODIFIERS = {"ctrl": "ctrl", "control": "ctrl", "alt": "alt", "shift": "shift",
               "super": "super", "meta": "super", "win": "super", "cmd": "super", "logo": "super"}
 _ORDER = ("ctrl", "alt", "shift", "super")
+
+
+Fire = Callable[[bool], None]  # True: the chord was pressed; False: its key was let go
 
 
 class HotkeyError(RuntimeError):
@@ -75,7 +80,7 @@ class HotkeyStatus:
 
 
 class Backend(Protocol):
-    async def start(self, chord: Chord, fire: Callable[[], None]) -> None: ...
+    async def start(self, chord: Chord, fire: Fire) -> None: ...
 
     def stop(self) -> None: ...
 
@@ -118,9 +123,11 @@ def current_status(chord: str = "Ctrl+Alt+Space") -> HotkeyStatus:
 
 
 class Hotkey(QObject):
-    """Owns the active binding. `activated` is emitted on the GUI thread for each press."""
+    """Owns the active binding. `activated` is emitted on the GUI thread for each press, and `released` when
+    the key is let go (X11 only: elsewhere nothing says so)."""
 
     activated = Signal()
+    released = Signal()
 
     def __init__(self, parent: QObject | None = None, *, main: bool = True) -> None:
         super().__init__(parent)
@@ -146,7 +153,7 @@ class Hotkey(QObject):
         if backend is None:
             return HotkeyStatus(name, str(chord), False, "no global hotkey mechanism in this session")
         try:
-            await backend.start(chord, self.activated.emit)
+            await backend.start(chord, self._fire)
         except HotkeyError as exc:
             log.warning("global hotkey: %s", exc)
             return HotkeyStatus(name, str(chord), False, str(exc))
@@ -154,6 +161,9 @@ class Hotkey(QObject):
         status = HotkeyStatus(name, str(chord), True, f"{chord} via {BACKEND_LABELS[name]}")
         log.info("global hotkey: %s", status.message)
         return status
+
+    def _fire(self, pressed: bool) -> None:
+        (self.activated if pressed else self.released).emit()
 
     def stop(self) -> None:
         if self._backend is not None:

@@ -9,11 +9,10 @@ import contextlib
 import logging
 import os
 import secrets
-from collections.abc import Callable
 from typing import Any
 
 from desktop.kernel.taskset import spawn
-from desktop.ui.hotkey import Chord, HotkeyError
+from desktop.ui.hotkey import Chord, Fire, HotkeyError
 from desktop.ui.hotkey.x11 import keysym_name
 
 log = logging.getLogger(__name__)
@@ -39,7 +38,7 @@ class PortalShortcut:
         self._session: str | None = None
         self._listener: asyncio.Task[None] | None = None
 
-    async def start(self, chord: Chord, fire: Callable[[], None]) -> None:
+    async def start(self, chord: Chord, fire: Fire) -> None:
         if not os.environ.get("DBUS_SESSION_BUS_ADDRESS"):
             raise HotkeyError("no session D-Bus, so the desktop portal cannot register a global hotkey")
         try:
@@ -51,7 +50,7 @@ class PortalShortcut:
             self.stop()
             raise HotkeyError(f"the desktop portal does not offer global shortcuts here ({exc})") from exc
 
-    async def _start(self, chord: Chord, fire: Callable[[], None]) -> None:
+    async def _start(self, chord: Chord, fire: Fire) -> None:
         from jeepney import DBusAddress, MatchRule, MessageType, Properties, new_method_call
         from jeepney.bus_messages import message_bus
         from jeepney.io.asyncio import open_dbus_router
@@ -91,14 +90,14 @@ class PortalShortcut:
         await request("BindShortcuts", "oa(sa{sv})sa{sv}", (self._session, [shortcut], ""), {})
         self._listener = asyncio.ensure_future(self._listen(router, activated, fire))
 
-    async def _listen(self, router: Any, rule: Any, fire: Callable[[], None]) -> None:
+    async def _listen(self, router: Any, rule: Any, fire: Fire) -> None:
         queue: asyncio.Queue[Any] = asyncio.Queue()
         with router.filter(rule, queue=queue):
             while True:
                 message = await queue.get()
                 session, shortcut_id = message.body[0], message.body[1]
                 if session == self._session and shortcut_id == SHORTCUT_ID:
-                    fire()
+                    fire(True)
 
     def stop(self) -> None:
         if self._listener is not None:

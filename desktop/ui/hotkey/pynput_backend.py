@@ -4,10 +4,9 @@ Imported only on those systems; pynput raises ImportError at import where it has
 
 from __future__ import annotations
 
-from collections.abc import Callable
 from typing import Any
 
-from desktop.ui.hotkey import Chord, HotkeyError
+from desktop.ui.hotkey import Chord, Fire, HotkeyError
 
 _MODS = {"ctrl": "<ctrl>", "alt": "<alt>", "shift": "<shift>", "super": "<cmd>"}
 _NAMED = {"space", "enter", "esc", "tab", "backspace", "delete", "insert", "home", "end", "up", "down",
@@ -28,13 +27,13 @@ class PynputHotkey:
     def __init__(self) -> None:
         self._listener: Any = None
 
-    async def start(self, chord: Chord, fire: Callable[[], None]) -> None:
+    async def start(self, chord: Chord, fire: Fire) -> None:
         try:
             from pynput import keyboard
         except ImportError as exc:
             raise HotkeyError(f"pynput is not available, so no global hotkey ({exc})") from exc
         try:
-            listener = keyboard.GlobalHotKeys({pynput_combo(chord): fire})
+            listener = keyboard.GlobalHotKeys({pynput_combo(chord): lambda: fire(True)})
         except ValueError as exc:
             raise HotkeyError(f"pynput cannot listen for {chord}: {exc}") from exc
         listener.daemon = True

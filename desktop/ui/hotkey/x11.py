@@ -1,19 +1,23 @@
 """X11: grab the chord on the root window, read key events from the X connection on the Qt thread.
 
 The grab is repeated with CapsLock and NumLock on (X matches modifier state exactly), and a grab held
-by another client (BadAccess) becomes a clear conflict message instead of a silent no-op."""
+by another client (BadAccess) becomes a clear conflict message instead of a silent no-op.
+
+A held key repeats: X sends a release and a press with the same timestamp, over and over. Those pairs are
+dropped, so holding the chord is one press and, when it is let go, one release (reported REPEAT_GAP_MS late:
+until then a press of the same moment may still show it was the keyboard repeating)."""
 
 from __future__ import annotations
 
 import logging
-from collections.abc import Callable
 from typing import Any
 
-from PySide6.QtCore import QSocketNotifier
+from PySide6.QtCore import QSocketNotifier, QTimer
 
-from desktop.ui.hotkey import Chord, HotkeyError
+from desktop.ui.hotkey import Chord, Fire, HotkeyError
 
 log = logging.getLogger(__name__)
+REPEAT_GAP_MS = 30  # a release is the key let go unless a press of the same X time follows within this
 
 _KEYSYM_NAMES = {"space": "space", "enter": "Return", "return": "Return", "esc": "Escape", "escape": "Escape",
                  "tab": "Tab", "backspace": "BackSpace", "del": "Delete", "delete": "Delete", "ins": "Insert",
@@ -79,10 +83,15 @@ class X11Grab:
         self._display: Any = None
         self._notifier: QSocketNotifier | None = None
         self._grabs: list[tuple[int, int]] = []
-        self._fire: Callable[[], None] = lambda: None
+        self._fire: Fire = lambda _pressed: None
         self._keycode = 0
+        self._let_go: int | None = None  # the X time of a release not reported yet (it may be a repeat)
+        self._release_timer = QTimer()
+        self._release_timer.setSingleShot(True)
+        self._release_timer.setInterval(REPEAT_GAP_MS)
+        self._release_timer.timeout.connect(self._report_release)
 
-    async def start(self, chord: Chord, fire: Callable[[], None]) -> None:
+    async def start(self, chord: Chord, fire: Fire) -> None:
         self._display, self._keycode, self._grabs = grab(chord)
         self._fire = fire
         self._notifier = QSocketNotifier(self._display.fileno(), QSocketNotifier.Type.Read)
@@ -98,14 +107,31 @@ class X11Grab:
         try:
             while d.pending_events():
                 event = d.next_event()
-                if event.type == X.KeyPress and event.detail == self._keycode:
-                    self._fire()
+                if event.type not in (X.KeyPress, X.KeyRelease) or event.detail != self._keycode:
+                    continue
+                if event.type == X.KeyRelease:
+                    self._let_go = event.time
+                    self._release_timer.start()
+                elif self._let_go is not None and (event.time - self._let_go) & 0xFFFFFFFF <= 1:
+                    self._let_go = None  # the keyboard repeating a held key: neither let go nor pressed
+                    self._release_timer.stop()
+                else:
+                    self._report_release()  # let go a moment ago, pressed again now
+                    self._fire(True)
         except Exception as exc:  # the X connection broke (server gone): stop watching a dead socket
             log.warning("the X11 hotkey stopped working: %s", exc)
             if self._notifier is not None:
                 self._notifier.setEnabled(False)
 
+    def _report_release(self) -> None:
+        self._release_timer.stop()
+        if self._let_go is not None:
+            self._let_go = None
+            self._fire(False)
+
     def stop(self) -> None:
+        self._release_timer.stop()
+        self._let_go = None
         if self._display is None:
             return
         if self._notifier is not None:

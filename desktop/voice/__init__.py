@@ -1,0 +1,45 @@
+"""Dictation: what the person says into the microphone becomes the text of a message.
+
+This half is Qt-free: the `voice` settings (settings.py), recording from the default input (recorder.py,
+PortAudio through sounddevice, imported on the first recording), turning a recording into text with litellm
+and the configured speech model (transcribe.py), and one message box's dictation from press to text
+(dictation.py). The microphone button, the level meter and the `hotkeys.dictate` key are desktop/ui/voice/."""
+
+from __future__ import annotations
+
+from collections.abc import Callable
+
+from desktop.kernel.host import Feature, Host
+from desktop.voice.dictation import Dictation, Phase
+from desktop.voice.recorder import Recording
+from desktop.voice.settings import SECTION, VoiceConfig
+from desktop.voice.transcribe import transcribe
+
+
+class Voice:
+    """The feature's service: its settings in force, the recording running now (there is one microphone), and
+    transcription with the app's key lookup."""
+
+    def __init__(self, host: Host) -> None:
+        self._host = host
+        self.active: Dictation | None = None  # the dictation recording now, if any
+        host.on_close(self._close)
+
+    @property
+    def settings(self) -> VoiceConfig:
+        return self._host.config.section(VoiceConfig)
+
+    def dictation(self, changed: Callable[[], None], heard: Callable[[str], None]) -> Dictation:
+        """A message box's own dictation (desktop/voice/dictation.py)."""
+        return Dictation(self, changed, heard)
+
+    async def transcribe(self, recording: Recording) -> str:
+        return await transcribe(recording, self.settings, self._host.provider, self._host.config.provider.timeout)
+
+    async def _close(self) -> None:
+        """Quitting mid-recording closes the microphone; nothing is sent."""
+        if self.active is not None and self.active.phase is Phase.RECORDING:
+            await self.active.cancel()
+
+
+FEATURE = Feature("voice", Voice, Voice, settings=SECTION)
