@@ -1,12 +1,17 @@
 """A feature's strip in the chat window, above the composer (the background tasks of the chat shown, the
 questions waiting in it): the window tells each one which chat it shows, and the strip decides whether it has
 anything to show there. A strip may also put a widget in the chat's header (`header_widget`: a menu of what
-can be done with the chat shown, such as Export)."""
+can be done with the chat shown, such as Export), and say something about a row of the transcript when it is
+hovered (`row_tip`: what an answer cost)."""
 
 from __future__ import annotations
 
+from collections.abc import Sequence
+
 from PySide6.QtCore import Signal
 from PySide6.QtWidgets import QFrame, QWidget
+
+from desktop.conversation.transcript import ChatRow
 
 
 class ChatPanel(QFrame):
@@ -21,3 +26,7 @@ class ChatPanel(QFrame):
     def header_widget(self) -> QWidget | None:
         """A widget for the chat's header, beside the model picker; None for none."""
         return None
+
+    def row_tip(self, rows: Sequence[ChatRow], index: int) -> str:
+        """The tooltip of row `index` of the chat shown, when hovered; "" for none."""
+        return ""
