@@ -99,6 +99,8 @@ class UsageMeter:
         question = _last_question(chat.messages) if chat is not None else -1
         record = await asyncio.to_thread(self._measure, model, messages, response, current, question)
         current.tokens += record.tokens
+        if record.cost_usd is not None:
+            current.cost_usd = (current.cost_usd or 0.0) + record.cost_usd
         self.log.add(record)
         if record.source.unattended:
             self._roll()
