@@ -6,7 +6,8 @@ however deep (the runner, a tool, a hook), so the provider learns what it serves
 call. A task started from inside copies the context: work of another kind sets its own.
 
 `Work` also counts the tokens of its run, so one runaway reminder or background task can be stopped
-(`budgets.per_run_tokens`) without stopping the others."""
+(`budgets.per_run_tokens`) without stopping the others, and their known price, so a background task can say
+what it cost."""
 
 from __future__ import annotations
 
@@ -42,6 +43,7 @@ class Work:
     source: Source
     session: str = ""  # the chat (session key) it serves; "" for none
     tokens: int = 0  # prompt and completion tokens of this run's calls so far
+    cost_usd: float | None = None  # the known price of those calls; None while none of them had one
 
 
 _current: ContextVar[Work | None] = ContextVar("work", default=None)

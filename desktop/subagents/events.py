@@ -22,6 +22,8 @@ class TaskSnapshot:
     step: str = ""  # what it does now while running, e.g. "exec: pytest -q"
     result: str = ""  # its report, or why it failed or stopped, once it has ended
     finished: float | None = None
+    tokens: int = 0  # prompt and completion tokens of its model calls so far
+    cost_usd: float | None = None  # their known price; None while none of them had one
 
     @property
     def active(self) -> bool:

@@ -45,6 +45,7 @@ class Task:
     result: str = ""  # its report, or why it failed
     started: float = field(default_factory=time.time)
     finished: float | None = None
+    run: work.Work | None = None  # its work once started: the meter counts its calls' tokens and cost there
     worker: asyncio.Future[Any] | None = field(default=None, repr=False)
     # The origin chat's turn that told the user about it (None when cancelled or nothing could be told).
     told: asyncio.Future[TurnFinished | TurnError | None] | None = field(default=None, repr=False)
@@ -54,8 +55,9 @@ class Task:
         return self.status in TASK_ACTIVE
 
     def snapshot(self) -> TaskSnapshot:
+        tokens, cost = (self.run.tokens, self.run.cost_usd) if self.run is not None else (0, None)
         return TaskSnapshot(self.id, self.origin, self.label, self.status, self.started, self.step, self.result,
-                            self.finished)
+                            self.finished, tokens, cost)
 
 
 class Subagents:
@@ -166,7 +168,8 @@ class Subagents:
                 self._publish()
 
         key = session_key(Channel.SUBAGENT, task.id)
-        work.begin(work.Work(work.Source.SUBAGENT, task.origin))  # its calls count for its chat, as a task's
+        task.run = work.Work(work.Source.SUBAGENT, task.origin)  # its calls count for its chat, as a task's
+        work.begin(task.run)
         ctx = ToolContext(key, publish)
         tools = self.host.tools.for_background()  # no tool that talks to the person or starts work
         runner = Runner(self.host.provider, tools, publish, self.host.config.subagent_max_iterations)

@@ -35,11 +35,12 @@ class Usage:
 
 def attach(host: Host) -> Usage:
     """Put the meter on the provider, with today's unattended use read from the file (blocking, like the rest
-    of build_core); on close, what is still queued is written."""
+    of build_core), and tell it each turn's chat; on close, what is still queued is written."""
     log = UsageLog(host.home.data_dir)
     usage = Usage(log, lambda: host.config, host.notify)
     usage.meter.load_today()
     host.provider.meter = usage.meter
+    host.hooks.before_turn.append(usage.meter.turn_began)
     host.on_close(log.flush)
     return usage
 

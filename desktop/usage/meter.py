@@ -6,7 +6,10 @@ and background tasks reach the daily tokens or cost, none of them starts another
 midnight or a higher limit (a tool already running finishes); a run past `per_run_tokens` is stopped at its
 next call. The refusal is a ProviderError, so each kind of work ends the way it ends when the model cannot
 be reached, with the reason (the word "budget" in it) where it shows failures. Typed chats are never held.
-The person is told once a day, when the limit is reached."""
+The person is told once a day, when the limit is reached.
+
+A call of a chat's turn is counted under the message it answers, the last one the chat had from the person (or
+a reminder, a task's report) when it was made: a turn's question, or what was typed into the running turn."""
 
 from __future__ import annotations
 
@@ -16,12 +19,14 @@ import time
 from collections.abc import Callable
 from datetime import date
 from typing import Any
+from weakref import WeakKeyDictionary
 
 from desktop.config import Config
 from desktop.kernel import work
 from desktop.kernel.notices import Notify
 from desktop.providers.failures import FailureKind
 from desktop.providers.llm import LLMResponse, ProviderError
+from desktop.session.session import Session
 from desktop.usage import pricing
 from desktop.usage.records import CallRecord, UsageLog
 from desktop.usage.report import midnight
@@ -49,6 +54,11 @@ class UsageMeter:
         self._tokens = 0  # today's unattended tokens
         self._cost = 0.0  # and their known cost
         self._told: date | None = None  # the day the person was told the budget is reached
+        self._chats: WeakKeyDictionary[work.Work, Session] = WeakKeyDictionary()  # each running turn's chat
+
+    async def turn_began(self, session: Session) -> None:
+        """A turn hook (before the prompt is built, its message saved): the running turn answers in `session`."""
+        self._chats[work.current()] = session
 
     def load_today(self) -> None:
         """Add up today's unattended calls from the file (blocking: at build time, from its end only)."""
@@ -85,8 +95,12 @@ class UsageMeter:
 
     async def count(self, model: str, messages: list[dict[str, Any]], response: LLMResponse) -> None:
         current = work.current()
-        record = await asyncio.to_thread(self._measure, model, messages, response, current)
+        chat = self._chats.get(current)
+        question = _last_question(chat.messages) if chat is not None else -1
+        record = await asyncio.to_thread(self._measure, model, messages, response, current, question)
         current.tokens += record.tokens
+        if record.cost_usd is not None:
+            current.cost_usd = (current.cost_usd or 0.0) + record.cost_usd
         self.log.add(record)
         if record.source.unattended:
             self._roll()
@@ -98,7 +112,7 @@ class UsageMeter:
 
     # ----- inside
     def _measure(self, model: str, messages: list[dict[str, Any]], response: LLMResponse,
-                 current: work.Work) -> CallRecord:
+                 current: work.Work, question: int) -> CallRecord:
         usage = response.usage
         if usage:
             prompt, completion = usage.get("prompt_tokens", 0), usage.get("completion_tokens", 0)
@@ -109,7 +123,7 @@ class UsageMeter:
             (prompt, completion), cached = pricing.estimate(model, messages, answer), 0
         cost = pricing.cost_usd(model, prompt, completion, cached, self._config().api_base)
         return CallRecord(time.time(), current.source, current.session, model, prompt, completion, cached,
-                          cost, estimated=not usage)
+                          cost, estimated=not usage, question=question)
 
     def _roll(self) -> None:
         """A new day starts with nothing used."""
@@ -140,3 +154,8 @@ class UsageMeter:
             self._told = self._day
             log.info("unattended budget reached: %s", reason)
             self._notify(PAUSED, reason)
+
+
+def _last_question(messages: list[dict[str, Any]]) -> int:
+    """The index of the chat's last message to the assistant (what its next call answers); -1 for none."""
+    return next((i for i in range(len(messages) - 1, -1, -1) if messages[i].get("role") == "user"), -1)

@@ -1,9 +1,10 @@
 """The usage log: one line per model call in `<data>/usage.jsonl`, appended and never rewritten.
 
-A line holds numbers and names only (when, which work, which chat by its key, the model, tokens, cost), never
-a word of any message. The reader is tolerant: a line torn by a crash, or one a person broke by hand, is
-skipped and the rest still counts. Lines are appended as calls end, so the file is in time order and today's
-calls are read from its end, whatever a year of history before them weighs."""
+A line holds numbers and names only (when, which work, which chat by its key, the model, tokens, cost, and for a
+call of a chat's turn the place in that chat of the message it answers), never a word of any message. The
+reader is tolerant: a line torn by a crash, or one a person broke by hand, is skipped and the rest still counts.
+Lines are appended as calls end, so the file is in time order and today's calls are read from its end, whatever
+a year of history before them weighs."""
 
 from __future__ import annotations
 
@@ -36,6 +37,9 @@ class CallRecord(NamedTuple):
     cached_tokens: int  # the part of the prompt the server read from its cache
     cost_usd: float | None  # None: no price known (a local server, a model litellm does not price)
     estimated: bool = False  # the server reported no usage: counted here with tiktoken
+    # A call of a chat's turn: the index, in the chat's saved messages, of the person's (or a reminder's, a
+    # task report's) message it answers, which ties it to the answer shown under that message; -1 for none.
+    question: int = -1
 
     @property
     def tokens(self) -> int:
@@ -48,6 +52,8 @@ class CallRecord(NamedTuple):
                                 "cost": self.cost_usd}
         if self.estimated:
             data["estimated"] = True
+        if self.question >= 0:
+            data["question"] = self.question
         return data
 
 
@@ -57,7 +63,8 @@ def record_from_json(data: Any) -> CallRecord | None:
         cost = data["cost"]
         return CallRecord(float(data["at"]), _SOURCES[data["source"]], str(data["session"]), str(data["model"]),
                           int(data["prompt"]), int(data["completion"]), int(data["cached"]),
-                          None if cost is None else float(cost), bool(data.get("estimated", False)))
+                          None if cost is None else float(cost), bool(data.get("estimated", False)),
+                          int(data.get("question", -1)))
     except (KeyError, TypeError, ValueError, AttributeError):
         return None
 

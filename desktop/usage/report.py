@@ -1,5 +1,5 @@
-"""Usage added up: in all, by source, by local day, by chat; as the JSON `nanobot-tray usage --json` prints and
-as CSV. Plain functions over records (desktop/usage/records.py)."""
+"""Usage added up: in all, by source, by local day, by chat; as the JSON `nanobot-tray usage --json` prints, as
+CSV, and in the few words the windows show. Plain functions over records (desktop/usage/records.py)."""
 
 from __future__ import annotations
 
@@ -152,3 +152,19 @@ def to_csv(records: Iterable[CallRecord]) -> str:
                          r.model, r.prompt_tokens, r.completion_tokens, r.cached_tokens,
                          "" if r.cost_usd is None else f"{r.cost_usd:.6f}", "yes" if r.estimated else ""])
     return out.getvalue()
+
+
+def tokens_text(count: int) -> str:
+    """12,345 → "12.3k", 2,500,000 → "2.5M": what fits under a bar, on an axis or in a header."""
+    for size, unit in ((1_000_000_000, "G"), (1_000_000, "M"), (1_000, "k")):
+        if count >= size:
+            return f"{count / size:.1f}".rstrip("0").rstrip(".") + unit
+    return str(count)
+
+
+def brief(tokens: int, cost_usd: float | None) -> str:
+    """"12.3k tokens · $0.04", tokens alone when no price is known: a chat's or a task's use at a glance (cents
+    once there are some, else the fraction of a cent that is there)."""
+    if cost_usd is None:
+        return f"{tokens_text(tokens)} tokens"
+    return f"{tokens_text(tokens)} tokens · " + (f"${cost_usd:,.2f}" if cost_usd >= 0.01 else f"${cost_usd:.4f}")

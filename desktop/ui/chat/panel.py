@@ -2,13 +2,18 @@
 questions waiting in it): the window tells each one which chat it shows, and the strip decides whether it has
 anything to show there. A strip may also put a widget in the chat's header (`header_widget`: a menu of what
 can be done with the chat shown, such as Export), a column beside the transcript (`side_widget`: shown and
-hidden by the strip itself, from its header widget), and files in the message box as a drop would
-(`attach_requested`)."""
+hidden by the strip itself, from its header widget), files in the message box as a drop would
+(`attach_requested`), and something about a row of the transcript when it is hovered (`row_tip`: what an
+answer cost)."""
 
 from __future__ import annotations
 
+from collections.abc import Sequence
+
 from PySide6.QtCore import Signal
 from PySide6.QtWidgets import QFrame, QWidget
+
+from desktop.conversation.transcript import ChatRow
 
 
 class ChatPanel(QFrame):
@@ -30,3 +35,7 @@ class ChatPanel(QFrame):
         """A column to the right of the transcript and message box, hidden until the strip shows it; None for
         none."""
         return None
+
+    def row_tip(self, rows: Sequence[ChatRow], index: int) -> str:
+        """The tooltip of row `index` of the chat shown, when hovered; "" for none."""
+        return ""

@@ -9,12 +9,13 @@ from __future__ import annotations
 
 import time
 from bisect import bisect_right
-from collections.abc import Callable
+from collections.abc import Callable, Sequence
 from itertools import accumulate
 
 from PySide6.QtCore import (
     QEvent,
     QModelIndex,
+    QPoint,
     QPointF,
     QRectF,
     Qt,
@@ -31,6 +32,7 @@ from PySide6.QtGui import (
     QFont,
     QFontMetricsF,
     QGuiApplication,
+    QHelpEvent,
     QKeyEvent,
     QMouseEvent,
     QPainter,
@@ -39,7 +41,7 @@ from PySide6.QtGui import (
     QResizeEvent,
     QTextDocument,
 )
-from PySide6.QtWidgets import QAbstractScrollArea, QMenu, QWidget
+from PySide6.QtWidgets import QAbstractScrollArea, QMenu, QToolTip, QWidget
 
 from desktop.conversation.transcript import ChatRow, Kind, format_arguments
 from desktop.ui.chat.model import TranscriptModel
@@ -55,6 +57,7 @@ COPIED_MS = 1500
 PREFETCH_BUDGET = 0.004  # seconds of layout work per idle slice
 WELCOME = "What can I help with?"
 Marker = Callable[[ChatRow, RowLayout], "dict[int, list[QAbstractTextDocumentLayout.Selection]] | None"]
+RowTip = Callable[[Sequence[ChatRow], int], str]
 WELCOME_HINT = "Ask anything. Type / for commands; drop or paste files and screenshots to attach them."
 
 
@@ -92,6 +95,7 @@ class MessageView(QAbstractScrollArea):
         self._prefetch_timer = QTimer(self, singleShot=True, interval=0)
         self._prefetch_timer.timeout.connect(self._prefetch)
         self.marks: Marker | None = None  # highlights text in rows (the find bar)
+        self.row_tip: RowTip = lambda rows, index: ""  # a hovered row's tooltip (what an answer cost)
         self._thumbnails: Thumbnails | None = None
 
     def show_thumbnails(self, thumbnails: Thumbnails) -> None:
@@ -405,17 +409,37 @@ class MessageView(QAbstractScrollArea):
                          int(Qt.AlignmentFlag.AlignHCenter | Qt.AlignmentFlag.AlignTop | Qt.TextFlag.TextWordWrap),
                          WELCOME_HINT)
 
-    def _hit(self, pos: QPointF) -> tuple[ChatRow, RowLayout, QPointF] | None:
-        rows = self._rows()
-        if not rows:
+    def _index_at(self, pos: QPointF) -> int | None:
+        """The row at `pos` (viewport coordinates); None below the last."""
+        if not self._rows():
             return None
         y = pos.y() + self._offset
         i = self._row_at(y)
         tops = self._ensure_tops()
-        if not tops[i] <= y < tops[i + 1]:
+        return i if tops[i] <= y < tops[i + 1] else None
+
+    def _hit(self, pos: QPointF) -> tuple[ChatRow, RowLayout, QPointF] | None:
+        i = self._index_at(pos)
+        if i is None:
             return None
-        layout = self.renderer.layout(rows[i], self._column_width())
-        return rows[i], layout, QPointF(pos.x() - self._column_x(), y - tops[i])
+        row = self._rows()[i]
+        layout = self.renderer.layout(row, self._column_width())
+        return row, layout, QPointF(pos.x() - self._column_x(), pos.y() + self._offset - self._ensure_tops()[i])
+
+    def viewportEvent(self, event: QEvent) -> bool:
+        if event.type() == QEvent.Type.ToolTip and isinstance(event, QHelpEvent) and not self.viewport().toolTip():
+            self.show_row_tip(QPointF(event.pos()), event.globalPos())
+            return True
+        return super().viewportEvent(event)
+
+    def show_row_tip(self, pos: QPointF, at: QPoint) -> None:
+        """The tooltip of the row at `pos` (viewport coordinates) from `row_tip`, shown at `at` (global)."""
+        index = self._index_at(pos)
+        tip = self.row_tip(self._rows(), index) if index is not None else ""
+        if tip:
+            QToolTip.showText(at, tip, self.viewport())
+        else:
+            QToolTip.hideText()
 
     def _offer_actions(self, pos: QPointF) -> None:
         """The toolbar over the user or assistant message under the pointer (`pos` in viewport coordinates)."""

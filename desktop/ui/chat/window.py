@@ -118,6 +118,7 @@ class ChatWindow(QWidget):
         self.view = MessageView()
         self.view.show_thumbnails(self.thumbnails)
         self.view.retry_requested.connect(self.retry)
+        self.view.row_tip = self._row_tip
         actions = self.view.row_actions
         actions.copy_requested.connect(lambda row: QApplication.clipboard().setText(row.text))
         actions.regenerate_requested.connect(self.retry)
@@ -383,6 +384,10 @@ class ChatWindow(QWidget):
     def _busy_changed(self, key: str, busy: bool) -> None:
         if key == self.current_key:
             self.composer.set_busy(busy)
+
+    def _row_tip(self, rows: Sequence[ChatRow], index: int) -> str:
+        """A hovered row's tooltip: what the features' strips say about it (what an answer cost)."""
+        return "\n\n".join(filter(None, (panel.row_tip(rows, index) for panel in self.panels)))
 
     def _commands(self) -> list[tuple[str, str]]:
         return self.bridge.commands()

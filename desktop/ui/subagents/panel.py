@@ -1,5 +1,6 @@
-"""The open chat's background tasks, above the composer: what each is doing and for how long, Cancel while it
-runs, and its outcome with its transcript once it has ended. Hidden while the chat has none.
+"""The open chat's background tasks, above the composer: what each is doing, for how long and what its model
+calls have used so far, Cancel while it runs, and its outcome with its transcript once it has ended. Hidden
+while the chat has none.
 
 It follows the core's BackgroundTasks events (snapshots of every task); the clock ticks only while one runs."""
 
@@ -19,12 +20,13 @@ from desktop.subagents.events import BackgroundTasks, TaskSnapshot
 from desktop.ui.bridge import CoreBridge
 from desktop.ui.chat.panel import ChatPanel
 from desktop.ui.subagents.transcript import TranscriptDialog
+from desktop.usage.report import brief
 
 STYLE = """
 #tasksPanel { border: 1px solid palette(midlight); border-radius: 10px; background: palette(alternate-base); }
 #tasksHeading { color: palette(placeholder-text); font-size: 11px; }
 #taskLabel { font-weight: 600; }
-#taskTime, #taskDetail { color: palette(placeholder-text); }
+#taskTime, #taskUsage, #taskDetail { color: palette(placeholder-text); }
 #taskDetail[outcome="failed"] { color: #c0392b; }
 """
 LABEL_CHARS = 60  # a label the model made long must not widen the window
@@ -33,7 +35,7 @@ _ENDED = {"done": "Done", "failed": "Failed"}
 
 
 class TaskRow(QWidget):
-    """One task: label, time, and a second line with its step (running) or its outcome (ended)."""
+    """One task: label, time, tokens, and a second line with its step (running) or its outcome (ended)."""
 
     def __init__(self, task: TaskSnapshot, panel: TasksPanel) -> None:
         super().__init__(panel)
@@ -42,6 +44,8 @@ class TaskRow(QWidget):
         self.label.setObjectName("taskLabel")
         self.time = QLabel()
         self.time.setObjectName("taskTime")
+        self.usage = QLabel()
+        self.usage.setObjectName("taskUsage")
         self.detail = QLabel()
         self.detail.setObjectName("taskDetail")
         self.detail.setTextInteractionFlags(Qt.TextInteractionFlag.TextSelectableByMouse)
@@ -55,6 +59,7 @@ class TaskRow(QWidget):
         top.setSpacing(6)
         top.addWidget(self.label)
         top.addWidget(self.time)
+        top.addWidget(self.usage)
         top.addStretch(1)
         for button in (self.cancel_button, self.open_button, self.hide_button):
             top.addWidget(button)
@@ -71,6 +76,8 @@ class TaskRow(QWidget):
         self.cancel_button.setVisible(task.active)
         self.open_button.setVisible(not task.active)
         self.hide_button.setVisible(not task.active)
+        self.usage.setText(f"· {brief(task.tokens, task.cost_usd)}" if task.tokens else "")
+        self.usage.setVisible(bool(task.tokens))
         if task.status == "running":
             detail = task.step or "Thinking…"
         elif task.status == "queued":

@@ -1,5 +1,6 @@
 """Usage in the app: a tray entry opening the Usage window (desktop/ui/usage/window.py), which reads the usage
-log through the Usage service, and the Budgets page in Settings."""
+log through the Usage service; in the chat window, the chat's use in its header and each answer's when hovered
+(desktop/ui/usage/chat.py); and the Budgets page in Settings."""
 
 from __future__ import annotations
 
@@ -7,9 +8,10 @@ from typing import TYPE_CHECKING
 
 from desktop.ui.host import UiFeature, UiHost
 
-if TYPE_CHECKING:  # the window and the service load when the window is first opened
+if TYPE_CHECKING:  # the window and the service load when the window is first opened, the strip with the chat
     from PySide6.QtWidgets import QWidget
 
+    from desktop.ui.usage.chat import ChatUsagePanel
     from desktop.ui.usage.window import UsageWindow
 
 BUDGETS = "How much reminders, the heartbeat, Dream and background tasks may use; typed chats are never held back."
@@ -27,7 +29,14 @@ def attach_ui(host: UiHost) -> None:
 
         return SettingsGroup("budgets")
 
+    def chat_strip() -> ChatUsagePanel:
+        from desktop.ui.usage.chat import ChatUsagePanel
+        from desktop.usage import Usage
+
+        return ChatUsagePanel(host.get(Usage), host.bridge)
+
     host.add_window("usage", build, tray_label="Usage")
+    host.add_chat_panel(chat_strip)
     host.add_settings_page("Budgets", BUDGETS, budgets_page)
 
 

@@ -11,19 +11,11 @@ from PySide6.QtGui import QColor, QHelpEvent, QPainter, QPaintEvent, QPalette
 from PySide6.QtWidgets import QToolTip, QWidget
 
 from desktop.kernel.work import Source
-from desktop.usage.report import Summary, Totals
+from desktop.usage.report import Summary, Totals, tokens_text
 
 COLOURS = {Source.CHAT: "#3b82f6", Source.REMINDER: "#f59e0b", Source.HEARTBEAT: "#ef4444",
            Source.SUBAGENT: "#8b5cf6", Source.DREAM: "#10b981", Source.CONSOLIDATION: "#94a3b8"}
 LEFT, BOTTOM, TOP = 56, 22, 8  # room for the axis labels
-
-
-def tokens_text(count: int) -> str:
-    """12,345 → "12.3k", 2,500,000 → "2.5M": what fits under a bar or on an axis."""
-    for size, unit in ((1_000_000_000, "G"), (1_000_000, "M"), (1_000, "k")):
-        if count >= size:
-            return f"{count / size:.1f}".rstrip("0").rstrip(".") + unit
-    return str(count)
 
 
 def cost_text(totals: Totals) -> str:

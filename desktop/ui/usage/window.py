@@ -33,10 +33,10 @@ from desktop.ui.bridge import CoreBridge
 from desktop.ui.skills.details import Notice
 from desktop.ui.skills.dialogs import run_dialog
 from desktop.ui.skills.model import GREEN, RED
-from desktop.ui.usage.chart import COLOURS, DayBars, cost_text, tokens_text
+from desktop.ui.usage.chart import COLOURS, DayBars, cost_text
 from desktop.usage import Usage
 from desktop.usage.records import CallRecord
-from desktop.usage.report import Summary, Totals, first_day, midnight, summarize, to_csv
+from desktop.usage.report import Summary, Totals, first_day, midnight, summarize, to_csv, tokens_text
 from desktop.usage.settings import BudgetsConfig
 
 PERIODS = ((7, "Last 7 days"), (30, "Last 30 days"), (90, "Last 90 days"), (365, "Last year"))

@@ -1,8 +1,10 @@
 """The background tasks panel of the chat window, with real tasks started by the scripted model: what runs and
-what it does now, Cancel, the outcome of a finished one and its transcript, and that it follows the open chat."""
+what it does now, what its model calls have used, Cancel, the outcome of a finished one and its transcript, and
+that it follows the open chat."""
 
 from __future__ import annotations
 
+import os
 from typing import Any
 
 from PySide6.QtCore import Qt
@@ -15,7 +17,9 @@ from desktop.ui.subagents.panel import TaskRow, TasksPanel, readable
 from desktop.ui.subagents.transcript import TranscriptDialog
 from tests.fakeserver import FakeOpenAI, Step, last_user_text
 from tests.ui.conftest import until
+from tests.usage.test_counting import counts
 
+SHOTS = os.environ.get("NANOBOT_SCREENSHOTS")  # a folder: save what a finished task's row looks like
 TURN = 90  # seconds: the first model call imports litellm, slow on a loaded machine
 SLOW = "sleep 35.25"  # a command no other test runs, so it can be found among the processes
 
@@ -96,6 +100,33 @@ async def test_the_panel_follows_the_open_chat(window: ChatWindow, bridge: CoreB
     await until(lambda: not rows(window)["Long build"].task.active, timeout=TURN)
     qtbot.mouseClick(rows(window)["Long build"].hide_button, Qt.MouseButton.LeftButton)
     assert set(rows(window)) == {"Quick look"}  # hidden here; /tasks still lists it
+
+
+async def test_a_task_shows_the_tokens_its_model_calls_have_used(window: ChatWindow, bridge: CoreBridge,
+                                                                  fake: FakeOpenAI) -> None:
+    def reply(body: dict[str, Any]) -> Step:
+        if str(body["messages"][0]["content"]).startswith("# Background task"):
+            if body["messages"][-1].get("role") == "tool":
+                return {"content": "Built.", "usage": counts(1900, 57)}
+            return {"tool_calls": [{"name": "exec", "arguments": {"command": "sleep 2"}}], "usage": counts(500, 20)}
+        if body["messages"][-1].get("role") == "tool":
+            return {"content": "It is building.", "usage": counts(10, 1)}
+        if "[Background task" in last_user_text(body):
+            return {"content": "The build is done.", "usage": counts(10, 1)}
+        return {"tool_calls": [{"name": "spawn", "arguments": {"task": "build it", "label": "Build"}}],
+                "usage": counts(10, 1)}
+
+    fake.default = reply
+    bridge.send(window.current_key, "build it in the background")
+    await until(lambda: "Build" in rows(window) and rows(window)["Build"].detail.text() == "exec: sleep 2",
+                timeout=TURN)
+    running = rows(window)["Build"]
+    assert running.usage.isVisible() and running.usage.text() == "· 520 tokens"  # its first call, while it runs
+    await until(lambda: rows(window)["Build"].task.status == "done", timeout=TURN)
+    assert rows(window)["Build"].usage.text() == "· 2.5k tokens"  # both calls: 520 + 1,957; a local server's,
+    # so no price
+    if SHOTS:
+        panel_of(window).grab().save(os.path.join(SHOTS, "task-usage.png"))
 
 
 def test_an_outcome_line_shows_the_reports_words_not_its_markdown() -> None:
