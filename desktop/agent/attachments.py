@@ -22,7 +22,7 @@ import stat
 from dataclasses import dataclass, field
 from pathlib import Path
 
-from desktop.agent.pdf import NotReadable, is_pdf, pdf_text
+from desktop.agent.pdf import NotReadable, is_pdf, page_count, pdf_text
 from desktop.workspace import access
 
 ATTACHMENT_LIMIT = 50 * 1024 * 1024  # a larger file is not attached: the person is told when attaching
@@ -91,6 +91,25 @@ def prepare(text: str, media: list[str], workspace: Path, session_key: str) -> P
     return Prepared("\n\n".join([text, *notes]) if text else "\n\n".join(notes), images, kept)
 
 
+def pdf_pages(path: str, workspace: Path) -> str | None:
+    """What a PDF's chip says of it before it is sent: "12 pages", or why its text cannot be read; None when
+    the file is not a PDF or cannot be read now (the message says why when it goes). Blocking: run it in a
+    thread. Read as the message will read it: a file in the workspace never through a link out of it."""
+    if mimetypes.guess_type(path)[0] != "application/pdf":
+        return None
+    try:
+        data, _ = _read_in_place(Path(path), workspace)
+    except OSError:
+        return None
+    if not is_pdf(data):
+        return None
+    try:
+        pages = page_count(data)
+    except NotReadable as exc:
+        return str(exc)
+    return f"{pages} page{'' if pages == 1 else 's'}"
+
+
 def safe_name(name: str) -> str:
     """A file or folder name that is plain in a shell and on any disk: letters, digits, `.`, `-` and `_`."""
     cleaned = re.sub(r"[^\w.\-]+", "_", name).strip("._") or "attachment"
@@ -100,12 +119,19 @@ def safe_name(name: str) -> str:
 
 def _bring_in(source: Path, workspace: Path, session_key: str) -> tuple[bytes, str]:
     """The file's bytes and its path in the workspace, copied there when it lies outside."""
+    data, relpath = _read_in_place(source, workspace)
+    if relpath is not None:
+        return data, relpath
+    return data, _store(workspace, f"{FOLDER}/{safe_name(session_key)}", safe_name(source.name), data)
+
+
+def _read_in_place(source: Path, workspace: Path) -> tuple[bytes, str | None]:
+    """The file's bytes, and its path in the workspace when it lies there (None: outside it)."""
     inside = _route(str(source.absolute()), workspace)
     if inside is not None:
         root, relpath = inside
         return access.read_bytes(root, relpath, ATTACHMENT_LIMIT), relpath
-    data = _read_chosen(source.absolute())
-    return data, _store(workspace, f"{FOLDER}/{safe_name(session_key)}", safe_name(source.name), data)
+    return _read_chosen(source.absolute()), None
 
 
 def _route(path: str, workspace: Path) -> tuple[Path, str] | None:

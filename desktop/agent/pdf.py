@@ -59,3 +59,19 @@ def pdf_text(data: bytes) -> PdfText:
         log.info("reading a PDF failed: %s", exc)
         raise NotReadable("it is damaged or not a PDF pypdf can read") from None
     return PdfText(pages, "\n\n".join(parts)[:TEXT_LIMIT], cut)
+
+
+def page_count(data: bytes) -> int:
+    """How many pages the PDF has (its chip says so before it is sent). Raises NotReadable."""
+    from pypdf import PdfReader
+    from pypdf.errors import FileNotDecryptedError, PdfReadError
+
+    try:
+        reader = PdfReader(io.BytesIO(data))
+        if reader.is_encrypted:
+            reader.decrypt("")
+        return len(reader.pages)
+    except FileNotDecryptedError:
+        raise NotReadable("locked with a password") from None
+    except (PdfReadError, ValueError, KeyError, TypeError, IndexError, RecursionError):
+        raise NotReadable("damaged") from None

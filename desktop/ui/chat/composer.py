@@ -34,8 +34,9 @@ from PySide6.QtWidgets import (
     QVBoxLayout,
     QWidget,
 )
+from shiboken6 import isValid
 
-from desktop.agent.attachments import is_image
+from desktop.agent.attachments import is_image, pdf_pages
 from desktop.agent.attachments import problem as attachment_problem
 from desktop.kernel.taskset import spawn
 from desktop.ui.chat import pasted
@@ -429,6 +430,14 @@ class _Chip(QFrame):
         if is_image(path):
             thumbnails.ready.connect(self._show_picture)
             self._show_picture()
+        elif isinstance(self.name, QLabel) and Path(path).suffix.lower() == ".pdf":
+            spawn(self._count_pages(thumbnails.workspace))
+
+    async def _count_pages(self, workspace: Path) -> None:
+        """A PDF's page count (or why its text cannot be read) beside its name, read off the GUI thread."""
+        said = await asyncio.to_thread(pdf_pages, self.path, workspace)
+        if said is not None and isValid(self.name) and isinstance(self.name, QLabel):
+            self.name.setText(f"{Path(self.path).name} · {said}")
 
     def _show_picture(self) -> None:
         image = self._thumbnails.get(self.path)

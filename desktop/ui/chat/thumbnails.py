@@ -29,6 +29,11 @@ class Thumbnails(QObject):
         self._images: dict[str, QImage] = {}
         self._reading: set[str] = set()
 
+    @property
+    def workspace(self) -> Path:
+        """The workspace in force: files in it are read without following a link out of it."""
+        return self._workspace()
+
     def get(self, path: str) -> QImage | None:
         image = self._images.get(path)
         if image is None and path not in self._reading:

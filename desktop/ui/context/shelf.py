@@ -32,6 +32,7 @@ from PySide6.QtWidgets import (
 )
 from shiboken6 import isValid
 
+from desktop.agent.attachments import pdf_pages
 from desktop.context.captures import keep_capture
 from desktop.context.portal import PORTAL, portal_screenshot, screenshot_route
 from desktop.context.quoting import Snippet, preview, snippet, with_context
@@ -263,7 +264,16 @@ class ContextShelf(QWidget):
         self._add(chip)
 
     def add_file(self, path: str, label: str = "") -> None:
-        self._add(FileChip(path, label))
+        chip = FileChip(path, label)
+        self._add(chip)
+        if not label and os.path.splitext(path)[1].lower() == ".pdf":
+            spawn(self._count_pages(chip))
+
+    async def _count_pages(self, chip: FileChip) -> None:
+        """A PDF's page count (or why its text cannot be read) on its chip, read off the GUI thread."""
+        said = await asyncio.to_thread(pdf_pages, chip.path, self._bridge.workspace)
+        if said is not None and isValid(chip.source):
+            chip.source.setText(f"{chip.source.text()} · {said}")
 
     def add_offer(self, source: Source, offer: Offer) -> None:
         chip = OfferChip(source, offer)

@@ -7,12 +7,14 @@ from pathlib import Path
 
 from PySide6.QtCore import QMimeData, QPoint, Qt, QUrl
 from PySide6.QtGui import QColor, QDragEnterEvent, QDragLeaveEvent, QGuiApplication, QImage
+from PySide6.QtWidgets import QLabel
 
 from desktop.conversation.transcript import Kind
 from desktop.ui.bridge import CoreBridge
 from desktop.ui.chat.render import _Picture
 from desktop.ui.chat.window import ChatWindow
 from tests.fakeserver import FakeOpenAI, last_user_text
+from tests.pdfs import pdf
 from tests.ui.conftest import until
 
 TURN = 90  # seconds: the first model call imports litellm, slow on a loaded machine
@@ -197,3 +199,11 @@ async def test_a_long_paste_is_read_once_so_its_chip_is_never_empty(window: Chat
     window.composer.input.insertFromMimeData(_AnswersOnce(log))
     await until(lambda: window.composer.attachments, message="the long paste attached")
     assert Path(window.composer.attachments[0]).read_text(encoding="utf-8") == log
+
+
+async def test_a_pdfs_chip_in_the_message_box_says_its_pages(window: ChatWindow, tmp_path: Path) -> None:
+    report = tmp_path / "report.pdf"
+    report.write_bytes(pdf(["One.", "Two.", "Three."]))
+    window.composer.add_files([str(report)])
+    await until(lambda: "report.pdf · 3 pages" in [label.text() for label in window.composer.findChildren(QLabel)],
+                message="pages counted")

@@ -24,6 +24,7 @@ from desktop.ui.context.capture import png_bytes
 from desktop.ui.context.shelf import PORTAL_ENTRY, ImageChip, TextChip
 from desktop.ui.quick_prompt import QuickPrompt
 from tests.fakeserver import FakeOpenAI
+from tests.pdfs import pdf
 from tests.portalstandin import ScreenshotPortal, private_bus
 from tests.ui.conftest import until
 
@@ -258,3 +259,25 @@ async def test_a_portal_that_never_answers_is_given_up_on_with_a_message(
     assert prompt.shelf.note.text() == "No screenshot: the screenshot dialog gave no answer within 1 second."
     assert len(stand_in.closed) == 1 and stand_in.closed[0].endswith(stand_in.asked[0]["handle_token"])
     assert prompt.shelf.empty and prompt.isVisible()
+
+
+async def test_a_pdfs_chip_says_its_pages_before_it_goes_as_text(qtbot: QtBot, bridge: CoreBridge,
+                                                                  fake: FakeOpenAI, tmp_path: Path) -> None:
+    report = tmp_path / "report.pdf"
+    report.write_bytes(pdf(["Sales doubled.", "Costs held."]))
+    locked = tmp_path / "locked.pdf"
+    locked.write_bytes(b"%PDF-1.4 not really a document")
+    prompt = await _prompt(qtbot, bridge)
+    prompt.shelf.add_file(str(report))
+    prompt.shelf.add_file(str(locked))
+    chips = prompt.shelf.chips
+    await until(lambda: [c.source.text() for c in chips] == ["File · report.pdf · 2 pages",
+                                                           "File · locked.pdf · damaged"], message="pages counted")
+    prompt.grab().save(str(qtbot_artifact("quick-prompt-pdf-chip.png")))
+    qtbot.mouseClick(chips[1].close_button, Qt.MouseButton.LeftButton)  # ✕: only the readable one goes
+    fake.add({"content": "Sales doubled."})
+    qtbot.keyClicks(prompt.input, "What happened?")
+    qtbot.keyClick(prompt.input, Qt.Key.Key_Return)
+    await until(lambda: prompt.status.text() == "Done", message="answer finished")
+    sent = fake.requests[-1]["messages"][-1]["content"]
+    assert "[Attached PDF “report.pdf” (" in sent and "2 pages)" in sent and "[Page 2]\nCosts held." in sent
