@@ -14,9 +14,6 @@ from desktop.usage.report import midnight
 from tests.cli.in_process import run_main
 from tests.cli.test_cli import run_cli
 
-TODAY = date.today()
-YESTERDAY = TODAY - timedelta(days=1)
-
 
 def write_log(home: Path, *records: CallRecord) -> None:
     path = home / "data" / "usage.jsonl"
@@ -31,16 +28,18 @@ def call(day: date, source: Source, prompt: int, completion: int, cached: int = 
 
 
 def test_json_totals_each_source_and_day_exactly(tmp_path: Path) -> None:
+    today = date.today()  # read in the test, not at import: a run may cross midnight
+    yesterday_ = today - timedelta(days=1)
     write_log(tmp_path,
-              call(TODAY - timedelta(days=40), Source.CHAT, 9999, 999),  # before the last 2 days: left out
-              call(YESTERDAY, Source.CHAT, 1000, 100, 400, 0.25),
-              call(YESTERDAY, Source.HEARTBEAT, 500, 5, 0, 0.5, "system:heartbeat"),
-              call(TODAY, Source.CHAT, 2000, 200, 1000, None),  # a call with no known price
-              call(TODAY, Source.REMINDER, 300, 30, 0, 0.125))
+              call(today - timedelta(days=40), Source.CHAT, 9999, 999),  # before the last 2 days: left out
+              call(yesterday_, Source.CHAT, 1000, 100, 400, 0.25),
+              call(yesterday_, Source.HEARTBEAT, 500, 5, 0, 0.5, "system:heartbeat"),
+              call(today, Source.CHAT, 2000, 200, 1000, None),  # a call with no known price
+              call(today, Source.REMINDER, 300, 30, 0, 0.125))
     result = run_main(tmp_path, "usage", "--days", "2", "--json")
     assert result.returncode == 0, result.stderr
     report = json.loads(result.stdout)
-    day, yesterday = TODAY.isoformat(), YESTERDAY.isoformat()
+    day, yesterday = today.isoformat(), yesterday_.isoformat()
     total = report["total"]
     assert {k: total[k] for k in ("prompt_tokens", "completion_tokens", "cached_tokens", "cost_usd")} == {
         "prompt_tokens": 3800, "completion_tokens": 335, "cached_tokens": 1400, "cost_usd": 0.875}
@@ -56,10 +55,11 @@ def test_json_totals_each_source_and_day_exactly(tmp_path: Path) -> None:
 
 
 def test_the_table_and_the_mistakes(tmp_path: Path) -> None:
+    today = date.today()
     empty = run_main(tmp_path, "usage")
     assert empty.returncode == 0 and empty.stdout == "No model calls the last 30 days " \
-        f"(since {TODAY - timedelta(days=29):%a %Y-%m-%d}).\n"
-    write_log(tmp_path, call(TODAY, Source.CHAT, 1234, 56, 0, None), call(TODAY, Source.DREAM, 100, 10, 0, 0.5))
+        f"(since {today - timedelta(days=29):%a %Y-%m-%d}).\n"
+    write_log(tmp_path, call(today, Source.CHAT, 1234, 56, 0, None), call(today, Source.DREAM, 100, 10, 0, 0.5))
     result = run_cli(tmp_path, "usage", "--days", "1")  # a process of its own, as a user runs it
     assert result.returncode == 0, result.stderr
     lines = result.stdout.splitlines()

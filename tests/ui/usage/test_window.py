@@ -26,7 +26,6 @@ from tests.ui.conftest import until
 from tests.usage.test_counting import counts
 
 SHOTS = os.environ.get("NANOBOT_SCREENSHOTS")  # a folder: save what the window looks like there
-TODAY = date.today()
 
 
 def at(day: date) -> float:
@@ -34,16 +33,22 @@ def at(day: date) -> float:
 
 
 @pytest.fixture
-def logged(home_dir: Path) -> None:
+def today() -> date:
+    """Read when the test starts, not at import: a run may cross midnight."""
+    return date.today()
+
+
+@pytest.fixture
+def logged(home_dir: Path, today: date) -> None:
     """Calls of the last days, written before the app starts."""
-    records = [CallRecord(at(TODAY - timedelta(days=60)), Source.CHAT, "desktop:old", "openai/gpt-4o", 1, 1, 0, 1.0),
-               CallRecord(at(TODAY - timedelta(days=3)), Source.CHAT, "desktop:trip", "openai/gpt-4o", 4000, 400,
+    records = [CallRecord(at(today - timedelta(days=60)), Source.CHAT, "desktop:old", "openai/gpt-4o", 1, 1, 0, 1.0),
+               CallRecord(at(today - timedelta(days=3)), Source.CHAT, "desktop:trip", "openai/gpt-4o", 4000, 400,
                           1000, 0.02),
-               CallRecord(at(TODAY - timedelta(days=3)), Source.HEARTBEAT, "system:heartbeat", "openai/gpt-4o",
+               CallRecord(at(today - timedelta(days=3)), Source.HEARTBEAT, "system:heartbeat", "openai/gpt-4o",
                           9000, 100, 0, 0.025),
-               CallRecord(at(TODAY - timedelta(days=1)), Source.REMINDER, "desktop:trip", "openai/gpt-4o", 2000,
+               CallRecord(at(today - timedelta(days=1)), Source.REMINDER, "desktop:trip", "openai/gpt-4o", 2000,
                           50, 0, 0.005),
-               CallRecord(at(TODAY), Source.CHAT, "quick:abc", "ollama_chat/llama3", 700, 70, 0, None)]
+               CallRecord(at(today), Source.CHAT, "quick:abc", "ollama_chat/llama3", 700, 70, 0, None)]
     path = home_dir / "data" / "usage.jsonl"
     path.parent.mkdir(parents=True, exist_ok=True)
     path.write_text("".join(json.dumps(r.to_json()) + "\n" for r in records))
@@ -68,14 +73,14 @@ def rows(window: UsageWindow, table: str) -> list[list[str]]:
 
 
 async def test_the_last_30_days_by_day_source_chat_and_job(window: UsageWindow, bridge: CoreBridge,
-                                                           fake: FakeOpenAI, tmp_path: Path) -> None:
+                                                           fake: FakeOpenAI, tmp_path: Path, today: date) -> None:
     assert window.totals.text() == ("<b>Last 30 days</b>: 4 model calls, 16,320 tokens (1,000 of them read from "
                                     "cache), $0.0500")
     assert rows(window, "chats") == [["Trip plans", "4,400", "$0.0200"], ["quick:abc", "770", "—"]]
     assert rows(window, "jobs") == [["Heartbeat", "9,100", "$0.0250"], ["Reminders in Trip plans", "2,050",
                                                                          "$0.0050"]]
-    three_days_ago = TODAY - timedelta(days=3)
-    assert window.chart.days[0] == TODAY - timedelta(days=29) and window.chart.days[-1] == TODAY
+    three_days_ago = today - timedelta(days=3)
+    assert window.chart.days[0] == today - timedelta(days=29) and window.chart.days[-1] == today
     assert window.chart.describe(three_days_ago).split("<br>")[1:] == [
         "<span style='color:#3b82f6'>■</span> chat: 4,400 tokens, $0.0200",
         "<span style='color:#ef4444'>■</span> heartbeat: 9,100 tokens, $0.0250"]
