@@ -1,7 +1,8 @@
 """Provider, model, server address and API key, with a connection test: shared by Settings and onboarding.
 
 With a server address the model list is the server's own (asked for off the GUI thread, a moment after
-the address stops changing); without one it is litellm's catalogue, plain names before dated snapshots.
+the address stops changing, and again each time the form is loaded: a server may have started serving
+another model since); without one it is litellm's catalogue, plain names before dated snapshots.
 
 `custom_server=True` is the form for a server of the person's own that speaks the OpenAI API (vLLM, a
 LiteLLM proxy, anything on a port nobody guesses): its address comes first and is required, and there is no
@@ -135,6 +136,7 @@ class ModelForm(QWidget):
         self._fill_models(provider)
         self.model.setCurrentText(name)
         self.api_base.setText(config.api_base or "")
+        self._list_timer.start()  # also when the address is the one shown before: its list may have changed
         self.key.clear()
         self.test_result.clear()
         spawn(self._load_catalog())

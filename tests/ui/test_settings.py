@@ -416,3 +416,18 @@ async def test_a_section_of_simple_settings_gets_its_page_of_generated_rows(
     assert "Saved" in await save(window)
     on_disk = yaml.safe_load(bridge.core.settings.path.read_text(encoding="utf-8"))
     assert on_disk["provider"]["timeout"] == 45 and bridge.core.config.provider.timeout == 45
+
+
+async def test_the_model_list_is_asked_for_again_each_time_settings_opens(qtbot: QtBot, bridge: CoreBridge,
+                                                                          fake: FakeOpenAI, tmp_path: Path) -> None:
+    window = await opened(qtbot, bridge)
+    form = window.model_form
+    await until(lambda: form.api_base_note.text() == "1 model on this server.", message="the server's list")
+    window.close()
+
+    fake.models = ["test", "test-large"]  # the server started serving a second model
+    window.show()
+    await until(lambda: form.api_base_note.text() == "2 models on this server.", message="the list asked for again")
+    assert [form.model.itemText(i) for i in range(form.model.count())] == ["test", "test-large"]
+    assert form.model.currentText() == "test"
+    window.grab().save(str(tmp_path / "settings-model-list.png"))

@@ -59,6 +59,23 @@ async def test_a_pick_answers_in_this_chat_only(window: ChatWindow, bridge: Core
     await until(lambda: picker.currentText() == "openai/qwen3:8b")
 
 
+async def test_each_opening_asks_again_showing_the_last_list_meanwhile(window: ChatWindow, fake: FakeOpenAI,
+                                                                       tmp_path: Path) -> None:
+    picker = window.model_picker
+    await until(lambda: picker.currentText() == "openai/test")
+    picker.showPopup()
+    await until(lambda: picker.view().isVisible() and offered(window) == ["openai/test"])
+    picker.hidePopup()
+
+    fake.models = ["test", "test-large"]  # the server started serving a second model
+    picker.showPopup()
+    assert picker.view().isVisible() and offered(window) == ["openai/test"]  # at once: the list it had
+    await until(lambda: offered(window) == ["openai/test", "openai/test-large"], message="the fresh list")
+    assert picker.view().isVisible() and picker.currentText() == "openai/test"
+    picker.view().window().grab().save(str(tmp_path / "picker-updated.png"))  # the open list
+    picker.hidePopup()
+
+
 async def test_it_follows_the_default_and_a_model_typed_in_the_chat(window: ChatWindow, bridge: CoreBridge) -> None:
     picker = window.model_picker
     path = bridge.core.settings.path
