@@ -83,7 +83,8 @@ class ModelPicker(QComboBox):
 
     async def _open_when_listed(self) -> None:
         with contextlib.suppress(TimeoutError):
-            await asyncio.wait_for(asyncio.shield(self._ask()), FIRST_WAIT)
+            async with asyncio.timeout(FIRST_WAIT):
+                await asyncio.shield(self._ask())
         if self.isVisible() and not self.view().isVisible():
             super().showPopup()
 
