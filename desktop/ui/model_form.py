@@ -14,6 +14,7 @@ straight to the OS keyring on save."""
 from __future__ import annotations
 
 import asyncio
+from dataclasses import dataclass
 
 from PySide6.QtCore import QSignalBlocker, Qt, QTimer
 from PySide6.QtWidgets import (
@@ -39,6 +40,23 @@ from desktop.providers.server_models import ServerModelsError, address_problem, 
 from desktop.ui.form_widgets import ERROR_COLOUR, OK_COLOUR, WARN_COLOUR, note_label, set_note, with_note
 
 LIST_DELAY_MS = 500  # ask the server once the address has stopped changing for this long
+
+
+@dataclass(frozen=True)
+class KeyNotStored:
+    """Why a typed key did not reach the keyring: `reason` in plain words, `advice` on what to do, and whether
+    the keyring was what failed (asking it again may work: its prompt can come back and be answered)."""
+
+    reason: str
+    advice: str = ""
+    keyring: bool = False
+
+    @property
+    def headline(self) -> str:
+        return f"The key was not stored: {self.reason}."
+
+    def __str__(self) -> str:
+        return f"{self.headline} {self.advice}".strip()
 
 
 class ModelForm(QWidget):
@@ -160,18 +178,20 @@ class ModelForm(QWidget):
         config.model = self.model_name()
         config.api_base = self.api_base.text().strip() or None
 
-    async def store_typed_key(self) -> str | None:
-        """Put a typed key in the keyring. Returns a message for the user when that failed (the key stays typed)."""
+    async def store_typed_key(self) -> KeyNotStored | None:
+        """Put a typed key in the keyring. Returns why it was not stored (the key stays typed), or None."""
         typed = self.key.text().strip()
         provider = self.key_provider()
         if not typed:
             return None
         if not provider:
-            return "Choose a provider so the key can be stored under its name."
+            return KeyNotStored("no provider is chosen", "Choose one so the key can be stored under its name.")
         try:
             await store_key(provider, typed)
-        except (ValueError, secrets.KeyringUnavailable) as exc:  # the keyring's message says how to fix it
-            return f"The API key was not stored: {exc}"
+        except ValueError as exc:
+            return KeyNotStored(str(exc))
+        except secrets.KeyringUnavailable as exc:
+            return KeyNotStored(exc.reason, exc.advice, keyring=True)
         self.key.clear()
         await self._refresh_key_state()
         return None
@@ -316,7 +336,7 @@ class ModelForm(QWidget):
             self.key.setPlaceholderText(f"Paste {whose}, or leave empty to keep a stored one")
         else:
             self.key.setPlaceholderText(f"Paste {whose}")
-        self.forget.setVisible(bool(self._stored_key) or (self._stored_key is None and not local))
+        self.forget.setVisible(bool(self._stored_key))  # only what this run knows: finding out could prompt
         state = self._keyring
         if state is None:
             self.keyring_note.clear()

@@ -305,8 +305,8 @@ class SettingsWindow(QWidget):
             return
         self._show_problems([])
         self._show_command_mode(await self._tools.command_mode() if self._tools else None)
-        problem = await self.model_form.store_typed_key()
-        problem = problem or await self._apply_autostart()
+        not_stored = await self.model_form.store_typed_key()
+        problem = str(not_stored) if not_stored else await self._apply_autostart()
         if problem:
             self._say(f"{message} But: {problem}", ERROR_COLOUR)
         else:

@@ -242,7 +242,7 @@ async def test_unusable_keyring_explains_the_fix_and_keeps_the_typed_key(qtbot: 
     form.provider.setCurrentText("anthropic")
     qtbot.keyClicks(form.key, SECRET)
     status = await save(window)
-    assert "The API key was not stored" in status and "GNOME Keyring" in status
+    assert "The key was not stored: no keyring is installed." in status and "GNOME Keyring" in status
     assert form.key.text() == SECRET  # not lost: the user can fix the keyring and save again
 
 
