@@ -41,6 +41,7 @@ from desktop.agent.attachments import problem as attachment_problem
 from desktop.kernel.taskset import spawn
 from desktop.ui.chat import pasted
 from desktop.ui.chat.thumbnails import Thumbnails
+from desktop.ui.elided_label import ElidedLabel
 
 if TYPE_CHECKING:
     from desktop.ui.context.shelf import ContextShelf
@@ -177,10 +178,10 @@ class Composer(QFrame):
         self.attach_button.setToolTip("Attach files or images (or drop them on the window)")
         self.attach_button.setAutoRaise(True)
         self.attach_button.clicked.connect(self.choose_files)
-        self.hint = QLabel(HINT, self)
+        # Ends in "…" in a narrow window (a column open beside the chat) rather than setting the window's narrowest
+        # width, wrapping to six lines or being cut mid-word; the whole line is then its tooltip.
+        self.hint = ElidedLabel(HINT, self)
         self.hint.setObjectName("hint")
-        # Clipped in a narrow window rather than setting the window's narrowest width (or wrapping to six lines).
-        self.hint.setSizePolicy(QSizePolicy.Policy.Ignored, QSizePolicy.Policy.Preferred)
         self.stop_button = QPushButton("Stop", self)
         self.stop_button.setToolTip("Stop the answer (Esc); what came so far is kept")
         self.stop_button.clicked.connect(self.stop_requested)
