@@ -172,7 +172,8 @@ async def test_broken_config_is_only_replaced_after_confirmation(qtbot: QtBot, b
     window.save_button.click()
     await until(dialog, message="asked before replacing")
     box = dialog()
-    assert box is not None and "problems" in box.text()
+    assert box is not None and box.text().startswith("config.yaml has problems, so some of your settings could not "
+                                                     "be read")
     box.button(QMessageBox.StandardButton.Cancel).click()
     await until(lambda: "Not saved" in window.status.text())
     assert path.read_text(encoding="utf-8") == broken
@@ -190,7 +191,7 @@ async def test_broken_config_is_only_replaced_after_confirmation(qtbot: QtBot, b
 
 
 async def test_an_unreadable_config_shows_the_settings_in_force_names_the_line_and_never_saves_defaults(
-        qtbot: QtBot, bridge: CoreBridge, fake: FakeOpenAI) -> None:
+        qtbot: QtBot, bridge: CoreBridge, fake: FakeOpenAI, tmp_path: Path) -> None:
     settings = bridge.core.settings
     path = settings.path
     working = yaml.safe_load(path.read_text(encoding="utf-8"))
@@ -221,6 +222,8 @@ async def test_an_unreadable_config_shows_the_settings_in_force_names_the_line_a
     await until(dialog, message="asked before replacing")
     box = dialog()
     assert box is not None and f"line {line}" in box.text()
+    assert box.text().startswith("config.yaml could not be read at all, so none of your settings in it could be used")
+    box.grab().save(str(tmp_path / "replace-unreadable.png"))
     next(b for b in box.findChildren(QPushButton) if b.text() == "Save and keep a copy").click()
     await until(lambda: "Saved" in window.status.text())
     kept = list(path.parent.glob("config.yaml.broken-*"))
