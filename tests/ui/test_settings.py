@@ -7,6 +7,7 @@ import asyncio
 import copy
 import logging
 from pathlib import Path
+from typing import Any
 
 import keyring
 import keyring.backends.fail
@@ -28,7 +29,7 @@ from desktop.ui.bridge import CoreBridge
 from desktop.ui.settings import SettingsGroup, SettingsWindow
 from tests.fakeserver import FakeOpenAI
 from tests.memkeyring import MemoryKeyring
-from tests.ui.conftest import until
+from tests.ui.conftest import new_shell, until
 
 pytestmark = pytest.mark.usefixtures("litellm_imported")
 SECRET = "sk-test-0123456789abcdef"
@@ -434,3 +435,34 @@ async def test_the_model_list_is_asked_for_again_each_time_settings_opens(qtbot:
     assert [form.model.itemText(i) for i in range(form.model.count())] == ["test", "test-large"]
     assert form.model.currentText() == "test"
     window.grab().save(str(tmp_path / "settings-model-list.png"))
+
+
+async def test_every_page_is_named_in_full_at_the_windows_size(model_config: dict[str, Any], memory_keyring: object,
+                                                               tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    """Settings as the app builds it, with every feature's page: each page's name shows whole (ten of them cut
+    "Desktop context" short in a row of tabs), and each opens its page."""
+    shell = new_shell(tmp_path, monkeypatch)
+    task = asyncio.ensure_future(shell.run())
+    await until(lambda: shell.core is not None and shell.core.running, timeout=60)
+    try:
+        shell.open_window("settings")
+        window = shell.window("settings")
+        assert isinstance(window, SettingsWindow)
+        await until(window.isVisible)
+        pages = window.tabs
+        names = [pages.tabText(i) for i in range(pages.count())]
+        assert {"Model", "Tools", "MCP servers", "Desktop context", "General"} <= set(names), names
+        listed = pages.names
+        for i, name in enumerate(names):
+            shown = listed.visualItemRect(listed.item(i))
+            assert listed.viewport().rect().contains(shown), f"{name} is cut off: {shown}"
+            assert shown.width() >= listed.fontMetrics().horizontalAdvance(name), f"{name} does not fit"
+        assert window.show_page("Desktop context") and pages.pages.currentWidget().isVisible()
+        window.grab().save(str(tmp_path / "settings-pages.png"))
+        assert window.show_page("Tools")
+        window.grab().save(str(tmp_path / "settings-tools.png"))
+    finally:
+        shell.quit()
+        assert await asyncio.wait_for(task, 30) == 0
+        for widget in QApplication.topLevelWidgets():
+            widget.close()
