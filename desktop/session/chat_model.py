@@ -46,5 +46,5 @@ async def choose_model(store: SessionStore, session: Session, model: str) -> Non
 async def note_model(store: SessionStore, session: Session, model: str) -> None:
     """Save "Model for this chat: NAME" in the chat. A chat not yet saved gets none: nothing of it is kept yet,
     and the line would make an empty chat appear in the list."""
-    if await asyncio.to_thread(store.path_for(session.key).exists):
+    if "created_at" in session.metadata:  # set as the chat's file is first written
         await store.append(session, {"role": "user", "kind": NOTICE, "content": f"[Model for this chat: {model}]"})
