@@ -121,6 +121,9 @@ class ReadAloud:
             await reading()
         except VoiceError as exc:
             self._end(exc)
+        except Exception as exc:  # a fault of ours: said, not left speaking forever
+            log.exception("reading aloud failed")
+            self._end(VoiceError(f"Reading aloud failed: {type(exc).__name__}: {exc}"))
         else:
             self._end(None)
 
@@ -136,6 +139,8 @@ class ReadAloud:
                 await Player().play(sound, lambda: self._set(Phase.SPEAKING))
         finally:
             coming.cancel()
+            if coming.done() and not coming.cancelled():
+                coming.exception()  # the next piece's failure, unheard once stopped
 
     def _end(self, problem: VoiceError | None) -> None:
         if self._reading is not asyncio.current_task():
