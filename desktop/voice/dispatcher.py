@@ -2,13 +2,12 @@
 command `spd-say` (Debian and Ubuntu: the package speech-dispatcher), which starts the speech-dispatcher
 service itself when none runs.
 
-The text goes as one argument of the command (never through a shell), after `--` so that text beginning with
-a dash is not taken for an option; `--wait` keeps spd-say running until the text has been said or cancelled, so
-its end is the reading's end. A stop asks speech-dispatcher to cancel what it is saying (`spd-say --cancel`:
-spd-say has no way to cancel one message of another connection, so whatever else speech-dispatcher was
-saying at that moment stops too), which also ends the waiting spd-say; one that does not end is killed.
-
-Linux takes at most 128 KiB in one argument: a longer text is cut at a word before that (hours of speech)."""
+The text goes on spd-say's standard input (`--pipe-mode`, a message a line), never on its command line, where
+every user of the computer could read it in /proc, and never through a shell; `--wait` keeps spd-say running
+until the text has been said or cancelled, so its end is the reading's end. A stop asks speech-dispatcher to
+cancel what it is saying (`spd-say --cancel`: spd-say has no way to cancel one message of another connection,
+so whatever else speech-dispatcher was saying at that moment stops too), which also ends the waiting spd-say;
+one that does not end is killed."""
 
 from __future__ import annotations
 
@@ -22,7 +21,6 @@ log = logging.getLogger(__name__)
 
 PROGRAM = "spd-say"
 INSTALL = "Debian and Ubuntu: sudo apt install speech-dispatcher"
-MOST_BYTES = 120_000  # of text in the one argument (Linux's MAX_ARG_STRLEN is 131072)
 CANCEL_WITHIN = 5.0  # seconds for `spd-say --cancel`
 EXIT_WITHIN = 1.0  # seconds for the waiting spd-say to end once its text is cancelled
 CANCELS = 3  # a text still on its way to speech-dispatcher escapes a cancel that arrives before it
@@ -38,8 +36,8 @@ async def say(program: str, text: str) -> None:
     """Until speech-dispatcher has said `text`; when the awaiting task is cancelled, silenced at once. Raises
     VoiceError when spd-say fails (no speech-dispatcher service, no voice)."""
     spawn = asyncio.ensure_future(asyncio.create_subprocess_exec(
-        program, "--wait", "--", fitted(text), stdin=asyncio.subprocess.DEVNULL,
-        stdout=asyncio.subprocess.DEVNULL, stderr=asyncio.subprocess.PIPE))
+        program, "--wait", "--pipe-mode", stdin=asyncio.subprocess.PIPE, stdout=asyncio.subprocess.DEVNULL,
+        stderr=asyncio.subprocess.PIPE))
     try:
         proc = await asyncio.shield(spawn)  # cancelled while starting: it still gets silenced
     except asyncio.CancelledError:
@@ -48,23 +46,13 @@ async def say(program: str, text: str) -> None:
     except OSError as exc:
         raise VoiceError(f"speech-dispatcher could not be started ({PROGRAM}: {exc.strerror or exc}).") from exc
     try:
-        _, err = await proc.communicate()
+        _, err = await proc.communicate(text.encode("utf-8") + b"\n")
     except asyncio.CancelledError:
         await asyncio.shield(_silence(program, spawn))
         raise
     if proc.returncode:
         said = " ".join(err.decode("utf-8", "replace").split())[:300] or f"exit status {proc.returncode}"
         raise VoiceError(f"speech-dispatcher could not read the answer aloud ({PROGRAM}: {said}).")
-
-
-def fitted(text: str) -> str:
-    """`text`, cut at a word when it would not fit in one argument."""
-    data = text.encode("utf-8")
-    if len(data) <= MOST_BYTES:
-        return text
-    cut = data[:MOST_BYTES].decode("utf-8", "ignore")
-    log.info("the text to read aloud is cut to %d of %d bytes", MOST_BYTES, len(data))
-    return cut[:cut.rfind(" ")] if " " in cut else cut
 
 
 async def _silence(program: str, spawn: asyncio.Future[asyncio.subprocess.Process]) -> None:

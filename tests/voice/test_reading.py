@@ -15,7 +15,6 @@ from desktop.kernel import secrets
 from desktop.voice import Voice
 from desktop.voice.reading import NO_WAY, Phase, ReadAloud
 from desktop.voice.settings import VoiceConfig
-from desktop.voice.spoken import speakable
 from tests.fakeserver import FakeOpenAI, tone_wav
 from tests.memkeyring import MemoryKeyring
 from tests.pulse import PulseServer
@@ -177,7 +176,8 @@ async def test_without_a_model_speech_dispatcher_says_it_and_stop_cancels_it(
     await reader.read("answer-1", answer)
     assert reader.phase is Phase.SPEAKING and reader.dispatcher is not None
     await _until(_spd_say_command)
-    assert _spd_say_command() == ["spd-say", "--wait", "--", speakable(answer)]  # the words as one argument
+    # the words go on its input: no process's command line (readable by every user in /proc) holds them
+    assert _spd_say_command() == ["spd-say", "--wait", "--pipe-mode"]
     await _hear(speakers, 0.1)  # espeak-ng's voice
     started = time.monotonic()
     await reader.stop()
