@@ -416,3 +416,15 @@ async def test_a_section_of_simple_settings_gets_its_page_of_generated_rows(
     assert "Saved" in await save(window)
     on_disk = yaml.safe_load(bridge.core.settings.path.read_text(encoding="utf-8"))
     assert on_disk["provider"]["timeout"] == 45 and bridge.core.config.provider.timeout == 45
+
+
+async def test_a_longest_answer_of_a_few_tokens_is_refused(qtbot: QtBot, bridge: CoreBridge) -> None:
+    """The walk saved `max_tokens: 3`: the row holds such a slip at the lowest sensible value."""
+    window = await opened(qtbot, bridge)
+    answer, window_tokens = window.field("max_tokens"), window.field("context_window_tokens")
+    answer.setValue(3)
+    window_tokens.setValue(100)
+    assert (answer.value(), window_tokens.value()) == (256, 4096)
+    assert "Saved" in await save(window)
+    saved = yaml.safe_load(bridge.core.settings.path.read_text(encoding="utf-8"))
+    assert (saved["max_tokens"], saved["context_window_tokens"]) == (256, 4096)
