@@ -58,6 +58,7 @@ from desktop.ui.form_widgets import (
     note_label,
     save_edited_config,
     set_note,
+    wheel_needs_focus,
     with_note,
 )
 from desktop.ui.model_form import ModelForm
@@ -114,6 +115,7 @@ class SettingsWindow(QWidget):
         layout.addWidget(self.banner)
         layout.addWidget(self.tabs, 1)
         layout.addLayout(footer)
+        wheel_needs_focus(self)
 
     def show_page(self, title: str) -> bool:
         """Bring the tab called `title` to the front (a feature's page: "Voice"); False when there is none."""

@@ -14,7 +14,18 @@ import pytest
 import yaml
 from PySide6.QtCore import QPoint
 from PySide6.QtGui import QKeySequence
-from PySide6.QtWidgets import QApplication, QCheckBox, QComboBox, QLabel, QLineEdit, QMessageBox, QPushButton
+from PySide6.QtWidgets import (
+    QApplication,
+    QCheckBox,
+    QComboBox,
+    QLabel,
+    QLineEdit,
+    QMessageBox,
+    QPushButton,
+    QScrollArea,
+    QScrollBar,
+    QWidget,
+)
 from pytestqt.qtbot import QtBot
 
 from desktop.config import lookup
@@ -28,7 +39,7 @@ from desktop.ui.bridge import CoreBridge
 from desktop.ui.settings import SettingsGroup, SettingsWindow
 from tests.fakeserver import FakeOpenAI
 from tests.memkeyring import MemoryKeyring
-from tests.ui.conftest import until
+from tests.ui.conftest import until, wheel
 
 pytestmark = pytest.mark.usefixtures("litellm_imported")
 SECRET = "sk-test-0123456789abcdef"
@@ -428,3 +439,43 @@ async def test_a_longest_answer_of_a_few_tokens_is_refused(qtbot: QtBot, bridge:
     assert "Saved" in await save(window)
     saved = yaml.safe_load(bridge.core.settings.path.read_text(encoding="utf-8"))
     assert (saved["max_tokens"], saved["context_window_tokens"]) == (256, 4096)
+
+
+def page_scroll(widget: QWidget) -> QScrollBar:
+    """The scroll bar of the page `widget` is on."""
+    area = widget.parentWidget()
+    while not isinstance(area, QScrollArea):
+        assert area is not None, "not on a scrolling page"
+        area = area.parentWidget()
+    return area.verticalScrollBar()
+
+
+async def test_the_wheel_scrolls_the_page_over_a_field_until_it_is_clicked_into(
+        qtbot: QtBot, bridge: CoreBridge) -> None:
+    """The walk: one notch over "Network for commands" while scrolling the Tools page made it "No network", two
+    made it "This computer's network", and Save wrote `network: host`."""
+    window = await opened(qtbot, bridge)
+    window.resize(660, 560)
+    window.show_page("Tools")
+    network, timeout = window.field("tools.exec.network"), window.field("tools.exec.timeout")
+    await until(lambda: window.tool_policies.combos, message="the tools listed")
+    per_tool = next(iter(window.tool_policies.combos.values()))
+    scroll = page_scroll(network)
+    assert scroll.maximum() > 0, "the Tools page scrolls in a window this size"
+    for field in (network, timeout):
+        scroll.setValue(0)
+        wheel(field)
+        wheel(field)
+        assert scroll.value() > 0, "the page scrolled"
+    table = window.tool_policies.table.verticalScrollBar()
+    wheel(per_tool)
+    assert table.value() > 0, "the table scrolled"  # as it would with the pointer between its rows
+    assert network.currentData() == "internet" and timeout.value() == 60 and per_tool.currentData() == ""
+    assert "Saved" in await save(window)
+    assert yaml.safe_load(bridge.core.settings.path.read_text())["tools"]["exec"]["network"] == "internet"
+
+    window.activateWindow()
+    network.setFocus()  # clicked into: now the wheel is for it
+    await until(network.hasFocus, message="the drop-down has the keyboard focus")
+    wheel(network)
+    assert network.currentData() == "off"
