@@ -344,6 +344,20 @@ def validate(config: Config) -> list[str]:
     return found
 
 
+def by_key(value: Any, prefix: str = "") -> dict[str, Any]:
+    """Every declared key as dotted key -> value: sections opened up, a list or a mapping (of MCP servers,
+    of tools) kept whole, so `set_value_at` can put each value back. What a form compares and carries over."""
+    found: dict[str, Any] = {}
+    cls: type = type(value)
+    for spec in declared(cls):
+        item = _get(value, spec.name)
+        if spec.section is not None:
+            found.update(by_key(item, f"{prefix}{spec.name}."))
+        else:
+            found[f"{prefix}{spec.name}"] = item
+    return found
+
+
 def flatten(value: Any, prefix: str = "") -> dict[str, Any]:
     """Settings as dotted key -> value (sections and mappings opened up, lists kept whole)."""
     items: Iterable[tuple[Any, Any]]
