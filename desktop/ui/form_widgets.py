@@ -114,24 +114,32 @@ def wheel_needs_focus(root: QWidget) -> None:
         field.installEventFilter(_guard)  # Qt keeps one entry per filter, however often installed
 
 
-async def confirm_replace_broken(parent: QWidget, problems: list[str]) -> bool:
-    """Ask before a config.yaml that could not be fully read is replaced (its old text is kept as a copy)."""
-    box = QMessageBox(QMessageBox.Icon.Warning, "Replace config.yaml?",
-                      f"config.yaml has problems, so some of your settings could not be read ({problems[0]}). "
-                      "Saving replaces the file with the settings shown here; the old file is kept as a copy "
-                      "next to it.", QMessageBox.StandardButton.NoButton, parent)
-    box.setDetailedText("\n".join(problems))
-    replace = box.addButton("Save and keep a copy", QMessageBox.ButtonRole.AcceptRole)
-    box.addButton(QMessageBox.StandardButton.Cancel)
+async def confirm(parent: QWidget, title: str, text: str, accept: str, detail: str = "") -> bool:
+    """Ask a yes-or-no question in a box over `parent`: True when `accept` (the yes button's words) is
+    clicked, False for Cancel or the box closed."""
+    box = QMessageBox(QMessageBox.Icon.Warning, title, text, QMessageBox.StandardButton.NoButton, parent)
+    if detail:
+        box.setDetailedText(detail)
+    yes = box.addButton(accept, QMessageBox.ButtonRole.AcceptRole)
+    box.setDefaultButton(box.addButton(QMessageBox.StandardButton.Cancel))  # Enter must not agree by accident
     answer: asyncio.Future[bool] = asyncio.get_running_loop().create_future()
 
     def decided(_result: int) -> None:
         if not answer.done():
-            answer.set_result(box.clickedButton() is replace)
+            answer.set_result(box.clickedButton() is yes)
+        box.deleteLater()
 
     box.finished.connect(decided)
     box.open()  # not exec(): a nested event loop would stall the agent
     return await answer
+
+
+async def confirm_replace_broken(parent: QWidget, problems: list[str]) -> bool:
+    """Ask before a config.yaml that could not be fully read is replaced (its old text is kept as a copy)."""
+    return await confirm(parent, "Replace config.yaml?",
+                         f"config.yaml has problems, so some of your settings could not be read ({problems[0]}). "
+                         "Saving replaces the file with the settings shown here; the old file is kept as a copy "
+                         "next to it.", "Save and keep a copy", "\n".join(problems))
 
 
 async def save_edited_config(parent: QWidget, bridge: CoreBridge,

@@ -17,7 +17,7 @@ The window follows config.yaml while it is open (a hand edit, a card's "Always a
 with nothing changed in it, it shows the file anew; with changes of the person's own, it says the file
 changed and keeps them. Either way Save writes only the keys the person changed here, on top of the file
 as it is then, so an edit made elsewhere is never undone by values the window showed before it. Closing
-with unsaved changes asks first."""
+with unsaved changes asks first; giving commands this computer's network asks what that opens."""
 
 from __future__ import annotations
 
@@ -55,6 +55,7 @@ from desktop.kernel.taskset import spawn
 from desktop.settings import carry_edits, edited_keys
 from desktop.tools import Tools
 from desktop.tools.sandbox import SandboxMode
+from desktop.tools.sandbox_network import HOST
 from desktop.ui import hotkey
 from desktop.ui.approvals.policies import USUAL_NOTE, ToolPolicies
 from desktop.ui.approvals.rules import ApprovalRules
@@ -63,6 +64,7 @@ from desktop.ui.form_widgets import (
     ERROR_COLOUR,
     OK_COLOUR,
     WARN_COLOUR,
+    confirm,
     heading,
     note_label,
     save_edited_config,
@@ -78,6 +80,14 @@ STYLE = """
 STALE = ("config.yaml changed since you opened Settings. Save writes only what you changed here on top of it; "
          "the other values shown here may be older than the file's. Close and discard your changes to see the "
          "file's settings.")
+NETWORK = "tools.exec.network"
+HOST_NETWORK_QUESTION = (
+    "Commands the assistant runs would share this computer's network. They could then reach the services "
+    "running on this computer (databases, development servers, anything on 127.0.0.1), the devices on your "
+    "local network and its router, cloud metadata addresses, and the desktop's X server and D-Bus sockets, "
+    "through which a command can watch your screen, type into other windows or drive other apps.\n\n"
+    "“Public internet only” lets commands download what they need without any of that.")
+
 
 class SettingsWindow(QWidget):
     def __init__(self, bridge: CoreBridge, pages: Sequence[tuple[str, str, Callable[[], QWidget]]] = (),
@@ -393,6 +403,8 @@ class SettingsWindow(QWidget):
         if wrong:
             self._say(wrong, ERROR_COLOUR)
             return False
+        if not await self._host_network_agreed(edited):
+            return False
         written: list[Config] = []
 
         def edit(current: Config) -> str | None:
@@ -431,6 +443,21 @@ class SettingsWindow(QWidget):
         else:
             self._shown = copy.deepcopy(config)
             self._untouched = self._form_values()[0]
+
+    async def _host_network_agreed(self, edited: Config) -> bool:
+        """Switching commands to this computer's network asks first; Cancel puts the mode in force back."""
+        in_force = value_at(self.bridge.settings.config, NETWORK)
+        if value_at(edited, NETWORK) != HOST or value_at(self._untouched, NETWORK) == HOST or in_force == HOST:
+            return True
+        if await confirm(self, "Give commands this computer's network?", HOST_NETWORK_QUESTION,
+                         "Use this computer's network"):
+            return True
+        row = self.rows[NETWORK]
+        row.show(in_force)
+        shown = row.widget.currentText() if isinstance(row.widget, QComboBox) else in_force
+        self._say(f"Not saved. Network for commands is back to “{shown}” (Save again for your other changes).",
+                  ERROR_COLOUR)
+        return False
 
     async def _apply_autostart(self) -> str | None:
         wanted = self.autostart.isChecked()

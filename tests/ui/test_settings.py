@@ -303,7 +303,7 @@ async def test_the_tools_page_says_how_commands_are_contained(qtbot: QtBot, brid
 
 
 async def test_the_tools_page_chooses_the_network_for_commands_and_warns_about_sharing_this_computers(
-        qtbot: QtBot, bridge: CoreBridge) -> None:
+        qtbot: QtBot, bridge: CoreBridge, tmp_path: Path) -> None:
     window = await opened(qtbot, bridge)
     await until(lambda: window.network_mode.text(), message="the network in force shown")
     network = window.field("tools.exec.network")
@@ -311,7 +311,26 @@ async def test_the_tools_page_chooses_the_network_for_commands_and_warns_about_s
     assert window.network_mode.text().startswith("In force: internet (tools.exec.network: internet): public "
                                                  "internet addresses only")
     network.setCurrentIndex(network.findData("host"))
-    assert "Saved" in await save(window)
+    window.save_button.click()  # asks first, naming what commands could reach
+    await until(lambda: message_box(window), message="asked before sharing this computer's network")
+    box = message_box(window)
+    assert box is not None and box.windowTitle() == "Give commands this computer's network?"
+    assert all(part in box.text() for part in ("services running on this computer", "local network",
+                                               "X server", "D-Bus"))
+    box.grab().save(str(tmp_path / "settings-host-network.png"))
+    box.button(QMessageBox.StandardButton.Cancel).click()
+    await until(lambda: "Not saved" in window.status.text(), message="cancelled")
+    assert network.currentData() == "internet" and "Public internet only" in window.status.text()
+    assert "host" not in bridge.core.settings.path.read_text() and bridge.core.config.tools.exec.network == "internet"
+
+    network.setCurrentIndex(network.findData("host"))
+    window.status.clear()
+    window.save_button.click()
+    await until(lambda: message_box(window), message="asked again")
+    box = message_box(window)
+    assert box is not None
+    next(b for b in box.findChildren(QPushButton) if b.text() == "Use this computer's network").click()
+    await until(lambda: "Saved" in window.status.text(), message="saved once agreed")
     assert bridge.core.config.tools.exec.network == "host"
     assert yaml.safe_load(bridge.core.settings.path.read_text())["tools"]["exec"]["network"] == "host"
     assert window.network_mode.text().startswith("Warning: shared with this computer (tools.exec.network: host)")
