@@ -191,9 +191,14 @@ class Config:
                                    "provider's own.")
     temperature: float = setting(0.1, low=0, high=2, step=0.1, label="Temperature",
                                  help="Lower is more focused and repeatable, higher more varied.")
-    max_tokens: int = setting(8192, low=1, unit=TOKENS, label="Longest answer",
+    # Floors so a slip (3 for 3000) is refused rather than breaking every turn. An answer of fewer than 256
+    # tokens cannot hold a paragraph or a tool call's arguments (a file to write): turns would end cut off
+    # mid-call. No chat model in use reads fewer than 4096 tokens at once, and less leaves the conversation
+    # no room beside the system prompt and the tools' descriptions (about 5,000 tokens by the app's own
+    # estimate, which errs high, with every tool loaded).
+    max_tokens: int = setting(8192, low=256, unit=TOKENS, label="Longest answer",
                               help="The most tokens one answer may use.")
-    context_window_tokens: int = setting(65536, low=1, unit=TOKENS, label="Context window",
+    context_window_tokens: int = setting(65536, low=4096, unit=TOKENS, label="Context window",
                                          help="How much of the conversation the model can read at once; older "
                                          "parts are summarised into memory to stay within it.")
     max_iterations: int = setting(40, low=1, label="Model calls per turn",
@@ -336,6 +341,20 @@ def validate(config: Config) -> list[str]:
         reason = entry.invalid() if hasattr(entry, "invalid") else None
         if reason:
             found.append(f"{meta.item or 'entry'} '{name}' {reason}")
+    return found
+
+
+def by_key(value: Any, prefix: str = "") -> dict[str, Any]:
+    """Every declared key as dotted key -> value: sections opened up, a list or a mapping (of MCP servers,
+    of tools) kept whole, so `set_value_at` can put each value back. What a form compares and carries over."""
+    found: dict[str, Any] = {}
+    cls: type = type(value)
+    for spec in declared(cls):
+        item = _get(value, spec.name)
+        if spec.section is not None:
+            found.update(by_key(item, f"{prefix}{spec.name}."))
+        else:
+            found[f"{prefix}{spec.name}"] = item
     return found
 
 

@@ -11,6 +11,10 @@ Three ways in, one way through:
   is on disk now, never to the settings in force, so a hand edit is never reverted.
 - `reload()`: the file changed under us (an editor); the app's file watcher calls it.
 
+A window that shows the file (Settings) `follow`s it: it hears every save, update and reload, also one
+that changed no value in force (a new problem in the file), and `carry_edits` puts only what the person
+changed in it on top of the file as it is now.
+
 Qt-free: the app, the CLI and the tests use it alike."""
 
 from __future__ import annotations
@@ -29,6 +33,7 @@ from typing import Any
 from desktop.config import (
     Config,
     LoadedConfig,
+    by_key,
     flatten,
     load_config,
     members,
@@ -36,6 +41,7 @@ from desktop.config import (
     save_config,
     set_value_at,
     validate,
+    value_at,
     write_schema,
 )
 from desktop.kernel.atomic import atomic_write_text
@@ -43,6 +49,7 @@ from desktop.kernel.atomic import atomic_write_text
 log = logging.getLogger(__name__)
 
 Listener = Callable[[frozenset[str]], Awaitable[None] | None]
+Follower = Callable[[], None]
 
 
 class SettingsError(Exception):
@@ -56,6 +63,7 @@ class Settings:
         self.problems = loaded.problems  # what was wrong with the file when last read
         self._on_disk = copy.deepcopy(loaded.config)
         self._listeners: list[tuple[tuple[str, ...], Listener]] = []
+        self._followers: list[Follower] = []
         self._lock = asyncio.Lock()
 
     @classmethod
@@ -77,6 +85,12 @@ class Settings:
         entry = ((keys,) if isinstance(keys, str) else tuple(keys), listener)
         self._listeners.append(entry)
         return lambda: self._listeners.remove(entry) if entry in self._listeners else None
+
+    def follow(self, follower: Follower) -> Callable[[], None]:
+        """Call `follower()` after every save, update and reload, whether or not a value in force changed (a
+        problem can appear in the file without one); returns an unfollow. For a window that shows the file."""
+        self._followers.append(follower)
+        return lambda: self._followers.remove(follower) if follower in self._followers else None
 
     async def read(self) -> LoadedConfig:
         """config.yaml as it is on disk now, with its problems, for a form to edit. Changes nothing. A file that
@@ -123,11 +137,12 @@ class Settings:
             if current.unreadable:
                 self.problems[:] = [f"{p}; the settings in force stay until it is fixed" for p in current.problems]
                 log.warning("config.yaml could not be read; keeping the settings in force: %s", current.problems)
-                return frozenset()
-            self.problems[:] = current.problems
-            if not current.problems:
-                await asyncio.to_thread(_keep_as_last_good, self.path)
-            changed = self._take(current.config)
+                changed: frozenset[str] = frozenset()
+            else:
+                self.problems[:] = current.problems
+                if not current.problems:
+                    await asyncio.to_thread(_keep_as_last_good, self.path)
+                changed = self._take(current.config)
         await self._publish(changed)
         return changed
 
@@ -150,6 +165,14 @@ class Settings:
         return changed
 
     async def _publish(self, changed: frozenset[str]) -> None:
+        await self._tell(changed)
+        for follower in list(self._followers):
+            try:
+                follower()
+            except Exception:  # a window failing to follow must not stop the others
+                log.exception("a window failed to follow config.yaml")
+
+    async def _tell(self, changed: frozenset[str]) -> None:
         if not changed:
             return
         log.info("settings changed: %s", ", ".join(sorted(changed)))
@@ -163,6 +186,22 @@ class Settings:
                     await result
             except Exception:  # one part failing to follow must not keep the others on old settings
                 log.exception("a part failed to take new settings (%s)", ", ".join(sorted(heard)))
+
+
+def edited_keys(shown: Config, edited: Config) -> frozenset[str]:
+    """The keys (dotted, as `by_key` gives them) whose value `edited` changed from `shown`."""
+    before = by_key(shown)
+    return frozenset(key for key, value in by_key(edited).items() if before.get(key, _MISSING) != value)
+
+
+def carry_edits(shown: Config, edited: Config, onto: Config) -> frozenset[str]:
+    """Put into `onto` (config.yaml as it is now) each key whose value `edited` changed from `shown` (what a
+    form showed before the person touched it), and no other: a form opened before the file changed saves the
+    person's changes, never its stale copy of the rest. Returns the keys carried."""
+    keys = edited_keys(shown, edited)
+    for key in keys:
+        set_value_at(onto, key, copy.deepcopy(value_at(edited, key)))
+    return keys
 
 
 def last_good_path(path: Path) -> Path:

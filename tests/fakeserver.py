@@ -22,6 +22,12 @@ the file's name, type and bytes) and answered by the next of `transcripts` (`add
 transcript), status (+ body) for an HTTP error, delay (seconds before answering). With none scripted it says
 how long the upload was, e.g. "heard 1.5 s of audio", so a test sees what reached the server.
 
+Text to speech: POST /v1/audio/speech (JSON, as OpenAI's) is kept in `speeches` (the body: model, input, voice,
+response_format..., and the authorization header) and answered by the next of `voices` (`add_voices`): seconds (how
+long the answer's sound lasts; 1 s unscripted), status (+ body) for an HTTP error, delay (seconds before
+answering), body_bytes (raw bytes to answer instead of sound). The sound is a WAV file made here: a 440 Hz tone,
+16-bit mono at 24 kHz (what OpenAI's voices give), loud enough to tell from silence on a sound server.
+
 Run standalone (for the app, benchmarks or other processes):
     python tests/fakeserver.py --port 0 [--script steps.json]   # prints "LISTENING port=N"
 """
@@ -34,12 +40,14 @@ import email.policy
 import io
 import itertools
 import json
+import math
 import socket
 import struct
 import sys
 import threading
 import time
 import wave
+from array import array
 from collections.abc import Callable, Iterator
 from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
 from typing import Any
@@ -68,6 +76,8 @@ class FakeOpenAI:
         self.streams_open = 0  # streamed answers whose client has not left yet
         self.uploads: list[dict[str, Any]] = []  # what reached /v1/audio/transcriptions
         self.transcripts: list[Step] = []  # the answers to those uploads, in order
+        self.speeches: list[dict[str, Any]] = []  # what reached /v1/audio/speech
+        self.voices: list[Step] = []  # the answers to those, in order
         self._lock = threading.Lock()
         self._stopping = threading.Event()
         self._server = _Server(("127.0.0.1", port), self._handler())
@@ -115,6 +125,15 @@ class FakeOpenAI:
             self.uploads.append(upload)
             return self.transcripts.pop(0) if self.transcripts else {"text": f"heard {_seconds(upload):.1f} s of audio"}
 
+    def add_voices(self, *steps: Step) -> None:
+        with self._lock:
+            self.voices.extend(steps)
+
+    def _next_voice(self, request: dict[str, Any]) -> Step:
+        with self._lock:
+            self.speeches.append(request)
+            return self.voices.pop(0) if self.voices else {}
+
     def _arrived(self, count: int) -> bool:
         """Whether `count` requests have arrived, waiting up to TOGETHER_WITHIN seconds for them."""
         deadline = time.monotonic() + TOGETHER_WITHIN
@@ -151,6 +170,9 @@ class FakeOpenAI:
                 raw = self.rfile.read(length)
                 if self.path.rstrip("/") == "/v1/audio/transcriptions":
                     self._transcribe(raw)
+                    return
+                if self.path.rstrip("/") == "/v1/audio/speech":
+                    self._speak(raw)
                     return
                 body = json.loads(raw or b"{}")
                 headers = {k.lower(): v for k, v in self.headers.items()}
@@ -190,6 +212,28 @@ class FakeOpenAI:
                         "message": f"scripted failure {step['status']}", "type": "invalid_request_error"}})
                 else:
                     self._json(200, {"text": step.get("text", "")})
+
+            def _speak(self, raw: bytes) -> None:
+                request = json.loads(raw or b"{}")
+                request["authorization"] = self.headers.get("authorization")
+                if fake.require_key and request["authorization"] != f"Bearer {fake.require_key}":
+                    with fake._lock:
+                        fake.speeches.append(request)
+                    self._json(401, {"error": {"message": "Incorrect API key provided", "type": "invalid_request_error",
+                                               "code": "invalid_api_key"}})
+                    return
+                step = fake._next_voice(request)
+                time.sleep(step.get("delay", 0))
+                if "status" in step:
+                    self._json(step["status"], step.get("body") or {"error": {
+                        "message": f"scripted failure {step['status']}", "type": "invalid_request_error"}})
+                    return
+                data = step["body_bytes"] if "body_bytes" in step else tone_wav(step.get("seconds", 1.0))
+                self.send_response(200)
+                self.send_header("content-type", "audio/wav")
+                self.send_header("content-length", str(len(data)))
+                self.end_headers()
+                self.wfile.write(data)
 
             def _json(self, status: int, payload: dict[str, Any], headers: dict[str, str] | None = None) -> None:
                 data = json.dumps(payload).encode()
@@ -278,6 +322,19 @@ def _seconds(upload: dict[str, Any]) -> float:
             return sound.getnframes() / sound.getframerate()
     except (wave.Error, EOFError):
         return 0.0
+
+
+def tone_wav(seconds: float, rate: int = 24_000) -> bytes:
+    """A 440 Hz tone at half of full scale, as a 16-bit mono WAV file."""
+    frames = int(seconds * rate)
+    samples = array("h", (int(16384 * math.sin(2 * math.pi * 440 * i / rate)) for i in range(frames)))
+    out = io.BytesIO()
+    with wave.open(out, "wb") as sound:
+        sound.setnchannels(1)
+        sound.setsampwidth(2)
+        sound.setframerate(rate)
+        sound.writeframes(samples.tobytes())
+    return out.getvalue()
 
 
 def last_user_text(body: dict[str, Any]) -> str:

@@ -1,13 +1,16 @@
-"""A private PulseAudio sound server for tests that record: its own runtime folder and socket, no cards, and a
-default source that is a real input to PortAudio (through ALSA's pulse plugin, libasound2-plugins).
+"""A private PulseAudio sound server for tests that record or play: its own runtime folder and socket, no cards,
+and a default source that is a real input to PortAudio (through ALSA's pulse plugin, libasound2-plugins).
 
 `PulseServer(root, source="tone")`: a 440 Hz sine wave (module-sine-source), so something is always heard and
 the level meter moves; `source="silence"`: module-null-source, digital silence (a muted microphone).
+`speakers=True` adds a default output, a null sink named `speakers`: what is played there can be seen in the
+server's list of playing streams (`playing`) and heard on the sink's monitor (`loudest`). Without it the server
+has no output at all, as a computer with nothing to play on.
 `env` is what a client needs to reach it (PULSE_SERVER); the daemon runs in its own process group, dies with the
 test process (setpriv --pdeathsig) and is stopped by `stop` (the test's reaper kills whatever is left).
 
-The fixtures `microphone`, `muted_microphone` and `no_microphone` set the test's environment up for each case
-(import them into a conftest)."""
+The fixtures `microphone`, `muted_microphone`, `no_microphone`, `speakers` and `no_speakers` set the test's
+environment up for each case (import them into a conftest)."""
 
 from __future__ import annotations
 
@@ -18,6 +21,7 @@ import socket
 import subprocess
 import sys
 import time
+from array import array
 from collections.abc import Iterator
 from pathlib import Path
 
@@ -31,6 +35,8 @@ SOURCES = {
     "silence": ["load-module module-null-source source_name=quiet rate=16000",
                 "set-default-source quiet"],
 }
+SPEAKERS = ["load-module module-null-sink sink_name=speakers", "set-default-sink speakers"]
+ASK_WITHIN = 10.0  # seconds for pactl and parec to answer
 
 
 def missing() -> str | None:
@@ -43,11 +49,12 @@ def missing() -> str | None:
 
 
 class PulseServer:
-    def __init__(self, root: Path, source: str = "tone") -> None:
+    def __init__(self, root: Path, source: str = "tone", speakers: bool = False) -> None:
         self.root = root
         self.socket = root / "run" / "native"
         self.log = root / "pulseaudio.log"
         self.source = source
+        self.speakers = speakers
         self.proc: subprocess.Popen[bytes] | None = None
 
     @property
@@ -60,7 +67,8 @@ class PulseServer:
         (self.root / "home").mkdir(exist_ok=True)
         script = self.root / "default.pa"
         script.write_text("\n".join([f"load-module module-native-protocol-unix socket={self.socket} auth-anonymous=1",
-                                     *SOURCES[self.source]]) + "\n", encoding="utf-8")
+                                     *SOURCES[self.source], *(SPEAKERS if self.speakers else [])]) + "\n",
+                          encoding="utf-8")
         env = {"PATH": os.environ.get("PATH", "/usr/bin:/bin"), "HOME": str(self.root / "home"),
                "XDG_RUNTIME_DIR": str(runtime), "PULSE_RUNTIME_PATH": str(runtime / "pulse")}
         with self.log.open("wb") as log:
@@ -84,6 +92,26 @@ class PulseServer:
                 return False
         return True
 
+    def playing(self) -> list[str]:
+        """The programs playing on the server now, by the names they gave it (blocking: pactl)."""
+        listed = subprocess.run(["pactl", "list", "sink-inputs"], env={**os.environ, **self.env}, capture_output=True,
+                                text=True, timeout=ASK_WITHIN, check=True).stdout
+        return [line.split("=", 1)[1].strip().strip('"') for line in listed.splitlines()
+                if line.strip().startswith("application.name =")]
+
+    def loudest(self, seconds: float) -> float:
+        """How loud the speakers were over the next `seconds`, 0 (silence, or nothing played) to 1 (full scale),
+        as heard on their monitor (blocking: parec)."""
+        recorder = subprocess.Popen(["parec", "--device=speakers.monitor", "--raw", "--format=s16le", "--channels=1",
+                                     "--rate=16000"], env={**os.environ, **self.env}, stdout=subprocess.PIPE,
+                                    stderr=subprocess.DEVNULL)
+        time.sleep(seconds)
+        recorder.terminate()
+        heard, _ = recorder.communicate(timeout=ASK_WITHIN)
+        samples = array("h")
+        samples.frombytes(heard[:len(heard) - len(heard) % 2])
+        return max((abs(sample) for sample in samples), default=0) / 32768
+
     def stop(self) -> None:
         proc, self.proc = self.proc, None
         if proc is None or proc.poll() is not None:
@@ -96,11 +124,12 @@ class PulseServer:
             proc.wait(10)
 
 
-def _pulse(root: Path, source: str, monkeypatch: pytest.MonkeyPatch) -> Iterator[PulseServer]:
+def _pulse(root: Path, source: str, monkeypatch: pytest.MonkeyPatch, speakers: bool = False
+           ) -> Iterator[PulseServer]:
     reason = missing()
     if reason:
         pytest.fail(reason)
-    server = PulseServer(root, source).start()
+    server = PulseServer(root, source, speakers).start()
     for name, value in server.env.items():
         monkeypatch.setenv(name, value)
     try:
@@ -118,6 +147,18 @@ def microphone(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> Iterator[Puls
 @pytest.fixture
 def muted_microphone(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> Iterator[PulseServer]:
     """The default input gives digital silence."""
+    yield from _pulse(tmp_path / "pulse", "silence", monkeypatch)
+
+
+@pytest.fixture
+def speakers(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> Iterator[PulseServer]:
+    """The default output is a null sink whose monitor hears what is played."""
+    yield from _pulse(tmp_path / "pulse", "silence", monkeypatch, speakers=True)
+
+
+@pytest.fixture
+def no_speakers(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> Iterator[PulseServer]:
+    """A sound server with no output: nothing can be played."""
     yield from _pulse(tmp_path / "pulse", "silence", monkeypatch)
 
 

@@ -139,10 +139,12 @@ def test_out_of_range_values_fall_back_with_their_line(tmp_path: Path) -> None:
 def test_validate_names_out_of_range_values_of_a_config_about_to_be_saved() -> None:
     config = Config()
     assert validate(config) == []
-    config.max_tokens = 0
+    config.max_tokens = 3  # the walk saved this from Settings: no room for a sentence or a tool call
+    config.context_window_tokens = 2048
     config.temperature = -0.5
     assert validate(config) == ["key 'temperature' should be a number from 0 to 2, got -0.5",
-                                "key 'max_tokens' should be a whole number at least 1, got 0"]
+                                "key 'max_tokens' should be a whole number at least 256, got 3",
+                                "key 'context_window_tokens' should be a whole number at least 4096, got 2048"]
 
 
 def test_exec_limits_below_their_floor_are_refused(tmp_path: Path) -> None:

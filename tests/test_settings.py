@@ -4,6 +4,7 @@ agent, parts follow the keys they subscribed to, and bad values are refused."""
 from __future__ import annotations
 
 import asyncio
+import copy
 import json
 from collections.abc import Callable
 from pathlib import Path
@@ -16,7 +17,7 @@ from desktop.config import Config, schema
 from desktop.core import Core
 from desktop.kernel.bus import TurnFinished
 from desktop.memory import Memory
-from desktop.settings import Settings, SettingsError
+from desktop.settings import Settings, SettingsError, carry_edits
 from desktop.skills.loader import set_skill_enabled
 from tests.conftest import Conversation
 from tests.fakeserver import FakeOpenAI
@@ -73,6 +74,35 @@ async def test_parts_hear_only_the_keys_they_subscribed_to(core: Core) -> None:
     # the tools copy their settings when built: they were rebuilt
     exec_tool = core.tools.get("exec")
     assert exec_tool is not None and exec_tool.timeout == 5  # type: ignore[attr-defined]
+
+
+async def test_a_follower_hears_every_read_of_the_file_even_one_that_changed_nothing_in_force(core: Core) -> None:
+    """The Settings window shows a problem that appears in the file at once, though no value in force changed."""
+    heard: list[list[str]] = []
+    unfollow = core.settings.follow(lambda: heard.append(list(core.settings.problems)))
+    text = core.settings.path.read_text(encoding="utf-8")
+    core.settings.path.write_text(text + "temperature: hot\n", encoding="utf-8")  # the default, 0.1, stays in force
+    assert await core.settings.reload() == set()
+    assert len(heard) == 1 and "'temperature' should be a number, got 'hot'" in heard[0][0]
+    core.settings.path.write_text(text + "temperature: [hot\n", encoding="utf-8")  # not YAML any more
+    await core.settings.reload()
+    assert len(heard) == 2 and "not valid YAML" in heard[1][0]
+    unfollow()
+    core.settings.path.write_text(text, encoding="utf-8")
+    await core.settings.reload()
+    assert len(heard) == 2
+
+
+def test_carrying_edits_keeps_what_changed_in_the_file_meanwhile() -> None:
+    shown = Config(temperature=0.2, max_tokens=8192)
+    edited = copy.deepcopy(shown)
+    edited.temperature = 0.3
+    edited.tools.exec.network = "off"
+    on_disk = Config(temperature=0.2, context_window_tokens=32768)
+    on_disk.tools.exec.timeout = 90
+    assert carry_edits(shown, edited, on_disk) == {"temperature", "tools.exec.network"}
+    assert (on_disk.temperature, on_disk.context_window_tokens, on_disk.tools.exec.timeout,
+            on_disk.tools.exec.network) == (0.3, 32768, 90, "off")
 
 
 async def until(predicate: Callable[[], object], timeout: float = 10.0) -> None:

@@ -5,8 +5,19 @@ from __future__ import annotations
 import asyncio
 from collections.abc import Callable
 
-from PySide6.QtCore import Qt
-from PySide6.QtWidgets import QLabel, QLayout, QMessageBox, QVBoxLayout, QWidget
+from PySide6.QtCore import QEvent, QObject, Qt
+from PySide6.QtGui import QWheelEvent
+from PySide6.QtWidgets import (
+    QAbstractScrollArea,
+    QAbstractSpinBox,
+    QApplication,
+    QComboBox,
+    QLabel,
+    QLayout,
+    QMessageBox,
+    QVBoxLayout,
+    QWidget,
+)
 
 from desktop.config import Config
 from desktop.settings import SettingsError
@@ -54,26 +65,83 @@ def with_note(field: QWidget | QLayout, note: QLabel) -> QWidget:
     return box
 
 
+class _WheelGuard(QObject):
+    """A drop-down or number box that has not been clicked into passes the wheel to the page around it.
+    Scrolling a long form over its fields otherwise changes whichever field passes under the pointer (the
+    network for commands went from "Public internet only" to "This computer's network" in two notches)."""
+
+    def eventFilter(self, watched: QObject, event: QEvent) -> bool:  # noqa: N802 (Qt override)
+        if (event.type() != QEvent.Type.Wheel or not isinstance(event, QWheelEvent)
+                or not isinstance(watched, QWidget) or watched.hasFocus()):
+            return False
+        _scroll_around(watched, event)
+        event.accept()  # handled here: Qt must not also hand it to the parents (it would scroll twice)
+        return True
+
+
+def _scroll_around(widget: QWidget, event: QWheelEvent) -> None:
+    """Give the wheel to the nearest scrolling area around `widget` that can still move (a table, then the
+    page), as Qt does with a wheel nobody under the pointer takes."""
+    area = widget.parentWidget()
+    while area is not None:
+        if isinstance(area, QAbstractScrollArea):
+            viewport = area.viewport()
+            passed = QWheelEvent(viewport.mapFromGlobal(event.globalPosition()), event.globalPosition(),
+                                 event.pixelDelta(), event.angleDelta(), event.buttons(), event.modifiers(),
+                                 event.phase(), event.inverted())
+            passed.ignore()
+            QApplication.sendEvent(viewport, passed)
+            if passed.isAccepted():
+                return
+        area = area.parentWidget()
+
+
+_guard: _WheelGuard | None = None
+
+
+def wheel_needs_focus(root: QWidget) -> None:
+    """Every drop-down (editable or not) and number box in `root`, and `root` if it is one, changes on the mouse
+    wheel only once it has keyboard focus (clicked or tabbed into); until then the wheel scrolls the page.
+    Call it on a form once built, and again on a part that makes its fields anew (a table's rows); calling it
+    twice on a widget does nothing more."""
+    global _guard
+    if _guard is None:
+        _guard = _WheelGuard(QApplication.instance())
+    fields = [w for w in [root, *root.findChildren(QWidget)] if isinstance(w, (QComboBox, QAbstractSpinBox))]
+    for field in fields:
+        if field.focusPolicy() == Qt.FocusPolicy.WheelFocus:
+            field.setFocusPolicy(Qt.FocusPolicy.StrongFocus)  # the wheel itself must not give it focus
+        field.installEventFilter(_guard)  # Qt keeps one entry per filter, however often installed
+
+
+async def confirm(parent: QWidget, title: str, text: str, accept: str, detail: str = "") -> bool:
+    """Ask a yes-or-no question in a box over `parent`: True when `accept` (the yes button's words) is
+    clicked, False for Cancel or the box closed."""
+    box = QMessageBox(QMessageBox.Icon.Warning, title, text, QMessageBox.StandardButton.NoButton, parent)
+    if detail:
+        box.setDetailedText(detail)
+    yes = box.addButton(accept, QMessageBox.ButtonRole.AcceptRole)
+    box.setDefaultButton(box.addButton(QMessageBox.StandardButton.Cancel))  # Enter must not agree by accident
+    answer: asyncio.Future[bool] = asyncio.get_running_loop().create_future()
+
+    def decided(_result: int) -> None:
+        if not answer.done():
+            answer.set_result(box.clickedButton() is yes)
+        box.deleteLater()
+
+    box.finished.connect(decided)
+    box.open()  # not exec(): a nested event loop would stall the agent
+    return await answer
+
+
 async def confirm_replace_broken(parent: QWidget, problems: list[str], unreadable: bool = False) -> bool:
     """Ask before a config.yaml that could not be fully read is replaced (its old text is kept as a copy).
     `unreadable`: none of it could be read (not YAML at all), not just some settings."""
     said = ("config.yaml could not be read at all, so none of your settings in it could be used" if unreadable
             else "config.yaml has problems, so some of your settings could not be read")
-    box = QMessageBox(QMessageBox.Icon.Warning, "Replace config.yaml?",
-                      f"{said} ({problems[0]}). Saving replaces the file with the settings shown here; the old "
-                      "file is kept as a copy next to it.", QMessageBox.StandardButton.NoButton, parent)
-    box.setDetailedText("\n".join(problems))
-    replace = box.addButton("Save and keep a copy", QMessageBox.ButtonRole.AcceptRole)
-    box.addButton(QMessageBox.StandardButton.Cancel)
-    answer: asyncio.Future[bool] = asyncio.get_running_loop().create_future()
-
-    def decided(_result: int) -> None:
-        if not answer.done():
-            answer.set_result(box.clickedButton() is replace)
-
-    box.finished.connect(decided)
-    box.open()  # not exec(): a nested event loop would stall the agent
-    return await answer
+    return await confirm(parent, "Replace config.yaml?",
+                         f"{said} ({problems[0]}). Saving replaces the file with the settings shown here; the old "
+                         "file is kept as a copy next to it.", "Save and keep a copy", "\n".join(problems))
 
 
 async def save_edited_config(parent: QWidget, bridge: CoreBridge,

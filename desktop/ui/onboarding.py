@@ -39,7 +39,15 @@ from desktop.providers.discovery import (
     probe_local_servers,
 )
 from desktop.ui.bridge import CoreBridge
-from desktop.ui.form_widgets import ERROR_COLOUR, OK_COLOUR, heading, note_label, save_edited_config, set_note
+from desktop.ui.form_widgets import (
+    ERROR_COLOUR,
+    OK_COLOUR,
+    heading,
+    note_label,
+    save_edited_config,
+    set_note,
+    wheel_needs_focus,
+)
 from desktop.ui.model_form import KeyNotStored, ModelForm
 
 log = logging.getLogger(__name__)
@@ -134,6 +142,7 @@ class OnboardingPanel(QWidget):
         layout = QVBoxLayout(self)
         layout.setContentsMargins(0, 0, 0, 0)
         layout.addWidget(scroll)
+        wheel_needs_focus(self)  # scrolling the page over a form must not pick a provider or a model
 
         self.model_form.load(Config(model="openai/"))
         self.server_form.load(Config(model="openai/"))
@@ -184,6 +193,7 @@ class OnboardingPanel(QWidget):
         models = QComboBox()
         models.addItems(list(server.models))
         models.setMinimumContentsLength(18)
+        wheel_needs_focus(models)
         use = QPushButton("Use this")
         use.clicked.connect(lambda: spawn(self.use_local(server, models.currentText())))
         line.addWidget(label)

@@ -11,11 +11,18 @@ the window loads and saves that page's rows with its own.
 
 Save writes config.yaml atomically and switches the running core to it, so nothing needs a restart.
 A config.yaml that had problems is only replaced after the user agrees, and a copy of it is kept; one that
-cannot be read at all shows (and saves) the settings in force, never defaults."""
+cannot be read at all shows (and saves) the settings in force, never defaults.
+
+The window follows config.yaml while it is open (a hand edit, a card's "Always allow", the command line):
+with nothing changed in it, it shows the file anew; with changes of the person's own, it says the file
+changed and keeps them. Either way Save writes only the keys the person changed here, on top of the file
+as it is then, so an edit made elsewhere is never undone by values the window showed before it. Closing
+with unsaved changes asks first; giving commands this computer's network asks what that opens."""
 
 from __future__ import annotations
 
 import asyncio
+import copy
 import math
 from collections.abc import Callable, Sequence
 from pathlib import Path
@@ -34,6 +41,7 @@ from PySide6.QtWidgets import (
     QKeySequenceEdit,
     QLabel,
     QLineEdit,
+    QMessageBox,
     QPushButton,
     QScrollArea,
     QSpinBox,
@@ -41,10 +49,12 @@ from PySide6.QtWidgets import (
     QWidget,
 )
 
-from desktop.config import Config, Declared, declared, lookup, set_value_at, value_at
+from desktop.config import Config, Declared, by_key, declared, lookup, set_value_at, value_at
 from desktop.kernel.taskset import spawn
+from desktop.settings import carry_edits, edited_keys
 from desktop.tools import Tools
 from desktop.tools.sandbox import SandboxMode
+from desktop.tools.sandbox_network import HOST
 from desktop.ui import hotkey
 from desktop.ui.approvals.policies import USUAL_NOTE, ToolPolicies
 from desktop.ui.approvals.rules import ApprovalRules
@@ -53,18 +63,30 @@ from desktop.ui.form_widgets import (
     ERROR_COLOUR,
     OK_COLOUR,
     WARN_COLOUR,
+    confirm,
     heading,
     note_label,
     save_edited_config,
     set_note,
+    wheel_needs_focus,
     with_note,
 )
 from desktop.ui.model_form import ModelForm
 from desktop.ui.settings_pages import SettingsPages
 
 STYLE = """
-#banner { background: #fff4d6; color: #5c4400; border: 1px solid #e8cf8a; border-radius: 4px; padding: 8px; }
+#banner, #stale { background: #fff4d6; color: #5c4400; border: 1px solid #e8cf8a; border-radius: 4px; padding: 8px; }
 """
+STALE = ("config.yaml changed since you opened Settings. Save writes only what you changed here on top of it; "
+         "the other values shown here may be older than the file's. Close and discard your changes to see the "
+         "file's settings.")
+NETWORK = "tools.exec.network"
+HOST_NETWORK_QUESTION = (
+    "Commands the assistant runs would share this computer's network. They could then reach the services "
+    "running on this computer (databases, development servers, anything on 127.0.0.1), the devices on your "
+    "local network and its router, cloud metadata addresses, and the desktop's X server and D-Bus sockets, "
+    "through which a command can watch your screen, type into other windows or drive other apps.\n\n"
+    "“Public internet only” lets commands download what they need without any of that.")
 
 
 class SettingsWindow(QWidget):
@@ -77,6 +99,10 @@ class SettingsWindow(QWidget):
         self._tools = tools
         self._autostart_was: bool | None = None
         self.rows: dict[str, SettingRow] = {}  # the simple settings shown, by dotted key
+        self._shown: Config | None = None  # config.yaml as the form last showed it
+        self._untouched = Config()  # `_shown` as the form gives it back before anyone changes a field
+        self._saving = False
+        self._asking: QMessageBox | None = None  # "Save your changes?" while it is open
         self.setWindowTitle("Settings — Nanobot Tray")
         self.setStyleSheet(STYLE)
         self.resize(780, 560)
@@ -85,6 +111,10 @@ class SettingsWindow(QWidget):
         self.banner.setObjectName("banner")
         self.banner.setWordWrap(True)
         self.banner.hide()
+        self.stale = QLabel(STALE)
+        self.stale.setObjectName("stale")
+        self.stale.setWordWrap(True)
+        self.stale.hide()
         self.tabs = SettingsPages()  # the pages' names in a list on the left: as tabs they would not fit in a row
         self.model_form = ModelForm()
         self.tabs.addTab(_page(self.model_form, "Which model answers, and how to reach it."), "Model")
@@ -112,8 +142,12 @@ class SettingsWindow(QWidget):
         layout = QVBoxLayout(self)
         layout.setContentsMargins(14, 14, 14, 12)
         layout.addWidget(self.banner)
+        layout.addWidget(self.stale)
         layout.addWidget(self.tabs, 1)
         layout.addLayout(footer)
+        wheel_needs_focus(self)
+        unfollow = bridge.settings.follow(self._file_changed)
+        self.destroyed.connect(lambda: unfollow())
 
     def show_page(self, title: str) -> bool:
         """Bring the page called `title` to the front (a feature's page: "Voice"); False when there is none."""
@@ -204,8 +238,68 @@ class SettingsWindow(QWidget):
         spawn(self.reload())
 
     def closeEvent(self, event: QCloseEvent) -> None:  # noqa: N802
+        """Close (the button, Esc, the title bar) hides the window, asking first when it holds changes."""
         event.ignore()
-        self.hide()
+        if self.isVisible() and self.unsaved():
+            self._ask_to_save()
+        else:
+            self.hide()
+
+    def _ask_to_save(self) -> None:
+        if self._asking is not None:
+            return
+        changed = self.unsaved()
+        box = QMessageBox(QMessageBox.Icon.Question, "Save your changes?",
+                          "Settings changed in this window are not saved yet: " + ", ".join(changed) + ".",
+                          QMessageBox.StandardButton.Save | QMessageBox.StandardButton.Discard
+                          | QMessageBox.StandardButton.Cancel, self)
+        box.setDefaultButton(QMessageBox.StandardButton.Save)
+        box.finished.connect(lambda _result: self._close_answered(box))
+        self._asking = box
+        box.open()  # not exec(): a nested event loop would stall the agent
+
+    def _close_answered(self, box: QMessageBox) -> None:
+        self._asking = None
+        answer = box.standardButton(box.clickedButton())
+        box.deleteLater()
+        if answer == QMessageBox.StandardButton.Save:
+            spawn(self._save_and_close())
+        elif answer == QMessageBox.StandardButton.Discard:
+            self.hide()  # shown again, it reads the file anew
+
+    async def _save_and_close(self) -> None:
+        if await self.save():
+            self.hide()
+
+    def unsaved(self) -> list[str]:
+        """What the person changed here and has not saved, by label: empty when nothing."""
+        if self._shown is None:
+            return []
+        now, _wrong = self._form_values()
+        labels = [lookup(key).setting.label for key in sorted(edited_keys(self._untouched, now))]
+        if self.model_form.key.text().strip():
+            labels.append("API key")
+        if self._autostart_was is not None and self.autostart.isChecked() != self._autostart_was:
+            labels.append("Start at login")
+        return labels
+
+    def _file_changed(self) -> None:
+        """The settings writer saved, updated or re-read config.yaml."""
+        if self.isVisible() and not self._saving:
+            spawn(self._follow_file())
+
+    async def _follow_file(self) -> None:
+        """Show a new problem at once; show the file anew, or with changes of the person's own say it changed."""
+        loaded = await self.bridge.settings.read()
+        if self._saving or self._shown is None or not self.isVisible():
+            return
+        self._show_problems(loaded.problems, loaded.unreadable)
+        if by_key(loaded.config) == by_key(self._shown):
+            return
+        if self.unsaved():
+            self.stale.show()
+        else:
+            await self.reload()
 
     async def reload(self) -> None:
         """Show what config.yaml holds now (it may have been edited by hand)."""
@@ -238,6 +332,9 @@ class SettingsWindow(QWidget):
         self.tool_policies.load(config)
         self.approval_rules.load(config)
         self.status.clear()
+        self.stale.hide()
+        self._shown = copy.deepcopy(config)
+        self._untouched = self._form_values()[0]
 
     def _show_command_mode(self, mode: SandboxMode | None) -> None:
         """How commands are contained and what network is in force (a warning when it is more than the
@@ -267,50 +364,100 @@ class SettingsWindow(QWidget):
 
     # ----- save
     def form_config(self, config: Config) -> str | None:
-        """Put the form's values into `config`; a message says which value is wrong."""
+        """Put every value of the form into `config` (a wrong one too, so a change is seen as one); a message
+        says which value is wrong."""
         wrong = self.model_form.problem()
-        if wrong:
-            return wrong
         self.model_form.apply_to(config)
         self.tool_policies.apply_to(config)
         for key, row in self.rows.items():
             set_value_at(config, key, row.value())
-        if config.max_tokens >= config.context_window_tokens:
-            return "The longest answer must be shorter than the context window."
         folder = self.workspace.text().strip()
-        if folder and not Path(folder).expanduser().is_absolute():
-            return f"The workspace folder must be a full path, e.g. {Path.home() / 'Nanobot'}"
-        if folder and Path(folder).expanduser().is_file():
-            return f"The workspace must be a folder; {folder} is a file."
         config.workspace = folder or None
+        if folder and not Path(folder).expanduser().is_absolute():
+            wrong = wrong or f"The workspace folder must be a full path, e.g. {Path.home() / 'Nanobot'}"
+        if folder and Path(folder).expanduser().is_file():
+            wrong = wrong or f"The workspace must be a folder; {folder} is a file."
         chord = self.hotkey.keySequence().toString(QKeySequence.SequenceFormat.PortableText).replace("Meta", "Super")
+        config.hotkey = chord
         try:
             hotkey.parse_chord(chord)
         except ValueError as exc:
-            return f"Hotkey: {exc}"
-        config.hotkey = chord
-        return None
+            wrong = wrong or f"Hotkey: {exc}"
+        return wrong
 
-    async def save(self) -> None:
+    def _form_values(self) -> tuple[Config, str | None]:
+        """The config the form shows: what it last showed, with every field's value put in."""
+        config = copy.deepcopy(self._shown) if self._shown is not None else Config()
+        return config, self.form_config(config)
+
+    async def save(self) -> bool:
+        """Save the person's changes; False when nothing was saved (the status line says why)."""
         self.save_button.setEnabled(False)
         try:
-            await self._save()
+            return await self._save()
         finally:
             self.save_button.setEnabled(True)
 
-    async def _save(self) -> None:
-        saved, message = await save_edited_config(self, self.bridge, self.form_config)
+    async def _save(self) -> bool:
+        edited, wrong = self._form_values()
+        if wrong:
+            self._say(wrong, ERROR_COLOUR)
+            return False
+        if not await self._host_network_agreed(edited):
+            return False
+        written: list[Config] = []
+
+        def edit(current: Config) -> str | None:
+            carry_edits(self._untouched, edited, current)
+            if current.max_tokens >= current.context_window_tokens:
+                return "The longest answer must be shorter than the context window."
+            written.append(current)
+            return None
+
+        self._saving = True  # the writer tells the window of its own save: not a change made elsewhere
+        try:
+            saved, message = await save_edited_config(self, self.bridge, edit)
+        finally:
+            self._saving = False
         if not saved:
             self._say(message, ERROR_COLOUR)
-            return
+            return False
         self._show_problems([])
         self._show_command_mode(await self._tools.command_mode() if self._tools else None)
         not_stored = await self.model_form.store_typed_key()
         problem = str(not_stored) if not_stored else await self._apply_autostart()
+        self._saved(written[0])
         if problem:
             self._say(f"{message} But: {problem}", ERROR_COLOUR)
         else:
             self._say(message, OK_COLOUR)
+        return True
+
+    def _saved(self, config: Config) -> None:
+        """What was written is what the form starts from now; after the file changed meanwhile, it shows it
+        whole (its other values are the file's). A key that could not be stored stays typed."""
+        if not self.stale.isHidden():
+            typed = self.model_form.key.text()
+            self.load(config)
+            self.model_form.key.setText(typed)
+        else:
+            self._shown = copy.deepcopy(config)
+            self._untouched = self._form_values()[0]
+
+    async def _host_network_agreed(self, edited: Config) -> bool:
+        """Switching commands to this computer's network asks first; Cancel puts the mode in force back."""
+        in_force = value_at(self.bridge.settings.config, NETWORK)
+        if value_at(edited, NETWORK) != HOST or value_at(self._untouched, NETWORK) == HOST or in_force == HOST:
+            return True
+        if await confirm(self, "Give commands this computer's network?", HOST_NETWORK_QUESTION,
+                         "Use this computer's network"):
+            return True
+        row = self.rows[NETWORK]
+        row.show(in_force)
+        shown = row.widget.currentText() if isinstance(row.widget, QComboBox) else in_force
+        self._say(f"Not saved. Network for commands is back to “{shown}” (Save again for your other changes).",
+                  ERROR_COLOUR)
+        return False
 
     async def _apply_autostart(self) -> str | None:
         wanted = self.autostart.isChecked()

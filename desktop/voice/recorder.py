@@ -1,10 +1,7 @@
 """Recording from the default input device, through PortAudio (the `sounddevice` package).
 
-sounddevice is imported on the first recording, in a worker thread: importing it loads PortAudio, which asks
-every sound device on the machine what it can do (a fraction of a second, more on a busy ALSA system), and
-nothing of it belongs on the app's start path or the GUI thread. PortAudio learns the devices once, when it
-loads; when no input device is found, or the default one does not open (a headset plugged in since, a sound
-server restarted), it is asked again once before the person hears that there is no microphone.
+sounddevice is imported on the first recording, in a worker thread, and PortAudio is asked for the devices
+again once when no input device is found or the default one does not open (desktop/voice/portaudio.py).
 
 Sound comes as 16-bit mono at 16 kHz, what speech models work at (a device that cannot record at that rate
 records at its own). It is kept in memory only, for as long as the recording runs and is sent, never written
@@ -16,13 +13,13 @@ import asyncio
 import io
 import logging
 import math
-import threading
 import wave
 from array import array
 from dataclasses import dataclass
 from types import ModuleType
 from typing import Any
 
+from desktop.voice import portaudio
 from desktop.voice.problems import VoiceError
 
 log = logging.getLogger(__name__)
@@ -31,9 +28,6 @@ RATE = 16_000  # Hz: speech models resample to this anyway, so more would only m
 BLOCK_SECONDS = 0.05  # the level meter's pace
 STOP_WITHIN = 5.0  # seconds a device gets to stop
 FLOOR_DB = -60.0  # the meter's empty end: quieter than this is silence here
-INSTALL_HINT = "Debian and Ubuntu: sudo apt install libportaudio2"
-_lock = threading.Lock()  # PortAudio is asked again only while no recording is open
-_open_streams = 0
 
 
 @dataclass(frozen=True)
@@ -124,19 +118,7 @@ class Recorder:
 
     # ----- on a worker thread
     def _open(self) -> None:
-        global _open_streams
-        sd = _sounddevice()
-        with _lock:
-            try:
-                self._stream = self._open_default(sd)
-            except VoiceError:
-                if _open_streams:  # another recording runs: PortAudio cannot be asked again under it
-                    raise
-                log.info("no usable input device; asking PortAudio for the devices again")
-                sd._terminate()  # private, but what sounddevice's author points to (its issue #125) for this
-                sd._initialize()
-                self._stream = self._open_default(sd)
-            _open_streams += 1
+        self._stream = portaudio.open_stream(self._open_default, "Recording")
         log.info("recording from %s at %d Hz", self.device, self._rate)
 
     def _open_default(self, sd: ModuleType) -> Any:
@@ -157,7 +139,7 @@ class Recorder:
                                        blocksize=int(self._rate * BLOCK_SECONDS), callback=self._heard)
             stream.start()
         except (sd.PortAudioError, ValueError) as exc:
-            raise VoiceError(f"The microphone ({self.device}) could not be opened{_reason(exc)}. Is another "
+            raise VoiceError(f"The microphone ({self.device}) could not be opened{portaudio.reason(exc)}. Is another "
                              "program holding it?") from exc
         return stream
 
@@ -171,7 +153,6 @@ class Recorder:
             self._frames += frames
 
     def _close(self) -> None:
-        global _open_streams
         stream, self._stream = self._stream, None
         self._level = 0.0
         if stream is None:
@@ -181,20 +162,5 @@ class Recorder:
             stream.close()
         except Exception:  # the device went away meanwhile: what was heard is kept all the same
             log.warning("closing the microphone failed", exc_info=True)
-        with _lock:
-            _open_streams -= 1
+        portaudio.closed()
 
-
-def _sounddevice() -> ModuleType:
-    try:
-        import sounddevice
-    except ImportError as exc:
-        raise VoiceError(f"Recording needs the Python package sounddevice, which is not installed ({exc}).") from exc
-    except OSError as exc:  # sounddevice found no PortAudio library
-        raise VoiceError(f"Recording needs PortAudio, which is not installed here ({INSTALL_HINT}).") from exc
-    return sounddevice
-
-
-def _reason(exc: BaseException) -> str:
-    text = str(exc).strip()
-    return f": {text}" if text else ""

@@ -1,6 +1,6 @@
 """The `voice` section of config.yaml: which speech model turns a recording into text, where it runs, and what
-happens with the text (desktop/config.py says how a section is declared; the key that starts dictating is
-`hotkeys.dictate`, beside the other desktop keys)."""
+happens with the text; and whether answers can be read aloud, by which model and voice (desktop/config.py says
+how a section is declared; the key that starts dictating is `hotkeys.dictate`, beside the other desktop keys)."""
 
 from __future__ import annotations
 
@@ -15,9 +15,9 @@ class VoiceConfig:
                              help="The model that turns speech into text, as litellm names it, e.g. openai/whisper-1 "
                              "or groq/whisper-large-v3; empty: none yet (the microphone button says so).")
     api_base: str = setting("", label="Speech server address",
-                             help="An OpenAI-compatible speech server of your own, e.g. whisper.cpp's server at "
-                             "http://127.0.0.1:8080/v1 (with the model openai/whisper-1); empty for the "
-                             "provider's own.")
+                             help="An OpenAI-compatible speech server of your own, for dictation and reading "
+                             "aloud, e.g. whisper.cpp's server at http://127.0.0.1:8080/v1 (with the model "
+                             "openai/whisper-1); empty for the provider's own.")
     language: str = setting("", label="Language",
                             help="The language spoken, as a two-letter code (en, de, fr); empty: the model "
                             "recognises it.")
@@ -26,7 +26,18 @@ class VoiceConfig:
     max_seconds: int = setting(300, low=5, high=600, unit=SECONDS, label="Longest recording",
                                help="A recording stops by itself after this long (speech servers take about ten "
                                "minutes at most).")
+    read_aloud: bool = setting(False, label="Read answers aloud",
+                               help="A speaker button on each answer in the chat reads it out: with the "
+                               "read-aloud model when one is set, else with the computer's own voice "
+                               "(speech-dispatcher).")
+    tts_model: str = setting("", label="Read-aloud model",
+                             help="The model that turns an answer into speech, as litellm names it, e.g. "
+                             "openai/tts-1 or openai/gpt-4o-mini-tts; empty: speech-dispatcher (spd-say), when "
+                             "installed.")
+    tts_voice: str = setting("alloy", label="Read-aloud voice",
+                             help="The read-aloud model's voice, e.g. alloy, nova or onyx for OpenAI's models.")
 
 
 SECTION = Section("voice", VoiceConfig, label="Voice",
-                  help="Dictation: what you say into the microphone becomes the message's text.")
+                  help="Dictation: what you say into the microphone becomes the message's text; and answers "
+                  "read aloud.")

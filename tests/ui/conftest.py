@@ -14,7 +14,9 @@ from typing import TYPE_CHECKING, Any
 import pytest
 import pytestqt.plugin
 import qasync
-from PySide6.QtWidgets import QApplication
+from PySide6.QtCore import QPoint, QPointF, Qt
+from PySide6.QtGui import QWheelEvent
+from PySide6.QtWidgets import QApplication, QWidget
 
 from desktop.core import Core, build_core
 from desktop.ui.bridge import CoreBridge
@@ -75,6 +77,14 @@ async def until(predicate: Callable[[], object], timeout: float = 10.0, message:
         if asyncio.get_running_loop().time() > deadline:
             raise AssertionError(f"timed out waiting: {message or predicate}")
         await asyncio.sleep(0.01)
+
+
+def wheel(widget: QWidget, notches: int = -1) -> None:
+    """`notches` of the mouse wheel with the pointer over `widget` (negative: down the page)."""
+    centre = widget.rect().center()
+    QApplication.sendEvent(widget, QWheelEvent(QPointF(centre), QPointF(widget.mapToGlobal(centre)), QPoint(),
+                                               QPoint(0, 120 * notches), Qt.MouseButton.NoButton,
+                                               Qt.KeyboardModifier.NoModifier, Qt.ScrollPhase.NoScrollPhase, False))
 
 
 @pytest.fixture

@@ -22,7 +22,7 @@ from desktop.ui.onboarding import OnboardingPanel
 from tests.conftest import write_config
 from tests.fakeserver import FakeOpenAI
 from tests.memkeyring import MemoryKeyring
-from tests.ui.conftest import until
+from tests.ui.conftest import until, wheel
 
 pytestmark = pytest.mark.usefixtures("litellm_imported")
 
@@ -251,3 +251,23 @@ async def test_forget_stored_key_shows_only_beside_a_stored_key(qtbot: QtBot, br
     form.forget.click()
     await until(lambda: not form.forget.isVisible(), message="gone with the key")
     assert ("nanobot-tray", "openai") not in memory_keyring.store
+
+
+async def test_scrolling_the_welcome_page_over_the_forms_changes_no_field(
+        qtbot: QtBot, bridge: CoreBridge, fake: FakeOpenAI, closed_port: int) -> None:
+    """The walk: scrolling down the welcome page put a catalogue model into the custom server's empty Model
+    field, which then stayed when the server listed its own models."""
+    fake.models = ["qwen2.5-7b-instruct", "llama-3.1-8b"]
+    panel = panel_for(qtbot, bridge, KnownServer("LM Studio", closed_port, "openai"))
+    panel.resize(760, 500)
+    cloud, server = panel.model_form, panel.server_form
+    await until(lambda: cloud.model.count() > 10 and server.model.count() > 10, message="the catalogue loaded")
+    scroll = panel.findChild(QScrollArea).verticalScrollBar()
+    for field in (cloud.provider, cloud.model, server.model):
+        scroll.setValue(0)
+        wheel(field)
+        assert scroll.value() > 0, "the page scrolled"
+    assert (cloud.provider.currentText(), cloud.model.currentText(), server.model.currentText()) == ("openai", "", "")
+    qtbot.keyClicks(server.api_base, fake.base_url)
+    await until(lambda: server.model.currentText(), message="the model field filled from the server's list")
+    assert server.model.currentText() in fake.models  # the server's own, not a name the wheel put there

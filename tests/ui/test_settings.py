@@ -15,11 +15,23 @@ import pytest
 import yaml
 from PySide6.QtCore import QPoint
 from PySide6.QtGui import QKeySequence
-from PySide6.QtWidgets import QApplication, QCheckBox, QComboBox, QLabel, QLineEdit, QMessageBox, QPushButton
+from PySide6.QtWidgets import (
+    QApplication,
+    QCheckBox,
+    QComboBox,
+    QLabel,
+    QLineEdit,
+    QMessageBox,
+    QPushButton,
+    QScrollArea,
+    QScrollBar,
+    QWidget,
+)
 from pytestqt.qtbot import QtBot
 
 from desktop.config import lookup
 from desktop.core import Core
+from desktop.kernel import taskset
 from desktop.mcp.settings import McpConfig
 from desktop.providers.litellm_env import litellm
 from desktop.scheduler import Scheduler
@@ -29,7 +41,7 @@ from desktop.ui.bridge import CoreBridge
 from desktop.ui.settings import SettingsGroup, SettingsWindow
 from tests.fakeserver import FakeOpenAI
 from tests.memkeyring import MemoryKeyring
-from tests.ui.conftest import new_shell, until
+from tests.ui.conftest import new_shell, until, wheel
 
 pytestmark = pytest.mark.usefixtures("litellm_imported")
 SECRET = "sk-test-0123456789abcdef"
@@ -43,7 +55,7 @@ def litellm_imported() -> None:
 
 async def opened(qtbot: QtBot, bridge: CoreBridge) -> SettingsWindow:
     window = SettingsWindow(bridge, tools=bridge.core.get(Tools))
-    qtbot.addWidget(window)
+    added(qtbot, window)
     window.show()
     form = window.model_form
     await until(lambda: form.provider.count() > 20 and "keyring" in form.keyring_note.text(),
@@ -56,6 +68,17 @@ async def save(window: SettingsWindow) -> str:
     window.save_button.click()
     await until(lambda: window.status.text(), message="save finished")
     return window.status.text()
+
+
+def message_box(window: SettingsWindow) -> QMessageBox | None:
+    """The question `window` shows now, if any."""
+    return next((w for w in window.findChildren(QMessageBox) if w.isVisible()), None)
+
+
+def added(qtbot: QtBot, window: SettingsWindow) -> None:
+    """Closed at the test's end as the app closes it when it quits: hidden, changes or not (closed, a window
+    with changes would ask, and its question would outlive the test)."""
+    qtbot.addWidget(window, before_close_func=lambda w: w.hide())
 
 
 def visible_texts(window: SettingsWindow) -> str:
@@ -167,12 +190,9 @@ async def test_broken_config_is_only_replaced_after_confirmation(qtbot: QtBot, b
     window = await opened(qtbot, bridge)
     assert window.banner.isVisible() and "temperature" in window.banner.text()
 
-    def dialog() -> QMessageBox | None:
-        return next((w for w in QApplication.topLevelWidgets() if isinstance(w, QMessageBox) and w.isVisible()), None)
-
     window.save_button.click()
-    await until(dialog, message="asked before replacing")
-    box = dialog()
+    await until(lambda: message_box(window), message="asked before replacing")
+    box = message_box(window)
     assert box is not None and box.text().startswith("config.yaml has problems, so some of your settings could not "
                                                      "be read")
     box.button(QMessageBox.StandardButton.Cancel).click()
@@ -180,8 +200,8 @@ async def test_broken_config_is_only_replaced_after_confirmation(qtbot: QtBot, b
     assert path.read_text(encoding="utf-8") == broken
 
     window.save_button.click()
-    await until(dialog)
-    box = dialog()
+    await until(lambda: message_box(window))
+    box = message_box(window)
     assert box is not None
     next(b for b in box.findChildren(QPushButton) if b.text() == "Save and keep a copy").click()
     await until(lambda: "Saved" in window.status.text())
@@ -216,12 +236,9 @@ async def test_an_unreadable_config_shows_the_settings_in_force_names_the_line_a
     assert form.model_name() == "openai/test" and form.api_base.text() == fake.base_url  # not a blank form
     assert "this provider" not in form.key.placeholderText()
 
-    def dialog() -> QMessageBox | None:
-        return next((w for w in QApplication.topLevelWidgets() if isinstance(w, QMessageBox) and w.isVisible()), None)
-
     window.save_button.click()
-    await until(dialog, message="asked before replacing")
-    box = dialog()
+    await until(lambda: message_box(window), message="asked before replacing")
+    box = message_box(window)
     assert box is not None and f"line {line}" in box.text()
     assert box.text().startswith("config.yaml could not be read at all, so none of your settings in it could be used")
     box.grab().save(str(tmp_path / "replace-unreadable.png"))
@@ -238,7 +255,7 @@ async def test_an_unreadable_config_shows_the_settings_in_force_names_the_line_a
 async def test_unusable_keyring_explains_the_fix_and_keeps_the_typed_key(qtbot: QtBot, bridge: CoreBridge) -> None:
     keyring.set_keyring(keyring.backends.fail.Keyring())  # the memory_keyring fixture restores the previous one
     window = SettingsWindow(bridge)
-    qtbot.addWidget(window)
+    added(qtbot, window)
     window.show()
     form = window.model_form
     await until(lambda: "not usable" in form.keyring_note.text())
@@ -256,7 +273,7 @@ async def test_plaintext_keyring_is_flagged(qtbot: QtBot, bridge: CoreBridge) ->
 
     keyring.set_keyring(PlaintextKeyring())
     window = SettingsWindow(bridge)
-    qtbot.addWidget(window)
+    added(qtbot, window)
     window.show()
     await until(lambda: "plain file" in window.model_form.keyring_note.text())
     assert window.model_form.keyring_note.text().startswith("⚠")
@@ -291,7 +308,7 @@ async def test_the_tools_page_says_how_commands_are_contained(qtbot: QtBot, brid
 
 
 async def test_the_tools_page_chooses_the_network_for_commands_and_warns_about_sharing_this_computers(
-        qtbot: QtBot, bridge: CoreBridge) -> None:
+        qtbot: QtBot, bridge: CoreBridge, tmp_path: Path) -> None:
     window = await opened(qtbot, bridge)
     await until(lambda: window.network_mode.text(), message="the network in force shown")
     network = window.field("tools.exec.network")
@@ -299,7 +316,26 @@ async def test_the_tools_page_chooses_the_network_for_commands_and_warns_about_s
     assert window.network_mode.text().startswith("In force: internet (tools.exec.network: internet): public "
                                                  "internet addresses only")
     network.setCurrentIndex(network.findData("host"))
-    assert "Saved" in await save(window)
+    window.save_button.click()  # asks first, naming what commands could reach
+    await until(lambda: message_box(window), message="asked before sharing this computer's network")
+    box = message_box(window)
+    assert box is not None and box.windowTitle() == "Give commands this computer's network?"
+    assert all(part in box.text() for part in ("services running on this computer", "local network",
+                                               "X server", "D-Bus"))
+    box.grab().save(str(tmp_path / "settings-host-network.png"))
+    box.button(QMessageBox.StandardButton.Cancel).click()
+    await until(lambda: "Not saved" in window.status.text(), message="cancelled")
+    assert network.currentData() == "internet" and "Public internet only" in window.status.text()
+    assert "host" not in bridge.core.settings.path.read_text() and bridge.core.config.tools.exec.network == "internet"
+
+    network.setCurrentIndex(network.findData("host"))
+    window.status.clear()
+    window.save_button.click()
+    await until(lambda: message_box(window), message="asked again")
+    box = message_box(window)
+    assert box is not None
+    next(b for b in box.findChildren(QPushButton) if b.text() == "Use this computer's network").click()
+    await until(lambda: "Saved" in window.status.text(), message="saved once agreed")
     assert bridge.core.config.tools.exec.network == "host"
     assert yaml.safe_load(bridge.core.settings.path.read_text())["tools"]["exec"]["network"] == "host"
     assert window.network_mode.text().startswith("Warning: shared with this computer (tools.exec.network: host)")
@@ -409,7 +445,7 @@ async def test_a_section_of_simple_settings_gets_its_page_of_generated_rows(
     """A feature's page made only of its section's simple settings (here `provider`, whose list of retry
     delays is not simple) loads and saves with the rest of the window."""
     window = SettingsWindow(bridge, [("Connection", "How long to wait.", lambda: SettingsGroup("provider"))])
-    qtbot.addWidget(window)
+    added(qtbot, window)
     window.show()
     await until(lambda: window.model_form.provider.count() > 20, message="model list loaded")
     await window.reload()
@@ -466,3 +502,146 @@ async def test_every_page_is_named_in_full_at_the_windows_size(model_config: dic
         assert await asyncio.wait_for(task, 30) == 0
         for widget in QApplication.topLevelWidgets():
             widget.close()
+
+
+def page_scroll(widget: QWidget) -> QScrollBar:
+    """The scroll bar of the page `widget` is on."""
+    area = widget.parentWidget()
+    while not isinstance(area, QScrollArea):
+        assert area is not None, "not on a scrolling page"
+        area = area.parentWidget()
+    return area.verticalScrollBar()
+
+
+async def test_the_wheel_scrolls_the_page_over_a_field_until_it_is_clicked_into(
+        qtbot: QtBot, bridge: CoreBridge) -> None:
+    """The walk: one notch over "Network for commands" while scrolling the Tools page made it "No network", two
+    made it "This computer's network", and Save wrote `network: host`."""
+    window = await opened(qtbot, bridge)
+    window.resize(660, 560)
+    window.show_page("Tools")
+    network, timeout = window.field("tools.exec.network"), window.field("tools.exec.timeout")
+    await until(lambda: window.tool_policies.combos, message="the tools listed")
+    per_tool = next(iter(window.tool_policies.combos.values()))
+    scroll = page_scroll(network)
+    assert scroll.maximum() > 0, "the Tools page scrolls in a window this size"
+    for field in (network, timeout):
+        scroll.setValue(0)
+        wheel(field)
+        wheel(field)
+        assert scroll.value() > 0, "the page scrolled"
+    table = window.tool_policies.table.verticalScrollBar()
+    wheel(per_tool)
+    assert table.value() > 0, "the table scrolled"  # as it would with the pointer between its rows
+    assert network.currentData() == "internet" and timeout.value() == 60 and per_tool.currentData() == ""
+    assert "Saved" in await save(window)
+    assert yaml.safe_load(bridge.core.settings.path.read_text())["tools"]["exec"]["network"] == "internet"
+
+    window.activateWindow()
+    network.setFocus()  # clicked into: now the wheel is for it
+    await until(network.hasFocus, message="the drop-down has the keyboard focus")
+    wheel(network)
+    assert network.currentData() == "off"
+
+
+async def test_an_open_window_with_no_changes_shows_a_hand_edit_at_once(qtbot: QtBot, bridge: CoreBridge) -> None:
+    settings = bridge.core.settings
+    window = await opened(qtbot, bridge)
+    edited = yaml.safe_load(settings.path.read_text(encoding="utf-8"))
+    edited["context_window_tokens"] = 32768
+    settings.path.write_text(yaml.safe_dump(edited), encoding="utf-8")
+    await settings.reload()  # as the app's file watcher does
+    await until(lambda: window.field("context_window_tokens").value() == 32768, message="the form shows the file")
+    assert not window.stale.isVisible() and not window.unsaved()
+
+
+async def test_an_open_window_saves_only_its_own_changes_over_a_hand_edit(
+        qtbot: QtBot, bridge: CoreBridge, tmp_path: Path) -> None:
+    """The walk: Settings open, context_window_tokens edited in the file (the app took it), Temperature changed
+    in the window, Save: the file's edit was undone without a word."""
+    settings = bridge.core.settings
+    window = await opened(qtbot, bridge)
+    window.tabs.setCurrentIndex(1)
+    window.field("temperature").setValue(0.3)
+    edited = yaml.safe_load(settings.path.read_text(encoding="utf-8"))
+    edited["context_window_tokens"] = 32768
+    edited["tools"] = {"exec": {"timeout": 90}}
+    settings.path.write_text(yaml.safe_dump(edited), encoding="utf-8")
+    await settings.reload()
+    await until(window.stale.isVisible, message="the window says the file changed")
+    assert window.stale.text().startswith("config.yaml changed since you opened Settings")
+    assert window.field("temperature").value() == 0.3  # the person's change is kept
+    window.grab().save(str(tmp_path / "settings-file-changed.png"))
+
+    assert "Saved" in await save(window)
+    saved = yaml.safe_load(settings.path.read_text(encoding="utf-8"))
+    assert (saved["temperature"], saved["context_window_tokens"], saved["tools"]["exec"]["timeout"]) == (0.3, 32768, 90)
+    assert bridge.core.config.context_window_tokens == 32768 and bridge.core.config.temperature == 0.3
+    assert not window.stale.isVisible() and window.field("context_window_tokens").value() == 32768
+    assert not window.unsaved()
+
+
+async def test_a_problem_that_appears_in_the_file_shows_in_the_open_window_at_once(
+        qtbot: QtBot, bridge: CoreBridge) -> None:
+    settings = bridge.core.settings
+    window = await opened(qtbot, bridge)
+    window.field("max_tokens").setValue(4096)  # a change of the person's own: the form is not shown anew
+    settings.path.write_text(settings.path.read_text(encoding="utf-8") + "temperature: hot\n", encoding="utf-8")
+    await settings.reload()
+    await until(window.banner.isVisible, message="the problem shown")
+    assert "'temperature' should be a number, got 'hot'" in window.banner.text()
+    assert window.field("max_tokens").value() == 4096
+
+
+async def test_closing_with_unsaved_changes_asks_first(qtbot: QtBot, bridge: CoreBridge, tmp_path: Path) -> None:
+    path = bridge.core.settings.path
+    before = path.read_text(encoding="utf-8")
+    window = await opened(qtbot, bridge)
+    window.close()
+    assert not window.isVisible() and message_box(window) is None  # nothing changed: nothing to ask
+    window.show()
+    await until(lambda: not taskset.pending(), message="read again")
+    window.tabs.setCurrentIndex(1)
+    window.field("temperature").setValue(0.5)
+
+    window.close()
+    await until(lambda: message_box(window), message="asked")
+    box = message_box(window)
+    assert box is not None and box.windowTitle() == "Save your changes?" and "Temperature" in box.text()
+    window.grab().save(str(tmp_path / "settings-close-window.png"))
+    box.grab().save(str(tmp_path / "settings-close-prompt.png"))
+    box.button(QMessageBox.StandardButton.Cancel).click()
+    await until(lambda: message_box(window) is None)
+    assert window.isVisible() and window.field("temperature").value() == 0.5
+
+    window.close()
+    await until(lambda: message_box(window))
+    box = message_box(window)
+    assert box is not None
+    box.button(QMessageBox.StandardButton.Discard).click()
+    await until(lambda: not window.isVisible(), message="closed without saving")
+    assert path.read_text(encoding="utf-8") == before
+
+    window.show()
+    await until(lambda: window.field("temperature").value() == 0.1, message="the file's value shown again")
+    await until(lambda: not taskset.pending(), message="read again")
+    window.field("temperature").setValue(0.6)
+    window.close()
+    await until(lambda: message_box(window))
+    box = message_box(window)
+    assert box is not None
+    box.button(QMessageBox.StandardButton.Save).click()
+    await until(lambda: not window.isVisible(), message="saved, then closed")
+    assert yaml.safe_load(path.read_text(encoding="utf-8"))["temperature"] == 0.6
+
+
+async def test_a_longest_answer_of_a_few_tokens_is_refused(qtbot: QtBot, bridge: CoreBridge) -> None:
+    """The walk saved `max_tokens: 3`: the row holds such a slip at the lowest sensible value."""
+    window = await opened(qtbot, bridge)
+    answer, window_tokens = window.field("max_tokens"), window.field("context_window_tokens")
+    answer.setValue(3)
+    window_tokens.setValue(100)
+    assert (answer.value(), window_tokens.value()) == (256, 4096)
+    assert "Saved" in await save(window)
+    saved = yaml.safe_load(bridge.core.settings.path.read_text(encoding="utf-8"))
+    assert (saved["max_tokens"], saved["context_window_tokens"]) == (256, 4096)

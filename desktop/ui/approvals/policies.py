@@ -27,7 +27,7 @@ from PySide6.QtWidgets import (
 from desktop.approvals import DECISIONS
 from desktop.approvals.settings import ApprovalsConfig
 from desktop.config import Config
-from desktop.ui.form_widgets import note_label, with_note
+from desktop.ui.form_widgets import note_label, wheel_needs_focus, with_note
 
 COMMANDS = "exec"  # the tool that runs shell commands
 USUAL = ""  # not in approvals.tools: the tool decides (the sandbox and the path guard contain what they can)
@@ -115,6 +115,7 @@ class ToolPolicies(QWidget):
             combo.currentIndexChanged.connect(lambda _i, name=name, combo=combo: self._set(name, combo.currentData()))
             self.table.setCellWidget(row, 1, combo)
             self.combos[name] = combo
+        wheel_needs_focus(self.table)  # scrolling the table or the page past a row leaves its choice alone
         self._show_switch()
 
     def _set(self, tool: str, decision: str) -> None:

@@ -1,10 +1,13 @@
 """The small toolbar over the message under the pointer: Copy; Regenerate on the last answer; Edit on
-the last question. Real buttons (not painted hotspots), so they take clicks above the text selector."""
+the last question; and the buttons features add (`add`: Read aloud). Real buttons (not painted hotspots), so
+they take clicks above the text selector."""
 
 from __future__ import annotations
 
+from collections.abc import Callable
+
 from PySide6.QtCore import QPoint, QRectF, Signal, SignalInstance
-from PySide6.QtWidgets import QFrame, QHBoxLayout, QToolButton, QWidget
+from PySide6.QtWidgets import QAbstractButton, QFrame, QHBoxLayout, QToolButton, QWidget
 
 from desktop.conversation.transcript import ChatRow, Kind
 
@@ -29,12 +32,19 @@ class RowActions(QFrame):
                                               self.regenerate_requested)
         self.edit_button = self._button("Edit", "Change this message and send it again, in its place",
                                         self.edit_requested)
-        layout = QHBoxLayout(self)
-        layout.setContentsMargins(2, 1, 2, 1)
-        layout.setSpacing(0)
+        self._layout = QHBoxLayout(self)
+        self._layout.setContentsMargins(2, 1, 2, 1)
+        self._layout.setSpacing(0)
         for button in (self.copy_button, self.regenerate_button, self.edit_button):
-            layout.addWidget(button)
+            self._layout.addWidget(button)
+        self._added: list[tuple[QAbstractButton, Callable[[ChatRow], bool]]] = []
         self.hide()
+
+    def add(self, button: QAbstractButton, offered: Callable[[ChatRow], bool]) -> None:
+        """A feature's button, at the end, shown over the rows for which `offered(row)` is true."""
+        button.setParent(self)
+        self._layout.addWidget(button)
+        self._added.append((button, offered))
 
     def show_for(self, row: ChatRow, frame: QRectF, latest: bool) -> None:
         """Over `row` (drawn in `frame`, viewport coordinates); `latest`: it belongs to the last turn and
@@ -42,6 +52,8 @@ class RowActions(QFrame):
         self.row = row
         self.regenerate_button.setVisible(latest and row.kind is Kind.ASSISTANT)
         self.edit_button.setVisible(latest and row.kind is Kind.USER)
+        for button, offered in self._added:
+            button.setVisible(offered(row))
         self.adjustSize()
         if row.kind is Kind.USER:  # left of the bubble (which sits on the right), level with its top
             x, y = frame.left() - self.width() - 6, frame.top()

@@ -143,6 +143,9 @@ class ChatWindow(QWidget):
         for panel in self.panels:
             panel.focus_freed.connect(self.composer.input.setFocus)
             panel.attach_requested.connect(self.composer.add_files)
+            panel.settings_requested.connect(self.settings_requested)
+            if (button := panel.row_button()) is not None:
+                actions.add(button, panel.offer_row)
             area_layout.addWidget(panel)
             if (in_header := panel.header_widget()) is not None:
                 header_layout.addWidget(in_header)

@@ -1,6 +1,7 @@
 """Dictation in the app: the microphone button and its strip in the quick prompt and the chat's composer
 (dictate.py, placed by those windows), the `hotkeys.dictate` key (keys.py), and a Settings page for the
-`voice` section (the key itself is on the Desktop context page, with the other desktop keys).
+`voice` section (the key itself is on the Desktop context page, with the other desktop keys). Reading aloud:
+a strip in the chat window with the speaker button for the toolbar over an answer (read_aloud.py).
 
 The shell builds the quick prompt and the chat with the bridge alone, so their microphones find the Voice
 service here: offered once the core is built (`UiHost.on_ready`), looked up on the first click. One app runs in
@@ -15,11 +16,13 @@ from desktop.ui.host import UiFeature, UiHost
 if TYPE_CHECKING:
     from PySide6.QtWidgets import QWidget
 
+    from desktop.ui.voice.read_aloud import ReadAloudStrip
     from desktop.voice import Voice
 
-CAPTION = ("What you say into the microphone becomes the message's text. The speech model's API key is the "
-           "one stored for its provider: the chat model's when they share one, else store it with the command "
-           "nanobot-tray keys set PROVIDER. The key that starts dictating is on the Desktop context page.")
+CAPTION = ("What you say into the microphone becomes the message's text; answers can be read aloud. The speech "
+           "models' API key is the one stored for their provider: the chat model's when they share one, else "
+           "store it with the command nanobot-tray keys set PROVIDER. The key that starts dictating is on the "
+           "Desktop context page.")
 
 
 def attach_ui(host: UiHost) -> None:
@@ -28,7 +31,14 @@ def attach_ui(host: UiHost) -> None:
 
         return SettingsGroup("voice")
 
+    def read_aloud() -> ReadAloudStrip:
+        from desktop.ui.voice.read_aloud import ReadAloudStrip
+        from desktop.voice import Voice
+
+        return ReadAloudStrip(host.get(Voice))
+
     host.add_settings_page("Voice", CAPTION, settings_page)
+    host.add_chat_panel(read_aloud)
     kept = []  # the key lives as long as the app
 
     def ready() -> None:

@@ -1,5 +1,5 @@
-"""How dictation looks: a microphone drawn in code (the bundled fonts have no microphone glyph, and an icon
-theme may have none) and the level meter that shows the microphone is hearing something."""
+"""How voice looks: a microphone and a speaker drawn in code (the bundled fonts have no such glyphs, and an icon
+theme may have none), and the level meter that shows the microphone is hearing something."""
 
 from __future__ import annotations
 
@@ -38,6 +38,44 @@ def mic_icon(colour: QColor | str, recording: bool = False) -> QIcon:
         painter.drawPath(cup)
         painter.drawLine(QRectF(12 * unit, 16.5 * unit, 0, 3.5 * unit).topLeft(),
                          QRectF(12 * unit, 16.5 * unit, 0, 3.5 * unit).bottomLeft())
+        painter.end()
+        icon.addPixmap(pixmap)
+    return icon
+
+
+def speaker_icon(colour: QColor | str, speaking: bool = False) -> QIcon:
+    """A loudspeaker with two sound waves; while `speaking`, a square stop sign instead."""
+    icon = QIcon()
+    for size in (16, 20, 24, 32, 48):
+        pixmap = QPixmap(size, size)
+        pixmap.fill(Qt.GlobalColor.transparent)
+        painter = QPainter(pixmap)
+        painter.setRenderHint(QPainter.RenderHint.Antialiasing)
+        ink = QColor(colour)
+        unit = size / 24
+        if speaking:
+            painter.setPen(Qt.PenStyle.NoPen)
+            painter.setBrush(ink)
+            painter.drawRoundedRect(QRectF(6 * unit, 6 * unit, 12 * unit, 12 * unit), 2 * unit, 2 * unit)
+        else:
+            body = QPainterPath()
+            body.moveTo(3 * unit, 9 * unit)
+            body.lineTo(7 * unit, 9 * unit)
+            body.lineTo(12 * unit, 4.5 * unit)
+            body.lineTo(12 * unit, 19.5 * unit)
+            body.lineTo(7 * unit, 15 * unit)
+            body.lineTo(3 * unit, 15 * unit)
+            body.closeSubpath()
+            painter.setPen(Qt.PenStyle.NoPen)
+            painter.setBrush(ink)
+            painter.drawPath(body)
+            pen = QPen(ink, max(1.2, 1.8 * unit))
+            pen.setCapStyle(Qt.PenCapStyle.RoundCap)
+            painter.setPen(pen)
+            painter.setBrush(Qt.BrushStyle.NoBrush)
+            for radius in (4.0, 7.5):  # arcs centred on the cone's mouth, a quarter turn each
+                painter.drawArc(QRectF((12 - radius) * unit, (12 - radius) * unit, 2 * radius * unit,
+                                       2 * radius * unit), -50 * 16, 100 * 16)
         painter.end()
         icon.addPixmap(pixmap)
     return icon

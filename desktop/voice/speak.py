@@ -1,0 +1,47 @@
+"""Text to speech with litellm's `speech` and the configured read-aloud model (`voice.tts_model`, in the voice
+`voice.tts_voice`, at `voice.api_base` when set), asked for WAV; with the key and the failures in words as
+desktop/voice/server.py has them."""
+
+from __future__ import annotations
+
+import asyncio
+from typing import Any
+
+from desktop.providers.litellm_env import litellm
+from desktop.providers.llm import LLMProvider
+from desktop.providers.model_thread import run_on_model_thread
+from desktop.voice import server
+from desktop.voice.player import Sound
+from desktop.voice.problems import VoiceError
+from desktop.voice.settings import VoiceConfig
+
+GRACE = 5.0  # seconds past the request's own timeout before the whole call is given up
+
+
+async def synthesize(text: str, voice: VoiceConfig, provider: LLMProvider, timeout: float) -> Sound:
+    """`text` spoken by the read-aloud model. Raises VoiceError."""
+    place = server.where(voice.tts_model, voice.api_base)
+    try:
+        async with asyncio.timeout(timeout + GRACE):
+            data = await run_on_model_thread(_ask(text, voice, provider, timeout))
+    except TimeoutError as exc:
+        raise VoiceError(f"No answer from {place} within {timeout:g} s.", fix_in_settings=bool(voice.api_base)) from exc
+    try:
+        return Sound.from_wav(data)
+    except ValueError as exc:
+        raise VoiceError(f"{place[0].upper()}{place[1:]} answered with sound that cannot be played: {exc}.") from exc
+
+
+async def _ask(text: str, voice: VoiceConfig, provider: LLMProvider, timeout: float) -> bytes:
+    kwargs: dict[str, Any] = {"model": voice.tts_model, "input": text, "response_format": "wav",
+                              "timeout": timeout, "max_retries": 0}
+    if voice.tts_voice:
+        kwargs["voice"] = voice.tts_voice
+    if voice.api_base:
+        kwargs["api_base"] = voice.api_base
+    try:
+        response = await server.ask(litellm().aspeech, kwargs, provider)
+    except Exception as exc:
+        raise server.failure(exc, voice.tts_model, voice.api_base, timeout, "the text",
+                             "The answer could not be turned into speech") from exc
+    return bytes(response.content)
