@@ -1,7 +1,8 @@
 """An in-memory keyring backend for unit tests (the real keyring is exercised in e2e tests).
 
 It counts every call that would reach a real backend (on a desktop without an unlocked keyring, each
-may pop up a system password dialog) and can be locked, failing the way an unusable keyring does."""
+may pop up a system password dialog) and can be locked, failing the way an unusable keyring does, or fail with any
+error a real backend raises (`failure`)."""
 
 from __future__ import annotations
 
@@ -17,9 +18,12 @@ class MemoryKeyring(KeyringBackend):
         self.store: dict[tuple[str, str], str] = {}
         self.calls: list[str] = []  # "get openai", "set openai", ... in order
         self.locked = False
+        self.failure: Exception | None = None  # raised by every call instead, e.g. the prompt dismissed
 
     def _called(self, what: str) -> None:
         self.calls.append(what)
+        if self.failure is not None:
+            raise self.failure
         if self.locked:
             raise KeyringLocked("the login keyring is locked")
 

@@ -7,7 +7,7 @@ from dataclasses import dataclass
 from typing import TYPE_CHECKING
 
 from desktop.kernel.bus import ChatSetAside, InboundMessage
-from desktop.session.chat_model import chat_model, choose_model, chosen_model
+from desktop.session.chat_model import chat_model, choose_model, chosen_model, note_model
 from desktop.session.session import Session
 
 if TYPE_CHECKING:
@@ -130,4 +130,5 @@ async def _model(ctx: CommandContext) -> str:
         whose = "" if chosen_model(ctx.session) else " (the default, set in Settings)"
         return f"Model for this chat: {current or '(not configured)'}{whose}"
     await choose_model(ctx.loop.sessions, ctx.session, name)
+    await note_model(ctx.loop.sessions, ctx.session, name)  # the exchange itself is not saved: this line is
     return f"This chat now uses {name} (other chats keep theirs; new chats start with {default or 'the default'})."

@@ -33,6 +33,7 @@ from desktop.kernel.bus import (
 )
 
 STOPPED_NOTE = "Stopped."
+WAITING_NOTE = "Waiting for your answer"  # the running turn's status while a step's approval question waits
 CUT_OFF = "✂ Cut off: the answer broke off here and is not complete."  # under an answer whose call failed midway
 INTERRUPTED = "Interrupted by Stop."
 NO_RESULT = "No result was saved."
@@ -261,6 +262,14 @@ class Transcript:
             if not event.awaiting:
                 row.tool.started = time.monotonic()  # its running time starts with the answer
             self.touch(row)
+        self._show_waiting()
+
+    def _show_waiting(self) -> None:
+        """The turn's status says what its step's row says: it waits for the person's answer, it is not working."""
+        if any(r.tool is not None and r.tool.awaiting for r in self.running.values()):
+            self._set_progress(WAITING_NOTE)
+        elif self.progress == WAITING_NOTE:
+            self._set_progress("")
 
     def _tool_finished(self, event: ToolFinished) -> None:
         row = self.running.pop(event.call_id, None)
@@ -268,6 +277,7 @@ class Transcript:
             return
         row.tool.result, row.tool.ok, row.tool.seconds = event.result, event.ok, event.seconds
         self.touch(row, now=True)
+        self._show_waiting()
 
     def _outbound(self, event: OutboundMessage) -> None:
         """A message that is not the turn's answer (the message tool, /status during a turn) stands alone; the

@@ -17,13 +17,38 @@ _INDEX = "__providers__"  # names (never values) of stored keys, since keyring c
 
 
 class KeyringUnavailable(RuntimeError):
-    """The OS keyring cannot be used; the message says how to fix it."""
+    """The OS keyring cannot be used; the message says why and how to fix it. `reason` is the why alone, in
+    plain words ("the keyring's password prompt was dismissed"), and `advice` the how, for a form that offers
+    its own way on."""
+
+    def __init__(self, message: str, reason: str = "", advice: str = "") -> None:
+        super().__init__(message)
+        self.reason = reason or message
+        self.advice = advice
 
 
-def _fix_hint(exc: Exception) -> str:
-    return (f"The OS keyring is not usable ({type(exc).__name__}: {exc}). Install and unlock a Secret "
-            "Service provider (GNOME Keyring or KWallet) in your desktop session, or set the key in "
-            "the provider's environment variable (e.g. OPENAI_API_KEY) instead.")
+ENV_ADVICE = "or set the key in the provider's environment variable (e.g. OPENAI_API_KEY) instead."
+INSTALL_ADVICE = ("Install and unlock a Secret Service provider (GNOME Keyring or KWallet) in your desktop "
+                  f"session, {ENV_ADVICE}")
+
+
+def _plain(exc: Exception) -> tuple[str, str]:
+    """Why the keyring failed, in words a person reads without knowing its library (no exception names, no
+    "Prompt dismissed.." as a backend words it), and what to do about it."""
+    said = " ".join(str(exc).split()).rstrip(". ")
+    lowered = said.lower()
+    if "dismissed" in lowered:  # the desktop's "Unlock your keyring" or "Choose a password" dialog cancelled
+        return "the keyring's password prompt was dismissed", f"Unlock it when it asks, {ENV_ADVICE}"
+    if isinstance(exc, keyring.errors.KeyringLocked) or "locked" in lowered:
+        return "the keyring is locked", f"Unlock it (GNOME Keyring or KWallet), {ENV_ADVICE}"
+    if isinstance(exc, keyring.errors.NoKeyringError) or not said:
+        return "no keyring is installed", INSTALL_ADVICE
+    return f"the keyring answered “{said}”", INSTALL_ADVICE
+
+
+def _unusable(exc: Exception) -> KeyringUnavailable:
+    reason, advice = _plain(exc)
+    return KeyringUnavailable(f"The OS keyring is not usable: {reason}. {advice}", reason, advice)
 
 
 def backend_name() -> str:
@@ -41,11 +66,11 @@ def _call(fn, *args):  # type: ignore[no-untyped-def]
     except keyring.errors.PasswordDeleteError as exc:
         raise KeyringUnavailable(str(exc)) from exc  # the keyring works; delete_key tells the two apart
     except Exception as exc:  # KeyringError, D-Bus and backend libraries' own types
-        problem = _fix_hint(exc)
+        unusable = _unusable(exc)
         if _run().problem is None:
-            log.warning("keyring unavailable for this run: %s", problem)
-        _run().problem = problem
-        raise KeyringUnavailable(problem) from exc
+            log.warning("keyring unavailable for this run: %s (%s: %s)", unusable, type(exc).__name__, exc)
+        _run().problem = unusable
+        raise unusable from exc
     _run().problem = None
     return result
 
@@ -56,7 +81,7 @@ class _RunState:
 
     def __init__(self) -> None:
         self.keys: dict[str, str | None] = {}  # provider -> key, None when none is stored
-        self.problem: str | None = None  # why the keyring failed; not asked again this run
+        self.problem: KeyringUnavailable | None = None  # why the keyring failed; not asked again this run
 
 
 _runs: dict[int, tuple[object, _RunState]] = {}  # by backend (kept, so its id is not reused)
@@ -75,7 +100,8 @@ def get_key(provider: str) -> str | None:
     if provider in run.keys:
         return run.keys[provider]
     if run.problem is not None:
-        raise KeyringUnavailable(run.problem)
+        known = run.problem
+        raise KeyringUnavailable(str(known), known.reason, known.advice)
     value = _call(keyring.get_password, SERVICE, provider)
     _remember(provider, value)
     return value
@@ -164,7 +190,7 @@ async def keyring_state() -> KeyringState:
         backend = keyring.get_keyring()  # choosing the backend asks nothing of it
         problem = _run().problem
         if problem is None and isinstance(backend, keyring.backends.fail.Keyring):
-            problem = _fix_hint(keyring.errors.NoKeyringError("no keyring backend is installed"))
-        return KeyringState(backend_name(), is_plaintext_backend(), problem)
+            problem = _unusable(keyring.errors.NoKeyringError())
+        return KeyringState(backend_name(), is_plaintext_backend(), str(problem) if problem else None)
 
     return await asyncio.to_thread(known)

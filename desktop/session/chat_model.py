@@ -1,7 +1,10 @@
 """Each chat's model. A model chosen in a chat (the picker in its header, `/model NAME`) is kept on the chat's
 metadata line, so it survives a restart and never changes another chat; a chat without one answers with
 the default model, `model` in config.yaml (set in Settings), and follows it when it changes. Picking a model
-is no use of the chat: like a pin or a new name, it leaves the chat where it was in the chat list."""
+is no use of the chat: like a pin or a new name, it leaves the chat where it was in the chat list.
+
+`/model NAME` typed in a chat also leaves a quiet line there, saved with the chat as the app's message (as an
+undo's is, desktop/checkpoints/notes.py), so after a restart the chat still says where its model changed."""
 
 from __future__ import annotations
 
@@ -10,6 +13,7 @@ import asyncio
 from desktop.session.session import Session, SessionStore
 
 KEY = "model"
+NOTICE = "notice"  # the saved line's kind: the app's, not the person's (shown as a notice, not counted as a message)
 
 
 def chosen_model(session: Session) -> str | None:
@@ -37,3 +41,10 @@ async def choose_model(store: SessionStore, session: Session, model: str) -> Non
         else:
             session.metadata[KEY] = before
         raise
+
+
+async def note_model(store: SessionStore, session: Session, model: str) -> None:
+    """Save "Model for this chat: NAME" in the chat. A chat not yet saved gets none: nothing of it is kept yet,
+    and the line would make an empty chat appear in the list."""
+    if "created_at" in session.metadata:  # set as the chat's file is first written
+        await store.append(session, {"role": "user", "kind": NOTICE, "content": f"[Model for this chat: {model}]"})

@@ -134,12 +134,14 @@ async def confirm(parent: QWidget, title: str, text: str, accept: str, detail: s
     return await answer
 
 
-async def confirm_replace_broken(parent: QWidget, problems: list[str]) -> bool:
-    """Ask before a config.yaml that could not be fully read is replaced (its old text is kept as a copy)."""
+async def confirm_replace_broken(parent: QWidget, problems: list[str], unreadable: bool = False) -> bool:
+    """Ask before a config.yaml that could not be fully read is replaced (its old text is kept as a copy).
+    `unreadable`: none of it could be read (not YAML at all), not just some settings."""
+    said = ("config.yaml could not be read at all, so none of your settings in it could be used" if unreadable
+            else "config.yaml has problems, so some of your settings could not be read")
     return await confirm(parent, "Replace config.yaml?",
-                         f"config.yaml has problems, so some of your settings could not be read ({problems[0]}). "
-                         "Saving replaces the file with the settings shown here; the old file is kept as a copy "
-                         "next to it.", "Save and keep a copy", "\n".join(problems))
+                         f"{said} ({problems[0]}). Saving replaces the file with the settings shown here; the old "
+                         "file is kept as a copy next to it.", "Save and keep a copy", "\n".join(problems))
 
 
 async def save_edited_config(parent: QWidget, bridge: CoreBridge,
@@ -152,7 +154,7 @@ async def save_edited_config(parent: QWidget, bridge: CoreBridge,
     wrong = edit(config)
     if wrong:
         return False, wrong
-    if current.problems and not await confirm_replace_broken(parent, current.problems):
+    if current.problems and not await confirm_replace_broken(parent, current.problems, current.unreadable):
         return False, "Not saved: config.yaml was left as it is."
     before = bridge.workspace
     try:

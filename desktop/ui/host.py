@@ -35,7 +35,7 @@ class UiHost(Protocol):
         menu entry that opens it."""
 
     def add_settings_page(self, title: str, caption: str, build: Callable[[], QWidget]) -> None:
-        """A tab of the Settings window, built with it."""
+        """A page of the Settings window (named in its list on the left), built with it."""
 
     def add_chat_panel(self, build: Callable[[], ChatPanel]) -> None:
         """A strip in the chat window above the composer, built with the window."""

@@ -1,7 +1,8 @@
 """Provider, model, server address and API key, with a connection test: shared by Settings and onboarding.
 
 With a server address the model list is the server's own (asked for off the GUI thread, a moment after
-the address stops changing); without one it is litellm's catalogue, plain names before dated snapshots.
+the address stops changing, and again each time the form is loaded: a server may have started serving
+another model since); without one it is litellm's catalogue, plain names before dated snapshots.
 
 `custom_server=True` is the form for a server of the person's own that speaks the OpenAI API (vLLM, a
 LiteLLM proxy, anything on a port nobody guesses): its address comes first and is required, and there is no
@@ -13,6 +14,7 @@ straight to the OS keyring on save."""
 from __future__ import annotations
 
 import asyncio
+from dataclasses import dataclass
 
 from PySide6.QtCore import QSignalBlocker, Qt, QTimer
 from PySide6.QtWidgets import (
@@ -38,6 +40,23 @@ from desktop.providers.server_models import ServerModelsError, address_problem, 
 from desktop.ui.form_widgets import ERROR_COLOUR, OK_COLOUR, WARN_COLOUR, note_label, set_note, with_note
 
 LIST_DELAY_MS = 500  # ask the server once the address has stopped changing for this long
+
+
+@dataclass(frozen=True)
+class KeyNotStored:
+    """Why a typed key did not reach the keyring: `reason` in plain words, `advice` on what to do, and whether
+    the keyring was what failed (asking it again may work: its prompt can come back and be answered)."""
+
+    reason: str
+    advice: str = ""
+    keyring: bool = False
+
+    @property
+    def headline(self) -> str:
+        return f"The key was not stored: {self.reason}."
+
+    def __str__(self) -> str:
+        return f"{self.headline} {self.advice}".strip()
 
 
 class ModelForm(QWidget):
@@ -135,6 +154,7 @@ class ModelForm(QWidget):
         self._fill_models(provider)
         self.model.setCurrentText(name)
         self.api_base.setText(config.api_base or "")
+        self._list_timer.start()  # also when the address is the one shown before: its list may have changed
         self.key.clear()
         self.test_result.clear()
         spawn(self._load_catalog())
@@ -158,18 +178,20 @@ class ModelForm(QWidget):
         config.model = self.model_name()
         config.api_base = self.api_base.text().strip() or None
 
-    async def store_typed_key(self) -> str | None:
-        """Put a typed key in the keyring. Returns a message for the user when that failed (the key stays typed)."""
+    async def store_typed_key(self) -> KeyNotStored | None:
+        """Put a typed key in the keyring. Returns why it was not stored (the key stays typed), or None."""
         typed = self.key.text().strip()
         provider = self.key_provider()
         if not typed:
             return None
         if not provider:
-            return "Choose a provider so the key can be stored under its name."
+            return KeyNotStored("no provider is chosen", "Choose one so the key can be stored under its name.")
         try:
             await store_key(provider, typed)
-        except (ValueError, secrets.KeyringUnavailable) as exc:  # the keyring's message says how to fix it
-            return f"The API key was not stored: {exc}"
+        except ValueError as exc:
+            return KeyNotStored(str(exc))
+        except secrets.KeyringUnavailable as exc:
+            return KeyNotStored(exc.reason, exc.advice, keyring=True)
         self.key.clear()
         await self._refresh_key_state()
         return None
@@ -314,7 +336,7 @@ class ModelForm(QWidget):
             self.key.setPlaceholderText(f"Paste {whose}, or leave empty to keep a stored one")
         else:
             self.key.setPlaceholderText(f"Paste {whose}")
-        self.forget.setVisible(bool(self._stored_key) or (self._stored_key is None and not local))
+        self.forget.setVisible(bool(self._stored_key))  # only what this run knows: finding out could prompt
         state = self._keyring
         if state is None:
             self.keyring_note.clear()

@@ -2,7 +2,11 @@
 
 It looks for a local OpenAI-compatible server (one click uses it) and for a workspace left by the
 nanobot CLI (offered so its memory and skills carry over); otherwise it takes the address of a server of
-one's own (vLLM, a LiteLLM proxy) or a provider and key."""
+one's own (vLLM, a LiteLLM proxy) or a provider and key.
+
+A key the keyring would not take (its password prompt cancelled, no keyring at all) stops the save with why, in
+plain words, right under the form: the person can try again, or, where the server may need no key, go on
+without storing it."""
 
 from __future__ import annotations
 
@@ -10,7 +14,7 @@ import logging
 from collections.abc import Callable
 from pathlib import Path
 
-from PySide6.QtCore import Qt, Signal
+from PySide6.QtCore import Qt, QTimer, Signal
 from PySide6.QtGui import QFont
 from PySide6.QtWidgets import (
     QCheckBox,
@@ -44,7 +48,7 @@ from desktop.ui.form_widgets import (
     set_note,
     wheel_needs_focus,
 )
-from desktop.ui.model_form import ModelForm
+from desktop.ui.model_form import KeyNotStored, ModelForm
 
 log = logging.getLogger(__name__)
 STYLE = """
@@ -93,21 +97,29 @@ class OnboardingPanel(QWidget):
         self.server_form = ModelForm(custom_server=True)
         self.server_save_button, self.server_status, server_save_row = _save_row()
         self.server_save_button.clicked.connect(lambda: spawn(self.save_form(self.server_form, self.server_status)))
+        self.server_key_problem = KeyProblem()
         server = _card(heading("Or a custom server (OpenAI-compatible)"),
                        note_label("vLLM, a LiteLLM proxy or any server that speaks the OpenAI API, on this computer "
                                   "or another. A key, if it needs one, is kept in your system keyring."),
-                       self.server_form, server_save_row)
+                       self.server_form, self.server_key_problem, server_save_row)
 
         self.model_form = ModelForm()
         self.save_button, self.status, save_row = _save_row()
         self.save_button.setDefault(True)
         self.save_button.clicked.connect(lambda: spawn(self.save_form(self.model_form, self.status)))
-        for form, note in ((self.server_form, self.server_status), (self.model_form, self.status)):
+        self.key_problem = KeyProblem()
+        self._problems = {self.server_form: (self.server_key_problem, self.server_status),
+                          self.model_form: (self.key_problem, self.status)}
+        for form, (problem, note) in self._problems.items():
             for edited in (form.api_base.textChanged, form.model.currentTextChanged, form.key.textChanged):
                 edited.connect(note.clear)  # "type the address first" must not outlive the typing
+                edited.connect(problem.hide)  # nor a refused key the key (or what it was for) that changed
+            problem.try_again.clicked.connect(lambda _c=False, form=form, note=note: spawn(self.save_form(form, note)))
+            problem.go_on.clicked.connect(lambda _c=False, form=form, note=note: spawn(self.save_form(
+                form, note, store_key=False)))
         cloud = _card(heading("Or a provider with an API key"),
                       note_label("OpenAI, Anthropic, OpenRouter, Gemini and many more. The key is kept in your "
-                                 "system keyring."), self.model_form, save_row)
+                                 "system keyring."), self.model_form, self.key_problem, save_row)
 
         column = QVBoxLayout()
         column.setSpacing(14)
@@ -123,7 +135,7 @@ class OnboardingPanel(QWidget):
         centred.addStretch(1)
         inner = QWidget()
         inner.setLayout(centred)
-        scroll = QScrollArea()
+        scroll = self._scroll = QScrollArea()
         scroll.setWidgetResizable(True)
         scroll.setFrameShape(QFrame.Shape.NoFrame)
         scroll.setWidget(inner)
@@ -205,9 +217,12 @@ class OnboardingPanel(QWidget):
 
         await self._save(edit, self.local_status)
 
-    async def save_form(self, form: ModelForm, status: QLabel) -> None:
-        """Save what `form` (the provider's or the custom server's) says, or say in `status` what is missing."""
+    async def save_form(self, form: ModelForm, status: QLabel, *, store_key: bool = True) -> None:
+        """Save what `form` (the provider's or the custom server's) says, or say in `status` what is missing.
+        `store_key=False`: the person chose to go on without storing the key the keyring would not take."""
         provider = form.key_provider()
+        problem_box, _ = self._problems[form]
+        problem_box.hide()
         if form.problem():
             set_note(status, form.problem() or "", ERROR_COLOUR)
             return
@@ -219,10 +234,14 @@ class OnboardingPanel(QWidget):
             set_note(status, f"Paste your {provider} API key first.", ERROR_COLOUR)
             return
 
-        problem = await form.store_typed_key()  # first, so the first message already finds the key
-        if problem:
-            set_note(status, problem, ERROR_COLOUR)
-            return
+        if store_key:
+            not_stored = await form.store_typed_key()  # first, so the first message already finds the key
+            if not_stored:
+                status.clear()
+                may_go_on = bool(form.api_base.text().strip()) or not catalog.needs_key(provider)
+                problem_box.show_problem(not_stored, may_go_on)
+                QTimer.singleShot(0, lambda: self._scroll.ensureWidgetVisible(problem_box, 0, 24))
+                return
 
         def edit(config: Config) -> None:
             form.apply_to(config)
@@ -248,6 +267,39 @@ class OnboardingPanel(QWidget):
             return
         set_note(status, f"Ready: {self.bridge.settings.config.model} will answer.", OK_COLOUR)
         self.configured.emit()
+
+
+class KeyProblem(QFrame):
+    """Why the typed key was not stored, where the person looks after saving, with the ways on: Try again (the
+    keyring asks again), and, where the server may need no key, Continue without storing the key (the setup is
+    saved without it; Settings can store it later)."""
+
+    def __init__(self) -> None:
+        super().__init__()
+        self.text = note_label()
+        self.advice = note_label()
+        self.go_on = QPushButton("Continue without storing the key")
+        self.try_again = QPushButton("Try again")
+        buttons = QHBoxLayout()
+        buttons.setContentsMargins(0, 0, 0, 0)
+        buttons.addStretch(1)
+        buttons.addWidget(self.go_on)
+        buttons.addWidget(self.try_again)
+        layout = QVBoxLayout(self)
+        layout.setContentsMargins(0, 4, 0, 4)
+        layout.setSpacing(6)
+        layout.addWidget(self.text)
+        layout.addWidget(self.advice)
+        layout.addLayout(buttons)
+        self.hide()
+
+    def show_problem(self, problem: KeyNotStored, may_go_on: bool) -> None:
+        set_note(self.text, problem.headline, ERROR_COLOUR)
+        set_note(self.advice, problem.advice, None)
+        self.advice.setVisible(bool(problem.advice))
+        self.go_on.setVisible(may_go_on)
+        self.try_again.setVisible(problem.keyring)
+        self.show()
 
 
 def _save_row() -> tuple[QPushButton, QLabel, QHBoxLayout]:

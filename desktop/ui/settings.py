@@ -45,7 +45,6 @@ from PySide6.QtWidgets import (
     QPushButton,
     QScrollArea,
     QSpinBox,
-    QTabWidget,
     QVBoxLayout,
     QWidget,
 )
@@ -73,6 +72,7 @@ from desktop.ui.form_widgets import (
     with_note,
 )
 from desktop.ui.model_form import ModelForm
+from desktop.ui.settings_pages import SettingsPages
 
 STYLE = """
 #banner, #stale { background: #fff4d6; color: #5c4400; border: 1px solid #e8cf8a; border-radius: 4px; padding: 8px; }
@@ -92,7 +92,7 @@ HOST_NETWORK_QUESTION = (
 class SettingsWindow(QWidget):
     def __init__(self, bridge: CoreBridge, pages: Sequence[tuple[str, str, Callable[[], QWidget]]] = (),
                  tools: Tools | None = None, parent: QWidget | None = None) -> None:
-        """`pages`: the features' own tabs (title, caption, build), shown between Tools and General;
+        """`pages`: the features' own pages (title, caption, build), shown between Tools and General;
         `tools`: the Tools service (how shell commands are contained here, which tools there are)."""
         super().__init__(parent, Qt.WindowType.Window)
         self.bridge = bridge
@@ -105,7 +105,7 @@ class SettingsWindow(QWidget):
         self._asking: QMessageBox | None = None  # "Save your changes?" while it is open
         self.setWindowTitle("Settings — Nanobot Tray")
         self.setStyleSheet(STYLE)
-        self.resize(660, 560)
+        self.resize(780, 560)
 
         self.banner = QLabel()
         self.banner.setObjectName("banner")
@@ -115,7 +115,7 @@ class SettingsWindow(QWidget):
         self.stale.setObjectName("stale")
         self.stale.setWordWrap(True)
         self.stale.hide()
-        self.tabs = QTabWidget()
+        self.tabs = SettingsPages()  # the pages' names in a list on the left: as tabs they would not fit in a row
         self.model_form = ModelForm()
         self.tabs.addTab(_page(self.model_form, "Which model answers, and how to reach it."), "Model")
         self.tabs.addTab(self._answers_page(), "Answers")
@@ -150,7 +150,7 @@ class SettingsWindow(QWidget):
         self.destroyed.connect(lambda: unfollow())
 
     def show_page(self, title: str) -> bool:
-        """Bring the tab called `title` to the front (a feature's page: "Voice"); False when there is none."""
+        """Bring the page called `title` to the front (a feature's page: "Voice"); False when there is none."""
         index = next((i for i in range(self.tabs.count()) if self.tabs.tabText(i) == title), -1)
         if index >= 0:
             self.tabs.setCurrentIndex(index)
@@ -424,8 +424,8 @@ class SettingsWindow(QWidget):
             return False
         self._show_problems([])
         self._show_command_mode(await self._tools.command_mode() if self._tools else None)
-        problem = await self.model_form.store_typed_key()
-        problem = problem or await self._apply_autostart()
+        not_stored = await self.model_form.store_typed_key()
+        problem = str(not_stored) if not_stored else await self._apply_autostart()
         self._saved(written[0])
         if problem:
             self._say(f"{message} But: {problem}", ERROR_COLOUR)
@@ -485,7 +485,7 @@ class SettingsWindow(QWidget):
 
 
 def show_settings_page(title: str) -> bool:
-    """Turn the open Settings window to its `title` tab: for a window that has just asked the app for Settings
+    """Turn the open Settings window to its `title` page: for a window that has just asked the app for Settings
     (its `settings_requested`) and knows which page holds the cure."""
     return any(widget.show_page(title) for widget in QApplication.topLevelWidgets()
                if isinstance(widget, SettingsWindow) and widget.isVisible())
@@ -535,7 +535,7 @@ def _scrolled(content: QWidget) -> QScrollArea:
     area = QScrollArea()
     area.setWidget(content)
     area.setWidgetResizable(True)
-    content.setAutoFillBackground(False)  # the tab's own background, as on the pages that do not scroll
+    content.setAutoFillBackground(False)  # the page's own background, as on the pages that do not scroll
     area.viewport().setAutoFillBackground(False)
     area.setFrameShape(QScrollArea.Shape.NoFrame)
     area.setHorizontalScrollBarPolicy(Qt.ScrollBarPolicy.ScrollBarAlwaysOff)

@@ -35,3 +35,13 @@ async def test_a_pick_in_a_chat_not_yet_saved_creates_no_file_and_comes_with_its
     await core.sessions.append(session, {"role": "user", "content": "hi"})
     reread = await SessionStore(core.sessions.directory).load("desktop:fresh")
     assert chat_model(reread, "openai/test") == "openai/other"
+
+
+async def test_model_typed_in_a_chat_not_yet_saved_leaves_no_empty_chat(core: Core) -> None:
+    fresh = Conversation(core, chat_id="fresh-model")
+    assert "This chat now uses openai/other" in (await fresh.ask("/model openai/other")).content
+    assert not core.sessions.path_for(fresh.key).exists()  # no chat of only a notice appears in the list
+    await fresh.ask("hi")
+    reread = await SessionStore(core.sessions.directory).load(fresh.key)
+    assert chat_model(reread, "openai/test") == "openai/other"
+    assert [m.get("kind", "user") for m in reread.messages if m["role"] == "user"] == ["user"]

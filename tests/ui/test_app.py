@@ -416,7 +416,7 @@ async def test_commands_ask_on_a_card_in_the_chat_or_by_a_notification_when_it_i
     shell.bridge.send("desktop:asks", "and another")
     await until(lambda: notes, timeout=60)
     note = notes[0]
-    assert note.title == "make it: allow exec?" and note.body.startswith("touch unseen.txt")
+    assert note.title == "“make it” — allow exec?" and note.body.startswith("touch unseen.txt")
     assert note.target == OpenChat("desktop:asks") and [key for key, _ in note.actions] == ["allow", "deny"]
     assert note.on_action is not None
     note.on_action("deny")  # the notification's Deny button

@@ -6,15 +6,18 @@ from __future__ import annotations
 from pathlib import Path
 from typing import Any
 
+import keyring.errors
 import pytest
 import yaml
-from PySide6.QtWidgets import QLabel, QPushButton, QScrollArea
+from PySide6.QtCore import QPoint, QRect
+from PySide6.QtWidgets import QLabel, QPushButton, QScrollArea, QWidget
 from pytestqt.qtbot import QtBot
 
 from desktop.kernel.bus import TurnFinished
 from desktop.providers.discovery import KnownServer
 from desktop.providers.litellm_env import litellm
 from desktop.ui.bridge import CoreBridge
+from desktop.ui.model_form import ModelForm
 from desktop.ui.onboarding import OnboardingPanel
 from tests.conftest import write_config
 from tests.fakeserver import FakeOpenAI
@@ -170,6 +173,84 @@ async def test_a_custom_servers_first_model_fills_the_empty_model_field(qtbot: Q
     assert sorted(offered) == sorted(fake.models) and form.model.currentText() == offered[0]
     panel.server_save_button.click()
     await until(lambda: bridge.core.config.model == f"openai/{offered[0]}")
+
+
+def dismissed_prompt() -> Exception:
+    """What the Secret Service backend raises when its password prompt is cancelled, word for word."""
+    return keyring.errors.InitError("Failed to create the collection: Prompt dismissed..")
+
+
+def seen(panel: OnboardingPanel, widget: QWidget) -> bool:
+    """Whether `widget` is shown whole in the panel's scrolled area, without scrolling."""
+    scroll = panel.findChild(QScrollArea)
+    assert scroll is not None
+    viewport = scroll.viewport()
+    top_left = widget.mapTo(viewport, QPoint(0, 0))
+    return widget.isVisible() and viewport.rect().contains(QRect(top_left, widget.size()))
+
+
+async def key_refused(qtbot: QtBot, panel: OnboardingPanel, fake: FakeOpenAI) -> ModelForm:
+    form = panel.server_form
+    qtbot.keyClicks(form.api_base, fake.base_url)
+    await until(lambda: form.model.currentText() == "test", message="the server's model")
+    qtbot.keyClicks(form.key, "sk-proxy-key-7890")
+    panel.server_save_button.click()
+    await until(lambda: panel.server_key_problem.isVisible(), message="the key was refused")
+    return form
+
+
+async def test_a_dismissed_keyring_prompt_says_so_and_setup_can_go_on_without_the_key(
+        qtbot: QtBot, bridge: CoreBridge, fake: FakeOpenAI, memory_keyring: MemoryKeyring, closed_port: int,
+        tmp_path: Path) -> None:
+    memory_keyring.failure = dismissed_prompt()
+    panel = panel_for(qtbot, bridge, KnownServer("LM Studio", closed_port, "openai"))
+    panel.resize(900, 640)  # the custom server's card is below the fold
+    form = await key_refused(qtbot, panel, fake)
+    said = panel.server_key_problem.text.text()
+    assert said.startswith("The key was not stored: the keyring's password prompt was dismissed.")
+    assert "Error" not in said and ".." not in said
+    await until(lambda: seen(panel, panel.server_key_problem), message="the message scrolled into view")
+    panel.grab().save(str(tmp_path / "onboarding-key-refused.png"))
+    assert bridge.core.config.model == ""  # nothing saved behind the person's back
+
+    panel.server_key_problem.go_on.click()  # a local server may need no key
+    await until(lambda: bridge.core.config.model == "openai/test")
+    assert bridge.core.config.api_base == fake.base_url
+    assert memory_keyring.store == {} and not panel.server_key_problem.isVisible()
+    assert form.key.text() == "sk-proxy-key-7890"  # not lost: Settings can store it later
+    assert await answer(bridge, "hi") == "echo: hi"
+
+
+async def test_try_again_asks_the_keyring_again_and_stores_the_key(qtbot: QtBot, bridge: CoreBridge,
+                                                                   fake: FakeOpenAI, memory_keyring: MemoryKeyring,
+                                                                   closed_port: int) -> None:
+    memory_keyring.failure = dismissed_prompt()
+    panel = panel_for(qtbot, bridge, KnownServer("LM Studio", closed_port, "openai"))
+    await key_refused(qtbot, panel, fake)
+    memory_keyring.failure = None  # this time the person unlocks it
+    panel.server_key_problem.try_again.click()
+    await until(lambda: bridge.core.config.model == "openai/test")
+    assert memory_keyring.store[("nanobot-tray", "openai")] == "sk-proxy-key-7890"
+    assert not panel.server_key_problem.isVisible()
+
+
+async def test_forget_stored_key_shows_only_beside_a_stored_key(qtbot: QtBot, bridge: CoreBridge, fake: FakeOpenAI,
+                                                                memory_keyring: MemoryKeyring,
+                                                                closed_port: int) -> None:
+    panel = panel_for(qtbot, bridge, KnownServer("LM Studio", closed_port, "openai"))
+    await until(lambda: "keyring" in panel.model_form.keyring_note.text(), message="the forms loaded")
+    assert not panel.model_form.forget.isVisible() and not panel.server_form.forget.isVisible()
+    assert memory_keyring.calls == []  # finding out asked the keyring nothing
+    form = panel.server_form
+    qtbot.keyClicks(form.api_base, fake.base_url)
+    await until(lambda: form.model.currentText() == "test", message="the server's model")
+    qtbot.keyClicks(form.key, "sk-proxy-key-7890")
+    panel.server_save_button.click()
+    await until(lambda: bridge.core.config.model == "openai/test")
+    await until(lambda: form.forget.isVisible(), message="a key is stored now")
+    form.forget.click()
+    await until(lambda: not form.forget.isVisible(), message="gone with the key")
+    assert ("nanobot-tray", "openai") not in memory_keyring.store
 
 
 async def test_scrolling_the_welcome_page_over_the_forms_changes_no_field(

@@ -7,6 +7,7 @@ import asyncio
 import copy
 import logging
 from pathlib import Path
+from typing import Any
 
 import keyring
 import keyring.backends.fail
@@ -15,6 +16,7 @@ import yaml
 from PySide6.QtCore import QPoint
 from PySide6.QtGui import QKeySequence
 from PySide6.QtWidgets import (
+    QApplication,
     QCheckBox,
     QComboBox,
     QLabel,
@@ -39,7 +41,7 @@ from desktop.ui.bridge import CoreBridge
 from desktop.ui.settings import SettingsGroup, SettingsWindow
 from tests.fakeserver import FakeOpenAI
 from tests.memkeyring import MemoryKeyring
-from tests.ui.conftest import until, wheel
+from tests.ui.conftest import new_shell, until, wheel
 
 pytestmark = pytest.mark.usefixtures("litellm_imported")
 SECRET = "sk-test-0123456789abcdef"
@@ -191,7 +193,8 @@ async def test_broken_config_is_only_replaced_after_confirmation(qtbot: QtBot, b
     window.save_button.click()
     await until(lambda: message_box(window), message="asked before replacing")
     box = message_box(window)
-    assert box is not None and "problems" in box.text()
+    assert box is not None and box.text().startswith("config.yaml has problems, so some of your settings could not "
+                                                     "be read")
     box.button(QMessageBox.StandardButton.Cancel).click()
     await until(lambda: "Not saved" in window.status.text())
     assert path.read_text(encoding="utf-8") == broken
@@ -209,7 +212,7 @@ async def test_broken_config_is_only_replaced_after_confirmation(qtbot: QtBot, b
 
 
 async def test_an_unreadable_config_shows_the_settings_in_force_names_the_line_and_never_saves_defaults(
-        qtbot: QtBot, bridge: CoreBridge, fake: FakeOpenAI) -> None:
+        qtbot: QtBot, bridge: CoreBridge, fake: FakeOpenAI, tmp_path: Path) -> None:
     settings = bridge.core.settings
     path = settings.path
     working = yaml.safe_load(path.read_text(encoding="utf-8"))
@@ -237,6 +240,8 @@ async def test_an_unreadable_config_shows_the_settings_in_force_names_the_line_a
     await until(lambda: message_box(window), message="asked before replacing")
     box = message_box(window)
     assert box is not None and f"line {line}" in box.text()
+    assert box.text().startswith("config.yaml could not be read at all, so none of your settings in it could be used")
+    box.grab().save(str(tmp_path / "replace-unreadable.png"))
     next(b for b in box.findChildren(QPushButton) if b.text() == "Save and keep a copy").click()
     await until(lambda: "Saved" in window.status.text())
     kept = list(path.parent.glob("config.yaml.broken-*"))
@@ -258,7 +263,7 @@ async def test_unusable_keyring_explains_the_fix_and_keeps_the_typed_key(qtbot: 
     form.provider.setCurrentText("anthropic")
     qtbot.keyClicks(form.key, SECRET)
     status = await save(window)
-    assert "The API key was not stored" in status and "GNOME Keyring" in status
+    assert "The key was not stored: no keyring is installed." in status and "GNOME Keyring" in status
     assert form.key.text() == SECRET  # not lost: the user can fix the keyring and save again
 
 
@@ -451,6 +456,52 @@ async def test_a_section_of_simple_settings_gets_its_page_of_generated_rows(
     assert "Saved" in await save(window)
     on_disk = yaml.safe_load(bridge.core.settings.path.read_text(encoding="utf-8"))
     assert on_disk["provider"]["timeout"] == 45 and bridge.core.config.provider.timeout == 45
+
+
+async def test_the_model_list_is_asked_for_again_each_time_settings_opens(qtbot: QtBot, bridge: CoreBridge,
+                                                                          fake: FakeOpenAI, tmp_path: Path) -> None:
+    window = await opened(qtbot, bridge)
+    form = window.model_form
+    await until(lambda: form.api_base_note.text() == "1 model on this server.", message="the server's list")
+    window.close()
+
+    fake.models = ["test", "test-large"]  # the server started serving a second model
+    window.show()
+    await until(lambda: form.api_base_note.text() == "2 models on this server.", message="the list asked for again")
+    assert [form.model.itemText(i) for i in range(form.model.count())] == ["test", "test-large"]
+    assert form.model.currentText() == "test"
+    window.grab().save(str(tmp_path / "settings-model-list.png"))
+
+
+async def test_every_page_is_named_in_full_at_the_windows_size(model_config: dict[str, Any], memory_keyring: object,
+                                                               tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    """Settings as the app builds it, with every feature's page: each page's name shows whole (ten of them cut
+    "Desktop context" short in a row of tabs), and each opens its page."""
+    shell = new_shell(tmp_path, monkeypatch)
+    task = asyncio.ensure_future(shell.run())
+    await until(lambda: shell.core is not None and shell.core.running, timeout=60)
+    try:
+        shell.open_window("settings")
+        window = shell.window("settings")
+        assert isinstance(window, SettingsWindow)
+        await until(window.isVisible)
+        pages = window.tabs
+        names = [pages.tabText(i) for i in range(pages.count())]
+        assert {"Model", "Tools", "MCP servers", "Desktop context", "General"} <= set(names), names
+        listed = pages.names
+        for i, name in enumerate(names):
+            shown = listed.visualItemRect(listed.item(i))
+            assert listed.viewport().rect().contains(shown), f"{name} is cut off: {shown}"
+            assert shown.width() >= listed.fontMetrics().horizontalAdvance(name), f"{name} does not fit"
+        assert window.show_page("Desktop context") and pages.pages.currentWidget().isVisible()
+        window.grab().save(str(tmp_path / "settings-pages.png"))
+        assert window.show_page("Tools")
+        window.grab().save(str(tmp_path / "settings-tools.png"))
+    finally:
+        shell.quit()
+        assert await asyncio.wait_for(task, 30) == 0
+        for widget in QApplication.topLevelWidgets():
+            widget.close()
 
 
 def page_scroll(widget: QWidget) -> QScrollBar:

@@ -55,10 +55,12 @@ class UnseenQuestions(QObject):
             return
         self._forget(question)
         task = bridge.conversations.task_of(key)
-        who = f"{bridge.session_title(owner)} · “{task.label}”" if task is not None else bridge.session_title(key)
+        # The chat's title in quotes, so one that ends in its own "?" or ":" still reads: “Is it free?” — allow exec?
+        who = (f"“{bridge.session_title(owner)}” · “{task.label}”" if task is not None
+               else f"“{bridge.session_title(key)}”")
         chatless = background_key(owner)  # the app's own job: no chat to open
         self._host.notify(Notice(
-            f"{who}: allow {request.label}?", f"{request.shown[:SHOWN_CHARS]}\n(asking because {request.reason})",
+            f"{who} — allow {request.label}?", f"{request.shown[:SHOWN_CHARS]}\n(asking because {request.reason})",
             None if chatless else OpenChat(owner), (("allow", "Allow once"), ("deny", "Deny")),
             lambda action: question.answer("once" if action == "allow" else "deny"),
             lambda withdraw: question.on_close(lambda _q: withdraw())))  # answered on the card: gone

@@ -10,7 +10,7 @@ from collections.abc import Callable
 from pathlib import Path
 from typing import TYPE_CHECKING
 
-from PySide6.QtCore import QMimeData, QSize, Qt, Signal
+from PySide6.QtCore import QMimeData, QPoint, QRect, QSize, Qt, Signal
 from PySide6.QtGui import (
     QFocusEvent,
     QFontMetricsF,
@@ -41,6 +41,7 @@ from desktop.agent.attachments import problem as attachment_problem
 from desktop.kernel.taskset import spawn
 from desktop.ui.chat import pasted
 from desktop.ui.chat.thumbnails import Thumbnails
+from desktop.ui.elided_label import ElidedLabel
 
 if TYPE_CHECKING:
     from desktop.ui.context.shelf import ContextShelf
@@ -51,6 +52,7 @@ CHIP_PICTURE = 36  # px: the height of a picture's thumbnail in its chip
 DROP_HINT = "Drop to attach"
 HINT = "Enter to send · Shift+Enter for a new line · / for commands"
 BUSY_HINT = "Esc to stop the answer · Enter sends your next message after it"
+POPUP_MARGIN = 8  # pixels the command list keeps from the window's edges
 CommandList = Callable[[], list[tuple[str, str]]]  # (name, summary), read fresh: features add commands later
 _NAME_ROLE = Qt.ItemDataRole.UserRole + 1
 
@@ -177,10 +179,10 @@ class Composer(QFrame):
         self.attach_button.setToolTip("Attach files or images (or drop them on the window)")
         self.attach_button.setAutoRaise(True)
         self.attach_button.clicked.connect(self.choose_files)
-        self.hint = QLabel(HINT, self)
+        # Ends in "…" in a narrow window (a column open beside the chat) rather than setting the window's narrowest
+        # width, wrapping to six lines or being cut mid-word; the whole line is then its tooltip.
+        self.hint = ElidedLabel(HINT, self)
         self.hint.setObjectName("hint")
-        # Clipped in a narrow window rather than setting the window's narrowest width (or wrapping to six lines).
-        self.hint.setSizePolicy(QSizePolicy.Policy.Ignored, QSizePolicy.Policy.Preferred)
         self.stop_button = QPushButton("Stop", self)
         self.stop_button.setToolTip("Stop the answer (Esc); what came so far is kept")
         self.stop_button.clicked.connect(self.stop_requested)
@@ -368,10 +370,26 @@ class Composer(QFrame):
                                                      and self.completer.currentCompletion() == word):
             popup.hide()
             return
-        rect = self.input.cursorRect()
-        rect.setWidth(max(popup.sizeHintForColumn(0) + 24, 280))
-        self.completer.complete(rect)
+        self.completer.complete(self._popup_rect(popup))
         popup.setCurrentIndex(self.completer.completionModel().index(0, 0))
+
+    def _popup_rect(self, popup: QAbstractItemView) -> QRect:
+        """Where the list opens (in the message box's coordinates): under the cursor, as wide as its lines but
+        never past the window's edges; a line too long for that ends in "…" (its tooltip has it whole)."""
+        window = self.window()
+        margin = POPUP_MARGIN
+        window_left = self.input.mapFrom(window, QPoint(0, 0)).x()
+        room = max(window.width() - 2 * margin, 200)
+        width = min(max(popup.sizeHintForColumn(0) + 24, 280), room)
+        chrome = 2 * 10 + popup.verticalScrollBar().sizeHint().width() + 2 * popup.frameWidth() + 4  # padding
+        metrics = popup.fontMetrics()
+        for row in range(self._command_model.rowCount()):
+            item = self._command_model.item(row)
+            whole = f"{item.data(_NAME_ROLE)}   {item.toolTip()}"
+            item.setText(metrics.elidedText(whole, Qt.TextElideMode.ElideRight, width - chrome))
+        cursor = self.input.cursorRect()
+        left = min(max(cursor.x(), window_left + margin), window_left + margin + room - width)
+        return QRect(left, cursor.y(), width, cursor.height())
 
     def _popup(self) -> QAbstractItemView:
         popup = self.completer.popup()

@@ -4,10 +4,15 @@ that chat and switches it for that chat alone.
 A pick is kept with the chat (desktop/session/chat_model.py), so it sticks after a restart and never
 changes another chat, as in the chat apps people know; the default for new chats is `model` in Settings.
 The list is the server's own models when a server address is set, else the common chat models of the
-provider; it is fetched off the GUI thread when the picker is first opened and after the default model or
-the address changed."""
+provider. It is asked for again, off the GUI thread, each time the picker opens, since a server may start or stop
+serving a model at any time: the list it had shows at once and is replaced when the fresh one comes. With no list
+yet (the first opening, or after the default model or the address changed) the popup waits for it, at most
+FIRST_WAIT seconds, then shows what it has and fills in when the answer comes."""
 
 from __future__ import annotations
+
+import asyncio
+import contextlib
 
 from PySide6.QtCore import QPoint, QSignalBlocker
 from PySide6.QtWidgets import QComboBox, QToolTip, QWidget
@@ -18,6 +23,7 @@ from desktop.providers.server_models import offered_models
 from desktop.session.chat_model import chat_model
 from desktop.ui.bridge import CoreBridge
 
+FIRST_WAIT = 1.5  # seconds an opening with no list yet waits for one before showing what it has
 TOOLTIP = "The model that answers in this chat. New chats start with the default model set in Settings."
 
 
@@ -26,7 +32,9 @@ class ModelPicker(QComboBox):
         super().__init__(parent)
         self.bridge = bridge
         self.session_key = ""  # the chat it shows and switches
-        self._stale = True  # the list must be asked for again before the popup shows
+        self._listed: list[str] | None = None  # the last list the server or catalogue gave; None: none yet
+        self._asking: asyncio.Future[list[str]] | None = None  # the request under way, shared by openings
+        self._asked_for = 0  # bumped when the settings change: an answer about older settings is dropped
         self.setToolTip(TOOLTIP)
         self.setPlaceholderText("no model configured")
         self.setSizeAdjustPolicy(QComboBox.SizeAdjustPolicy.AdjustToContents)
@@ -58,7 +66,8 @@ class ModelPicker(QComboBox):
         return current
 
     def model_changed(self) -> None:
-        self._stale = True
+        self._listed, self._asking = None, None  # a list for other settings: not shown while the new one comes
+        self._asked_for += 1
         spawn(self.show_current())
 
     def _on_event(self, event: object) -> None:
@@ -66,21 +75,42 @@ class ModelPicker(QComboBox):
             spawn(self.show_current())  # `/model NAME` typed in the chat
 
     def showPopup(self) -> None:  # noqa: N802
-        if self._stale:
-            spawn(self.refresh(then_popup=True))
+        if self._listed is None:
+            spawn(self._open_when_listed())
             return
         super().showPopup()
+        spawn(self.refresh())  # the list it had shows now; a fresh one replaces it when it comes
 
-    async def refresh(self, then_popup: bool = False) -> list[str]:
-        """Ask for the models to offer (the server's, or the provider's common ones)."""
-        names = await offered_models(self.bridge.settings.config)
-        self._stale = False
-        with QSignalBlocker(self):
-            self.clear()
-            self.addItems(names)
-        await self.show_current()
-        if then_popup and self.isVisible():
+    async def _open_when_listed(self) -> None:
+        with contextlib.suppress(TimeoutError):
+            async with asyncio.timeout(FIRST_WAIT):
+                await asyncio.shield(self._ask())
+        if self.isVisible() and not self.view().isVisible():
             super().showPopup()
+
+    def _ask(self) -> asyncio.Future[list[str]]:
+        """The request for the list: the one under way, else a new one."""
+        if self._asking is None or self._asking.done():
+            self._asking = spawn(self._fetch())
+        return self._asking
+
+    async def refresh(self) -> list[str]:
+        """Ask for the models to offer (the server's, or the provider's common ones) and show them."""
+        return await asyncio.shield(self._ask())
+
+    async def _fetch(self) -> list[str]:
+        asked_for = self._asked_for
+        names = await offered_models(self.bridge.settings.config)
+        if asked_for != self._asked_for:
+            return names  # the settings changed meanwhile: the list is of another server
+        if names != self._listed:
+            self._listed = names
+            with QSignalBlocker(self):
+                self.clear()
+                self.addItems(names)
+            await self.show_current()
+            if self.view().isVisible():
+                super().showPopup()  # the open list takes the height of the new one
         return names
 
     async def pick(self, model: str) -> bool:

@@ -386,11 +386,17 @@ class MessageView(QAbstractScrollArea):
             painter.setFont(self.renderer.small)
             painter.setPen(self.renderer.colors.muted)
             footer = QRectF(x + 4, tops[-1] - self._offset + 8, width, FOOTER - 8)
-            status = self._model.progress or "Working…"
-            painter.drawText(footer, int(Qt.AlignmentFlag.AlignLeft | Qt.AlignmentFlag.AlignTop), f"●  {status}")
+            painter.drawText(footer, int(Qt.AlignmentFlag.AlignLeft | Qt.AlignmentFlag.AlignTop),
+                             f"●  {self.status()}")
         elif not rows and (self._model is None or self._model.loaded):
             self._paint_welcome(painter)
         painter.end()
+
+    def status(self) -> str:
+        """The line under the last row while a turn runs ("Working…", "Waiting for your answer"); "" otherwise."""
+        if self._model is None or not self._model.busy:
+            return ""
+        return self._model.progress or "Working…"
 
     def _paint_welcome(self, painter: QPainter) -> None:
         area = QRectF(self.viewport().rect())

@@ -50,6 +50,7 @@ from desktop.ui.chat.sidebar import NEW_TITLE, SessionList
 from desktop.ui.chat.thumbnails import Thumbnails
 from desktop.ui.chat.view import MessageView
 from desktop.ui.context.shelf import ContextShelf
+from desktop.ui.elided_label import ElidedLabel
 from desktop.ui.voice.dictate import Dictate
 
 log = logging.getLogger(__name__)
@@ -104,7 +105,7 @@ class ChatWindow(QWidget):
         self.sidebar.delete_requested.connect(lambda key: spawn(self.delete_session(key)))
         self.sidebar.pin_requested.connect(lambda key, pinned: spawn(self.pin_session(key, pinned)))
 
-        self.title = QLabel(NEW_TITLE)
+        self.title = ElidedLabel(NEW_TITLE)  # a long title ends in "…": it never squeezes the columns beside the chat
         self.title.setObjectName("title")
         self.model_picker = ModelPicker(bridge)
         header = QWidget()

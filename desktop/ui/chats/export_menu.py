@@ -10,7 +10,7 @@ from functools import partial
 from pathlib import Path
 
 from PySide6.QtGui import QPageSize, QPdfWriter, QTextDocument
-from PySide6.QtWidgets import QFileDialog, QMenu, QMessageBox, QToolButton, QWidget
+from PySide6.QtWidgets import QFileDialog, QMenu, QMessageBox, QPushButton, QWidget
 
 from desktop.chats import ChatExport
 from desktop.kernel.atomic import atomic_write_text
@@ -26,10 +26,9 @@ class ExportMenu(ChatPanel):
         super().__init__(parent)
         self.chats = chats
         self.session_key = ""
-        self.button = QToolButton()
-        self.button.setText("Export")
+        # A push button: it keeps room for its menu arrow beside the word (a tool button draws it over the "t").
+        self.button = QPushButton("Export")
         self.button.setToolTip("Save this chat as a file")
-        self.button.setPopupMode(QToolButton.ToolButtonPopupMode.InstantPopup)
         menu = QMenu(self.button)
         for fmt, (label, _) in FORMATS.items():
             menu.addAction(label).triggered.connect(partial(self.ask, fmt))

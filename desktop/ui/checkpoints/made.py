@@ -12,7 +12,7 @@ from __future__ import annotations
 from collections.abc import Callable
 from pathlib import PurePosixPath
 
-from PySide6.QtCore import Qt, QUrl
+from PySide6.QtCore import QModelIndex, QPersistentModelIndex, QSize, Qt, QUrl
 from PySide6.QtGui import QDesktopServices
 from PySide6.QtWidgets import (
     QFrame,
@@ -22,6 +22,8 @@ from PySide6.QtWidgets import (
     QListWidgetItem,
     QPushButton,
     QSplitter,
+    QStyledItemDelegate,
+    QStyleOptionViewItem,
     QToolButton,
     QVBoxLayout,
     QWidget,
@@ -43,7 +45,7 @@ STYLE = """
 #madeSide QListWidget::item { padding: 3px 4px; border-bottom: 1px solid palette(midlight); }
 #madeSide QListWidget::item:selected { background: palette(highlight); color: palette(highlighted-text); }
 """
-SIDE_WIDTH = 340  # pixels the column takes when it opens
+SIDE_WIDTH = 340  # pixels the column takes when it first opens; then the width the person left it at
 _VERBS = {"created": "new", "modified": "changed"}
 
 
@@ -55,13 +57,19 @@ class MadeSide(QFrame):
         self.setObjectName("madeSide")
         self.setStyleSheet(STYLE)
         self.setMinimumWidth(240)
-        heading = QLabel("Made in this chat")
-        heading.setObjectName("madeHeading")
+        self.heading = QLabel("Made in this chat")
+        self.heading.setObjectName("madeHeading")
         self.empty = QLabel("Files this chat's turns create or change show here.")
         self.empty.setObjectName("madeEmpty")
         self.empty.setWordWrap(True)
+        self.empty.setAlignment(Qt.AlignmentFlag.AlignLeft | Qt.AlignmentFlag.AlignTop)
         self.files = QListWidget()
         self.files.setMaximumHeight(180)
+        # A row as wide as the column, its lines shortened in the middle (a path keeps its file's name), the whole
+        # of it in its tooltip: never a sideways scrollbar.
+        self.files.setHorizontalScrollBarPolicy(Qt.ScrollBarPolicy.ScrollBarAlwaysOff)
+        self.files.setTextElideMode(Qt.TextElideMode.ElideMiddle)
+        self.files.setItemDelegate(_ColumnWide(self.files))
         self.preview = FilePreview()
         self.open_button = QPushButton("Open")
         self.open_button.setToolTip("Open with the desktop's app for this kind of file")
@@ -78,13 +86,21 @@ class MadeSide(QFrame):
         layout = QVBoxLayout(self)
         layout.setContentsMargins(12, 10, 12, 10)
         layout.setSpacing(6)
-        layout.addWidget(heading)
-        layout.addWidget(self.empty)
+        layout.addWidget(self.heading)
+        layout.addWidget(self.empty, 1)  # with nothing listed it takes the room, its text under the heading
         layout.addWidget(self.files)
         layout.addWidget(self.preview, 1)
         layout.addLayout(actions)
         layout.addWidget(self.attach_button)
         layout.addWidget(self.refused)
+
+
+class _ColumnWide(QStyledItemDelegate):
+    """Rows no wider than the list: the list lays rows out at their text's width, which would run past the
+    column's edge instead of shortening the text."""
+
+    def sizeHint(self, option: QStyleOptionViewItem, index: QModelIndex | QPersistentModelIndex) -> QSize:  # noqa: N802
+        return QSize(0, super().sizeHint(option, index).height())
 
 
 class MadePanel(ChatPanel):
@@ -95,6 +111,8 @@ class MadePanel(ChatPanel):
         self.checkpoints = checkpoints
         self.bridge = bridge
         self.session_key = ""
+        self.width_kept = SIDE_WIDTH  # the column's width: the same in every chat, as the person last left it
+        self._splitter: QSplitter | None = None
         self.open_url: Callable[[QUrl], object] = QDesktopServices.openUrl  # what Open and Show in folder call
         self.toggle = QToolButton()
         self.toggle.setText("Files")
@@ -135,9 +153,10 @@ class MadePanel(ChatPanel):
         files.blockSignals(True)
         files.clear()
         for entry in made:
-            item = QListWidgetItem(f"{entry.path}\n{_VERBS[entry.verb]} · by “{entry.label}”")
+            text = f"{entry.path}\n{_VERBS[entry.verb]} · by “{entry.label}”"
+            item = QListWidgetItem(text)
             item.setData(Qt.ItemDataRole.UserRole, entry.path)
-            item.setToolTip(entry.path)
+            item.setToolTip(text)
             files.addItem(item)
         files.blockSignals(False)
         self.side.empty.setVisible(not made)
@@ -208,14 +227,23 @@ class MadePanel(ChatPanel):
         side.setVisible(on)
         splitter = side.parentWidget()
         if on and isinstance(splitter, QSplitter):
+            if self._splitter is not splitter:
+                self._splitter = splitter
+                splitter.splitterMoved.connect(lambda _pos, _index: self._keep_width())
             sizes = splitter.sizes()
             index = splitter.indexOf(side)
-            if sizes[index] < side.minimumWidth():
-                sizes[index - 1] = max(sizes[index - 1] - SIDE_WIDTH, 300)
-                sizes[index] = SIDE_WIDTH
+            grown = self.width_kept - sizes[index]
+            if grown:
+                sizes[index - 1] = max(sizes[index - 1] - grown, 300)  # the chat beside it gives the room
+                sizes[index] = self.width_kept
                 splitter.setSizes(sizes)
         if on:
             self.refresh()
+
+    def _keep_width(self) -> None:
+        """The person dragged the column's edge: that is its width from now on, in every chat."""
+        if self.side.isVisible() and self.side.width() > 0:
+            self.width_kept = self.side.width()
 
     def _on_event(self, event: Event) -> None:
         if isinstance(event, (FilesChanged, ChangesUndone, ChatSetAside)) and event.session_key == self.session_key:

@@ -25,6 +25,7 @@ from desktop.ui.bridge import CoreBridge
 from desktop.ui.chat.panel import ChatPanel
 from desktop.ui.checkpoints.conflicts import ConflictChoice
 from desktop.ui.diff_view import DiffBox
+from desktop.ui.elided_label import ElidedLabel
 
 STYLE = """
 #changesPanel { border: 1px solid palette(midlight); border-radius: 10px; background: palette(alternate-base); }
@@ -50,7 +51,7 @@ class TurnRow(QWidget):
         self.count = QLabel(f"{len(files)} file{'s' if len(files) != 1 else ''} changed")
         self.count.setObjectName("changesCount")
         label = turn.label if len(turn.label) <= LABEL_CHARS else turn.label[:LABEL_CHARS] + "…"
-        self.asked = QLabel(f"by “{label}”")
+        self.asked = ElidedLabel(f"by “{label}”")  # shortened further in a narrow chat, never widening it
         self.asked.setObjectName("changesAsked")
         self.toggle = _button("Show files", "The files this turn changed", self._toggle)
         self.undo_button = _button("Undo these changes", "Put these files back as they were before this turn",
@@ -74,8 +75,7 @@ class TurnRow(QWidget):
         top.setContentsMargins(0, 0, 0, 0)
         top.setSpacing(6)
         top.addWidget(self.count)
-        top.addWidget(self.asked)
-        top.addStretch(1)
+        top.addWidget(self.asked, 1)
         top.addWidget(self.toggle)
         top.addWidget(self.undo_button)
         layout = QVBoxLayout(self)

@@ -89,6 +89,7 @@ async def test_the_card_shows_the_command_and_allow_runs_it(window: ChatWindow, 
     row = next(r for r in window.models[KEY].rows if r.kind is Kind.TOOL)
     header = [getattr(op, "text", None) for op in window.view.renderer.layout(row, 600).ops]
     assert "waiting for your answer" in header  # not "running…": nothing runs before the answer
+    assert window.view.status() == "Waiting for your answer"  # and the chat's status line says so too
     if SHOTS:
         window.grab().save(os.path.join(SHOTS, "approval-card-chat.png"))
     card.allow.setFocus()  # as a click on it does
@@ -96,6 +97,7 @@ async def test_the_card_shows_the_command_and_allow_runs_it(window: ChatWindow, 
     await until(lambda: turn_over(window), timeout=TURN)
     result, ok = tool_row(window)
     assert ok and "Exit code: 0" in str(result)
+    assert window.view.status() == ""
     assert window.composer.input.hasFocus()  # the keyboard goes back to writing, not to the next button
     assert (window.bridge.workspace / "made.txt").read_text() == "approved\n"
     await until(lambda: not cards_of(window).cards and cards_of(window).isHidden())

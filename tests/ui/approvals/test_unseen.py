@@ -90,7 +90,7 @@ async def test_a_card_hidden_after_it_appeared_is_announced_at_once(shell: Shell
     assert chat is not None
     chat.hide()  # the person hides the window without answering
     await until(lambda: notes, timeout=5, message="the notification")
-    assert notes[0].title == "make it: allow exec?" and notes[0].target == OpenChat(KEY)
+    assert notes[0].title == "“make it” — allow exec?" and notes[0].target == OpenChat(KEY)
     card.allow.click()
     await until(lambda: not chat.bridge.conversations.busy(KEY), timeout=TURN)
     assert len(notes) == 1 or "Done." in notes[1].body  # the question once (then the reply, unseen)
@@ -102,7 +102,7 @@ async def test_another_chat_shown_or_another_window_in_front_announces_the_card(
     card = await ask_in(shell, fake, KEY, "touch other.txt", "switch away")
     shell.show_chat("desktop:elsewhere")  # the card waits in a chat no longer shown
     await until(lambda: notes, timeout=5, message="the notification")
-    assert notes[0].title == "switch away: allow exec?"
+    assert notes[0].title == "“switch away” — allow exec?"
     card.deny.click()
     await until(lambda: not shell.bridge.conversations.busy(KEY), timeout=TURN)
 
@@ -212,7 +212,7 @@ async def test_a_background_tasks_question_waits_in_its_own_chat_named_by_the_ta
     shell.show_chat("desktop:elsewhere")  # the person is in another chat when the task asks
     shell.core.get(Subagents).spawn("book the train", "Book the train", KEY)  # type: ignore[union-attr]
     await until(lambda: notes, timeout=TURN, message="the notification")
-    assert notes[0].title == "plan the trip · “Book the train”: allow exec?" and notes[0].target == OpenChat(KEY)
+    assert notes[0].title == "“plan the trip” · “Book the train” — allow exec?" and notes[0].target == OpenChat(KEY)
     assert not cards_of(chat).cards  # not in the chat shown: in the one that started the task
     await until(lambda: asking_shown(shell, KEY), timeout=5)
     shell.show_chat(KEY)  # what clicking the notification does
@@ -252,7 +252,7 @@ async def test_a_card_names_an_mcp_tool_as_the_chat_does_and_tints_its_diff(
     dark_card.deleteLater()
     chat.hide()
     await until(lambda: notes, timeout=5, message="the notification")
-    assert notes[0].title == "what time is it?: allow time · get_current_time?"
+    assert notes[0].title == "“what time is it?” — allow time · get_current_time?"
     card.deny.click()
     await until(lambda: not shell.bridge.conversations.busy(KEY), timeout=TURN)
 

@@ -10,8 +10,10 @@ import yaml
 from PySide6.QtCore import Qt
 from pytestqt.qtbot import QtBot
 
+from desktop.conversation.transcript import Kind, rows_from_messages
 from desktop.kernel.bus import TurnFinished
 from desktop.providers.litellm_env import litellm
+from desktop.session.session import SessionStore
 from desktop.ui.bridge import CoreBridge
 from desktop.ui.chat.window import ChatWindow
 from desktop.ui.quick_prompt import QuickPrompt
@@ -59,6 +61,23 @@ async def test_a_pick_answers_in_this_chat_only(window: ChatWindow, bridge: Core
     await until(lambda: picker.currentText() == "openai/qwen3:8b")
 
 
+async def test_each_opening_asks_again_showing_the_last_list_meanwhile(window: ChatWindow, fake: FakeOpenAI,
+                                                                       tmp_path: Path) -> None:
+    picker = window.model_picker
+    await until(lambda: picker.currentText() == "openai/test")
+    picker.showPopup()
+    await until(lambda: picker.view().isVisible() and offered(window) == ["openai/test"])
+    picker.hidePopup()
+
+    fake.models = ["test", "test-large"]  # the server started serving a second model
+    picker.showPopup()
+    assert picker.view().isVisible() and offered(window) == ["openai/test"]  # at once: the list it had
+    await until(lambda: offered(window) == ["openai/test", "openai/test-large"], message="the fresh list")
+    assert picker.view().isVisible() and picker.currentText() == "openai/test"
+    picker.view().window().grab().save(str(tmp_path / "picker-updated.png"))  # the open list
+    picker.hidePopup()
+
+
 async def test_it_follows_the_default_and_a_model_typed_in_the_chat(window: ChatWindow, bridge: CoreBridge) -> None:
     picker = window.model_picker
     path = bridge.core.settings.path
@@ -70,6 +89,34 @@ async def test_it_follows_the_default_and_a_model_typed_in_the_chat(window: Chat
 
     await answered(window, bridge, "/model openai/typed")
     await until(lambda: picker.currentText() == "openai/typed")
+
+
+async def test_a_model_typed_in_the_chat_is_still_said_there_after_a_restart(window: ChatWindow, bridge: CoreBridge,
+                                                                             fake: FakeOpenAI, qtbot: QtBot,
+                                                                             tmp_path: Path) -> None:
+    await answered(window, bridge, "hello")
+    await answered(window, bridge, "/model openai/test-large")
+    assert [(r.kind, r.text) for r in window.models[window.current_key].rows][-2:] == [
+        (Kind.USER, "/model openai/test-large"),
+        (Kind.ASSISTANT, "This chat now uses openai/test-large (other chats keep theirs; new chats start with "
+                         "openai/test).")]
+
+    reread = await SessionStore(bridge.core.sessions.directory).load(window.current_key)  # what a restart reads
+    rows = rows_from_messages(reread.messages)
+    assert [(r.kind, r.text) for r in rows][-1] == (Kind.NOTICE, "Model for this chat: openai/test-large")
+    assert [r.kind for r in rows].count(Kind.USER) == 1  # a quiet line, not one of the person's messages
+
+    restarted = ChatWindow(bridge)  # a window that reads the chat afresh, as after a restart
+    qtbot.addWidget(restarted)
+    restarted.resize(900, 640)
+    restarted.show()
+    restarted.show_session(window.current_key)
+    await until(lambda: restarted.models[window.current_key].loaded)
+    shown = restarted.models[window.current_key].rows
+    assert (shown[-1].kind, shown[-1].text) == (Kind.NOTICE, "Model for this chat: openai/test-large")
+    restarted.grab().save(str(tmp_path / "model-notice.png"))
+    await answered(window, bridge, "and now?")  # the line in the history is no trouble to the model
+    assert fake.requests[-1]["model"] == "test-large"
 
 
 async def test_a_refused_pick_keeps_the_model_and_says_why(window: ChatWindow, bridge: CoreBridge,

@@ -12,6 +12,7 @@ from PySide6.QtCore import QMimeData, QPoint, QPointF, Qt, QUrl
 from PySide6.QtGui import QDragEnterEvent, QDropEvent, QGuiApplication
 from PySide6.QtWidgets import QApplication, QLineEdit, QMessageBox
 
+from desktop.agent.commands import Command
 from desktop.conversation.transcript import ChatRow, Kind, rows_from_messages
 from desktop.kernel.bus import MessageKind, TurnFinished, TurnStarted
 from desktop.mcp import McpServers
@@ -318,6 +319,27 @@ async def test_slash_completion_offers_the_commands(window: ChatWindow, qtbot) -
     assert not popup.isVisible()
     assert window.isVisible()  # choosing a command does not send or hide anything
     assert kinds(window) == []
+
+
+async def test_the_command_list_stays_within_the_window(window: ChatWindow, bridge: CoreBridge, qtbot,  # type: ignore[no-untyped-def]
+                                                       tmp_path: Path) -> None:
+    long = ("look something up in the team's tracker by its number, title or any words of its description, "
+            "across every project the token can read, newest first")
+    bridge.core.loop.commands.add(Command("/lookup", long, lambda ctx: None))  # type: ignore[arg-type,return-value]
+    window.resize(640, 520)
+    window.move(60, 40)
+    qtbot.keyClicks(window.composer.input, "/")
+    popup = window.composer.completer.popup()
+    assert popup.isVisible()
+    left, right = window.mapToGlobal(QPoint(0, 0)).x(), window.mapToGlobal(QPoint(window.width(), 0)).x()
+    shown = popup.window().geometry()
+    assert left <= shown.left() and shown.right() <= right, (left, right, shown)
+    rows = [popup.model().index(i, 0) for i in range(popup.model().rowCount())]
+    lookup = next(r for r in rows if r.data().startswith("/lookup"))
+    assert lookup.data().endswith("…") and lookup.data(Qt.ItemDataRole.ToolTipRole) == long  # whole on hover
+    assert not popup.horizontalScrollBar().isVisible()
+    window.grab().save(str(tmp_path / "window.png"))
+    popup.window().grab().save(str(tmp_path / "commands.png"))
 
 
 async def test_esc_and_close_hide_the_window(window: ChatWindow, qtbot) -> None:  # type: ignore[no-untyped-def]

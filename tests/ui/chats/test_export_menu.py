@@ -7,7 +7,7 @@ from pathlib import Path
 from typing import Any
 
 import pytest
-from PySide6.QtWidgets import QFileDialog
+from PySide6.QtWidgets import QFileDialog, QStyle
 
 from desktop.chats import ChatExport
 from desktop.session.session import Session
@@ -73,3 +73,12 @@ async def test_all_chats_as_a_zip_holds_each_chat_readable_and_its_file_to_resto
         for session in (chat, other):  # the app's own files, byte for byte
             saved = bridge.core.sessions.path_for(session.key)
             assert archive.read(f"sessions/{saved.name}") == saved.read_bytes()
+
+
+async def test_the_menu_arrow_has_room_of_its_own(bridge: CoreBridge, qtbot: Any, tmp_path: Path) -> None:
+    """The arrow that says Export opens a menu is drawn beside its word, not over its last letter."""
+    menu = await shown_with_a_chat(bridge, qtbot, tmp_path)
+    button = menu.button
+    arrow = button.style().pixelMetric(QStyle.PixelMetric.PM_MenuButtonIndicator, None, button)
+    assert button.width() >= button.fontMetrics().horizontalAdvance("Export") + arrow + 8
+    button.grab().scaled(button.width() * 3, button.height() * 3).save(str(tmp_path / "export-button.png"))

@@ -11,6 +11,7 @@ from typing import Any
 
 from PySide6.QtCore import QBuffer, QByteArray, Qt, QUrl
 from PySide6.QtGui import QColor, QImage, QTextCursor
+from PySide6.QtWidgets import QSplitter
 
 from desktop.checkpoints import Checkpoints
 from desktop.ui.bridge import CoreBridge
@@ -164,3 +165,52 @@ async def test_open_refuses_a_script_and_attach_puts_the_file_in_the_message_box
 
     qtbot.mouseClick(side.attach_button, Qt.MouseButton.LeftButton)
     assert window.composer.attachments == [str(ws / "summary.md")]
+
+
+async def test_the_column_keeps_its_width_fits_its_rows_and_keeps_its_heading_at_the_top(
+        bridge: CoreBridge, fake: FakeOpenAI, qtbot: Any, tmp_path: Path) -> None:
+    window, column = await window_with_column(bridge, qtbot)
+    window.resize(1040, 720)  # the app's own size
+    asked = "Write my garden plan to a file, with the beds, the seeds and when to sow each of them"
+    await turn(bridge, window, fake, asked, write("notes/garden/plans/this-year/plan-for-the-vegetable-beds.md",
+                                                  "# Garden plan\n"))
+    await until(lambda: window.title.text().startswith("Write my garden plan"), message="the chat's title")
+    qtbot.mouseClick(column.toggle, Qt.MouseButton.LeftButton)
+    side = column.side
+    files = side.files
+    await until(lambda: files.count() == 1)
+    width = side.width()
+    assert width >= 300  # the long title in the header does not squeeze it
+
+    item = files.item(0)
+    assert not files.horizontalScrollBar().isVisible()
+    assert files.visualItemRect(item).right() <= files.viewport().width()  # cut off at the column's edge: no
+    assert item.toolTip() == item.text() and "plan-for-the-vegetable-beds.md" in item.toolTip()  # whole here
+    hint = window.composer.hint
+    assert hint.shown().endswith("…") and hint.toolTip() == hint.text()  # elided, not cut mid-word
+    window.grab().save(str(tmp_path / "column-long.png"))
+
+    window.new_chat()  # another chat, a short title: the column keeps its width
+    await until(lambda: files.count() == 0)
+    assert side.width() == width
+    splitter = side.parentWidget()
+    assert isinstance(splitter, QSplitter)
+    edge = side.x() - splitter.handleWidth()
+    splitter.moveSplitter(edge - 40, splitter.indexOf(side))  # the person drags its edge 40 px to the left
+    await until(lambda: side.width() >= width + 30, message="dragged wider")
+    dragged = side.width()
+    window.show_session("desktop:test")
+    await until(lambda: files.count() == 1)
+    assert side.width() == dragged  # as the person left it
+    qtbot.mouseClick(column.toggle, Qt.MouseButton.LeftButton)
+    qtbot.mouseClick(column.toggle, Qt.MouseButton.LeftButton)
+    assert side.width() == dragged
+
+    strip = window.findChild(ChangesPanel)  # the undo empties the list: the note right under the heading
+    assert strip is not None
+    newest = strip.rows[bridge.core.get(Checkpoints).turns_of(window.current_key)[-1].id]
+    qtbot.mouseClick(newest.undo_button, Qt.MouseButton.LeftButton)
+    await until(lambda: files.count() == 0, timeout=TURN, message="the list after the undo")
+    await until(lambda: side.empty.isVisible())
+    assert side.heading.y() < 20 and 0 < side.empty.y() - side.heading.y() < 40
+    window.grab().save(str(tmp_path / "column-empty.png"))
