@@ -9,11 +9,10 @@ import asyncio
 import logging
 import os
 import select
-import subprocess
-import threading
 import time
 from collections.abc import Iterator
 from pathlib import Path
+from typing import Any
 
 import pytest
 
@@ -23,74 +22,51 @@ from desktop.kernel.bus import TurnFinished
 from desktop.scheduler import Scheduler
 from desktop.scheduler.settings import SchedulesConfig
 from desktop.subagents import Subagents
+from tests.busstandin import StandIn, private_bus
 from tests.cli.in_process import run_main
 from tests.conftest import Conversation
 from tests.fakeserver import FakeOpenAI
 from tests.subagents.test_subagents import model, until
 
 
-class Logind:
-    """org.freedesktop.login1's Inhibit on a bus of the test's own: each call gets the write end of a pipe, as
-    logind hands out a FIFO; the inhibitor is held while any copy of that end is open (EOF on ours: released)."""
+class Logind(StandIn):
+    """org.freedesktop.login1's Inhibit: each call gets the write end of a pipe, as logind hands out a FIFO; the
+    inhibitor is held while any copy of that end is open (EOF on ours: released)."""
 
     def __init__(self, address: str) -> None:
-        from jeepney.bus_messages import message_bus
-        from jeepney.io.blocking import open_dbus_connection
-
-        self.conn = open_dbus_connection(address, enable_fds=True)
-        self.conn.send_and_get_reply(message_bus.RequestName("org.freedesktop.login1"), timeout=10)
         self.asked: list[tuple[str, ...]] = []
         self._ends: list[int] = []
-        self._stop = threading.Event()
-        self._thread = threading.Thread(target=self._serve, daemon=True)
-        self._thread.start()
+        super().__init__(address, "org.freedesktop.login1", fds=True)
 
-    def _serve(self) -> None:
-        from jeepney import MessageType, new_method_return
+    def answer(self, msg: Any) -> None:
+        from jeepney import HeaderFields
 
-        while not self._stop.is_set():
-            try:
-                msg = self.conn.receive(timeout=0.05)
-            except TimeoutError:
-                continue
-            if msg.header.message_type is MessageType.method_call and msg.header.fields.get(3) == "Inhibit":
-                ours, theirs = os.pipe()
-                self.asked.append(tuple(msg.body))
-                self._ends.append(ours)
-                self.conn.send(new_method_return(msg, "h", (theirs,)))
-                os.close(theirs)
+        if msg.header.fields.get(HeaderFields.member) == "Inhibit":
+            ours, theirs = os.pipe()
+            self.asked.append(tuple(msg.body))
+            self._ends.append(ours)
+            self.reply(msg, "h", (theirs,))
+            os.close(theirs)
 
     def held(self) -> int:
         """How many inhibitors are held now."""
         return sum(1 for end in self._ends if not select.select([end], [], [], 0)[0])
 
     def close(self) -> None:
-        self._stop.set()
-        self._thread.join(5)
-        self.conn.close()
+        super().close()
         for end in self._ends:
             os.close(end)
 
 
 @pytest.fixture
 def logind(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> Iterator[Logind]:
-    daemon = subprocess.Popen(["dbus-daemon", "--session", "--nofork", "--print-address=1",
-                               f"--address=unix:path={tmp_path / 'system_bus'}"],
-                              stdout=subprocess.PIPE, text=True)
-    try:
-        assert daemon.stdout is not None
-        ready, _, _ = select.select([daemon.stdout], [], [], 20)
-        assert ready, "dbus-daemon said nothing for 20 s"
-        address = daemon.stdout.readline().strip()
+    with private_bus(tmp_path) as address:  # named as the system bus, where logind lives
         monkeypatch.setenv("DBUS_SYSTEM_BUS_ADDRESS", address)
         service = Logind(address)
         try:
             yield service
         finally:
             service.close()
-    finally:
-        daemon.kill()
-        daemon.wait(10)
 
 
 async def test_a_background_task_holds_off_sleep_until_it_ends(logind: Logind, chat: Conversation, core: Core,

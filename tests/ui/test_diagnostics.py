@@ -6,8 +6,9 @@ from __future__ import annotations
 from pathlib import Path
 
 from desktop.context.portal import NEEDS_PORTAL
+from tests.busstandin import private_bus
 from tests.cli.in_process import run_main
-from tests.portalstandin import ScreenshotPortal, private_bus
+from tests.portalstandin import ScreenshotPortal
 
 
 def _screenshot_line(home: Path, env: dict[str, str]) -> str:

@@ -23,9 +23,10 @@ from desktop.ui.bridge import CoreBridge
 from desktop.ui.context.capture import png_bytes
 from desktop.ui.context.shelf import PORTAL_ENTRY, ImageChip, TextChip
 from desktop.ui.quick_prompt import QuickPrompt
+from tests.busstandin import private_bus
 from tests.fakeserver import FakeOpenAI
 from tests.pdfs import pdf
-from tests.portalstandin import ScreenshotPortal, private_bus
+from tests.portalstandin import ScreenshotPortal
 from tests.ui.conftest import until
 
 pytestmark = pytest.mark.usefixtures("litellm_imported")
