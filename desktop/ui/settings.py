@@ -48,6 +48,7 @@ from PySide6.QtWidgets import (
     QVBoxLayout,
     QWidget,
 )
+from shiboken6 import isValid
 
 from desktop.config import Config, Declared, by_key, declared, lookup, set_value_at, value_at
 from desktop.kernel.taskset import spawn
@@ -307,10 +308,16 @@ class SettingsWindow(QWidget):
 
         self.autostart.setEnabled(False)  # until its current state is known
         loaded = await self.bridge.settings.read()
+        if not isValid(self):
+            return  # the window went while the file was read (the app quitting)
         self._show_problems(loaded.problems, loaded.unreadable)
         self.load(loaded.config)
-        self._show_command_mode(await self._tools.command_mode() if self._tools else None)
-        self._autostart_was = await asyncio.to_thread(autostart.is_enabled)
+        mode = await self._tools.command_mode() if self._tools else None
+        autostart_was = await asyncio.to_thread(autostart.is_enabled)
+        if not isValid(self):
+            return
+        self._show_command_mode(mode)
+        self._autostart_was = autostart_was
         self.autostart.setChecked(self._autostart_was)
         self.autostart.setEnabled(autostart.is_supported())
         if not autostart.is_supported():

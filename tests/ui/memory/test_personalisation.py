@@ -6,7 +6,6 @@ from __future__ import annotations
 from pathlib import Path
 
 from PySide6.QtCore import Qt
-from PySide6.QtWidgets import QTabWidget
 
 from desktop.memory import Memory
 from desktop.ui.app import Shell
@@ -19,11 +18,7 @@ async def open_page(shell: Shell) -> tuple[SettingsWindow, PersonalisationPage]:
     shell.open_window("settings")
     window = shell.window("settings")
     assert isinstance(window, SettingsWindow)
-    tabs = window.findChild(QTabWidget)
-    assert tabs is not None
-    titles = [tabs.tabText(i) for i in range(tabs.count())]
-    assert "Personalisation" in titles
-    tabs.setCurrentIndex(titles.index("Personalisation"))
+    assert window.show_page("Personalisation")
     page = window.findChild(PersonalisationPage)
     assert page is not None
     return window, page
