@@ -313,10 +313,12 @@ class SettingsWindow(QWidget):
         self._show_problems(loaded.problems, loaded.unreadable)
         self.load(loaded.config)
         mode = await self._tools.command_mode() if self._tools else None
-        autostart_was = await asyncio.to_thread(autostart.is_enabled)
         if not isValid(self):
             return
         self._show_command_mode(mode)
+        autostart_was = await asyncio.to_thread(autostart.is_enabled)
+        if not isValid(self):
+            return
         self._autostart_was = autostart_was
         self.autostart.setChecked(self._autostart_was)
         self.autostart.setEnabled(autostart.is_supported())
