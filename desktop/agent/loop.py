@@ -197,26 +197,6 @@ class AgentLoop:
         session = await self.sessions.load(msg.session_key)
         key = session.key
         work.begin(work.of_turn(key, msg.kind))  # the turn's model calls are counted as its source's
-        self.bus.publish(TurnStarted(key, msg.kind, msg.content))
-        attached = await asyncio.to_thread(attachments.prepare, text, msg.media, self.context.workspace,
-                                           key) if msg.media else attachments.Prepared(text)
-        user: dict[str, Any] = {"role": "user", "content": attached.content}
-        if attached.content != msg.content:
-            user["typed"] = msg.content  # what the person wrote, shown as their message (content adds the files)
-        if msg.media:
-            user["media"] = attached.media
-        if msg.kind is not MessageKind.USER:
-            user["kind"] = msg.kind.value
-        titled = not session.metadata.get("title") and msg.kind is MessageKind.USER
-        if titled:  # before the first write, so the file's metadata line carries it
-            session.metadata["title"] = _title_from(msg.content or " ".join(Path(m).name for m in msg.media))
-        written = "created_at" in session.metadata  # the metadata line is already on disk
-        replaced = await self.sessions.drop_last_turn(session) if msg.redo else []
-        await self.sessions.append(session, user)  # saved before the model is called
-        if titled and written:
-            await self.sessions.rewrite(session)  # rare: a chat that began with a notice or a command
-        ctx = ToolContext(key, self.bus.publish, kind=msg.kind)
-        runner = Runner(self.provider, self.tools, self.bus.publish, self.config.max_iterations, chosen_model(session))
         answered = [msg]  # this message and those injected into the turn: all settled by its end
 
         async def record(message: dict[str, Any]) -> None:
@@ -227,7 +207,14 @@ class AgentLoop:
             answered.extend(taken)
             return [m.content for m in taken]
 
-        try:
+        asked = False  # the message is saved: what follows it in the chat is this turn's
+        self.bus.publish(TurnStarted(key, msg.kind, msg.content))
+        try:  # from here every way out ends the turn with an event: a started turn never stays open
+            attached, replaced = await self._save_question(session, msg, text)
+            asked = True
+            ctx = ToolContext(key, self.bus.publish, kind=msg.kind)
+            runner = Runner(self.provider, self.tools, self.bus.publish, self.config.max_iterations,
+                            chosen_model(session))
             for hook in self.hooks.before_turn:
                 await hook(session)
             history = session.history()[:-1]  # everything before this turn's message
@@ -235,7 +222,7 @@ class AgentLoop:
                                                media=attached.images)
             result = await runner.run(messages, ctx, record, take_injected)
         except asyncio.CancelledError:
-            self._end(answered, TurnFinished(key, _last_partial(session), stopped=True))
+            self._end(answered, TurnFinished(key, _last_partial(session) if asked else "", stopped=True))
             raise
         except ProviderError as exc:  # the reason is kept, so a reload still says what went wrong
             failed = {"role": "assistant", "content": FAILED_PLACEHOLDER, "failed": True, "error": str(exc),
@@ -254,6 +241,29 @@ class AgentLoop:
         self._end(answered, TurnFinished(key, result.content))
         for hook in self.hooks.after_turn:
             self.spawn(hook(session))
+
+    async def _save_question(self, session: Session, msg: InboundMessage,
+                             text: str) -> tuple[attachments.Prepared, list[dict[str, Any]]]:
+        """The turn's message, with its attachments read, saved before the model is called; and what a retry
+        replaced (the failed answer it takes the place of)."""
+        attached = await asyncio.to_thread(attachments.prepare, text, msg.media, self.context.workspace,
+                                           session.key) if msg.media else attachments.Prepared(text)
+        user: dict[str, Any] = {"role": "user", "content": attached.content}
+        if attached.content != msg.content:
+            user["typed"] = msg.content  # what the person wrote, shown as their message (content adds the files)
+        if msg.media:
+            user["media"] = attached.media
+        if msg.kind is not MessageKind.USER:
+            user["kind"] = msg.kind.value
+        titled = not session.metadata.get("title") and msg.kind is MessageKind.USER
+        if titled:  # before the first write, so the file's metadata line carries it
+            session.metadata["title"] = _title_from(msg.content or " ".join(Path(m).name for m in msg.media))
+        written = "created_at" in session.metadata  # the metadata line is already on disk
+        replaced = await self.sessions.drop_last_turn(session) if msg.redo else []
+        await self.sessions.append(session, user)
+        if titled and written:
+            await self.sessions.rewrite(session)  # rare: a chat that began with a notice or a command
+        return attached, replaced
 
     def _end(self, answered: list[InboundMessage], end: TurnFinished | TurnError) -> None:
         self.bus.publish(end)

@@ -9,7 +9,7 @@ from desktop.agent.commands import Command, CommandContext
 from desktop.approvals import Approvals
 from desktop.checkpoints.service import ANYWAY, ASK, REST, Actor, Checkpoints
 from desktop.checkpoints.settings import SECTION
-from desktop.kernel.bus import ChatDeleted, ChatSetAside, Event, TurnError, TurnFinished
+from desktop.kernel.bus import ChatDeleted, ChatSetAside, Event, TurnError, TurnFinished, TurnStarted
 from desktop.kernel.host import Feature, Host
 from desktop.scheduler import Scheduler
 from desktop.session.session import Session
@@ -31,15 +31,17 @@ def attach(host: Host) -> Checkpoints:
     async def before_turn(session: Session) -> None:
         index = len(session.messages) - 1  # the turn's own message is saved before the hooks run
         turns[session.key] = checkpoints.begin(session.key, index, _label(session.messages[index]))
-        checkpoints.notes.turn_started(session.key)
 
     async def after_set_aside(session: Session) -> None:
         if set_aside_from:
             await checkpoints.move_chat(set_aside_from.pop(), session.key)
 
     def on_event(event: Event) -> None:
-        if isinstance(event, (TurnFinished, TurnError)) and event.session_key in turns:
-            checkpoints.end(turns.pop(event.session_key))
+        if isinstance(event, TurnStarted):  # said before its message is saved: an undo from now on waits
+            checkpoints.notes.turn_started(event.session_key)
+        elif isinstance(event, (TurnFinished, TurnError)):
+            if event.session_key in turns:
+                checkpoints.end(turns.pop(event.session_key))
             checkpoints.notes.turn_ended(event.session_key)
         elif isinstance(event, ChatSetAside):
             set_aside_from.append(event.session_key)

@@ -6,6 +6,7 @@ from __future__ import annotations
 
 import asyncio
 import json
+import threading
 from pathlib import Path
 
 from desktop.agent.loop import FAILED_PLACEHOLDER
@@ -208,3 +209,48 @@ async def test_api_key_is_sent_but_never_written(core: Core, fake: FakeOpenAI, m
     for path in home_dir.rglob("*"):
         if path.is_file():
             assert b"SECRET-4242" not in path.read_bytes(), path
+
+
+async def test_a_turn_stopped_or_failing_while_its_attachments_are_read_still_ends(
+        chat: Conversation, core: Core, fake: FakeOpenAI, tmp_path: Path, monkeypatch) -> None:
+    """Reading attachments comes after the turn has said it started: a Stop then, or a file that breaks the
+    reading, must still end the turn for everyone waiting on it (the window's busy dot, an undo's note), and
+    a stopped turn must not hand back the previous answer as its own."""
+    from desktop.agent import attachments
+
+    fake.add({"content": "An earlier answer."})
+    await chat.ask("hello")
+    reading, release = threading.Event(), threading.Event()
+    real_prepare = attachments.prepare
+
+    def slow_prepare(*args: object) -> attachments.Prepared:
+        reading.set()
+        release.wait(30)
+        return real_prepare(*args)  # type: ignore[arg-type]
+
+    monkeypatch.setattr(attachments, "prepare", slow_prepare)
+    notes = tmp_path / "notes.txt"
+    notes.write_text("plans")
+    asked = asyncio.ensure_future(core.loop.ask(chat.key, "read this", media=[str(notes)]))
+    async with asyncio.timeout(30):
+        while not reading.is_set():
+            await asyncio.sleep(0.01)
+    stopped = await core.loop.stop(chat.key)
+    release.set()
+    async with asyncio.timeout(30):
+        told = await asyncio.shield(asked)
+    assert stopped.stopped and isinstance(told, TurnFinished) and told.stopped and told.content == ""
+    ended = chat.of(TurnFinished)[-1]  # what the window hears: the turn is over, with nothing of its own
+    assert ended.stopped and ended.content == ""
+
+    def broken_prepare(*args: object) -> attachments.Prepared:
+        raise RuntimeError("the reader broke")
+
+    monkeypatch.setattr(attachments, "prepare", broken_prepare)
+    async with asyncio.timeout(30):
+        failed = await core.loop.ask(chat.key, "and this", media=[str(notes)])
+    assert isinstance(failed, TurnError) and "the reader broke" in failed.message
+    assert isinstance(chat.events[-1], TurnError)
+    fake.add({"content": "Still here."})
+    async with asyncio.timeout(30):
+        assert (await core.loop.ask(chat.key, "still there?")).content == "Still here."
