@@ -262,14 +262,20 @@ def _stacks(frame: FrameType) -> str:
 
 
 def _give_up(watch: _Watch, frame: FrameType) -> None:
-    """Nothing ended the test: print why the run stops here, kill what the run started, and exit."""
-    capture = watch.item.config.pluginmanager.getplugin("capturemanager")
+    """Nothing ended the test: print why the run stops here, kill what the run started, and exit. A
+    pytest-xdist worker's terminal output goes nowhere (the controller prints only reports), so there the
+    words go to its standard error, which reaches the run's output beside "node down"."""
+    config = watch.item.config
+    capture = config.pluginmanager.getplugin("capturemanager")
     if capture is not None:
         capture.suspend_global_capture(in_=True)
-    terminal = watch.item.config.get_terminal_writer()
-    terminal.sep("+", f"{watch.item.nodeid} stayed stuck {watch.give_up:g}s after its timeout: the run stops")
-    terminal.write(_stacks(frame))
-    for line in reaper.kill_all("the run stopped"):
-        terminal.line(line)
-    terminal.flush()
+    said = [f"{'+' * 20} {watch.item.nodeid} stayed stuck {watch.give_up:g}s after its timeout: the run stops",
+            _stacks(frame), *reaper.kill_all("the run stopped")]
+    if hasattr(config, "workerinput"):
+        os.write(2, ("\n".join(said) + "\n").encode(errors="replace"))
+    else:
+        terminal = config.get_terminal_writer()
+        for line in said:
+            terminal.line(line)
+        terminal.flush()
     os._exit(1)

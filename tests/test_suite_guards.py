@@ -105,3 +105,19 @@ def test_a_test_that_cannot_be_interrupted_stops_the_run_and_takes_its_processes
     assert "the run stopped: killed pid" in run.stdout and f"sleep {sleeps['stubborn']}" in run.stdout
     assert "test_never_reached" not in run.stdout
     assert still_running(*sleeps.values()) == []
+
+
+def test_under_xdist_a_worker_that_gives_up_still_says_where_it_was_stuck(tmp_path: Path) -> None:
+    """A worker's own terminal goes nowhere: without this, the run said only "node down: Not properly
+    terminated" and the stacks that tell why were lost."""
+    sleeps = marks(tmp_path, "stubborn")
+    (tmp_path / "test_stubborn.py").write_text(textwrap.dedent(STUBBORN.format(**sleeps)))
+
+    run = run_pytest(tmp_path, "-n", "1")
+
+    said = run.stdout + run.stderr
+    assert run.returncode == 1
+    assert "crashed while running 'test_stubborn.py::test_swallows_every_interrupt'" in said
+    assert "test_stubborn.py::test_swallows_every_interrupt stayed stuck 0.5s after its timeout" in run.stderr
+    assert "time.sleep(1000)" in run.stderr and f"sleep {sleeps['stubborn']}" in run.stderr
+    assert still_running(*sleeps.values()) == []
