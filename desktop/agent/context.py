@@ -13,7 +13,7 @@ import sys
 from datetime import datetime
 from pathlib import Path
 from string import Template
-from typing import Any
+from typing import Any, Literal
 
 from desktop.scheduler.schedules import local_zone_name
 from desktop.skills.loader import SkillsLoader
@@ -22,6 +22,7 @@ from desktop.workspace.layout import BOOTSTRAP_FILES, MEMORY_FILE, TEXT_FILE_LIM
 
 SEPARATOR = "\n\n---\n\n"
 IMAGE_LIMIT = 20 * 1024 * 1024  # an attached image larger than this is named, not sent
+Section = Literal["system", "memory", "skills"]  # identity and bootstrap files; MEMORY.md; the skills
 
 
 class ContextBuilder:
@@ -31,16 +32,22 @@ class ContextBuilder:
 
     def system_prompt(self) -> str:
         """Identity, bootstrap files, memory, skills. Stable across turns for caching."""
-        parts = [self._identity()]
+        return SEPARATOR.join(text for _, text in self.system_sections())
+
+    def system_sections(self) -> list[tuple[Section, str]]:
+        """The system prompt's sections in order, each with what it is: the one assembly both the prompt and
+        the chat's context gauge (desktop/memory/context_use.py) read, so the gauge shows what is sent."""
+        sections: list[tuple[Section, str]] = [("system", self._identity())]
         for name, heading in [*((n, f"## {n}") for n in BOOTSTRAP_FILES), (MEMORY_FILE, "# Memory")]:
+            section: Section = "memory" if name == MEMORY_FILE else "system"
             text, refused = access.load_text(self.workspace, name, TEXT_FILE_LIMIT)
             if refused:
-                parts.append(f"{heading}\n\n[Not read: {refused}. Tell the user if it matters.]")
+                sections.append((section, f"{heading}\n\n[Not read: {refused}. Tell the user if it matters.]"))
             elif text.strip() and not is_untouched_template(name, text):
-                parts.append(f"{heading}\n\n{text.strip()}")
+                sections.append((section, f"{heading}\n\n{text.strip()}"))
         if self.skills is not None:
-            parts.extend(self.skills.prompt_sections())
-        return SEPARATOR.join(parts)
+            sections.extend(("skills", text) for text in self.skills.prompt_sections())
+        return sections
 
     def build_messages(self, history: list[dict[str, Any]], content: str, session_key: str, *,
                        media: list[str] | None = None) -> list[dict[str, Any]]:

@@ -1,4 +1,5 @@
-"""File-based memory: consolidation under token pressure, Dream, and the history of the memory files."""
+"""File-based memory: consolidation under token pressure (and how near a chat is to it), Dream, and the history
+of the memory files."""
 
 from __future__ import annotations
 
@@ -7,6 +8,7 @@ from dataclasses import dataclass
 from desktop.kernel.host import Feature, Host
 from desktop.memory.commands import add_memory_commands
 from desktop.memory.consolidator import Consolidator
+from desktop.memory.context_use import ContextGauge
 from desktop.memory.dream import Dream
 from desktop.memory.dream_job import JOB_NAME, dream_interval, scheduled_dream
 from desktop.memory.git_history import GitHistory
@@ -21,6 +23,7 @@ class Memory:
     consolidator: Consolidator
     git: GitHistory
     dream: Dream
+    gauge: ContextGauge  # how full a chat's context is (the chat window's gauge)
 
 
 def attach(host: Host) -> Memory:
@@ -38,7 +41,8 @@ def attach(host: Host) -> Memory:
                                        lambda: dream_interval(host.config.section(SchedulesConfig).dream_interval),
                                        lambda: scheduled_dream(dream, host.notify))
     host.settings.subscribe("workspace", lambda _: setattr(store, "workspace", host.workspace))
-    return Memory(store, consolidator, git, dream)
+    gauge = ContextGauge(host.context, host.tools.schemas, lambda: host.config)
+    return Memory(store, consolidator, git, dream, gauge)
 
 
 FEATURE = Feature("memory", Memory, attach, requires=(Scheduler,), cli="desktop.cli.dream_cmd")

@@ -1,7 +1,8 @@
 """Memory in the app: a tray entry opening the memory & history viewer (desktop/ui/memory/window.py, one tab
 each in this folder), which reads the files, their changes and the archive through the Memory service; a
-notification about a Dream change opens the viewer on it; and Settings → Personalisation, which edits USER.md and
-SOUL.md as custom instructions (desktop/ui/memory/personalisation.py)."""
+notification about a Dream change opens the viewer on it; Settings → Personalisation, which edits USER.md and
+SOUL.md as custom instructions (desktop/ui/memory/personalisation.py); and the chat header's context gauge, how
+full the chat shown is and what fills it (desktop/ui/memory/context_gauge.py)."""
 
 from __future__ import annotations
 
@@ -10,7 +11,8 @@ from typing import TYPE_CHECKING
 from desktop.kernel.notices import OpenMemoryChange
 from desktop.ui.host import UiFeature, UiHost, bring_to_front
 
-if TYPE_CHECKING:  # the window, the page and the service load when they are first opened
+if TYPE_CHECKING:  # the window, the page, the gauge and the service load when they are first opened
+    from desktop.ui.memory.context_gauge import ContextGaugePanel
     from desktop.ui.memory.personalisation import PersonalisationPage
     from desktop.ui.memory.window import MemoryWindow
 
@@ -42,7 +44,14 @@ def attach_ui(host: UiHost) -> None:
 
         return PersonalisationPage(host.get(Memory), host.bridge)
 
+    def gauge() -> ContextGaugePanel:
+        from desktop.memory import Memory
+        from desktop.ui.memory.context_gauge import ContextGaugePanel
+
+        return ContextGaugePanel(host.get(Memory), host.bridge)
+
     host.add_window("memory", build, tray_label="Memory && history")
+    host.add_chat_panel(gauge)
     host.add_settings_page("Personalisation", CAPTION, build_page)
     host.on_target(OpenMemoryChange, open_change)
 
