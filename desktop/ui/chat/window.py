@@ -32,6 +32,7 @@ from PySide6.QtWidgets import (
     QVBoxLayout,
     QWidget,
 )
+from shiboken6 import isValid
 
 from desktop.agent.commands import STOP
 from desktop.conversation.transcript import ChatRow, rows_from_messages
@@ -310,6 +311,8 @@ class ChatWindow(QWidget):
 
     async def refresh_sessions(self) -> None:
         infos = await self.bridge.list_chats()
+        if not isValid(self):
+            return  # the window went while the list was read (the app quitting)
         self.sidebar.set_sessions(infos, self.current_key, set(self.bridge.conversations.running))
         self.sidebar.set_asking(set(self.bridge.conversations.asking()))
         self._update_header()

@@ -153,6 +153,7 @@ async def test_a_priced_chat_shows_its_cost_and_what_each_answer_cost(window: Ch
     log.path.write_text("".join(json.dumps(r.to_json()) + "\n" for r in calls))
 
     window.show_session("desktop:trip")
+    await until(lambda: window.models["desktop:trip"].loaded, message="the chat's messages shown")
     header = strip(window).label
     await until(lambda: header.text() == "12.3k tokens · $0.04", message="the chat's total and cost")
     assert header.toolTip() == ("This chat: 4 model calls\n11,900 prompt tokens (5,000 cached)\n400 completion "
