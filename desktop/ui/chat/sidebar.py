@@ -361,11 +361,17 @@ class SessionList(QWidget):
 
 def under_parents(infos: list[SessionInfo]) -> list[tuple[SessionInfo, int]]:
     """`infos` in their order, each branch moved right under the chat it branched from (newest branch first),
-    with how deep it is; a branch whose parent is not listed stays where it was, as a chat of its own."""
-    listed = {info.key for info in infos}
+    with how deep it is; a branch whose parent is not listed stays where it was, as a chat of its own, and so
+    does a pinned branch of a chat that is not pinned (pinned chats stay at the top)."""
+    listed = {info.key: info for info in infos}
+
+    def nested(info: SessionInfo) -> bool:
+        parent = listed.get(info.branch_of)
+        return parent is not None and parent is not info and (parent.pinned or not info.pinned)
+
     branches: dict[str, list[SessionInfo]] = {}
     for info in infos:
-        if info.branch_of in listed and info.branch_of != info.key:
+        if nested(info):
             branches.setdefault(info.branch_of, []).append(info)
     ordered: list[tuple[SessionInfo, int]] = []
     placed: set[str] = set()
@@ -379,7 +385,7 @@ def under_parents(infos: list[SessionInfo]) -> list[tuple[SessionInfo, int]]:
             place(branch, depth + 1)
 
     for info in infos:
-        if info.branch_of not in listed or info.branch_of == info.key:
+        if not nested(info):
             place(info, 0)
     for info in infos:  # branches of each other, in a circle: listed anyway
         place(info, 0)

@@ -6,13 +6,14 @@ as it was."""
 from __future__ import annotations
 
 import json
+from datetime import datetime, timedelta
 from pathlib import Path
 
 from PySide6.QtCore import Qt
 
-from desktop.session.session import SessionStore
+from desktop.session.session import SessionInfo, SessionStore
 from desktop.ui.bridge import CoreBridge
-from desktop.ui.chat.sidebar import DEPTH_ROLE
+from desktop.ui.chat.sidebar import DEPTH_ROLE, SessionList
 from desktop.ui.chat.window import ChatWindow
 from tests.fakeserver import FakeOpenAI, last_user_text
 from tests.ui.chat.test_row_actions import ask, hover, offered
@@ -28,9 +29,7 @@ def texts(window: ChatWindow) -> list[str]:
 
 
 def depth_of(window: ChatWindow, key: str) -> int:
-    item = window.sidebar._item(key)
-    assert item is not None, f"{key} is not listed"
-    return int(item.data(DEPTH_ROLE) or 0)
+    return depth_of_item(window.sidebar, key)
 
 
 async def three_turns(qtbot, window: ChatWindow, fake: FakeOpenAI) -> None:  # type: ignore[no-untyped-def]
@@ -97,3 +96,29 @@ async def test_editing_an_earlier_question_asks_it_in_a_branch(window: ChatWindo
 
     window.show_session(PARENT)  # the original, as it was
     assert texts(window) == ["alpaca?", "Alpaca answer.", "bison?", "Bison answer.", "camel?", "Camel answer."]
+
+
+def test_branches_are_listed_under_their_chat_unless_pinned_apart(qtbot) -> None:  # type: ignore[no-untyped-def]
+    """Newest first, except that a branch follows its chat (a branch of a branch one step further in); a pinned
+    branch of a chat that is not pinned stays at the top with the pinned ones."""
+    now = datetime.now().astimezone()
+
+    def chat(key: str, minutes: int, branch_of: str = "", pinned: bool = False) -> SessionInfo:
+        return SessionInfo(key, key.title(), (now - timedelta(minutes=minutes)).isoformat(), 2, pinned, branch_of)
+
+    sidebar = SessionList()
+    qtbot.addWidget(sidebar)
+    sidebar.set_sessions([chat("b:deeper", 1, "b:branch"), chat("c:other", 2), chat("b:branch", 3, "a:root"),
+                          chat("p:pinned", 4, "a:root", pinned=True), chat("a:root", 9)], "", set())
+    assert sidebar.session_keys() == ["p:pinned", "c:other", "a:root", "b:branch", "b:deeper"]
+    assert [depth_of_item(sidebar, key) for key in sidebar.session_keys()] == [0, 0, 0, 1, 2]
+    assert sidebar.headers() == ["Pinned", "Today"]
+    SHOTS.mkdir(exist_ok=True)
+    sidebar.resize(260, 420)
+    sidebar.grab().save(str(SHOTS / "sidebar.png"))
+
+
+def depth_of_item(sidebar: SessionList, key: str) -> int:
+    item = sidebar._item(key)
+    assert item is not None
+    return int(item.data(DEPTH_ROLE) or 0)
