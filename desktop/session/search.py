@@ -16,6 +16,8 @@ from pathlib import Path
 from typing import Any
 from urllib.parse import unquote
 
+from desktop.session.branches import shared_count
+
 LIMIT = 50           # chats listed at most
 SNIPPET_BEFORE = 40  # characters of context before the hit
 SNIPPET_AFTER = 90   # ... and after it
@@ -122,6 +124,7 @@ def _search_file(path: Path, needle: str, cancelled: Callable[[], bool]) -> Chat
                 record = _record(line)
                 if number == 0 and record.get("_type") == "metadata":
                     title = str(record.get("title") or "")
+                    index += shared_count(record)  # a branch's file starts after the messages it shares
                     continue
                 if "role" not in record:
                     continue

@@ -1,9 +1,11 @@
-"""Chat sessions as JSONL files: metadata first line, then one message per line."""
+"""Chat sessions as JSONL files: metadata first line, then one message per line. A branch's file holds only its
+own messages: the start it shares with its parent is read from the parent's file (desktop/session/branches.py)."""
 
 from __future__ import annotations
 
 import asyncio
 import builtins
+import copy
 import json
 import logging
 import os
@@ -15,6 +17,15 @@ from typing import Any
 from urllib.parse import quote, unquote
 
 from desktop.kernel.atomic import append_jsonl, atomic_write_text, read_jsonl
+from desktop.session.branches import (
+    BRANCH_OF,
+    SHARED_SHOWN,
+    branch_end,
+    branch_metadata,
+    parent_of,
+    shared_count,
+    unlink,
+)
 
 log = logging.getLogger(__name__)
 
@@ -33,6 +44,9 @@ class Session:
     messages: list[dict[str, Any]] = field(default_factory=list)
     metadata: dict[str, Any] = field(default_factory=dict)
     deleted: bool = False  # set by SessionStore.delete: whatever still holds it (a turn, a hook) no longer saves
+    # A branch: the messages read from its parent, by identity. While `messages` still starts with exactly these,
+    # a save writes only what follows them; once a Retry or a repair changed them, it writes the whole history.
+    shared_ids: tuple[int, ...] = field(default=(), repr=False)
 
     @property
     def last_consolidated(self) -> int:
@@ -56,6 +70,7 @@ class SessionInfo:
     updated_at: str
     message_count: int  # the messages the person sees as such (`shown_as_message`), not every line of the file
     pinned: bool = False  # kept at the top of the chat list (desktop/session/pins.py)
+    branch_of: str = ""  # the chat it branched from, while it reads its start from that chat
 
 
 class SessionStore:
@@ -127,8 +142,8 @@ class SessionStore:
                 return
             if active:
                 session.metadata["updated_at"] = now_iso()
-            lines = [self._metadata_record(session), *session.messages]
-            await asyncio.to_thread(_write_records, self.path_for(session.key), lines)
+            await self._keep_branches(session.key, session.messages)
+            await asyncio.to_thread(_write_records, self.path_for(session.key), self._records(session))
 
     async def drop_last_turn(self, session: Session) -> list[dict[str, Any]]:
         """Retry, Regenerate, Edit: the person asked for the last turn (from its question on) to be replaced;
@@ -153,6 +168,8 @@ class SessionStore:
                 await asyncio.to_thread(os.replace, path, self.path_for(new))
             session.key = new
             self._cache[new] = self._cache.pop(old, session)
+            for child, _shared in await asyncio.to_thread(self._children, old):  # they read their start from it
+                await self._relink(child, new)
         await self.rewrite(session)  # its metadata line names the new key
         return old
 
@@ -160,11 +177,24 @@ class SessionStore:
         """The person deleted the chat: its file goes, and a turn or an after-turn hook still running with it
         (its answer, a consolidation) can no longer write the file back, so the chat never returns."""
         async with self._write_lock(key):
+            await self._keep_branches(key, None)  # first: a crash in between leaves both, never a branch without
             cached = self._cache.pop(key, None)
             if cached is not None:
                 cached.deleted = True
             await asyncio.to_thread(self.path_for(key).unlink, True)
             self._peeked.pop(self.path_for(key), None)
+
+    async def branch(self, parent_key: str, upto: int, key: str) -> Session:
+        """A new chat `key` whose history is the parent's first `upto` messages (with the results of a step cut
+        there); stored once: its file holds the link, its messages are read from the parent's file."""
+        parent = await self.load(parent_key)
+        async with self._write_lock(parent_key):  # the parent's messages do not change while they are copied
+            shared = branch_end(parent.messages, upto)
+            prefix = copy.deepcopy(parent.messages[:shared])  # its own objects: a change to one never shows in both
+            metadata = branch_metadata(parent_key, parent.metadata, shared, sum(map(shown_as_message, prefix)))
+        session = self._cache[key] = Session(key, prefix, metadata, shared_ids=tuple(map(id, prefix)))
+        await self.rewrite(session)
+        return session
 
     async def list(self) -> list[SessionInfo]:
         """Every saved session, most recently active first."""
@@ -177,7 +207,88 @@ class SessionStore:
         session.metadata.setdefault("created_at", now_iso())
         return {"_type": "metadata", "key": session.key, **session.metadata}
 
-    def _read(self, key: str) -> Session:
+    def _records(self, session: Session) -> builtins.list[dict[str, Any]]:
+        """The session's file: its metadata line and its messages, without the start a branch reads from its
+        parent while that start is what it read (else the branch now keeps its whole history itself)."""
+        messages = session.messages
+        if parent_of(session.metadata):
+            ids = session.shared_ids
+            if len(messages) >= len(ids) and all(id(m) == i for m, i in zip(messages, ids, strict=False)):
+                messages = messages[len(ids):]
+            else:
+                unlink(session.metadata)
+                session.shared_ids = ()
+        return [self._metadata_record(session), *messages]
+
+    async def _keep_branches(self, key: str, messages: builtins.list[dict[str, Any]] | None) -> None:
+        """Before chat `key` is rewritten with `messages` (None: deleted), every branch whose shared start would
+        change with it gets that start written into its own file. Called holding `key`'s lock."""
+        children = await asyncio.to_thread(self._children, key)
+        if not children:
+            return
+        old = (await asyncio.to_thread(self._read, key)).messages  # what the branches read until now
+        for child, shared in children:
+            if messages is None or messages[:shared] != old[:shared]:
+                await self._materialise(child, old[:shared])
+
+    async def _materialise(self, key: str, prefix: builtins.list[dict[str, Any]]) -> None:
+        """Branch `key` keeps its whole history in its own file (written atomically) and no longer needs its
+        parent."""
+        async with self._write_lock(key):
+            session = self._cache.get(key)
+            if session is None:
+                session = await asyncio.to_thread(self._read_own, key)
+                session.messages[:0] = prefix[:shared_count(session.metadata)]
+            if not parent_of(session.metadata):
+                return
+            unlink(session.metadata)
+            session.shared_ids = ()
+            await asyncio.to_thread(_write_records, self.path_for(key), self._records(session))
+
+    async def _relink(self, key: str, parent: str) -> None:
+        """Branch `key`'s parent now lives under the key `parent` (/new moved it)."""
+        async with self._write_lock(key):
+            session = self._cache.get(key)
+            if session is None:
+                session = await asyncio.to_thread(self._read_own, key)
+            session.metadata[BRANCH_OF] = parent
+            await asyncio.to_thread(_write_records, self.path_for(key), self._records(session))
+
+    def _children(self, key: str) -> builtins.list[tuple[str, int]]:
+        """The branches that read their start from chat `key`, with how many messages each shares (in a worker
+        thread; files not loaded are read once per change, as for the list)."""
+        children = []
+        for path in self.directory.glob("*.jsonl"):
+            child = unquote(path.stem)
+            cached = self._cache.get(child)
+            try:
+                meta = cached.metadata if cached is not None else self._peek_changed(path)[0]
+            except OSError:  # deleted meanwhile
+                continue
+            if child != key and parent_of(meta) == key:
+                children.append((child, shared_count(meta)))
+        return children
+
+    def _read(self, key: str, seen: frozenset[str] = frozenset()) -> Session:
+        """The whole chat: a branch's start read from its parent (and so on up). A branch whose parent's file
+        is missing keeps what it has, as a chat of its own."""
+        session = self._read_own(key)
+        parent = parent_of(session.metadata)
+        if not parent:
+            return session
+        shared = shared_count(session.metadata)
+        prefix = [] if parent in seen or not self.path_for(parent).exists() else \
+            self._read(parent, seen | {key}).messages[:shared]
+        if len(prefix) < shared or parent in seen:
+            log.warning("session %s: its start was to be read from %s, which has no longer got it", key, parent)
+            unlink(session.metadata)
+            return session
+        session.messages[:0] = prefix
+        session.shared_ids = tuple(map(id, prefix))
+        return session
+
+    def _read_own(self, key: str) -> Session:
+        """The chat's file alone (a branch's own messages, without the start it shares)."""
         path = self.path_for(key)
         session = Session(key)
         if not path.exists():
@@ -205,8 +316,9 @@ class SessionStore:
                 meta, count = cached.metadata, sum(map(shown_as_message, cached.messages))
             else:
                 meta, count = self._peek_changed(path)
+                count += int(meta.get(SHARED_SHOWN, 0)) if parent_of(meta) else 0
             infos.append(SessionInfo(key, str(meta.get("title") or key), str(meta.get("updated_at", "")), count,
-                                     meta.get("pinned") is True))
+                                     meta.get("pinned") is True, parent_of(meta)))
         return sorted(infos, key=lambda i: i.updated_at, reverse=True)
 
     def _peek_changed(self, path: Path) -> tuple[dict[str, Any], int]:

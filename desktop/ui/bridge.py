@@ -64,7 +64,11 @@ class CoreBridge(QObject):
         """Every saved chat, most recently active first (read from disk, off the GUI thread)."""
         return await self.core.sessions.list()
 
-    async def load_chat(self, key: str) -> Session:
+    async def load_chat(self, key: str, *, branch_of: str = "", upto: int = 0) -> Session:
+        """The chat `key`; with `branch_of`, made first as a new chat sharing that chat's first `upto` messages
+        (Branch from here, Edit on an earlier question: desktop/session/branches.py)."""
+        if branch_of:
+            return await self.core.sessions.branch(branch_of, upto, key)
         return await self.core.sessions.load(key)
 
     async def update_chat(self, key: str, *, title: str | None = None, model: str | None = None,

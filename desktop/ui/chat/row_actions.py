@@ -1,5 +1,6 @@
-"""The small toolbar over the message under the pointer: Copy; Regenerate on the last answer; Edit on
-the last question; and the buttons features add (`add`: Read aloud). Real buttons (not painted hotspots), so
+"""The small toolbar over the message under the pointer: Copy; Regenerate on the last answer; Edit on a
+question (the last one in its place, an earlier one in a new branch); Branch from here on any message, while no
+turn runs; and the buttons features add (`add`: Read aloud). Real buttons (not painted hotspots), so
 they take clicks above the text selector."""
 
 from __future__ import annotations
@@ -21,6 +22,7 @@ class RowActions(QFrame):
     copy_requested = Signal(object)  # the ChatRow
     regenerate_requested = Signal(object)
     edit_requested = Signal(object)
+    branch_requested = Signal(object)
 
     def __init__(self, parent: QWidget) -> None:
         super().__init__(parent)
@@ -30,12 +32,13 @@ class RowActions(QFrame):
         self.copy_button = self._button("Copy", "Copy this message as Markdown", self.copy_requested)
         self.regenerate_button = self._button("↻ Regenerate", "Ask for this answer again, in its place",
                                               self.regenerate_requested)
-        self.edit_button = self._button("Edit", "Change this message and send it again, in its place",
-                                        self.edit_requested)
+        self.edit_button = self._button("Edit", "Change this message and send it again", self.edit_requested)
+        self.branch_button = self._button("Branch", "A new chat with this conversation up to here; this chat "
+                                          "stays as it is", self.branch_requested)
         self._layout = QHBoxLayout(self)
         self._layout.setContentsMargins(2, 1, 2, 1)
         self._layout.setSpacing(0)
-        for button in (self.copy_button, self.regenerate_button, self.edit_button):
+        for button in (self.copy_button, self.regenerate_button, self.edit_button, self.branch_button):
             self._layout.addWidget(button)
         self._added: list[tuple[QAbstractButton, Callable[[ChatRow], bool]]] = []
         self.hide()
@@ -46,12 +49,16 @@ class RowActions(QFrame):
         self._layout.addWidget(button)
         self._added.append((button, offered))
 
-    def show_for(self, row: ChatRow, frame: QRectF, latest: bool) -> None:
+    def show_for(self, row: ChatRow, frame: QRectF, latest: bool, idle: bool) -> None:
         """Over `row` (drawn in `frame`, viewport coordinates); `latest`: it belongs to the last turn and
-        nothing is running, so it can be redone."""
+        nothing is running, so it can be redone; `idle`: no turn runs in the chat, so it can be branched."""
         self.row = row
         self.regenerate_button.setVisible(latest and row.kind is Kind.ASSISTANT)
-        self.edit_button.setVisible(latest and row.kind is Kind.USER)
+        self.edit_button.setVisible((latest or idle) and row.kind is Kind.USER)
+        self.edit_button.setToolTip("Change this message and send it again, in its place" if latest else
+                                    "Change this message and send it in a new chat branched here; this chat stays "
+                                    "as it is")
+        self.branch_button.setVisible(idle)
         for button, offered in self._added:
             button.setVisible(offered(row))
         self.adjustSize()

@@ -1,7 +1,8 @@
 """The list of chats beside the transcript: a search field (the door to Ctrl+K's search of every chat), new,
 switch, pin (kept at the top), rename in place (F2 or the menu), delete after a confirmation that never blocks
 the event loop (QMessageBox.open, not exec). Chats are grouped under headers by when they were last active;
-quick-prompt chats carry the quick prompt's ✦."""
+quick-prompt chats carry the quick prompt's ✦. A branch is listed right under the chat it branched from, indented,
+whenever that chat is listed too."""
 
 from __future__ import annotations
 
@@ -42,6 +43,9 @@ KEY_ROLE = Qt.ItemDataRole.UserRole + 1
 DETAIL_ROLE = Qt.ItemDataRole.UserRole + 2
 HEADER_ROLE = Qt.ItemDataRole.UserRole + 3  # a group's header row (not a chat)
 PINNED_ROLE = Qt.ItemDataRole.UserRole + 4
+DEPTH_ROLE = Qt.ItemDataRole.UserRole + 5  # how many branches deep: 0 for a chat of its own
+INDENT = 14  # px per level of branching
+BRANCH_MARK = "↳"
 NEW_TITLE = "New chat"
 PINNED = "Pinned"
 GROUPS = ("Today", "Yesterday", "Previous 7 days", "Older")
@@ -97,7 +101,8 @@ class _SessionDelegate(QStyledItemDelegate):
             painter.setBrush(mix(window, accent, 0.2) if selected else
                              mix(window, text_color, 0.06) if hovered else Qt.BrushStyle.NoBrush)
             painter.drawRoundedRect(QRectF(opt.rect).adjusted(2.5, 1.5, -2.5, -1.5), 7, 7)
-        rect = opt.rect.adjusted(12, 7, -10, -7)
+        depth = int(index.data(DEPTH_ROLE) or 0)
+        rect = opt.rect.adjusted(12 + INDENT * depth, 7, -10, -7)
         title_font = QFont(opt.font)
         title_font.setWeight(QFont.Weight.DemiBold if selected else QFont.Weight.Normal)
         small = QFont(opt.font)
@@ -107,6 +112,12 @@ class _SessionDelegate(QStyledItemDelegate):
         asking = index.data(KEY_ROLE) in self.asking
         busy = index.data(KEY_ROLE) in self.busy and not asking
         painter.setFont(title_font)
+        if depth:  # a branch: hooked under the chat above it
+            painter.setPen(mix(text_color, window, 0.45))
+            mark = metrics.horizontalAdvance(BRANCH_MARK) + 5
+            painter.drawText(QRect(rect.x(), rect.y(), mark, line),
+                             int(Qt.AlignmentFlag.AlignLeft | Qt.AlignmentFlag.AlignVCenter), BRANCH_MARK)
+            rect.setLeft(rect.x() + mark)
         if channel_of(str(index.data(KEY_ROLE))) is Channel.QUICK:  # asked in the quick prompt
             painter.setPen(accent)
             mark = metrics.horizontalAdvance(QUICK_MARK) + 5
@@ -249,9 +260,10 @@ class SessionList(QWidget):
         self.list.clear()
         today = datetime.now().astimezone().date()
         heading = ""
-        for info in sorted(infos, key=lambda i: not i.pinned):  # stable: by time within each
+        titles = {info.key: info.title for info in infos}
+        for info, depth in under_parents(sorted(infos, key=lambda i: not i.pinned)):  # stable: by time within each
             group = PINNED if info.pinned else group_of(info.updated_at, today)
-            if group != heading:
+            if group != heading and not depth:
                 heading = group
                 header = QListWidgetItem()
                 header.setData(HEADER_ROLE, group)
@@ -259,10 +271,12 @@ class SessionList(QWidget):
                 self.list.addItem(header)
             item = QListWidgetItem(info.title)
             item.setData(KEY_ROLE, info.key)
-            item.setData(DETAIL_ROLE, _detail(info))
+            item.setData(DETAIL_ROLE, ("Branch · " if depth else "") + _detail(info))
             item.setData(PINNED_ROLE, info.pinned)
+            item.setData(DEPTH_ROLE, depth)
             quick = channel_of(info.key) is Channel.QUICK
-            item.setToolTip(f"{QUICK_MARK} Asked in the quick prompt: {info.title}" if quick else info.title)
+            item.setToolTip(f"{QUICK_MARK} Asked in the quick prompt: {info.title}" if quick else
+                            f"{info.title}\nBranch of “{titles[info.branch_of]}”" if depth else info.title)
             item.setFlags(item.flags() | Qt.ItemFlag.ItemIsEditable)
             self.list.addItem(item)
             if info.key == current:
@@ -343,6 +357,39 @@ class SessionList(QWidget):
         menu.addAction("Rename", lambda: self.start_rename(key))
         menu.addAction("Delete…", lambda: self.confirm_delete(key))
         menu.popup(self.list.viewport().mapToGlobal(pos))
+
+
+def under_parents(infos: list[SessionInfo]) -> list[tuple[SessionInfo, int]]:
+    """`infos` in their order, each branch moved right under the chat it branched from (newest branch first),
+    with how deep it is; a branch whose parent is not listed stays where it was, as a chat of its own, and so
+    does a pinned branch of a chat that is not pinned (pinned chats stay at the top)."""
+    listed = {info.key: info for info in infos}
+
+    def nested(info: SessionInfo) -> bool:
+        parent = listed.get(info.branch_of)
+        return parent is not None and parent is not info and (parent.pinned or not info.pinned)
+
+    branches: dict[str, list[SessionInfo]] = {}
+    for info in infos:
+        if nested(info):
+            branches.setdefault(info.branch_of, []).append(info)
+    ordered: list[tuple[SessionInfo, int]] = []
+    placed: set[str] = set()
+
+    def place(info: SessionInfo, depth: int) -> None:
+        if info.key in placed:
+            return
+        placed.add(info.key)
+        ordered.append((info, depth))
+        for branch in branches.get(info.key, []):
+            place(branch, depth + 1)
+
+    for info in infos:
+        if not nested(info):
+            place(info, 0)
+    for info in infos:  # branches of each other, in a circle: listed anyway
+        place(info, 0)
+    return ordered
 
 
 def group_of(stamp: str, today: date) -> str:

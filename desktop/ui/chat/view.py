@@ -460,7 +460,7 @@ class MessageView(QAbstractScrollArea):
         rect = self.row_rect(self._row_at(pos.y() + self._offset))
         frame = layout.frame.translated(rect.topLeft()) if layout.frame is not None else rect
         latest = model.redoable() and row is (model.last_user() if row.kind is Kind.USER else model.rows[-1])
-        self.row_actions.show_for(row, frame, latest)
+        self.row_actions.show_for(row, frame, latest, not model.busy)
 
     def mouseMoveEvent(self, event: QMouseEvent) -> None:
         self._offer_actions(event.position())

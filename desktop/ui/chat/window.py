@@ -125,7 +125,9 @@ class ChatWindow(QWidget):
         actions.copy_requested.connect(lambda row: QApplication.clipboard().setText(row.text))
         actions.regenerate_requested.connect(self.retry)
         actions.edit_requested.connect(self.edit)
+        actions.branch_requested.connect(lambda row: spawn(self.branch_from(row)))
         self._editing: ChatRow | None = None  # the question being edited in the composer
+        self._edit_branches = False  # sending the edited question makes a branch (it was an earlier one)
         self.view.settings_requested.connect(self.settings_requested)
         self.stack = QStackedWidget()
         self.stack.addWidget(self.view)
@@ -265,7 +267,11 @@ class ChatWindow(QWidget):
             return
         model = self._model_for(self.current_key)
         edited, redo = self._editing, False
+        branching = self._edit_branches
         self._stop_editing()
+        if edited is not None and branching and edited in model.rows:
+            spawn(self._send_in_branch(model, edited, text, media))
+            return
         if edited is not None and edited in model.rows and not model.busy:
             model.drop_after(edited, inclusive=True)
             redo = True
@@ -295,17 +301,72 @@ class ChatWindow(QWidget):
         self.bridge.send(self.current_key, last.text, list(last.media), redo=True)
 
     def edit(self, row: ChatRow) -> None:
-        """Put the last question in the composer; sending it replaces that turn (Esc leaves it as it was)."""
+        """Put a question in the composer (Esc leaves it as it was). Sending the last one replaces its turn;
+        sending an earlier one asks it in a new chat branched before it, and this chat stays as it is."""
+        model = self.view.model()
         self.composer.input.setPlainText(row.text)
         self.composer.clear_attachments()
         self.composer.add_files(list(row.media))
         self._editing = row
-        self.composer.say("Editing your last message: Enter sends it in its place · Esc cancels")
+        self._edit_branches = model is None or not model.redoable() or row is not model.last_user()
+        self.composer.say("Editing an earlier message: Enter sends it in a new branch, this chat stays as it is · "
+                          "Esc cancels" if self._edit_branches else
+                          "Editing your last message: Enter sends it in its place · Esc cancels")
         self.composer.input.setFocus()
 
     def _stop_editing(self) -> None:
         self._editing = None
+        self._edit_branches = False
         self.composer.show_keys()
+
+    # -- branches (desktop/session/branches.py)
+
+    async def branch_from(self, row: ChatRow) -> None:
+        """Branch from here: a new chat sharing this one's history up to and including `row`'s message."""
+        model = self.view.model()
+        message = await self._message_of(model, row) if model is not None else None
+        key = await self._branch(model, message + 1) if model is not None and message is not None else None
+        if key is not None:
+            self.show_session(key)
+            self.composer.input.setFocus()
+
+    async def _send_in_branch(self, model: TranscriptModel, edited: ChatRow, text: str, media: list[str]) -> None:
+        """An earlier question, edited: asked in a new chat that shares the history before it."""
+        message = await self._message_of(model, edited)
+        key = await self._branch(model, message) if message is not None else None
+        if key is None:
+            self.composer.input.setPlainText(text)  # nothing was sent: the edited words are not lost
+            return
+        session = await self.bridge.load_chat(key)
+        branch = self._model_for(key, await asyncio.to_thread(rows_from_messages, list(session.messages)))
+        self.show_session(key)
+        branch.add_user(text, media)
+        self.view.scroll_to_bottom()
+        self.bridge.send(key, text, media)
+
+    async def _message_of(self, model: TranscriptModel, row: ChatRow) -> int | None:
+        """The index of the saved message `row` shows. A row shown live (this run's turns) is matched, by its
+        place, with the rows of the saved chat; None (and the person told) when it is not saved as shown."""
+        if row.message >= 0:
+            return row.message
+        position = next((i for i, r in enumerate(model.rows) if r is row), -1)
+        session = await self.bridge.load_chat(model.session_key)
+        saved = await asyncio.to_thread(rows_from_messages, list(session.messages))
+        if 0 <= position < len(saved) and saved[position].kind is row.kind and saved[position].text == row.text:
+            return saved[position].message
+        self.composer.say("That message is not saved as shown, so the chat cannot branch there.", error=True)
+        return None
+
+    async def _branch(self, model: TranscriptModel, upto: int) -> str | None:
+        """A new chat sharing `model`'s chat's first `upto` saved messages; its key, or None when it could not be
+        written (the person is told)."""
+        key = new_session_key()
+        try:
+            await self.bridge.load_chat(key, branch_of=model.session_key, upto=upto)
+        except OSError as exc:
+            self.composer.say(f"The branch could not be saved: {exc.strerror or exc}", error=True)
+            return None
+        return key
 
     # -- sessions
 
@@ -340,17 +401,17 @@ class ChatWindow(QWidget):
             self.show_session(remaining[0] if remaining else new_session_key())
         await self.refresh_sessions()
 
-    def _model_for(self, key: str, saved: bool = True) -> TranscriptModel:
-        """The chat's rows, read from its file unless it has just been emptied (`saved=False`)."""
+    def _model_for(self, key: str, rows: list[ChatRow] | None = None) -> TranscriptModel:
+        """The chat's rows, read from its file unless they are known (`rows`: [] for a chat just emptied)."""
         model = self.models.get(key)
         if model is None:
             model = self.models[key] = TranscriptModel(key, self)
             model.busy = self.bridge.conversations.busy(key)
             model.busy_changed.connect(lambda busy, k=key: self._busy_changed(k, busy))
-            if saved:
+            if rows is None:
                 spawn(self._load(model))
             else:
-                model.load([])
+                model.load(rows)
         return model
 
     def _chat_set_aside(self, event: ChatSetAside) -> None:
@@ -359,7 +420,7 @@ class ChatWindow(QWidget):
         old = self.models.pop(event.session_key, None)
         if old is not None:
             old.deleteLater()
-        fresh = self._model_for(event.session_key, saved=False)
+        fresh = self._model_for(event.session_key, [])
         if event.session_key == self.current_key:
             self.view.set_model(fresh)
             self.composer.set_busy(fresh.busy)

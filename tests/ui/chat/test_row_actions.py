@@ -1,4 +1,4 @@
-"""Hover actions on messages: Copy, Regenerate the last answer, Edit the last question; each redo replaces
+"""Hover actions on messages: Copy, Regenerate the last answer, Edit the last question, Branch (tests/ui/chat/test_branches.py); each redo replaces
 the last turn in the chat and in its saved session."""
 
 from __future__ import annotations
@@ -30,7 +30,7 @@ def offered(window: ChatWindow) -> list[str]:
     actions = window.view.row_actions
     if not actions.isVisible():
         return []
-    buttons = (actions.copy_button, actions.regenerate_button, actions.edit_button)
+    buttons = (actions.copy_button, actions.regenerate_button, actions.edit_button, actions.branch_button)
     return [b.text() for b in buttons if b.isVisible()]
 
 
@@ -44,13 +44,13 @@ async def test_copy_and_regenerate_the_last_answer(window: ChatWindow, bridge: C
     fake.add({"content": "First **answer**."}, {"content": "Second answer."}, {"content": "A better answer."})
     await ask(qtbot, window, "one")
     await ask(qtbot, window, "two")
-    hover(window, 1)  # an earlier answer: Copy only
-    assert offered(window) == ["Copy"]
+    hover(window, 1)  # an earlier answer: Copy and Branch only
+    assert offered(window) == ["Copy", "Branch"]
     qtbot.mouseClick(window.view.row_actions.copy_button, Qt.MouseButton.LeftButton)
     assert QGuiApplication.clipboard().text() == "First **answer**."
 
     hover(window, 3)
-    assert offered(window) == ["Copy", "↻ Regenerate"]
+    assert offered(window) == ["Copy", "↻ Regenerate", "Branch"]
     qtbot.mouseClick(window.view.row_actions.regenerate_button, Qt.MouseButton.LeftButton)
     await until(lambda: not model_of(window).busy and model_of(window).rows[-1].text == "A better answer.",
                 timeout=TURN)
@@ -65,7 +65,7 @@ async def test_edit_the_last_question_replaces_its_turn(window: ChatWindow, brid
     fake.add({"content": "Paris."}, {"content": "Lyon is second."})
     await ask(qtbot, window, "Biggest city in France?")
     hover(window, 0)
-    assert offered(window) == ["Copy", "Edit"]
+    assert offered(window) == ["Copy", "Edit", "Branch"]
     qtbot.mouseClick(window.view.row_actions.edit_button, Qt.MouseButton.LeftButton)
     assert window.composer.input.toPlainText() == "Biggest city in France?"
     qtbot.keyClick(window.composer.input, Qt.Key.Key_Escape)  # changed my mind: nothing changes

@@ -1,0 +1,124 @@
+"""Branch from here, and Edit on an earlier question, through the real chat window and a scripted model: the
+new chat shares the history up to that point (read from the parent's file, not copied), is listed under its
+parent, and the model of a branch hears the shared history and nothing said after it; the original chat stays
+as it was."""
+
+from __future__ import annotations
+
+import json
+from datetime import datetime, timedelta
+from pathlib import Path
+
+from PySide6.QtCore import Qt
+
+from desktop.session.session import SessionInfo, SessionStore
+from desktop.ui.bridge import CoreBridge
+from desktop.ui.chat.sidebar import DEPTH_ROLE, SessionList
+from desktop.ui.chat.window import ChatWindow
+from tests.fakeserver import FakeOpenAI, last_user_text
+from tests.ui.chat.test_row_actions import ask, hover, offered
+from tests.ui.chat.test_window import TURN, model_of, saved_messages, type_and_send
+from tests.ui.conftest import until
+
+PARENT = "desktop:test"
+SHOTS = Path("/tmp/branch-shots")
+
+
+def texts(window: ChatWindow) -> list[str]:
+    return [r.text for r in model_of(window).rows]
+
+
+def depth_of(window: ChatWindow, key: str) -> int:
+    return depth_of_item(window.sidebar, key)
+
+
+async def three_turns(qtbot, window: ChatWindow, fake: FakeOpenAI) -> None:  # type: ignore[no-untyped-def]
+    fake.add({"content": "Alpaca answer."}, {"content": "Bison answer."}, {"content": "Camel answer."})
+    for question in ("alpaca?", "bison?", "camel?"):
+        await ask(qtbot, window, question)
+
+
+async def test_branch_from_an_answer_shares_the_history_up_to_it(window: ChatWindow, bridge: CoreBridge,
+                                                                 fake: FakeOpenAI, qtbot) -> None:  # type: ignore[no-untyped-def]
+    await three_turns(qtbot, window, fake)
+    parent_file = bridge.core.sessions.path_for(PARENT).read_bytes()
+    hover(window, 3)  # the second answer, an earlier one
+    assert offered(window) == ["Copy", "Branch"]
+    qtbot.mouseClick(window.view.row_actions.branch_button, Qt.MouseButton.LeftButton)
+    await until(lambda: window.current_key != PARENT and model_of(window).loaded, timeout=10)
+    branch = window.current_key
+    assert texts(window) == ["alpaca?", "Alpaca answer.", "bison?", "Bison answer."]
+    await until(lambda: window.sidebar.session_keys()[:2] == [PARENT, branch], timeout=5)
+    assert depth_of(window, branch) == 1 and depth_of(window, PARENT) == 0  # listed under its parent
+    assert "Branch" in window.sidebar.list.item(2).data(Qt.ItemDataRole.UserRole + 2)
+
+    fake.add({"content": "Dromedary answer."})
+    type_and_send(qtbot, window, "dromedary?")
+    await until(lambda: not model_of(window).busy and texts(window)[-1] == "Dromedary answer.", timeout=TURN)
+    sent = json.dumps(fake.requests[-1]["messages"])
+    assert "Bison answer." in sent and "alpaca?" in sent and "camel?" not in sent and "Camel answer." not in sent
+    assert [m["content"] for m in saved_messages(bridge, branch)] == ["dromedary?", "Dromedary answer."]  # once
+    assert bridge.core.sessions.path_for(PARENT).read_bytes() == parent_file  # the original stays untouched
+
+    SHOTS.mkdir(exist_ok=True)
+    window.grab().save(str(SHOTS / "branch.png"))
+    await window.delete_session(PARENT)  # the branch keeps the history it shared
+    assert window.current_key == branch and depth_of(window, branch) == 0
+    restarted = SessionStore(bridge.core.sessions.directory)
+    assert [m["content"] for m in (await restarted.load(branch)).messages] == [
+        "alpaca?", "Alpaca answer.", "bison?", "Bison answer.", "dromedary?", "Dromedary answer."]
+
+
+async def test_editing_an_earlier_question_asks_it_in_a_branch(window: ChatWindow, bridge: CoreBridge,
+                                                               fake: FakeOpenAI, qtbot) -> None:  # type: ignore[no-untyped-def]
+    await three_turns(qtbot, window, fake)
+    parent_file = bridge.core.sessions.path_for(PARENT).read_bytes()
+    hover(window, 2)  # "bison?", not the last question
+    assert offered(window) == ["Copy", "Edit", "Branch"]
+    SHOTS.mkdir(exist_ok=True)
+    window.grab().save(str(SHOTS / "earlier-question-actions.png"))
+    qtbot.mouseClick(window.view.row_actions.edit_button, Qt.MouseButton.LeftButton)
+    assert window.composer.input.toPlainText() == "bison?" and "new branch" in window.composer.hint.text()
+    window.composer.input.setPlainText("yak?")
+    fake.add({"content": "Yak answer."})
+    qtbot.keyClick(window.composer.input, Qt.Key.Key_Return)
+    await until(lambda: window.current_key != PARENT and texts(window)[-1:] == ["Yak answer."], timeout=TURN)
+    branch = window.current_key
+    assert texts(window) == ["alpaca?", "Alpaca answer.", "yak?", "Yak answer."]
+
+    request = fake.requests[-1]
+    sent = json.dumps(request["messages"])
+    assert last_user_text(request) == "yak?" and "alpaca?" in sent and "Alpaca answer." in sent
+    assert "bison?" not in sent and "Bison answer." not in sent and "camel?" not in sent
+    assert bridge.core.sessions.path_for(PARENT).read_bytes() == parent_file
+    await until(lambda: branch in window.sidebar.session_keys(), timeout=5)
+    assert depth_of(window, branch) == 1
+
+    window.show_session(PARENT)  # the original, as it was
+    assert texts(window) == ["alpaca?", "Alpaca answer.", "bison?", "Bison answer.", "camel?", "Camel answer."]
+
+
+def test_branches_are_listed_under_their_chat_unless_pinned_apart(qtbot) -> None:  # type: ignore[no-untyped-def]
+    """Newest first, except that a branch follows its chat (a branch of a branch one step further in); a pinned
+    branch of a chat that is not pinned stays at the top with the pinned ones."""
+    now = datetime.now().astimezone()
+
+    def chat(key: str, minutes: int, branch_of: str = "", pinned: bool = False) -> SessionInfo:
+        return SessionInfo(key, key.title(), (now - timedelta(minutes=minutes)).isoformat(), 2, pinned, branch_of)
+
+    sidebar = SessionList()
+    qtbot.addWidget(sidebar)
+    sidebar.set_sessions([chat("b:deeper", 1, "b:branch"), chat("c:other", 2), chat("b:branch", 3, "a:root"),
+                          chat("p:pinned", 4, "a:root", pinned=True), chat("a:root", 9)], "", set())
+    assert sidebar.session_keys() == ["p:pinned", "c:other", "a:root", "b:branch", "b:deeper"]
+    assert [depth_of_item(sidebar, key) for key in sidebar.session_keys()] == [0, 0, 0, 1, 2]
+    assert sidebar.headers() == ["Pinned", "Today"]
+    SHOTS.mkdir(exist_ok=True)
+    sidebar.resize(260, 420)
+    sidebar.grab().save(str(SHOTS / "sidebar.png"))
+
+
+def depth_of_item(sidebar: SessionList, key: str) -> int:
+    item = sidebar._item(key)
+    assert item is not None
+    return int(item.data(DEPTH_ROLE) or 0)
