@@ -180,8 +180,9 @@ def _walk(fd: int, prefix: str, scan: _Look) -> None:
     """One folder and those below it. The loop runs once per name in the workspace, so it is kept lean: the
     common case (a file as the previous look saw it, and not changed recently) costs one `lstat`, a comparison
     and its size added to the tally; the limits are checked whenever something is about to be copied."""
+    skipped = {p[len(prefix):] for p in scan.skipped if p.startswith(prefix) and "/" not in p[len(prefix):]}
     with os.scandir(fd) as listing:
-        items = [e for e in listing if prefix + e.name not in scan.skipped]
+        items = [e for e in listing if e.name not in skipped] if skipped else list(listing)
     tally = scan.tally
     tally.files += len(items)
     tally.check()
