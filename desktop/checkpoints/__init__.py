@@ -80,6 +80,7 @@ def attach(host: Host) -> Checkpoints:
                                        "(again: the one before); /undo rest leaves files changed since as they "
                                        "are, /undo anyway overwrites them (keeping a copy)", undo))
     host.on_start(first_look)
+    host.on_close(checkpoints.close)
     host.settings.subscribe(("checkpoints", "workspace"), lambda _: checkpoints.resume())
     host.get(Scheduler).add_system_job("checkpoints-retention", lambda: TIDY_EVERY, checkpoints.tidy)
     return checkpoints

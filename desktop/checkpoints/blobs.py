@@ -36,9 +36,11 @@ class Blobs:
         self.limit = limit
         self._reflinks = True  # until the file system says otherwise
 
-    def keep(self, dir_fd: int, name: str) -> tuple[str, os.stat_result] | None:
+    def keep(self, dir_fd: int, name: str, known: str | None = None) -> tuple[str, os.stat_result] | None:
         """Keep the regular file `name` of the open folder; its digest and its stat as opened (the content kept
-        is at least as new as that stat). None when it is no longer a regular file there (gone, a link now)."""
+        is at least as new as that stat). None when it is no longer a regular file there (gone, a link now).
+        `known`: the digest it had, already kept; it is only hashed, and copied only when that differs (a file
+        read again because its stat cannot tell, which has mostly not changed)."""
         try:
             src = os.open(name, _SOURCE, dir_fd=dir_fd)
         except OSError as exc:
@@ -52,6 +54,8 @@ class Blobs:
             if info.st_size > self.limit:
                 return f"{LARGE}{info.st_size}:{info.st_mtime_ns}:{info.st_ctime_ns}", info
             os.set_blocking(src, True)
+            if known is not None and _hash(src) == known:
+                return known, info
             return self._copy(src), info
         finally:
             os.close(src)
@@ -123,12 +127,16 @@ class Blobs:
                 self._reflinks = False
                 return None
             raise
-        digest = hashlib.sha256()
-        offset = 0
-        while chunk := os.pread(dst, CHUNK, offset):
-            digest.update(chunk)
-            offset += len(chunk)
-        return digest.hexdigest()
+        return _hash(dst)
+
+
+def _hash(src: int) -> str:
+    digest = hashlib.sha256()
+    offset = 0
+    while chunk := os.pread(src, CHUNK, offset):
+        digest.update(chunk)
+        offset += len(chunk)
+    return digest.hexdigest()
 
 
 def _copy_hashing(src: int, dst: int) -> str:

@@ -4,11 +4,12 @@ Why it works this way. A turn changes files through the file tools but also thro
 anything, so the app cannot copy a file just before it changes: it does not see that moment. Instead it keeps,
 in the data folder (hidden from the sandbox), a copy of every workspace file as the last look saw it, by
 content (desktop/checkpoints/blobs.py), and a manifest of path -> (digest, mode, size, times, inode). Every look
-(desktop/checkpoints/scan.py) `lstat`s every name and reads only the files whose stat figures changed, keeping
-their new content: the first look copies the workspace once (a reflink where the file system can, which costs
-neither time nor space), every later one costs a stat per file plus the files that changed. So the content of
-any file a turn changes is already kept when the turn starts: either the previous look kept it, or the look at
-the turn's start does.
+(desktop/checkpoints/scan.py) `lstat`s every name and reads only the files whose stat figures changed (or that
+changed so shortly before the previous look that a rewrite might not show in them), keeping their new content:
+the first look copies the workspace once (a reflink where the file system can, which costs neither time nor
+space), every later one costs a stat per file plus the files that changed. So the content of any file a turn
+changes is already kept when the turn starts: either the previous look kept it, or the look at the turn's start
+does. The manifest is saved for the next run once the looks go quiet and when the app closes, not per look.
 
 Looks happen when a turn or background task starts and when it ends, one at a time. What changed between two
 looks is put down to every turn that was running at some point between them (nothing running: the person's own
@@ -47,6 +48,7 @@ import asyncio
 import hashlib
 import json
 import logging
+import time
 import uuid
 from collections import Counter
 from collections.abc import Iterable
@@ -73,6 +75,7 @@ log = logging.getLogger(__name__)
 
 KEEP_LIMIT = 64 * 1024 * 1024  # the largest file whose content is kept; a larger one is undone only if unchanged
 SETTLE_WITHIN = 30.0  # seconds a tool waits for the look at its turn's start before it runs regardless
+SAVE_WHEN_QUIET = 10.0  # seconds without a look before the last one is saved for the next run (and on close)
 NOTE_NAMES = 20  # the files an undo's note names for the model; more are counted
 SKIPPED = frozenset(APP_MANAGED_FILES)  # only the app writes them (the history, the Dream cursor): never looked at
 MEMORY = frozenset(MEMORY_FILES)  # and every path under memory/: never put back without the person's choice
@@ -128,7 +131,10 @@ class Checkpoints:
         self.journal = Journal.load(self.folder / "turns.jsonl")
         self._root: Path | None = None  # the workspace `_manifest` describes
         self._manifest: Manifest = {}  # replaced by every look, never changed in place
+        self._looked_ns = 0  # when the look that made `_manifest` began (wall clock, as file times are)
         self._unsaved = False
+        self._looks = 0  # counted, so a pending save can tell whether the looks went quiet
+        self._saver: asyncio.Future[None] | None = None
         self._active: set[Actor] = set()  # running, their start looked at
         self._touched: set[Actor] = set()  # running at some point since the last look
         self._starting: list[Actor] = []
@@ -235,7 +241,7 @@ class Checkpoints:
         current = self._manifest_file(self._root) if self._root is not None else None
         for manifest_file in (self.folder / "manifests").glob("*.json"):
             if manifest_file != current:
-                needed.update(e.digest for e in self._read_manifest(manifest_file).values())
+                needed.update(e.digest for e in self._read_manifest(manifest_file)[0].values())
         return self.blobs.collect(needed)
 
     async def move_chat(self, old: str, new: str) -> None:
@@ -282,7 +288,7 @@ class Checkpoints:
             await asyncio.to_thread(revert, root, writes, self.blobs.read)
             await asyncio.to_thread(self._refresh, root, [c.path for c in writes])
             await self.journal.mark_undone(turn)
-        await self._save()
+        self._save_when_quiet()
         outcome = _Outcome(turn, todo, overwrite, kept_back, kept)
         await self.notes.leave(chat, *outcome.note())
         self.host.publish(ChangesUndone(chat, turn.id))
@@ -314,15 +320,40 @@ class Checkpoints:
             self._worker = None
             if not self._wanted:
                 self._settled.set()
+        self._save_when_quiet()
+
+    async def close(self) -> None:
+        """The app closes: save the last look now rather than when the looks go quiet."""
+        if self._saver is not None:
+            self._saver.cancel()
         await self._save()
 
+    def _save_when_quiet(self) -> None:
+        """Save the last look once no look has come for SAVE_WHEN_QUIET seconds, not after every look: the
+        manifest names every file of the workspace (a megabyte of JSON for 10,000 files), so writing it per look
+        would cost a turn more than the look itself, and holding the interpreter lock while it is encoded would
+        stall the windows. Only the next run needs it, and losing it to a crash costs only time: that run then
+        reads again what changed since the last save (see `_collect` for why no kept content it names is gone)."""
+        if self._unsaved and self._saver is None:
+            self._saver = self.host.spawn(self._save_after_quiet())
+
+    async def _save_after_quiet(self) -> None:
+        try:
+            while self._unsaved:  # again if a look came while it was being written
+                looks = -1
+                while looks != self._looks:
+                    looks = self._looks
+                    await asyncio.sleep(SAVE_WHEN_QUIET)
+                await self._save()
+        finally:
+            self._saver = None
+
     async def _save(self) -> None:
-        """Keep the last look for the next run (the first look then reads only what changed meanwhile). After
-        the tools waiting are let go: a save is not on a turn's way. Losing one to a crash costs only time."""
-        if self._unsaved and self._root is not None and not self._wanted:
+        """Keep the last look for the next run (the first look then reads only what changed meanwhile)."""
+        if self._unsaved and self._root is not None:
             self._unsaved = False
             try:
-                await asyncio.to_thread(self._save_manifest, self._root, self._manifest)
+                await asyncio.to_thread(self._save_manifest, self._root, self._manifest, self._looked_ns)
             except OSError as exc:
                 log.warning("could not save the checkpoints' manifest: %s", exc)
 
@@ -336,9 +367,11 @@ class Checkpoints:
         touched = self._touched
         root = self.host.workspace
         if root != self._root:
-            self._manifest = await asyncio.to_thread(self._load_manifest, root)
+            await self._save()  # the workspace left behind: its last look, for when it is back
+            self._manifest, self._looked_ns = await asyncio.to_thread(self._load_manifest, root)
             self._root = root
         old = self._manifest
+        self._looks += 1
         settings = self.host.config.section(CheckpointsConfig)
         limits = Limits(settings.max_workspace_mb * 2**20, settings.max_files)
         try:
@@ -348,7 +381,9 @@ class Checkpoints:
                 self._first_copy = True
                 self._settled.set()  # tools waiting already go on
                 await asyncio.to_thread(self._measure, root, limits)
-            self._manifest, changed = await asyncio.to_thread(self._scan, root, old, limits)
+            started = time.time_ns()
+            self._manifest, changed = await asyncio.to_thread(self._scan, root, old, limits, self._looked_ns)
+            self._looked_ns = started
         except (Off, OverLimit) as stop:
             self._pause(stop)
             return
@@ -383,9 +418,9 @@ class Checkpoints:
         await self.journal.add(turn)
         self.host.publish(FilesChanged(actor.chat, turn))
 
-    def _scan(self, root: Path, previous: Manifest, limits: Limits) -> tuple[Manifest, list[str]]:
+    def _scan(self, root: Path, previous: Manifest, limits: Limits, looked_ns: int) -> tuple[Manifest, list[str]]:
         with access.opened_dir(root) as fd:
-            return scan(fd, previous, self.blobs, SKIPPED, limits)
+            return scan(fd, previous, self.blobs, SKIPPED, limits, looked_ns)
 
     def _measure(self, root: Path, limits: Limits) -> None:
         with access.opened_dir(root) as fd:
@@ -407,23 +442,26 @@ class Checkpoints:
     def _manifest_file(self, root: Path) -> Path:
         return self.folder / "manifests" / f"{hashlib.sha256(str(root).encode()).hexdigest()[:16]}.json"
 
-    def _load_manifest(self, root: Path) -> Manifest:
-        """The last look at this workspace in an earlier run (so only what changed since is read again)."""
+    def _load_manifest(self, root: Path) -> tuple[Manifest, int]:
+        """The last look at this workspace in an earlier run (so only what changed since is read again), and
+        when it began."""
         return self._read_manifest(self._manifest_file(root))
 
-    def _read_manifest(self, path: Path) -> Manifest:
+    def _read_manifest(self, path: Path) -> tuple[Manifest, int]:
         try:
             raw = json.loads(path.read_text(encoding="utf-8"))
-            return {p: Entry(*e) for p, e in raw["entries"].items()}
+            # A manifest saved before looks were dated: its own time is the nearest to when its look was made.
+            looked = int(raw["looked"]) if "looked" in raw else path.stat().st_mtime_ns
+            return {p: Entry(*e) for p, e in raw["entries"].items()}, looked
         except FileNotFoundError:
-            return {}
+            return {}, 0
         except (OSError, ValueError, KeyError, TypeError) as exc:
             log.warning("%s could not be read (%s); the workspace is looked at afresh", path, exc)
-            return {}
+            return {}, 0
 
-    def _save_manifest(self, root: Path, manifest: Manifest) -> None:
-        atomic_write_text(self._manifest_file(root), json.dumps(
-            {"workspace": str(root), "entries": {p: list(e) for p, e in manifest.items()}}, separators=(",", ":")))
+    def _save_manifest(self, root: Path, manifest: Manifest, looked: int) -> None:
+        atomic_write_text(self._manifest_file(root), json.dumps(  # an Entry is a tuple: written as a list
+            {"workspace": str(root), "looked": looked, "entries": manifest}, separators=(",", ":")))
 
 
 class Off(Exception):

@@ -418,3 +418,56 @@ async def test_a_torn_journal_line_from_a_crash_is_skipped_and_tidied_away(
         assert "removed `a.txt`" in await undo(chat)
     finally:
         await again.close()
+
+
+async def test_a_rewrite_that_leaves_size_and_times_as_they_were_is_still_seen(
+        core: Core, chat: Conversation, fake: FakeOpenAI) -> None:
+    """The trap of telling changes by stat: a file rewritten within the clock tick of the look that read it keeps
+    its size, times and inode. A program writing through a mapping does it at will (a store to a page it already
+    dirtied changes no time), so the test can make that happen every time: the person's program maps the file
+    the turn wrote and writes through it during the turn, then again after the turn's last look. The undo must
+    see that second edit and ask, not overwrite it."""
+    import mmap
+
+    mapped: list[mmap.mmap] = []
+
+    def person_writes_during_the_turn(body: dict[str, Any]) -> dict[str, Any]:
+        with (core.workspace / "plan.txt").open("r+b") as fh:
+            mapped.append(mmap.mmap(fh.fileno(), 0))
+        mapped[0][:2] = b"V2"  # the first store: the kernel dates it
+        return {"content": "Done."}
+
+    fake.add({"tool_calls": [{"name": "write_file", "arguments": {"path": "plan.txt", "content": "v2 by the turn\n"}}]})
+    fake.default = person_writes_during_the_turn
+    end = await chat.ask("write the plan")
+    assert isinstance(end, TurnFinished)
+    await asyncio.wait_for(core.get(Checkpoints).settled(), 60)
+    plan = core.workspace / "plan.txt"
+    looked = os.stat(plan)
+    mapped[0][:2] = b"v9"  # after the turn's last look: same size, same times, same inode
+    mapped[0].flush()
+    now = os.stat(plan)
+    assert (now.st_size, now.st_mtime_ns, now.st_ctime_ns, now.st_ino) == (
+        looked.st_size, looked.st_mtime_ns, looked.st_ctime_ns, looked.st_ino)
+    mapped[0].close()
+
+    said = await undo(chat)
+    assert "`plan.txt` changed since that turn" in said and "Nothing was changed" in said
+    assert plan.read_text() == "v9 by the turn\n"
+
+
+async def test_the_last_look_is_kept_for_the_next_run_when_the_app_closes(
+        model_config: dict[str, Any], memory_keyring: Any, fake: FakeOpenAI) -> None:
+    """The list of the workspace's files is saved once the looks go quiet, not after each (it is large), so
+    closing the app must save it: else the next run would copy the whole workspace again."""
+    import json
+
+    from desktop.core import build_core
+    first = build_core()
+    await first.start()
+    try:
+        await turn(first, Conversation(first), fake, ("write_file", {"path": "kept.txt", "content": "made\n"}))
+    finally:
+        await first.close()
+    (manifest,) = (first.home.data_dir / "checkpoints" / "manifests").iterdir()
+    assert "kept.txt" in json.loads(manifest.read_text())["entries"]
