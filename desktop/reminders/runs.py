@@ -40,6 +40,13 @@ class Run:
                 "tokens": self.tokens, "cost": self.cost_usd}
 
 
+def outcome_words(run: Run) -> str:
+    """How a run ended, in a few words (the reason in full is the window's tooltip)."""
+    return {Outcome.ANSWERED: "Answered", Outcome.FAILED: f"Failed: {run.reason}", Outcome.BUDGET: "Stopped by budget",
+            Outcome.WANTED: f"Answered, but wanted {run.reason} (not granted)", Outcome.STOPPED: "Stopped",
+            Outcome.MISSED: f"Missed: {run.reason}"}[run.outcome]
+
+
 def run_from_json(data: Any) -> Run | None:
     """The run saved as `data`; None for one that is not (skipped)."""
     try:
