@@ -1,5 +1,5 @@
 """Each job's last runs, through the real core and the scripted server reporting fixed token counts: how each
-run ended with exactly its own calls' tokens (not a typed turn's in the same chat), a failed run, one stopped
+run ended with exactly its own calls' tokens (not those of a typed turn or of another job of the same chat), a failed run, one stopped
 by the per-run budget, runs missed while the app was closed or the computer asleep; kept across a restart,
 the newest ten, and no word of the reminder or its answer in them."""
 
@@ -70,6 +70,21 @@ async def test_each_run_keeps_its_outcome_and_exactly_its_own_tokens_across_a_re
     assert runs[2].at == START + timedelta(minutes=30)  # when it was due
     saved = (home().state_dir / "cron_jobs.json").read_text()
     assert "The oven is fine" not in saved and saved.count("secret oven") == 1  # the job's own message only
+
+
+async def test_two_jobs_of_one_chat_due_together_each_count_only_their_own_calls(
+        app: App, fake: FakeOpenAI, notes: Notes) -> None:
+    assert app.core is not None
+    await app.cron(action="add", message="Water the plants", label="Plants", **{"in": 600})
+    await app.cron(action="add", message="Feed the cat", label="Cat", **{"in": 600})
+    await app.cron(action="add", message="Check the post", label="Post", every=3600)  # keeps the timer armed
+    reminders = app.core.get(Reminders)
+    plants, cat = reminders.jobs[:2]
+    fake.add({"content": "Watered.", "usage": counts(100, 1)}, {"content": "Fed.", "usage": counts(200, 2)})
+    for _ in range(2):
+        await app.elapse()
+    await notes.wait(2)
+    assert summary(plants.runs) == [("answered", 101, "")] and summary(cat.runs) == [("answered", 202, "")]
 
 
 async def test_a_run_stopped_by_the_per_run_budget_says_so_with_what_it_used(
