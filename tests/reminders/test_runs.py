@@ -1,7 +1,7 @@
 """Each job's last runs, through the real core and the scripted server reporting fixed token counts: how each
-run ended with exactly its own calls' tokens (not those of a typed turn or of another job of the same chat), a failed run, one stopped
-by the per-run budget, runs missed while the app was closed or the computer asleep; kept across a restart,
-the newest ten, and no word of the reminder or its answer in them."""
+run ended with exactly its own calls' tokens (not those of a typed turn or of another job of the same chat), a
+failed run, one stopped by the per-run budget, runs missed while the app was closed or the computer asleep; kept
+across a restart, the newest ten, and no word of the reminder or its answer in them."""
 
 from __future__ import annotations
 
