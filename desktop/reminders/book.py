@@ -22,6 +22,7 @@ from desktop.approvals.ahead import Grant, GrantError, UnattendedRuns, grant_nam
 from desktop.kernel.bus import Ask, MessageKind, TurnError, TurnFinished
 from desktop.kernel.notices import Notice, OpenChat, Target, at_newest, plain_text
 from desktop.kernel.taskset import TaskSet
+from desktop.kernel.work import Source
 from desktop.reminders.jobs import Job, JobStore, render
 from desktop.reminders.runs import Outcome, Run, kept
 from desktop.reminders.when import day_and_time
@@ -202,7 +203,7 @@ class Reminders:
         finally:
             stop()
         asked = asked_at((await self._session_of(job.session)).messages, text)
-        mine = [call for call in heard if call.question == asked] if asked >= 0 else heard
+        mine = [call for call in heard if (call.question == asked if asked >= 0 else call.source is Source.REMINDER)]
         job.wanted = run.wanted
         job.last_run = now
         job.last_error = end.message if isinstance(end, TurnError) else ""
