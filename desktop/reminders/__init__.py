@@ -11,6 +11,7 @@ from desktop.reminders.jobs import JobStore
 from desktop.reminders.tool import CronTool
 from desktop.scheduler import Scheduler
 from desktop.scheduler.settings import SchedulesConfig
+from desktop.usage import Usage
 
 __all__ = ["FEATURE", "Ran", "ReminderError", "Reminders"]
 
@@ -29,7 +30,7 @@ def attach(host: Host) -> Reminders:
     reminders = Reminders(JobStore(host.home.state_dir), host.ask_agent, lambda: scheduler.clock,
                           lambda: host.config.section(SchedulesConfig).missed_grace, host.sessions.load,
                           scheduler.rearm, host.publish, post, host.get(Approvals).unattended,
-                          lambda: host.tools.names)
+                          lambda: host.tools.names, host.get(Usage).subscribe)
     reminders.load()
     host.tools.register(CronTool(reminders))
     scheduler.add(reminders)
@@ -38,9 +39,10 @@ def attach(host: Host) -> Reminders:
         if reminders.store.problem:
             host.notify("Reminders file could not be read", reminders.store.problem)
 
+    host.on_start(reminders.start)
     host.on_start(report)
     host.on_close(reminders.close)
     return reminders
 
 
-FEATURE = Feature("reminders", Reminders, attach, requires=(Scheduler, Approvals), cli="desktop.cli.cron_cmd")
+FEATURE = Feature("reminders", Reminders, attach, requires=(Scheduler, Approvals, Usage), cli="desktop.cli.cron_cmd")

@@ -3,7 +3,11 @@ each one's message runs as a turn in the chat that made it and the answer is not
 
 Late runs (the app was closed, the machine slept): a job less than `schedules.missed_grace` late runs
 once; later than that a one-shot is marked missed and the user is told (once: the mark is saved), and a
-recurring job moves on to its next slot. Either way at most one run per job, never a burst."""
+recurring job moves on to its next slot. Either way at most one run per job, never a burst.
+
+Each job keeps its last runs (desktop/reminders/runs.py): how each ended, with the tokens and cost of the model
+calls counted for it (the calls in its chat under its own message, so a typed turn or another reminder of the
+same chat is not added in), and each run it missed, with why."""
 
 from __future__ import annotations
 
@@ -18,15 +22,20 @@ from desktop.approvals.ahead import Grant, GrantError, UnattendedRuns, grant_nam
 from desktop.kernel.bus import Ask, MessageKind, TurnError, TurnFinished
 from desktop.kernel.notices import Notice, OpenChat, Target, at_newest, plain_text
 from desktop.kernel.taskset import TaskSet
+from desktop.kernel.work import Source
 from desktop.reminders.jobs import Job, JobStore, render
+from desktop.reminders.runs import Outcome, Run, kept
 from desktop.reminders.when import day_and_time
 from desktop.scheduler.clock import Clock
 from desktop.scheduler.schedules import At, Schedule, next_run
 from desktop.session.session import Session
+from desktop.usage.meter import stopped_by_budget
+from desktop.usage.records import CallRecord
 
 log = logging.getLogger(__name__)
 LABEL_CHARS = 40  # a label made from the message when none is given
 AGAIN = ("again", "Allow and run again")  # the action of a notice about a run that lacked a grant
+Calls = Callable[[Callable[[CallRecord], None]], Callable[[], None]]  # hear each model call counted; returns stop
 
 
 @dataclass(frozen=True)
@@ -70,6 +79,28 @@ def wanted_text(job: Job) -> str:
             f"(allow it in the Reminders window or with `nanobot-tray cron allow {job.id} {job.wanted[0]}`).")
 
 
+def run_of(end: TurnFinished | TurnError, wanted: list[str], at: datetime, calls: list[CallRecord]) -> Run:
+    """What one run did, for its job's history: how it ended and what `calls` (its model calls) used."""
+    if isinstance(end, TurnError):
+        outcome = Outcome.BUDGET if stopped_by_budget(end.kind, end.message) else Outcome.FAILED
+        reason = end.message
+    elif end.stopped:
+        outcome, reason = Outcome.STOPPED, "its chat was stopped"
+    elif wanted:
+        outcome, reason = Outcome.WANTED, ", ".join(wanted)
+    else:
+        outcome, reason = Outcome.ANSWERED, ""
+    costs = [call.cost_usd for call in calls if call.cost_usd is not None]
+    return Run(at, outcome, reason, sum(call.tokens for call in calls), sum(costs) if costs else None)
+
+
+def asked_at(messages: list[dict[str, object]], text: str) -> int:
+    """Where a run's message is in its chat (the calls counted under it are the run's); -1 when it is not there
+    (the conversation moved away with /new)."""
+    return next((i for i in range(len(messages) - 1, -1, -1)
+                 if messages[i].get("role") == "user" and messages[i].get("content") == text), -1)
+
+
 def local(moment: datetime) -> str:
     """A run time in this computer's time zone, as a person reads it."""
     return moment.astimezone().strftime("%a %Y-%m-%d %H:%M %Z")
@@ -81,10 +112,10 @@ class Reminders:
     def __init__(self, store: JobStore, ask: Ask, clock: Callable[[], Clock], grace: Callable[[], float],
                  session_of: Callable[[str], Awaitable[Session]], rearm: Callable[[], None],
                  tell: Callable[[Notice], None], post: Callable[[str, str], Awaitable[None]],
-                 unattended: UnattendedRuns, tools: Callable[[], list[str]]) -> None:
+                 unattended: UnattendedRuns, tools: Callable[[], list[str]], calls: Calls) -> None:
         """`tell` publishes a notice; `post(session key, text)` saves a message in a chat and shows it there
         (outside any turn); `unattended` is where a run's grants are found by approvals; `tools()` names the
-        tools there are (a grant for another is a typo)."""
+        tools there are (a grant for another is a typo); `calls` hears the model calls as they are counted."""
         self.store = store
         self.jobs: list[Job] = []
         self._ask = ask
@@ -96,6 +127,8 @@ class Reminders:
         self._post = post
         self._unattended = unattended
         self._tools = tools
+        self._calls = calls
+        self.started: datetime | None = None  # when this run of the app began taking jobs: earlier, it was closed
         self._lock = asyncio.Lock()
         self._runs = TaskSet("reminders")
         self._listeners: list[Callable[[], None]] = []
@@ -103,6 +136,10 @@ class Reminders:
     def load(self) -> None:
         """Read the saved jobs. Blocking (build time)."""
         self.jobs = self.store.load()
+
+    async def start(self) -> None:
+        """The app is running from now on: a job due before now that is missed was missed while it was closed."""
+        self.started = self.now()
 
     def subscribe(self, listener: Callable[[], None]) -> Callable[[], None]:
         """Hear that the jobs changed (a window listing them)."""
@@ -144,21 +181,33 @@ class Reminders:
         return started
 
     def _missed(self, job: Job, due: datetime) -> None:
+        asleep = self.started is not None and due >= self.started  # the app ran, yet its timer came late
+        why = "the computer was asleep" if asleep else "the app was closed"
+        job.runs = kept(job.runs, Run(due, Outcome.MISSED, why))
         if not isinstance(job.schedule, At):
             log.info("job %s skipped its run due %s (too late); next %s", job.id, due, job.next_run)
             return
         job.missed = due
         log.info("job %s missed its run due %s", job.id, due)
-        self._tell(Notice("Reminder missed", f"“{job.label}” was due {local(due)}, while the app was closed or "
-                          "the computer slept, so it did not run.", OpenChat(job.session)))
+        self._tell(Notice("Reminder missed", f"“{job.label}” was due {local(due)}, while {why}, so it did not run.",
+                          OpenChat(job.session)))
 
     async def _run(self, job: Job, now: datetime) -> Ran:
         how = f"they can allow it for this job in the Reminders window or with `nanobot-tray cron allow {job.id}`"
-        with self._unattended.running(job.session, job.grants, how) as run:
-            end = await self._ask(job.session, turn_text(job), kind=MessageKind.SCHEDULED)
+        text = turn_text(job)
+        heard: list[CallRecord] = []
+        stop = self._calls(lambda call: heard.append(call) if call.session == job.session else None)
+        try:
+            with self._unattended.running(job.session, job.grants, how) as run:
+                end = await self._ask(job.session, text, kind=MessageKind.SCHEDULED)
+        finally:
+            stop()
+        asked = asked_at((await self._session_of(job.session)).messages, text)
+        mine = [call for call in heard if (call.question == asked if asked >= 0 else call.source is Source.REMINDER)]
         job.wanted = run.wanted
         job.last_run = now
         job.last_error = end.message if isinstance(end, TurnError) else ""
+        job.runs = kept(job.runs, run_of(end, run.wanted, now, mine))
         if job in self.jobs:
             await self._changed()
         if isinstance(end, TurnError):
@@ -243,6 +292,7 @@ class Reminders:
             job.next_run = next_run(job.schedule, self.now())
             if job.next_run is None and isinstance(job.schedule, At):
                 job.missed = job.schedule.when  # its time passed during the pause
+                job.runs = kept(job.runs, Run(job.missed, Outcome.MISSED, "it was paused"))
         await self._changed()
         return job
 

@@ -16,6 +16,7 @@ from typing import Any
 
 from desktop.approvals.ahead import Grant
 from desktop.kernel.atomic import atomic_write_text
+from desktop.reminders.runs import Run, runs_from_json
 from desktop.scheduler.schedules import At, Cron, Every, Schedule
 
 log = logging.getLogger(__name__)
@@ -41,6 +42,7 @@ class Job:
     # What it may use without asking, or never, decided ahead (a run has nobody to ask): tool or mcp:SERVER.
     grants: dict[str, Grant] = field(default_factory=dict)
     wanted: list[str] = field(default_factory=list)  # what its last run would have asked for: it had no grant
+    runs: list[Run] = field(default_factory=list)  # its last runs and missed runs, oldest first
 
 
 def schedule_to_json(schedule: Schedule) -> dict[str, Any]:
@@ -64,7 +66,7 @@ def job_to_json(job: Job) -> dict[str, Any]:
             "schedule": schedule_to_json(job.schedule), "created": job.created.isoformat(),
             "next_run": _iso(job.next_run), "paused": job.paused, "missed": _iso(job.missed),
             "last_run": _iso(job.last_run), "last_error": job.last_error, "grants": job.grants,
-            "wanted": job.wanted}
+            "wanted": job.wanted, "runs": [run.to_json() for run in job.runs]}
 
 
 def job_from_json(data: dict[str, Any]) -> Job:
@@ -74,7 +76,7 @@ def job_from_json(data: dict[str, Any]) -> Job:
                paused=bool(data.get("paused", False)), missed=_maybe_time(data.get("missed")),
                last_run=_maybe_time(data.get("last_run")), last_error=str(data.get("last_error") or ""),
                grants={str(k): v for k, v in (data.get("grants") or {}).items() if v in ("allow", "deny")},
-               wanted=[str(w) for w in data.get("wanted") or []])
+               wanted=[str(w) for w in data.get("wanted") or []], runs=runs_from_json(data.get("runs")))
 
 
 class JobStore:

@@ -8,9 +8,11 @@ from typing import Any
 from desktop.reminders.book import ReminderError, Reminders, job_label, local
 from desktop.reminders.jobs import Job
 from desktop.reminders.parse import parse_schedule
+from desktop.reminders.runs import outcome_words
 from desktop.reminders.when import day_and_time, soon
 from desktop.scheduler.schedules import At, ScheduleError, describe
 from desktop.tools.base import Tool, ToolContext, ToolError, ToolOutput
+from desktop.usage.report import brief
 
 
 def job_line(job: Job, here: str = "", titles: Mapping[str, str] | None = None) -> str:
@@ -26,9 +28,17 @@ def job_line(job: Job, here: str = "", titles: Mapping[str, str] | None = None) 
         when = "no more runs"
     title = (titles or {}).get(job.session)
     chat = "this chat" if job.session == here else f"chat “{title}”" if title else f"chat {job.session}"
-    failed = f" · last run failed: {job.last_error}" if job.last_error else ""
     granted = "".join(f" · {verb} {', '.join(names)}" for verb, names in grants_in_words(job))
-    return f"{job.id} · “{job.label}” · {describe(job.schedule)} · {when} · {chat}{granted}{failed}"
+    return f"{job.id} · “{job.label}” · {describe(job.schedule)} · {when} · {chat}{granted}{last_run(job)}"
+
+
+def last_run(job: Job) -> str:
+    """How its last run went, with what it used (a job saved before runs were kept says only why it failed)."""
+    if not job.runs:
+        return f" · last run failed: {job.last_error}" if job.last_error else ""
+    run = job.runs[-1]
+    used = f" ({brief(run.tokens, run.cost_usd)})" if run.tokens else ""
+    return f" · last run {local(run.at)}: {outcome_words(run)}{used}"
 
 
 def grants_in_words(job: Job) -> list[tuple[str, list[str]]]:

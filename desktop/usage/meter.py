@@ -43,6 +43,12 @@ class BudgetReached(ProviderError):
         super().__init__(message, FailureKind.QUOTA)  # like running out of credit: retrying will not help
 
 
+def stopped_by_budget(kind: str, message: str) -> bool:
+    """Whether a failed turn (its TurnError's kind and message) ended on a budget's refusal rather than on the
+    provider: a run's history says "stopped by budget", which a raise of the limit undoes, not "failed"."""
+    return kind == FailureKind.QUOTA.value and "budget" in message
+
+
 class UsageMeter:
     def __init__(self, log_: UsageLog, config: Callable[[], Config], notify: Notify,
                  on_record: Callable[[CallRecord], None] = lambda r: None) -> None:

@@ -3,17 +3,20 @@ real subprocess once, the rest in-process."""
 
 from __future__ import annotations
 
+import re
 from datetime import UTC, datetime, timedelta
 from pathlib import Path
 
 import pytest
 
+from desktop.reminders.book import local
 from desktop.reminders.jobs import Job, JobStore, render
-from desktop.scheduler.schedules import At, Cron
+from desktop.scheduler.schedules import At, Cron, Every
 from tests.cli.in_process import run_main
 from tests.cli.test_cli import run_cli
 from tests.conftest import write_config
 from tests.fakeserver import FakeOpenAI
+from tests.usage.test_counting import counts
 
 
 @pytest.fixture
@@ -66,6 +69,19 @@ def test_run_due_delivers_a_reminder_as_written_when_the_model_fails(tmp_path: P
     assert result.returncode == 1
     assert result.stdout.startswith("a1b2c3 “Call Sam” (desktop:plans):\nRemind the user to call Sam\n")
     assert "the assistant could not be reached" in result.stdout and "model is overloaded" in result.stdout
+
+
+def test_list_says_how_each_jobs_last_run_went_and_what_it_used(tmp_path: Path, jobs: JobStore,
+                                                                 fake: FakeOpenAI) -> None:
+    due = datetime.now(UTC).replace(microsecond=0) - timedelta(minutes=5)
+    jobs.write(render([Job("e7f8a9", "desktop:plans", "Check the oven", "Oven", Every(3600, due), due, due)]))
+    fake.add({"content": "The oven is fine.", "usage": counts(1500, 20)})
+    before = datetime.now(UTC)
+    assert run_main(tmp_path, "cron", "run-due").returncode == 0
+    after = datetime.now(UTC)
+    listed = run_main(tmp_path, "cron", "list").stdout
+    ran = re.search(r" · chat desktop:plans · last run (.+): Answered \(1\.5k tokens\)\n$", listed)
+    assert ran is not None and ran[1] in (local(before), local(after)), listed  # when it ran, not when due
 
 
 def test_remove_deletes_one_job_and_names_the_ids_when_it_is_unknown(tmp_path: Path, jobs: JobStore) -> None:

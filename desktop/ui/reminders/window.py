@@ -1,8 +1,9 @@
 """The Reminders window (tray menu → Reminders): every scheduled job with its schedule in words, its next
-run in local time, the chat it belongs to and the tools it may use without asking (a run has nobody to ask);
-pause or resume, run now, delete, open its chat, decide its tools ahead, and allow what its last run wanted
-and run it again. It follows changes made anywhere (the `cron` tool, a run, the command line in the app) as
-they happen."""
+run in local time, how its last run went, the chat it belongs to and the tools it may use without asking (a run
+has nobody to ask); under them, the selected job's last runs: when, how each ended, its tokens and cost, and
+the runs it missed and why. Pause or resume, run now, delete, open its chat, decide its tools ahead, and allow
+what its last run wanted and run it again. It follows changes made anywhere (the `cron` tool, a run, the
+command line in the app) as they happen."""
 
 from __future__ import annotations
 
@@ -31,14 +32,21 @@ from desktop.kernel.taskset import spawn
 from desktop.reminders import Reminders
 from desktop.reminders.book import local
 from desktop.reminders.jobs import Job
+from desktop.reminders.runs import Outcome, Run, outcome_words
 from desktop.reminders.tool import grants_in_words
 from desktop.scheduler.schedules import describe
 from desktop.ui.bridge import CoreBridge
 from desktop.ui.skills import dialogs
 from desktop.ui.skills.details import Notice
 from desktop.ui.skills.model import GREEN, RED
+from desktop.usage.report import brief
 
 ID_ROLE = Qt.ItemDataRole.UserRole + 1
+RUN_HEADERS = ["When", "How it went", "Tokens", "Cost"]
+NO_JOB = "Select a reminder to see its last runs."
+SHORT = {Outcome.ANSWERED: "Answered", Outcome.FAILED: "Failed", Outcome.BUDGET: "Stopped by budget",
+         Outcome.STOPPED: "Stopped", Outcome.MISSED: "Missed"}  # the last run in the jobs' table
+TROUBLE = (Outcome.FAILED, Outcome.BUDGET, Outcome.WANTED, Outcome.MISSED)  # shown in red
 EMPTY = ("No reminders yet. Ask in any chat, for example “remind me in 20 minutes to stretch” or "
          "“every weekday at 9, summarise my calendar”.")
 
@@ -57,6 +65,32 @@ def tools_words(job: Job) -> str:
     if job.wanted:
         words.append(f"wanted {', '.join(job.wanted)}")
     return " · ".join(words) or "—"
+
+
+def last_run_words(job: Job) -> str:
+    """Its last run at a glance: how it went, and what it used when it made calls."""
+    if not job.runs:
+        return "—"
+    run = job.runs[-1]
+    short = f"Wanted {run.reason}" if run.outcome is Outcome.WANTED else SHORT[run.outcome]
+    return f"{short} · {brief(run.tokens, run.cost_usd)}" if run.tokens else short
+
+
+def run_cells(run: Run) -> list[QStandardItem]:
+    """One run's row: when, how it went (the reason in full on hover), tokens, cost."""
+    how = QStandardItem(outcome_words(run))
+    if run.reason:
+        how.setToolTip(run.reason)
+    if run.outcome in TROUBLE:
+        how.setForeground(QColor(RED))
+    ran = run.outcome is not Outcome.MISSED
+    cost = QStandardItem("—" if run.cost_usd is None or not ran else f"${run.cost_usd:,.4f}")
+    if ran and run.cost_usd is None:
+        cost.setToolTip("No price known (a local server, or a model litellm does not price)")
+    cells = [QStandardItem(local(run.at)), how, QStandardItem(f"{run.tokens:,}" if ran else "—"), cost]
+    for cell in (cells[2], cells[3]):
+        cell.setTextAlignment(Qt.AlignmentFlag.AlignRight | Qt.AlignmentFlag.AlignVCenter)
+    return cells
 
 
 def names_of(text: str) -> list[str]:
@@ -115,8 +149,8 @@ class RemindersWindow(QWidget):
         # The tools dialog; tests replace it with a plain coroutine. None: cancelled.
         self.ask_tools: Callable[[Job], Awaitable[dict[str, Grant] | None]] = lambda job: ask_tools(self, job)
         self._titles: dict[str, str] = {}
-        self.model = QStandardItemModel(0, 5, self)
-        self.model.setHorizontalHeaderLabels(["Reminder", "When", "Next run", "Chat", "Tools"])
+        self.model = QStandardItemModel(0, 6, self)
+        self.model.setHorizontalHeaderLabels(["Reminder", "When", "Next run", "Last run", "Chat", "Tools"])
         self.table = QTableView()
         self.table.setModel(self.model)
         self.table.setSelectionBehavior(QAbstractItemView.SelectionBehavior.SelectRows)
@@ -127,8 +161,21 @@ class RemindersWindow(QWidget):
         self.table.setAlternatingRowColors(True)
         header = self.table.horizontalHeader()
         header.setSectionResizeMode(0, QHeaderView.ResizeMode.Stretch)
-        for column in (1, 2, 3, 4):
+        for column in (1, 2, 3, 4, 5):
             header.setSectionResizeMode(column, QHeaderView.ResizeMode.ResizeToContents)
+        self.runs_title = QLabel(NO_JOB)
+        self.runs_model = QStandardItemModel(0, len(RUN_HEADERS), self)
+        self.runs_model.setHorizontalHeaderLabels(RUN_HEADERS)
+        self.runs_table = QTableView()
+        self.runs_table.setModel(self.runs_model)
+        self.runs_table.setSelectionMode(QAbstractItemView.SelectionMode.NoSelection)
+        self.runs_table.setEditTriggers(QAbstractItemView.EditTrigger.NoEditTriggers)
+        self.runs_table.verticalHeader().hide()
+        self.runs_table.setShowGrid(False)
+        runs_header = self.runs_table.horizontalHeader()
+        for column in range(len(RUN_HEADERS)):
+            runs_header.setSectionResizeMode(column, QHeaderView.ResizeMode.ResizeToContents)
+        runs_header.setSectionResizeMode(1, QHeaderView.ResizeMode.Stretch)
         self.pause_button = QPushButton("Pause")
         self.run_button = QPushButton("Run now")
         self.delete_button = QPushButton("Delete…")
@@ -150,7 +197,9 @@ class RemindersWindow(QWidget):
         layout.addLayout(buttons)
         layout.addWidget(self.notice)
         layout.addWidget(self.empty)
-        layout.addWidget(self.table, 1)
+        layout.addWidget(self.table, 3)
+        layout.addWidget(self.runs_title)
+        layout.addWidget(self.runs_table, 2)
         self.pause_button.clicked.connect(lambda: spawn(self.toggle_pause()))
         self.run_button.clicked.connect(self.run_now)
         self.delete_button.clicked.connect(lambda: spawn(self.delete()))
@@ -189,14 +238,18 @@ class RemindersWindow(QWidget):
             if job.wanted:
                 tools.setForeground(QColor(RED))
                 tools.setToolTip(f"Its last run wanted {', '.join(job.wanted)}, which it may not use without asking")
+            last = QStandardItem(last_run_words(job))
+            if job.runs and job.runs[-1].outcome in TROUBLE:
+                last.setForeground(QColor(RED))
             self.model.appendRow([label, QStandardItem(_sentence(describe(job.schedule))),
-                                  QStandardItem(next_run_words(job)), chat, tools])
+                                  QStandardItem(next_run_words(job)), last, chat, tools])
         if chosen is not None:
             for row in range(self.model.rowCount()):
                 if self.model.item(row, 0).data(ID_ROLE) == chosen.id:
                     self.table.selectRow(row)
         self.empty.setVisible(not jobs)
-        self.table.setVisible(bool(jobs))
+        for part in (self.table, self.runs_title):
+            part.setVisible(bool(jobs))
         self._enable()
 
     async def toggle_pause(self) -> None:
@@ -259,8 +312,22 @@ class RemindersWindow(QWidget):
         self._titles = {info.key: info.title for info in await self.bridge.list_chats()}
         self.refresh()
 
+    def _show_runs(self, job: Job | None) -> None:
+        """The selected job's last runs, newest first."""
+        self.runs_model.removeRows(0, self.runs_model.rowCount())
+        if job is None:
+            self.runs_title.setText(NO_JOB)
+        elif not job.runs:
+            self.runs_title.setText(f"“{job.label}” has not run yet.")
+        else:
+            self.runs_title.setText(f"Last runs of “{job.label}”")
+            for run in reversed(job.runs):
+                self.runs_model.appendRow(run_cells(run))
+        self.runs_table.setVisible(job is not None and bool(job.runs))
+
     def _enable(self) -> None:
         job = self.selected()
+        self._show_runs(job)
         for button in (self.pause_button, self.run_button, self.delete_button, self.open_button, self.tools_button):
             button.setEnabled(job is not None)
         self.again_button.setVisible(job is not None and bool(job.wanted))

@@ -5,19 +5,24 @@ from __future__ import annotations
 
 import os
 from collections.abc import AsyncIterator
-from datetime import UTC, datetime
+from datetime import UTC, datetime, timedelta
 from pathlib import Path
+from typing import Any
 
 import pytest
+from PySide6.QtGui import QColor
 
 from desktop.approvals.settings import ApprovalsConfig
+from desktop.core import build_core
 from desktop.reminders import Reminders
 from desktop.scheduler.schedules import At, Cron, Every
 from desktop.ui.bridge import CoreBridge
 from desktop.ui.reminders.window import EMPTY, RemindersWindow
+from desktop.ui.skills.model import RED
 from tests.fakeserver import FakeOpenAI
 from tests.reminders.conftest import paris  # noqa: F401  (autouse: this window too is tested on Paris time)
 from tests.ui.conftest import until
+from tests.usage.test_counting import counts
 
 SHOTS = os.environ.get("NANOBOT_SCREENSHOTS")  # a folder: save what the window looks like there
 
@@ -50,9 +55,9 @@ async def test_jobs_are_listed_and_paused_resumed_run_and_deleted(
     await reminders.add("quick:abc", At(soon), "Call Sam", "Call Sam")
     await until(lambda: window.model.rowCount() == 3, message="jobs added elsewhere show up")
     listed = rows(window)
-    assert listed[0][:2] == ["Calendar", "Weekdays at 09:00 (Europe/Paris)"] and listed[0][3] == "Trip plans"
+    assert listed[0][:2] == ["Calendar", "Weekdays at 09:00 (Europe/Paris)"] and listed[0][4] == "Trip plans"
     assert listed[1][1] == "Every 10 minutes" and listed[2][1:] == [
-        "Once at 2030-01-07 15:00", "Mon 2030-01-07 15:00 CET", "quick:abc", "—"]
+        "Once at 2030-01-07 15:00", "Mon 2030-01-07 15:00 CET", "—", "quick:abc", "—"]
     assert window.table.isVisible() and not window.empty.isVisible()
     if SHOTS:
         window.resize(900, 300)
@@ -103,7 +108,7 @@ async def test_tools_are_decided_ahead_and_allow_and_run_again_grants_what_the_l
     job = await reminders.add("desktop:trip", Every(3600, datetime.now(UTC)), "Back up the notes", "Backup")
     await until(lambda: window.model.rowCount() == 1, message="listed")
     window.table.selectRow(0)
-    assert rows(window)[0][4] == "—" and not window.again_button.isVisible()
+    assert rows(window)[0][5] == "—" and not window.again_button.isVisible()
 
     chosen: list[dict[str, str] | None] = [{"web_fetch": "allow", "exce": "deny"}]
 
@@ -115,17 +120,73 @@ async def test_tools_are_decided_ahead_and_allow_and_run_again_grants_what_the_l
     assert "there is no tool &#x27;exce&#x27;" in window.notice.label.text() and job.grants == {}  # all or none
     chosen[0] = {"web_fetch": "allow", "list_dir": "deny"}
     await window.edit_tools()
-    assert rows(window)[0][4] == "may use web_fetch · never uses list_dir"
+    assert rows(window)[0][5] == "may use web_fetch · never uses list_dir"
     assert job.grants == {"web_fetch": "allow", "list_dir": "deny"}
 
     fake.add({"tool_calls": [{"name": "exec", "arguments": {"command": "echo ran > ran.txt"}}]},
              {"content": "Could not."})
     await reminders.run_now(job.id)
     await until(lambda: window.again_button.isVisible(), message="its last run wanted exec")
-    assert rows(window)[0][4] == "may use web_fetch · never uses list_dir · wanted exec"
+    assert rows(window)[0][5] == "may use web_fetch · never uses list_dir · wanted exec"
     fake.add({"tool_calls": [{"name": "exec", "arguments": {"command": "echo ran > ran.txt"}}]},
              {"content": "Backed up."})
     window.again_button.click()
     await until(lambda: (bridge.core.workspace / "ran.txt").exists(), message="ran with the grant")
     await until(lambda: not window.again_button.isVisible(), message="nothing wanted any more")
-    assert rows(window)[0][4] == "may use web_fetch, exec · never uses list_dir"
+    assert rows(window)[0][5] == "may use web_fetch, exec · never uses list_dir"
+
+
+def run_rows(window: RemindersWindow) -> list[list[str]]:
+    model = window.runs_model
+    return [[model.item(r, c).text() for c in range(model.columnCount())] for r in range(model.rowCount())]
+
+
+async def test_a_jobs_last_runs_show_how_each_went_with_its_tokens_and_again_after_a_restart(
+        model_config: dict[str, Any], memory_keyring: object, fake: FakeOpenAI, qtbot) -> None:  # type: ignore[no-untyped-def]
+    """A run that answered (its two calls' tokens exactly), one that failed, one missed while the app was closed;
+    then the app starts again and the window, over the same data folder, shows the same."""
+    shown = []
+    for start in range(2):  # the app, then the app started again
+        core = build_core()
+        await core.start()
+        bridge = CoreBridge(core)
+        window = RemindersWindow(core.get(Reminders), bridge)
+        qtbot.addWidget(window)
+        window.resize(980, 520)
+        window.show()
+        reminders = core.get(Reminders)
+        try:
+            if not start:
+                job = await reminders.add("desktop:trip", Every(3600, datetime.now(UTC)), "Check the oven", "Oven")
+                await until(lambda w=window: w.model.rowCount() == 1, message="listed")
+                window.table.selectRow(0)
+                assert window.runs_title.text() == "“Oven” has not run yet." and not window.runs_table.isVisible()
+                fake.add({"tool_calls": [{"name": "list_dir", "arguments": {"path": "."}}], "usage": counts(1000, 20)},
+                         {"content": "The oven is fine.", "usage": counts(1100, 30)})
+                await reminders.run_now(job.id)
+                await until(lambda w=window: rows(w)[0][3] == "Answered · 2.1k tokens", message="its last run")
+                fake.add({"status": 400, "body": {"error": {"message": "model is overloaded",
+                                                            "type": "invalid_request_error"}}})
+                await reminders.run_now(job.id)
+                await until(lambda w=window: rows(w)[0][3] == "Failed", message="its failed run")
+                job.next_run = reminders.now() - timedelta(hours=3)  # due before the app started
+                await reminders.run_due()
+                await until(lambda w=window: rows(w)[0][3] == "Missed", message="its missed run")
+            else:
+                await until(lambda w=window: w.model.rowCount() == 1, message="listed after a restart")
+                window.table.selectRow(0)
+            assert window.runs_title.text() == "Last runs of “Oven”" and window.runs_table.isVisible()
+            listed = run_rows(window)
+            assert [row[1:] for row in listed] == [["Missed: the app was closed", "—", "—"],
+                                                    [listed[1][1], "0", "—"], ["Answered", "2,150", "—"]]
+            assert listed[1][1].startswith("Failed: ") and listed[1][1].endswith("model is overloaded")
+            assert window.runs_model.item(1, 1).toolTip() == listed[1][1].removeprefix("Failed: ")
+            assert window.runs_model.item(1, 1).foreground().color().name() == QColor(RED).name()
+            shown.append((rows(window), listed))
+            if SHOTS:
+                window.grab().save(os.path.join(SHOTS, f"reminders-runs-{start}.png"))
+        finally:
+            window.hide()  # closing the last window would end the loop
+            bridge.close()
+            await core.close()
+    assert shown[0] == shown[1]
