@@ -8,6 +8,7 @@ from collections.abc import Callable
 from desktop.config import Config
 from desktop.kernel.host import Feature, Host
 from desktop.kernel.notices import Notify
+from desktop.usage.days import DaySummary
 from desktop.usage.meter import UsageMeter
 from desktop.usage.records import CallRecord, UsageLog
 from desktop.usage.settings import SECTION
@@ -16,10 +17,12 @@ __all__ = ["FEATURE", "Usage"]
 
 
 class Usage:
-    """The feature's service: the log to read, the meter to ask about today, and word of each call counted."""
+    """The feature's service: the log to read, its per-day summary to add up periods from, the meter to ask
+    about today, and word of each call counted."""
 
     def __init__(self, log: UsageLog, config: Callable[[], Config], notify: Notify) -> None:
         self.log = log
+        self.days = DaySummary(log.path)
         self.meter = UsageMeter(log, config, notify, self._counted)
         self._listeners: list[Callable[[CallRecord], None]] = []
 
