@@ -22,13 +22,12 @@ from pathlib import Path
 from typing import Any
 
 from desktop.kernel.atomic import atomic_write_text
-from desktop.usage.records import _SOURCES, record_from_json
-from desktop.usage.report import Group, Summary, Totals, add_to
+from desktop.usage.records import _SOURCES, CHUNK, UsageLog, parse_values, record_from_json
+from desktop.usage.report import Group, Summary, Totals, add_to, midnight
 
 log = logging.getLogger(__name__)
 FILE_NAME = "usage-days.json"
 VERSION = 1
-CHUNK = 400  # lines parsed in one go: fast (one JSON array), yet a short hold of the interpreter lock
 BLOCK = 256 * 1024  # bytes read at a time: splitting a block into lines is a short hold of the lock too
 MARK = 256  # bytes before the summarised end kept to recognise the log
 
@@ -46,8 +45,26 @@ class DaySummary:
         self.path = log_path.with_name(FILE_NAME)
 
     def summary(self, first: date) -> Summary:
-        """Usage from local day `first` to now: the saved days, with what the log gained since added (and saved)."""
-        groups, end, mark = self._load()
+        """Usage from local day `first` to now: the saved days, with what the log gained since added (and saved);
+        built from the whole log first when there is no saved summary that still fits the log."""
+        return self._summary(first, self._load() or ({}, 0, b""))
+
+    def saved(self, first: date) -> Summary | None:
+        """`summary`, when there is a saved summary that fits the log; None, at once, when there is not."""
+        loaded = self._load()
+        return None if loaded is None else self._summary(first, loaded)
+
+    def from_log(self, first: date) -> Summary:
+        """Usage from local day `first` read from the log's end alone: while the summary is being built, what a
+        short period needs is there at once."""
+        summary = Summary(first)
+        for record in UsageLog(self.log_path.parent).read_since(midnight(first)):
+            summary.add(record)
+        return summary
+
+    # ----- inside
+    def _summary(self, first: date, loaded: tuple[dict[Group, Totals], int, bytes]) -> Summary:
+        groups, end, mark = loaded
         groups, new_end, new_mark = self._catch_up(groups, end, mark)
         if new_end != end:
             self._save(groups, new_end, new_mark)
@@ -57,9 +74,8 @@ class DaySummary:
                 summary.add_group(key, totals)
         return summary
 
-    # ----- inside
-    def _load(self) -> tuple[dict[Group, Totals], int, bytes]:
-        """The saved groups and the log position they reach, if they still describe this log; else nothing."""
+    def _load(self) -> tuple[dict[Group, Totals], int, bytes] | None:
+        """The saved groups and the log position they reach, if they still describe this log; else None."""
         try:
             data = json.loads(self.path.read_bytes())
             if data["version"] != VERSION or data["zone"] != _zone():
@@ -73,10 +89,10 @@ class DaySummary:
                       for day, source, session, *numbers in data["groups"]}
             return groups, end, mark
         except FileNotFoundError:
-            return {}, 0, b""
+            return None
         except (OSError, ValueError, KeyError, TypeError) as exc:
             log.info("rebuilding %s from the usage log: %s", self.path.name, exc)
-            return {}, 0, b""
+            return None
 
     def _catch_up(self, groups: dict[Group, Totals], end: int, mark: bytes) -> tuple[dict[Group, Totals], int, bytes]:
         """Add the whole lines after `end`, a block at a time; the new end is after the last of them."""
@@ -91,7 +107,7 @@ class DaySummary:
                     rest = block[last:]
                     lines = block[:last].split(b"\n")
                     for start in range(0, len(lines), CHUNK):
-                        for record in map(record_from_json, _parse(lines[start:start + CHUNK])):
+                        for record in map(record_from_json, parse_values(lines[start:start + CHUNK])):
                             if record is not None:
                                 add_to(groups, record, days)
                     end += last
@@ -109,21 +125,4 @@ class DaySummary:
             atomic_write_text(self.path, text)
         except OSError as exc:  # a full disk: the next read catches up again
             log.warning("could not save %s: %s", self.path, exc)
-
-
-def _parse(lines: list[bytes]) -> list[Any]:
-    """The JSON values of `lines`: as one array when all are whole, line by line when one is not, so a torn or
-    broken line costs only itself."""
-    kept = [line for line in lines if line.strip()]
-    try:
-        values: list[Any] = json.loads(b"[" + b",".join(kept) + b"]")
-        return values
-    except ValueError:
-        values = []
-        for line in kept:
-            try:
-                values.append(json.loads(line))
-            except ValueError:
-                continue
-        return values
 

@@ -112,10 +112,9 @@ class UsageWindow(QWidget):
             spawn(self.reload())
 
     async def reload(self) -> None:
-        """Add up the period (on a worker thread, from the per-day summary) while the chats' titles are read, then
+        """Add up the period (off the GUI thread, from the per-day summary) while the chats' titles are read, then
         show both at once: `summary` is set only when the window is filled."""
-        summary, chats = await asyncio.gather(asyncio.to_thread(self.usage.days.summary, first_day(self.days)),
-                                              self.bridge.list_chats())
+        summary, chats = await asyncio.gather(self.usage.summary(first_day(self.days)), self.bridge.list_chats())
         self._titles = {info.key: info.title for info in chats}
         self.summary = summary
         self.show_summary()
