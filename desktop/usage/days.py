@@ -29,6 +29,7 @@ log = logging.getLogger(__name__)
 FILE_NAME = "usage-days.json"
 VERSION = 1
 BLOCK = 256 * 1024  # bytes read at a time: splitting a block into lines is a short hold of the lock too
+YIELD_EVERY = 500  # groups between explicit releases of the interpreter lock
 MARK = 256  # bytes before the summarised end kept to recognise the log
 
 
@@ -69,9 +70,11 @@ class DaySummary:
         if new_end != end:
             self._save(groups, new_end, new_mark)
         summary = Summary(first)
-        for key, totals in groups.items():
+        for n, (key, totals) in enumerate(groups.items()):
             if key[0] >= first:
                 summary.add_group(key, totals)
+            if n % YIELD_EVERY == 0:
+                time.sleep(0)  # let the GUI thread take the interpreter lock at once
         return summary
 
     def _load(self) -> tuple[dict[Group, Totals], int, bytes] | None:
@@ -85,8 +88,11 @@ class DaySummary:
                 fh.seek(max(0, end - len(mark)))
                 if fh.read(len(mark)) != mark or end < len(mark):
                     raise ValueError("the log is not the one summarised")
-            groups = {(date.fromordinal(day), _SOURCES[source], session): Totals(*numbers)
-                      for day, source, session, *numbers in data["groups"]}
+            groups: dict[Group, Totals] = {}
+            for n, (day, source, session, *numbers) in enumerate(data["groups"]):
+                groups[(date.fromordinal(day), _SOURCES[source], session)] = Totals(*numbers)
+                if n % YIELD_EVERY == 0:
+                    time.sleep(0)
             return groups, end, mark
         except FileNotFoundError:
             return None
@@ -110,6 +116,7 @@ class DaySummary:
                         for record in map(record_from_json, parse_values(lines[start:start + CHUNK])):
                             if record is not None:
                                 add_to(groups, record, days)
+                        time.sleep(0)  # let the GUI thread take the interpreter lock at once
                     end += last
                     mark = (mark + block[:last])[-MARK:]
         except FileNotFoundError:

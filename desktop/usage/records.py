@@ -13,6 +13,7 @@ import io
 import json
 import logging
 import os
+import time
 from pathlib import Path
 from typing import Any, NamedTuple
 
@@ -86,6 +87,7 @@ def parse_lines(lines: list[bytes]) -> list[CallRecord]:
     records: list[CallRecord] = []
     for start in range(0, len(lines), CHUNK):
         records += [r for r in map(record_from_json, parse_values(lines[start:start + CHUNK])) if r is not None]
+        time.sleep(0)  # on a worker thread: let the GUI thread take the interpreter lock at once
     return records
 
 
