@@ -19,8 +19,10 @@ without it, counts made up from the characters).
 
 Speech to text: POST /v1/audio/transcriptions (multipart, as OpenAI's) is kept in `uploads` (each form field, and
 the file's name, type and bytes) and answered by the next of `transcripts` (`add_transcripts`): text (the
-transcript), status (+ body) for an HTTP error, delay (seconds before answering). With none scripted it says
-how long the upload was, e.g. "heard 1.5 s of audio", so a test sees what reached the server.
+transcript), usage (what the server reports it used, as OpenAI's: {"type": "tokens", "input_tokens", "output_tokens",
+"total_tokens"} or {"type": "duration", "seconds"}; none without it), status (+ body) for an HTTP error, delay
+(seconds before answering). With none scripted it says how long the upload was, e.g. "heard 1.5 s of audio", so
+a test sees what reached the server.
 
 Text to speech: POST /v1/audio/speech (JSON, as OpenAI's) is kept in `speeches` (the body: model, input, voice,
 response_format..., and the authorization header) and answered by the next of `voices` (`add_voices`): seconds (how
@@ -211,7 +213,8 @@ class FakeOpenAI:
                     self._json(step["status"], step.get("body") or {"error": {
                         "message": f"scripted failure {step['status']}", "type": "invalid_request_error"}})
                 else:
-                    self._json(200, {"text": step.get("text", "")})
+                    reported = {"usage": step["usage"]} if "usage" in step else {}
+                    self._json(200, {"text": step.get("text", ""), **reported})
 
             def _speak(self, raw: bytes) -> None:
                 request = json.loads(raw or b"{}")

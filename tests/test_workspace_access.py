@@ -66,6 +66,8 @@ ALLOWED: dict[str, str] = {
     "desktop/ui/chat/pasted.py:_create": _OWN,
     "desktop/usage/records.py:UsageLog._append": _OWN,
     "desktop/usage/records.py:UsageLog.read_since": _OWN,
+    "desktop/usage/days.py:DaySummary._load": _OWN,
+    "desktop/usage/days.py:DaySummary._catch_up": _OWN,
     "desktop/kernel/atomic.py:append_jsonl": _OWN,
     "desktop/kernel/atomic.py:read_jsonl": _OWN,
     "desktop/autostart.py:is_enabled": _DESKTOP,

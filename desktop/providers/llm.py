@@ -41,12 +41,27 @@ class LLMResponse:
     usage: dict[str, int] = field(default_factory=dict)  # as the server reported it; empty when it did not
 
 
+@dataclass(frozen=True)
+class AudioCall:
+    """A speech model's call (dictation's transcription, reading aloud's speech) as its server reported it, for
+    the meter: what it said, and what to estimate from when it said nothing."""
+
+    speech: bool  # text made into sound; False: sound made into text
+    text: str  # the text read aloud, or the transcript
+    api_base: str | None  # where it was sent (a server on this computer or the network costs nothing)
+    prompt_tokens: int | None = None  # as reported; None when the server reported no tokens
+    completion_tokens: int | None = None
+    seconds: float | None = None  # the sound's length (whisper is billed by it): reported, else as recorded
+
+
 class Meter(Protocol):
     """What sees every model call (desktop/usage): it may refuse one before it starts, and counts each answer."""
 
     def admit(self, model: str) -> None: ...  # raises ProviderError to refuse the call (a budget reached)
 
     async def count(self, model: str, messages: list[dict[str, Any]], response: LLMResponse) -> None: ...
+
+    async def count_audio(self, model: str, call: AudioCall) -> None: ...
 
 
 class ProviderError(RuntimeError):

@@ -9,8 +9,9 @@ import argparse
 import json
 
 from desktop.kernel.paths import home
+from desktop.usage.days import DaySummary
 from desktop.usage.records import UsageLog
-from desktop.usage.report import Summary, Totals, first_day, midnight, summarize
+from desktop.usage.report import Summary, Totals, first_day
 
 DEFAULT_DAYS = 30
 
@@ -34,9 +35,7 @@ def _days(text: str) -> int:
 
 
 def run(args: argparse.Namespace) -> int:
-    log = UsageLog(home().data_dir)
-    first = first_day(args.days)
-    summary = summarize(log.read_since(midnight(first)), first)
+    summary = DaySummary(UsageLog(home().data_dir).path).summary(first_day(args.days))
     print(json.dumps(summary.to_json(), indent=2) if args.json else describe(summary, args.days))
     return 0
 

@@ -25,7 +25,8 @@ from desktop.config import Config
 from desktop.kernel import work
 from desktop.kernel.notices import Notify
 from desktop.providers.failures import FailureKind
-from desktop.providers.llm import LLMResponse, ProviderError
+from desktop.providers.llm import AudioCall, LLMResponse, ProviderError
+from desktop.providers.tokens import count_text
 from desktop.session.session import Session
 from desktop.usage import pricing
 from desktop.usage.records import CallRecord, UsageLog
@@ -104,6 +105,16 @@ class UsageMeter:
         chat = self._chats.get(current)
         question = _last_question(chat.messages) if chat is not None else -1
         record = await asyncio.to_thread(self._measure, model, messages, response, current, question)
+        self._book(record, current)
+
+    async def count_audio(self, model: str, call: AudioCall) -> None:
+        """A speech model's call (dictation, reading aloud): under the work that asked, like a chat call."""
+        current = work.current()
+        self._book(await asyncio.to_thread(self._measure_audio, model, call, current), current)
+
+    # ----- inside
+    def _book(self, record: CallRecord, current: work.Work) -> None:
+        """Log a counted call, add it to its run and to today's unattended use, and tell who listens."""
         current.tokens += record.tokens
         if record.cost_usd is not None:
             current.cost_usd = (current.cost_usd or 0.0) + record.cost_usd
@@ -116,7 +127,6 @@ class UsageMeter:
                 self._tell(reason)
         self._on_record(record)
 
-    # ----- inside
     def _measure(self, model: str, messages: list[dict[str, Any]], response: LLMResponse,
                  current: work.Work, question: int) -> CallRecord:
         usage = response.usage
@@ -130,6 +140,23 @@ class UsageMeter:
         cost = pricing.cost_usd(model, prompt, completion, cached, self._config().api_base)
         return CallRecord(time.time(), current.source, current.session, model, prompt, completion, cached,
                           cost, estimated=not usage, question=question)
+
+    def _measure_audio(self, model: str, call: AudioCall, current: work.Work) -> CallRecord:
+        """The tokens the server reported, priced per token; else tiktoken's count of the text (the sound's own
+        tokens cannot be told from here: marked estimated), priced by the sound's seconds or the characters read
+        when the map bills the model so, else by those tokens."""
+        reported = call.prompt_tokens is not None
+        cost = None
+        if reported:
+            prompt, completion = call.prompt_tokens or 0, call.completion_tokens or 0
+        else:
+            text_tokens = count_text(call.text, model)
+            prompt, completion = (text_tokens, 0) if call.speech else (0, text_tokens)
+            cost = pricing.audio_cost(model, call.speech, call.seconds, len(call.text), call.api_base)
+        if cost is None:
+            cost = pricing.cost_usd(model, prompt, completion, 0, call.api_base)
+        return CallRecord(time.time(), current.source, current.session, model, prompt, completion, 0, cost,
+                          estimated=not reported)
 
     def _roll(self) -> None:
         """A new day starts with nothing used."""

@@ -50,3 +50,25 @@ def estimate(model: str, messages: list[dict[str, Any]], answer: str) -> tuple[i
     """Prompt and completion tokens of a call the server did not count (tiktoken, the model's encoding when
     known)."""
     return estimate_messages(messages, model), count_text(answer, model)
+
+
+def audio_cost(model: str, speech: bool, seconds: float | None, characters: int,
+               api_base: str | None) -> float | None:
+    """The price of a speech model's call by what litellm's map bills it by: seconds of sound heard (whisper),
+    characters read aloud (tts-1); None for a local server, a model the map lacks, or one it prices by tokens
+    only (then `cost_usd` over the tokens is what is known)."""
+    if is_local(api_base):
+        return None
+    try:
+        if speech:
+            prompt, completion = litellm().cost_per_token(model=model, call_type="aspeech",
+                                                          prompt_characters=characters)
+        elif seconds:
+            prompt, completion = litellm().cost_per_token(model=model, call_type="atranscription",
+                                                          audio_transcription_file_duration=seconds)
+        else:
+            return None
+    except Exception as exc:
+        log.debug("no price for %s: %s", model, exc)
+        return None
+    return float(prompt) + float(completion) or None

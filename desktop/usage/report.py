@@ -6,7 +6,7 @@ from __future__ import annotations
 import csv
 import io
 from collections import defaultdict
-from collections.abc import Callable, Iterable
+from collections.abc import Iterable
 from dataclasses import dataclass, field
 from datetime import date, datetime, timedelta
 from typing import Any
@@ -53,49 +53,76 @@ class Totals:
                 "estimated_calls": self.estimated}
 
 
+Group = tuple[date, Source, str]  # a local day, a source, a chat's key ("" for none)
+
+
+def local_day(at: float, days: dict[int, date]) -> date:
+    """The local day of `at`, looked up per quarter hour in `days` (every time zone's offset is whole quarter
+    hours): a year of calls costs a few thousand date conversions, not one each."""
+    quarter = int(at // 900)
+    day = days.get(quarter)
+    if day is None:
+        day = days[quarter] = datetime.fromtimestamp(quarter * 900).date()
+    return day
+
+
+def add_to(groups: dict[Group, Totals], record: CallRecord, days: dict[int, date]) -> None:
+    """Count `record` in its group."""
+    _get(groups, (local_day(record.at, days), record.source, record.session)).add(record)
+
+
 @dataclass
 class Summary:
-    """Usage from `first` (a local day) to today, kept per day, source and chat; the rest is added up from that
-    (a few thousand groups for a year, however many calls)."""
+    """Usage from `first` (a local day) to today, kept per day, source and chat, and kept added up by day and
+    source, by chat or job and by source as groups and calls come in: what the window shows is read, not summed,
+    on the GUI thread (a year is several thousand groups)."""
 
     first: date
-    groups: dict[tuple[date, Source, str], Totals] = field(default_factory=dict)
+    groups: dict[Group, Totals] = field(default_factory=dict)
     _days: dict[int, date] = field(default_factory=dict, repr=False)  # local day of each quarter hour seen
+    _by_day_source: dict[tuple[date, Source], Totals] = field(default_factory=dict, repr=False)
+    _by_session: dict[tuple[Source, str], Totals] = field(default_factory=dict, repr=False)
+    _by_source: dict[Source, Totals] = field(default_factory=dict, repr=False)
 
     def add(self, record: CallRecord) -> None:
-        quarter = int(record.at // 900)  # every time zone's offset is whole quarter hours
-        day = self._days.get(quarter)
-        if day is None:
-            day = self._days[quarter] = datetime.fromtimestamp(quarter * 900).date()
-        key = (day, record.source, record.session)
-        totals = self.groups.get(key)
-        if totals is None:
-            totals = self.groups[key] = Totals()
-        totals.add(record)
+        """Count one call (made in the period)."""
+        key = (local_day(record.at, self._days), record.source, record.session)
+        for totals in self._totals(key):
+            totals.add(record)
 
-    def _sum(self, by: Callable[[date, Source, str], Any]) -> dict[Any, Totals]:
-        out: dict[Any, Totals] = defaultdict(Totals)
-        for (day, source, session), totals in self.groups.items():
-            out[by(day, source, session)].merge(totals)
-        return out
+    def add_group(self, key: Group, group: Totals) -> None:
+        """Count one group's calls."""
+        for totals in self._totals(key):
+            totals.merge(group)
+
+    def _totals(self, key: Group) -> list[Totals]:
+        """The group of `key` and the sums it is part of, made when missing."""
+        day, source, session = key
+        return [_get(self.groups, key), _get(self._by_day_source, (day, source)),
+                _get(self._by_session, (source, session)), _get(self._by_source, source)]
 
     @property
     def total(self) -> Totals:
-        return self._sum(lambda *_: None)[None] if self.groups else Totals()
+        total = Totals()
+        for totals in self._by_source.values():
+            total.merge(totals)
+        return total
 
     @property
     def by_source(self) -> dict[Source, Totals]:
         """Every source, in their order, those without calls too."""
-        found = self._sum(lambda day, source, session: source)
-        return {source: found.get(source, Totals()) for source in Source}
+        return {source: self._by_source.get(source, Totals()) for source in Source}
 
     @property
     def by_day(self) -> dict[date, Totals]:
-        return dict(sorted(self._sum(lambda day, source, session: day).items()))
+        out: dict[date, Totals] = defaultdict(Totals)
+        for (day, _), totals in self._by_day_source.items():
+            out[day].merge(totals)
+        return dict(sorted(out.items()))
 
     @property
     def by_day_source(self) -> dict[tuple[date, Source], Totals]:
-        return self._sum(lambda day, source, session: (day, source))
+        return dict(self._by_day_source)
 
     def to_json(self) -> dict[str, Any]:
         """The object `usage --json` prints: `total` and `by_source` (every source), each with its own
@@ -112,11 +139,17 @@ class Summary:
 
     def top(self, unattended: bool, count: int = 10) -> list[tuple[Source, str, Totals]]:
         """The chats (typed work) or the jobs (unattended work and consolidation) that used most tokens."""
-        per_session = self._sum(lambda day, source, session: (source, session))
-        rows = [(source, session, totals) for (source, session), totals in per_session.items()
+        rows = [(source, session, totals) for (source, session), totals in self._by_session.items()
                 if (source is not Source.CHAT) == unattended]
         rows.sort(key=lambda row: row[2].tokens, reverse=True)
         return rows[:count]
+
+
+def _get(sums: dict[Any, Totals], key: Any) -> Totals:
+    totals = sums.get(key)
+    if totals is None:
+        totals = sums[key] = Totals()
+    return totals
 
 
 def midnight(day: date) -> float:
@@ -127,15 +160,6 @@ def midnight(day: date) -> float:
 def first_day(days: int, today: date | None = None) -> date:
     """The first local day of the last `days` days, today being the last."""
     return (today or date.today()) - timedelta(days=max(1, days) - 1)
-
-
-def summarize(records: Iterable[CallRecord], first: date) -> Summary:
-    summary = Summary(first)
-    start = midnight(first)
-    for record in records:
-        if record.at >= start:
-            summary.add(record)
-    return summary
 
 
 CSV_COLUMNS = ("time", "source", "chat", "model", "prompt_tokens", "completion_tokens", "cached_tokens",

@@ -12,7 +12,7 @@ from typing import Any, TypeVar
 
 from desktop.providers.failures import server_root
 from desktop.providers.litellm_env import litellm
-from desktop.providers.llm import NO_KEY, LLMProvider, ProviderError, provider_name
+from desktop.providers.llm import NO_KEY, AudioCall, LLMProvider, ProviderError, provider_name
 from desktop.voice.problems import VoiceError
 
 T = TypeVar("T")
@@ -35,6 +35,13 @@ async def ask(call: Callable[..., Awaitable[T]], kwargs: dict[str, Any], provide
         if kwargs["api_key"] == NO_KEY:
             raise
         return await call(**kwargs)
+
+
+async def count(provider: LLMProvider, model: str, call: AudioCall) -> None:
+    """Count a speech model's call where every model call is counted (the provider's meter, desktop/usage), under
+    the work that asked for it: dictation and reading aloud are the person's own, `chat`."""
+    if provider.meter is not None:
+        await provider.meter.count_audio(model, call)
 
 
 def failure(exc: BaseException, model: str, base: str, timeout: float, sent: str, undone: str) -> VoiceError:

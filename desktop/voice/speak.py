@@ -8,7 +8,7 @@ import asyncio
 from typing import Any
 
 from desktop.providers.litellm_env import litellm
-from desktop.providers.llm import LLMProvider
+from desktop.providers.llm import AudioCall, LLMProvider
 from desktop.providers.model_thread import run_on_model_thread
 from desktop.voice import server
 from desktop.voice.player import Sound
@@ -26,6 +26,9 @@ async def synthesize(text: str, voice: VoiceConfig, provider: LLMProvider, timeo
             data = await run_on_model_thread(_ask(text, voice, provider, timeout))
     except TimeoutError as exc:
         raise VoiceError(f"No answer from {place} within {timeout:g} s.", fix_in_settings=bool(voice.api_base)) from exc
+    # A speech server answers with sound only, no usage: the meter estimates from the text and prices it by the
+    # characters when the price map bills that way.
+    await server.count(provider, voice.tts_model, AudioCall(True, text, voice.api_base or None))
     try:
         return Sound.from_wav(data)
     except ValueError as exc:

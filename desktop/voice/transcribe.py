@@ -7,7 +7,7 @@ import asyncio
 from typing import Any
 
 from desktop.providers.litellm_env import litellm
-from desktop.providers.llm import LLMProvider
+from desktop.providers.llm import AudioCall, LLMProvider
 from desktop.providers.model_thread import run_on_model_thread
 from desktop.voice import server
 from desktop.voice.problems import VoiceError
@@ -26,13 +26,28 @@ async def transcribe(recording: Recording, voice: VoiceConfig, provider: LLMProv
         raise VoiceError(NO_MODEL, fix_in_settings=True)
     try:
         async with asyncio.timeout(timeout + GRACE):
-            return await run_on_model_thread(_ask(recording, voice, provider, timeout))
+            response = await run_on_model_thread(_ask(recording, voice, provider, timeout))
     except TimeoutError as exc:
         raise VoiceError(f"No answer from {server.where(voice.stt_model, voice.api_base)} within {timeout:g} s.",
                          fix_in_settings=bool(voice.api_base)) from exc
+    text = str(getattr(response, "text", "") or "").strip()
+    await server.count(provider, voice.stt_model, heard(response, text, recording, voice))
+    return text
 
 
-async def _ask(recording: Recording, voice: VoiceConfig, provider: LLMProvider, timeout: float) -> str:
+def heard(response: Any, text: str, recording: Recording, voice: VoiceConfig) -> AudioCall:
+    """The call as the server reported it: tokens (gpt-4o-transcribe), or only the sound's length (whisper), or
+    nothing (then the length recorded here)."""
+    usage = getattr(response, "usage", None)
+    tokens = getattr(usage, "type", None) == "tokens"
+    seconds = getattr(usage, "seconds", None) if getattr(usage, "type", None) == "duration" else None
+    return AudioCall(False, text, voice.api_base or None,
+                     getattr(usage, "input_tokens", None) if tokens else None,
+                     getattr(usage, "output_tokens", None) if tokens else None,
+                     float(seconds) if isinstance(seconds, (int, float)) else recording.seconds)
+
+
+async def _ask(recording: Recording, voice: VoiceConfig, provider: LLMProvider, timeout: float) -> Any:
     kwargs: dict[str, Any] = {
         "model": voice.stt_model, "file": (FILE_NAME, recording.wav(), "audio/wav"),
         "response_format": "json",  # what every OpenAI-style server answers (gpt-4o-transcribe has no verbose_json)
@@ -43,8 +58,7 @@ async def _ask(recording: Recording, voice: VoiceConfig, provider: LLMProvider, 
     if voice.language:
         kwargs["language"] = voice.language
     try:
-        response = await server.ask(litellm().atranscription, kwargs, provider)
+        return await server.ask(litellm().atranscription, kwargs, provider)
     except Exception as exc:
         raise server.failure(exc, voice.stt_model, voice.api_base, timeout, "the recording",
                              "The recording could not be transcribed") from exc
-    return str(getattr(response, "text", "") or "").strip()

@@ -3,11 +3,12 @@ calls (100,000 records, about 270 a day across a few chats a day), on the qasync
 
 Figures: the meter's `count` per call (the caller waits for it: a worker-thread hop, litellm's price, the
 record queued; the disk write happens behind it), for a priced model and a local server; the window shown
-(built and painted, still counting) and the window filled (the year read and summed on a worker thread,
-then drawn).
+(built and painted, still counting), the window filled (the period added up on a worker thread from the per-day
+summary kept beside the log and the log's newest lines, then drawn) and the worst GUI stall meanwhile; the first
+open reads its period from the log's end and builds that summary behind it.
 
 Run: python tests/bench/bench_usage.py [--calls 2000] [--json]
-Targets (issue 22): < 1 ms per call; the window open < 200 ms over 100k calls.
+Targets (issue 22): < 1 ms per call; the window open < 200 ms over 100k calls. Issue 26: no GUI stall over 16 ms.
 """
 
 from __future__ import annotations
@@ -28,11 +29,13 @@ sys.path.insert(0, str(Path(__file__).resolve().parents[2]))
 
 import qasync  # noqa: E402
 import yaml  # noqa: E402
-from PySide6.QtWidgets import QApplication  # noqa: E402
+from PySide6.QtWidgets import QApplication, QWidget  # noqa: E402
 
 from desktop.kernel.work import Source  # noqa: E402
+from desktop.usage.days import FILE_NAME as DAYS_FILE  # noqa: E402
 from desktop.usage.records import CallRecord  # noqa: E402
 from desktop.usage.report import first_day, midnight  # noqa: E402
+from tests.bench.bench_chat import StallMeter  # noqa: E402
 from tests.bench.figures import Figures  # noqa: E402
 
 RECORDS = 100_000
@@ -94,7 +97,17 @@ async def bench_window(figures: Figures, home: Path) -> None:
     size = (home / "data" / "usage.jsonl").stat().st_size / 1e6
     core = await asyncio.to_thread(build_core)
     bridge = CoreBridge(core)
-    for period in (1, 3):  # the last 30 days (what it opens on), then the year
+    stalls = StallMeter()
+    # The process's first window pays Qt's one-time start (fonts, style) whichever window it is; the tray app has
+    # paid it (its menu, from which Usage is opened) before, so a plain widget pays it here, outside the figures.
+    warm_up = QWidget()
+    warm_up.show()
+    await asyncio.sleep(0.2)
+    warm_up.close()
+    # The first open (no per-day summary beside the log yet: a first look after an upgrade) reads the period from
+    # the log's end and builds the summary behind it; later ones read the summary and the log's new lines.
+    for period, when in ((1, "first open"), (1, "open"), (3, "open")):
+        stalls.start()
         started = time.perf_counter()
         window = UsageWindow(core.get(Usage), bridge)
         window.period.setCurrentIndex(period)
@@ -104,16 +117,21 @@ async def bench_window(figures: Figures, home: Path) -> None:
         days = window.days
         while window.summary is None or window.summary.first != first_day(days):
             await asyncio.sleep(0.001)
-        await asyncio.sleep(0)  # the loop paints it
+        window.repaint()  # the filled window drawn, chart included
+        await asyncio.sleep(0)
         filled = time.perf_counter() - started
-        print(f"Usage window over {RECORDS:,} calls ({size:.1f} MB), last {days} days: shown in "
-              f"{shown * 1000:.0f} ms, filled in {filled * 1000:.0f} ms")
-        figures.add(f"Usage window, {RECORDS // 1000}k calls, last {days} days: shown", f"{shown * 1000:.0f} ms",
-                    "< 200 ms")
-        figures.add(f"Usage window, {RECORDS // 1000}k calls, last {days} days: filled", f"{filled * 1000:.0f} ms",
-                    "< 200 ms")
+        stall = stalls.stop()
+        name = f"Usage window, {RECORDS // 1000}k calls, last {days} days, {when}"
+        print(f"{name} ({size:.1f} MB): shown in {shown * 1000:.0f} ms, filled in {filled * 1000:.0f} ms, "
+              f"worst GUI stall {stall * 1000:.1f} ms")
+        figures.add(f"{name}: shown", f"{shown * 1000:.0f} ms", "< 200 ms")
+        figures.add(f"{name}: filled", f"{filled * 1000:.0f} ms", "< 200 ms")
+        figures.add(f"{name}: worst GUI stall", f"{stall * 1000:.1f} ms", "≤ 16 ms")
         window.close()
         window.deleteLater()
+        async with asyncio.timeout(30):  # the summary the first open started building, behind it
+            while not (home / "data" / DAYS_FILE).exists():
+                await asyncio.sleep(0.05)
     bridge.close()
 
 
@@ -135,6 +153,7 @@ def main() -> None:
         (home / "config.yaml").write_text(yaml.safe_dump({"model": "openai/bench",
                                                           "api_base": "http://127.0.0.1:9/v1"}))
         app = QApplication.instance() or QApplication([])
+        app.setQuitOnLastWindowClosed(False)  # as the tray app: closing one window between opens ends nothing
         loop = qasync.QEventLoop(app)
         asyncio.set_event_loop(loop)
         with loop:

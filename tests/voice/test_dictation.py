@@ -10,6 +10,10 @@ from array import array
 
 from desktop.core import Core
 from desktop.kernel import secrets
+from desktop.kernel.work import Source
+from desktop.providers.tokens import count_text
+from desktop.usage import Usage
+from desktop.usage.records import CallRecord
 from desktop.voice import Voice
 from desktop.voice.dictation import Dictation, Phase
 from desktop.voice.settings import VoiceConfig
@@ -163,3 +167,37 @@ async def test_cancel_drops_the_recording_and_sends_nothing(core: Core, fake: Fa
     assert listener.dictation.phase is Phase.IDLE and core.get(Voice).active is None
     await asyncio.sleep(0.3)
     assert not fake.uploads and not listener.heard and listener.dictation.problem is None
+
+
+async def recorded(core: Core) -> list[CallRecord]:
+    usage = core.get(Usage)
+    await usage.log.flush()
+    return await asyncio.to_thread(usage.log.read_since, 0)
+
+
+async def dictate(voice: Voice) -> list[str]:
+    listener = Listener(voice)
+    await listener.dictation.start()
+    await _until(lambda: listener.dictation.level > 0.5)
+    await listener.dictation.stop()
+    return listener.heard
+
+
+async def test_a_dictation_is_counted_in_usage_as_typed_work_with_what_the_server_reported(
+        core: Core, fake: FakeOpenAI, microphone: PulseServer) -> None:
+    voice = _voice(core, fake)
+    fake.add_transcripts(
+        {"text": "Hello there.", "usage": {"type": "tokens", "input_tokens": 120, "output_tokens": 4,
+                                           "total_tokens": 124}},
+        {"text": "Whisper bills by the second.", "usage": {"type": "duration", "seconds": 3.2}},
+        {"text": "A server that says nothing."})
+    for _ in range(3):
+        await dictate(voice)
+    reported, seconds, nothing = await recorded(core)
+    assert {r.source for r in (reported, seconds, nothing)} == {Source.CHAT}
+    assert {r.model for r in (reported, seconds, nothing)} == {"openai/whisper-1"}
+    assert (reported.prompt_tokens, reported.completion_tokens, reported.estimated) == (120, 4, False)
+    for estimated, text in ((seconds, "Whisper bills by the second."), (nothing, "A server that says nothing.")):
+        assert estimated.estimated and estimated.prompt_tokens == 0
+        assert estimated.completion_tokens == count_text(text, "openai/whisper-1")
+    assert reported.cost_usd is None  # a server on this computer: no price

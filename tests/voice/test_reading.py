@@ -12,6 +12,9 @@ from pathlib import Path
 
 from desktop.core import Core
 from desktop.kernel import secrets
+from desktop.kernel.work import Source
+from desktop.providers.tokens import count_text
+from desktop.usage import Usage
 from desktop.voice import Voice
 from desktop.voice.reading import NO_WAY, Phase, ReadAloud
 from desktop.voice.settings import VoiceConfig
@@ -209,3 +212,17 @@ def _spd_say_command() -> list[str] | None:
         if parent == os.getpid() and argv and argv[0].endswith(b"spd-say"):
             return [Path(argv[0].decode()).name, *(part.decode() for part in argv[1:])]
     return None
+
+
+async def test_reading_aloud_is_counted_in_usage_estimated_from_the_words_sent(
+        core: Core, fake: FakeOpenAI, speakers: PulseServer) -> None:
+    reader = _reader(core, fake)
+    fake.add_voices({"seconds": 0.3})
+    await reader.read("answer-1", ANSWER)
+    await _until(lambda: reader.phase is Phase.IDLE and len(fake.speeches) == 1, timeout=20)
+    usage = core.get(Usage)
+    await usage.log.flush()
+    [record] = await asyncio.to_thread(usage.log.read_since, 0)
+    assert (record.source, record.model, record.estimated) == (Source.CHAT, "openai/tts-1", True)
+    assert (record.prompt_tokens, record.completion_tokens) == (count_text(WORDS, "openai/tts-1"), 0)
+    assert record.cost_usd is None  # a server on this computer: no price

@@ -36,7 +36,7 @@ from desktop.ui.skills.model import GREEN, RED
 from desktop.ui.usage.chart import COLOURS, DayBars, cost_text
 from desktop.usage import Usage
 from desktop.usage.records import CallRecord
-from desktop.usage.report import Summary, Totals, first_day, midnight, summarize, to_csv, tokens_text
+from desktop.usage.report import Summary, Totals, first_day, midnight, to_csv, tokens_text
 from desktop.usage.settings import BudgetsConfig
 
 PERIODS = ((7, "Last 7 days"), (30, "Last 30 days"), (90, "Last 90 days"), (365, "Last year"))
@@ -112,11 +112,11 @@ class UsageWindow(QWidget):
             spawn(self.reload())
 
     async def reload(self) -> None:
-        """Read the period's calls (on a worker thread) and show them."""
-        first = first_day(self.days)
-        log = self.usage.log
-        self.summary = await asyncio.to_thread(lambda: summarize(log.read_since(midnight(first)), first))
-        self._titles = {info.key: info.title for info in await self.bridge.list_chats()}
+        """Add up the period (off the GUI thread, from the per-day summary) while the chats' titles are read, then
+        show both at once: `summary` is set only when the window is filled."""
+        summary, chats = await asyncio.gather(self.usage.summary(first_day(self.days)), self.bridge.list_chats())
+        self._titles = {info.key: info.title for info in chats}
+        self.summary = summary
         self.show_summary()
 
     def _counted(self, record: CallRecord) -> None:

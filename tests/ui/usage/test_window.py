@@ -18,6 +18,7 @@ from desktop.kernel.work import Source
 from desktop.ui.bridge import CoreBridge
 from desktop.ui.usage.window import UsageWindow
 from desktop.usage import Usage
+from desktop.usage.days import FILE_NAME
 from desktop.usage.records import CallRecord
 from desktop.usage.report import midnight
 from desktop.usage.settings import BudgetsConfig
@@ -62,8 +63,7 @@ async def window(logged: None, bridge: CoreBridge, qtbot) -> AsyncIterator[Usage
     made = UsageWindow(bridge.core.get(Usage), bridge)
     qtbot.addWidget(made)
     made.show()
-    await until(lambda: made.totals.text() != "Counting…", message="the log is read and shown")  # not summary:
-    # it is set before the chats' titles are read, and shown after
+    await until(lambda: made.totals.text() != "Counting…", message="the log is read and shown")
     yield made
 
 
@@ -72,10 +72,12 @@ def rows(window: UsageWindow, table: str) -> list[list[str]]:
     return [[tree.topLevelItem(r).text(c) for c in range(3)] for r in range(tree.topLevelItemCount())]
 
 
-async def test_the_last_30_days_by_day_source_chat_and_job(window: UsageWindow, bridge: CoreBridge,
+async def test_the_last_30_days_by_day_source_chat_and_job(window: UsageWindow, bridge: CoreBridge, home_dir: Path,
                                                            fake: FakeOpenAI, tmp_path: Path, today: date) -> None:
     assert window.totals.text() == ("<b>Last 30 days</b>: 4 model calls, 16,320 tokens (1,000 of them read from "
                                     "cache), $0.0500")
+    # Read from the log's end the first time; the per-day summary the later reads add up from is built behind it.
+    await until(lambda: (home_dir / "data" / FILE_NAME).exists(), message="the per-day summary is built")
     assert rows(window, "chats") == [["Trip plans", "4,400", "$0.0200"], ["quick:abc", "770", "—"]]
     assert rows(window, "jobs") == [["Heartbeat", "9,100", "$0.0250"], ["Reminders in Trip plans", "2,050",
                                                                          "$0.0050"]]
