@@ -67,8 +67,8 @@ log = logging.getLogger(__name__)
 S = TypeVar("S")
 # Every feature, in the order they attach unless one requires another (desktop/kernel/host.py).
 FEATURES: tuple[Feature, ...] = (tools.FEATURE, approvals.FEATURE, scheduler.FEATURE, skills.FEATURE, memory.FEATURE,
-                                 mcp.FEATURE, reminders.FEATURE, heartbeat.FEATURE, subagents.FEATURE,
-                                 checkpoints.FEATURE, DESKTOP_CONTEXT, usage.FEATURE, chats.FEATURE,
+                                 mcp.FEATURE, usage.FEATURE, reminders.FEATURE, heartbeat.FEATURE,
+                                 subagents.FEATURE, checkpoints.FEATURE, DESKTOP_CONTEXT, chats.FEATURE,
                                  keepawake.FEATURE, voice.FEATURE)
 CLOSE_WITHIN = 5.0  # seconds each feature gets to stop on close; one taking longer is left behind: Quit never hangs
 

@@ -104,7 +104,7 @@ async def test_each_answer_and_the_header_show_what_the_model_calls_used(window:
         "This answer: 1 model call\n3,000 prompt tokens (0 cached)\n100 completion tokens\nno price: local model")
     assert await hover(window, answer_index(window, FILES)) == FIRST_TIP  # the first answer kept its own
     question = next(i for i, r in enumerate(window.view.model().rows) if r.kind is Kind.USER)
-    assert await hover(window, question) == ""  # only answers tell what they used
+    assert not (await hover(window, question)).startswith("This")  # only answers tell what they used
 
 
 async def test_after_a_restart_the_answers_and_the_header_show_the_same(

@@ -95,14 +95,14 @@ async def test_the_speaker_is_over_answers_only_with_the_setting_on(
     fake.add({"content": "Oslo."})
     chat = await _chat(qtbot, bridge)
     await _ask(qtbot, chat, "Capital of Norway?")
-    assert _offered(chat, 1) == ["Copy", "↻ Regenerate"]  # off by default
+    assert _offered(chat, 1) == ["Copy", "↻ Regenerate", "Branch"]  # off by default
 
     _voice(bridge, fake)
-    assert _offered(chat, 1) == ["Copy", "↻ Regenerate", "Read aloud"]
+    assert _offered(chat, 1) == ["Copy", "↻ Regenerate", "Branch", "Read aloud"]
     assert _strip(chat).speaker.toolTip() == "Read this answer aloud (openai/tts-1, voice alloy)"
     assert _strip(chat).isHidden()  # nothing read, nothing to say
     _shot(chat, "chat-answer-with-speaker.png")
-    assert _offered(chat, 0) == ["Copy", "Edit"]  # not over the question
+    assert _offered(chat, 0) == ["Copy", "Edit", "Branch"]  # not over the question
 
 
 async def test_a_click_reads_the_answer_aloud_and_stop_silences_it(
