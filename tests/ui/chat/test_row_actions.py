@@ -131,6 +131,18 @@ async def test_regenerated_answers_are_kept_to_flip_through_and_the_one_shown_is
     window.grab().save("/tmp/alts-1of3.png")
     assert [r.text for r in model_of(window).rows] == ["a name for my cat?", "Call her Miso."]
 
+    reopened = ChatWindow(bridge)  # the chat opened afresh shows where the person left it
+    qtbot.addWidget(reopened)
+    reopened.resize(900, 640)
+    reopened.show()
+    reopened.show_session("desktop:test")
+    await until(lambda: reopened.models["desktop:test"].loaded)
+    hover(reopened, 0)
+    hover(reopened, 1)
+    assert reopened.view.row_actions.count_label.text() == "1/3"
+    assert reopened.models["desktop:test"].rows[-1].text == "Call her Miso."
+    reopened.close()
+
     fake.add({"content": "Then Pepper."})
     await ask(qtbot, window, "and a second cat?")
     sent = json.dumps(fake.requests[-1]["messages"])
