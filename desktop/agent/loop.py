@@ -259,7 +259,7 @@ class AgentLoop:
         if titled:  # before the first write, so the file's metadata line carries it
             session.metadata["title"] = _title_from(msg.content or " ".join(Path(m).name for m in msg.media))
         written = "created_at" in session.metadata  # the metadata line is already on disk
-        replaced = await self.sessions.drop_last_turn(session) if msg.redo else []
+        replaced = await self.sessions.drop_last_turn(session, msg.content) if msg.redo else []
         await self.sessions.append(session, user)
         if titled and written:
             await self.sessions.rewrite(session)  # rare: a chat that began with a notice or a command

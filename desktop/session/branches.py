@@ -8,11 +8,13 @@ from __future__ import annotations
 
 from typing import Any
 
+from desktop.session.alternatives import KEY as ALTERNATIVES
+
 BRANCH_OF = "branch_of"  # the parent chat's key
 SHARED = "shared"  # how many of the parent's messages, from its first, are this chat's history too
 SHARED_SHOWN = "shared_shown"  # how many of those the person sees as messages (the chat list's count)
 LINK_KEYS = (BRANCH_OF, SHARED, SHARED_SHOWN)
-_NOT_INHERITED = ("title", "pinned", "created_at", "updated_at", *LINK_KEYS)
+_NOT_INHERITED = ("title", "pinned", "created_at", "updated_at", ALTERNATIVES, *LINK_KEYS)
 
 
 def parent_of(metadata: dict[str, Any]) -> str:

@@ -17,6 +17,7 @@ from typing import Any
 from urllib.parse import quote, unquote
 
 from desktop.kernel.atomic import append_jsonl, atomic_write_text, read_jsonl
+from desktop.session import alternatives
 from desktop.session.branches import (
     BRANCH_OF,
     SHARED_SHOWN,
@@ -145,14 +146,16 @@ class SessionStore:
             await self._keep_branches(session.key, session.messages)
             await asyncio.to_thread(_write_records, self.path_for(session.key), self._records(session))
 
-    async def drop_last_turn(self, session: Session) -> list[dict[str, Any]]:
-        """Retry, Regenerate, Edit: the person asked for the last turn (from its question on) to be replaced;
-        returns what was dropped. A turn already archived into memory stays."""
+    async def drop_last_turn(self, session: Session, asked: str | None = None) -> list[dict[str, Any]]:
+        """Retry, Regenerate, Edit: the person asked for the last turn (from its question on) to be replaced by
+        the question `asked`; returns what was dropped. Asked again as it was, the answer it had is kept as an
+        alternative (desktop/session/alternatives.py). A turn already archived into memory stays."""
         messages = session.messages
         start = max((i for i, m in enumerate(messages) if m.get("role") == "user"), default=len(messages))
         if start < session.last_consolidated:
             return []
         dropped = session.messages[start:]
+        alternatives.keep(session.metadata, dropped, start, asked)
         del session.messages[start:]
         await self.rewrite(session)
         return dropped

@@ -17,6 +17,7 @@ from desktop.core import Core
 from desktop.kernel.bus import ChatDeleted, Event, InboundMessage
 from desktop.kernel.questions import Questions
 from desktop.kernel.taskset import TaskSet
+from desktop.session import alternatives
 from desktop.session.chat_model import choose_model
 from desktop.session.pins import set_pinned
 from desktop.session.search import ChatHit, search_chats
@@ -72,10 +73,13 @@ class CoreBridge(QObject):
         return await self.core.sessions.load(key)
 
     async def update_chat(self, key: str, *, title: str | None = None, model: str | None = None,
-                          pinned: bool | None = None) -> None:
-        """Rename a chat, keep a model as its own (desktop/session/chat_model.py), or pin it (session/pins.py).
-        Raises OSError when its file cannot be written; the chat keeps what it had."""
+                          pinned: bool | None = None, answer: int | None = None) -> None:
+        """Rename a chat, keep a model as its own (desktop/session/chat_model.py), pin it (session/pins.py), or
+        show answer `answer` of its last question's regenerated ones (session/alternatives.py). Raises OSError
+        when its file cannot be written; the chat keeps what it had."""
         session = await self.core.sessions.load(key)
+        if answer is not None and not self.conversations.busy(key):  # a running turn is writing that answer
+            await alternatives.choose(self.core.sessions, session, answer)
         if model is not None:
             await choose_model(self.core.sessions, session, model)
         if pinned is not None:

@@ -447,6 +447,11 @@ class MessageView(QAbstractScrollArea):
         else:
             QToolTip.hideText()
 
+    def offer_actions_at_pointer(self) -> None:
+        """The toolbar again over the row under a pointer that stayed still while the rows changed (‹ or ›
+        flipped the answer), so the next click lands on it too."""
+        self._offer_actions(QPointF(self.viewport().mapFromGlobal(QCursor.pos())))
+
     def _offer_actions(self, pos: QPointF) -> None:
         """The toolbar over the user or assistant message under the pointer (`pos` in viewport coordinates)."""
         hit = self._hit(pos)

@@ -35,11 +35,12 @@ from PySide6.QtWidgets import (
 from shiboken6 import isValid
 
 from desktop.agent.commands import STOP
-from desktop.conversation.transcript import ChatRow, rows_from_messages
+from desktop.conversation.transcript import ChatRow, Kind, rows_from_messages
 from desktop.kernel.bus import ChatSetAside, Event, TurnError, TurnFinished, TurnStarted
 from desktop.kernel.channels import Channel, channel_of, session_key
 from desktop.kernel.paths import home
 from desktop.kernel.taskset import spawn
+from desktop.session import alternatives
 from desktop.ui.bridge import CoreBridge
 from desktop.ui.chat.composer import Composer
 from desktop.ui.chat.find_bar import FindBar
@@ -126,6 +127,9 @@ class ChatWindow(QWidget):
         actions.regenerate_requested.connect(self.retry)
         actions.edit_requested.connect(self.edit)
         actions.branch_requested.connect(lambda row: spawn(self.branch_from(row)))
+        self._alternatives: dict[str, tuple[int, int] | None] = {}  # per chat: its last answer's, as last read
+        actions.alternatives = lambda: self._alternatives.get(self.current_key)
+        actions.answer_requested.connect(lambda index: spawn(self.show_answer(index)))
         self._editing: ChatRow | None = None  # the question being edited in the composer
         self._edit_branches = False  # sending the edited question makes a branch (it was an earlier one)
         self.view.settings_requested.connect(self.settings_requested)
@@ -430,7 +434,34 @@ class ChatWindow(QWidget):
         session = await self.bridge.load_chat(model.session_key)
         rows = await asyncio.to_thread(rows_from_messages, list(session.messages))
         if self.models.get(model.session_key) is model:
+            self._alternatives[model.session_key] = alternatives.of(session)
             model.load(rows)
+
+    async def _read_alternatives(self, key: str) -> None:
+        """What the last answer's "‹ 2/3 ›" says, read again once a turn ended (Regenerate may have kept one)."""
+        self._alternatives[key] = alternatives.of(await self.bridge.load_chat(key))
+
+    async def show_answer(self, index: int) -> None:
+        """‹ or ›: the last question's answer `index` is shown in place and becomes the chat's history."""
+        model = self.models.get(self.current_key)
+        if model is None or model.busy:
+            return
+        try:
+            await self.bridge.update_chat(model.session_key, answer=index)
+        except OSError as exc:
+            self.composer.say(f"The chat could not be saved: {exc.strerror or exc}", error=True)
+            return
+        session = await self.bridge.load_chat(model.session_key)
+        rows = await asyncio.to_thread(rows_from_messages, list(session.messages))
+        question = model.last_user()
+        start = max((i for i, r in enumerate(rows) if r.kind is Kind.USER), default=-1) + 1
+        if question is None or model.busy or start == 0:
+            return
+        self._alternatives[model.session_key] = alternatives.of(session)
+        model.drop_after(question)  # the question stays where it is; only its answer changes, in place
+        for row in rows[start:]:
+            model.append(row)
+        self.view.offer_actions_at_pointer()
 
     # -- events
 
@@ -446,6 +477,7 @@ class ChatWindow(QWidget):
             self.sidebar.set_busy(key, True)
         elif isinstance(event, (TurnFinished, TurnError)):
             self.sidebar.set_busy(key, False)
+            spawn(self._read_alternatives(key))
             self._refresh_timer.start()  # titles and order change when a turn ends
         self.sidebar.set_asking(set(self.bridge.conversations.asking()))
 

@@ -98,3 +98,54 @@ async def test_moving_from_message_to_message_keeps_every_line_in_view(window: C
     hover(window, 0, QPointF(bubble.right() - 40, bubble.top() + 24))  # then over the short question's text
     assert window.view.selector.placed is not None and window.view.selector.placed[1] is not answer
     assert answer.size().height() == lines  # the answer was not re-wrapped to the question's narrow width
+
+
+async def test_regenerated_answers_are_kept_to_flip_through_and_the_one_shown_is_history(
+        window: ChatWindow, bridge: CoreBridge, fake: FakeOpenAI, qtbot) -> None:  # type: ignore[no-untyped-def]
+    fake.add({"content": "Call her Miso."}, {"content": "Call her Pepper."}, {"content": "Call her Luna."})
+    await ask(qtbot, window, "a name for my cat?")
+    actions = window.view.row_actions
+    hover(window, 1)
+    assert not actions.count_label.isVisible()  # one answer: nothing to flip through
+    for answer in ("Call her Pepper.", "Call her Luna."):
+        hover(window, 0)
+        hover(window, 1)
+        qtbot.mouseClick(actions.regenerate_button, Qt.MouseButton.LeftButton)
+        await until(lambda a=answer: not model_of(window).busy and model_of(window).rows[-1].text == a,  # type: ignore[misc]
+                    timeout=TURN)
+
+    def counted() -> str:  # what the last answer's toolbar says, hovered afresh
+        hover(window, 0)
+        hover(window, 1)
+        return actions.count_label.text() if actions.count_label.isVisible() else ""
+    await until(lambda: counted() == "3/3")
+    assert not actions.next_button.isEnabled()
+    window.grab().save("/tmp/alts-3of3.png")
+    for shown, answer in (("2/3", "Call her Pepper."), ("1/3", "Call her Miso.")):
+        qtbot.mouseClick(actions.previous_button, Qt.MouseButton.LeftButton)  # ‹
+        await until(lambda a=answer: model_of(window).rows[-1].text == a)  # type: ignore[misc]
+        hover(window, 0)
+        hover(window, 1)
+        assert actions.count_label.text() == shown
+    assert not actions.previous_button.isEnabled()
+    window.grab().save("/tmp/alts-1of3.png")
+    assert [r.text for r in model_of(window).rows] == ["a name for my cat?", "Call her Miso."]
+
+    reopened = ChatWindow(bridge)  # the chat opened afresh shows where the person left it
+    qtbot.addWidget(reopened)
+    reopened.resize(900, 640)
+    reopened.show()
+    reopened.show_session("desktop:test")
+    await until(lambda: reopened.models["desktop:test"].loaded)
+    hover(reopened, 0)
+    hover(reopened, 1)
+    assert reopened.view.row_actions.count_label.text() == "1/3"
+    assert reopened.models["desktop:test"].rows[-1].text == "Call her Miso."
+    reopened.close()
+
+    fake.add({"content": "Then Pepper."})
+    await ask(qtbot, window, "and a second cat?")
+    sent = json.dumps(fake.requests[-1]["messages"])
+    assert "Call her Miso." in sent and "Call her Pepper." not in sent and "Call her Luna." not in sent
+    hover(window, 1)  # an earlier answer: it keeps its three, but does not flip
+    assert not actions.count_label.isVisible()
