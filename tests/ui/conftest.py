@@ -79,6 +79,20 @@ async def until(predicate: Callable[[], object], timeout: float = 10.0, message:
         await asyncio.sleep(0.01)
 
 
+async def open_chat(bridge: CoreBridge, qtbot: Any, key: str, panels: list[Callable[[], QWidget]]) -> Any:
+    """The chat window as the app builds it with `panels` in its header, shown at a usual size on chat `key`,
+    once that chat's messages are in."""
+    from desktop.ui.chat.window import ChatWindow
+
+    made = ChatWindow(bridge, panels)
+    qtbot.addWidget(made)
+    made.resize(900, 640)
+    made.show()
+    made.show_session(key)
+    await until(lambda: made.models[key].loaded, message=f"chat {key} loaded")
+    return made
+
+
 def wheel(widget: QWidget, notches: int = -1) -> None:
     """`notches` of the mouse wheel with the pointer over `widget` (negative: down the page)."""
     centre = widget.rect().center()

@@ -24,7 +24,7 @@ from tests.conftest import write_config
 from tests.fakeserver import FakeOpenAI
 from tests.mcp.conftest import FAST, stdio_server
 from tests.ui.approvals.test_cards import KEY, TURN, card_for, cards_of, tool_row, turn_over
-from tests.ui.conftest import until
+from tests.ui.conftest import open_chat, until
 
 SHOTS = os.environ.get("NANOBOT_SCREENSHOTS")
 
@@ -46,12 +46,7 @@ async def asking(qt_core: Core) -> AsyncIterator[CoreBridge]:
 
 @pytest.fixture
 async def window(asking: CoreBridge, qtbot: QtBot) -> ChatWindow:
-    made = ChatWindow(asking, [lambda: ApprovalCards(asking, with_background=True)])
-    qtbot.addWidget(made)
-    made.resize(900, 640)
-    made.show()
-    made.show_session(KEY)
-    await until(lambda: made.models[KEY].loaded)
+    made: ChatWindow = await open_chat(asking, qtbot, KEY, [lambda: ApprovalCards(asking, with_background=True)])
     return made
 
 

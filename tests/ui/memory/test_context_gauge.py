@@ -21,7 +21,7 @@ from desktop.ui.usage.chat import ChatUsagePanel
 from desktop.usage import Usage
 from desktop.usage.report import tokens_text
 from tests.fakeserver import FakeOpenAI
-from tests.ui.conftest import until
+from tests.ui.conftest import open_chat, until
 
 SHOTS = os.environ.get("NANOBOT_SCREENSHOTS")  # a folder: save what the header looks like, plain and nearly full
 KEY, OTHER = "desktop:gauge", "desktop:other"
@@ -31,14 +31,8 @@ PARTS = ("System prompt: ", "Skills: ", "Memory: ", "History: ", "Tool results: 
 @pytest.fixture
 async def window(bridge: CoreBridge, qtbot: Any) -> AsyncIterator[ChatWindow]:
     """The chat window as the app builds it with the gauge and the usage total beside it, open on chat KEY."""
-    made = ChatWindow(bridge, [lambda: ContextGaugePanel(bridge.core.get(Memory), bridge),
-                               lambda: ChatUsagePanel(bridge.core.get(Usage), bridge)])
-    qtbot.addWidget(made)
-    made.resize(900, 640)
-    made.show()
-    made.show_session(KEY)
-    await until(lambda: made.models[KEY].loaded)
-    yield made
+    yield await open_chat(bridge, qtbot, KEY, [lambda: ContextGaugePanel(bridge.core.get(Memory), bridge),
+                                               lambda: ChatUsagePanel(bridge.core.get(Usage), bridge)])
 
 
 def gauge(window: ChatWindow) -> ContextGaugePanel:
