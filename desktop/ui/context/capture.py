@@ -13,7 +13,7 @@ from contextlib import asynccontextmanager
 
 from PySide6.QtCore import QBuffer, QByteArray, QIODevice, QPoint
 from PySide6.QtGui import QClipboard, QCursor, QGuiApplication, QImage, QPixmap
-from PySide6.QtWidgets import QApplication, QWidget
+from PySide6.QtWidgets import QWidget
 from shiboken6 import isValid
 
 from desktop.context.quoting import Snippet, snippet
@@ -84,7 +84,9 @@ async def hidden_while(window: QWidget) -> AsyncIterator[None]:
     deadline = time.monotonic() + HIDE_WITHIN
     while window.isVisible() and time.monotonic() < deadline:
         await asyncio.sleep(0.02)
-    QApplication.sync()  # the unmap has reached the X server
+    # The loop's turns while we wait send the unmap to the X server. Never QApplication.sync() here: it runs
+    # Qt's event loop inside this step, and a task woken then is stepped inside it, fails to enter and never
+    # wakes again (tests/ui/context/test_capture.py).
     await asyncio.sleep(REPAINT_WAIT)
     try:
         yield
