@@ -103,6 +103,8 @@ async def test_an_approval_notification_has_allow_and_deny_buttons(
         assert notifier.notify(Notice("Trip plans: allow exec?", "touch a", OpenChat("desktop:trip"),
                                                    (("allow", "Allow once"), ("deny", "Deny")), pressed.append))
         await until(lambda: notifier._on_action)
+        # dbus-monitor writes the call to its log on its own time: under load after the reply is in
+        await until(lambda: "member=Notify" in desktop.notifications_log(), message="the Notify call in the bus log")
         log = desktop.notifications_log()
         assert 'string "allow"' in log and 'string "Allow once"' in log and 'string "Deny"' in log
         (note_id,) = notifier._on_action
