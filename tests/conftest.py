@@ -13,7 +13,6 @@ from pathlib import Path
 from typing import Any
 
 os.environ.setdefault("QT_QPA_PLATFORM", "offscreen")
-os.environ["LITELLM_LOCAL_MODEL_COST_MAP"] = "True"
 
 import keyring
 import pytest
@@ -22,17 +21,25 @@ import yaml
 from desktop.core import Core, build_core
 from desktop.kernel.bus import Event, InboundMessage, TurnError, TurnFinished
 from desktop.kernel.channels import Channel, session_key
-from desktop.providers.litellm_env import litellm
+from desktop.providers.helper import ask, model_helper
 from tests.fakeserver import FakeOpenAI
 from tests.memkeyring import MemoryKeyring
 
 pytest_plugins = ["tests.reaper", "tests.hangs", "tests.security.summary"]
 
 
-@pytest.fixture(scope="session", autouse=True)
-def _litellm_loaded() -> None:
-    """Import litellm once up front (seconds on a busy machine) so no test's own timeout pays for it."""
-    litellm()
+@pytest.fixture(autouse=True)
+def _model_helper_ready() -> None:
+    """This process's model helper running, its litellm loaded (seconds on a busy machine) before the test, so
+    no test's own timeout pays for it; every test's calls share it (tests/reaper.py lets it outlive a test), and
+    it is started again here when it closed itself after idling."""
+    if not model_helper().running:
+        asyncio.run(warm_model_helper())
+
+
+async def warm_model_helper() -> None:
+    """The helper started, with its library loaded (a table lookup waits for the load)."""
+    await ask("key_needs", model="openai/gpt-4o-mini")
 
 
 @pytest.fixture(autouse=True)

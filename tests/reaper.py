@@ -4,7 +4,9 @@ pytest becomes a child subreaper (Linux prctl), so a process whose parent exits 
 instead of init and stays in pytest's tree. The tree is noted before each test; after its teardown, a process
 that appeared since and still runs is the test's: it is killed (with its process group when it leads one;
 SIGTERM, then SIGKILL) and the test errors, naming it (a test that failed already only gets it listed in the
-summary). A process started while a longer-scoped fixture (module, session) set up belongs to that fixture,
+summary). The model helper this process starts for its model calls (desktop/providers/helper.py) is shared by
+every test of the process, as by every chat of an app: it outlives the test that started it, closes itself when
+idle and is killed at the end of the session. A process started while a longer-scoped fixture (module, session) set up belongs to that fixture,
 with everything it starts: it may outlive a test, and is checked when the fixture is finalized. At the end of
 the session, and when the run is stopped (SIGTERM is turned into an interrupt, so teardown runs), anything
 still running under pytest is killed.
@@ -26,6 +28,7 @@ import pytest
 PR_SET_CHILD_SUBREAPER = 36
 EXIT_GRACE = 2.0  # seconds a leftover process gets to finish exiting on its own (it may just have been told to)
 TERM_GRACE = 3.0  # seconds between SIGTERM and SIGKILL
+HELPER_FLAG = "--model-helper"
 
 
 @dataclass(frozen=True)
@@ -227,9 +230,15 @@ def pytest_runtest_teardown(item: pytest.Item, nextitem: pytest.Item | None) -> 
     return result
 
 
+def _shared_helper(proc: Proc) -> bool:
+    """This process's own model helper (see the module's docstring)."""
+    return proc.ppid == os.getpid() and HELPER_FLAG in proc.command.split()
+
+
 def _kill_leftovers(item: pytest.Item) -> list[Proc]:
     now = tree()
-    left = [proc for proc in now.values() if proc.key not in _before and not _belongs_elsewhere(proc, now, _before)]
+    left = [proc for proc in now.values() if proc.key not in _before and not _belongs_elsewhere(proc, now, _before)
+            and not _shared_helper(proc)]
     left = _wait_gone(left, EXIT_GRACE)
     if left:
         kill(left)

@@ -37,6 +37,10 @@ def build_parser() -> argparse.ArgumentParser:
 
 def main(argv: list[str] | None = None) -> int:
     argv = sys.argv[1:] if argv is None else argv
+    if argv[:1] == ["--model-helper"] and len(argv) == 2:  # the app's own model helper, not a person's command
+        from desktop.providers.helper_main import run
+
+        return run(argv[1])
     if remote.open_quick(argv):
         return 0
     code = remote.forward(argv)

@@ -15,7 +15,8 @@ from desktop.keepawake.inhibitor import Unavailable, inhibit, release
 from desktop.kernel import secrets
 from desktop.kernel.paths import home
 from desktop.mcp.settings import McpConfig, McpServerConfig
-from desktop.providers.llm import LLMProvider, ProviderError, provider_name
+from desktop.providers.helper import HelperFailed, HelperGone
+from desktop.providers.llm import LLMProvider, ProviderError
 from desktop.scheduler.settings import SchedulesConfig
 from desktop.tools.limits import Limits
 from desktop.tools.limits import describe as describe_limits
@@ -62,9 +63,12 @@ def run(args: argparse.Namespace) -> int:
         print("model:      not configured (set `model` in config.yaml or open Settings)")
         return 0
     where = f" via {config.api_base}" if config.api_base else ""
-    print(f"model:      {config.model} (provider {provider_name(config.model)}){where}")
-    if not args.offline:
-        print(f"reachable:  {asyncio.run(_probe(LLMProvider(config)))}")
+    if args.offline:  # no model helper either: it would load the model library (seconds) to name the provider
+        print(f"model:      {config.model}{where}")
+        return 0
+    provider, reachable = asyncio.run(_probe(LLMProvider(config)))
+    print(f"model:      {config.model} (provider {provider}){where}")
+    print(f"reachable:  {reachable}")
     return 0
 
 
@@ -92,10 +96,15 @@ async def _keep_awake(wanted: bool) -> str:
     return "yes: logind holds off sleep while background work runs"
 
 
-async def _probe(provider: LLMProvider) -> str:
+async def _probe(provider: LLMProvider) -> tuple[str, str]:
+    """The model's provider as litellm names it, and whether one request for one token is answered."""
     provider.config.provider.retry_delays = []
+    try:
+        name = (await provider.key_needs(provider.config.model))["provider"]
+    except (HelperGone, HelperFailed) as exc:
+        return "unknown", f"no — {exc}"
     try:
         await provider.chat([{"role": "user", "content": "ping"}], max_tokens=1, allow_empty=True)
     except ProviderError as exc:
-        return f"no — {exc}"
-    return "yes"
+        return name, f"no — {exc}"
+    return name, "yes"

@@ -6,19 +6,21 @@ from __future__ import annotations
 
 import logging
 
+from desktop.providers.helper import HelperFailed, HelperGone, ask
+
 log = logging.getLogger(__name__)
+_answers: dict[str, bool] = {}
 
 
-def sees_images(model: str) -> bool:
-    """True when litellm lists `model` (as configured, e.g. "openai/gpt-4o") as supporting vision.
-    litellm is imported at start-up off the GUI thread, so this is a dictionary lookup by the time a person
-    attaches a screenshot."""
+async def sees_images(model: str) -> bool:
+    """True when litellm lists `model` (as configured, e.g. "openai/gpt-4o") as supporting vision. Asked of the
+    model helper once per model (a picture attached: a call is coming, so starting it is no waste)."""
     if not model:
         return False
-    from desktop.providers.litellm_env import litellm
-
-    try:
-        return bool(litellm().supports_vision(model=model))
-    except Exception:  # an unknown provider prefix: litellm raises instead of saying no
-        log.debug("litellm does not know %s", model, exc_info=True)
-        return False
+    if model not in _answers:
+        try:
+            _answers[model] = bool(await ask("sees_images", model=model))
+        except (HelperGone, HelperFailed) as exc:
+            log.warning("could not tell whether %s reads images: %s", model, exc)
+            return False
+    return _answers[model]

@@ -2,11 +2,11 @@
 
 from __future__ import annotations
 
-import functools
 import re
-from collections.abc import Collection, Iterable
+from collections.abc import Collection, Iterable, Mapping
+from typing import Any
 
-from desktop.providers.litellm_env import litellm
+from desktop.providers.helper import ask
 
 # litellm lists these under "chat" too, but nobody picks them to chat with: fine-tunes (`ft:`, usable only by
 # their owner), the code container, and speech, image, embedding and moderation models.
@@ -21,11 +21,22 @@ POPULAR = ("openai", "anthropic", "openrouter", "gemini", "deepseek", "mistral",
            "ollama_chat")
 
 
-@functools.cache
-def chat_models() -> dict[str, list[str]]:
-    """provider -> sorted "provider/model" strings. Slow the first time (imports litellm): call off the GUI thread."""
+_models: dict[str, list[str]] | None = None
+
+
+async def chat_models() -> dict[str, list[str]]:
+    """provider -> sorted "provider/model" strings, asked of the model helper once (it starts it: the model
+    picker is open, a call is likely)."""
+    global _models
+    if _models is None:
+        _models = await ask("chat_models")
+    return _models
+
+
+def group(model_cost: Mapping[str, Any]) -> dict[str, list[str]]:
+    """litellm's price map's chat models by provider (in the model helper: desktop/providers/lookups.py)."""
     grouped: dict[str, set[str]] = {}
-    for name, info in litellm().model_cost.items():
+    for name, info in model_cost.items():
         if not isinstance(info, dict) or info.get("mode") != "chat":
             continue
         provider = str(info.get("litellm_provider") or "")

@@ -4,12 +4,10 @@ One request with no retries; a failure says what to check (desktop/providers/fai
 
 from __future__ import annotations
 
-import asyncio
 import dataclasses
 import time
 
 from desktop.config import Config
-from desktop.providers.litellm_env import litellm
 from desktop.providers.llm import LLMProvider, ProviderError
 from desktop.providers.settings import ProviderConfig
 
@@ -23,8 +21,8 @@ class _TrialProvider(LLMProvider):
         super().__init__(config)
         self._typed_key = key
 
-    def api_key(self, model: str) -> str | None:
-        return self._typed_key or super().api_key(model)
+    async def api_key(self, model: str) -> str | None:
+        return self._typed_key or await super().api_key(model)
 
 
 async def test_connection(config: Config, typed_key: str | None = None, timeout: float = TEST_TIMEOUT) -> str:
@@ -32,7 +30,6 @@ async def test_connection(config: Config, typed_key: str | None = None, timeout:
     raises ProviderError whose message says what went wrong in plain words."""
     if not config.model:
         raise ProviderError("Choose a model first.")
-    await asyncio.to_thread(litellm)  # the first import takes seconds: not on the GUI thread
     trial = dataclasses.replace(config, provider=ProviderConfig(timeout=timeout, retry_delays=[]))
     started = time.monotonic()
     await _TrialProvider(trial, typed_key or None).chat(

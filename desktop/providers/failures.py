@@ -9,7 +9,6 @@ from typing import Any
 
 import httpx
 
-from desktop.config import Config
 from desktop.providers.litellm_env import litellm
 from desktop.providers.server_models import ServerModelsError, list_server_models
 
@@ -41,11 +40,11 @@ def server_root(api_base: str) -> str:
     return re.sub(r"/v1/?$", "", api_base.rstrip("/"))
 
 
-async def classify(exc: Exception, config: Config, model: str, timeout: float) -> tuple[FailureKind, str]:
-    """The kind of a failed call and the sentence to show. `exc` is what litellm raised."""
+async def classify(exc: Exception, api_base: str | None, model: str, timeout: float) -> tuple[FailureKind, str]:
+    """The kind of a failed call and the sentence to show. `exc` is what litellm raised (in the model helper)."""
     lm = litellm()
     provider = model.split("/", 1)[0] if "/" in model else "the provider"
-    where = f"the model server at {server_root(config.api_base)}" if config.api_base else provider
+    where = f"the model server at {server_root(api_base)}" if api_base else provider
     status = getattr(exc, "status_code", None)
     if is_quota(exc):
         return FailureKind.QUOTA, (f"The {provider} account is out of quota or credit, so {provider} refused the "
@@ -55,13 +54,13 @@ async def classify(exc: Exception, config: Config, model: str, timeout: float) -
                                  f"Check the {provider} key in Settings.")
     if isinstance(exc, lm.NotFoundError) or status == 404:
         return FailureKind.MODEL, f"{where[0].upper()}{where[1:]} does not know the model '{model}'." \
-            + await _offered(config)
+            + await _offered(api_base)
     if isinstance(exc, lm.Timeout) or isinstance(exc, TimeoutError):
         return FailureKind.UNREACHABLE, (f"No answer from {where} within {timeout:g} s. "
-                                         + ("Is it running?" if config.api_base else "Try again in a moment."))
+                                         + ("Is it running?" if api_base else "Try again in a moment."))
     if isinstance(exc, (lm.APIConnectionError, ConnectionError)) or _connection_failed(exc):
-        if config.api_base:
-            return FailureKind.UNREACHABLE, f"Can't reach the model server at {server_root(config.api_base)} — " \
+        if api_base:
+            return FailureKind.UNREACHABLE, f"Can't reach the model server at {server_root(api_base)} — " \
                                             "is it running?"
         return FailureKind.UNREACHABLE, f"Can't reach {provider}. Check the internet connection."
     if isinstance(exc, lm.RateLimitError) or status == 429:
@@ -83,11 +82,11 @@ def _connection_failed(exc: BaseException) -> bool:
     return False
 
 
-async def _offered(config: Config) -> str:
-    if not config.api_base:
+async def _offered(api_base: str | None) -> str:
+    if not api_base:
         return " Check the model name in Settings."
     try:
-        names = await list_server_models(config.api_base)
+        names = await list_server_models(api_base)
     except ServerModelsError:
         return " Check the model name in Settings."
     if not names:

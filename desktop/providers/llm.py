@@ -1,11 +1,12 @@
-"""Streaming chat completions through litellm, with our own retry policy and key lookup."""
+"""Chat completions as the agent asks for them: the retry policy, the key for each call and the meter, in the
+app; the call itself (litellm, streaming) in the model helper (desktop/providers/streaming.py, reached through
+desktop/providers/helper.py)."""
 
 from __future__ import annotations
 
 import asyncio
 import logging
 import os
-import re
 import threading
 from collections.abc import Callable
 from dataclasses import dataclass, field
@@ -13,13 +14,12 @@ from typing import Any, Protocol
 
 from desktop.config import Config
 from desktop.kernel import secrets
-from desktop.providers.failures import FailureKind, classify, is_quota
-from desktop.providers.litellm_env import litellm
+from desktop.providers.failures import FailureKind
+from desktop.providers.helper import HelperFailed, HelperGone, ask, model_helper, warm
 from desktop.providers.model_thread import run_on_model_thread, to_caller
 
 log = logging.getLogger(__name__)
 
-RETRY_STATUS = {408, 409, 429}
 NO_KEY = "no-key-needed"
 DeltaSink = Callable[[str], None]
 RetrySink = Callable[[int, int, float], None]  # try number, tries in all, seconds until it
@@ -84,65 +84,39 @@ class IncompleteAnswer(StreamBroken):
         self.partial = partial
 
 
-class _CutOff(Exception):
-    """The stream ended without the model saying it was done (no finish_reason)."""
-
-
-class _Empty(Exception):
-    """The model finished with neither text nor tool calls."""
-
-
-class _TooLong(Exception):
-    """The stream outlasted its bound while content kept arriving."""
-
-    def __init__(self, seconds: float) -> None:
-        super().__init__(f"no end after {seconds:.0f} s")
-        self.seconds = seconds
-
-
-class _Stalled(Exception):
-    """The stream stayed open but brought no content (only keep-alives or empty chunks) for `seconds`."""
-
-    def __init__(self, seconds: float) -> None:
-        super().__init__(f"no content for {seconds:g} s")
-        self.seconds = seconds
-
-
-# A stream may take `provider.timeout` for each piece of content, and this many times that in all: a stream
-# that keeps sending content and never finishes must still end.
-WHOLE_ANSWER_FACTOR = 10
-
-
-def provider_name(model: str) -> str:
-    """The provider as litellm spells it (the part before the first '/')."""
-    if "/" in model:
-        return model.split("/", 1)[0]
-    try:
-        return str(litellm().get_llm_provider(model)[1])
-    except Exception:
-        return "openai"
-
-
 class LLMProvider:
     def __init__(self, config: Config, sleep: Callable[[float], Any] = asyncio.sleep) -> None:
         self.config = config
         self._sleep = sleep
         self._refused_without_key: set[str] = set()  # api_base servers that answered 401 to no key
+        self._needs: dict[str, dict[str, Any]] = {}  # model -> its provider and the variables its key may be in
         self.meter: Meter | None = None  # the one place every call passes (a feature sets it)
 
-    def api_key(self, model: str) -> str | None:
+    async def api_key(self, model: str) -> str | None:
         """The key to send to the chat's server (`api_base`). Blocking: call it on the model thread."""
-        return self.key_for(model, self.config.api_base)
+        return await self.key_for(model, self.config.api_base)
 
-    def key_for(self, model: str, base: str | None) -> str | None:
+    async def key_needs(self, model: str) -> dict[str, Any]:
+        """{"provider": litellm's name for the model's provider, "missing": the environment variables that would
+        hold its key and are unset in the helper}; asked of the helper once per model (the helper's environment
+        is this process's when it started)."""
+        found = self._needs.get(model)
+        if found is None:
+            found = self._needs[model] = await ask("key_needs", model=model)
+        return found
+
+    async def key_for(self, model: str, base: str | None) -> str | None:
         """The key to send for `model` at `base` (None: the provider's own servers). The OS keyring is asked
         only when a key is really needed: not when the provider's environment variable is set or the provider
         takes none, and for a server at `base` (usually local, keyless) only once it refused a request without
         one (`refused_without_key`). Blocking: call it on the model thread."""
-        provider = provider_name(model)
-        missing = litellm().validate_environment(model=model).get("missing_keys") or []
-        if not missing or any(os.environ.get(m) is not None for m in missing):
+        needs = await self.key_needs(model)
+        provider, missing = needs["provider"], needs["missing"]
+        if not missing:
             return None  # litellm finds it itself (or needs none)
+        for name in missing:  # set here since the helper started (its environment is a copy from then)
+            if name.endswith(("_KEY", "_TOKEN")) and os.environ.get(name):
+                return os.environ[name]
         if base and base not in self._refused_without_key:
             known = secrets.get_key(provider) if secrets.known_key(provider) else None  # known: no keyring call
             return known or NO_KEY  # the client wants some key; keyless servers ignore it
@@ -158,9 +132,9 @@ class LLMProvider:
                             f"`nanobot-tray keys set {provider}` or set {missing[0]}.", FailureKind.KEY)
 
     async def prepare(self) -> None:
-        """Load the model library (seconds, once) on a worker thread: a turn that first waits for something else
-        (MCP servers connecting) loads it meanwhile instead of after. Every call does this anyway."""
-        await asyncio.to_thread(litellm)
+        """Start the model helper ahead of a call (it loads litellm, seconds): a turn that first waits for
+        something else (MCP servers connecting), or a person still typing, loads it meanwhile."""
+        await warm(self.config.provider.model_idle_exit)
 
     def refused_without_key(self, base: str) -> None:
         """The server at `base` answered 401 to a request without a key: from now on it gets the stored one."""
@@ -182,53 +156,39 @@ class LLMProvider:
         while True:
             live = threading.Event()
             live.set()
-            streamed = _Accumulator(to_caller(on_text, live), to_caller(on_reasoning, live))
+            shown = _Shown(on_text, on_reasoning)
             try:
-                response = await run_on_model_thread(
-                    self._stream_once(model, messages, tools, streamed, max_tokens, allow_empty))
+                outcome = await run_on_model_thread(self._try(model, messages, tools, max_tokens, allow_empty,
+                                                              to_caller(shown.take, live)))
             except asyncio.CancelledError:
-                live.clear()  # deltas still in flight must not reach a stopped turn
+                live.clear()  # pieces still in flight must not reach a stopped turn
                 raise
-            except ProviderError:
-                raise
-            except Exception as exc:
-                if streamed.emitted or attempt >= len(delays) or not _retryable(exc):
-                    raise await self._failure(exc, streamed, model) from exc
-                wait = max(delays[attempt], _retry_after(exc))
-                attempt += 1
-                # not a warning: a retry is routine, and callers show it their way (on_retry); the log keeps why
-                log.info("model call failed (%s); retry %d in %.1fs", _describe(exc), attempt, wait)
-                if on_retry is not None:
-                    on_retry(attempt + 1, len(delays) + 1, wait)
-                await self._sleep(wait)
-            else:
+            except HelperGone as exc:
+                outcome = {"failure": shown.lost(str(exc))}
+            except HelperFailed as exc:
+                raise ProviderError(f"The model helper failed: {exc}") from exc
+            if "response" in outcome:
+                response = _response(outcome["response"])
                 if self.meter is not None:
                     await self.meter.count(model, messages, response)
                 return response
+            failure = outcome["failure"]
+            if failure["emitted"] or attempt >= len(delays) or not failure["retryable"]:
+                raise _error(failure)
+            wait = max(delays[attempt], failure["retry_after"])
+            attempt += 1
+            # not a warning: a retry is routine, and callers show it their way (on_retry); the log keeps why
+            log.info("model call failed (%s); retry %d in %.1fs", failure["describe"], attempt, wait)
+            if on_retry is not None:
+                on_retry(attempt + 1, len(delays) + 1, wait)
+            await self._sleep(wait)
 
-    async def _failure(self, exc: Exception, streamed: _Accumulator, model: str) -> ProviderError:
-        """The error the user sees for a call that will not be tried again."""
-        partial = IncompleteAnswer if streamed.emitted else None
-        if isinstance(exc, _CutOff):
-            message = "The answer broke off: the model server closed the stream before the answer was finished."
-            return partial(message, streamed.text) if partial else ProviderError(message, FailureKind.ANSWER)
-        if isinstance(exc, _Empty):
-            return (StreamBroken if streamed.emitted else ProviderError)(
-                "The model finished without an answer (it sent no text).", FailureKind.ANSWER)
-        if isinstance(exc, _TooLong):
-            message = (f"The model kept streaming for {exc.seconds:.0f} s without finishing its answer, so it was "
-                       "stopped (the bound is ten times provider.timeout).")
-            return partial(message, streamed.text) if partial else ProviderError(message, FailureKind.ANSWER)
-        if isinstance(exc, _Stalled):
-            message = (f"The model server kept the stream open but sent nothing for {exc.seconds:g} s, so the call "
-                       "was stopped (provider.timeout).")
-            return partial(message, streamed.text) if partial else ProviderError(message, FailureKind.ANSWER)
-        kind, message = await classify(exc, self.config, model, self.config.provider.timeout)
-        return (StreamBroken if streamed.emitted else ProviderError)(message, kind)
-
-    async def _stream_once(self, model: str, messages: list[dict[str, Any]], tools: list[dict[str, Any]] | None,
-                           acc: _Accumulator, max_tokens: int | None, allow_empty: bool) -> LLMResponse:
-        kwargs: dict[str, Any] = {
+    async def _try(self, model: str, messages: list[dict[str, Any]], tools: list[dict[str, Any]] | None,
+                   max_tokens: int | None, allow_empty: bool, sink: Callable[[dict[str, Any]], None] | None,
+                   ) -> dict[str, Any]:
+        """One try in the helper, on the model thread (the keyring may be asked); a local server that refused
+        the request without a key is tried once more at once with the stored one."""
+        request: dict[str, Any] = {
             "model": model, "messages": messages, "stream": True,
             "stream_options": {"include_usage": True},
             "temperature": self.config.temperature,
@@ -237,224 +197,58 @@ class LLMProvider:
             "num_retries": 0, "max_retries": 0,
         }
         if tools:
-            kwargs["tools"] = tools
+            request["tools"] = tools
         if self.config.api_base:
-            kwargs["api_base"] = self.config.api_base
-        key = self.api_key(model)
-        if key:
-            kwargs["api_key"] = key
-        try:
-            stream = await litellm().acompletion(**kwargs)
-        except litellm().AuthenticationError:
-            if key != NO_KEY or not self.config.api_base:
-                raise
+            request["api_base"] = self.config.api_base
+        model_helper().idle_exit = self.config.provider.model_idle_exit
+        key = await self.api_key(model)
+        outcome: dict[str, Any] = await ask("chat", sink, request=_keyed(request, key), allow_empty=allow_empty)
+        failure = outcome.get("failure")
+        if failure and failure["auth"] and not failure["emitted"] and key == NO_KEY and self.config.api_base:
             self.refused_without_key(self.config.api_base)
-            kwargs["api_key"] = self.api_key(model)
-            if kwargs["api_key"] == NO_KEY:
-                raise
-            stream = await litellm().acompletion(**kwargs)
-        await self._drain(stream, acc)
-        # litellm reports a made-up "stop" when the stream ends without one; its wrapper keeps what was received
-        if not (getattr(stream, "received_finish_reason", None) or getattr(stream, "intermittent_finish_reason", None)):
-            raise _CutOff()
-        response = acc.result()
-        if not (response.content or response.tool_calls or allow_empty):
-            raise _Empty()
-        # When the server reports no usage, litellm makes up its own count for the last chunk; the server's chunks,
-        # which it keeps, show which it was. A count nobody reported is left to the meter to estimate (and say so)
-        kept = getattr(stream, "chunks", None)
-        if kept is not None and not any(getattr(chunk, "usage", None) for chunk in kept):
-            response.usage = {}
-        return response
-
-    async def _drain(self, stream: Any, acc: _Accumulator) -> None:
-        """Feed the stream to `acc` while content keeps coming. Keep-alives and empty chunks hold the connection
-        (so the HTTP read timeout never fires) but are no progress: provider.timeout without content ends the
-        call, and so does the whole-answer bound. The stream is closed in any case, so the server sees the
-        client leave and stops generating."""
-        limit = self.config.provider.timeout
-        loop = asyncio.get_running_loop()
-        whole = loop.time() + limit * WHOLE_ANSWER_FACTOR
-        try:
-            async with asyncio.timeout(limit) as deadline:
-                async for chunk in stream:
-                    if acc.feed(chunk):
-                        deadline.reschedule(min(loop.time() + limit, whole))
-        except TimeoutError as exc:
-            if not deadline.expired():
-                raise
-            if (deadline.when() or 0) >= whole:  # the last stretch was cut short by the whole-answer bound
-                raise _TooLong(limit * WHOLE_ANSWER_FACTOR) from exc
-            raise _Stalled(limit) from exc
-        except Exception as exc:
-            # litellm's word for a connection that ended or broke mid-stream, before the model said it was done
-            if isinstance(getattr(exc, "original_exception", None) or exc, litellm().APIConnectionError):
-                raise _CutOff() from exc
-            raise
-        finally:
-            await stream.aclose()
+            key = await self.api_key(model)
+            if key != NO_KEY:
+                outcome = await ask("chat", sink, request=_keyed(request, key), allow_empty=allow_empty)
+        return outcome
 
 
-class _Accumulator:
-    """Builds one response from stream chunks: text, reasoning, tool calls arriving in fragments."""
+class _Shown:
+    """What of one try reached the person: the pieces go on to the callers, the text is kept in case the helper
+    dies mid-answer (then it is all the app has)."""
 
     def __init__(self, on_text: DeltaSink | None, on_reasoning: DeltaSink | None) -> None:
-        self._think = ThinkSplitter(on_text or (lambda s: None), on_reasoning or (lambda s: None))
-        self._calls: dict[int, dict[str, str]] = {}
-        self.finish_reason: str | None = None
-        self.usage: dict[str, int] = {}
-
-    @property
-    def emitted(self) -> bool:
-        return bool(self._think.text or self._think.reasoning)
-
-    @property
-    def text(self) -> str:
-        return self._think.text + ("" if self._think.inside else self._think.pending)
-
-    def feed(self, chunk: Any) -> bool:
-        """Take one chunk; True when it brought content (text, reasoning, a tool call's name or arguments)."""
-        content = False
-        usage = getattr(chunk, "usage", None)
-        if usage:
-            self.usage = {k: int(getattr(usage, k, 0) or 0)
-                          for k in ("prompt_tokens", "completion_tokens", "total_tokens")}
-            # part of prompt_tokens the server read from its cache (OpenAI's field; litellm maps others to it)
-            cached = getattr(getattr(usage, "prompt_tokens_details", None), "cached_tokens", 0)
-            self.usage["cached_tokens"] = int(cached or 0)
-        for choice in getattr(chunk, "choices", None) or []:
-            if choice.finish_reason:
-                self.finish_reason = choice.finish_reason
-            delta = choice.delta
-            reasoning = getattr(delta, "reasoning_content", None)
-            if reasoning:
-                self._think.reasoning_delta(reasoning)
-            if delta.content:
-                self._think.feed(delta.content)
-            content = content or bool(reasoning or delta.content)
-            for part in getattr(delta, "tool_calls", None) or []:
-                slot = self._calls.setdefault(part.index or 0, {"id": "", "name": "", "arguments": ""})
-                if part.id:
-                    slot["id"] = part.id
-                fn = part.function
-                if fn is not None:
-                    if fn.name:
-                        slot["name"] = fn.name
-                    if fn.arguments:
-                        slot["arguments"] += fn.arguments
-                    content = content or bool(fn.name or fn.arguments)
-        return content
-
-    def result(self) -> LLMResponse:
-        self._think.flush()
-        calls = [ToolCallRequest(c["id"] or f"call_{i}", c["name"], c["arguments"])
-                 for i, c in sorted(self._calls.items())]
-        return LLMResponse(self._think.text.strip(), calls, self._think.reasoning or None,
-                           self.finish_reason, self.usage)
-
-
-class ThinkSplitter:
-    """Routes `<think>...</think>` spans of streamed text to reasoning, the rest to the answer."""
-
-    OPEN, CLOSE = "<think>", "</think>"
-
-    def __init__(self, on_text: DeltaSink, on_reasoning: DeltaSink) -> None:
         self._on_text, self._on_reasoning = on_text, on_reasoning
-        self._pending = ""
-        self._inside = False
         self.text = ""
-        self.reasoning = ""
+        self.any = False
 
-    @property
-    def inside(self) -> bool:
-        return self._inside
+    def take(self, event: dict[str, Any]) -> None:
+        self.any = True
+        if "text" in event:
+            self.text += event["text"]
+            if self._on_text is not None:
+                self._on_text(event["text"])
+        elif self._on_reasoning is not None:
+            self._on_reasoning(event["reasoning"])
 
-    @property
-    def pending(self) -> str:
-        return self._pending
-
-    def reasoning_delta(self, piece: str) -> None:
-        self.reasoning += piece
-        self._on_reasoning(piece)
-
-    def feed(self, piece: str) -> None:
-        self._pending += piece
-        while self._pending:
-            tag = self.CLOSE if self._inside else self.OPEN
-            at = self._pending.find(tag)
-            if at >= 0:
-                self._emit(self._pending[:at])
-                self._pending = self._pending[at + len(tag):]
-                self._inside = not self._inside
-                continue
-            keep = _partial_suffix(self._pending, tag)
-            self._emit(self._pending[:len(self._pending) - keep])
-            self._pending = self._pending[len(self._pending) - keep:]
-            break
-
-    def flush(self) -> None:
-        self._emit(self._pending)
-        self._pending = ""
-
-    def _emit(self, piece: str) -> None:
-        if not piece:
-            return
-        if self._inside:
-            self.reasoning_delta(piece)
-        else:
-            if not self.text:
-                piece = piece.lstrip("\n")
-                if not piece:
-                    return
-            self.text += piece
-            self._on_text(piece)
+    def lost(self, why: str) -> dict[str, Any]:
+        """The failure of a try whose helper went away: retried like a dropped connection if nothing was shown."""
+        return {"message": f"{why} The answer was lost; try again.", "kind": FailureKind.OTHER.value,
+                "emitted": self.any, "partial": self.text if self.any else None, "retryable": True,
+                "retry_after": 0.0, "describe": why, "auth": False}
 
 
-def _partial_suffix(text: str, tag: str) -> int:
-    """Length of the longest suffix of text that could start `tag` (held back until we know)."""
-    for n in range(min(len(tag) - 1, len(text)), 0, -1):
-        if text.endswith(tag[:n]):
-            return n
-    return 0
+def _keyed(request: dict[str, Any], key: str | None) -> dict[str, Any]:
+    return {**request, "api_key": key} if key else request
 
 
-def _status(exc: Exception) -> int | None:
-    code = getattr(exc, "status_code", None)
-    return code if isinstance(code, int) else None
+def _response(found: dict[str, Any]) -> LLMResponse:
+    calls = [ToolCallRequest(c["id"], c["name"], c["arguments"]) for c in found["tool_calls"]]
+    return LLMResponse(found["content"], calls, found["reasoning"], found["finish_reason"], found["usage"])
 
 
-def _retryable(exc: Exception) -> bool:
-    if isinstance(exc, (_CutOff, _Empty, _Stalled)):
-        return True  # nothing reached the user yet (else no retry is asked): a fresh try may well work
-    if isinstance(exc, _TooLong):
-        return False
-    lm = litellm()
-    if is_quota(exc):
-        return False
-    if isinstance(exc, (lm.Timeout, lm.APIConnectionError, asyncio.TimeoutError, ConnectionError)):
-        return True
-    status = _status(exc)
-    return status is not None and (status in RETRY_STATUS or status >= 500)
-
-
-def _retry_after(exc: Exception) -> float:
-    for source in (getattr(exc, "litellm_response_headers", None),
-                   getattr(getattr(exc, "response", None), "headers", None)):
-        try:
-            value = source.get("retry-after") if source is not None else None
-        except Exception:
-            value = None
-        if value:
-            try:
-                return min(float(value), 60.0)
-            except ValueError:
-                return 0.0
-    return 0.0
-
-
-def _describe(exc: Exception) -> str:
-    message = re.sub(r"\s+", " ", str(exc)).strip()
-    message = re.sub(r"(sk|key)-[A-Za-z0-9_\-]{8,}", "[redacted]", message)
-    status = _status(exc)
-    prefix = f"{type(exc).__name__}" + (f" (HTTP {status})" if status else "")
-    return f"{prefix}: {message[:300]}"
+def _error(failure: dict[str, Any]) -> ProviderError:
+    """The error the user sees for a call that will not be tried again."""
+    if failure["partial"] is not None:
+        return IncompleteAnswer(failure["message"], failure["partial"])
+    kind = FailureKind(failure["kind"])
+    return (StreamBroken if failure["emitted"] else ProviderError)(failure["message"], kind)

@@ -1,9 +1,8 @@
 """A private event loop on a worker thread for model calls.
 
-Building a request costs real CPU: the openai client re-validates every message on each call (about
-0.25 ms per message here, ~100 ms for a 400-message session) and every streamed chunk is parsed into
-pydantic objects. On the caller's loop, which in the app is the GUI thread, that would freeze the
-window; on this thread the GUI keeps getting the interpreter every few milliseconds."""
+The model helper's socket is read here (desktop/providers/helper.py): a helper serves the whole process, so its
+reader needs a loop that outlives any one caller's, and encoding a long conversation for it (milliseconds)
+keeps off the GUI thread's loop. The keyring, asked for a call's key, may block here too."""
 
 from __future__ import annotations
 
@@ -13,9 +12,11 @@ from collections.abc import Callable, Coroutine
 from typing import Any, TypeVar
 
 T = TypeVar("T")
+E = TypeVar("E")
 
 _lock = threading.Lock()
 _loop: asyncio.AbstractEventLoop | None = None
+_THREAD = "model-calls"
 
 
 def _worker_loop() -> asyncio.AbstractEventLoop:
@@ -23,8 +24,12 @@ def _worker_loop() -> asyncio.AbstractEventLoop:
     with _lock:
         if _loop is None:
             _loop = asyncio.new_event_loop()
-            threading.Thread(target=_loop.run_forever, name="model-calls", daemon=True).start()
+            threading.Thread(target=_loop.run_forever, name=_THREAD, daemon=True).start()
         return _loop
+
+
+def in_model_thread() -> bool:
+    return _loop is not None and threading.current_thread().name == _THREAD
 
 
 async def run_on_model_thread(coro: Coroutine[Any, Any, T]) -> T:
@@ -33,17 +38,17 @@ async def run_on_model_thread(coro: Coroutine[Any, Any, T]) -> T:
     return await asyncio.wrap_future(future)
 
 
-def to_caller(callback: Callable[[str], None] | None, live: threading.Event) -> Callable[[str], None] | None:
+def to_caller(callback: Callable[[E], None] | None, live: threading.Event) -> Callable[[E], None] | None:
     """Wrap a callback of the caller's loop so the worker thread can call it (in order, while `live`)."""
     if callback is None:
         return None
     loop = asyncio.get_running_loop()
 
-    def deliver(piece: str) -> None:
+    def deliver(piece: E) -> None:
         if live.is_set():
             callback(piece)
 
-    def forward(piece: str) -> None:
+    def forward(piece: E) -> None:
         loop.call_soon_threadsafe(deliver, piece)
 
     return forward

@@ -6,13 +6,13 @@ Ollama answers `GET <root>/api/tags`. Short timeout, one message a person can ac
 
 from __future__ import annotations
 
-import asyncio
 from urllib.parse import urlsplit
 
 import httpx
 
 from desktop.config import Config
 from desktop.providers import catalog
+from desktop.providers.helper import HelperFailed, HelperGone
 
 LIST_TIMEOUT = 3.0
 
@@ -99,5 +99,8 @@ async def offered_models(config: Config) -> list[str]:
             return [f"{prefix}{name}" for name in await list_server_models(config.api_base)]
         except ServerModelsError:
             return []
-    models = await asyncio.to_thread(catalog.chat_models)
+    try:
+        models = await catalog.chat_models()
+    except (HelperGone, HelperFailed):
+        return []  # the picker still takes a typed name
     return catalog.common_first(models.get(provider, []))[0]

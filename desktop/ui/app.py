@@ -141,12 +141,6 @@ def _build_core(h: Home) -> Core:
     return build_core(h)
 
 
-def _load_model() -> None:
-    from desktop.providers.litellm_env import litellm
-
-    litellm()
-
-
 class Shell(QObject):
     """Owns the tray, the windows, notifications, the hotkey and the core for one app run."""
 
@@ -280,21 +274,16 @@ class Shell(QObject):
         await self._start_agent()
 
     async def _start_agent(self) -> None:
-        """Import litellm off the GUI thread, then let the agent take messages (queued ones wait meanwhile)."""
+        """Let the agent take messages (queued ones wait meanwhile). The model library is not loaded here: the
+        model helper holds it, started when a call is near (desktop/providers/helper.py)."""
         assert self.core is not None
         meter = StallMeter(self)
         meter.start()
-        began = time.perf_counter()
-        try:
-            await asyncio.to_thread(_load_model)
-        except Exception as exc:
-            log.exception("loading litellm failed")
-            self.notify(Notice("The model library failed to load", f"{type(exc).__name__}: {exc}"))
-        stall = meter.stop()
-        log.info("model ready %.3f s after launch (litellm import %.2f s, worst GUI stall %.0f ms)",
-                 time.perf_counter() - self.started, time.perf_counter() - began, stall * 1000)
         self.core.get(Scheduler).timer = SchedulerTimer(self)
         await self.core.start()
+        stall = meter.stop()
+        log.info("agent ready %.3f s after launch (worst GUI stall %.0f ms while it started)",
+                 time.perf_counter() - self.started, stall * 1000)
         self.quick_prompt(log_missing=False)  # built now so the hotkey shows it without delay
 
     def quit(self) -> None:

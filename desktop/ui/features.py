@@ -11,6 +11,7 @@ from desktop.ui import (
     mcp,
     memory,
     notifications,
+    providers,
     reminders,
     skills,
     subagents,
@@ -22,4 +23,4 @@ from desktop.ui.host import UiFeature
 UI_FEATURES: tuple[UiFeature, ...] = (skills.UI_FEATURE, memory.UI_FEATURE, reminders.UI_FEATURE, mcp.UI_FEATURE,
                                      subagents.UI_FEATURE, approvals.UI_FEATURE, notifications.UI_FEATURE,
                                      checkpoints.UI_FEATURE, context.UI_FEATURE, voice.UI_FEATURE, usage.UI_FEATURE,
-                                     chats.UI_FEATURE)
+                                     chats.UI_FEATURE, providers.UI_FEATURE)

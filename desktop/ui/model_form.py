@@ -13,7 +13,7 @@ straight to the OS keyring on save."""
 
 from __future__ import annotations
 
-import asyncio
+import logging
 from dataclasses import dataclass
 
 from PySide6.QtCore import QSignalBlocker, Qt, QTimer
@@ -35,11 +35,14 @@ from desktop.kernel.secrets import KeyringState, forget_key, keyring_state, know
 from desktop.kernel.taskset import spawn
 from desktop.providers import catalog
 from desktop.providers.connection import test_connection
+from desktop.providers.helper import HelperFailed, HelperGone
 from desktop.providers.llm import ProviderError
 from desktop.providers.server_models import ServerModelsError, address_problem, list_server_models
 from desktop.ui.form_widgets import ERROR_COLOUR, OK_COLOUR, WARN_COLOUR, note_label, set_note, with_note
 
 LIST_DELAY_MS = 500  # ask the server once the address has stopped changing for this long
+
+log = logging.getLogger(__name__)
 
 
 @dataclass(frozen=True)
@@ -265,7 +268,11 @@ class ModelForm(QWidget):
             self.model.setCurrentText(names[0])  # a server's own list: its first model is a choice that works
 
     async def _load_catalog(self) -> None:
-        self._models = await asyncio.to_thread(catalog.chat_models)
+        try:
+            self._models = await catalog.chat_models()
+        except (HelperGone, HelperFailed) as exc:  # typing a model name still works
+            log.warning("the model list could not be read: %s", exc)
+            return
         current = self.provider.currentText()
         with QSignalBlocker(self.provider):
             self.provider.clear()

@@ -13,7 +13,7 @@ a reminder, a task's report) when it was made: a turn's question, or what was ty
 
 from __future__ import annotations
 
-import asyncio
+import dataclasses
 import logging
 import time
 from collections.abc import Callable
@@ -25,10 +25,9 @@ from desktop.config import Config
 from desktop.kernel import work
 from desktop.kernel.notices import Notify
 from desktop.providers.failures import FailureKind
+from desktop.providers.helper import HelperFailed, HelperGone, ask
 from desktop.providers.llm import AudioCall, LLMResponse, ProviderError
-from desktop.providers.tokens import count_text
 from desktop.session.session import Session
-from desktop.usage import pricing
 from desktop.usage.records import CallRecord, UsageLog
 from desktop.usage.report import midnight
 from desktop.usage.settings import BudgetsConfig
@@ -104,13 +103,35 @@ class UsageMeter:
         current = work.current()
         chat = self._chats.get(current)
         question = _last_question(chat.messages) if chat is not None else -1
-        record = await asyncio.to_thread(self._measure, model, messages, response, current, question)
-        self._book(record, current)
+        answer = "".join([response.content, response.reasoning or "",
+                          *(c.name + c.arguments for c in response.tool_calls)])
+        priced = await self._price("price_call", model=model, usage=response.usage,
+                                   messages=None if response.usage else messages, answer=answer,
+                                   api_base=self._config().api_base)
+        self._book(CallRecord(time.time(), current.source, current.session, model, priced["prompt"],
+                              priced["completion"], priced["cached"], priced["cost"], estimated=priced["estimated"],
+                              question=question), current)
 
     async def count_audio(self, model: str, call: AudioCall) -> None:
         """A speech model's call (dictation, reading aloud): under the work that asked, like a chat call."""
         current = work.current()
-        self._book(await asyncio.to_thread(self._measure_audio, model, call, current), current)
+        priced = await self._price("price_audio", model=model, **dataclasses.asdict(call))
+        self._book(CallRecord(time.time(), current.source, current.session, model, priced["prompt"],
+                              priced["completion"], 0, priced["cost"], estimated=priced["estimated"]), current)
+
+    @staticmethod
+    async def _price(op: str, **args: Any) -> dict[str, Any]:
+        """Tokens and price from the model helper (desktop/usage/pricing.py). A call it cannot price (it went
+        away after answering) is still counted: its reported tokens, no price."""
+        try:
+            found: dict[str, Any] = await ask(op, **args)
+        except (HelperGone, HelperFailed) as exc:
+            log.warning("the call could not be priced: %s", exc)
+            usage = args.get("usage") or {}
+            return {"prompt": usage.get("prompt_tokens", args.get("prompt_tokens") or 0),
+                    "completion": usage.get("completion_tokens", args.get("completion_tokens") or 0),
+                    "cached": usage.get("cached_tokens", 0), "cost": None, "estimated": not usage}
+        return found
 
     # ----- inside
     def _book(self, record: CallRecord, current: work.Work) -> None:
@@ -126,37 +147,6 @@ class UsageMeter:
             if reason:
                 self._tell(reason)
         self._on_record(record)
-
-    def _measure(self, model: str, messages: list[dict[str, Any]], response: LLMResponse,
-                 current: work.Work, question: int) -> CallRecord:
-        usage = response.usage
-        if usage:
-            prompt, completion = usage.get("prompt_tokens", 0), usage.get("completion_tokens", 0)
-            cached = usage.get("cached_tokens", 0)
-        else:
-            answer = "".join([response.content, response.reasoning or "",
-                              *(c.name + c.arguments for c in response.tool_calls)])
-            (prompt, completion), cached = pricing.estimate(model, messages, answer), 0
-        cost = pricing.cost_usd(model, prompt, completion, cached, self._config().api_base)
-        return CallRecord(time.time(), current.source, current.session, model, prompt, completion, cached,
-                          cost, estimated=not usage, question=question)
-
-    def _measure_audio(self, model: str, call: AudioCall, current: work.Work) -> CallRecord:
-        """The tokens the server reported, priced per token; else tiktoken's count of the text (the sound's own
-        tokens cannot be told from here: marked estimated), priced by the sound's seconds or the characters read
-        when the map bills the model so, else by those tokens."""
-        reported = call.prompt_tokens is not None
-        cost = None
-        if reported:
-            prompt, completion = call.prompt_tokens or 0, call.completion_tokens or 0
-        else:
-            text_tokens = count_text(call.text, model)
-            prompt, completion = (text_tokens, 0) if call.speech else (0, text_tokens)
-            cost = pricing.audio_cost(model, call.speech, call.seconds, len(call.text), call.api_base)
-        if cost is None:
-            cost = pricing.cost_usd(model, prompt, completion, 0, call.api_base)
-        return CallRecord(time.time(), current.source, current.session, model, prompt, completion, 0, cost,
-                          estimated=not reported)
 
     def _roll(self) -> None:
         """A new day starts with nothing used."""

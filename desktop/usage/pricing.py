@@ -1,5 +1,6 @@
 """What one call cost and, when the server did not say, how many tokens it used: from litellm's price map and
-tiktoken, offline. Blocking (the first price of a model costs litellm about 100 ms): call through a thread."""
+tiktoken, offline, in the model helper (`price_call`, `price_audio`: desktop/providers/helper_main.py names them),
+where both live; the meter asks right after the call, while the helper is up."""
 
 from __future__ import annotations
 
@@ -8,6 +9,7 @@ import logging
 from typing import Any
 from urllib.parse import urlsplit
 
+from desktop.providers.helper import EventSink
 from desktop.providers.litellm_env import litellm
 from desktop.providers.tokens import count_text, estimate_messages
 
@@ -72,3 +74,36 @@ def audio_cost(model: str, speech: bool, seconds: float | None, characters: int,
         log.debug("no price for %s: %s", model, exc)
         return None
     return float(prompt) + float(completion) or None
+
+
+async def price_call(_emit: EventSink, *, model: str, usage: dict[str, int], messages: list[dict[str, Any]] | None,
+                     answer: str, api_base: str | None) -> dict[str, Any]:
+    """A chat call's tokens and price: as its server reported them (`usage`), else estimated from the
+    `messages` sent and the `answer` (then `estimated`)."""
+    if usage:
+        prompt, completion = usage.get("prompt_tokens", 0), usage.get("completion_tokens", 0)
+        cached = usage.get("cached_tokens", 0)
+    else:
+        (prompt, completion), cached = estimate(model, messages or [], answer), 0
+    return {"prompt": prompt, "completion": completion, "cached": cached, "estimated": not usage,
+            "cost": cost_usd(model, prompt, completion, cached, api_base)}
+
+
+async def price_audio(_emit: EventSink, *, model: str, speech: bool, text: str, api_base: str | None,
+                      prompt_tokens: int | None, completion_tokens: int | None,
+                      seconds: float | None) -> dict[str, Any]:
+    """A speech model's call: the tokens its server reported, priced per token; else tiktoken's count of the
+    text (the sound's own tokens cannot be told from here: `estimated`), priced by the sound's seconds or the
+    characters read when the map bills the model so, else by those tokens."""
+    reported = prompt_tokens is not None
+    cost = None
+    if reported:
+        prompt, completion = prompt_tokens or 0, completion_tokens or 0
+    else:
+        text_tokens = count_text(text, model)
+        prompt, completion = (text_tokens, 0) if speech else (0, text_tokens)
+        cost = audio_cost(model, speech, seconds, len(text), api_base)
+    if cost is None:
+        cost = cost_usd(model, prompt, completion, 0, api_base)
+    return {"prompt": prompt, "completion": completion, "estimated": not reported, "cost": cost}
+

@@ -5,9 +5,9 @@ desktop/voice/server.py has them."""
 from __future__ import annotations
 
 import asyncio
+import base64
 from typing import Any
 
-from desktop.providers.litellm_env import litellm
 from desktop.providers.llm import AudioCall, LLMProvider
 from desktop.providers.model_thread import run_on_model_thread
 from desktop.voice import server
@@ -36,15 +36,11 @@ async def synthesize(text: str, voice: VoiceConfig, provider: LLMProvider, timeo
 
 
 async def _ask(text: str, voice: VoiceConfig, provider: LLMProvider, timeout: float) -> bytes:
-    kwargs: dict[str, Any] = {"model": voice.tts_model, "input": text, "response_format": "wav",
-                              "timeout": timeout, "max_retries": 0}
+    request: dict[str, Any] = {"model": voice.tts_model, "input": text, "response_format": "wav",
+                               "timeout": timeout, "max_retries": 0}
     if voice.tts_voice:
-        kwargs["voice"] = voice.tts_voice
+        request["voice"] = voice.tts_voice
     if voice.api_base:
-        kwargs["api_base"] = voice.api_base
-    try:
-        response = await server.ask(litellm().aspeech, kwargs, provider)
-    except Exception as exc:
-        raise server.failure(exc, voice.tts_model, voice.api_base, timeout, "the text",
-                             "The answer could not be turned into speech") from exc
-    return bytes(response.content)
+        request["api_base"] = voice.api_base
+    result = await server.call("speech", request, provider, "The answer could not be turned into speech")
+    return base64.b64decode(result["sound"])

@@ -4,9 +4,9 @@ at `voice.api_base` when set), with the key and the failures in words as desktop
 from __future__ import annotations
 
 import asyncio
+import base64
 from typing import Any
 
-from desktop.providers.litellm_env import litellm
 from desktop.providers.llm import AudioCall, LLMProvider
 from desktop.providers.model_thread import run_on_model_thread
 from desktop.voice import server
@@ -30,35 +30,28 @@ async def transcribe(recording: Recording, voice: VoiceConfig, provider: LLMProv
     except TimeoutError as exc:
         raise VoiceError(f"No answer from {server.where(voice.stt_model, voice.api_base)} within {timeout:g} s.",
                          fix_in_settings=bool(voice.api_base)) from exc
-    text = str(getattr(response, "text", "") or "").strip()
-    await server.count(provider, voice.stt_model, heard(response, text, recording, voice))
+    text: str = response["text"]
+    await server.count(provider, voice.stt_model, heard(response["usage"], text, recording, voice))
     return text
 
 
-def heard(response: Any, text: str, recording: Recording, voice: VoiceConfig) -> AudioCall:
+def heard(usage: dict[str, Any], text: str, recording: Recording, voice: VoiceConfig) -> AudioCall:
     """The call as the server reported it: tokens (gpt-4o-transcribe), or only the sound's length (whisper), or
     nothing (then the length recorded here)."""
-    usage = getattr(response, "usage", None)
-    tokens = getattr(usage, "type", None) == "tokens"
-    seconds = getattr(usage, "seconds", None) if getattr(usage, "type", None) == "duration" else None
-    return AudioCall(False, text, voice.api_base or None,
-                     getattr(usage, "input_tokens", None) if tokens else None,
-                     getattr(usage, "output_tokens", None) if tokens else None,
-                     float(seconds) if isinstance(seconds, (int, float)) else recording.seconds)
+    return AudioCall(False, text, voice.api_base or None, usage["input_tokens"], usage["output_tokens"],
+                     usage["seconds"] if usage["seconds"] is not None else recording.seconds)
 
 
-async def _ask(recording: Recording, voice: VoiceConfig, provider: LLMProvider, timeout: float) -> Any:
-    kwargs: dict[str, Any] = {
-        "model": voice.stt_model, "file": (FILE_NAME, recording.wav(), "audio/wav"),
+async def _ask(recording: Recording, voice: VoiceConfig, provider: LLMProvider, timeout: float) -> dict[str, Any]:
+    request: dict[str, Any] = {
+        "model": voice.stt_model,
         "response_format": "json",  # what every OpenAI-style server answers (gpt-4o-transcribe has no verbose_json)
         "timeout": timeout, "max_retries": 0,
     }
     if voice.api_base:
-        kwargs["api_base"] = voice.api_base
+        request["api_base"] = voice.api_base
     if voice.language:
-        kwargs["language"] = voice.language
-    try:
-        return await server.ask(litellm().atranscription, kwargs, provider)
-    except Exception as exc:
-        raise server.failure(exc, voice.stt_model, voice.api_base, timeout, "the recording",
-                             "The recording could not be transcribed") from exc
+        request["language"] = voice.language
+    wav = base64.b64encode(recording.wav()).decode()
+    return await server.call("transcription", request, provider, "The recording could not be transcribed",
+                             wav=wav, file_name=FILE_NAME)

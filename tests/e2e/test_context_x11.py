@@ -41,7 +41,7 @@ def app(wm_desktop: Desktop, model_server: FakeOpenAI,
     home = make_home(tmp_path_factory.mktemp("context-app") / "home", model_server, model="openai/gpt-4o")
     running = AppProcess(wm_desktop, home)
     running.wait_log(r"global hotkey: Ctrl\+Alt\+Shift\+A via X11 key grab", timeout=90)
-    running.wait_log(r"model ready", timeout=90)
+    running.wait_log(r"agent ready", timeout=90)
     yield running
     running.stop()
 

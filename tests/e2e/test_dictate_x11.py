@@ -45,7 +45,7 @@ def app(wm_desktop: Desktop, model_server: FakeOpenAI, sound: PulseServer,
                      voice={"stt_model": "openai/whisper-1", "api_base": model_server.base_url})
     running = AppProcess(wm_desktop, home, extra_env=sound.env)
     running.wait_log(r"global hotkey: Ctrl\+Alt\+D via X11 key grab", timeout=90)
-    running.wait_log(r"model ready", timeout=90)
+    running.wait_log(r"agent ready", timeout=90)
     yield running
     running.stop()
 

@@ -91,7 +91,7 @@ def test_chats_titles_and_the_failure_reason_survive_a_restart_and_the_keyring_n
     app = AppProcess(desktop, home, extra_env={"PYTHON_KEYRING_BACKEND": SECRET_SERVICE})  # an empty home
     try:
         chat = desktop.window(CHAT, timeout=60)  # first start opens the chat window on the welcome page
-        app.wait_log(r"model ready", timeout=90)
+        app.wait_log(r"agent ready", timeout=90)
         app.wait_log(rf"local model servers found: .*:{local_server.port}\b", timeout=30)
         desktop.settled("e2e-first-days-01-first-start", chat)
         desktop.click(chat.x + USE_THIS[0], chat.y + USE_THIS[1])
@@ -132,7 +132,7 @@ def test_chats_titles_and_the_failure_reason_survive_a_restart_and_the_keyring_n
 
     again = AppProcess(desktop, home, extra_env={"PYTHON_KEYRING_BACKEND": SECRET_SERVICE})
     try:
-        again.wait_log(r"model ready", timeout=90)
+        again.wait_log(r"agent ready", timeout=90)
         chat = _show_chat(desktop)  # a configured app starts in the tray: a click shows the chat
         after = desktop.settled("e2e-first-days-06-after-restart", chat)
         assert _sessions(home) == saved  # nothing lost or rewritten by the restart

@@ -51,7 +51,7 @@ def test_without_a_tray_the_chat_is_a_window_and_a_late_tray_shows_the_themed_ic
     try:
         chat = desktop.window(CHAT, timeout=90)
         desktop.window(EXPLANATION, timeout=30)
-        app.wait_log("model ready", timeout=90)  # quitting before waits for the model library's import to end
+        app.wait_log("agent ready", timeout=90)  # quitting before waits for the model library's import to end
         desktop.settled("e2e-no-tray-1-window-and-explanation", chat)
         state = json.loads((home / "data" / "state" / "shell.json").read_text())
         assert state["no_tray_explained"] is True
@@ -64,7 +64,7 @@ def test_without_a_tray_the_chat_is_a_window_and_a_late_tray_shows_the_themed_ic
     again = AppProcess(desktop, home)
     try:
         chat = desktop.window(CHAT, timeout=90)
-        again.wait_log("model ready", timeout=90)
+        again.wait_log("agent ready", timeout=90)
         assert not any(w.name.startswith(EXPLANATION) for w in desktop.windows())  # said once is enough
         assert desktop.sni_items() == []
         desktop.start_tray_host("xfce4-panel")

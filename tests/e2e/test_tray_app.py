@@ -35,7 +35,7 @@ QUICK = "Quick prompt"
 def app(desktop: Desktop, model_server: FakeOpenAI, tmp_path_factory: pytest.TempPathFactory) -> Iterator[AppProcess]:
     home = make_home(tmp_path_factory.mktemp("tray-app") / "home", model_server)
     running = AppProcess(desktop, home)
-    running.wait_log(r"model ready", timeout=90)
+    running.wait_log(r"agent ready", timeout=90)
     yield running
     running.stop()
 

@@ -37,21 +37,22 @@ def test_the_collector_runs_again_and_the_claude_tokenizer_loads_when_used() -> 
 
 CALL = """
 import asyncio, json, sys
-from desktop.config import Config
-from desktop.providers.llm import LLMProvider
+from desktop.providers.streaming import attempt
 from tests.fakeserver import FakeOpenAI
 
-with FakeOpenAI() as fake:
-    config = Config(model="openai/gpt-4o", api_base=fake.base_url)
+with FakeOpenAI() as fake:  # one call as the model helper makes it
     messages = [{"role": "user", "content": f"question {i} " * 50} for i in range(200)]
-    answer = asyncio.run(LLMProvider(config).chat(messages))
+    request = {"model": "openai/gpt-4o", "messages": messages, "stream": True, "api_base": fake.base_url,
+               "api_key": "no-key-needed", "stream_options": {"include_usage": True}, "timeout": 30}
+    answer = asyncio.run(attempt(lambda event: None, request=request, allow_empty=False))["response"]
 encodings = getattr(sys.modules.get("tiktoken.registry"), "ENCODINGS", {})
-print(json.dumps({"answer": answer.content, "usage": answer.usage, "encodings": sorted(encodings)}))
+print(json.dumps({"answer": answer["content"], "usage": answer["usage"], "encodings": sorted(encodings)}))
 """
 
 
 def test_a_model_call_loads_no_tokenizer_when_its_server_counts_the_tokens() -> None:
-    """litellm's own pricing of each response tokenized the whole prompt and kept an encoding's tables (40-77 MB)."""
+    """litellm's own pricing of each response tokenized the whole prompt and kept an encoding's tables (40-77 MB)
+    in the model helper."""
     env = {**os.environ, "PYTHONPATH": str(ROOT), "PYTHON_KEYRING_BACKEND": "keyring.backends.null.Keyring"}
     out = subprocess.run([sys.executable, "-c", CALL], env=env, capture_output=True, text=True, timeout=180,
                          check=True)

@@ -52,8 +52,8 @@ async def test_a_server_without_a_model_list_says_type_the_name(fake: FakeOpenAI
         await list_server_models(fake.base_url + "/nothing-here")
 
 
-def test_catalogue_offers_chat_models_only_with_plain_names_first() -> None:
-    openai = catalog.chat_models()["openai"]
+async def test_catalogue_offers_chat_models_only_with_plain_names_first() -> None:
+    openai = (await catalog.chat_models())["openai"]
     assert "openai/gpt-4o-mini" in openai
     assert not [m for m in openai if "ft:" in m or "container" in m or "audio" in m or "embedding" in m]
     common, others = catalog.common_first(["openai/gpt-4o-2024-08-06", "openai/gpt-4o", "openai/o3-mini",

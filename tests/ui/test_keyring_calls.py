@@ -9,20 +9,12 @@ from pytestqt.qtbot import QtBot
 
 from desktop.kernel.bus import TurnError, TurnFinished
 from desktop.providers.discovery import KnownServer
-from desktop.providers.litellm_env import litellm
 from desktop.ui.bridge import CoreBridge
 from desktop.ui.onboarding import OnboardingPanel
 from desktop.ui.settings import SettingsWindow
 from tests.fakeserver import FakeOpenAI
 from tests.memkeyring import MemoryKeyring
 from tests.ui.conftest import until
-
-pytestmark = pytest.mark.usefixtures("litellm_imported")
-
-
-@pytest.fixture(scope="module")
-def litellm_imported() -> None:
-    litellm()
 
 
 async def turns(bridge: CoreBridge, *texts: str) -> list[TurnFinished | TurnError]:

@@ -15,7 +15,6 @@ from pytestqt.qtbot import QtBot
 
 from desktop.kernel.bus import TurnFinished
 from desktop.providers.discovery import KnownServer
-from desktop.providers.litellm_env import litellm
 from desktop.ui.bridge import CoreBridge
 from desktop.ui.model_form import ModelForm
 from desktop.ui.onboarding import OnboardingPanel
@@ -23,14 +22,6 @@ from tests.conftest import write_config
 from tests.fakeserver import FakeOpenAI
 from tests.memkeyring import MemoryKeyring
 from tests.ui.conftest import until, wheel
-
-pytestmark = pytest.mark.usefixtures("litellm_imported")
-
-
-@pytest.fixture(scope="module")
-def litellm_imported() -> None:
-    """Import litellm (seconds on a busy machine) before the waits start, as the app does at start-up."""
-    litellm()
 
 
 @pytest.fixture

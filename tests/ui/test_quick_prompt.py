@@ -13,20 +13,11 @@ from pytestqt.qtbot import QtBot
 
 from desktop.conversation.transcript import CUT_OFF
 from desktop.kernel.bus import TextDelta
-from desktop.providers.litellm_env import litellm
 from desktop.ui.bridge import CoreBridge
 from desktop.ui.context.shelf import FileChip, ImageChip
 from desktop.ui.quick_prompt import SHADOW, WIDTH, QuickPrompt
 from tests.fakeserver import FakeOpenAI, last_user_text
 from tests.ui.conftest import until
-
-pytestmark = pytest.mark.usefixtures("litellm_imported")
-
-
-@pytest.fixture(scope="module")
-def litellm_imported() -> None:
-    """Import litellm (seconds on a busy machine) before the waits start, as the app does at start-up."""
-    litellm()
 
 
 async def test_enter_streams_the_answer_inline_and_esc_hides(qtbot: QtBot, bridge: CoreBridge,

@@ -33,7 +33,6 @@ from desktop.config import lookup
 from desktop.core import Core
 from desktop.kernel import taskset
 from desktop.mcp.settings import McpConfig
-from desktop.providers.litellm_env import litellm
 from desktop.scheduler import Scheduler
 from desktop.tools import Tools
 from desktop.tools.limits import Limits
@@ -43,14 +42,7 @@ from tests.fakeserver import FakeOpenAI
 from tests.memkeyring import MemoryKeyring
 from tests.ui.conftest import new_shell, until, wheel
 
-pytestmark = pytest.mark.usefixtures("litellm_imported")
 SECRET = "sk-test-0123456789abcdef"
-
-
-@pytest.fixture(scope="module")
-def litellm_imported() -> None:
-    """Import litellm (seconds on a busy machine) before the waits start, as the app does at start-up."""
-    litellm()
 
 
 async def opened(qtbot: QtBot, bridge: CoreBridge) -> SettingsWindow:

@@ -143,18 +143,18 @@ class ImageChip(_Chip):
         row.addLayout(text, 1)
         self.body.addLayout(row)
 
-    def show_model(self, model: str) -> None:
+    def show_model(self, model: str, sees: bool) -> None:
         """Whether `model` gets the picture, said on the chip before anything is sent."""
-        self.warning.setText(no_vision(model))
+        self.warning.setText(no_vision(model, sees))
         self.sent = not self.warning.text()
         self.warning.setVisible(not self.sent)
 
 
-def no_vision(model: str) -> str:
-    """Why a picture will not be sent to `model` ("" when it will)."""
+def no_vision(model: str, sees: bool) -> str:
+    """Why a picture will not be sent to `model` ("" when it will); `sees`: whether it reads images."""
     if not model:
         return "No model is set, so this picture will not be sent."
-    if not sees_images(model):
+    if not sees:
         return (f"{model} does not read images (as litellm lists it), so this picture will not be sent. Pick a "
                 "model that does to send it.")
     return ""
@@ -182,9 +182,9 @@ class OfferChip(_Chip):
         self.body.addWidget(self.detail)
         self.body.addWidget(self.warning)
 
-    def show_model(self, model: str) -> None:
+    def show_model(self, model: str, sees: bool) -> None:
         if self.offer.image:
-            self.warning.setText(no_vision(model))
+            self.warning.setText(no_vision(model, sees))
             self.sent = not self.warning.text()
             self.warning.setVisible(not self.sent)
 
@@ -226,7 +226,7 @@ class ContextShelf(QWidget):
         self._layout.setContentsMargins(0, 0, 0, 0)
         self._layout.setSpacing(4)
         self._layout.addWidget(self.note)
-        model_picker.currentTextChanged.connect(lambda _text: self._show_model())
+        model_picker.currentTextChanged.connect(lambda _text: spawn(self._show_model()))
         self.hide()
 
     # ----- adding
@@ -260,8 +260,8 @@ class ContextShelf(QWidget):
             self.say(f"The screenshot could not be saved: {exc.strerror or exc}")
             return
         chip = ImageChip(path, picture, source)
-        chip.show_model(self._picker.currentText())
         self._add(chip)
+        await self._show_model()
 
     def add_file(self, path: str, label: str = "") -> None:
         chip = FileChip(path, label)
@@ -277,8 +277,8 @@ class ContextShelf(QWidget):
 
     def add_offer(self, source: Source, offer: Offer) -> None:
         chip = OfferChip(source, offer)
-        chip.show_model(self._picker.currentText())
         self._add(chip)
+        spawn(self._show_model())
 
     def say(self, text: str) -> None:
         """A line above the chips: what was asked for but could not be added."""
@@ -306,7 +306,7 @@ class ContextShelf(QWidget):
 
     async def _read(self, chips: list[OfferChip], send: Callable[[], None]) -> None:
         self.say(f"Reading {', '.join(chip.offer.label for chip in chips)}…")
-        images = sees_images(self._picker.currentText())
+        images = await sees_images(self._picker.currentText())
         try:
             await asyncio.gather(*(chip.read(images) for chip in chips))
         finally:
@@ -453,10 +453,16 @@ class ContextShelf(QWidget):
         chip.deleteLater()
         self.say("")
 
-    def _show_model(self) -> None:
+    async def _show_model(self) -> None:
+        """Say on each picture's chip whether the chat's model will get it (litellm's list, in the model
+        helper: asked once per model)."""
+        model = self._picker.currentText()
+        sees = await sees_images(model)
+        if not isValid(self) or model != self._picker.currentText():
+            return  # closed meanwhile, or another model was picked (its own call says)
         for chip in self.chips:
             if isinstance(chip, ImageChip | OfferChip):
-                chip.show_model(self._picker.currentText())
+                chip.show_model(model, sees)
         self.changed.emit()
 
 

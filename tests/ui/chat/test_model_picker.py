@@ -12,7 +12,6 @@ from pytestqt.qtbot import QtBot
 
 from desktop.conversation.transcript import Kind, rows_from_messages
 from desktop.kernel.bus import TurnFinished
-from desktop.providers.litellm_env import litellm
 from desktop.session.session import SessionStore
 from desktop.ui.bridge import CoreBridge
 from desktop.ui.chat.window import ChatWindow
@@ -138,7 +137,6 @@ async def test_a_refused_pick_keeps_the_model_and_says_why(window: ChatWindow, b
 
 async def test_the_quick_prompt_picks_the_model_of_its_quick_chat(qtbot: QtBot, bridge: CoreBridge, fake: FakeOpenAI,
                                                                  tmp_path: Path) -> None:
-    litellm()  # imported before the waits start, as the app does at start-up
     prompt = QuickPrompt(bridge)
     qtbot.addWidget(prompt)
     prompt.popup()

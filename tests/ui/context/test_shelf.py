@@ -18,7 +18,6 @@ from pytestqt.qtbot import QtBot
 from desktop.context import portal as portal_route
 from desktop.context.captures import FOLDER
 from desktop.context.quoting import snippet
-from desktop.providers.litellm_env import litellm
 from desktop.ui.bridge import CoreBridge
 from desktop.ui.context.capture import png_bytes
 from desktop.ui.context.shelf import PORTAL_ENTRY, ImageChip, TextChip
@@ -29,13 +28,7 @@ from tests.pdfs import pdf
 from tests.portalstandin import ScreenshotPortal
 from tests.ui.conftest import until
 
-pytestmark = pytest.mark.usefixtures("litellm_imported")
 CODE = "def area(r):\n    return 3.14 * r * r\n\nprint(area(2))\n"
-
-
-@pytest.fixture(scope="module")
-def litellm_imported() -> None:
-    litellm()
 
 
 def _menu_action(prompt: QuickPrompt, text: str):  # type: ignore[no-untyped-def]

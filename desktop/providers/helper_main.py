@@ -1,0 +1,100 @@
+"""The model helper process: litellm and tiktoken live here, not in the tray app (desktop/providers/helper.py
+starts it). Together they are two thirds of the app's memory (litellm alone about 190 MB); the app at rest keeps
+none of it and a helper comes and goes with use.
+
+It answers the app's requests on the socket it was given, each in a task of its own, so calls overlap (a chat, a
+background task, Dream). It runs only the operations named in OPS, and exits when the app closes the socket."""
+
+from __future__ import annotations
+
+import asyncio
+import importlib
+import logging
+import socket
+from collections.abc import Awaitable, Callable
+from typing import Any
+
+from desktop.providers import wire
+
+# What the app may ask for, by name: "module:function", each `async def f(emit, **args)` with JSON arguments
+# and a JSON result; `emit` sends an event (a piece of a streamed answer) ahead of the result.
+OPS = {
+    "chat": "desktop.providers.streaming:attempt",
+    "key_needs": "desktop.providers.lookups:key_needs",
+    "chat_models": "desktop.providers.lookups:chat_models",
+    "sees_images": "desktop.providers.lookups:sees_images",
+    "price_call": "desktop.usage.pricing:price_call",
+    "price_audio": "desktop.usage.pricing:price_audio",
+    "speech": "desktop.voice.calls:speech",
+    "transcription": "desktop.voice.calls:transcription",
+}
+
+log = logging.getLogger("desktop.providers.helper")
+Op = Callable[..., Awaitable[Any]]
+
+
+def run(fd: str) -> int:
+    """Serve the app on socket `fd` until it closes it."""
+    logging.basicConfig(level=logging.WARNING, format="model helper: %(levelname)s %(name)s: %(message)s")
+    sock = socket.socket(fileno=int(fd))
+    try:
+        asyncio.run(_serve(sock))
+    except KeyboardInterrupt:
+        pass
+    return 0
+
+
+def _op(name: str) -> Op:
+    module, _, function = OPS[name].partition(":")
+    found: Op = getattr(importlib.import_module(module), function)
+    return found
+
+
+async def _serve(sock: socket.socket) -> None:
+    reader, writer = await asyncio.open_unix_connection(sock=sock)
+    # Started on the person's first sign of intent (the hotkey, the chat window): the library loads while they
+    # type, on a thread, so a cancel or a cheap request is read meanwhile.
+    loading = asyncio.create_task(asyncio.to_thread(_load_library))
+    running: dict[int, asyncio.Task[None]] = {}
+
+    def send(message: dict[str, Any]) -> None:
+        if not writer.is_closing():
+            writer.write(wire.frame(message))
+
+    async def answer(number: int, name: str, args: dict[str, Any]) -> None:
+        try:
+            await asyncio.shield(loading)
+            result = await _op(name)(lambda event: send({"id": number, "event": event}), **args)
+        except asyncio.CancelledError:
+            send({"id": number, "cancelled": True})
+            raise
+        except Exception as exc:  # a bug here, not a failed call (ops say those in their results)
+            log.exception("%s failed", name)
+            send({"id": number, "error": f"{type(exc).__name__}: {exc}"})
+        else:
+            send({"id": number, "result": result})
+        finally:
+            running.pop(number, None)
+        await writer.drain()
+
+    while (message := await wire.read(reader)) is not None:
+        if "cancel" in message:
+            task = running.get(message["cancel"])
+            if task is not None:
+                task.cancel()
+            continue
+        number, name = message["id"], message["op"]
+        if name not in OPS:
+            send({"id": number, "error": f"no such operation: {name}"})
+            continue
+        running[number] = asyncio.create_task(answer(number, name, message.get("args") or {}))
+    for task in list(running.values()):
+        task.cancel()
+    await asyncio.gather(*running.values(), return_exceptions=True)
+    writer.close()
+
+
+def _load_library() -> None:
+    from desktop.providers.litellm_env import litellm
+
+    litellm()

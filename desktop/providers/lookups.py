@@ -1,0 +1,45 @@
+"""What the app asks of litellm's tables, in the model helper (desktop/providers/helper_main.py): which
+provider a model is and where its key may be, the chat models litellm knows, and which read images."""
+
+from __future__ import annotations
+
+import logging
+from typing import Any
+
+from desktop.providers import catalog
+from desktop.providers.helper import EventSink
+from desktop.providers.litellm_env import litellm
+
+log = logging.getLogger(__name__)
+
+
+def provider_name(model: str) -> str:
+    """The provider as litellm spells it (the part before the first '/')."""
+    if "/" in model:
+        return model.split("/", 1)[0]
+    try:
+        return str(litellm().get_llm_provider(model)[1])
+    except Exception:
+        return "openai"
+
+
+async def key_needs(_emit: EventSink, *, model: str) -> dict[str, Any]:
+    """The model's provider, and the environment variables litellm would take its key from that are unset here."""
+    missing = litellm().validate_environment(model=model).get("missing_keys") or []
+    return {"provider": provider_name(model), "missing": [str(name) for name in missing]}
+
+
+async def chat_models(_emit: EventSink) -> dict[str, list[str]]:
+    """provider -> sorted "provider/model" strings, from litellm's price map (desktop/providers/catalog.py)."""
+    return catalog.group(litellm().model_cost)
+
+
+async def sees_images(_emit: EventSink, *, model: str) -> bool:
+    """True when litellm lists `model` (as configured, e.g. "openai/gpt-4o") as supporting vision."""
+    if not model:
+        return False
+    try:
+        return bool(litellm().supports_vision(model=model))
+    except Exception:  # an unknown provider prefix: litellm raises instead of saying no
+        log.debug("litellm does not know %s", model, exc_info=True)
+        return False
