@@ -14,7 +14,8 @@ This computer has 127.0.0.1, the private address 10.200.0.1 and the public addre
 
 A namespace is a thread's own: threads started afterwards by the calling thread follow it, and the app's
 one long-lived thread that reaches the network, the model-calls thread (desktop/providers/model_thread.py),
-is moved in and out with it, so the whole app runs on "this computer".
+is moved in and out with it, and the model helper it starts is closed at both moves so the next one starts
+there: the whole app runs on "this computer".
 
 Needs root (CAP_SYS_ADMIN to make namespaces, as in CI) and `ip` (iproute2); `Unavailable` says why not.
 Every server binds its own socket in its namespace and is closed with the context.
@@ -41,7 +42,7 @@ from http.server import BaseHTTPRequestHandler, SimpleHTTPRequestHandler, Thread
 from pathlib import Path
 from typing import Any
 
-from desktop.providers import model_thread
+from desktop.providers import helper, model_thread
 
 PUBLIC, PUBLIC6 = "11.22.33.44", "2a00:11:22:ff::44"
 OWN_PRIVATE, OWN_PUBLIC, OWN_PUBLIC6 = "10.200.0.1", "81.0.0.1", "2a00:11:22:1::1"
@@ -144,12 +145,13 @@ def private_internet(root: Path) -> Iterator[Internet]:
     servers: list[ThreadingHTTPServer] = []
     closers: list[Callable[[], None]] = []
     home = world = -1
-    model_calls = model_thread._worker_loop()
+    model_calls = model_thread.model_loop()
     try:
         home = _unshare()
         world = _unshare()
         _setns(home)
         _move(model_calls, home)
+        _restart_model_helper(model_calls)
         _ip(home, "link set lo up",
             f"link add nbt0 type veth peer name nbt1 netns /proc/{os.getpid()}/fd/{world}",
             f"addr add {OWN_PRIVATE}/24 dev nbt0", f"addr add {OWN_PUBLIC}/24 dev nbt0",
@@ -203,6 +205,7 @@ def private_internet(root: Path) -> Iterator[Internet]:
         for close in closers:
             close()
         _move(model_calls, original)
+        _restart_model_helper(model_calls)
         _setns(original)
         for fd in (original, home, world):
             if fd >= 0:
@@ -225,6 +228,11 @@ def _move(loop: asyncio.AbstractEventLoop, namespace: int) -> None:
         _setns(namespace)
 
     asyncio.run_coroutine_threadsafe(move(), loop).result(10)
+
+
+def _restart_model_helper(loop: asyncio.AbstractEventLoop) -> None:
+    """Close the model helper: the next call starts one from the model-calls thread, in its namespace now."""
+    asyncio.run_coroutine_threadsafe(helper.model_helper().close(), loop).result(15)
 
 
 def _ip(namespace: int, *commands: str) -> None:

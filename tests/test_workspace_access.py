@@ -36,6 +36,8 @@ _NOT_PATHS = {"self", "access"}  # a class's own methods; the helper itself
 _OWN = "the app's own files (config, data folder, state, logs), which the sandbox hides"
 _SESSIONS = "chat sessions and task transcripts in the data folder"
 _SHIPPED = "files shipped with the app (resources, icons, built-in skills)"
+_HELPER = ("the model helper: this interpreter and the app's own package, started in /, the import path without "
+           "its working directory (-P)")
 _DESKTOP = "the desktop's own folders (autostart, applications, icons), outside the workspace"
 _CHOSEN = "a file or folder the person picked in a dialog or on the command line, read as they chose"
 _BY_FD = "works by descriptors of folders opened through desktop.workspace.access (dir_fd=), never by path"
@@ -101,6 +103,8 @@ ALLOWED: dict[str, str] = {
     "desktop/memory/git_history.py:_new": _HISTORY,
     "desktop/kernel/paths.py:bundled": _SHIPPED,
     "desktop/providers/discovery.py:existing_nanobot_workspace": "whether ~/.nanobot/workspace exists, at first run",
+    "desktop/providers/helper.py:ModelHelper._start": _HELPER,
+    "desktop/providers/helper.py:_Process": _HELPER + " (the type of its handle)",
     "desktop/providers/litellm_env.py:_defer_claude_tokenizer.read_on_first_use": _SHIPPED + " (litellm's data)",
     "desktop/providers/litellm_env.py:prepare_offline_environment": _SHIPPED + " (litellm's data)",
     "desktop/reminders/jobs.py:JobStore._set_aside": _OWN,

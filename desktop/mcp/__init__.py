@@ -30,7 +30,7 @@ def attach(host: Host) -> McpServers:
             return
         wait = host.config.section(McpConfig).startup_wait
         host.publish(TurnProgress(session.key, f"Waiting for MCP servers to connect: {', '.join(pending)}…"))
-        host.spawn(host.provider.prepare())  # the model call comes next: its library loads during the wait
+        host.provider.prepare()  # the model call comes next: its library loads during the wait
         _, late = await servers.wait_for_pending(wait)
         if late:
             host.publish(TurnProgress(session.key, left_out(late, wait)))

@@ -22,7 +22,7 @@ from dataclasses import dataclass, field
 from typing import Any
 
 from desktop.providers import wire
-from desktop.providers.model_thread import in_model_thread, run_on_model_thread, to_caller
+from desktop.providers.model_thread import in_model_thread, model_loop, run_on_model_thread, to_caller
 
 log = logging.getLogger(__name__)
 
@@ -58,6 +58,7 @@ class _Process:
     popen: subprocess.Popen[bytes]
     writer: asyncio.StreamWriter
     calls: dict[int, _Call] = field(default_factory=dict)
+    environment: dict[str, str] = field(default_factory=dict)  # as last sent
 
 
 class ModelHelper:
@@ -88,7 +89,12 @@ class ModelHelper:
         process.calls[number] = _Call(answer, on_event)
         self._hold()
         try:
-            process.writer.write(wire.frame({"id": number, "op": op, "args": args}))
+            request: dict[str, Any] = {"id": number, "op": op, "args": args}
+            if process.environment != os.environ:
+                # litellm reads keys and addresses from the environment at each call: the helper's is this
+                # process's as it is now (a copy from its start would miss a change)
+                process.environment = request["environment"] = dict(os.environ)
+            process.writer.write(wire.frame(request))
             return await answer
         except asyncio.CancelledError:
             if not process.writer.is_closing():
@@ -100,7 +106,11 @@ class ModelHelper:
 
     async def warm(self) -> None:
         """Start the helper now (its library loads while the person types) and keep it for `idle_exit`."""
-        await self._started()
+        try:
+            await self._started()
+        except HelperGone as exc:  # the call that follows says so to the person
+            log.warning("%s", exc)
+            return
         self._release()
 
     async def close(self) -> None:
@@ -128,15 +138,16 @@ class ModelHelper:
     async def _start(self) -> _Process:
         ours, theirs = socket.socketpair()
         try:
+            environment = dict(os.environ)
             popen = subprocess.Popen(helper_command(theirs.fileno()), pass_fds=(theirs.fileno(),), cwd="/",
-                                     stdin=subprocess.DEVNULL, env=os.environ.copy())
+                                     stdin=subprocess.DEVNULL, env=environment)
         except OSError as exc:
             ours.close()
             raise HelperGone(f"The model helper could not start: {exc}.") from exc
         finally:
             theirs.close()
         reader, writer = await asyncio.open_unix_connection(sock=ours)
-        process = _Process(popen, writer)
+        process = _Process(popen, writer, environment=environment)
         asyncio.get_running_loop().create_task(self._read(process, reader))
         log.info("model helper started (pid %d)", popen.pid)
         return process
@@ -218,11 +229,9 @@ async def ask(op: str, on_event: EventSink | None = None, **args: Any) -> Any:
         live.clear()
 
 
-async def warm(idle_exit: float) -> None:
-    """Start the helper ahead of a call the person is about to make (see the module's docstring)."""
+def warm(idle_exit: float) -> None:
+    """Start the helper ahead of a call the person is about to make (see the module's docstring); returns at
+    once, from any thread."""
     helper = model_helper()
     helper.idle_exit = idle_exit
-    try:
-        await run_on_model_thread(helper.warm())
-    except HelperGone as exc:  # the call that follows says so to the person
-        log.warning("%s", exc)
+    asyncio.run_coroutine_threadsafe(helper.warm(), model_loop())

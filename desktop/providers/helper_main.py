@@ -10,6 +10,7 @@ from __future__ import annotations
 import asyncio
 import importlib
 import logging
+import os
 import socket
 from collections.abc import Awaitable, Callable
 from typing import Any
@@ -78,6 +79,9 @@ async def _serve(sock: socket.socket) -> None:
         await writer.drain()
 
     while (message := await wire.read(reader)) is not None:
+        if "environment" in message:  # the app's, as it is now (desktop/providers/helper.py)
+            os.environ.clear()
+            os.environ.update(message["environment"])
         if "cancel" in message:
             task = running.get(message["cancel"])
             if task is not None:

@@ -98,8 +98,7 @@ class LLMProvider:
 
     async def key_needs(self, model: str) -> dict[str, Any]:
         """{"provider": litellm's name for the model's provider, "missing": the environment variables that would
-        hold its key and are unset in the helper}; asked of the helper once per model (the helper's environment
-        is this process's when it started)."""
+        hold its key and are unset}; asked of the helper once per model."""
         found = self._needs.get(model)
         if found is None:
             found = self._needs[model] = await ask("key_needs", model=model)
@@ -112,11 +111,8 @@ class LLMProvider:
         one (`refused_without_key`). Blocking: call it on the model thread."""
         needs = await self.key_needs(model)
         provider, missing = needs["provider"], needs["missing"]
-        if not missing:
+        if not missing or any(os.environ.get(m) is not None for m in missing):
             return None  # litellm finds it itself (or needs none)
-        for name in missing:  # set here since the helper started (its environment is a copy from then)
-            if name.endswith(("_KEY", "_TOKEN")) and os.environ.get(name):
-                return os.environ[name]
         if base and base not in self._refused_without_key:
             known = secrets.get_key(provider) if secrets.known_key(provider) else None  # known: no keyring call
             return known or NO_KEY  # the client wants some key; keyless servers ignore it
@@ -131,10 +127,10 @@ class LLMProvider:
         raise ProviderError(f"No API key for provider '{provider}'. Add it in Settings, run "
                             f"`nanobot-tray keys set {provider}` or set {missing[0]}.", FailureKind.KEY)
 
-    async def prepare(self) -> None:
+    def prepare(self) -> None:
         """Start the model helper ahead of a call (it loads litellm, seconds): a turn that first waits for
         something else (MCP servers connecting), or a person still typing, loads it meanwhile."""
-        await warm(self.config.provider.model_idle_exit)
+        warm(self.config.provider.model_idle_exit)
 
     def refused_without_key(self, base: str) -> None:
         """The server at `base` answered 401 to a request without a key: from now on it gets the stored one."""

@@ -19,7 +19,7 @@ _loop: asyncio.AbstractEventLoop | None = None
 _THREAD = "model-calls"
 
 
-def _worker_loop() -> asyncio.AbstractEventLoop:
+def model_loop() -> asyncio.AbstractEventLoop:
     global _loop
     with _lock:
         if _loop is None:
@@ -34,7 +34,7 @@ def in_model_thread() -> bool:
 
 async def run_on_model_thread(coro: Coroutine[Any, Any, T]) -> T:
     """Await `coro` on the worker loop; cancelling the caller cancels it there too."""
-    future = asyncio.run_coroutine_threadsafe(coro, _worker_loop())
+    future = asyncio.run_coroutine_threadsafe(coro, model_loop())
     return await asyncio.wrap_future(future)
 
 

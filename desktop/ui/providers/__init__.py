@@ -20,14 +20,13 @@ def attach_ui(host: UiHost) -> None:
 def _follow_focus(host: UiHost) -> None:
     from PySide6.QtGui import QGuiApplication
 
-    from desktop.kernel.taskset import spawn
     from desktop.providers.helper import warm
 
     config = host.bridge.settings.config
 
     def focused(window: QWindow | None) -> None:
         if window is not None:
-            spawn(warm(config.provider.model_idle_exit))
+            warm(config.provider.model_idle_exit)
 
     app = QGuiApplication.instance()
     assert isinstance(app, QGuiApplication)
