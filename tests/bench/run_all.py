@@ -31,6 +31,7 @@ RESULTS = HERE / "RESULTS.md"
 QUICK = {"bench_cli_remote": ["--runs", "3"],
          "bench_idle": ["--after", "30"],
          "bench_idle_app": ["--seconds", "30"],
+         "bench_idle_tree": ["--minutes", "3"],
          "bench_reminders": ["--seconds", "20"],
          "bench_scheduler": ["--seconds", "20"],
          "bench_startup": ["--runs", "1", "--presses", "5"],
