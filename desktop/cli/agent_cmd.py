@@ -91,6 +91,7 @@ async def _main(args: argparse.Namespace) -> int:
         print(f"error: no model is configured; set `model` in {core.home.config_file} "
               "(e.g. openai/gpt-4o-mini) or open Settings in the tray app", file=sys.stderr)
         return 2
+    core.provider.prepare()  # the model helper loads litellm (seconds) while the agent starts
     core.get(Approvals).no_asker_hint = NO_TERMINAL_HINT
     _answer_at_terminal(core.questions, args.yes)
     await core.start()

@@ -66,7 +66,7 @@ class ModelHelper:
     loop only (see `ask`)."""
 
     def __init__(self) -> None:
-        self.idle_exit = 180.0  # seconds; each call sets it from the settings it was made with
+        self.idle_exit = 120.0  # seconds; each call sets it from the settings it was made with
         self._process: _Process | None = None
         self._starting = asyncio.Lock()
         self._numbers = itertools.count(1)

@@ -16,7 +16,7 @@ class ProviderConfig:
     retry_delays: list[float] = setting(factory=lambda: [1.0, 2.0, 4.0], low=0, label="Retry after",
                                         help="Seconds before each retry of a request that failed before any "
                                         "text arrived; one retry per entry.")
-    model_idle_exit: float = setting(180.0, low=0, above=True, unit=MINUTES, label="Unload the model library after",
+    model_idle_exit: float = setting(120.0, low=0, above=True, unit=MINUTES, label="Unload the model library after",
                                      help="Minutes without a model call before the helper holding the model library "
                                      "(about 200 MB) exits; it starts again when you open the chat or press the "
                                      "hotkey.")

@@ -127,7 +127,7 @@ def measure(root: Path, after: float, display: str) -> list[tuple[str, Tree]]:
         app = subprocess.Popen([sys.executable, "-m", "desktop"], env=env, cwd=str(REPO), stdin=subprocess.DEVNULL,
                                stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
         try:
-            wait_log(home / "data" / "logs" / "nanobot-tray.log", r"model ready", app, 180)
+            wait_log(home / "data" / "logs" / "nanobot-tray.log", r"agent ready", app, 180)
             deadline = time.monotonic() + 60
             while read_tree(app.pid).mcp_processes < MCP_COUNT:
                 if time.monotonic() > deadline:

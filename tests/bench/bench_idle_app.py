@@ -73,7 +73,7 @@ def measure(root: Path, seconds: float, display: str) -> tuple[float, float, flo
         app = subprocess.Popen([sys.executable, "-m", "desktop"], env=env, cwd=str(REPO), stdin=subprocess.DEVNULL,
                                stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
         try:
-            wait_log(home / "data" / "logs" / "nanobot-tray.log", r"model ready", app, 180)
+            wait_log(home / "data" / "logs" / "nanobot-tray.log", r"agent ready", app, 180)
             time.sleep(5)  # settle after start-up
             requests = len(fake.requests)
             began_cpu, began = cpu_seconds(app.pid), time.monotonic()
@@ -108,7 +108,7 @@ def main() -> None:
     shown = f"{percent:.3f} %" if percent else f"< {resolution:.3f} % (no clock tick)"
     print(f"idle app ({where}), {JOBS} reminder jobs + heartbeat every 60 s: {shown} of one core over "
           f"{args.seconds:.0f} s (target <= 0.2 %); model calls meanwhile: {calls}")
-    print(f"  start-up to model ready used {start_cpu:.1f} s of CPU; load average {os.getloadavg()[0]:.1f}")
+    print(f"  start-up to agent ready used {start_cpu:.1f} s of CPU; load average {os.getloadavg()[0]:.1f}")
     if args.json:
         figures = Figures()
         figures.add(f"Idle CPU, running app ({where}), {JOBS} jobs + heartbeat, over {args.seconds:.0f} s",

@@ -1,9 +1,10 @@
 """Where the tray app's memory goes: one fresh process builds the app's pieces in start-up order and prints the
 resident set size (VmRSS) after each, as one JSON list on stdout. Run by `bench_startup.py --breakdown`.
 
-The stages are the app's own objects (Qt application, tray, core, litellm, windows), built directly rather than
-through the shell, so each one's cost stands apart; the tiktoken encoding comes last because the app loads it
-only to count a call whose server reported no usage (context budgets need no tokenizer), not at idle.
+The stages are the app's own objects (Qt application, tray, core, windows), built directly rather than through the
+shell, so each one's cost stands apart. Then the model helper, the process that holds litellm (and a tiktoken
+encoding once a call whose server reported no usage is counted), is started and its own RSS printed: the app
+keeps it only while calls are near (desktop/providers/helper.py).
 """
 
 from __future__ import annotations
@@ -21,8 +22,8 @@ from typing import Any
 sys.path.insert(0, str(Path(__file__).resolve().parents[2]))
 
 
-def rss_mb() -> float:
-    status = Path("/proc/self/status").read_text()
+def rss_mb(pid: int | None = None) -> float:
+    status = Path(f"/proc/{pid or 'self'}/status").read_text()
     return int(re.search(r"VmRSS:\s+(\d+)", status).group(1)) / 1024  # type: ignore[union-attr]
 
 
@@ -46,10 +47,6 @@ async def stages(out: list[dict[str, Any]]) -> None:
 
     bridge = CoreBridge(core)
     mark("core built (settings, sessions, memory, tools, skills)")
-    from desktop.providers.litellm_env import litellm
-
-    await asyncio.to_thread(litellm)
-    mark("litellm imported")
     await core.start()
     mark("core started (agent, scheduler, MCP)")
     from desktop.ui.quick_prompt import QuickPrompt
@@ -62,10 +59,19 @@ async def stages(out: list[dict[str, Any]]) -> None:
 
     chat = ChatWindow(bridge)
     mark("chat window built (on first open)")
-    from desktop.providers.tokens import count_text
+    from desktop.providers.helper import ask, model_helper
+    from desktop.providers.model_thread import model_loop
 
-    count_text("hello", core.config.model)
-    mark("tiktoken encoding (a call whose server reported no usage)")
+    def mark_helper(stage: str) -> None:
+        out.append({"stage": stage, "rss_mb": round(rss_mb(model_helper().pid), 1), "process": "model helper"})
+
+    await ask("key_needs", model=core.config.model)  # waits for litellm's import in the helper
+    mark("model helper started (a window took focus, or a call)")
+    mark_helper("model helper: Python + litellm imported")
+    await ask("price_call", model=core.config.model, usage={}, messages=[{"role": "user", "content": "hello"}],
+              answer="hi", api_base=None)
+    mark_helper("model helper: tiktoken encoding (a call whose server reported no usage)")
+    await asyncio.to_thread(lambda: asyncio.run_coroutine_threadsafe(model_helper().close(), model_loop()).result(10))
     await core.close()
     del quick, chat, tray
 
