@@ -25,10 +25,11 @@ from typing import Any
 
 import pytest
 
+from desktop.providers import HELPER_FLAG
+
 PR_SET_CHILD_SUBREAPER = 36
 EXIT_GRACE = 2.0  # seconds a leftover process gets to finish exiting on its own (it may just have been told to)
 TERM_GRACE = 3.0  # seconds between SIGTERM and SIGKILL
-HELPER_FLAG = "--model-helper"
 
 
 @dataclass(frozen=True)

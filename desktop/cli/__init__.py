@@ -14,6 +14,7 @@ import sys
 
 from desktop import __version__
 from desktop.cli import remote
+from desktop.providers import HELPER_FLAG
 
 # The app's own subcommands, before and after the features' ones in `--help`.
 FIRST = ("desktop.cli.agent_cmd", "desktop.cli.keys_cmd", "desktop.cli.doctor_cmd", "desktop.cli.skills_cmd")
@@ -37,7 +38,7 @@ def build_parser() -> argparse.ArgumentParser:
 
 def main(argv: list[str] | None = None) -> int:
     argv = sys.argv[1:] if argv is None else argv
-    if argv[:1] == ["--model-helper"] and len(argv) == 2:  # the app's own model helper, not a person's command
+    if argv[:1] == [HELPER_FLAG] and len(argv) == 2:  # the app's own model helper, not a person's command
         from desktop.providers.helper_main import run
 
         return run(argv[1])

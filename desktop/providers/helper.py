@@ -21,7 +21,7 @@ from collections.abc import Callable
 from dataclasses import dataclass, field
 from typing import Any
 
-from desktop.providers import wire
+from desktop.providers import HELPER_FLAG, wire
 from desktop.providers.model_thread import in_model_thread, model_loop, run_on_model_thread, to_caller
 
 log = logging.getLogger(__name__)
@@ -43,8 +43,8 @@ def helper_command(fd: int) -> list[str]:
     working directory off the import path (it is "/" anyway: never the workspace, whose files a sandboxed
     command may have written)."""
     if getattr(sys, "frozen", False):
-        return [sys.executable, "--model-helper", str(fd)]
-    return [sys.executable, "-P", "-m", "desktop", "--model-helper", str(fd)]
+        return [sys.executable, HELPER_FLAG, str(fd)]
+    return [sys.executable, "-P", "-m", "desktop", HELPER_FLAG, str(fd)]
 
 
 @dataclass

@@ -1,0 +1,121 @@
+"""The model helper (desktop/providers/helper.py): the process that holds litellm, so the app does not.
+
+Through real calls against the scripted server: the app's own process answers a turn without loading litellm,
+tiktoken or the openai client; the helper leaves after its idle time and the next call starts another; a helper
+that dies in the middle of an answer ends that call with words, and the next call works; and files a sandboxed
+command could have written where the app was started are never run by it."""
+
+from __future__ import annotations
+
+import asyncio
+import json
+import os
+import signal
+import subprocess
+import sys
+from pathlib import Path
+
+from desktop.core import Core
+from desktop.kernel.bus import TextDelta, TurnError, TurnFinished
+from desktop.providers import HELPER_FLAG
+from desktop.providers.helper import ModelHelper
+from desktop.providers.model_thread import run_on_model_thread
+from tests.conftest import Conversation
+from tests.fakeserver import FakeOpenAI
+
+ROOT = Path(__file__).parents[2]
+TURN = """
+import asyncio, json, os, sys
+from desktop.config import Config
+from desktop.providers.helper import model_helper
+from desktop.providers.llm import LLMProvider
+from tests.fakeserver import FakeOpenAI
+
+with FakeOpenAI() as fake:
+    config = Config(model="openai/test", api_base=fake.base_url)
+    pieces = []
+    answer = asyncio.run(LLMProvider(config).chat([{"role": "user", "content": "hello"}], on_text=pieces.append))
+    helper = model_helper().pid
+loaded = sorted({name.split(".")[0] for name in sys.modules} & {"litellm", "tiktoken", "openai"})
+print(json.dumps({"answer": answer.content, "pieces": pieces, "loaded": loaded, "helper": helper,
+                  "helper_argv": open(f"/proc/{helper}/cmdline").read().split("\\0")}))
+"""
+
+
+def test_a_call_is_answered_without_the_model_library_in_the_app_s_process() -> None:
+    env = {**os.environ, "PYTHONPATH": str(ROOT), "PYTHON_KEYRING_BACKEND": "keyring.backends.null.Keyring"}
+    out = subprocess.run([sys.executable, "-c", TURN], env=env, capture_output=True, text=True, timeout=180,
+                         check=True, cwd=ROOT)
+    seen = json.loads(out.stdout.splitlines()[-1])
+    assert seen["answer"] == "echo: hello" and "".join(seen["pieces"]) == "echo: hello"  # streamed, in pieces
+    assert seen["loaded"] == []
+    assert HELPER_FLAG in seen["helper_argv"]
+
+
+async def _call(helper: ModelHelper) -> object:
+    return await run_on_model_thread(helper.call("key_needs", model="openai/gpt-4o-mini"))
+
+
+def _gone(pid: int) -> bool:
+    try:
+        with open(f"/proc/{pid}/stat") as f:
+            return f.read().rsplit(")", 1)[1].split()[0] in ("Z", "X")
+    except FileNotFoundError:
+        return True
+
+
+async def test_the_helper_leaves_after_its_idle_time_and_the_next_call_starts_another() -> None:
+    helper = ModelHelper()
+    helper.idle_exit = 1.0
+    try:
+        assert await _call(helper) == {"provider": "openai", "missing": ["OPENAI_API_KEY"]}
+        first = helper.pid
+        assert first is not None and not _gone(first)
+        for _ in range(100):  # bounded: 10 s
+            if _gone(first):
+                break
+            await asyncio.sleep(0.1)
+        assert _gone(first) and not helper.running
+        assert await _call(helper) == {"provider": "openai", "missing": ["OPENAI_API_KEY"]}
+        assert helper.pid not in (None, first)
+    finally:
+        await run_on_model_thread(helper.close())
+
+
+async def test_a_helper_killed_mid_answer_ends_the_turn_with_words_and_the_next_turn_is_answered(
+        chat: Conversation, core: Core, fake: FakeOpenAI) -> None:
+    core.config.provider.retry_delays = []
+    fake.add({"content": "a long answer " * 50, "chunk": 4, "pace": 0.05})
+    asked = asyncio.ensure_future(chat.ask("tell me"))
+    await chat.first(TextDelta)
+    from desktop.providers.helper import model_helper
+
+    pid = model_helper().pid
+    assert pid is not None
+    os.kill(pid, signal.SIGKILL)
+    end = await asyncio.wait_for(asked, 30)
+    assert isinstance(end, TurnError) and "The model helper was stopped (signal 9)" in end.message
+    assert isinstance(await chat.ask("again"), TurnFinished)
+    assert model_helper().pid != pid
+
+
+async def test_modules_planted_where_the_app_was_started_are_not_run_by_the_helper(
+        tmp_path: Path, fake: FakeOpenAI) -> None:
+    """A sandboxed command may write anything in the workspace, and `nanobot-tray agent` may be started there."""
+    planted = tmp_path / "workspace"
+    planted.mkdir()
+    marker = tmp_path / "ran"
+    for name in ("litellm.py", "tiktoken.py", "sitecustomize.py", "usercustomize.py", "desktop.py", "httpx.py"):
+        (planted / name).write_text(f"open({str(marker)!r}, 'a').write({name!r})\n")
+    os.chdir(planted)  # restored below: the helper is started from here
+    helper = ModelHelper()
+    try:
+        assert (await _call(helper))["provider"] == "openai"  # type: ignore[index]
+        answer = await run_on_model_thread(helper.call("chat", request={
+            "model": "openai/test", "api_base": fake.base_url, "api_key": "no-key-needed", "stream": True,
+            "messages": [{"role": "user", "content": "hi"}], "timeout": 30}, allow_empty=False))
+        assert answer["response"]["content"] == "echo: hi"
+        assert not marker.exists()
+    finally:
+        os.chdir(ROOT)
+        await run_on_model_thread(helper.close())
