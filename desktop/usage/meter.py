@@ -28,6 +28,7 @@ from desktop.providers.failures import FailureKind
 from desktop.providers.helper import HelperFailed, HelperGone, ask
 from desktop.providers.llm import AudioCall, LLMResponse, ProviderError
 from desktop.session.session import Session
+from desktop.usage.pricing import is_local
 from desktop.usage.records import CallRecord, UsageLog
 from desktop.usage.report import midnight
 from desktop.usage.settings import BudgetsConfig
@@ -103,11 +104,16 @@ class UsageMeter:
         current = work.current()
         chat = self._chats.get(current)
         question = _last_question(chat.messages) if chat is not None else -1
-        answer = "".join([response.content, response.reasoning or "",
-                          *(c.name + c.arguments for c in response.tool_calls)])
-        priced = await self._price("price_call", model=model, usage=response.usage,
-                                   messages=None if response.usage else messages, answer=answer,
-                                   api_base=self._config().api_base)
+        usage, api_base = response.usage, self._config().api_base
+        priced: dict[str, Any]
+        if usage and is_local(api_base):  # counted by its server, and free: nothing to ask the helper
+            priced = {"prompt": usage.get("prompt_tokens", 0), "completion": usage.get("completion_tokens", 0),
+                      "cached": usage.get("cached_tokens", 0), "cost": None, "estimated": False}
+        else:
+            answer = "".join([response.content, response.reasoning or "",
+                              *(c.name + c.arguments for c in response.tool_calls)])
+            priced = await self._price("price_call", model=model, usage=usage, messages=None if usage else messages,
+                                       answer=answer, api_base=api_base)
         self._book(CallRecord(time.time(), current.source, current.session, model, priced["prompt"],
                               priced["completion"], priced["cached"], priced["cost"], estimated=priced["estimated"],
                               question=question), current)

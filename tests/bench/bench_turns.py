@@ -3,8 +3,11 @@
     python tests/bench/bench_turns.py [--turns 200] [--json]
 
 Prints the median and p90 of echo turns and of turns with 3 tool calls, in one process and one growing
-session. Model calls run on a worker thread, so profile with a sampling profiler that sees every thread:
-    py-spy record -o profile.svg -- python tests/bench/bench_turns.py"""
+session, and beside each the floor: the same requests (as the scripted server received them) made bare with
+litellm in this process, streamed and read to the end, with nothing of ours around them (issue 26: a turn
+should cost at most 1.5 times that). Model calls go through the model helper process (a socket read on a worker
+thread), so profile with a sampling profiler that sees every thread and process:
+    py-spy record --subprocesses -o profile.svg -- python tests/bench/bench_turns.py"""
 
 from __future__ import annotations
 
@@ -16,6 +19,7 @@ import sys
 import tempfile
 import time
 from pathlib import Path
+from typing import Any
 
 sys.path.insert(0, str(Path(__file__).resolve().parents[2]))
 os.environ.setdefault("PYTHON_KEYRING_BACKEND", "keyring.backends.null.Keyring")
@@ -32,15 +36,40 @@ THREE_TOOLS = [{"tool_calls": [{"name": "list_dir", "arguments": {"path": "."}}]
                {"content": "done"}]
 
 
-async def measure(turns: int, fake: FakeOpenAI, chat: Conversation, tools: bool) -> list[float]:
+async def measure(turns: int, fake: FakeOpenAI, chat: Conversation, tools: bool,
+                  asked: list[list[dict[str, Any]]] | None = None) -> list[float]:
+    """Each turn's wall time (ms); `asked` gets each turn's requests as the server received them."""
     times = []
     for i in range(turns):
         if tools:
             fake.add(*THREE_TOOLS)
+        before = len(fake.requests)
         started = time.perf_counter()
         end = await chat.ask(f"message {i}")
         times.append((time.perf_counter() - started) * 1000)
         assert isinstance(end, TurnFinished), end
+        if asked is not None:
+            asked.append(fake.requests[before:])
+    return times
+
+
+async def floor(fake: FakeOpenAI, turns: list[list[dict[str, Any]]]) -> list[float]:
+    """Each turn's requests made bare with litellm, one after another as the turn made them (ms per turn)."""
+    from desktop.providers.litellm_env import litellm
+
+    lm = litellm()
+    times = []
+    for requests in turns:
+        started = time.perf_counter()
+        for body in requests:
+            extra = {"tools": body["tools"]} if body.get("tools") else {}
+            fake.add(THREE_TOOLS[0] if body is not requests[-1] else {"content": "done"})
+            stream = await lm.acompletion(model="openai/test", api_base=fake.base_url, api_key="no-key-needed",
+                                          messages=body["messages"], stream=True, max_tokens=body.get("max_tokens"),
+                                          stream_options={"include_usage": True}, **extra)
+            async for _chunk in stream:
+                pass
+        times.append((time.perf_counter() - started) * 1000)
     return times
 
 
@@ -59,17 +88,24 @@ async def main(args: argparse.Namespace) -> None:
         core = build_core()
         await core.start()
         chat = Conversation(core, chat_id="bench")
-        await measure(5, fake, chat, tools=False)  # warm-up: litellm import, first connection
-        echo = await measure(args.turns, fake, chat, tools=False)
-        three = await measure(max(args.turns // 4, 20), fake, chat, tools=True)
+        await measure(5, fake, chat, tools=False)  # warm-up: the helper's litellm import, first connection
+        echo_asked: list[list[dict[str, Any]]] = []
+        three_asked: list[list[dict[str, Any]]] = []
+        echo = await measure(args.turns, fake, chat, tools=False, asked=echo_asked)
+        three = await measure(max(args.turns // 4, 20), fake, chat, tools=True, asked=three_asked)
         await core.close()
+        await floor(fake, echo_asked[:5])  # warm-up: litellm's import here, first connection
+        floors = {"echo turn": await floor(fake, echo_asked), "turn with 3 tool calls": await floor(fake, three_asked)}
         errors = [e for e in chat.events if isinstance(e, TurnError)]
         print(f"session grew to {len(core.sessions._cache[chat.key].messages)} messages; errors: {len(errors)}")
         figures = Figures()
         for name, times, target in (("echo turn", echo, "≤ 25 ms"), ("turn with 3 tool calls", three, "≤ 75 ms")):
             median, p90 = report(name, times)
+            bare, _ = report("  floor: bare litellm", floors[name])
             figures.add(f"Agent core: {name}, median of {len(times)}", f"{median:.1f} ms (p90 {p90:.1f})",
                         f"{target} median")
+            figures.add(f"Agent core: {name} against the bare-litellm floor ({bare:.1f} ms)",
+                        f"{median / bare:.2f}×", "≤ 1.5×")
         if args.json:
             print(figures.line())
 
