@@ -13,7 +13,7 @@ Figures (targets from issues 4 and 26):
                                                                takes focus and loads litellm while one types)
   second launch hand-over                          process start → exit 0, chat raised by the running app
   idle RSS of the app process                      /proc/<pid>/status 3 s after agent ready (the whole tree's
-                                                               PSS: tests/bench/bench_idle_tree.py)
+                                                               PSS: tests/bench/bench_idle.py)
 --breakdown builds the app's pieces one after another in a fresh process (tests/bench/rss_stages.py) and
 prints the RSS each adds: Qt, our modules and tray, the core, the windows (the app's process), then what the model
 helper holds: litellm and a tiktoken encoding.

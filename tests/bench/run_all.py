@@ -29,9 +29,8 @@ RESULTS = HERE / "RESULTS.md"
 
 # The smaller sizes --quick asks for, per bench (a bench not named here has no size knob).
 QUICK = {"bench_cli_remote": ["--runs", "3"],
-         "bench_idle": ["--after", "30"],
+         "bench_idle": ["--minutes", "3"],
          "bench_idle_app": ["--seconds", "30"],
-         "bench_idle_tree": ["--minutes", "3"],
          "bench_reminders": ["--seconds", "20"],
          "bench_scheduler": ["--seconds", "20"],
          "bench_startup": ["--runs", "1", "--presses", "5"],
