@@ -121,12 +121,10 @@ class ModelHelper:
         if process is None:
             return
         process.writer.close()
-        try:
-            await asyncio.to_thread(process.popen.wait, EXIT_WAIT)
-        except subprocess.TimeoutExpired:
+        if await _exit_code(process.popen) is None:
             log.warning("the model helper did not exit; killing it")
             process.popen.kill()
-            await asyncio.to_thread(process.popen.wait)
+            await _exit_code(process.popen)
 
     # ----- inside
     async def _started(self) -> _Process:
@@ -174,9 +172,8 @@ class ModelHelper:
 
     @staticmethod
     async def _why_gone(process: _Process) -> str:
-        try:
-            code = await asyncio.to_thread(process.popen.wait, EXIT_WAIT)
-        except subprocess.TimeoutExpired:
+        code = await _exit_code(process.popen)
+        if code is None:
             process.popen.kill()
             return "The model helper stopped answering."
         if code < 0:
@@ -201,6 +198,16 @@ class ModelHelper:
         if self._process is not None and not self._process.calls:
             log.info("model helper closed after %.0f s without calls", self.idle_exit)
             asyncio.get_running_loop().create_task(self.close())
+
+
+async def _exit_code(popen: subprocess.Popen[bytes]) -> int | None:
+    """The helper's exit code once it has exited, None if it has not within EXIT_WAIT. Polled rather than waited
+    for on a thread: it may be asked while the interpreter shuts down, when no new thread can start."""
+    loop = asyncio.get_running_loop()
+    deadline = loop.time() + EXIT_WAIT
+    while (code := popen.poll()) is None and loop.time() < deadline:
+        await asyncio.sleep(0.02)
+    return code
 
 
 _helper: ModelHelper | None = None
