@@ -8,7 +8,7 @@ Install nanobot into its OWN virtualenv (the two must never share one), then poi
 
 Without a usable nanobot venv it prints why and exits 0 (skipped). Prints, in one run:
 1. one-shot CLI, one echo turn each: `nanobot-tray agent -m hi` vs `nanobot agent -m hi` — median wall time,
-   CPU time and peak RSS (the child's own rusage via wait4), runs interleaved A,B / B,A so a noisy machine hurts
+   CPU time and peak RSS (the child's own rusage via wait4, with our model helper's added), runs interleaved A,B / B,A so a noisy machine hurts
    both alike (CPU time is the steadier figure there); a first run of each, which writes the workspace, is not
    counted;
 2. in-process per-turn cost in one growing session: our core (tests/bench/bench_turns.py) vs nanobot's Python SDK
@@ -24,6 +24,7 @@ from __future__ import annotations
 
 import argparse
 import asyncio
+import ctypes
 import json
 import os
 import statistics
@@ -124,19 +125,42 @@ asyncio.run(main())
 # ---------------------------------------------------------------- 1. one-shot CLI
 
 def run_child(argv: list[str], env: dict[str, str]) -> tuple[float, float, int]:
-    """Wall seconds, CPU seconds (user+sys) and peak RSS in MiB of one run, from this child's own rusage (wait4)."""
+    """Wall seconds, CPU seconds (user+sys) and peak RSS in MiB of one run, from the child's own rusage (wait4),
+    with what it left behind counted in: our CLI's model helper outlives it by a moment (it exits when the CLI's
+    end closes its socket), and is reaped here as this process's orphan (we are a child subreaper), its CPU time
+    added and its peak RSS added to the CLI's (the two run side by side)."""
     with tempfile.TemporaryFile() as out, tempfile.TemporaryFile() as err:
+        before = set(_children())
         started = time.perf_counter()
         proc = subprocess.Popen(argv, stdin=subprocess.DEVNULL, stdout=out, stderr=err, env=env)
         _, status, usage = os.wait4(proc.pid, 0)
         wall = time.perf_counter() - started
+        cpu, rss = usage.ru_utime + usage.ru_stime, usage.ru_maxrss
+        for orphan in set(_children()) - before:
+            _, _, left = os.wait4(orphan, 0)
+            cpu, rss = cpu + left.ru_utime + left.ru_stime, rss + left.ru_maxrss
         proc.returncode = os.waitstatus_to_exitcode(status)
         out.seek(0)
         err.seek(0)
         stdout = out.read().decode(errors="replace")
         if proc.returncode != 0 or "echo" not in stdout:
             raise SystemExit(f"{argv[0]} failed (exit {proc.returncode}):\n{stdout}\n{err.read().decode(errors='replace')}")
-        return wall, usage.ru_utime + usage.ru_stime, usage.ru_maxrss // 1024
+        return wall, cpu, rss // 1024
+
+
+def _children() -> list[int]:
+    """This process's children (orphans re-parented to it included)."""
+    found: list[int] = []
+    for task in os.listdir("/proc/self/task"):
+        with open(f"/proc/self/task/{task}/children") as f:
+            found += [int(pid) for pid in f.read().split()]
+    return found
+
+
+def _become_subreaper() -> None:
+    """Orphans of our children come to us (Linux prctl PR_SET_CHILD_SUBREAPER), so run_child can count them."""
+    if ctypes.CDLL(None, use_errno=True).prctl(36, 1, 0, 0, 0) != 0:
+        raise OSError(ctypes.get_errno(), "prctl(PR_SET_CHILD_SUBREAPER)")
 
 
 def cli_side_by_side(venv: Path, runs: int, scratch: Path) -> dict[str, dict[str, list[float]]]:
@@ -290,6 +314,7 @@ def main() -> int:
             print(report.line())
         return 0
     print(f"nanobot-ai {version} from {venv}; load average {os.getloadavg()[0]:.1f} on {os.cpu_count()} CPUs")
+    _become_subreaper()
     with tempfile.TemporaryDirectory(prefix="bench-vs-nanobot-") as tmp:
         cli = cli_side_by_side(venv, args.cli_runs, Path(tmp))
         turns = asyncio.run(turns_side_by_side(venv, args.turns, args.tool_turns, args.rounds, Path(tmp)))
