@@ -105,6 +105,7 @@ ALLOWED: dict[str, str] = {
     "desktop/providers/discovery.py:existing_nanobot_workspace": "whether ~/.nanobot/workspace exists, at first run",
     "desktop/providers/helper.py:ModelHelper._start": _HELPER,
     "desktop/providers/helper.py:_Process": _HELPER + " (the type of its handle)",
+    "desktop/providers/helper.py:_exit_code": _HELPER + " (the type of its handle)",
     "desktop/providers/litellm_env.py:_defer_claude_tokenizer.read_on_first_use": _SHIPPED + " (litellm's data)",
     "desktop/providers/litellm_env.py:prepare_offline_environment": _SHIPPED + " (litellm's data)",
     "desktop/reminders/jobs.py:JobStore._set_aside": _OWN,

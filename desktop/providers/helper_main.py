@@ -8,30 +8,31 @@ background task, Dream). It runs only the operations named in OPS, and exits whe
 from __future__ import annotations
 
 import asyncio
-import importlib
 import logging
 import os
 import socket
 from collections.abc import Awaitable, Callable
 from typing import Any
 
-from desktop.providers import wire
+from desktop.providers import lookups, streaming, wire
+from desktop.usage import pricing
+from desktop.voice import calls
 
-# What the app may ask for, by name: "module:function", each `async def f(emit, **args)` with JSON arguments
-# and a JSON result; `emit` sends an event (a piece of a streamed answer) ahead of the result.
-OPS = {
-    "chat": "desktop.providers.streaming:attempt",
-    "key_needs": "desktop.providers.lookups:key_needs",
-    "chat_models": "desktop.providers.lookups:chat_models",
-    "sees_images": "desktop.providers.lookups:sees_images",
-    "price_call": "desktop.usage.pricing:price_call",
-    "price_audio": "desktop.usage.pricing:price_audio",
-    "speech": "desktop.voice.calls:speech",
-    "transcription": "desktop.voice.calls:transcription",
+# What the app may ask for, by name: each `async def f(emit, **args)` with JSON arguments and a JSON result;
+# `emit` sends an event (a piece of a streamed answer) ahead of the result. The helper is the one process that
+# imports these modules (they load litellm and tiktoken when first used).
+OPS: dict[str, Callable[..., Awaitable[Any]]] = {
+    "chat": streaming.attempt,
+    "key_needs": lookups.key_needs,
+    "chat_models": lookups.chat_models,
+    "sees_images": lookups.sees_images,
+    "price_call": pricing.price_call,
+    "price_audio": pricing.price_audio,
+    "speech": calls.speech,
+    "transcription": calls.transcription,
 }
 
 log = logging.getLogger("desktop.providers.helper")
-Op = Callable[..., Awaitable[Any]]
 
 
 def run(fd: str) -> int:
@@ -43,12 +44,6 @@ def run(fd: str) -> int:
     except KeyboardInterrupt:
         pass
     return 0
-
-
-def _op(name: str) -> Op:
-    module, _, function = OPS[name].partition(":")
-    found: Op = getattr(importlib.import_module(module), function)
-    return found
 
 
 async def _serve(sock: socket.socket) -> None:
@@ -65,7 +60,7 @@ async def _serve(sock: socket.socket) -> None:
     async def answer(number: int, name: str, args: dict[str, Any]) -> None:
         try:
             await asyncio.shield(loading)
-            result = await _op(name)(lambda event: send({"id": number, "event": event}), **args)
+            result = await OPS[name](lambda event: send({"id": number, "event": event}), **args)
         except asyncio.CancelledError:
             send({"id": number, "cancelled": True})
             raise

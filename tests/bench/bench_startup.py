@@ -23,6 +23,7 @@ Streaming 2,000 tokens at 200 tokens/s into the chat window is measured by tests
 from __future__ import annotations
 
 import argparse
+import contextlib
 import json
 import os
 import re
@@ -31,6 +32,7 @@ import subprocess
 import sys
 import tempfile
 import time
+from collections.abc import Iterator
 from pathlib import Path
 
 sys.path.insert(0, str(Path(__file__).resolve().parents[2]))
@@ -112,14 +114,24 @@ def one_start(desktop: Desktop, server: FakeOpenAI, root: Path) -> dict[str, flo
         d.close()
 
 
-def first_token(desktop: Desktop, server: FakeOpenAI, root: Path) -> float:
-    """Seconds from sending "hi" in the quick prompt (1 s after the hotkey, on an app at rest) to the question
-    reaching the scripted server, which sends its first chunk at once."""
+@contextlib.contextmanager
+def ready_app(desktop: Desktop, server: FakeOpenAI, root: Path) -> Iterator[tuple[display.Display, AppProcess]]:
+    """The app started in a fresh home and taking messages, with an X connection that sees windows map."""
     d = display.Display(desktop.env["DISPLAY"])
     d.screen().root.change_attributes(event_mask=X.SubstructureNotifyMask)
     app = AppProcess(desktop, make_home(root / "home", server))
     try:
         app.wait_log("agent ready", timeout=120)
+        yield d, app
+    finally:
+        app.stop()
+        d.close()
+
+
+def first_token(desktop: Desktop, server: FakeOpenAI, root: Path) -> float:
+    """Seconds from sending "hi" in the quick prompt (1 s after the hotkey, on an app at rest) to the question
+    reaching the scripted server, which sends its first chunk at once."""
+    with ready_app(desktop, server, root) as (d, _app):
         time.sleep(3)
         asked = len(server.requests)
         press(d, "Control_L", "Alt_L", "space")
@@ -131,17 +143,10 @@ def first_token(desktop: Desktop, server: FakeOpenAI, root: Path) -> float:
         sent = time.monotonic()
         wait_for(lambda: len(server.requests) > asked, 60, "the question at the model server", interval=0.002)
         return time.monotonic() - sent  # the scripted server answers at once: its first chunk follows in ms
-    finally:
-        app.stop()
-        d.close()
 
 
 def hotkey_latencies(desktop: Desktop, server: FakeOpenAI, root: Path, presses: int) -> tuple[list[float], float]:
-    d = display.Display(desktop.env["DISPLAY"])
-    d.screen().root.change_attributes(event_mask=X.SubstructureNotifyMask)
-    app = AppProcess(desktop, make_home(root / "home", server))
-    try:
-        app.wait_log("agent ready", timeout=120)
+    with ready_app(desktop, server, root) as (d, app):
         time.sleep(1)
         latencies = []
         for _ in range(presses):
@@ -159,9 +164,6 @@ def hotkey_latencies(desktop: Desktop, server: FakeOpenAI, root: Path, presses: 
         handover = time.perf_counter() - began
         assert second.returncode == 0, second.stderr
         return latencies, handover
-    finally:
-        app.stop()
-        d.close()
 
 
 def breakdown(as_json: bool) -> int:

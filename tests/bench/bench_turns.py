@@ -30,10 +30,11 @@ from tests.bench.figures import Figures  # noqa: E402
 from tests.conftest import Conversation, write_config  # noqa: E402
 from tests.fakeserver import FakeOpenAI  # noqa: E402
 
-THREE_TOOLS = [{"tool_calls": [{"name": "list_dir", "arguments": {"path": "."}}]},
+THREE_TOOLS: list[dict[str, Any]] = [{"tool_calls": [{"name": "list_dir", "arguments": {"path": "."}}]},
                {"tool_calls": [{"name": "read_file", "arguments": {"path": "AGENTS.md"}}]},
                {"tool_calls": [{"name": "glob", "arguments": {"pattern": "*.md"}}]},
                {"content": "done"}]
+DONE = THREE_TOOLS[-1]
 
 
 async def measure(turns: int, fake: FakeOpenAI, chat: Conversation, tools: bool,
@@ -63,7 +64,7 @@ async def floor(fake: FakeOpenAI, turns: list[list[dict[str, Any]]]) -> list[flo
         started = time.perf_counter()
         for body in requests:
             extra = {"tools": body["tools"]} if body.get("tools") else {}
-            fake.add(THREE_TOOLS[0] if body is not requests[-1] else {"content": "done"})
+            fake.add(THREE_TOOLS[0] if body is not requests[-1] else DONE)
             stream = await lm.acompletion(model="openai/test", api_base=fake.base_url, api_key="no-key-needed",
                                           messages=body["messages"], stream=True, max_tokens=body.get("max_tokens"),
                                           stream_options={"include_usage": True}, **extra)
