@@ -22,19 +22,22 @@ from desktop.core import Core, build_core
 from desktop.kernel.bus import Event, InboundMessage, TurnError, TurnFinished
 from desktop.kernel.channels import Channel, session_key
 from desktop.providers.helper import ask, model_helper
+from desktop.providers.model_thread import model_loop
 from tests.fakeserver import FakeOpenAI
 from tests.memkeyring import MemoryKeyring
 
 pytest_plugins = ["tests.reaper", "tests.hangs", "tests.security.summary"]
+HELPER_LOAD = 120  # seconds the model helper may take to load litellm on a loaded machine
 
 
 @pytest.fixture(autouse=True)
 def _model_helper_ready() -> None:
     """This process's model helper running, its litellm loaded (seconds on a busy machine) before the test, so
     no test's own timeout pays for it; every test's calls share it (tests/reaper.py lets it outlive a test), and
-    it is started again here when it closed itself after idling."""
+    it is started again here when it closed itself after idling. Waited for on the model thread's loop: this
+    thread's event loop, if a test set one, is left alone."""
     if not model_helper().running:
-        asyncio.run(warm_model_helper())
+        asyncio.run_coroutine_threadsafe(warm_model_helper(), model_loop()).result(HELPER_LOAD)
 
 
 async def warm_model_helper() -> None:
