@@ -5,7 +5,8 @@ nanobot venv, nanobot's own CLI — all against one scripted loopback model.
 
 Starts the real tray app offscreen (QT_QPA_PLATFORM=offscreen) in a scratch home with a private runtime
 directory, waits for its first forwarded answer (not counted), then runs the commands interleaved and
-reports the median wall time and the client's peak RSS (its own rusage via wait4). Every answer is checked.
+reports the median wall time and the client's peak RSS (its own rusage via wait4, with the model helper an
+in-process run starts added). Every answer is checked.
 """
 
 from __future__ import annotations
@@ -24,12 +25,13 @@ from pathlib import Path
 REPO = Path(__file__).resolve().parents[2]
 sys.path.insert(0, str(REPO))
 
-from tests.bench.bench_vs_nanobot import FAKESERVER, run_child  # noqa: E402
+from tests.bench.bench_vs_nanobot import FAKESERVER, become_subreaper, run_child  # noqa: E402
 from tests.bench.figures import Figures  # noqa: E402
 from tests.conftest import write_config  # noqa: E402
 
 
 def measure(runs: int, nanobot_venv: Path | None, scratch: Path) -> dict[str, dict[str, float]]:
+    become_subreaper()  # an in-process run's model helper is counted with it (run_child)
     server = subprocess.Popen([sys.executable, str(FAKESERVER), "--port", "0"], stdout=subprocess.PIPE, text=True)
     app: subprocess.Popen[bytes] | None = None
     try:

@@ -157,7 +157,7 @@ def _children() -> list[int]:
     return found
 
 
-def _become_subreaper() -> None:
+def become_subreaper() -> None:
     """Orphans of our children come to us (Linux prctl PR_SET_CHILD_SUBREAPER), so run_child can count them."""
     if ctypes.CDLL(None, use_errno=True).prctl(36, 1, 0, 0, 0) != 0:
         raise OSError(ctypes.get_errno(), "prctl(PR_SET_CHILD_SUBREAPER)")
@@ -314,7 +314,7 @@ def main() -> int:
             print(report.line())
         return 0
     print(f"nanobot-ai {version} from {venv}; load average {os.getloadavg()[0]:.1f} on {os.cpu_count()} CPUs")
-    _become_subreaper()
+    become_subreaper()
     with tempfile.TemporaryDirectory(prefix="bench-vs-nanobot-") as tmp:
         cli = cli_side_by_side(venv, args.cli_runs, Path(tmp))
         turns = asyncio.run(turns_side_by_side(venv, args.turns, args.tool_turns, args.rounds, Path(tmp)))
