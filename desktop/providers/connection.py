@@ -21,8 +21,8 @@ class _TrialProvider(LLMProvider):
         super().__init__(config)
         self._typed_key = key
 
-    async def api_key(self, model: str) -> str | None:
-        return self._typed_key or await super().api_key(model)
+    async def key_for(self, model: str, base: str | None) -> str | None:
+        return self._typed_key or await super().key_for(model, base)
 
 
 async def test_connection(config: Config, typed_key: str | None = None, timeout: float = TEST_TIMEOUT) -> str:

@@ -1,8 +1,9 @@
 """The app's side of the model helper: the process that holds litellm (desktop/providers/helper_main.py).
 
 Every model call goes through it, from the app and from the command line alike: one way to make a call. It is
-started when someone shows intent (the hotkey, the chat window, a job coming due: `warm`) or by the first call,
-and closed after `provider.model_idle_exit` without calls, so the app at rest holds none of litellm's memory.
+started when someone shows intent (a window of the app taking the focus, `agent -m` starting: `warm`) or by the
+first call, and closed after `provider.model_idle_exit` without calls, so the app at rest holds none of
+litellm's memory.
 
 One helper serves the whole process. Its socket is read on the model thread's loop (model_thread.py), which
 outlives any one caller's loop; callers on other loops reach it through `ask`."""

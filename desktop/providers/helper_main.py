@@ -61,9 +61,6 @@ async def _serve(sock: socket.socket) -> None:
         try:
             await asyncio.shield(loading)
             result = await OPS[name](lambda event: send({"id": number, "event": event}), **args)
-        except asyncio.CancelledError:
-            send({"id": number, "cancelled": True})
-            raise
         except Exception as exc:  # a bug here, not a failed call (ops say those in their results)
             log.exception("%s failed", name)
             send({"id": number, "error": f"{type(exc).__name__}: {exc}"})

@@ -15,7 +15,7 @@ from typing import Any, Protocol
 from desktop.config import Config
 from desktop.kernel import secrets
 from desktop.providers.failures import FailureKind
-from desktop.providers.helper import HelperFailed, HelperGone, ask, model_helper, warm
+from desktop.providers.helper import EventSink, HelperFailed, HelperGone, ask, model_helper, warm
 from desktop.providers.model_thread import run_on_model_thread, to_caller
 
 log = logging.getLogger(__name__)
@@ -91,10 +91,6 @@ class LLMProvider:
         self._refused_without_key: set[str] = set()  # api_base servers that answered 401 to no key
         self._needs: dict[str, dict[str, Any]] = {}  # model -> its provider and the variables its key may be in
         self.meter: Meter | None = None  # the one place every call passes (a feature sets it)
-
-    async def api_key(self, model: str) -> str | None:
-        """The key to send to the chat's server (`api_base`). Blocking: call it on the model thread."""
-        return await self.key_for(model, self.config.api_base)
 
     async def key_needs(self, model: str) -> dict[str, Any]:
         """{"provider": litellm's name for the model's provider, "missing": the environment variables that would
@@ -180,10 +176,9 @@ class LLMProvider:
             await self._sleep(wait)
 
     async def _try(self, model: str, messages: list[dict[str, Any]], tools: list[dict[str, Any]] | None,
-                   max_tokens: int | None, allow_empty: bool, sink: Callable[[dict[str, Any]], None] | None,
+                   max_tokens: int | None, allow_empty: bool, sink: EventSink | None,
                    ) -> dict[str, Any]:
-        """One try in the helper, on the model thread (the keyring may be asked); a local server that refused
-        the request without a key is tried once more at once with the stored one."""
+        """One try in the helper, on the model thread (`call_keyed`)."""
         request: dict[str, Any] = {
             "model": model, "messages": messages, "stream": True,
             "stream_options": {"include_usage": True},
@@ -196,15 +191,23 @@ class LLMProvider:
             request["tools"] = tools
         if self.config.api_base:
             request["api_base"] = self.config.api_base
+        return await self.call_keyed("chat", request, sink, allow_empty=allow_empty)
+
+    async def call_keyed(self, op: str, request: dict[str, Any], sink: EventSink | None = None,
+                         **extra: Any) -> dict[str, Any]:
+        """The helper's `op` (a chat try, a speech call) with litellm's arguments `request` and the key they need,
+        on the model thread (the keyring may be asked). A server at the request's `api_base` that refused it
+        without a key, before anything streamed, is asked once more at once with the stored one."""
+        model, base = request["model"], request.get("api_base")
         model_helper().idle_exit = self.config.provider.model_idle_exit
-        key = await self.api_key(model)
-        outcome: dict[str, Any] = await ask("chat", sink, request=_keyed(request, key), allow_empty=allow_empty)
+        key = await self.key_for(model, base)
+        outcome: dict[str, Any] = await ask(op, sink, request=_keyed(request, key), **extra)
         failure = outcome.get("failure")
-        if failure and failure["auth"] and not failure["emitted"] and key == NO_KEY and self.config.api_base:
-            self.refused_without_key(self.config.api_base)
-            key = await self.api_key(model)
+        if failure and failure["auth"] and not failure.get("emitted") and key == NO_KEY and base:
+            self.refused_without_key(base)  # a local server that wants a key: the stored one, if any
+            key = await self.key_for(model, base)
             if key != NO_KEY:
-                outcome = await ask("chat", sink, request=_keyed(request, key), allow_empty=allow_empty)
+                outcome = await ask(op, sink, request=_keyed(request, key), **extra)
         return outcome
 
 

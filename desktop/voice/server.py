@@ -1,31 +1,23 @@
-"""What dictation and reading aloud share in the app: the API key (from where the chat model's comes,
-LLMProvider.key_for: the provider's environment variable, else the OS keyring; a local server at `voice.api_base`
-gets none until it refuses a request without one), the call in the model helper (desktop/voice/calls.py, where
-failures are put in words) and its count on the meter."""
+"""What dictation and reading aloud share in the app: the call in the model helper (desktop/voice/calls.py, where
+failures are put in words) with its key found as the chat model's is (LLMProvider.call_keyed: the provider's
+environment variable, else the OS keyring; a local server at `voice.api_base` gets none until it refuses a
+request without one), and its count on the meter."""
 
 from __future__ import annotations
 
 from typing import Any
 
 from desktop.providers.failures import server_root
-from desktop.providers.helper import HelperFailed, HelperGone, ask
-from desktop.providers.llm import NO_KEY, AudioCall, LLMProvider, ProviderError
+from desktop.providers.helper import HelperFailed, HelperGone
+from desktop.providers.llm import AudioCall, LLMProvider, ProviderError
 from desktop.voice.problems import VoiceError
 
 
 async def call(op: str, request: dict[str, Any], provider: LLMProvider, undone: str, **extra: Any) -> dict[str, Any]:
     """The helper's `op` (`speech`, `transcription`) with the right key; on the model thread (the keyring may be
     asked). Returns its result; raises VoiceError, whose words `undone` starts when the helper itself failed."""
-    model, base = request["model"], request.get("api_base", "")
     try:
-        key = await provider.key_for(model, base)
-        result: dict[str, Any] = await ask(op, request=_keyed(request, key), **extra)
-        failure = result.get("failure")
-        if failure and failure["auth"] and key == NO_KEY and base:
-            provider.refused_without_key(base)  # a local server that wants a key: the stored one, if any
-            key = await provider.key_for(model, base)
-            if key != NO_KEY:
-                result = await ask(op, request=_keyed(request, key), **extra)
+        result = await provider.call_keyed(op, request, **extra)
     except ProviderError as exc:  # the keyring, asked for the key
         raise VoiceError(str(exc), fix_in_settings=True) from exc
     except (HelperGone, HelperFailed) as exc:
@@ -34,10 +26,6 @@ async def call(op: str, request: dict[str, Any], provider: LLMProvider, undone: 
     if failure:
         raise VoiceError(failure["message"], fix_in_settings=failure["fix_in_settings"])
     return result
-
-
-def _keyed(request: dict[str, Any], key: str | None) -> dict[str, Any]:
-    return {**request, "api_key": key} if key else request
 
 
 async def count(provider: LLMProvider, model: str, call: AudioCall) -> None:
