@@ -11,6 +11,7 @@ from __future__ import annotations
 
 from collections.abc import Iterable
 from dataclasses import dataclass, field
+from typing import TYPE_CHECKING
 
 from desktop.kernel.bus import (
     Event,
@@ -24,7 +25,9 @@ from desktop.kernel.bus import (
     TurnStarted,
 )
 from desktop.kernel.channels import Channel, channel_of
-from desktop.subagents.events import BackgroundTasks, TaskSnapshot
+
+if TYPE_CHECKING:
+    from desktop.subagents.events import TaskSnapshot
 
 
 @dataclass
@@ -96,6 +99,10 @@ class Conversations:
         return list(dict.fromkeys(owners))
 
     def on_event(self, event: Event) -> None:
+        # Imported here, not above: the subagents package brings much of the agent core (0.1 s), and this state
+        # is built before the tray icon shows. Events come from the core, which has loaded it by then.
+        from desktop.subagents.events import BackgroundTasks
+
         if isinstance(event, BackgroundTasks):
             self.background = list(event.tasks)
             return

@@ -29,7 +29,6 @@ from desktop.kernel.bus import Event
 from desktop.kernel.notices import Notice, OpenChat, Target
 from desktop.kernel.paths import Home, home
 from desktop.kernel.taskset import TaskSet
-from desktop.scheduler import Scheduler
 from desktop.shell_state import ShellState, load_state, save_state, state_path
 from desktop.ui.collector import GuiThreadCollector
 from desktop.ui.features import UI_FEATURES
@@ -276,6 +275,8 @@ class Shell(QObject):
     async def _start_agent(self) -> None:
         """Let the agent take messages (queued ones wait meanwhile). The model library is not loaded here: the
         model helper holds it, started when a call is near (desktop/providers/helper.py)."""
+        from desktop.scheduler import Scheduler  # loaded with the core, off the path to the tray icon
+
         assert self.core is not None
         meter = StallMeter(self)
         meter.start()

@@ -17,7 +17,6 @@ from desktop.conversation.state import Conversations
 from desktop.kernel.bus import Event, ToolAwaiting, TurnError, TurnFinished, TurnStarted
 from desktop.kernel.taskset import spawn
 from desktop.session.session import SessionInfo
-from desktop.subagents.events import BackgroundTasks
 from desktop.ui.icons import TrayState, tray_icon
 
 APP_TITLE = "Nanobot Tray"
@@ -150,6 +149,8 @@ class Tray(QObject):
         self._refresh()
 
     def on_event(self, event: Event) -> None:
+        from desktop.subagents.events import BackgroundTasks  # not at the top: see Conversations.on_event
+
         if isinstance(event, (TurnStarted, TurnFinished)):
             self._reload_recent()  # a chat became the most recent, or got its title
         if (isinstance(event, (TurnStarted, TurnFinished, TurnError, BackgroundTasks, ToolAwaiting))
