@@ -73,12 +73,12 @@ def add_to(groups: dict[Group, Totals], record: CallRecord, days: dict[int, date
 
 @dataclass
 class Summary:
-    """Usage from `first` (a local day) to today, kept per day, source and chat, and kept added up by day and
-    source, by chat or job and by source as groups and calls come in: what the window shows is read, not summed,
-    on the GUI thread (a year is several thousand groups)."""
+    """Usage from `first` (a local day) to today, kept added up by day and source, by chat or job and by source
+    as groups and calls come in: what the window shows is read, not summed, on the GUI thread (a year is several
+    thousand groups). The groups themselves are not kept: nothing shows them, and a year's worth of objects made
+    at once costs a full garbage collection, a GUI stall whichever thread pays it."""
 
     first: date
-    groups: dict[Group, Totals] = field(default_factory=dict)
     _days: dict[int, date] = field(default_factory=dict, repr=False)  # local day of each quarter hour seen
     _by_day_source: dict[tuple[date, Source], Totals] = field(default_factory=dict, repr=False)
     _by_session: dict[tuple[Source, str], Totals] = field(default_factory=dict, repr=False)
@@ -96,9 +96,9 @@ class Summary:
             totals.merge(group)
 
     def _totals(self, key: Group) -> list[Totals]:
-        """The group of `key` and the sums it is part of, made when missing."""
+        """The sums the group of `key` is part of, made when missing."""
         day, source, session = key
-        return [_get(self.groups, key), _get(self._by_day_source, (day, source)),
+        return [_get(self._by_day_source, (day, source)),
                 _get(self._by_session, (source, session)), _get(self._by_source, source)]
 
     @property

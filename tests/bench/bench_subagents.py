@@ -4,7 +4,7 @@ the qasync loop, offscreen, against the scripted loopback model (tests/fakeserve
 tokens/s as a fast local model would stream.
 
 Run: python tests/bench/bench_subagents.py [--json]
-Target (issue 9): worst GUI stall (gap between ticks of a 5 ms timer, minus the interval) <= 50 ms.
+Target (issue 26): worst GUI stall (gap between ticks of a 5 ms timer, minus the interval) <= 16 ms.
 The chat spawns the 5 tasks, then the next question streams its answer while they work; the tasks panel, the
 tray count and the results told in the same chat all happen during the measurement.
 """
@@ -80,7 +80,7 @@ class Watchdog(threading.Thread):
     """With --why: when the GUI thread has not ticked for `limit`, remember where it is (its Python stack), so a
     stall can be traced to the code that caused it. Off for the figures: looking costs a little."""
 
-    def __init__(self, meter: StallMeter, limit: float = 0.1) -> None:
+    def __init__(self, meter: StallMeter, limit: float = 0.016) -> None:
         super().__init__(daemon=True)
         self.meter, self.limit = meter, limit
         self.gui = threading.get_ident()
@@ -89,7 +89,7 @@ class Watchdog(threading.Thread):
 
     def run(self) -> None:
         while self.running:
-            time.sleep(0.02)
+            time.sleep(0.004)
             if self.meter.timer.isActive() and time.perf_counter() - self.meter._last > self.limit:
                 frame = sys._current_frames().get(self.gui)
                 if frame is not None:
@@ -223,15 +223,15 @@ async def measure(core: Any, bridge: Any, key: str, streamed: str, shown: list[s
     print(f"{TASKS} background tasks, {len(sub_tools)} tool calls, all ok; {TOKENS:,}-token answer streamed in "
           f"{answered - asked:.1f} s; everything done {finished - started:.1f} s after the first message")
     print(f"  {told_while_streaming} of {TASKS} tasks finished while the answer streamed")
-    print(f"  worst GUI stall {ms(stall)} (target <= 50 ms); {meter.over(0.050)} of {len(meter.gaps):,} "
+    print(f"  worst GUI stall {ms(stall)} (target <= 16 ms); {meter.over(0.050)} of {len(meter.gaps):,} "
           f"{PROBE_MS} ms timer gaps over 50 ms, {meter.over(0.016)} over 16 ms")
     print(f"  the worst stall ended {worst - started:.1f} s after the first message, {phase}")
     print(f"  GUI thread's own CPU time between two ticks: worst {ms(max(meter.cpu))}; "
           f"load average now {os.getloadavg()[0]:.1f}")
     for stack, count in sorted(watchdog.seen.items(), key=lambda item: -item[1])[:3]:
-        print(f"--- GUI thread stalled here ({count} looks over 20 ms apart):\n{stack}")
+        print(f"--- GUI thread stalled here ({count} looks 4 ms apart):\n{stack}")
     figures.add(f"{TASKS} subagents x {len(TOOL_STEPS)} tool calls while {TOKENS:,} tokens stream: worst GUI stall",
-                f"{ms(stall)} ({phase})", "≤ 50 ms")
+                f"{ms(stall)} ({phase})", "≤ 16 ms")
     figures.add("... GUI thread's own CPU time between two probe ticks, worst", ms(max(meter.cpu)))
 
 

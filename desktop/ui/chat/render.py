@@ -262,6 +262,12 @@ class RowRenderer:
         self._docs.clear()
         self._layouts.clear()
 
+    def recolour(self, language: str) -> None:
+        """Code in `language` can now be coloured (its lexer was built in a thread): drop what showed it plain."""
+        for key in [key for key in self._docs if key[0] == "code" and key[3].lower() == language]:
+            del self._docs[key]
+        self._layouts.clear()
+
     # -- sizes
 
     def estimates(self, rows: list[ChatRow], width: float) -> list[float]:

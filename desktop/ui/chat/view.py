@@ -49,6 +49,7 @@ from desktop.ui.chat.render import PaintState, RowLayout, RowRenderer
 from desktop.ui.chat.row_actions import RowActions
 from desktop.ui.chat.selection import TextSelector
 from desktop.ui.chat.thumbnails import Thumbnails
+from desktop.ui.highlight import lexers
 
 COLUMN_MAX = 860   # readable line length on wide windows
 MARGIN = 18
@@ -77,6 +78,7 @@ class MessageView(QAbstractScrollArea):
         self.verticalScrollBar().setSingleStep(48)
         self.verticalScrollBar().valueChanged.connect(self._scrolled)
         self.renderer = RowRenderer(self.font(), self.palette())
+        lexers.ready.connect(self._recolour)
         self._model: TranscriptModel | None = None
         self._heights: list[float] = []
         self._exact: list[bool] = []
@@ -333,6 +335,10 @@ class MessageView(QAbstractScrollArea):
             self.renderer.configure(self.font(), self.palette())
             self._exact = [False] * len(self._heights)
             self._relayout()
+
+    def _recolour(self, language: str) -> None:
+        self.renderer.recolour(language)
+        self.viewport().update()
 
     def _prefetch(self) -> None:
         """Lay out the rows a screen above and below the view in idle slices of PREFETCH_BUDGET, so

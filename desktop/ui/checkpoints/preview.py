@@ -15,7 +15,7 @@ from PySide6.QtGui import QFontDatabase, QImage, QPixmap, QResizeEvent, QTextOpt
 from PySide6.QtWidgets import QLabel, QScrollArea, QStackedWidget, QTextEdit, QVBoxLayout, QWidget
 
 from desktop.checkpoints.made import Preview
-from desktop.ui.highlight import highlight
+from desktop.ui.highlight import highlight, prepare, ready
 from desktop.ui.markdown import MarkdownBrowser
 
 
@@ -82,8 +82,12 @@ class FilePreview(QWidget):
             self.markdown.setMarkdown(preview.text)
             self.stack.setCurrentWidget(self.markdown)
         elif preview.kind in ("text", "html"):
-            self.text.clear()
             language = "html" if preview.kind == "html" else language_of(preview.path)
+            if language and not ready(language):
+                await prepare(language)  # the lexer built in a thread, then the file shown in colour at once
+                if self.shown is not preview:
+                    return  # another file was picked meanwhile
+            self.text.clear()
             if not highlight(self.text.document(), preview.text, language, self.palette()):
                 self.text.setPlainText(preview.text)
             self.stack.setCurrentWidget(self.text)

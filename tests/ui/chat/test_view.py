@@ -36,3 +36,28 @@ async def test_an_empty_chat_shows_no_scrollbar_after_a_long_one(window: ChatWin
     await until(lambda: not bar.isVisible(), timeout=5, message="the scrollbar to go")  # nothing to scroll
     assert bar.maximum() == 0
     window.grab().save(str(tmp_path / "empty-chat.png"))
+
+
+def _green_pixels(window: ChatWindow) -> int:
+    """Pixels of the light scheme's keyword green in the transcript as drawn."""
+    image = window.view.viewport().grab().toImage()
+    return sum(1 for y in range(0, image.height(), 2) for x in range(0, image.width(), 2)
+               if (c := image.pixelColor(x, y)).green() > 100 and c.red() < 60 and c.blue() < 60)
+
+
+async def test_code_in_a_language_not_shown_before_is_drawn_in_colour(window: ChatWindow, bridge: CoreBridge,  # type: ignore[no-untyped-def]
+                                                                      tmp_path: Path) -> None:
+    """Its lexer is built in a thread (30 ms of regular expressions, a stall on the GUI thread); the block is
+    drawn again in colour once it is."""
+    key = "desktop:code"
+    path = bridge.core.sessions.path_for(key)
+    path.parent.mkdir(parents=True, exist_ok=True)
+    answer = "Here:\n\n```haskell\nmodule Main where\nimport Data.List\nmain = do\n  let xs = [1, 2, 3]\n" \
+             "  if null xs then return () else print xs\n```\n"
+    Path(path).write_text("\n".join(json.dumps(line) for line in [
+        {"_type": "metadata", "key": key, "title": "Code"}, {"role": "user", "content": "haskell please"},
+        {"role": "assistant", "content": answer}]) + "\n", encoding="utf-8")
+    window.show_session(key)
+    await until(lambda: window.models[key].loaded)
+    await until(lambda: _green_pixels(window) > 20, timeout=10, message="the keywords drawn in colour")
+    window.grab().save(str(tmp_path / "code-in-colour.png"))
