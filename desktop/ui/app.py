@@ -286,6 +286,7 @@ class Shell(QObject):
         log.info("agent ready %.3f s after launch (worst GUI stall %.0f ms while it started)",
                  time.perf_counter() - self.started, stall * 1000)
         self.quick_prompt(log_missing=False)  # built now so the hotkey shows it without delay
+        self.collector.settle()
 
     def quit(self) -> None:
         if not self._quit.is_set():

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import gc
+import weakref
 
 from desktop.ui.collector import GuiThreadCollector
 
@@ -20,3 +21,27 @@ def test_collection_happens_on_the_timer(qapp) -> None:  # type: ignore[no-untyp
     finally:
         collector.stop()
     assert gc.isenabled()
+
+
+class Node:
+    def __init__(self) -> None:
+        self.me = self  # a cycle: only the collector frees it
+
+
+def test_after_start_up_is_settled_later_garbage_is_still_collected(qapp) -> None:  # type: ignore[no-untyped-def]
+    collector = GuiThreadCollector()
+    try:
+        kept = Node()
+        collector.settle()
+        assert gc.get_freeze_count() > 0  # start-up's objects are left out of later collections
+        made_later = Node()
+        gone = weakref.ref(made_later)
+        del made_later
+        while gc.get_count()[0] <= gc.get_threshold()[0]:
+            Node()
+        assert collector.check() >= 0
+        assert gone() is None
+        assert kept.me is kept
+    finally:
+        collector.stop()
+    assert gc.get_freeze_count() == 0  # everything is collectable again once the app stops
