@@ -31,7 +31,8 @@ sys.path.insert(0, str(Path(__file__).resolve().parents[2]))
 import qasync  # noqa: E402
 from PySide6.QtWidgets import QApplication  # noqa: E402
 
-from desktop.subagents import Subagents
+from desktop.subagents import Subagents  # noqa: E402
+from desktop.ui.collector import GuiThreadCollector  # noqa: E402
 from tests.bench.bench_chat import StallMeter, answer, ms  # noqa: E402
 from tests.bench.figures import Figures  # noqa: E402
 from tests.conftest import write_config  # noqa: E402
@@ -181,6 +182,8 @@ async def run(fake: FakeOpenAI, figures: Figures, why: bool) -> None:
     window.resize(1100, 800)
     window.show()
     await asyncio.wait_for(core.loop.ask("desktop:warm-up", "hello"), 120)  # litellm's import: not measured
+    collector = GuiThreadCollector()  # garbage collected as the app does: on this thread, start-up frozen out
+    collector.settle()
     window.show_session(key)
     await asyncio.sleep(0.5)
     try:
@@ -189,6 +192,7 @@ async def run(fake: FakeOpenAI, figures: Figures, why: bool) -> None:
         window.hide()
         bridge.close()
         await core.close()
+        collector.stop()
 
 
 async def measure(core: Any, bridge: Any, key: str, streamed: str, shown: list[str], ends: list[str],
