@@ -99,12 +99,18 @@ class SessionStore:
             cached = self._cache.get(key)
             if cached is not None:
                 return cached
-            session = await asyncio.to_thread(self._read, key)
+            session, closed = await asyncio.to_thread(self._read_closed, key)
             self._cache[key] = session
-        if close_dangling_calls(session.messages):
+        if closed:
             log.warning("session %s: closed tool calls left without a result (the app stopped mid-tool)", key)
             await self.rewrite(session)  # saved, so every later request carries a valid history
         return session
+
+    def _read_closed(self, key: str) -> tuple[Session, int]:
+        """The chat read, its dangling tool calls closed (`load`): both in the reading thread, since a long chat
+        takes the walk 10 ms per 10,000 messages, which the event loop (the GUI's) would wait for."""
+        session = self._read(key)
+        return session, close_dangling_calls(session.messages)
 
     async def snapshot(self, key: str) -> Session:
         """A chat as it stands, to read out (a backup of every chat): the live one's messages when it is loaded,
