@@ -5,7 +5,8 @@ Targets (issue 4): opening and scrolling a 10,000-message session must not stall
 2,000 tokens at 200 tokens/s into the shown chat keeps the worst GUI stall at or under 16 ms.
 Figures: time to first paint of the long session, worst and median frame scrolling it end to end
 (page by page and by dragging the scroll bar), worst GUI stall while streaming (gap between ticks of
-a 2 ms timer, minus the interval) and the cost of the updates themselves.
+a 2 ms timer, minus the interval) and the cost of the updates themselves; and the worst GUI stall of a 200 KB
+Ctrl+V into the message box (issue 26: ≤ 16 ms), which keeps it as an attached file.
 """
 
 from __future__ import annotations
@@ -20,6 +21,7 @@ import tempfile
 import time
 from collections.abc import Callable
 from pathlib import Path
+from typing import Any
 
 os.environ.setdefault("QT_QPA_PLATFORM", "offscreen")
 os.environ["LITELLM_LOCAL_MODEL_COST_MAP"] = "True"
@@ -28,6 +30,7 @@ sys.path.insert(0, str(Path(__file__).resolve().parents[2]))
 import qasync
 import yaml
 from PySide6.QtCore import Qt, QTimer
+from PySide6.QtTest import QTest
 from PySide6.QtWidgets import QApplication
 
 from tests.bench.figures import Figures  # noqa: E402
@@ -36,6 +39,7 @@ WORDS = ["the", "file", "folder", "command", "output", "check", "request", "resu
 TOKENS = 2000
 RATE = 200  # tokens per second
 FRAME = 1 / 60
+PASTE_BYTES = 200_000
 
 
 def sentence(rng: random.Random, words: int) -> str:
@@ -139,6 +143,7 @@ async def run(figures: Figures) -> None:
     from desktop.kernel.bus import TextDelta, TurnFinished, TurnStarted
     from desktop.ui.bridge import CoreBridge
     from desktop.ui.chat.window import ChatWindow
+    from desktop.ui.collector import GuiThreadCollector
 
     print(f"load average at start: {os.getloadavg()[0]:.1f} on {os.cpu_count()} CPUs")
     core = build_core()
@@ -147,6 +152,8 @@ async def run(figures: Figures) -> None:
     window.resize(1100, 800)
     window.show()
     await asyncio.sleep(0.2)
+    collector = GuiThreadCollector()  # garbage collected as the app does: on this thread, start-up frozen out
+    collector.settle()
     view = window.view
     paint = view.viewport().repaint
     rng = random.Random(7)
@@ -172,14 +179,16 @@ async def run(figures: Figures) -> None:
     loaded = time.perf_counter()
     paint()
     painted = time.perf_counter()
+    await asyncio.sleep(0.5)  # older rows' heights are estimated a slice per loop turn after the first paint
     open_stall = meter.stop()
     print(f"open a 10,000-message session ({model.rowCount():,} rows, {size_mb:.1f} MB file):")
     print(f"  time to first paint {ms(painted - started)} (file read and rows built off the GUI thread "
           f"{ms(loaded - started)}, first paint {ms(painted - loaded)})")
-    print(f"  worst GUI stall meanwhile {ms(open_stall)}; rows handed to the view on the GUI thread in "
+    print(f"  worst GUI stall from the open to 0.5 s after that paint {ms(open_stall)}; rows handed to the view "
+          f"on the GUI thread in "
           f"{ms(handover.wall[0])} ({ms(handover.cpu[0])} CPU)")
     figures.add("Chat: open a 10,000-message session, time to first paint", ms(painted - started))
-    figures.add("Chat: worst GUI stall while opening it", ms(open_stall))
+    figures.add("Chat: worst GUI stall while opening it (to 0.5 s after the first paint)", ms(open_stall), "≤ 16 ms")
 
     bar = view.verticalScrollBar()
     pages = Frames()
@@ -232,8 +241,37 @@ async def run(figures: Figures) -> None:
           f"timer gaps over 16 ms")
     print(f"  {len(updates.wall)} view updates (layout + paint), {updates.summary()}")
     figures.add(f"Chat: worst GUI stall streaming {len(pieces):,} tokens at {RATE}/s", ms(stream_stall), "≤ 16 ms")
+    await paste(window, meter, figures)
     window.hide()
     bridge.close()
+    collector.stop()
+
+
+async def paste(window: Any, meter: StallMeter, figures: Figures) -> None:
+    """Ctrl+V of 200 KB (a log and some code) into the chat's message box, until its chip shows."""
+    rng = random.Random(5)
+    text = ""
+    while len(text) < PASTE_BYTES:
+        text += answer(rng, 3) + "\n" + "\n".join(f"2026-11-28 08:{i % 60:02d} INFO step {i} done in {rng.random():.3f} s"
+                                              for i in range(40)) + "\n"
+    text = text[:PASTE_BYTES]
+    QApplication.clipboard().setText(text)
+    composer = window.composer
+    composer.input.setFocus()
+    await asyncio.sleep(0.1)
+    meter.start()
+    started = time.perf_counter()
+    QTest.keyClick(composer.input, Qt.Key.Key_V, Qt.KeyboardModifier.ControlModifier)
+    while not composer.attachments:
+        await asyncio.sleep(0.001)
+    attached = time.perf_counter() - started
+    await asyncio.sleep(0.3)  # the chip drawn, the window settled
+    stall = meter.stop()
+    kept = Path(composer.attachments[0]).read_text(encoding="utf-8")
+    assert kept == text, "the pasted text was not kept whole"
+    print(f"paste {len(text) / 1000:.0f} KB ({text.count(chr(10)):,} lines) into the message box: attached as a file "
+          f"in {ms(attached)}; worst GUI stall {ms(stall)} (target <= 16 ms)")
+    figures.add(f"Chat: worst GUI stall pasting {len(text) // 1000} KB into the message box", ms(stall), "≤ 16 ms")
 
 
 def main() -> None:

@@ -56,6 +56,7 @@ MARGIN = 18
 FOOTER = 34        # room for "Working…" under the last row while a turn runs
 COPIED_MS = 1500
 PREFETCH_BUDGET = 0.004  # seconds of layout work per idle slice
+ESTIMATE_SLICE = 500  # rows estimated per event-loop turn when a chat opens (about 1 ms)
 WELCOME = "What can I help with?"
 Marker = Callable[[ChatRow, RowLayout], "dict[int, list[QAbstractTextDocumentLayout.Selection]] | None"]
 RowTip = Callable[[Sequence[ChatRow], int], str]
@@ -94,6 +95,9 @@ class MessageView(QAbstractScrollArea):
         self.selector = TextSelector(self)
         self.selector.pointer_moved.connect(self._offer_actions)  # over text too, the row's actions are offered
         self.row_actions = RowActions(self.viewport())
+        self._unestimated = 0  # rows [0, this) still carry a stand-in height: a long chat just opened
+        self._estimate_timer = QTimer(self, singleShot=True, interval=0)
+        self._estimate_timer.timeout.connect(self._estimate_older)
         self._prefetch_timer = QTimer(self, singleShot=True, interval=0)
         self._prefetch_timer.timeout.connect(self._prefetch)
         self.marks: Marker | None = None  # highlights text in rows (the find bar)
@@ -127,21 +131,51 @@ class MessageView(QAbstractScrollArea):
                 (m.busy_changed, self._busy_changed), (m.progress_changed, self.viewport().update)]
 
     def _reset(self) -> None:
+        """A chat opened (or rebuilt): the newest rows are estimated now, for the first paint; older ones stand
+        in at their average height and are estimated a slice per event-loop turn (`_estimate_older`), so a
+        10,000-message chat does not hold the window for the whole loop at once."""
         rows = self._rows()
         width = self._column_width()
-        self._heights = self.renderer.estimates(rows, width)
+        newest = self.renderer.estimates(rows[-ESTIMATE_SLICE:], width)
+        self._unestimated = len(rows) - len(newest)
+        stand_in = sum(newest) / len(newest) if newest else 0.0
+        self._heights = [stand_in] * self._unestimated + newest
         self._exact = [False] * len(rows)
         self._tops = None
         self._stick = True
         self._hover = self._pressed = None
         self.selector.release()
         self._relayout()
+        if self._unestimated:
+            self._estimate_timer.start()
+
+    def _estimate_older(self) -> None:
+        """The next slice of stand-in heights, newest first, replaced by estimates; what is on screen stays put."""
+        end = self._unestimated
+        start = max(end - ESTIMATE_SLICE, 0)
+        estimates = self.renderer.estimates(self._rows()[start:end], self._column_width())
+        anchor = self._row_at(self._offset)
+        moved = 0.0  # how much the rows above the first one on screen grew
+        for i, height in enumerate(estimates, start):
+            if not self._exact[i]:  # a row measured on screen meanwhile keeps its height
+                if i < anchor:
+                    moved += height - self._heights[i]
+                self._heights[i] = height
+        self._tops = None
+        self._unestimated = start
+        if not self._stick:
+            self._offset += moved
+        self._relayout()
+        if start:
+            self._estimate_timer.start()
 
     def _inserted(self, parent: QModelIndex, first: int, last: int) -> None:
         rows = self._rows()
         width = self._column_width()
         added = self.renderer.estimates(rows[first:last + 1], width)
         appended = first == len(self._heights)
+        if first < self._unestimated:
+            self._unestimated += len(added)
         self._heights[first:first] = added
         self._exact[first:first] = [False] * len(added)
         if appended and self._tops is not None:

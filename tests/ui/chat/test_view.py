@@ -61,3 +61,30 @@ async def test_code_in_a_language_not_shown_before_is_drawn_in_colour(window: Ch
     await until(lambda: window.models[key].loaded)
     await until(lambda: _green_pixels(window) > 20, timeout=10, message="the keywords drawn in colour")
     window.grab().save(str(tmp_path / "code-in-colour.png"))
+
+
+async def test_a_long_chat_scrolled_into_while_it_settles_keeps_the_row_in_view_where_it_is(  # type: ignore[no-untyped-def]
+        window: ChatWindow, bridge: CoreBridge) -> None:
+    key = "desktop:settling"
+    path = bridge.core.sessions.path_for(key)
+    path.parent.mkdir(parents=True, exist_ok=True)
+    lines = [json.dumps({"_type": "metadata", "key": key, "title": "Long"})]
+    for i in range(3000):  # short questions, answers of very different lengths: heights far from their average
+        lines += [json.dumps({"role": "user", "content": f"question {i}"}),
+                  json.dumps({"role": "assistant", "content": "\n\n".join([f"answer {i}"] * (1 + i % 7 * 3))})]
+    path.write_text("\n".join(lines) + "\n", encoding="utf-8")
+    window.resize(900, 660)
+    window.show_session(key)
+    view = window.view
+    await until(lambda: window.models[key].loaded, timeout=30)
+    assert view.at_bottom()
+    view.reveal(1000)  # the person scrolls up to an early answer before the older rows' heights are known
+    top = view.row_rect(1000).top()
+    await until(lambda: view._unestimated == 0, timeout=10, message="the older rows' heights estimated")
+    assert abs(view.row_rect(1000).top() - top) <= 1  # the answer read stays where it was on screen
+    view.verticalScrollBar().setValue(0)
+    view.viewport().repaint()
+    assert view.row_rect(0).top() == 0
+    view.scroll_to_bottom()
+    view.viewport().repaint()
+    assert 0 < view.row_rect(5999).bottom() <= view.viewport().height()
