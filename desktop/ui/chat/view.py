@@ -148,6 +148,8 @@ class MessageView(QAbstractScrollArea):
         self._relayout()
         if self._unestimated:
             self._estimate_timer.start()
+        else:
+            self._estimate_timer.stop()  # another chat's slices may be pending: nothing left to estimate here
 
     def _estimate_older(self) -> None:
         """The next slice of stand-in heights, newest first, replaced by estimates; what is on screen stays put."""
