@@ -19,6 +19,8 @@ from typing import Any
 from PySide6.QtCore import QObject, Signal
 from PySide6.QtGui import QColor, QFont, QPalette, QTextCharFormat, QTextCursor, QTextDocument
 
+from desktop.ui.gil import gui_first
+
 HIGHLIGHT_CHARS = 5_000  # about 10 ms of lexing: beyond that a block stays plain
 LIGHT_STYLE, DARK_STYLE = "default", "github-dark"
 
@@ -62,7 +64,8 @@ def prepare(language: str) -> asyncio.Future[None]:
 
 
 async def _build_in_thread(name: str) -> None:
-    await asyncio.to_thread(_build, name)
+    with gui_first():  # the build is pure Python: the window's slots must not queue behind it for the GIL
+        await asyncio.to_thread(_build, name)
     lexers.ready.emit(name)
 
 

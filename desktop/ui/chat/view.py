@@ -133,7 +133,9 @@ class MessageView(QAbstractScrollArea):
     def _reset(self) -> None:
         """A chat opened (or rebuilt): the newest rows are estimated now, for the first paint; older ones stand
         in at their average height and are estimated a slice per event-loop turn (`_estimate_older`), so a
-        10,000-message chat does not hold the window for the whole loop at once."""
+        10,000-message chat does not hold the window for the whole loop at once. The rows on screen are laid out
+        when the view is next resized or painted, once: the scroll bar a long chat brings narrows the column, and
+        laying them out here as well was done twice on the one GUI-thread turn."""
         rows = self._rows()
         width = self._column_width()
         newest = self.renderer.estimates(rows[-ESTIMATE_SLICE:], width)
@@ -145,7 +147,9 @@ class MessageView(QAbstractScrollArea):
         self._stick = True
         self._hover = self._pressed = None
         self.selector.release()
-        self._relayout()
+        self._offset = self._max_offset()  # at the newest rows, by their estimates
+        self._sync_scrollbar()
+        self.viewport().update()
         if self._unestimated:
             self._estimate_timer.start()
         else:
@@ -167,7 +171,7 @@ class MessageView(QAbstractScrollArea):
         self._unestimated = start
         if not self._stick:
             self._offset += moved
-        self._relayout()
+        self._measure_visible()  # the scroll bar's range and thumb; the rows on screen did not move: no repaint
         if start:
             self._estimate_timer.start()
 

@@ -53,6 +53,7 @@ from desktop.ui.chat.thumbnails import Thumbnails
 from desktop.ui.chat.view import MessageView
 from desktop.ui.context.shelf import ContextShelf
 from desktop.ui.elided_label import ElidedLabel
+from desktop.ui.gil import gui_first
 from desktop.ui.voice.dictate import Dictate
 
 log = logging.getLogger(__name__)
@@ -431,10 +432,11 @@ class ChatWindow(QWidget):
         self._refresh_timer.start()
 
     async def _load(self, model: TranscriptModel) -> None:
-        session = await self.bridge.load_chat(model.session_key)
-        messages = list(session.messages)
-        rows, answers = await asyncio.to_thread(  # both walk the whole chat: 10,000 messages are 15 ms
-            lambda: (rows_from_messages(messages), alternatives.of(session)))
+        with gui_first():  # the file is read and its rows built in threads, in Python: the window keeps the GIL
+            session = await self.bridge.load_chat(model.session_key)
+            messages = list(session.messages)
+            rows, answers = await asyncio.to_thread(  # both walk the whole chat: 10,000 messages are 15 ms
+                lambda: (rows_from_messages(messages), alternatives.of(session)))
         if self.models.get(model.session_key) is model:
             self._alternatives[model.session_key] = answers
             model.load(rows)
