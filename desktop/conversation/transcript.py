@@ -72,7 +72,8 @@ class ToolCall:
 class ChatRow:
     kind: Kind
     text: str = ""
-    media: list[str] = field(default_factory=list)
+    media: tuple[str, ...] = ()  # a tuple, not a list: a 10,000-message chat's rows are walked by every garbage
+    # collection until they age, and 10,000 empty lists doubled that walk (a stall of the GUI thread)
     tool: ToolCall | None = None
     expanded: bool = False
     streaming: bool = False
@@ -150,7 +151,7 @@ class Transcript:
 
     def add_user(self, text: str, media: list[str] | None = None) -> ChatRow:
         self._settle_failure()
-        return self.append(ChatRow(Kind.USER, text, list(media or [])))
+        return self.append(ChatRow(Kind.USER, text, tuple(media or ())))
 
     def _settle_failure(self) -> None:
         """Only the latest failed turn offers Retry, while nothing came after it: then it becomes a note, as a
@@ -410,7 +411,7 @@ def rows_from_messages(messages: list[dict[str, Any]]) -> list[ChatRow]:
         elif role == "user":
             typed = message.get("typed")  # the person's words, where the content adds attached files' text
             shown = typed if isinstance(typed, str) else _text_of(message.get("content"))
-            rows.append(ChatRow(Kind.USER, shown, list(message.get("media") or [])))
+            rows.append(ChatRow(Kind.USER, shown, tuple(message.get("media") or ())))
         elif role == "assistant":
             if message.get("reasoning_content"):
                 rows.append(ChatRow(Kind.REASONING, str(message["reasoning_content"])))

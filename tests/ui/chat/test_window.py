@@ -408,7 +408,7 @@ async def test_attached_image_reaches_the_model_as_image_content(window: ChatWin
     type_and_send(qtbot, window, "what is this?")
     assert window.composer.attachments == []
     await until(lambda: not model_of(window).busy and Kind.ASSISTANT in kinds(window), timeout=TURN)
-    assert model_of(window).rows[0].media == [str(image)]
+    assert model_of(window).rows[0].media == (str(image),)
     content = fake.requests[-1]["messages"][-1]["content"]
     assert any(part.get("type") == "image_url" for part in content)
 
