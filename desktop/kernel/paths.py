@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import os
 from dataclasses import dataclass
+from functools import cache
 from pathlib import Path
 
 import platformdirs
@@ -67,9 +68,11 @@ def home() -> Home:
     )
 
 
+@cache
 def bundled(name: str) -> Path:
     """A folder shipped with the app (`resources`, or `skills` for the built-in skills). The wheel holds
-    both as `desktop/resources/...`; a checkout keeps them at the top level beside `desktop/`."""
+    both as `desktop/resources/...`; a checkout keeps them at the top level beside `desktop/`. Looked up
+    once: it does not move while the app runs, and every system prompt asks (two stats a time)."""
     installed = _PACKAGE_DIR / "resources"
     candidates = (installed if name == "resources" else installed / name, _PACKAGE_DIR.parent / name)
     for candidate in candidates:

@@ -25,6 +25,7 @@ _TEMPLATE_TARGETS = {
     "AGENTS.md": "AGENTS.md", "SOUL.md": "SOUL.md", "USER.md": "USER.md", "TOOLS.md": "TOOLS.md",
     "HEARTBEAT.md": "HEARTBEAT.md", "MEMORY.md": MEMORY_FILE,
 }
+_TEMPLATE_BY_NAME = {target.rsplit("/", 1)[-1]: template for template, target in _TEMPLATE_TARGETS.items()}
 
 
 @cache
@@ -55,7 +56,7 @@ def ensure_workspace(workspace: Path) -> list[Path]:
 
 def is_untouched_template(name: str, text: str) -> bool:
     """Whether `text`, read from the workspace file `name`, is still the shipped template for it."""
-    template = next((t for t, target in _TEMPLATE_TARGETS.items() if Path(target).name == Path(name).name), None)
+    template = _TEMPLATE_BY_NAME.get(name.rsplit("/", 1)[-1])
     return template is not None and text.strip() == template_text(template).strip()
 
 
