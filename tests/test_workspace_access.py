@@ -107,7 +107,7 @@ ALLOWED: dict[str, str] = {
     "desktop/providers/helper.py:_Process": _HELPER + " (the type of its handle)",
     "desktop/providers/helper.py:_exit_code": _HELPER + " (the type of its handle)",
     "desktop/providers/litellm_env.py:_defer_claude_tokenizer.read_on_first_use": _SHIPPED + " (litellm's data)",
-    "desktop/providers/litellm_env.py:prepare_offline_environment": _SHIPPED + " (litellm's data)",
+    "desktop/providers/litellm_env.py:offline_environment": _SHIPPED + " (litellm's data)",
     "desktop/reminders/jobs.py:JobStore._set_aside": _OWN,
     "desktop/reminders/jobs.py:JobStore.load": _OWN,
     "desktop/cli/remote.py:_connect": "the running app's socket in the runtime folder",

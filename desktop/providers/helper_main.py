@@ -15,6 +15,7 @@ from collections.abc import Awaitable, Callable
 from typing import Any
 
 from desktop.providers import lookups, streaming, wire
+from desktop.providers.litellm_env import offline_environment
 from desktop.usage import pricing
 from desktop.voice import calls
 
@@ -72,8 +73,7 @@ async def _serve(sock: socket.socket) -> None:
 
     while (message := await wire.read(reader)) is not None:
         if "environment" in message:  # the app's, as it is now (desktop/providers/helper.py)
-            os.environ.clear()
-            os.environ.update(message["environment"])
+            _adopt(message["environment"])
         if "cancel" in message:
             task = running.get(message["cancel"])
             if task is not None:
@@ -88,6 +88,16 @@ async def _serve(sock: socket.socket) -> None:
         task.cancel()
     await asyncio.gather(*running.values(), return_exceptions=True)
     writer.close()
+
+
+def _adopt(environment: dict[str, str]) -> None:
+    """The app's environment, keeping the offline settings where the app sets none. Changed variable by variable,
+    never emptied first: litellm may be importing on its thread meanwhile, and an import that found the cost-map
+    setting missing for a moment fetched the map from GitHub (and retried for seconds when offline)."""
+    wanted = {**offline_environment(), **environment}
+    for name in [name for name in os.environ if name not in wanted]:
+        del os.environ[name]
+    os.environ.update(wanted)
 
 
 async def _load_library() -> None:

@@ -20,15 +20,22 @@ _lock = threading.Lock()
 _module: ModuleType | None = None
 
 
-def prepare_offline_environment() -> None:
-    """Point litellm at its bundled cost map and tiktoken at litellm's bundled encodings."""
-    os.environ.setdefault("LITELLM_LOCAL_MODEL_COST_MAP", "True")
-    os.environ.setdefault("LITELLM_LOG", "ERROR")
+def offline_environment() -> dict[str, str]:
+    """The variables that point litellm at its bundled cost map and tiktoken at litellm's bundled encodings:
+    without them litellm's import fetches the cost map from GitHub, and tiktoken downloads its tables."""
+    found = {"LITELLM_LOCAL_MODEL_COST_MAP": "True", "LITELLM_LOG": "ERROR"}
     spec = importlib.util.find_spec("litellm")
     if spec and spec.submodule_search_locations:
         tokenizers = Path(next(iter(spec.submodule_search_locations))) / "litellm_core_utils" / "tokenizers"
         if tokenizers.is_dir():
-            os.environ.setdefault("TIKTOKEN_CACHE_DIR", str(tokenizers))
+            found["TIKTOKEN_CACHE_DIR"] = str(tokenizers)
+    return found
+
+
+def prepare_offline_environment() -> None:
+    """`offline_environment` in this process, where a variable is not set already."""
+    for name, value in offline_environment().items():
+        os.environ.setdefault(name, value)
 
 
 def litellm() -> ModuleType:

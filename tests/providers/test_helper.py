@@ -52,6 +52,35 @@ def test_a_call_is_answered_without_the_model_library_in_the_app_s_process() -> 
     assert HELPER_FLAG in seen["helper_argv"]
 
 
+ENVIRONMENT_CHANGED_WHILE_LOADING = """
+import asyncio, os, time
+from desktop.config import Config
+from desktop.providers.helper import model_helper
+from desktop.providers.llm import LLMProvider
+from tests.fakeserver import FakeOpenAI
+
+with FakeOpenAI() as fake:
+    provider = LLMProvider(Config(model="openai/test", api_base=fake.base_url))
+    provider.prepare()  # the helper starts, and litellm loads in it
+    deadline = time.monotonic() + 30
+    while not model_helper().running and time.monotonic() < deadline:
+        time.sleep(0.01)
+    os.environ["A_SETTING_CHANGED"] = "1"  # so the call brings the app's environment while litellm loads
+    print(asyncio.run(provider.chat([{"role": "user", "content": "hello"}])).content)
+"""
+
+
+def test_the_app_s_environment_reaching_a_loading_helper_does_not_send_it_to_the_network() -> None:
+    """litellm fetches its cost map from GitHub at import unless told not to; the helper tells it, and the app's
+    environment arriving mid-import must not take that away (it did: the import then tried the network)."""
+    env = {name: value for name, value in os.environ.items() if not name.startswith(("LITELLM_", "TIKTOKEN_"))}
+    env.update(PYTHONPATH=str(ROOT), PYTHON_KEYRING_BACKEND="keyring.backends.null.Keyring")
+    out = subprocess.run([sys.executable, "-c", ENVIRONMENT_CHANGED_WHILE_LOADING], env=env, capture_output=True,
+                         text=True, timeout=180, check=True, cwd=ROOT)
+    assert out.stdout.splitlines()[-1] == "echo: hello"
+    assert "cost map" not in out.stderr, out.stderr
+
+
 async def _call(helper: ModelHelper) -> object:
     return await run_on_model_thread(helper.call("key_needs", model="openai/gpt-4o-mini"))
 
