@@ -3,15 +3,14 @@
 from __future__ import annotations
 
 import asyncio
-import json
 from collections.abc import Awaitable, Callable
 from dataclasses import dataclass, replace
 from typing import Any
 
 from desktop.kernel.bus import Publish, ReasoningDelta, Retrying, TextDelta, ToolFinished, ToolStarted
 from desktop.providers.llm import LLMProvider, LLMResponse, ProviderError
-from desktop.tools.base import ToolContext, ToolOutput, cap_text
-from desktop.tools.registry import ToolRegistry
+from desktop.tools.base import ToolContext, ToolError, ToolOutput, cap_text
+from desktop.tools.registry import ToolRegistry, parse_arguments
 
 MODEL_RESULT_CAP = 16_000
 INTERRUPTED = "Interrupted: the user stopped this turn before the tool finished."
@@ -149,7 +148,6 @@ def output_text(output: ToolOutput) -> str:
 def _loose_args(raw: str) -> dict[str, Any]:
     """Arguments for display: parsed when possible, raw text otherwise."""
     try:
-        value = json.loads(raw) if raw.strip() else {}
-    except json.JSONDecodeError:
+        return parse_arguments(raw)
+    except ToolError:
         return {"_raw": raw}
-    return value if isinstance(value, dict) else {"_raw": raw}

@@ -10,6 +10,7 @@ import re
 from collections.abc import Callable
 from typing import Any
 
+from desktop.kernel.wellformed import ends_in_high_surrogate, well_formed
 from desktop.providers.failures import classify, is_quota
 from desktop.providers.litellm_env import litellm
 
@@ -133,6 +134,7 @@ class _Accumulator:
 
     def __init__(self, on_text: DeltaSink | None, on_reasoning: DeltaSink | None) -> None:
         self._think = ThinkSplitter(on_text or (lambda s: None), on_reasoning or (lambda s: None))
+        self._text, self._reasoning = _Mender(), _Mender()
         self._calls: dict[int, dict[str, str]] = {}
         self.finish_reason: str | None = None
         self.usage: dict[str, int] = {}
@@ -161,9 +163,9 @@ class _Accumulator:
             delta = choice.delta
             reasoning = getattr(delta, "reasoning_content", None)
             if reasoning:
-                self._think.reasoning_delta(reasoning)
+                self._think.reasoning_delta(self._reasoning.mend(reasoning))
             if delta.content:
-                self._think.feed(delta.content)
+                self._think.feed(self._text.mend(delta.content))
             content = content or bool(reasoning or delta.content)
             for part in getattr(delta, "tool_calls", None) or []:
                 slot = self._calls.setdefault(part.index or 0, {"id": "", "name": "", "arguments": ""})
@@ -180,11 +182,30 @@ class _Accumulator:
 
     def result(self) -> dict[str, Any]:
         """The answer as the app's LLMResponse takes it (desktop/providers/llm.py)."""
+        self._think.reasoning_delta(self._reasoning.flush())
+        self._think.feed(self._text.flush())
         self._think.flush()
-        calls = [{"id": c["id"] or f"call_{i}", "name": c["name"], "arguments": c["arguments"]}
-                 for i, c in sorted(self._calls.items())]
+        calls = [{"id": well_formed(c["id"]) or f"call_{i}", "name": well_formed(c["name"]),
+                  "arguments": well_formed(c["arguments"])} for i, c in sorted(self._calls.items())]
         return {"content": self._think.text.strip(), "tool_calls": calls, "reasoning": self._think.reasoning or None,
                 "finish_reason": self.finish_reason, "usage": self.usage}
+
+
+class _Mender:
+    """Streamed pieces made well formed (desktop/kernel/wellformed.py). A piece that ends in the first half of a
+    surrogate pair keeps it back: some servers send one character's two escapes in two chunks."""
+
+    def __init__(self) -> None:
+        self._held = ""
+
+    def mend(self, piece: str) -> str:
+        piece = self._held + piece
+        self._held = piece[-1] if ends_in_high_surrogate(piece) else ""
+        return well_formed(piece[:len(piece) - len(self._held)])
+
+    def flush(self) -> str:
+        held, self._held = self._held, ""
+        return well_formed(held)
 
 
 class ThinkSplitter:
@@ -208,6 +229,8 @@ class ThinkSplitter:
         return self._pending
 
     def reasoning_delta(self, piece: str) -> None:
+        if not piece:
+            return
         self.reasoning += piece
         self._on_reasoning(piece)
 

@@ -1,4 +1,5 @@
-"""Tools by name; turns every kind of bad call into a tool error the model can recover from."""
+"""Tools by name; turns every kind of bad call into a tool error the model can recover from, and every output
+into text that can be saved and sent (desktop/kernel/wellformed.py)."""
 
 from __future__ import annotations
 
@@ -9,6 +10,7 @@ from collections.abc import Awaitable, Callable
 from dataclasses import dataclass
 from typing import Any
 
+from desktop.kernel.wellformed import well_formed
 from desktop.tools.base import Tool, ToolContext, ToolError, ToolOutput, validate
 
 log = logging.getLogger(__name__)
@@ -75,7 +77,7 @@ class ToolRegistry:
         except Exception as exc:  # a bug in a tool is still only a tool error
             log.exception("tool %s crashed", name)
             output, ok = f"Error: {name} failed: {type(exc).__name__}: {exc}{ERROR_HINT}", False
-        return ToolOutcome(output, ok, None if started is None else time.monotonic() - started)
+        return ToolOutcome(_mended(output), ok, None if started is None else time.monotonic() - started)
 
     def _current(self) -> dict[str, Tool]:
         return self._tools
@@ -98,7 +100,18 @@ class _Background(ToolRegistry):
         return self._source._gate()
 
 
+def _mended(output: ToolOutput) -> ToolOutput:
+    """A file name that is not UTF-8 (a sandboxed command can make one) or a bad escape from an MCP server
+    would otherwise keep the chat from being saved and every later call from being sent."""
+    if isinstance(output, str):
+        return well_formed(output)
+    return [{**part, "text": well_formed(part["text"])} if isinstance(part.get("text"), str) else part
+            for part in output]
+
+
 def parse_arguments(raw: str | dict[str, Any]) -> dict[str, Any]:
+    """The call's arguments as a dict. Their strings are mended too: a `\\udcff` escape in the model's JSON is a
+    lone surrogate once parsed, which a file or a command line cannot take."""
     if isinstance(raw, dict):
         return raw
     if not raw.strip():
@@ -109,4 +122,14 @@ def parse_arguments(raw: str | dict[str, Any]) -> dict[str, Any]:
         raise ToolError(f"arguments are not valid JSON ({exc.msg} at position {exc.pos}): {raw[:200]!r}") from None
     if not isinstance(value, dict):
         raise ToolError(f"arguments must be a JSON object, got {type(value).__name__}")
+    return _mended_json(value)
+
+
+def _mended_json(value: Any) -> Any:
+    if isinstance(value, str):
+        return well_formed(value)
+    if isinstance(value, list):
+        return [_mended_json(item) for item in value]
+    if isinstance(value, dict):
+        return {well_formed(key): _mended_json(item) for key, item in value.items()}
     return value
