@@ -249,6 +249,7 @@ def _kill_leftovers(item: pytest.Item) -> list[Proc]:
 
 @pytest.hookimpl(trylast=True)
 def pytest_sessionfinish(session: pytest.Session) -> None:
+    kill([proc for proc in tree().values() if _shared_helper(proc)])  # expected to be there: not reported
     kill_all("still running at the end of the session")
     workeroutput = getattr(session.config, "workeroutput", None)  # a pytest-xdist worker: the controller prints
     if workeroutput is not None:
