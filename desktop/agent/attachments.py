@@ -40,6 +40,16 @@ class Prepared:
     content: str  # what the model reads: the person's text, then a note on each attached file
     images: list[str] = field(default_factory=list)  # pictures, sent as images
     media: list[str] = field(default_factory=list)  # every attachment as kept: other files as their workspace copy
+    names: list[str] = field(default_factory=list)  # each of `media` as the person named it (a copy's name is plainer)
+
+    def saved(self) -> dict[str, list[str]]:
+        """What the saved message keeps of its attachments: the files, and the names the person sent them by
+        when a copy's differs (the chat names them so live, and must after a restart too)."""
+        if not self.media:
+            return {}
+        if self.names == [Path(path).name for path in self.media]:
+            return {"media": self.media}
+        return {"media": self.media, "names": self.names}
 
 
 def is_image(path: str) -> bool:
@@ -72,23 +82,26 @@ def prepare(text: str, media: list[str], workspace: Path, session_key: str) -> P
     notes: list[str] = []
     images: list[str] = []
     kept: list[str] = []
+    names: list[str] = []
     for item in media:
+        name = Path(item).name or item
         if is_image(item):
             images.append(item)
             kept.append(item)
+            names.append(name)
             continue
-        name = Path(item).name or item
         try:
             data, where = _bring_in(Path(item), workspace, session_key)
         except OSError as exc:
             notes.append(f"[Not attached: “{name}”: {_reason(exc)}. Tell the user.]")
             continue
         kept.append(str(workspace / where))
+        names.append(name)
         notes.append(_describe_pdf(name, where, data, workspace, session_key) if is_pdf(data)
                      else _describe(name, where, data))
     if not notes:
-        return Prepared(text, images, kept)
-    return Prepared("\n\n".join([text, *notes]) if text else "\n\n".join(notes), images, kept)
+        return Prepared(text, images, kept, names)
+    return Prepared("\n\n".join([text, *notes]) if text else "\n\n".join(notes), images, kept, names)
 
 
 def pdf_pages(path: str, workspace: Path) -> str | None:

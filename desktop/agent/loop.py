@@ -251,8 +251,7 @@ class AgentLoop:
         user: dict[str, Any] = {"role": "user", "content": attached.content}
         if attached.content != msg.content:
             user["typed"] = msg.content  # what the person wrote, shown as their message (content adds the files)
-        if msg.media:
-            user["media"] = attached.media
+        user.update(attached.saved())  # the files kept, and the names they were sent by
         if msg.kind is not MessageKind.USER:
             user["kind"] = msg.kind.value
         titled = not session.metadata.get("title") and msg.kind is MessageKind.USER

@@ -74,6 +74,7 @@ class ChatRow:
     text: str = ""
     media: tuple[str, ...] = ()  # a tuple, not a list: a 10,000-message chat's rows are walked by every garbage
     # collection until they age, and 10,000 empty lists doubled that walk (a stall of the GUI thread)
+    names: tuple[str, ...] = ()  # each of `media` as the person sent it, where a kept copy is named otherwise
     tool: ToolCall | None = None
     expanded: bool = False
     streaming: bool = False
@@ -411,7 +412,8 @@ def rows_from_messages(messages: list[dict[str, Any]]) -> list[ChatRow]:
         elif role == "user":
             typed = message.get("typed")  # the person's words, where the content adds attached files' text
             shown = typed if isinstance(typed, str) else _text_of(message.get("content"))
-            rows.append(ChatRow(Kind.USER, shown, tuple(message.get("media") or ())))
+            media = tuple(message.get("media") or ())
+            rows.append(ChatRow(Kind.USER, shown, media, _names(message.get("names"), media)))
         elif role == "assistant":
             if message.get("reasoning_content"):
                 rows.append(ChatRow(Kind.REASONING, str(message["reasoning_content"])))
@@ -480,6 +482,21 @@ def rows_from_task_file(raw: str) -> list[ChatRow]:
     if status == "failed":
         return [*rows, ChatRow(Kind.NOTICE, f"Failed: {result}")]
     return [*rows, ChatRow(Kind.NOTICE, result or status.capitalize())]  # cancelled: its result says how
+
+
+def attachment_names(row: ChatRow) -> dict[str, str]:
+    """Each attachment's path and the name its chip shows: the name it was sent by, the same live (the path the
+    person attached) and read again (the saved message keeps it beside the workspace copy's path)."""
+    names = row.names or tuple(path.replace("\\", "/").rsplit("/", 1)[-1] for path in row.media)
+    return dict(zip(row.media, names, strict=True))
+
+
+def _names(saved: Any, media: tuple[str, ...]) -> tuple[str, ...]:
+    """The names a saved message's attachments were sent by; none (their files' own) when a hand-edited file's
+    list does not match them one for one."""
+    if isinstance(saved, list) and len(saved) == len(media) and all(isinstance(n, str) and n for n in saved):
+        return tuple(saved)
+    return ()
 
 
 def _headline(text: str) -> str:

@@ -40,6 +40,7 @@ async def test_a_text_file_from_outside_is_copied_in_and_read_by_the_model(
     assert "attachments/cli_test/sales_2026.csv" in said and "jan,120\nfeb,95" in said
     saved = saved_user(core, chat.key)
     assert saved["typed"] == "what happened to sales?" and saved["media"] == [str(copy)]
+    assert saved["names"] == ["sales 2026.csv"]  # the chat names it as sent, also when it reads the chat again
     assert "jan,120" in saved["content"]  # the next turns still have the file's text
 
     fake.add({"content": "Feb was lower."})

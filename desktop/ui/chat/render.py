@@ -22,7 +22,14 @@ from PySide6.QtGui import (
 )
 
 from desktop.agent.attachments import is_image
-from desktop.conversation.transcript import CUT_OFF, ChatRow, Kind, format_arguments, tool_summary
+from desktop.conversation.transcript import (
+    CUT_OFF,
+    ChatRow,
+    Kind,
+    attachment_names,
+    format_arguments,
+    tool_summary,
+)
 from desktop.ui.chat.thumbnails import SIZE as THUMBNAIL
 from desktop.ui.chat.thumbnails import Thumbnails
 from desktop.ui.markdown import (
@@ -384,7 +391,7 @@ class RowRenderer:
         layout = RowLayout(0)
         pad_x, pad_y, top = 14.0, 9.0, 14.0
         inner_max = width * BUBBLE_SHARE - 2 * pad_x
-        names = {p: p.replace("\\", "/").rsplit("/", 1)[-1] for p in row.media}
+        names = attachment_names(row)
         chip_width = max((THUMBNAIL.width() if is_image(p) else QFontMetricsF(self.small).horizontalAdvance(n) + 36
                           for p, n in names.items()), default=0.0)
         shown = row.text.strip("\n")

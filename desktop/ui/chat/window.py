@@ -528,10 +528,12 @@ class ChatWindow(QWidget):
             self._refresh_timer.start()
 
     async def _open_latest(self) -> None:
+        """After a start, the conversation the person had last, begun here or in the quick prompt (Open in chat
+        carries it here, and it is listed here either way); not a terminal's or the app's own background chats."""
         infos = await self.bridge.list_chats()
         if not self.current_key:
-            desktop = [i.key for i in infos if channel_of(i.key) is Channel.DESKTOP]
-            self.show_session(desktop[0] if desktop else new_session_key())
+            theirs = [i.key for i in infos if channel_of(i.key) in (Channel.DESKTOP, Channel.QUICK)]
+            self.show_session(theirs[0] if theirs else new_session_key())
 
     def eventFilter(self, watched: QObject, event: QEvent) -> bool:
         """The transcript keeps the keyboard only while text in it is selected (for Ctrl+C): a plain click

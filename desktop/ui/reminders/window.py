@@ -26,6 +26,7 @@ from PySide6.QtWidgets import (
     QVBoxLayout,
     QWidget,
 )
+from shiboken6 import isValid
 
 from desktop.approvals.ahead import Grant, GrantError
 from desktop.kernel.taskset import spawn
@@ -47,6 +48,8 @@ NO_JOB = "Select a reminder to see its last runs."
 SHORT = {Outcome.ANSWERED: "Answered", Outcome.FAILED: "Failed", Outcome.BUDGET: "Stopped by budget",
          Outcome.STOPPED: "Stopped", Outcome.MISSED: "Missed"}  # the last run in the jobs' table
 TROUBLE = (Outcome.FAILED, Outcome.BUDGET, Outcome.WANTED, Outcome.MISSED)  # shown in red
+UNTITLED = "Untitled chat"  # saved before anything titled it (a reminder that ran in a chat nobody typed in)
+DELETED = "Deleted chat"  # no longer saved: a run would start it again
 EMPTY = ("No reminders yet. Ask in any chat, for example “remind me in 20 minutes to stretch” or "
          "“every weekday at 9, summarise my calendar”.")
 
@@ -57,6 +60,14 @@ def next_run_words(job: Job) -> str:
     if job.paused:
         return "Paused"
     return local(job.next_run) if job.next_run is not None else "—"
+
+
+def chat_words(key: str, title: str | None) -> str:
+    """A job's chat as a person knows it: `title` is its title as the chat list reads it (which is the key itself
+    for a chat without one), None when no chat is saved under `key`. Keys mean nothing to a person."""
+    if title is None:
+        return DELETED
+    return title if title and title != key else UNTITLED
 
 
 def tools_words(job: Job) -> str:
@@ -137,7 +148,8 @@ class RemindersWindow(QWidget):
     open_session = Signal(str)  # "Open chat" or a double click: the app shows the job's chat
 
     def __init__(self, reminders: Reminders, bridge: CoreBridge, parent: QWidget | None = None) -> None:
-        """`reminders` holds the jobs; `bridge` names their chats."""
+        """`reminders` holds the jobs; `bridge` names their chats (read again when shown and when the jobs
+        change: a new job may be in a chat saved since)."""
         super().__init__(parent)
         self.reminders = reminders
         self.bridge = bridge
@@ -148,7 +160,7 @@ class RemindersWindow(QWidget):
             lambda title, text, action: dialogs.confirm(self, title, text, action))
         # The tools dialog; tests replace it with a plain coroutine. None: cancelled.
         self.ask_tools: Callable[[Job], Awaitable[dict[str, Grant] | None]] = lambda job: ask_tools(self, job)
-        self._titles: dict[str, str] = {}
+        self._titles: dict[str, str] | None = None  # every saved chat's title, by key, once read
         self.model = QStandardItemModel(0, 6, self)
         self.model.setHorizontalHeaderLabels(["Reminder", "When", "Next run", "Last run", "Chat", "Tools"])
         self.table = QTableView()
@@ -208,7 +220,7 @@ class RemindersWindow(QWidget):
         self.again_button.clicked.connect(self.allow_and_run_again)
         self.table.doubleClicked.connect(lambda _index: self._open())
         self.table.selectionModel().selectionChanged.connect(lambda *_: self._enable())
-        self.destroyed.connect(reminders.subscribe(self.refresh))  # no calls into a deleted window
+        self.destroyed.connect(reminders.subscribe(self._jobs_changed))  # no calls into a deleted window
         self.refresh()
 
     def showEvent(self, event: QShowEvent) -> None:
@@ -232,7 +244,7 @@ class RemindersWindow(QWidget):
             label = QStandardItem(job.label)
             label.setData(job.id, ID_ROLE)
             label.setToolTip(job.message)
-            chat = QStandardItem(self._titles.get(job.session) or self.bridge.session_title(job.session))
+            chat = QStandardItem(self._chat_words(job.session))
             chat.setToolTip(job.session)
             tools = QStandardItem(tools_words(job))
             if job.wanted:
@@ -247,6 +259,7 @@ class RemindersWindow(QWidget):
             for row in range(self.model.rowCount()):
                 if self.model.item(row, 0).data(ID_ROLE) == chosen.id:
                     self.table.selectRow(row)
+        self.table.horizontalHeader().resizeSections()  # rows put back fit only after a resize: fit them now
         self.empty.setVisible(not jobs)
         for part in (self.table, self.runs_title):
             part.setVisible(bool(jobs))
@@ -308,9 +321,24 @@ class RemindersWindow(QWidget):
         if job is not None:
             self.open_session.emit(job.session)
 
-    async def _load_titles(self) -> None:
-        self._titles = {info.key: info.title for info in await self.bridge.list_chats()}
+    def _jobs_changed(self) -> None:
         self.refresh()
+        if self.isVisible():
+            spawn(self._load_titles())
+
+    async def _load_titles(self) -> None:
+        titles = {info.key: info.title for info in await self.bridge.list_chats()}
+        if isValid(self):  # closed for good meanwhile
+            self._titles = titles
+            self.refresh()
+
+    def _chat_words(self, key: str) -> str:
+        """Nothing until the chats are read (a blink); then a chat saved since that reading by its title if it
+        is open somewhere, else as the reading found it."""
+        if self._titles is None:
+            return ""
+        loaded = self.bridge.session_title(key)
+        return chat_words(key, self._titles.get(key, loaded if loaded != key else None))
 
     def _show_runs(self, job: Job | None) -> None:
         """The selected job's last runs, newest first."""

@@ -11,7 +11,7 @@ from PySide6.QtWidgets import QLabel
 
 from desktop.conversation.transcript import Kind
 from desktop.ui.bridge import CoreBridge
-from desktop.ui.chat.render import _Picture
+from desktop.ui.chat.render import _Label, _Picture
 from desktop.ui.chat.window import ChatWindow
 from tests.fakeserver import FakeOpenAI, last_user_text
 from tests.pdfs import pdf
@@ -154,6 +154,43 @@ async def test_a_200_kb_paste_reaches_the_model_as_a_workspace_file(window: Chat
     assert big not in said and "read the parts you need" in said
     copies = list((bridge.core.workspace / "attachments" / "desktop_test").glob("Pasted_text_*.txt"))
     assert [c.read_text(encoding="utf-8") for c in copies] == [big]
+
+
+def chip_names(window: ChatWindow, row: int) -> list[str]:
+    """The names on a message's attachment chips, as drawn."""
+    return [op.text for op in window.view.row_layout(row).ops if isinstance(op, _Label) and op.text.startswith("▪ ")]
+
+
+async def test_a_sent_attachment_keeps_the_name_it_was_sent_with_after_a_restart(
+        window: ChatWindow, bridge: CoreBridge, fake: FakeOpenAI, tmp_path: Path, qtbot) -> None:  # type: ignore[no-untyped-def]
+    """A pasted text and a file whose name has spaces are copied into the workspace under plainer names; the
+    message names them as they were sent, live and when the chat is read again from its file."""
+    paste_text(qtbot, window, "x\n" * 200)
+    await until(lambda: window.composer.attachments, message="the paste attached")
+    report = tmp_path / "Sales report (final).csv"
+    report.write_text("month,total\njan,120\n", encoding="utf-8")
+    window.composer.add_files([str(report)])
+    await until(lambda: len(window.composer.attachments) == 2, message="the file attached")
+    pasted = Path(window.composer.attachments[0]).name
+    assert pasted.startswith("Pasted text ")
+    fake.add({"content": "Read both."})
+    qtbot.keyClicks(window.composer.input, "both files")
+    qtbot.keyClick(window.composer.input, Qt.Key.Key_Return)
+    model = window.models[window.current_key]
+    await until(lambda: not model.busy and Kind.ASSISTANT in [r.kind for r in model.rows], timeout=TURN)
+    live = chip_names(window, 0)
+    assert live == [f"▪ {pasted}", "▪ Sales report (final).csv"]
+
+    restarted = ChatWindow(bridge)  # rows read from the saved messages, as after a restart
+    qtbot.addWidget(restarted)
+    restarted.resize(900, 640)
+    restarted.show()
+    restarted.show_session(window.current_key)
+    await until(lambda: restarted.models[window.current_key].loaded, message="read again")
+    assert chip_names(restarted, 0) == live
+    copies = sorted(p.name for p in (bridge.core.workspace / "attachments" / "desktop_test").iterdir())
+    assert copies == ["Pasted_text_" + pasted.removeprefix("Pasted text ").replace(" ", "_"),
+                      "Sales_report_final_.csv"]  # what the model's tools read: plain names
 
 
 async def test_a_long_message_folds_with_show_more(window: ChatWindow, fake: FakeOpenAI,

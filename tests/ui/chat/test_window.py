@@ -107,6 +107,30 @@ async def test_tool_calls_show_as_rows_with_status_and_duration(window: ChatWind
     assert json.loads(QGuiApplication.clipboard().text()) == {"command": "echo tool-output-here"}
 
 
+def save_chat(bridge: CoreBridge, key: str, title: str, at: str) -> None:
+    """A chat as an earlier run of the app left it, last active at `at`."""
+    lines = [{"_type": "metadata", "key": key, "title": title, "created_at": at, "updated_at": at},
+             {"role": "user", "content": title, "timestamp": at}, {"role": "assistant", "content": "ok", "timestamp": at}]
+    path = bridge.core.sessions.path_for(key)
+    path.parent.mkdir(parents=True, exist_ok=True)
+    path.write_text("".join(json.dumps(line) + "\n" for line in lines), encoding="utf-8")
+
+
+async def test_after_a_start_the_window_opens_on_the_latest_conversation_from_either_window(
+        bridge: CoreBridge, qtbot) -> None:  # type: ignore[no-untyped-def]
+    """The tray click after a start: the chat the person had last, also one begun in the quick prompt (and
+    carried into the window with Open in chat); never the app's own background chats."""
+    save_chat(bridge, "desktop:older", "A chat-window chat", "2026-11-01T09:00:00+00:00")
+    save_chat(bridge, "quick:1a2b", "Asked with the hotkey", "2026-11-02T09:00:00+00:00")
+    save_chat(bridge, "system:heartbeat", "Heartbeat", "2026-11-03T09:00:00+00:00")
+    started = ChatWindow(bridge)
+    qtbot.addWidget(started)
+    started.show()
+    await until(lambda: started.current_key and started.models[started.current_key].loaded, message="a chat open")
+    assert started.current_key == "quick:1a2b"
+    assert [r.text for r in started.models["quick:1a2b"].rows] == ["Asked with the hotkey", "ok"]
+
+
 async def test_a_saved_session_shows_tool_calls_reasoning_and_results(bridge: CoreBridge, qtbot) -> None:  # type: ignore[no-untyped-def]
     store = bridge.core.sessions
     session = Session("desktop:saved")

@@ -16,6 +16,7 @@ from desktop.approvals.settings import ApprovalsConfig
 from desktop.core import build_core
 from desktop.reminders import Reminders
 from desktop.scheduler.schedules import At, Cron, Every
+from desktop.session.session import SessionStore
 from desktop.ui.bridge import CoreBridge
 from desktop.ui.reminders.window import EMPTY, RemindersWindow
 from desktop.ui.skills.model import RED
@@ -57,7 +58,7 @@ async def test_jobs_are_listed_and_paused_resumed_run_and_deleted(
     listed = rows(window)
     assert listed[0][:2] == ["Calendar", "Weekdays at 09:00 (Europe/Paris)"] and listed[0][4] == "Trip plans"
     assert listed[1][1] == "Every 10 minutes" and listed[2][1:] == [
-        "Once at 2030-01-07 15:00", "Mon 2030-01-07 15:00 CET", "—", "quick:abc", "—"]
+        "Once at 2030-01-07 15:00", "Mon 2030-01-07 15:00 CET", "—", "Deleted chat", "—"]
     assert window.table.isVisible() and not window.empty.isVisible()
     if SHOTS:
         window.resize(900, 300)
@@ -100,6 +101,24 @@ async def test_jobs_are_listed_and_paused_resumed_run_and_deleted(
     assert [job.label for job in reminders.jobs] == ["Calendar", "Oven"]
     saved = Path(bridge.core.home.state_dir / "cron_jobs.json").read_text()
     assert "Call Sam" not in saved and "Oven" in saved
+
+
+async def test_the_chat_column_names_each_jobs_chat_by_its_title_never_by_its_key(
+        window: RemindersWindow, bridge: CoreBridge) -> None:
+    """Chats saved by an earlier run of the app (none of them loaded) by their titles as the chat list shows
+    them, one saved before it got a title and one that is gone in words; the key stays on hover."""
+    earlier = SessionStore(bridge.core.sessions.directory)
+    trip = await earlier.load("desktop:trip")
+    trip.metadata["title"] = "Trip plans"
+    await earlier.append(trip, {"role": "user", "content": "Plan a trip"})
+    bare = await earlier.load("desktop:bare")
+    await earlier.append(bare, {"role": "user", "content": "Stretch", "kind": "scheduled"})
+    reminders = bridge.core.get(Reminders)
+    for key, label in (("desktop:trip", "Calendar"), ("desktop:bare", "Stretch"), ("quick:gone", "Call Sam")):
+        await reminders.add(key, Every(3600, datetime.now(UTC)), label, label)
+    await until(lambda: [row[4] for row in rows(window)] == ["Trip plans", "Untitled chat", "Deleted chat"],
+                message=f"the chats named, not {[row[4] for row in rows(window)]}")
+    assert window.model.item(0, 4).toolTip() == "desktop:trip"
 
 
 async def test_tools_are_decided_ahead_and_allow_and_run_again_grants_what_the_last_run_wanted(
@@ -174,7 +193,7 @@ async def test_a_jobs_last_runs_show_how_each_went_with_its_tokens_and_again_aft
                 await reminders.run_due()
                 await until(lambda w=window: rows(w)[0][3] == "Missed", message="its missed run")
             else:
-                await until(lambda w=window: w.model.rowCount() == 1, message="listed after a restart")
+                await until(lambda w=window: w.model.rowCount() == 1 and rows(w)[0][4], message="listed after a restart")
                 window.table.selectRow(0)
             assert window.runs_title.text() == "Last runs of “Oven”" and window.runs_table.isVisible()
             listed = run_rows(window)
@@ -183,6 +202,8 @@ async def test_a_jobs_last_runs_show_how_each_went_with_its_tokens_and_again_aft
             assert listed[1][1].startswith("Failed: ") and listed[1][1].endswith("model is overloaded")
             assert window.runs_model.item(1, 1).toolTip() == listed[1][1].removeprefix("Failed: ")
             assert window.runs_model.item(1, 1).foreground().color().name() == QColor(RED).name()
+            assert rows(window)[0][4] == "Untitled chat"  # the runs made the chat; nobody typed a title in it
+            assert window.table.columnWidth(4) >= window.table.sizeHintForColumn(4)  # whole, not "Un… chat"
             shown.append((rows(window), listed))
             if SHOTS:
                 window.grab().save(os.path.join(SHOTS, f"reminders-runs-{start}.png"))
