@@ -96,8 +96,8 @@ class Runner:
         message = tool_message(call, outcome.output if isinstance(outcome.output, list)
                                else cap_text(text, MODEL_RESULT_CAP))
         message["ok"] = outcome.ok
-        if outcome.seconds is not None:  # kept for the chat after a reload
-            message["seconds"] = round(outcome.seconds, 2)
+        if outcome.seconds is not None:  # kept for the chat after a reload, to the millisecond the chat shows
+            message["seconds"] = round(outcome.seconds, 3)
         if label:
             message["label"] = label
         if summary:

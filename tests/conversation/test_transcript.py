@@ -26,8 +26,13 @@ def shown(transcript_rows: list[Any]) -> list[Shown]:
     """What a person sees of each row (not how it was built: live rows have no saved message number)."""
     return [(r.kind, r.text, r.media, r.stopped, r.cut_off, r.fix_in_settings,
              None if r.tool is None else (r.tool.name, r.tool.arguments, r.tool.result, r.tool.ok, r.tool.title,
-                                          r.tool.seconds is not None))
+                                          _milliseconds(r.tool.seconds)))
             for r in transcript_rows]
+
+
+def _milliseconds(seconds: float | None) -> int | None:
+    """A tool's running time as the chat shows one under a second (desktop/ui/chat/render.py)."""
+    return None if seconds is None else round(seconds * 1000)
 
 
 def live(chat: Conversation, question: str) -> Transcript:
