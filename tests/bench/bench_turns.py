@@ -4,8 +4,9 @@
 
 Prints the median and p90 of echo turns and of turns with 3 tool calls, in one process and one growing
 session, and beside each the floor: the same requests (as the scripted server received them) made bare with
-litellm in this process, streamed and read to the end, with nothing of ours around them (issue 26: a turn
-should cost at most 1.5 times that). Model calls go through the model helper process (a socket read on a worker
+litellm in this process right after the turn, streamed and read to the end, with nothing of ours around them
+(issue 26: a turn should cost at most 1.5 times that). The server runs in a process of its own
+(tests/bench/fake_process.py), as a real one would. Model calls go through the model helper process (a socket read on a worker
 thread), so profile with a sampling profiler that sees every thread and process:
     py-spy record --subprocesses -o profile.svg -- python tests/bench/bench_turns.py"""
 
@@ -26,52 +27,53 @@ os.environ.setdefault("PYTHON_KEYRING_BACKEND", "keyring.backends.null.Keyring")
 
 from desktop.core import build_core  # noqa: E402
 from desktop.kernel.bus import TurnError, TurnFinished  # noqa: E402
+from tests.bench.fake_process import FakeProcess  # noqa: E402
 from tests.bench.figures import Figures  # noqa: E402
 from tests.conftest import Conversation, write_config  # noqa: E402
-from tests.fakeserver import FakeOpenAI  # noqa: E402
 
 THREE_TOOLS: list[dict[str, Any]] = [{"tool_calls": [{"name": "list_dir", "arguments": {"path": "."}}]},
                {"tool_calls": [{"name": "read_file", "arguments": {"path": "AGENTS.md"}}]},
                {"tool_calls": [{"name": "glob", "arguments": {"pattern": "*.md"}}]},
                {"content": "done"}]
 DONE = THREE_TOOLS[-1]
+SETTLE = 0.005  # seconds before each turn and each floor: what the last one left running in the background ends
 
 
-async def measure(turns: int, fake: FakeOpenAI, chat: Conversation, tools: bool,
-                  asked: list[list[dict[str, Any]]] | None = None) -> list[float]:
-    """Each turn's wall time (ms); `asked` gets each turn's requests as the server received them."""
-    times = []
+async def paired(turns: int, fake: FakeProcess, chat: Conversation, tools: bool) -> tuple[list[float], list[float]]:
+    """Each turn's wall time (ms), and beside it the floor: the requests that turn made, made again bare right
+    after it. Interleaved, so a machine that slows down or speeds up during the run weighs on both alike; each
+    starts once the previous one's background work (memory, checkpoints, the usage log) has settled."""
+    ours, bare = [], []
     for i in range(turns):
         if tools:
             fake.add(*THREE_TOOLS)
-        before = len(fake.requests)
+        await asyncio.sleep(SETTLE)
         started = time.perf_counter()
         end = await chat.ask(f"message {i}")
-        times.append((time.perf_counter() - started) * 1000)
+        ours.append((time.perf_counter() - started) * 1000)
         assert isinstance(end, TurnFinished), end
-        if asked is not None:
-            asked.append(fake.requests[before:])
-    return times
+        asked = fake.new_requests()
+        fake.add(*[THREE_TOOLS[0]] * (len(asked) - 1), DONE)  # the floor's answers, scripted before its clock starts
+        await asyncio.sleep(SETTLE)
+        bare.append(await floor(fake.base_url, asked))
+        fake.new_requests()
+    return ours, bare
 
 
-async def floor(fake: FakeOpenAI, turns: list[list[dict[str, Any]]]) -> list[float]:
-    """Each turn's requests made bare with litellm, one after another as the turn made them (ms per turn)."""
+async def floor(base_url: str, requests: list[dict[str, Any]]) -> float:
+    """A turn's requests made bare with litellm, one after another as the turn made them (ms)."""
     from desktop.providers.litellm_env import litellm
 
     lm = litellm()
-    times = []
-    for requests in turns:
-        started = time.perf_counter()
-        for body in requests:
-            extra = {"tools": body["tools"]} if body.get("tools") else {}
-            fake.add(THREE_TOOLS[0] if body is not requests[-1] else DONE)
-            stream = await lm.acompletion(model="openai/test", api_base=fake.base_url, api_key="no-key-needed",
-                                          messages=body["messages"], stream=True, max_tokens=body.get("max_tokens"),
-                                          stream_options={"include_usage": True}, **extra)
-            async for _chunk in stream:
-                pass
-        times.append((time.perf_counter() - started) * 1000)
-    return times
+    started = time.perf_counter()
+    for body in requests:
+        extra = {"tools": body["tools"]} if body.get("tools") else {}
+        stream = await lm.acompletion(model="openai/test", api_base=base_url, api_key="no-key-needed",
+                                      messages=body["messages"], stream=True, max_tokens=body.get("max_tokens"),
+                                      stream_options={"include_usage": True}, **extra)
+        async for _chunk in stream:
+            pass
+    return (time.perf_counter() - started) * 1000
 
 
 def report(name: str, times: list[float]) -> tuple[float, float]:
@@ -84,19 +86,16 @@ def report(name: str, times: list[float]) -> tuple[float, float]:
 async def main(args: argparse.Namespace) -> None:
     home = Path(tempfile.mkdtemp(prefix="bench-turns-"))
     os.environ["NANOBOT_TRAY_HOME"] = str(home)
-    with FakeOpenAI() as fake:
+    with FakeProcess() as fake:
         write_config(home, model="openai/test", api_base=fake.base_url, context_window_tokens=1_000_000)
         core = build_core()
         await core.start()
         chat = Conversation(core, chat_id="bench")
-        await measure(5, fake, chat, tools=False)  # warm-up: the helper's litellm import, first connection
-        echo_asked: list[list[dict[str, Any]]] = []
-        three_asked: list[list[dict[str, Any]]] = []
-        echo = await measure(args.turns, fake, chat, tools=False, asked=echo_asked)
-        three = await measure(max(args.turns // 4, 20), fake, chat, tools=True, asked=three_asked)
+        await paired(5, fake, chat, tools=False)  # warm-up: litellm's import in the helper and here, connections
+        echo, echo_floor = await paired(args.turns, fake, chat, tools=False)
+        three, three_floor = await paired(max(args.turns // 4, 20), fake, chat, tools=True)
         await core.close()
-        await floor(fake, echo_asked[:5])  # warm-up: litellm's import here, first connection
-        floors = {"echo turn": await floor(fake, echo_asked), "turn with 3 tool calls": await floor(fake, three_asked)}
+        floors = {"echo turn": echo_floor, "turn with 3 tool calls": three_floor}
         errors = [e for e in chat.events if isinstance(e, TurnError)]
         print(f"session grew to {len(core.sessions._cache[chat.key].messages)} messages; errors: {len(errors)}")
         figures = Figures()
