@@ -41,7 +41,7 @@ os.environ.setdefault("PYTHON_KEYRING_BACKEND", "keyring.backends.null.Keyring")
 
 from desktop.core import build_core
 from desktop.kernel.bus import ToolFinished, TurnError, TurnFinished
-from tests.bench.bench_turns import measure  # its tool turns: list_dir, read_file, glob
+from tests.bench.bench_turns import THREE_TOOLS  # its tool turns: list_dir, read_file, glob
 from tests.bench.figures import Figures
 from tests.conftest import Conversation, write_config
 from tests.fakeserver import FakeOpenAI
@@ -236,6 +236,19 @@ class NanobotDriver:
         assert self.proc.stdin
         self.proc.stdin.close()
         await asyncio.wait_for(self.proc.wait(), 60)
+
+
+async def measure(turns: int, fake: FakeOpenAI, chat: Conversation, tools: bool) -> list[float]:
+    """Our turns back to back, each one's wall time (ms), as nanobot's driver times its own."""
+    times = []
+    for i in range(turns):
+        if tools:
+            fake.add(*THREE_TOOLS)
+        started = time.perf_counter()
+        end = await chat.ask(f"message {i}")
+        times.append((time.perf_counter() - started) * 1000)
+        assert isinstance(end, TurnFinished), end
+    return times
 
 
 async def turns_side_by_side(venv: Path, echo_turns: int, tool_turns: int, rounds: int,
