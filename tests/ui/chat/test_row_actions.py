@@ -5,25 +5,15 @@ from __future__ import annotations
 
 import json
 
-from PySide6.QtCore import QEvent, QPointF, Qt
-from PySide6.QtGui import QGuiApplication, QMouseEvent
-from PySide6.QtWidgets import QApplication
+from PySide6.QtCore import QPointF, Qt
+from PySide6.QtGui import QGuiApplication
 
 from desktop.conversation.transcript import Kind
 from desktop.ui.bridge import CoreBridge
 from desktop.ui.chat.window import ChatWindow
 from tests.fakeserver import FakeOpenAI, last_user_text
-from tests.ui.chat.test_window import TURN, kinds, model_of, saved_messages, type_and_send
+from tests.ui.chat.test_window import TURN, hover, kinds, model_of, saved_messages, type_and_send
 from tests.ui.conftest import until
-
-
-def hover(window: ChatWindow, index: int, point: QPointF | None = None) -> None:
-    """The pointer moves over row `index`, at its centre or `point` (an event as the window system sends it)."""
-    window.view.viewport().repaint()
-    point = point or window.view.row_rect(index).center()
-    event = QMouseEvent(QEvent.Type.MouseMove, point, window.view.viewport().mapToGlobal(point),
-                        Qt.MouseButton.NoButton, Qt.MouseButton.NoButton, Qt.KeyboardModifier.NoModifier)
-    QApplication.sendEvent(window.view.viewport(), event)
 
 
 def offered(window: ChatWindow) -> list[str]:

@@ -8,8 +8,8 @@ from datetime import UTC, datetime, timedelta
 from pathlib import Path
 from typing import Any
 
-from PySide6.QtCore import QMimeData, QPoint, QPointF, Qt, QUrl
-from PySide6.QtGui import QDragEnterEvent, QDropEvent, QGuiApplication
+from PySide6.QtCore import QEvent, QMimeData, QPoint, QPointF, Qt, QUrl
+from PySide6.QtGui import QDragEnterEvent, QDropEvent, QGuiApplication, QMouseEvent
 from PySide6.QtWidgets import QApplication, QLineEdit, QMessageBox
 
 from desktop.agent.commands import Command
@@ -156,13 +156,24 @@ async def test_a_saved_session_shows_tool_calls_reasoning_and_results(bridge: Co
     assert reasoning.expanded
 
 
+def hover(window: ChatWindow, index: int, point: QPointF | None = None) -> None:
+    """The pointer moves over row `index`, at its centre or `point` (an event as the window system sends it).
+    Not qtbot.mouseMove: QTest runs Qt's event loop inside the test's task step, and a task woken then is lost for
+    good (asyncio refuses to step it inside another), which hung the loop's close at the end of the test."""
+    window.view.viewport().repaint()
+    point = point or window.view.row_rect(index).center()
+    event = QMouseEvent(QEvent.Type.MouseMove, point, window.view.viewport().mapToGlobal(point),
+                        Qt.MouseButton.NoButton, Qt.MouseButton.NoButton, Qt.KeyboardModifier.NoModifier)
+    QApplication.sendEvent(window.view.viewport(), event)
+
+
 async def test_message_text_can_be_selected_and_copied(window: ChatWindow, qtbot) -> None:  # type: ignore[no-untyped-def]
     model = model_of(window)
     model.add_user("hello")
     model.append(ChatRow(Kind.ASSISTANT, "Some **selectable** answer text.\n\n```\ncode\n```"))
     window.view.viewport().repaint()
     row = window.view.row_rect(1)
-    qtbot.mouseMove(window.view.viewport(), (row.topLeft() + QPointF(30, 18)).toPoint())
+    hover(window, 1, row.topLeft() + QPointF(30, 18))
     selector = window.view.selector
     assert selector.isVisible() and selector.toPlainText() == "Some selectable answer text."
     assert selector.geometry().intersects(row.toAlignedRect())
