@@ -153,6 +153,9 @@ class ModelHelper:
 
     async def _read(self, process: _Process, reader: asyncio.StreamReader) -> None:
         while (message := await wire.read(reader)) is not None:
+            if "log" in message:
+                _relay(message["log"])
+                continue
             call = process.calls.get(message.get("id", 0))
             if call is None or call.answer.done():
                 continue
@@ -199,6 +202,11 @@ class ModelHelper:
         if self._process is not None and not self._process.calls:
             log.info("model helper closed after %.0f s without calls", self.idle_exit)
             asyncio.get_running_loop().create_task(self.close())
+
+
+def _relay(record: dict[str, Any]) -> None:
+    """A line of the helper's log (desktop/providers/helper_main.py), written to this process's log."""
+    log.log(int(record.get("level", logging.WARNING)), "model helper: %s: %s", record.get("name"), record.get("text"))
 
 
 async def _exit_code(popen: subprocess.Popen[bytes]) -> int | None:

@@ -11,9 +11,11 @@ import asyncio
 import logging
 import os
 import socket
+import threading
 from collections.abc import Awaitable, Callable
 from typing import Any
 
+from desktop.kernel.wellformed import well_formed
 from desktop.providers import lookups, streaming, wire
 from desktop.providers.litellm_env import offline_environment
 from desktop.usage import pricing
@@ -38,7 +40,6 @@ log = logging.getLogger("desktop.providers.helper")
 
 def run(fd: str) -> int:
     """Serve the app on socket `fd` until it closes it."""
-    logging.basicConfig(level=logging.WARNING, format="model helper: %(levelname)s %(name)s: %(message)s")
     sock = socket.socket(fileno=int(fd))
     try:
         asyncio.run(_serve(sock))
@@ -57,6 +58,10 @@ async def _serve(sock: socket.socket) -> None:
     def send(message: dict[str, Any]) -> None:
         if not writer.is_closing():
             writer.write(wire.frame(message))
+
+    to_app = _ToApp(send)
+    logging.getLogger().addHandler(to_app)
+    logging.getLogger().setLevel(logging.WARNING)
 
     async def answer(number: int, name: str, args: dict[str, Any]) -> None:
         try:
@@ -87,7 +92,32 @@ async def _serve(sock: socket.socket) -> None:
     for task in list(running.values()):
         task.cancel()
     await asyncio.gather(*running.values(), return_exceptions=True)
+    logging.getLogger().removeHandler(to_app)
     writer.close()
+
+
+class _ToApp(logging.Handler):
+    """The helper's log lines (its own and litellm's warnings, a failed operation's traceback), sent to the app to
+    write in its log file. Its standard error goes wherever the desktop sends the app's: often nowhere, so a
+    helper's trouble would be missing from the log a person finds or sends. The app scrubs keys there, as from
+    any line. Lines from the loop's thread go out at once, in order with the answers; litellm's threads hand
+    theirs to the loop."""
+
+    def __init__(self, send: Callable[[dict[str, Any]], None]) -> None:
+        super().__init__()
+        self._send = send
+        self._loop = asyncio.get_running_loop()
+        self._thread = threading.get_ident()
+
+    def emit(self, record: logging.LogRecord) -> None:
+        try:
+            message = {"log": {"level": record.levelno, "name": record.name, "text": well_formed(self.format(record))}}
+            if threading.get_ident() == self._thread:
+                self._send(message)
+            else:
+                self._loop.call_soon_threadsafe(self._send, message)
+        except Exception:  # the loop has closed, or the record cannot be formatted: standard error says so
+            self.handleError(record)
 
 
 def _adopt(environment: dict[str, str]) -> None:

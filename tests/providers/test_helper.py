@@ -3,22 +3,26 @@
 Through real calls against the scripted server: the app's own process answers a turn without loading litellm,
 tiktoken or the openai client; the helper leaves after its idle time and the next call starts another; a helper
 that dies in the middle of an answer ends that call with words, and the next call works; and files a sandboxed
-command could have written where the app was started are never run by it."""
+command could have written where the app was started are never run by it; a failure inside it reaches the
+app's log."""
 
 from __future__ import annotations
 
 import asyncio
 import json
+import logging
 import os
 import signal
 import subprocess
 import sys
 from pathlib import Path
 
+import pytest
+
 from desktop.core import Core
 from desktop.kernel.bus import TextDelta, TurnError, TurnFinished
 from desktop.providers import HELPER_FLAG
-from desktop.providers.helper import ModelHelper
+from desktop.providers.helper import HelperFailed, ModelHelper
 from desktop.providers.model_thread import run_on_model_thread
 from tests.conftest import Conversation
 from tests.fakeserver import FakeOpenAI
@@ -147,4 +151,23 @@ async def test_modules_planted_where_the_app_was_started_are_not_run_by_the_help
         assert not marker.exists()
     finally:
         os.chdir(ROOT)
+        await run_on_model_thread(helper.close())
+
+
+async def test_a_failure_inside_the_helper_is_written_to_the_app_s_log_not_lost_on_standard_error(
+        caplog: pytest.LogCaptureFixture, capfd: pytest.CaptureFixture[str]) -> None:
+    """A tray app's standard error usually goes nowhere; the log file is what a person finds and sends."""
+    helper = ModelHelper()
+    try:
+        with caplog.at_level(logging.WARNING, logger="desktop.providers.helper"):
+            with pytest.raises(HelperFailed, match="TypeError"):
+                await run_on_model_thread(helper.call("chat"))  # an operation called without its arguments
+            for _ in range(100):  # bounded: 5 s (the line and the failure travel on the same socket)
+                if "Traceback" in caplog.text:
+                    break
+                await asyncio.sleep(0.05)
+        lines = [r.getMessage() for r in caplog.records if r.getMessage().startswith("model helper:")]
+        assert len(lines) == 1 and "chat failed" in lines[0] and "Traceback" in lines[0] and "TypeError" in lines[0]
+        assert "Traceback" not in capfd.readouterr().err
+    finally:
         await run_on_model_thread(helper.close())
