@@ -45,8 +45,6 @@ Dream cursor) are never looked at.
 from __future__ import annotations
 
 import asyncio
-import hashlib
-import json
 import logging
 import time
 import uuid
@@ -60,12 +58,13 @@ from desktop.checkpoints.diffs import FileDiff, file_diff
 from desktop.checkpoints.events import ChangesUndone, FilesChanged, RecordingPaused
 from desktop.checkpoints.journal import Change, Journal, State, TurnChanges
 from desktop.checkpoints.made import MadeFile, Preview, folder_of, made_files, open_refusal, read_preview
+from desktop.checkpoints.manifests import Manifests
 from desktop.checkpoints.notes import UndoNotes
 from desktop.checkpoints.restore import kind, revert
 from desktop.checkpoints.scan import Entry, Limits, Manifest, OverLimit, look, measure, scan
 from desktop.checkpoints.settings import CheckpointsConfig
 from desktop.checkpoints.undone import Conflict, keep_copies, overwritten_folder
-from desktop.kernel.atomic import atomic_write_text
+from desktop.checkpoints.wording import Outcome, conflict_message, path_list, paused_message
 from desktop.kernel.host import Host
 from desktop.session.session import now_iso
 from desktop.workspace import access
@@ -76,7 +75,6 @@ log = logging.getLogger(__name__)
 KEEP_LIMIT = 64 * 1024 * 1024  # the largest file whose content is kept; a larger one is undone only if unchanged
 SETTLE_WITHIN = 30.0  # seconds a tool waits for the look at its turn's start before it runs regardless
 SAVE_WHEN_QUIET = 10.0  # seconds without a look before the last one is saved for the next run (and on close)
-NOTE_NAMES = 20  # the files an undo's note names for the model; more are counted
 SKIPPED = frozenset(APP_MANAGED_FILES)  # only the app writes them (the history, the Dream cursor): never looked at
 MEMORY = frozenset(MEMORY_FILES)  # and every path under memory/: never put back without the person's choice
 
@@ -129,6 +127,7 @@ class Checkpoints:
         self.folder = host.home.data_dir / "checkpoints"
         self.blobs = Blobs(self.folder / "blobs", KEEP_LIMIT)
         self.journal = Journal.load(self.folder / "turns.jsonl")
+        self.manifests = Manifests(self.folder / "manifests")
         self._root: Path | None = None  # the workspace `_manifest` describes
         self._manifest: Manifest = {}  # replaced by every look, never changed in place
         self._looked_ns = 0  # when the look that made `_manifest` began (wall clock, as file times are)
@@ -238,10 +237,8 @@ class Checkpoints:
         # and name what has gone since; any file changed since then has other stat figures than the file says,
         # so a crash before the next save cannot leave a manifest entry whose content was removed.
         needed.update(e.digest for e in self._manifest.values())
-        current = self._manifest_file(self._root) if self._root is not None else None
-        for manifest_file in (self.folder / "manifests").glob("*.json"):
-            if manifest_file != current:
-                needed.update(e.digest for e in self._read_manifest(manifest_file)[0].values())
+        for manifest in self.manifests.others(self._root):
+            needed.update(e.digest for e in manifest.values())
         return self.blobs.collect(needed)
 
     async def move_chat(self, old: str, new: str) -> None:
@@ -266,14 +263,14 @@ class Checkpoints:
             todo, conflicts = self._plan(turn)
             chosen = [c for c in conflicts if choice.overwrite is None or c.path in choice.overwrite]
             if conflicts and not choice.leave and len(chosen) < len(conflicts):
-                return UndoResult(_conflict_message(turn, conflicts), turn, tuple(conflicts))
+                return UndoResult(conflict_message(turn, conflicts), turn, tuple(conflicts))
             overwrite = [c for c in chosen if kind(c.now) != "dir"]  # a folder made in a file's place stays
             kept_back = [c for c in conflicts if c not in overwrite]
             writes = todo + [Change(c.path, c.before, c.now) for c in overwrite]
             unkept = [c.path for c in writes if c.before is not None and kind(c.before) == "file"
                       and not self.blobs.has(c.before[0])]
             if unkept:
-                return UndoResult(f"Did not undo “{turn.label}”: the earlier content of {_names(unkept)} was "
+                return UndoResult(f"Did not undo “{turn.label}”: the earlier content of {path_list(unkept)} was "
                                   f"not kept (files over {KEEP_LIMIT // 2**20} MB are not), so it cannot be put "
                                   "back. Nothing was changed.", turn)
             root = self._root or self.host.workspace
@@ -283,13 +280,13 @@ class Checkpoints:
                 try:
                     await asyncio.to_thread(keep_copies, root, copies, kept)
                 except OSError as exc:
-                    return UndoResult(f"Did not undo “{turn.label}”: what {_names(copies)} hold now could not be "
+                    return UndoResult(f"Did not undo “{turn.label}”: what {path_list(copies)} hold now could not be "
                                       f"kept first ({exc.strerror or exc}). Nothing was changed.", turn)
             await asyncio.to_thread(revert, root, writes, self.blobs.read)
             await asyncio.to_thread(self._refresh, root, [c.path for c in writes])
             await self.journal.mark_undone(turn)
         self._save_when_quiet()
-        outcome = _Outcome(turn, todo, overwrite, kept_back, kept)
+        outcome = Outcome(turn, todo, overwrite, kept_back, kept)
         await self.notes.leave(chat, *outcome.note())
         self.host.publish(ChangesUndone(chat, turn.id))
         return UndoResult(outcome.message(), turn, kept=kept)
@@ -353,7 +350,7 @@ class Checkpoints:
         if self._unsaved and self._root is not None:
             self._unsaved = False
             try:
-                await asyncio.to_thread(self._save_manifest, self._root, self._manifest, self._looked_ns)
+                await asyncio.to_thread(self.manifests.save, self._root, self._manifest, self._looked_ns)
             except OSError as exc:
                 log.warning("could not save the checkpoints' manifest: %s", exc)
 
@@ -368,7 +365,7 @@ class Checkpoints:
         root = self.host.workspace
         if root != self._root:
             await self._save()  # the workspace left behind: its last look, for when it is back
-            self._manifest, self._looked_ns = await asyncio.to_thread(self._load_manifest, root)
+            self._manifest, self._looked_ns = await asyncio.to_thread(self.manifests.load, root)
             self._root = root
         old = self._manifest
         self._looks += 1
@@ -403,7 +400,7 @@ class Checkpoints:
     def _pause(self, stop: Exception) -> None:
         """Stop recording: every turn running now and its changes are let go (none can be undone in full). Over
         a cap the chats say so; turned off, only /undo does (the person chose it)."""
-        self.paused = _paused_message(stop)
+        self.paused = paused_message(stop)
         self._starting, self._ending, self._active, self._touched = [], [], set(), set()
         if isinstance(stop, OverLimit):
             log.warning("%s", self.paused)
@@ -439,49 +436,9 @@ class Checkpoints:
         self._manifest = manifest
         self._unsaved = True
 
-    def _manifest_file(self, root: Path) -> Path:
-        return self.folder / "manifests" / f"{hashlib.sha256(str(root).encode()).hexdigest()[:16]}.json"
-
-    def _load_manifest(self, root: Path) -> tuple[Manifest, int]:
-        """The last look at this workspace in an earlier run (so only what changed since is read again), and
-        when it began."""
-        return self._read_manifest(self._manifest_file(root))
-
-    def _read_manifest(self, path: Path) -> tuple[Manifest, int]:
-        try:
-            raw = json.loads(path.read_text(encoding="utf-8"))
-            # A manifest saved before looks were dated: its own time is the nearest to when its look was made.
-            looked = int(raw["looked"]) if "looked" in raw else path.stat().st_mtime_ns
-            return {p: Entry(*e) for p, e in raw["entries"].items()}, looked
-        except FileNotFoundError:
-            return {}, 0
-        except (OSError, ValueError, KeyError, TypeError) as exc:
-            log.warning("%s could not be read (%s); the workspace is looked at afresh", path, exc)
-            return {}, 0
-
-    def _save_manifest(self, root: Path, manifest: Manifest, looked: int) -> None:
-        atomic_write_text(self._manifest_file(root), json.dumps(  # an Entry is a tuple: written as a list
-            {"workspace": str(root), "looked": looked, "entries": manifest}, separators=(",", ":")))
-
 
 class Off(Exception):
     """checkpoints.enabled is off."""
-
-
-def _paused_message(stop: Exception) -> str:
-    if not isinstance(stop, OverLimit):
-        return ("Undo is off: recording file changes is turned off (checkpoints.enabled, Settings → "
-                "Checkpoints).")
-    if stop.too_many_files:
-        held = f"more than {stop.limits.max_files:,} files and folders, over checkpoints.max_files"
-    else:
-        held = f"{_megabytes(stop.size)} MB, over checkpoints.max_workspace_mb ({stop.limits.max_bytes // 2**20} MB)"
-    return (f"Undo is off: the workspace holds {held}. Its changes are not recorded and nothing more of it is "
-            "copied; choose a smaller workspace or raise the limit in Settings → Checkpoints.")
-
-
-def _megabytes(size: int) -> str:
-    return f"{size / 2**20:,.0f}" if size >= 2**20 else f"{size / 2**20:.1f}"
 
 
 def _state(entry: Entry | None) -> State:
@@ -493,73 +450,5 @@ def _same(a: State, b: State) -> bool:
     return (a is None) == (b is None) and (a is None or b is None or a[0] == b[0])
 
 
-def _names(paths: list[str]) -> str:
-    shown = ", ".join(f"`{p}`" for p in paths[:8])
-    return shown + (f" and {len(paths) - 8} more" if len(paths) > 8 else "")
-
-
 def _is_memory(path: str) -> bool:
     return path in MEMORY or path.startswith("memory/")
-
-
-def _conflict_message(turn: TurnChanges, conflicts: list[Conflict]) -> str:
-    return (f"Did not undo “{turn.label}”: {_said_of(conflicts)}, so undoing it would overwrite "
-            f"{'it' if len(conflicts) == 1 else 'them'}. Nothing was changed. `/undo rest` puts back the other "
-            "files and leaves these as they are now; `/undo anyway` puts these back too, after keeping a copy of "
-            "what they hold now (the chat window's changes strip offers the same).")
-
-
-def _said_of(conflicts: list[Conflict] | tuple[Conflict, ...]) -> str:
-    """"`plan.md` changed since that turn and `USER.md` is a memory file"."""
-    changed = [c.path for c in conflicts if not c.memory]
-    memory = [c.path for c in conflicts if c.memory]
-    parts = [f"{_names(changed)} changed since that turn"] if changed else []
-    if memory:
-        parts.append(f"{_names(memory)} {'is a memory file' if len(memory) == 1 else 'are memory files'}")
-    return " and ".join(parts)
-
-
-_SAID = {"modified": "restored", "created": "removed", "deleted": "brought back"}
-
-
-def _files(done: list[Change]) -> list[Change]:
-    return [c for c in done if "dir" not in (kind(c.before), kind(c.after))]
-
-
-@dataclass(frozen=True)
-class _Outcome:
-    """What an undo did, said to the person (`message`) and left in the chat (`note`)."""
-
-    turn: TurnChanges
-    done: list[Change]  # put back as they were before the turn
-    overwritten: list[Conflict]  # changed since, put back all the same
-    left: list[Conflict]  # changed since, left as they are
-    kept: Path | None  # where what the overwritten files held was copied
-
-    def message(self) -> str:
-        files = _files(self.done)
-        if not files and not self.overwritten and not self.left:
-            return f"Undid “{self.turn.label}”: its files were already as before it."
-        lines = [f"- {_SAID[c.verb]} `{c.path}`" for c in files]
-        lines += [f"- put back `{c.path}` over what it held since (copied first)" for c in self.overwritten]
-        lines += [f"- left `{c.path}` as it is now" for c in self.left]
-        where = f"\n\nWhat the overwritten files held is kept in `{self.kept}`." if self.kept else ""
-        return f"Undid the file changes of “{self.turn.label}”:\n\n" + "\n".join(lines) + where
-
-    def note(self) -> tuple[str, str]:
-        """The chat's line, counted ("3 files restored, 1 removed"), and for the model which files."""
-        files = _files(self.done)
-        counts = Counter(c.verb for c in files)
-        parts = [(counts[verb], _SAID[verb]) for verb in _SAID if counts[verb]]
-        parts += [(len(self.overwritten), "overwritten (a copy kept)")] if self.overwritten else []
-        parts += [(len(self.left), "left as changed since")] if self.left else []
-        said = [f"{n} {what}" for n, what in parts]
-        if said:  # the first count says what is counted
-            said[0] = f"{parts[0][0]} file{'s' if parts[0][0] != 1 else ''} {parts[0][1]}"
-        what = ", ".join(said) or "its files were already as before it"
-        named = [f"{_SAID[c.verb]} `{c.path}`" for c in files] + [f"put back `{c.path}`" for c in self.overwritten]
-        names = ", ".join(named[:NOTE_NAMES]) + (f" and {len(named) - NOTE_NAMES} more" if len(named) > NOTE_NAMES
-                                                 else "")
-        left = f" Left as they are: {_names([c.path for c in self.left])}." if self.left else ""
-        details = f"The person undid that turn's changes to the workspace{': ' + names if named else ''}.{left}"
-        return f"Undid the changes of “{self.turn.label}”: {what}", details

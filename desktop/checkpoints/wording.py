@@ -1,0 +1,100 @@
+"""What the checkpoints say: why recording paused, why an undo stopped, and what an undo did, to the person (the
+message) and in the chat (the note, which the model reads too). Kept apart from desktop/checkpoints/service.py
+so the sentences can be read and changed in one place, without the looks and the undo around them."""
+
+from __future__ import annotations
+
+from collections import Counter
+from dataclasses import dataclass
+from pathlib import Path
+
+from desktop.checkpoints.journal import Change, TurnChanges
+from desktop.checkpoints.restore import kind
+from desktop.checkpoints.scan import OverLimit
+from desktop.checkpoints.undone import Conflict
+
+NOTE_NAMES = 20  # the files an undo's note names for the model; more are counted
+
+
+def paused_message(stop: Exception) -> str:
+    if not isinstance(stop, OverLimit):
+        return ("Undo is off: recording file changes is turned off (checkpoints.enabled, Settings → "
+                "Checkpoints).")
+    if stop.too_many_files:
+        held = f"more than {stop.limits.max_files:,} files and folders, over checkpoints.max_files"
+    else:
+        held = f"{_megabytes(stop.size)} MB, over checkpoints.max_workspace_mb ({stop.limits.max_bytes // 2**20} MB)"
+    return (f"Undo is off: the workspace holds {held}. Its changes are not recorded and nothing more of it is "
+            "copied; choose a smaller workspace or raise the limit in Settings → Checkpoints.")
+
+
+def _megabytes(size: int) -> str:
+    return f"{size / 2**20:,.0f}" if size >= 2**20 else f"{size / 2**20:.1f}"
+
+
+def path_list(paths: list[str]) -> str:
+    shown = ", ".join(f"`{p}`" for p in paths[:8])
+    return shown + (f" and {len(paths) - 8} more" if len(paths) > 8 else "")
+
+
+def conflict_message(turn: TurnChanges, conflicts: list[Conflict]) -> str:
+    return (f"Did not undo “{turn.label}”: {_said_of(conflicts)}, so undoing it would overwrite "
+            f"{'it' if len(conflicts) == 1 else 'them'}. Nothing was changed. `/undo rest` puts back the other "
+            "files and leaves these as they are now; `/undo anyway` puts these back too, after keeping a copy of "
+            "what they hold now (the chat window's changes strip offers the same).")
+
+
+def _said_of(conflicts: list[Conflict] | tuple[Conflict, ...]) -> str:
+    """"`plan.md` changed since that turn and `USER.md` is a memory file"."""
+    changed = [c.path for c in conflicts if not c.memory]
+    memory = [c.path for c in conflicts if c.memory]
+    parts = [f"{path_list(changed)} changed since that turn"] if changed else []
+    if memory:
+        parts.append(f"{path_list(memory)} {'is a memory file' if len(memory) == 1 else 'are memory files'}")
+    return " and ".join(parts)
+
+
+_SAID = {"modified": "restored", "created": "removed", "deleted": "brought back"}
+
+
+def _files(done: list[Change]) -> list[Change]:
+    return [c for c in done if "dir" not in (kind(c.before), kind(c.after))]
+
+
+@dataclass(frozen=True)
+class Outcome:
+    """What an undo did, said to the person (`message`) and left in the chat (`note`)."""
+
+    turn: TurnChanges
+    done: list[Change]  # put back as they were before the turn
+    overwritten: list[Conflict]  # changed since, put back all the same
+    left: list[Conflict]  # changed since, left as they are
+    kept: Path | None  # where what the overwritten files held was copied
+
+    def message(self) -> str:
+        files = _files(self.done)
+        if not files and not self.overwritten and not self.left:
+            return f"Undid “{self.turn.label}”: its files were already as before it."
+        lines = [f"- {_SAID[c.verb]} `{c.path}`" for c in files]
+        lines += [f"- put back `{c.path}` over what it held since (copied first)" for c in self.overwritten]
+        lines += [f"- left `{c.path}` as it is now" for c in self.left]
+        where = f"\n\nWhat the overwritten files held is kept in `{self.kept}`." if self.kept else ""
+        return f"Undid the file changes of “{self.turn.label}”:\n\n" + "\n".join(lines) + where
+
+    def note(self) -> tuple[str, str]:
+        """The chat's line, counted ("3 files restored, 1 removed"), and for the model which files."""
+        files = _files(self.done)
+        counts = Counter(c.verb for c in files)
+        parts = [(counts[verb], _SAID[verb]) for verb in _SAID if counts[verb]]
+        parts += [(len(self.overwritten), "overwritten (a copy kept)")] if self.overwritten else []
+        parts += [(len(self.left), "left as changed since")] if self.left else []
+        said = [f"{n} {what}" for n, what in parts]
+        if said:  # the first count says what is counted
+            said[0] = f"{parts[0][0]} file{'s' if parts[0][0] != 1 else ''} {parts[0][1]}"
+        what = ", ".join(said) or "its files were already as before it"
+        named = [f"{_SAID[c.verb]} `{c.path}`" for c in files] + [f"put back `{c.path}`" for c in self.overwritten]
+        names = ", ".join(named[:NOTE_NAMES]) + (f" and {len(named) - NOTE_NAMES} more" if len(named) > NOTE_NAMES
+                                                 else "")
+        left = f" Left as they are: {path_list([c.path for c in self.left])}." if self.left else ""
+        details = f"The person undid that turn's changes to the workspace{': ' + names if named else ''}.{left}"
+        return f"Undid the changes of “{self.turn.label}”: {what}", details
