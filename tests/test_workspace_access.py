@@ -46,6 +46,8 @@ _GUARDED = "metadata of a path the file tools' guard accepted; contents are open
 _SANDBOX = "sets up and runs the exec sandbox (bwrap), which is what contains commands"
 _CHECKPOINTS = "the checkpoints' own store in the data folder, which the sandbox hides"
 _LISTED = "names only, each result checked by the file tools' guard before it is shown or opened"
+_PROGRAMS = ("whether the program file the app is about to start exists; one in the workspace is refused, by "
+             "where it is with links followed, before anything runs")
 ALLOWED: dict[str, str] = {
     "desktop/agent/attachments.py:_read_chosen": _CHOSEN + "; only when no link on its way enters the workspace",
     "desktop/agent/attachments.py:_route": _CHOSEN + ": its links, followed only until one enters the workspace",
@@ -97,6 +99,7 @@ ALLOWED: dict[str, str] = {
     "desktop/desktop_entry.py:uninstall": _DESKTOP,
     "desktop/kernel/logs.py:setup_logging": _OWN,
     "desktop/mcp/connection.py:ServerConnection._stderr": _OWN,
+    "desktop/mcp/places.py:ServerPlaces.start_in": _OWN + " (a server's own working folder)",
     "desktop/memory/git_history.py:GitHistory._open": _HISTORY,
     "desktop/memory/git_history.py:_copy_objects.copy": _HISTORY,
     "desktop/memory/git_history.py:_import_old": _HISTORY,
@@ -157,6 +160,8 @@ ALLOWED: dict[str, str] = {
     "desktop/tools/sandbox.py:Sandbox._mounts": _SANDBOX,
     "desktop/tools/sandbox.py:_probe_once": _SANDBOX,
     "desktop/tools/sandbox.py:_probe_sync": _SANDBOX,
+    "desktop/tools/sandbox.py:Sandbox._installed": _PROGRAMS,
+    "desktop/workspace/programs.py:program_outside": _PROGRAMS,
     "desktop/tools/shell.py:ExecTool._run": _SANDBOX,
     "desktop/tools/shell.py:ExecTool._working_dir": _SANDBOX,
     "desktop/tools/shell.py:_as_path": "the command refusals' reading of a command's words: names only",

@@ -7,13 +7,13 @@ import argparse
 import asyncio
 import platform
 import sys
-from pathlib import Path
 
 from desktop import __version__
 from desktop.config import load_config
 from desktop.keepawake.inhibitor import Unavailable, inhibit, release
 from desktop.kernel import secrets
 from desktop.kernel.paths import home
+from desktop.mcp.places import ServerPlaces
 from desktop.mcp.settings import McpConfig, McpServerConfig
 from desktop.providers.helper import HelperFailed, HelperGone
 from desktop.providers.llm import LLMProvider, ProviderError
@@ -57,7 +57,8 @@ def run(args: argparse.Namespace) -> int:
 
     for line in desktop_lines(config.hotkey):
         print(line)
-    _mcp_lines(config.section(McpConfig).servers, h.logs_dir, args.offline)
+    _mcp_lines(config.section(McpConfig).servers, ServerPlaces.of(h, lambda: h.workspace(config.workspace)),
+               args.offline)
     print(f"keep awake: {asyncio.run(_keep_awake(config.section(SchedulesConfig).keep_awake))}")
     if not config.model:
         print("model:      not configured (set `model` in config.yaml or open Settings)")
@@ -72,7 +73,7 @@ def run(args: argparse.Namespace) -> int:
     return 0
 
 
-def _mcp_lines(configured: dict[str, McpServerConfig], logs_dir: Path, offline: bool) -> None:
+def _mcp_lines(configured: dict[str, McpServerConfig], places: ServerPlaces, offline: bool) -> None:
     if not configured:
         print("mcp:        no servers configured")
         return
@@ -81,7 +82,7 @@ def _mcp_lines(configured: dict[str, McpServerConfig], logs_dir: Path, offline: 
     else:
         from desktop.cli.mcp_cmd import states as probe_states
 
-        states = asyncio.run(probe_states(configured, logs_dir))
+        states = asyncio.run(probe_states(configured, places))
     print("mcp:        " + "; ".join(f"{name}: {state}" for name, state in states.items()))
 
 

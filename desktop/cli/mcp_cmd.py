@@ -23,6 +23,7 @@ from desktop.mcp import McpServers
 from desktop.mcp.importer import NotAServerList, described
 from desktop.mcp.manage import add_imported, preview_import, sign_in, sign_out
 from desktop.mcp.oauth import SIGN_IN_WITHIN, SignInFailed
+from desktop.mcp.places import ServerPlaces
 from desktop.mcp.probe import probed
 from desktop.mcp.settings import McpConfig, McpServerConfig
 from desktop.settings import Settings, SettingsError
@@ -96,22 +97,23 @@ def run(args: argparse.Namespace) -> int:
     configured = settings.config.section(McpConfig).servers
     if args.mcp_command in ("login", "logout"):
         return asyncio.run(_sign(args.mcp_command, args.name, configured, None, h.config_file, Terminal()))
+    places = ServerPlaces.of(h, lambda: h.workspace(settings.config.workspace))
     if args.mcp_command == "list":
-        return _listed(asyncio.run(states(configured, h.logs_dir)) if configured else {}, Terminal())
+        return _listed(asyncio.run(states(configured, places)) if configured else {}, Terminal())
     if args.name not in configured:
         print(f"error: no MCP server named '{args.name}' in {h.config_file}", file=sys.stderr)
         return 1
-    return asyncio.run(_test(args.name, configured[args.name], h.logs_dir))
+    return asyncio.run(_test(args.name, configured[args.name], places))
 
 
-async def states(configured: dict[str, McpServerConfig], logs_dir: Path) -> dict[str, str]:
-    async with probed(configured, logs_dir) as servers:
+async def states(configured: dict[str, McpServerConfig], places: ServerPlaces) -> dict[str, str]:
+    async with probed(configured, places) as servers:
         return servers.states()
 
 
-async def _test(name: str, config: McpServerConfig, logs_dir: Path) -> int:
+async def _test(name: str, config: McpServerConfig, places: ServerPlaces) -> int:
     config = dataclasses.replace(config, enabled=True)  # a disabled server can be tested too
-    async with probed({name: config}, logs_dir) as servers:
+    async with probed({name: config}, places) as servers:
         server = servers.servers[name]
         print(f"{name}: {server.describe()}")
         for tool in server.tools:
@@ -124,7 +126,7 @@ async def _test(name: str, config: McpServerConfig, logs_dir: Path) -> int:
         for template in server.resource_templates:
             print(f"  resource {template.uri_template}{_summary(template.description)}")
         if server.state != "connected":
-            print(f"  (its output is in {servers.log_file(name)})")
+            print(f"  (its output is in {places.log_file(name)})")
             return 1
         return 0
 

@@ -7,6 +7,7 @@ from desktop.kernel.bus import TurnProgress
 from desktop.kernel.host import Feature, Host
 from desktop.mcp.events import McpServerChanged
 from desktop.mcp.manager import McpServers
+from desktop.mcp.places import ServerPlaces
 from desktop.mcp.prompts import PromptCommands
 from desktop.mcp.settings import SECTION, McpConfig
 from desktop.session.session import Session
@@ -16,7 +17,7 @@ def attach(host: Host) -> McpServers:
     """Servers start connecting once the core runs (start-up does not wait for them), follow settings changes
     and stop when the core closes. A turn that starts while some are still connecting waits for them, up to
     `mcp.startup_wait`, so a first turn (often a one-shot command's only one) is offered their tools."""
-    servers = McpServers(host.tools, host.home.logs_dir, host.publish)
+    servers = McpServers(host.tools, ServerPlaces.of(host.home, lambda: host.workspace), host.publish)
     prompts = PromptCommands(servers, host.commands)  # each connected server's prompts as /SERVER:PROMPT
 
     async def follow() -> None:

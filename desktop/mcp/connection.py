@@ -14,12 +14,12 @@ import shlex
 import signal
 from collections.abc import Awaitable, Callable
 from dataclasses import dataclass
-from pathlib import Path
 from typing import TYPE_CHECKING, Any, TextIO
 from urllib.parse import urlsplit
 
 from desktop.kernel import secrets
 from desktop.mcp import oauth
+from desktop.mcp.places import ServerPlaces
 from desktop.mcp.settings import McpServerConfig
 from desktop.tools.base import ToolError
 
@@ -56,11 +56,12 @@ class ConnectionLost(Exception):
 class ServerConnection:
     """States: connecting, connected, failed (with `error`, retried with backoff), stopped."""
 
-    def __init__(self, name: str, config: McpServerConfig, log_file: Path,
+    def __init__(self, name: str, config: McpServerConfig, places: ServerPlaces,
                  on_change: Callable[[ServerConnection], None], backoff: Backoff = BACKOFF) -> None:
         self.name = name
         self.config = config
-        self.log_file = log_file
+        self.places = places
+        self.log_file = places.log_file(name)
         self.state = "connecting"
         self.error: str | None = None
         self.tools: list[types.Tool] = []  # as the server describes them, after the allow-list
@@ -383,8 +384,9 @@ class ServerConnection:
         config = self.config
         if config.command:
             env = await resolve_references(config.env, self.name)
-            params = StdioServerParameters(command=config.command, args=list(config.args), env=env or None,
-                                           cwd=str(Path(config.cwd).expanduser()) if config.cwd else None)
+            command, cwd = await asyncio.to_thread(self.places.start_in, self.name, config.command, config.cwd,
+                                                   env.get("PATH") or os.environ.get("PATH"))
+            params = StdioServerParameters(command=command, args=list(config.args), env=env or None, cwd=str(cwd))
             return stdio_client(params, errlog=errlog)
         assert config.url
         headers = await resolve_references(config.headers, self.name)

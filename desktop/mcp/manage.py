@@ -76,8 +76,7 @@ async def set_startup_wait(settings: Settings, seconds: float) -> None:
 
 async def probe_server(servers: McpServers, name: str, server: McpServerConfig) -> McpStatus:
     """Connect once apart from the running connections (a disabled server too), list its tools, stop."""
-    logs_dir = servers.log_file(name).parent
-    async with probed({name: dataclasses.replace(server, enabled=True)}, logs_dir) as probe:
+    async with probed({name: dataclasses.replace(server, enabled=True)}, servers.places) as probe:
         return McpStatus.of(probe.servers[name])
 
 

@@ -9,14 +9,14 @@ import asyncio
 import contextlib
 import math
 from collections.abc import Callable
-from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
 from desktop.kernel.bus import Publish
 from desktop.mcp import connection
 from desktop.mcp.connection import ServerConnection
 from desktop.mcp.events import McpServerChanged
-from desktop.mcp.names import clean, tool_name
+from desktop.mcp.names import tool_name
+from desktop.mcp.places import ServerPlaces
 from desktop.mcp.results import resource_list, resource_output, to_output
 from desktop.mcp.schema import normalise
 from desktop.mcp.settings import McpConfig, McpServerConfig, trust_server
@@ -93,16 +93,13 @@ class McpResourceRead(McpTool):
 
 
 class McpServers:
-    def __init__(self, tools: ToolRegistry, logs_dir: Path, publish: Publish = lambda event: None) -> None:
+    def __init__(self, tools: ToolRegistry, places: ServerPlaces, publish: Publish = lambda event: None) -> None:
         self._registry = tools
-        self._logs_dir = logs_dir
+        self.places = places
         self._publish = publish  # each server's state change, for Settings to show live
         self.servers: dict[str, ServerConnection] = {}
         self.disabled: dict[str, McpServerConfig] = {}
         self._names: dict[str, list[str]] = {}  # server -> tool names it registered
-
-    def log_file(self, name: str) -> Path:
-        return self._logs_dir / f"mcp-{clean(name)}.log"
 
     def states(self) -> dict[str, str]:
         """Each configured server's state as a person reads it, by name."""
@@ -153,7 +150,7 @@ class McpServers:
             self._start(name, conn.config)
 
     def _start(self, name: str, config: McpServerConfig) -> None:
-        conn = ServerConnection(name, config, self.log_file(name), self._changed, connection.BACKOFF)
+        conn = ServerConnection(name, config, self.places, self._changed, connection.BACKOFF)
         self.servers[name] = conn
         conn.start()
 

@@ -5,9 +5,9 @@ from __future__ import annotations
 import asyncio
 import contextlib
 from collections.abc import AsyncIterator
-from pathlib import Path
 
 from desktop.mcp.manager import McpServers
+from desktop.mcp.places import ServerPlaces
 from desktop.mcp.settings import McpServerConfig
 from desktop.tools.registry import ToolRegistry
 
@@ -15,9 +15,9 @@ LONGEST_WAIT = 60.0  # each connect is bounded by its server's timeout; this onl
 
 
 @contextlib.asynccontextmanager
-async def probed(configured: dict[str, McpServerConfig], logs_dir: Path) -> AsyncIterator[McpServers]:
+async def probed(configured: dict[str, McpServerConfig], places: ServerPlaces) -> AsyncIterator[McpServers]:
     """Servers connected (or failed) once; stopped again on leaving."""
-    servers = McpServers(ToolRegistry(), logs_dir)
+    servers = McpServers(ToolRegistry(), places)
     await servers.apply(configured)
     try:
         with contextlib.suppress(TimeoutError):

@@ -23,7 +23,8 @@ class McpServerConfig:
     env: dict[str, str] = setting(factory=dict, label="Environment",
                                   help="Environment variables for the command; a value may be keyring:NAME, "
                                   "read from the OS keyring when connecting.")
-    cwd: str | None = setting(None, label="Working folder", help="The folder the command runs in.")
+    cwd: str | None = setting(None, label="Working folder", help="The folder the command runs in, outside the "
+                              "workspace; empty: a folder of its own in the app's data folder.")
     url: str | None = setting(None, label="URL", help="A remote server's address: streamable HTTP, or SSE when "
                               "it ends in /sse.")
     headers: dict[str, str] = setting(factory=dict, label="Headers",

@@ -15,7 +15,6 @@ from __future__ import annotations
 import asyncio
 import contextlib
 import os
-import shutil
 import subprocess
 import sys
 from collections.abc import AsyncIterator, Sequence
@@ -24,9 +23,11 @@ from pathlib import Path
 
 from desktop.config import Config
 from desktop.kernel.paths import Home, inside
+from desktop.tools.base import ToolError
 from desktop.tools.egress import egress_proxy
 from desktop.tools.sandbox_network import HOST, INTERNET, NOT_ENFORCED, Network, bwrap_words, network_in_force, relayed
 from desktop.workspace import access
+from desktop.workspace.programs import InWorkspace, program_outside
 
 PROGRAM = "bwrap"
 _PROBE_TIMEOUT = 10.0
@@ -43,6 +44,7 @@ class SandboxMode:
     sandboxed: bool
     description: str
     network: Network = NOT_ENFORCED
+    refusal: str = ""  # why no command runs at all (running it without the sandbox would fail open)
 
 
 class Sandbox:
@@ -63,13 +65,21 @@ class Sandbox:
         """Whether bwrap really runs here (probed once per process), with the network in force now (socat
         installed while the app runs is used from the next command on)."""
         key = (self.program, self.network == HOST)
-        verdict = _probed.get(key) or _remembered(key, await _probe_async(self._probe_argv()))
+        try:  # where bwrap is found is asked every time: the workspace in force may have changed
+            argv = await asyncio.to_thread(self._probe_argv)
+        except InWorkspace as exc:
+            return _refusing(str(exc))
+        verdict = _probed.get(key) or _remembered(key, await _probe_async(argv))
         return _with_network(verdict, await asyncio.to_thread(network_in_force, self.network))
 
     def mode_now(self) -> SandboxMode:
         """The same answer without an event loop (doctor)."""
         key = (self.program, self.network == HOST)
-        verdict = _probed.get(key) or _remembered(key, _probe_sync(self._probe_argv()))
+        try:
+            argv = self._probe_argv()
+        except InWorkspace as exc:
+            return _refusing(str(exc))
+        verdict = _probed.get(key) or _remembered(key, _probe_sync(argv))
         return _with_network(verdict, network_in_force(self.network))
 
     @contextlib.asynccontextmanager
@@ -85,10 +95,15 @@ class Sandbox:
 
     def wrap(self, argv: Sequence[str], cwd: Path, network: Network, egress: Path | None = None) -> list[str]:
         """`argv` as run inside the sandbox, starting in `cwd` (inside the workspace), with `network`
-        (`egress`: the proxy's socket in internet mode)."""
+        (`egress`: the proxy's socket in internet mode). bwrap is looked up again for each command: the workspace
+        in force may have put a folder of PATH in its reach since the probe."""
+        try:
+            program = self._installed() or self.program
+        except InWorkspace as exc:  # after a probe that found it elsewhere (its verdict is kept)
+            raise ToolError(f"command not run: {exc}") from exc
         mounts = self._mounts()
         flat = [word for _, _, words in sorted(mounts, key=lambda m: (m[0], m[1])) for word in words]
-        return [self.program, *_BASE, *flat, *_ISOLATION, *bwrap_words(network, egress),
+        return [program, *_BASE, *flat, *_ISOLATION, *bwrap_words(network, egress),
                 "--setenv", "TMPDIR", "/tmp", "--chdir", str(cwd), "--", *relayed(argv, network, egress)]
 
     def _mounts(self) -> list[tuple[int, int, list[str]]]:
@@ -119,8 +134,14 @@ class Sandbox:
             add(path, 2, "--ro-bind")
         return mounts
 
+    def _installed(self) -> str | None:
+        """bwrap by the absolute name of the file that will run, None when it is not installed. Raises InWorkspace
+        when that file is in the workspace: the commands it would contain wrote it (desktop/workspace/programs.py)."""
+        found = program_outside(self.program, self.workspace, cwd=Path("/"))
+        return found if os.path.isabs(found) and os.path.isfile(found) else None
+
     def _probe_argv(self) -> list[str] | None:
-        found = shutil.which(self.program)
+        found = self._installed()
         if found is None:
             return None
         network = [] if self.network == HOST else ["--unshare-net"]
@@ -136,13 +157,19 @@ def _unavailable(why: str) -> SandboxMode:
     return SandboxMode(False, f"not sandboxed: {why}; dangerous commands are still refused")
 
 
+def _refusing(why: str) -> SandboxMode:
+    return SandboxMode(False, f"commands are not run: {why}", refusal=why)
+
+
 def _not_installed() -> SandboxMode:
     if not sys.platform.startswith("linux"):
         return _unavailable("the sandbox (bubblewrap) exists on Linux only")
     return _unavailable("bubblewrap (bwrap) is not installed — install the `bubblewrap` package")
 
 
-NO_ANSWER = _unavailable("bwrap did not answer")
+# bwrap is there but slow: running the command without it would fail open
+NO_ANSWER = SandboxMode(False, "not sandboxed: bwrap did not answer; dangerous commands are still refused",
+                        refusal="the sandbox did not start in time (the computer may be busy); try again in a moment")
 
 
 def _with_network(verdict: SandboxMode, network: Network) -> SandboxMode:
@@ -156,7 +183,7 @@ def _with_network(verdict: SandboxMode, network: Network) -> SandboxMode:
 def _remembered(key: tuple[str, bool], verdict: SandboxMode) -> SandboxMode:
     """Keep bwrap's verdict for the rest of the run, unless it is only that bwrap was too slow to answer: a
     busy moment must not leave every later command unsandboxed, so the next command probes again."""
-    if verdict is not NO_ANSWER:
+    if not verdict.refusal:
         _probed[key] = verdict
     return verdict
 

@@ -18,7 +18,7 @@ from desktop.kernel.paths import inside
 from desktop.tools.base import Tool, ToolContext, ToolError, ToolOutput, cap_text
 from desktop.tools.limits import DEFAULT_LIMITS, CallLimits, Limits
 from desktop.tools.live_tail import LiveTail
-from desktop.tools.sandbox import NO_ANSWER, RESTRICTION_OFF, Sandbox, SandboxMode
+from desktop.tools.sandbox import RESTRICTION_OFF, Sandbox, SandboxMode
 from desktop.tools.settings import MAX_TIMEOUT
 from desktop.workspace.layout import APP_MANAGED_FILES
 
@@ -104,9 +104,8 @@ class ExecTool(Tool):
                             "write a long script to a file with write_file and run the file")
         cwd = self._working_dir(working_dir)
         mode = await self.mode()
-        if mode is NO_ANSWER:  # bwrap is there but slow: running the command without it would fail open
-            raise ToolError("command not run: the sandbox did not start in time (the computer may be busy); "
-                            "try again in a moment")
+        if mode.refusal:  # running the command without the sandbox would fail open
+            raise ToolError(f"command not run: {mode.refusal}")
         sandbox = self.sandbox if mode.sandboxed else None
         # Visible paths out of the workspace are refused only without the sandbox: inside it they lead to
         # read-only or hidden folders, and refusing `cat /etc/os-release` would only get in the way.
@@ -133,9 +132,10 @@ class ExecTool(Tool):
         return RESTRICTION_OFF if self.sandbox is None else await self.sandbox.mode()
 
     async def needs_approval(self, config: Config, arguments: dict[str, Any]) -> str | None:
-        """The sandbox contains a command; where bubblewrap does not run, the person says yes."""
+        """The sandbox contains a command; where bubblewrap does not run, the person says yes. Nobody is asked
+        about a command that will not run (`refusal`): it ends saying why."""
         mode = await self.mode()
-        return None if mode.sandboxed else f"commands are {mode.description}"
+        return None if mode.sandboxed or mode.refusal else f"commands are {mode.description}"
 
     def shown(self, arguments: dict[str, Any]) -> str:
         return str(arguments.get("command", ""))

@@ -11,6 +11,7 @@ speaker buttons, the level meter and the `hotkeys.dictate` key are desktop/ui/vo
 from __future__ import annotations
 
 from collections.abc import Callable
+from pathlib import Path
 
 from desktop.kernel.host import Feature, Host
 from desktop.voice.dictation import Dictation, Phase
@@ -35,6 +36,11 @@ class Voice:
     @property
     def settings(self) -> VoiceConfig:
         return self._host.config.section(VoiceConfig)
+
+    @property
+    def workspace(self) -> Path:
+        """Where no program the feature starts may come from (desktop/workspace/programs.py)."""
+        return self._host.workspace
 
     def dictation(self, changed: Callable[[], None], heard: Callable[[str], None]) -> Dictation:
         """A message box's own dictation (desktop/voice/dictation.py)."""

@@ -13,9 +13,11 @@ from __future__ import annotations
 
 import asyncio
 import logging
-import shutil
+import os
+from pathlib import Path
 
 from desktop.voice.problems import VoiceError
+from desktop.workspace.programs import program_outside
 
 log = logging.getLogger(__name__)
 
@@ -26,10 +28,12 @@ EXIT_WITHIN = 1.0  # seconds for the waiting spd-say to end once its text is can
 CANCELS = 3  # a text still on its way to speech-dispatcher escapes a cancel that arrives before it
 
 
-def find() -> str | None:
-    """Where spd-say is, or None when speech-dispatcher is not installed. Looks at the disk: not on the GUI
+def find(workspace: Path) -> str | None:
+    """Where spd-say is (the file that will run), or None when speech-dispatcher is not installed. Raises
+    InWorkspace for one in the workspace (desktop/workspace/programs.py). Looks at the disk: not on the GUI
     thread."""
-    return shutil.which(PROGRAM)
+    found = program_outside(PROGRAM, workspace, cwd=Path("/"))
+    return found if os.path.isabs(found) else None
 
 
 async def say(program: str, text: str) -> None:

@@ -20,6 +20,7 @@ from desktop.voice.player import Player, Sound
 from desktop.voice.problems import VoiceError
 from desktop.voice.settings import VoiceConfig
 from desktop.voice.spoken import pieces, speakable
+from desktop.workspace.programs import InWorkspace
 
 if TYPE_CHECKING:
     from desktop.voice import Voice
@@ -49,6 +50,7 @@ class ReadAloud:
         self.text = ""  # the words of the answer being read
         self.problem: VoiceError | None = None
         self.dispatcher: str | None = None  # where spd-say is, as last looked for (`look_for_dispatcher`)
+        self.refused = ""  # why the spd-say found was not used (it is in the workspace), as last looked for
         self._watchers: list[Callable[[], None]] = []
         self._reading: asyncio.Future[None] | None = None
         self._tasks = TaskSet("read aloud")
@@ -68,7 +70,10 @@ class ReadAloud:
 
     async def look_for_dispatcher(self) -> str | None:
         """Whether speech-dispatcher is installed (off the GUI thread); kept in `dispatcher`."""
-        found = await asyncio.to_thread(dispatcher.find)
+        try:
+            found, self.refused = await asyncio.to_thread(dispatcher.find, self._voice.workspace), ""
+        except InWorkspace as exc:
+            found, self.refused = None, f"Reading aloud did not start speech-dispatcher: {exc}."
         if found != self.dispatcher:
             self.dispatcher = found
             self._changed()
@@ -92,7 +97,7 @@ class ReadAloud:
         if not self.reading(key) or self._reading is not None:
             return  # stopped, or another answer clicked, meanwhile
         if program is None:
-            self._fail(VoiceError(NO_WAY, fix_in_settings=True))
+            self._fail(VoiceError(self.refused or NO_WAY, fix_in_settings=not self.refused))
             return
         self._set(Phase.SPEAKING)
         self._reading = self._tasks.spawn(self._run(lambda: dispatcher.say(program, text)))

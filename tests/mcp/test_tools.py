@@ -132,7 +132,7 @@ async def test_a_server_killed_mid_call_is_reported_restarted_and_works_again(
         await until(lambda: server.state == "connected")
         assert unwrapped(await turn(core, fake, "mcp_test_echo", {"text": "back"})) == "back"
         if remote is None:
-            log = core.get(McpServers).log_file("test").read_text()
+            log = core.get(McpServers).places.log_file("test").read_text()
             assert "crashing on purpose" in log and log.count("testserver: started") == 2
     finally:
         await core.close()
@@ -182,7 +182,7 @@ async def test_a_changed_tool_list_is_picked_up_without_a_restart(mcp_core: Core
     assert unwrapped(await turn(mcp_core, fake, "mcp_test_grow", {})) == "grown"
     await until(lambda: "mcp_test_extra" in mcp_core.tools.names)
     assert unwrapped(await turn(mcp_core, fake, "mcp_test_extra", {})) == "extra here"
-    assert mcp_core.get(McpServers).log_file("test").read_text().count("testserver: started") == 1
+    assert mcp_core.get(McpServers).places.log_file("test").read_text().count("testserver: started") == 1
 
 
 async def test_a_down_server_is_not_offered_and_its_tools_say_why(home_dir: Path, model_config: dict[str, Any],
@@ -235,7 +235,7 @@ async def test_settings_changes_touch_only_the_servers_that_changed(home_dir: Pa
         await until(lambda: all(s.state == "connected" for s in core.get(McpServers).servers.values()))
         kept, changed = core.get(McpServers).servers["keep"], core.get(McpServers).servers["change"]
         # a slow start may have taken more than one attempt (each within the 5 s timeout): count from here
-        starts = core.get(McpServers).log_file("keep").read_text().count("testserver: started")
+        starts = core.get(McpServers).places.log_file("keep").read_text().count("testserver: started")
 
         def edit(config: Any) -> None:
             servers = config.section(McpConfig).servers
@@ -249,7 +249,7 @@ async def test_settings_changes_touch_only_the_servers_that_changed(home_dir: Pa
                     and all(s.state == "connected" for s in core.get(McpServers).servers.values()))
         assert core.get(McpServers).servers["keep"] is kept and core.get(McpServers).servers["change"] is not changed
         assert core.get(McpServers).servers["change"].config.timeout == 7
-        assert core.get(McpServers).log_file("keep").read_text().count("testserver: started") == starts
+        assert core.get(McpServers).places.log_file("keep").read_text().count("testserver: started") == starts
         assert unwrapped(await turn(core, fake, "mcp_new_echo", {"text": "fresh"}), "new") == "fresh"
         await core.settings.update(lambda config: setattr(config.section(McpConfig).servers["keep"], "enabled", False))
         assert core.get(McpServers).states()["keep"] == "disabled" and "mcp_keep_echo" not in core.tools.names

@@ -13,13 +13,22 @@ Two classes, several spellings each:
   link to a file the sandbox hides, a loop, a pipe, a huge file. The app must refuse and say so (counted as
   refused); where the sandbox already stops the plant (a hard link to a hidden file, the app-managed history),
   it is counted as contained.
+- programs the app starts outside the sandbox (MCP servers over stdio, bwrap itself, spd-say): a program put where PATH looks (a
+  folder of the workspace on it), a link into the workspace given as the command, a module of the same name
+  that `python -m` imports from the working folder, a script named relative to it, a working folder set to the
+  workspace; the app started from inside the workspace, as a person may start it from a terminal. The app
+  refuses a program or a working folder in the workspace and says so (refused), and runs a server that names
+  no working folder in a folder of its own, where the workspace's files are not found (contained).
 Every case then asserts that the marker is absent and that no planted secret reached the model, the log, a
 session or anything else in the app's data folder."""
 
 from __future__ import annotations
 
+import asyncio
 import json
+import os
 import shutil
+import sys
 from collections.abc import Awaitable, Callable
 from pathlib import Path
 
@@ -30,11 +39,16 @@ from desktop.approvals import Answer, ApprovalRequest, Approvals
 from desktop.approvals.settings import ApprovalsConfig
 from desktop.heartbeat import Heartbeat
 from desktop.kernel.bus import ToolFinished, TurnFinished
+from desktop.mcp import McpServers
+from desktop.mcp.settings import McpServerConfig
 from desktop.memory import Memory
 from desktop.memory.dream_job import scheduled_dream
 from desktop.skills import files as skill_files
 from desktop.tools.shell import ExecTool
 from desktop.ui.memory.files_tab import _read_all as memory_window_files
+from desktop.voice import Voice
+from desktop.voice.reading import Phase
+from desktop.voice.settings import VoiceConfig
 from desktop.workspace import access
 from desktop.workspace.layout import ensure_workspace
 from tests.security.harness import CONTAINED, REFUSED, Lab, fill
@@ -43,6 +57,7 @@ pytestmark = pytest.mark.asyncio(loop_scope="module")
 
 CONFIGURED = "deputy: programs the workspace configures"
 LINKED = "deputy: links out of the workspace"
+STARTED = "deputy: programs the app starts"
 REFUSALS = ("leads outside", "named pipe", "too many links", "reads files up to", "the limit is")
 Trigger = Callable[[Lab], Awaitable[str]]
 
@@ -358,3 +373,131 @@ async def test_links_out_of_the_workspace_are_refused_by_every_reader(lab: Lab, 
         return bool(changed) or big or hard
 
     assert await run_case(lab, command, readers, LINKED, expected == REFUSED, laid) == expected
+
+
+# -- programs the app starts -----------------------------------------------------------------------------------
+
+SCRIPT = "mkdir -p bin && printf '#!/bin/sh\\n" + RUN + "\\n' > bin/notes-server && chmod +x bin/notes-server"
+MODULE = "printf 'import pathlib\\npathlib.Path(\"{marker}\").touch()\\n' > {name}.py"
+TIME_SERVER = [sys.executable, "-m", "mcp_server_time", "--local-timezone", "UTC"]  # installed with the tests
+
+# (name, what the sandboxed command plants, the server as configured ({ws}: the workspace, {link}: a link the
+# person made outside it to the planted program), whether the app runs from the workspace with its bin/ on
+# PATH, and the outcome)
+STARTED_CASES: list[tuple[str, str, dict[str, object], bool, str]] = [
+    ("a program on PATH in the workspace", SCRIPT, {"command": "notes-server"}, True, REFUSED),
+    ("a link into the workspace as the command", SCRIPT, {"command": "{link}"}, False, REFUSED),
+    ("the command named relative to the working folder", SCRIPT, {"command": "bin/notes-server"}, True, CONTAINED),
+    ("python -m finds a module in the working folder", MODULE.replace("{name}", "mcp_server_time"),
+     {"command": TIME_SERVER[0], "args": TIME_SERVER[1:]}, True, CONTAINED),
+    ("a script named relative to the working folder", MODULE.replace("{name}", "server"),
+     {"command": sys.executable, "args": ["server.py"]}, True, CONTAINED),
+    ("the working folder set to the workspace", MODULE.replace("{name}", "mcp_server_time"),
+     {"command": TIME_SERVER[0], "args": TIME_SERVER[1:], "cwd": "{ws}"}, False, REFUSED),
+    ("the working folder a link to the workspace", MODULE.replace("{name}", "mcp_server_time"),
+     {"command": TIME_SERVER[0], "args": TIME_SERVER[1:], "cwd": "{wslink}"}, False, REFUSED),
+]
+
+
+async def started_server(lab: Lab, server: dict[str, object], from_workspace: bool,
+                         monkeypatch: pytest.MonkeyPatch) -> str:
+    """The server started as the app starts it (at start-up or when Settings adds it) and its first attempt
+    settled; what Settings says of it."""
+    if from_workspace:
+        monkeypatch.chdir(lab.workspace)
+        monkeypatch.setenv("PATH", f"{lab.workspace / 'bin'}{os.pathsep}{os.environ['PATH']}")
+    servers = lab.core.get(McpServers)
+    await servers.apply({"notes": McpServerConfig(**server)})  # type: ignore[arg-type]
+    try:
+        async with asyncio.timeout(60):
+            await servers.servers["notes"].wait_settled()
+        return servers.states()["notes"]
+    finally:
+        await servers.apply({})
+        monkeypatch.undo()
+
+
+@pytest.mark.parametrize("plants, server, from_workspace, expected", [c[1:] for c in STARTED_CASES],
+                         ids=[c[0] for c in STARTED_CASES])
+async def test_no_program_the_app_starts_comes_from_the_workspace(
+        lab: Lab, plants: str, server: dict[str, object], from_workspace: bool, expected: str,
+        tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    (tmp_path / "notes-server").symlink_to(lab.workspace / "bin" / "notes-server")
+    (tmp_path / "workspace").symlink_to(lab.workspace)
+    places = {"{ws}": str(lab.workspace), "{link}": str(tmp_path / "notes-server"),
+              "{wslink}": str(tmp_path / "workspace")}
+    configured = {k: places.get(v, v) if isinstance(v, str) else v for k, v in server.items()}
+    lab.marker.unlink(missing_ok=True)  # an earlier case that got through failed already: this one starts clean
+    before = lab.snapshot()
+    try:
+        result = await plant(lab, plants)
+        state = await started_server(lab, configured, from_workspace, monkeypatch)
+    finally:
+        for name in ("bin", "mcp_server_time.py", "server.py"):
+            path = lab.workspace / name
+            shutil.rmtree(path) if path.is_dir() else path.unlink(missing_ok=True)
+        lab.fake.script.clear()
+    breaches = lab.breaches(before, [result, state])
+    if lab.marker.exists():
+        breaches.append(f"the planted program ran outside the sandbox (the marker exists); the server: {state}")
+    outcome = REFUSED if "in the workspace" in state else CONTAINED
+    lab.record(f"MCP server {server}", outcome, breaches, STARTED)
+    assert outcome == expected, state
+
+
+@pytest.mark.parametrize("path_entry, from_workspace", [("{ws}/bin", False), ("bin", True)],
+                         ids=["a folder of the workspace on PATH", "a relative PATH entry, started in the workspace"])
+async def test_a_bwrap_planted_where_path_looks_is_never_used_as_the_sandbox(
+        lab: Lab, path_entry: str, from_workspace: bool, monkeypatch: pytest.MonkeyPatch) -> None:
+    """bwrap runs outside the sandbox by design: one of the commands' own making would contain nothing."""
+    lab.marker.unlink(missing_ok=True)
+    before = lab.snapshot()
+    try:
+        planted = await plant(lab, "mkdir -p bin && printf '#!/bin/sh\\n" + RUN + "\\n' > bin/bwrap && "
+                                   "chmod +x bin/bwrap")
+        if from_workspace:
+            monkeypatch.chdir(lab.workspace)
+        monkeypatch.setenv("PATH", f"{path_entry.replace('{ws}', str(lab.workspace))}{os.pathsep}"
+                                   f"{os.environ['PATH']}")
+        after = await plant(lab, "echo next")
+        tool = lab.core.tools.get("exec")
+        assert isinstance(tool, ExecTool)
+        shown = (await tool.mode()).description  # as Settings and doctor say it
+    finally:
+        monkeypatch.undo()
+        shutil.rmtree(lab.workspace / "bin", ignore_errors=True)
+        lab.fake.script.clear()
+    breaches = lab.breaches(before, [planted, after, shown])
+    if lab.marker.exists():
+        breaches.append("the planted bwrap ran")
+    lab.record(f"bwrap planted on PATH ({path_entry})", REFUSED if "in the workspace" in after else CONTAINED,
+               breaches, STARTED)
+    assert "command not run" in after and "in the workspace" in after and "next" not in after, after
+    assert "commands are not run" in shown and "in the workspace" in shown
+
+
+async def test_a_spd_say_planted_where_path_looks_is_not_run_to_read_an_answer_aloud(
+        lab: Lab, monkeypatch: pytest.MonkeyPatch) -> None:
+    lab.marker.unlink(missing_ok=True)
+    before = lab.snapshot()
+    reader = lab.core.get(Voice).reader
+    try:
+        planted = await plant(lab, "mkdir -p bin && printf '#!/bin/sh\\n" + RUN + "\\n' > bin/spd-say && "
+                                   "chmod +x bin/spd-say")
+        monkeypatch.setenv("PATH", f"{lab.workspace / 'bin'}{os.pathsep}{os.environ['PATH']}")
+        lab.core.config.section(VoiceConfig).tts_model = ""  # the computer's own voice: speech-dispatcher
+        await reader.read("answer-1", "The weather is fine today.")
+        async with asyncio.timeout(10):  # a spd-say that was started has said it (or ended) by then
+            while reader.phase is not Phase.IDLE:
+                await asyncio.sleep(0.05)
+        said = str(reader.problem)
+    finally:
+        await reader.stop()
+        monkeypatch.undo()
+        shutil.rmtree(lab.workspace / "bin", ignore_errors=True)
+        lab.fake.script.clear()
+    breaches = lab.breaches(before, [planted, said])
+    if lab.marker.exists():
+        breaches.append("the planted spd-say ran")
+    lab.record("spd-say planted on PATH", REFUSED if "in the workspace" in said else CONTAINED, breaches, STARTED)
+    assert "did not start speech-dispatcher" in said and "in the workspace" in said, said

@@ -183,7 +183,8 @@ async def test_a_probe_cut_short_by_closing_the_app_leaves_no_process(tmp_path: 
     slow = tmp_path / "slow-bwrap"
     slow.write_text(f"#!/bin/sh\nexec sleep {marker}\n")
     slow.chmod(0o755)
-    probing = asyncio.ensure_future(Sandbox(tmp_path, program=str(slow)).mode())
+    (tmp_path / "workspace").mkdir()
+    probing = asyncio.ensure_future(Sandbox(tmp_path / "workspace", program=str(slow)).mode())
     for _ in range(100):
         if _running("sleep", marker):
             break
@@ -208,8 +209,10 @@ async def test_a_probe_too_slow_to_answer_is_asked_again_not_kept_for_the_run(tm
     bwrap = tmp_path / "bwrap-slow-at-first"
     bwrap.write_text(f"#!/bin/sh\n[ -e {once} ] || {{ touch {once}; exec sleep 30; }}\nexec bwrap \"$@\"\n")
     bwrap.chmod(0o755)
-    sandbox = Sandbox(tmp_path, program=str(bwrap))
-    tools = ToolRegistry([ExecTool(tmp_path, 30, restrict=True, sandbox=sandbox)])
+    workspace = tmp_path / "workspace"
+    workspace.mkdir()
+    sandbox = Sandbox(workspace, program=str(bwrap))
+    tools = ToolRegistry([ExecTool(workspace, 30, restrict=True, sandbox=sandbox)])
     first = await run(tools, "echo ran")
     assert not first.ok and "sandbox did not start in time" in str(first.output) and "ran\n" not in str(first.output)
     assert (await sandbox.mode()).sandboxed

@@ -377,7 +377,7 @@ class ServerRow(QFrame):
                      ERROR_COLOUR)
 
     async def view_log(self) -> None:
-        path = self.page.servers.log_file(self.name)
+        path = self.page.servers.places.log_file(self.name)
         text = await asyncio.to_thread(_tail, path)
         dialog = LogDialog(self, self.name, path, text)
         await run_dialog(dialog)

@@ -1,0 +1,39 @@
+"""Where MCP servers write their logs and where stdio servers run."""
+
+from __future__ import annotations
+
+from collections.abc import Callable
+from dataclasses import dataclass
+from pathlib import Path
+
+from desktop.kernel.paths import Home
+from desktop.mcp.names import clean
+from desktop.workspace.programs import folder_outside, program_outside
+
+
+@dataclass(frozen=True)
+class ServerPlaces:
+    """Where servers write their logs and where stdio servers run: never in the workspace, whose files sandboxed
+    commands write (desktop/workspace/programs.py says what they could do there to a program the app starts)."""
+
+    logs: Path
+    runs: Path  # a stdio server that names no working folder runs in a folder of its own here, the app's
+    workspace: Callable[[], Path]  # the workspace in force at each start (a settings change may move it)
+
+    @classmethod
+    def of(cls, home: Home, workspace: Callable[[], Path]) -> ServerPlaces:
+        return cls(home.logs_dir, home.data_dir / "mcp-servers", workspace)
+
+    def log_file(self, name: str) -> Path:
+        return self.logs / f"mcp-{clean(name)}.log"
+
+    def start_in(self, name: str, command: str, cwd: str | None, search_path: str | None) -> tuple[str, Path]:
+        """The program to start, by its absolute name, and its working folder: the configured one, else the
+        server's own. Raises InWorkspace when either is in the workspace. Reads the disk: not on the event loop."""
+        workspace = self.workspace()
+        if cwd:
+            folder = folder_outside(Path(cwd), workspace)
+        else:
+            folder = self.runs / clean(name)
+            folder.mkdir(parents=True, exist_ok=True)
+        return program_outside(command, workspace, cwd=folder, search_path=search_path), folder
