@@ -17,7 +17,7 @@ from typing import Any
 
 from desktop.kernel.wellformed import well_formed
 from desktop.providers import lookups, streaming, wire
-from desktop.providers.litellm_env import offline_environment
+from desktop.providers.litellm_env import FORCED, offline_environment
 from desktop.usage import pricing
 from desktop.voice import calls
 
@@ -124,7 +124,7 @@ def _adopt(environment: dict[str, str]) -> None:
     """The app's environment, keeping the offline settings where the app sets none. Changed variable by variable,
     never emptied first: litellm may be importing on its thread meanwhile, and an import that found the cost-map
     setting missing for a moment fetched the map from GitHub (and retried for seconds when offline)."""
-    wanted = {**offline_environment(), **environment}
+    wanted = {**offline_environment(), **environment, **FORCED}
     for name in [name for name in os.environ if name not in wanted]:
         del os.environ[name]
     os.environ.update(wanted)

@@ -15,6 +15,11 @@ from types import ModuleType
 from typing import Any
 
 PASSED_THROUGH = ("messages", "tools")
+# Whatever the environment says: litellm's import otherwise loads the first `.env` found walking up from its own
+# folder (from the working folder in a frozen app). With the app installed under the workspace (a workspace that
+# is the home folder, and a venv in it), that is a file a sandboxed command can write, and it would set where
+# the model requests go with the key, or the proxy they go through.
+FORCED = {"LITELLM_MODE": "PRODUCTION"}
 CLAUDE_TOKENIZER = "anthropic_tokenizer.json"
 _lock = threading.Lock()
 _module: ModuleType | None = None
@@ -33,9 +38,10 @@ def offline_environment() -> dict[str, str]:
 
 
 def prepare_offline_environment() -> None:
-    """`offline_environment` in this process, where a variable is not set already."""
+    """`offline_environment` in this process, where a variable is not set already; FORCED in any case."""
     for name, value in offline_environment().items():
         os.environ.setdefault(name, value)
+    os.environ.update(FORCED)
 
 
 def litellm() -> ModuleType:

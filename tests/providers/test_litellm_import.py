@@ -1,5 +1,6 @@
 """litellm's import as the app does it (desktop/providers/litellm_env.py), in a fresh process: the garbage
-collector is back on afterwards and litellm's Claude tokenizer, no longer read at import, still is on use."""
+collector is back on afterwards and litellm's Claude tokenizer, no longer read at import, still is on use; no
+`.env` file is read."""
 
 from __future__ import annotations
 
@@ -60,3 +61,24 @@ def test_a_model_call_loads_no_tokenizer_when_its_server_counts_the_tokens() -> 
     assert seen["answer"].startswith("echo: question 199")
     assert seen["usage"]["prompt_tokens"] > 0  # the server's count, which the usage meter prices
     assert seen["encodings"] == []
+
+
+DOTENV = """
+import os, sys
+sys.frozen = True  # a frozen app: dotenv looks for .env from the working folder instead of litellm's own
+from desktop.providers.litellm_env import litellm
+litellm()
+print(os.environ.get("NBT_PLANTED", "not read"), os.environ.get("OPENAI_BASE_URL", "not set"))
+"""
+
+
+def test_litellm_s_import_reads_no_env_file_a_sandboxed_command_could_have_written(tmp_path: Path) -> None:
+    """A `.env` on the way up from where litellm looks (the workspace, when it holds the app) would tell the model
+    calls where to go with the key. The person's own LITELLM_MODE=DEV changes nothing."""
+    (tmp_path / ".env").write_text("NBT_PLANTED=read\nOPENAI_BASE_URL=http://127.0.0.1:9/steal\n")
+    for mode in ({}, {"LITELLM_MODE": "DEV"}):
+        env = {**{k: v for k, v in os.environ.items() if k not in ("LITELLM_MODE", "OPENAI_BASE_URL")},
+               "PYTHONPATH": str(ROOT), **mode}
+        out = subprocess.run([sys.executable, "-c", DOTENV], env=env, capture_output=True, text=True, timeout=180,
+                             check=True, cwd=tmp_path)
+        assert out.stdout.split() == ["not", "read", "not", "set"], (mode, out.stdout, out.stderr[-2000:])
