@@ -11,8 +11,6 @@ checked). Show in folder stays offered. Blocking functions: run them in a thread
 
 from __future__ import annotations
 
-import os
-import stat
 from dataclasses import dataclass
 from pathlib import Path, PurePosixPath
 from typing import Literal
@@ -21,25 +19,13 @@ from desktop.checkpoints.diffs import human_size
 from desktop.checkpoints.journal import TurnChanges
 from desktop.checkpoints.restore import kind
 from desktop.workspace import access
+from desktop.workspace.opening import SNIFF, could_run, read_head
 
 PREVIEW_BYTES = 256 * 1024  # of a text file shown; more is cut
 IMAGE_BYTES = 20 * 1024 * 1024  # a larger picture is described, not shown
-_SNIFF = 8192
 MARKDOWN = frozenset({".md", ".markdown", ".mdown"})
 IMAGES = frozenset({".png", ".jpg", ".jpeg", ".gif", ".webp", ".bmp", ".ico"})  # not SVG: it can name other files
 HTML = frozenset({".html", ".htm", ".xhtml"})
-# What a desktop opener may run rather than show, by name: launchers, scripts, programs, installers.
-RUNS: dict[str, frozenset[str]] = {
-    "a desktop launcher": frozenset({".desktop", ".directory", ".flatpakref", ".jnlp"}),
-    "a script": frozenset({".sh", ".bash", ".zsh", ".fish", ".csh", ".ksh", ".command", ".py", ".pyw", ".pl",
-                           ".rb", ".php", ".lua", ".tcl", ".js", ".mjs", ".cjs", ".ps1", ".bat", ".cmd", ".vbs",
-                           ".wsf", ".hta", ".applescript", ".scpt"}),
-    "a program or installer": frozenset({".exe", ".com", ".msi", ".appimage", ".run", ".bin", ".jar", ".so",
-                                         ".deb", ".rpm", ".apk", ".flatpak", ".snap", ".app", ".scr", ".out",
-                                         ".elf", ".x86_64"}),
-}
-_MAGIC = {b"#!": "a script", b"\x7fELF": "a program", b"MZ": "a program", b"[Desktop Entry]": "a desktop launcher"}
-
 Kind = Literal["markdown", "image", "text", "html", "binary", "none"]
 
 
@@ -81,16 +67,16 @@ def read_preview(root: Path, relpath: str) -> Preview:
     suffix = PurePosixPath(relpath).suffix.lower()
     try:
         if suffix in IMAGES:  # a picture too large to show: only its first bytes, to tell whether it runs
-            size, mode, data = _read(root, relpath, IMAGE_BYTES, over=_SNIFF)
+            size, mode, data = read_head(root, relpath, IMAGE_BYTES, over=SNIFF)
         else:  # a longer text: its beginning, cut
-            size, mode, data = _read(root, relpath, PREVIEW_BYTES, over=PREVIEW_BYTES + 1)
+            size, mode, data = read_head(root, relpath, PREVIEW_BYTES, over=PREVIEW_BYTES + 1)
     except FileNotFoundError:
         return Preview(relpath, "none", note="This file is no longer in the workspace.", runs="it is gone",
                        readable=False)
     except OSError as exc:
         why = access.report(exc, relpath)
         return Preview(relpath, "none", note=f"Not shown: {why}", runs=why, readable=False)
-    runs = _runs(root, relpath, suffix, mode, data)
+    runs = could_run(root, relpath, suffix, mode, data)
     if suffix in IMAGES:
         if size > IMAGE_BYTES:
             return Preview(relpath, "none", note=f"A picture of {human_size(size)}: too large to preview.", runs=runs)
@@ -106,18 +92,6 @@ def read_preview(root: Path, relpath: str) -> Preview:
     return Preview(relpath, shown, text=text, note=note, runs=runs)
 
 
-def open_refusal(root: Path, relpath: str) -> str:
-    """Why the desktop must not open this file (empty: it may), looked at again when Open is clicked: the file
-    may have changed since its preview was read (blocking)."""
-    try:
-        _size, mode, head = _read(root, relpath, _SNIFF, over=_SNIFF)
-    except FileNotFoundError:
-        return "it is no longer in the workspace"
-    except OSError as exc:
-        return access.report(exc, relpath)
-    return _runs(root, relpath, PurePosixPath(relpath).suffix.lower(), mode, head)
-
-
 def folder_of(root: Path, relpath: str) -> Path | None:
     """The folder holding a workspace file, for Show in folder: None unless it is a folder inside the workspace
     (a link on the way that leads out is refused, as every access is)."""
@@ -126,32 +100,8 @@ def folder_of(root: Path, relpath: str) -> Path | None:
     return root / parent if access.kind(root, parent) == "dir" else None
 
 
-def _read(root: Path, relpath: str, limit: int, over: int) -> tuple[int, int, bytes]:
-    """A regular file's size, mode and first bytes: all of them up to `limit` (one more if it grew meanwhile),
-    only `over` of them when it is larger."""
-    with access.open_file(root, relpath) as fh:
-        info = os.fstat(fh.fileno())
-        return info.st_size, info.st_mode, fh.read(limit + 1 if info.st_size <= limit else over)
-
-
-def _runs(root: Path, relpath: str, suffix: str, mode: int, head: bytes) -> str:
-    for what, suffixes in RUNS.items():
-        if suffix in suffixes:
-            return f"it is {what} ({suffix}), and opening it could run it"
-    for magic, what in _MAGIC.items():
-        if head.startswith(magic):
-            return f"it is {what} (by its first bytes), and opening it could run it"
-    if mode & (stat.S_IXUSR | stat.S_IXGRP | stat.S_IXOTH):
-        return "it is marked executable, and opening it could run it"
-    path = PurePosixPath(relpath)
-    listed = access.list_dir(root, str(path.parent) if str(path.parent) != "." else "")
-    if any(e.name == path.name and e.kind == "link" for e in listed):
-        return "it is a link, and what it leads to is not what was looked at"
-    return ""
-
-
 def _text(data: bytes, cut: bool) -> str | None:
-    if b"\0" in data[:_SNIFF]:
+    if b"\0" in data[:SNIFF]:
         return None
     try:
         return data.decode("utf-8")

@@ -57,7 +57,7 @@ from desktop.checkpoints.blobs import Blobs
 from desktop.checkpoints.diffs import FileDiff, file_diff
 from desktop.checkpoints.events import ChangesUndone, FilesChanged, RecordingPaused
 from desktop.checkpoints.journal import Change, Journal, State, TurnChanges
-from desktop.checkpoints.made import MadeFile, Preview, folder_of, made_files, open_refusal, read_preview
+from desktop.checkpoints.made import MadeFile, Preview, folder_of, made_files, read_preview
 from desktop.checkpoints.manifests import Manifests
 from desktop.checkpoints.notes import UndoNotes
 from desktop.checkpoints.restore import kind, revert
@@ -69,6 +69,7 @@ from desktop.kernel.host import Host
 from desktop.session.session import now_iso
 from desktop.workspace import access
 from desktop.workspace.layout import APP_MANAGED_FILES, MEMORY_FILES
+from desktop.workspace.opening import open_refusal
 
 log = logging.getLogger(__name__)
 

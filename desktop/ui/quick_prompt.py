@@ -42,6 +42,7 @@ from desktop.ui.bridge import CoreBridge
 from desktop.ui.chat import pasted
 from desktop.ui.chat.model_picker import ModelPicker
 from desktop.ui.context.shelf import ContextShelf
+from desktop.ui.links import open_link
 from desktop.ui.markdown import MarkdownBrowser
 from desktop.ui.voice.dictate import Dictate
 
@@ -143,7 +144,8 @@ class QuickPrompt(QWidget):
         self.question.setWordWrap(True)
         self.question.setTextFormat(Qt.TextFormat.PlainText)  # the person's words as typed: "<b>" is not markup
         self.answer = MarkdownBrowser()  # the answer's Markdown may name files: it loads none
-        self.answer.setOpenExternalLinks(True)
+        self.answer.setOpenLinks(False)
+        self.answer.anchorClicked.connect(lambda url: open_link(url, self.bridge.workspace))
         self.answer.setFrameShape(QFrame.Shape.NoFrame)
         self.answer.setHorizontalScrollBarPolicy(Qt.ScrollBarPolicy.ScrollBarAlwaysOff)
         self.answer.document().setDocumentMargin(0)

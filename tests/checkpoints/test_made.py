@@ -7,7 +7,8 @@ from __future__ import annotations
 from pathlib import Path
 
 from desktop.checkpoints.journal import Change, TurnChanges
-from desktop.checkpoints.made import folder_of, made_files, open_refusal, read_preview
+from desktop.checkpoints.made import folder_of, made_files, read_preview
+from desktop.workspace.opening import open_refusal
 
 
 def test_previews_are_capped_and_never_follow_a_link_out(tmp_path: Path) -> None:

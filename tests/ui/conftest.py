@@ -14,8 +14,8 @@ from typing import TYPE_CHECKING, Any
 import pytest
 import pytestqt.plugin
 import qasync
-from PySide6.QtCore import QPoint, QPointF, Qt
-from PySide6.QtGui import QWheelEvent
+from PySide6.QtCore import QObject, QPoint, QPointF, Qt, QUrl, Slot
+from PySide6.QtGui import QDesktopServices, QWheelEvent
 from PySide6.QtWidgets import QApplication, QWidget
 
 from desktop.core import Core, build_core
@@ -99,6 +99,31 @@ def wheel(widget: QWidget, notches: int = -1) -> None:
     QApplication.sendEvent(widget, QWheelEvent(QPointF(centre), QPointF(widget.mapToGlobal(centre)), QPoint(),
                                                QPoint(0, 120 * notches), Qt.MouseButton.NoButton,
                                                Qt.KeyboardModifier.NoModifier, Qt.ScrollPhase.NoScrollPhase, False))
+
+
+class Opener(QObject):
+    """Stands in for the desktop's opener: what the app hands to QDesktopServices.openUrl arrives here, by Qt's own
+    routing (setUrlHandler), for every scheme a test uses, so nothing is opened for real."""
+
+    SCHEMES = ("http", "https", "mailto", "file", "ssh", "vscode", "smb", "javascript", "steam")
+
+    def __init__(self) -> None:
+        super().__init__()
+        self.opened: list[str] = []
+
+    @Slot(QUrl)
+    def handle(self, url: QUrl) -> None:
+        self.opened.append(url.toString())
+
+
+@pytest.fixture
+def opener() -> Any:
+    catcher = Opener()
+    for scheme in Opener.SCHEMES:
+        QDesktopServices.setUrlHandler(scheme, catcher, "handle")
+    yield catcher
+    for scheme in Opener.SCHEMES:
+        QDesktopServices.unsetUrlHandler(scheme)
 
 
 @pytest.fixture

@@ -6,13 +6,14 @@ from __future__ import annotations
 
 import math
 
-from PySide6.QtCore import QEvent, QObject, QPointF, QRectF, Qt, QUrl, Signal
-from PySide6.QtGui import QColor, QDesktopServices, QMouseEvent, QPalette, QTextDocument
+from PySide6.QtCore import QEvent, QObject, QPointF, QRectF, Qt, Signal
+from PySide6.QtGui import QColor, QMouseEvent, QPalette, QTextDocument
 from PySide6.QtWidgets import QAbstractScrollArea, QApplication, QFrame, QTextBrowser
 
 
 class TextSelector(QTextBrowser):
     pointer_moved = Signal(QPointF)  # where the pointer is over it, in the transcript's viewport coordinates
+    link_clicked = Signal(str)  # for the transcript to pass on
 
     def __init__(self, view: QAbstractScrollArea) -> None:
         super().__init__(view.viewport())
@@ -24,7 +25,7 @@ class TextSelector(QTextBrowser):
         self.setVerticalScrollBarPolicy(Qt.ScrollBarPolicy.ScrollBarAlwaysOff)
         self.setLineWrapMode(QTextBrowser.LineWrapMode.FixedPixelWidth)
         self.setOpenLinks(False)
-        self.anchorClicked.connect(self._open)
+        self.anchorClicked.connect(lambda url: self.link_clicked.emit(url.toString()))
         self.viewport().setAutoFillBackground(False)
         self.setStyleSheet("QTextBrowser { background: transparent; }")
         self.viewport().installEventFilter(self)
@@ -60,6 +61,3 @@ class TextSelector(QTextBrowser):
         if event.type() == QEvent.Type.MouseMove and isinstance(event, QMouseEvent):
             self.pointer_moved.emit(QPointF(self.viewport().mapTo(self._view.viewport(), event.position().toPoint())))
         return super().eventFilter(watched, event)
-
-    def _open(self, url: QUrl) -> None:
-        QDesktopServices.openUrl(url)

@@ -20,7 +20,6 @@ from PySide6.QtCore import (
     QRectF,
     Qt,
     QTimer,
-    QUrl,
     Signal,
     SignalInstance,
 )
@@ -28,7 +27,6 @@ from PySide6.QtGui import (
     QAbstractTextDocumentLayout,
     QContextMenuEvent,
     QCursor,
-    QDesktopServices,
     QFont,
     QFontMetricsF,
     QGuiApplication,
@@ -67,6 +65,7 @@ class MessageView(QAbstractScrollArea):
     retry_requested = Signal(object)  # the ERROR ChatRow whose turn should be sent again
     settings_requested = Signal()  # an error's cure is in Settings
     model_set = Signal()  # another chat is shown
+    link_clicked = Signal(str)  # a link in a message: its window opens it or says why not (desktop/ui/links.py)
 
     def __init__(self, parent: QWidget | None = None) -> None:
         super().__init__(parent)
@@ -94,6 +93,7 @@ class MessageView(QAbstractScrollArea):
         self._copied_timer.timeout.connect(self._clear_copied)
         self.selector = TextSelector(self)
         self.selector.pointer_moved.connect(self._offer_actions)  # over text too, the row's actions are offered
+        self.selector.link_clicked.connect(self.link_clicked)
         self.row_actions = RowActions(self.viewport())
         self._unestimated = 0  # rows [0, this) still carry a stand-in height: a long chat just opened
         self._estimate_timer = QTimer(self, singleShot=True, interval=0)
@@ -562,7 +562,7 @@ class MessageView(QAbstractScrollArea):
         elif spot is None and pressed[1] != "link:":
             link = layout.link_at(local)
             if link and pressed == (row.uid, "link:" + link):
-                QDesktopServices.openUrl(QUrl(link))
+                self.link_clicked.emit(link)
 
     def activate(self, row: ChatRow, action: str, key: str = "", payload: str = "") -> None:
         """What a click on a row's button does: expand/collapse, copy, or retry."""

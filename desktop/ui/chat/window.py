@@ -54,6 +54,7 @@ from desktop.ui.chat.view import MessageView
 from desktop.ui.context.shelf import ContextShelf
 from desktop.ui.elided_label import ElidedLabel
 from desktop.ui.gil import gui_first
+from desktop.ui.links import open_link
 from desktop.ui.voice.dictate import Dictate
 
 log = logging.getLogger(__name__)
@@ -122,6 +123,7 @@ class ChatWindow(QWidget):
         self.view = MessageView()
         self.view.show_thumbnails(self.thumbnails)
         self.view.retry_requested.connect(self.retry)
+        self.view.link_clicked.connect(lambda link: open_link(link, self.bridge.workspace))
         self.view.row_tip = self._row_tip
         actions = self.view.row_actions
         actions.copy_requested.connect(lambda row: QApplication.clipboard().setText(row.text))

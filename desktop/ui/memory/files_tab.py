@@ -27,6 +27,7 @@ from desktop.kernel.taskset import spawn
 from desktop.memory import Memory
 from desktop.memory.hand_edit import save_by_hand
 from desktop.ui.bridge import CoreBridge
+from desktop.ui.links import open_link
 from desktop.ui.markdown import MarkdownBrowser
 from desktop.ui.skills.details import Notice
 from desktop.ui.skills.model import AMBER, GREEN, RED
@@ -70,7 +71,8 @@ class MemoryFilesTab(QWidget):
         self.files.setHorizontalScrollBarPolicy(Qt.ScrollBarPolicy.ScrollBarAlwaysOff)
         self.files.setFixedWidth(max(self.fontMetrics().horizontalAdvance(label) for label, _ in FILES) + 24)
         self.view = MarkdownBrowser()
-        self.view.setOpenExternalLinks(True)
+        self.view.setOpenLinks(False)
+        self.view.anchorClicked.connect(lambda url: open_link(url, self.bridge.workspace))
         self.editor = QPlainTextEdit()
         mono = QFontDatabase.systemFont(QFontDatabase.SystemFont.FixedFont)
         mono.setStyleHint(QFont.StyleHint.Monospace)

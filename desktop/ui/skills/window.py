@@ -40,6 +40,7 @@ from desktop.skills import Skills, files
 from desktop.skills.install import InstallError, SkillExistsError, install_skill
 from desktop.skills.loader import SkillsLoader, SkillStatus, set_skill_enabled
 from desktop.ui.bridge import CoreBridge
+from desktop.ui.links import open_link
 from desktop.ui.skills import dialogs
 from desktop.ui.skills.details import Notice, SkillDetails, SkillEditor
 from desktop.ui.skills.model import (
@@ -450,13 +451,13 @@ class SkillsWindow(QWidget):
         self.summary.setText(" · ".join(parts))
 
     def _open_link(self, url: QUrl) -> None:
+        """A link in a skill: a heading of its own, else what desktop/ui/links.py allows, a relative one naming a
+        file beside SKILL.md (references/api.md)."""
         status = self.current()
-        if url.scheme() or status is None:
-            self.open_url(url)
-        elif not url.path() and url.hasFragment():
+        if not url.scheme() and not url.path() and url.hasFragment():
             self.details.body.scrollToAnchor(url.fragment())
-        else:  # relative: a file beside SKILL.md, e.g. references/api.md
-            self.open_url(QUrl.fromLocalFile(str(status.doc.path.parent / url.path())))
+        else:
+            open_link(url, status.doc.path.parent if status is not None else self.bridge.workspace)
 
     def _on_event(self, event: object) -> None:
         """The agent may have written a skill (skill-creator): rescan after each turn."""

@@ -144,7 +144,7 @@ class TasksPanel(ChatPanel):
     def open_transcript(self, task: TaskSnapshot) -> None:
         dialog = self._dialogs.get(task.id)
         if dialog is None:
-            dialog = self._dialogs[task.id] = TranscriptDialog(task, self.window())
+            dialog = self._dialogs[task.id] = TranscriptDialog(task, self.bridge.workspace, self.window())
             dialog.finished.connect(lambda _result, i=task.id: self._dialogs.pop(i, None))
             spawn(dialog.load(self.tasks.transcript(task.id)))
         dialog.show()

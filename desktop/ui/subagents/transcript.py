@@ -14,16 +14,18 @@ from desktop.kernel.channels import Channel, session_key
 from desktop.subagents.events import TaskSnapshot
 from desktop.ui.chat.model import TranscriptModel
 from desktop.ui.chat.view import MessageView
+from desktop.ui.links import open_link
 
 
 class TranscriptDialog(QDialog):
-    def __init__(self, task: TaskSnapshot, parent: QWidget | None = None) -> None:
+    def __init__(self, task: TaskSnapshot, workspace: Path, parent: QWidget | None = None) -> None:
         super().__init__(parent)
         self.setWindowTitle(f"Background task: {task.label}")
         self.resize(720, 560)
         self.model = TranscriptModel(session_key(Channel.SUBAGENT, task.id), self)
         self.view = MessageView()
         self.view.set_model(self.model)
+        self.view.link_clicked.connect(lambda link: open_link(link, workspace))
         layout = QVBoxLayout(self)
         layout.setContentsMargins(0, 0, 0, 0)
         layout.addWidget(self.view)

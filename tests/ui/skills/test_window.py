@@ -20,7 +20,7 @@ from desktop.skills.frontmatter import parse_skill
 from desktop.ui.bridge import CoreBridge
 from desktop.ui.skills.dialogs import NameDialog
 from desktop.ui.skills.window import SkillsWindow
-from tests.ui.conftest import until
+from tests.ui.conftest import Opener, until
 
 
 @pytest.fixture
@@ -259,14 +259,14 @@ async def test_builtin_skill_is_read_only_but_can_be_copied_to_the_workspace(win
     assert f"<location>{builtin.doc.path}</location>" not in prompt(window)
 
 
-async def test_reveal_and_links_open_through_the_desktop(window: SkillsWindow) -> None:
+async def test_reveal_and_links_open_through_the_desktop(window: SkillsWindow, opener: Opener) -> None:
     opened: list[QUrl] = []
     window.open_url = opened.append
     window.select("github", "builtin")
     window.details.reveal_button.click()
     assert opened == [QUrl.fromLocalFile(str(window.status_of("github", "builtin").doc.path.parent))]
     window.details.facts.linkActivated.emit("https://cli.github.com")  # the Homepage link
-    assert opened[-1] == QUrl("https://cli.github.com")
+    await until(lambda: opener.opened == ["https://cli.github.com"])
 
 
 async def test_a_skill_the_agent_wrote_shows_up_after_its_turn(window: SkillsWindow) -> None:
