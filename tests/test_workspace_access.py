@@ -160,7 +160,6 @@ ALLOWED: dict[str, str] = {
     "desktop/tools/sandbox.py:Sandbox._mounts": _SANDBOX,
     "desktop/tools/sandbox.py:_probe_once": _SANDBOX,
     "desktop/tools/sandbox.py:_probe_sync": _SANDBOX,
-    "desktop/tools/sandbox.py:Sandbox._installed": _PROGRAMS,
     "desktop/workspace/programs.py:program_outside": _PROGRAMS,
     "desktop/tools/shell.py:ExecTool._run": _SANDBOX,
     "desktop/tools/shell.py:ExecTool._working_dir": _SANDBOX,

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import errno
 from collections.abc import Callable
 from dataclasses import dataclass
 from pathlib import Path
@@ -29,11 +30,15 @@ class ServerPlaces:
 
     def start_in(self, name: str, command: str, cwd: str | None, search_path: str | None) -> tuple[str, Path]:
         """The program to start, by its absolute name, and its working folder: the configured one, else the
-        server's own. Raises InWorkspace when either is in the workspace. Reads the disk: not on the event loop."""
+        server's own. Raises InWorkspace when either is in the workspace, FileNotFoundError when there is no such
+        program. Reads the disk: not on the event loop."""
         workspace = self.workspace()
         if cwd:
             folder = folder_outside(Path(cwd), workspace)
         else:
             folder = self.runs / clean(name)
             folder.mkdir(parents=True, exist_ok=True)
-        return program_outside(command, workspace, cwd=folder, search_path=search_path), folder
+        program = program_outside(command, workspace, cwd=folder, search_path=search_path)
+        if program is None:
+            raise FileNotFoundError(errno.ENOENT, "command not found", command)
+        return program, folder

@@ -137,8 +137,7 @@ class Sandbox:
     def _installed(self) -> str | None:
         """bwrap by the absolute name of the file that will run, None when it is not installed. Raises InWorkspace
         when that file is in the workspace: the commands it would contain wrote it (desktop/workspace/programs.py)."""
-        found = program_outside(self.program, self.workspace, cwd=Path("/"))
-        return found if os.path.isabs(found) and os.path.isfile(found) else None
+        return program_outside(self.program, self.workspace, cwd=Path("/"))
 
     def _probe_argv(self) -> list[str] | None:
         found = self._installed()

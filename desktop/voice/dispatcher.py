@@ -13,7 +13,6 @@ from __future__ import annotations
 
 import asyncio
 import logging
-import os
 from pathlib import Path
 
 from desktop.voice.problems import VoiceError
@@ -32,8 +31,7 @@ def find(workspace: Path) -> str | None:
     """Where spd-say is (the file that will run), or None when speech-dispatcher is not installed. Raises
     InWorkspace for one in the workspace (desktop/workspace/programs.py). Looks at the disk: not on the GUI
     thread."""
-    found = program_outside(PROGRAM, workspace, cwd=Path("/"))
-    return found if os.path.isabs(found) else None
+    return program_outside(PROGRAM, workspace, cwd=Path("/"))
 
 
 async def say(program: str, text: str) -> None:

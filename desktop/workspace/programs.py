@@ -21,18 +21,19 @@ class InWorkspace(Exception):
     """A program or a working folder in the workspace; the message says which and why, for the person."""
 
 
-def program_outside(command: str, workspace: Path, *, cwd: Path, search_path: str | None = None) -> str:
+def program_outside(command: str, workspace: Path, *, cwd: Path, search_path: str | None = None) -> str | None:
     """The file `command` starts, by its absolute name: looked up in `search_path` (PATH by default) when it is a
-    bare name, else taken from `cwd`. A command that is not found is returned as it is, to fail with its own
-    words when started. Raises InWorkspace when the file it is (links followed) is in the workspace."""
+    bare name, else taken from `cwd`; None when there is none (started by its bare name, a program planted on
+    PATH in the meantime would be found). Raises InWorkspace when the file it is (links followed) is in the
+    workspace."""
     if os.sep in command:
         found: str | None = str(cwd / Path(command).expanduser())
     else:
         found = shutil.which(command, path=search_path)
         if found is not None:
             found = os.path.abspath(found)  # a relative PATH entry ("." or "") names the app's own folder now
-    if found is None or not os.path.exists(found):
-        return command
+    if found is None or not os.path.isfile(found):
+        return None
     real = Path(found).resolve()
     if inside(real, workspace.resolve()):
         raise InWorkspace(f"the program {command} is {real}, in the workspace, where sandboxed commands can replace "
