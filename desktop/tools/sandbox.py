@@ -97,10 +97,12 @@ class Sandbox:
         """`argv` as run inside the sandbox, starting in `cwd` (inside the workspace), with `network`
         (`egress`: the proxy's socket in internet mode). bwrap is looked up again for each command: the workspace
         in force may have put a folder of PATH in its reach since the probe."""
-        try:
-            program = self._installed() or self.program
-        except InWorkspace as exc:  # after a probe that found it elsewhere (its verdict is kept)
+        try:  # after a probe that found it elsewhere (its verdict is kept)
+            program = self._installed()
+        except InWorkspace as exc:
             raise ToolError(f"command not run: {exc}") from exc
+        if program is None:
+            raise ToolError(f"command not run: {self.program} is no longer installed")
         mounts = self._mounts()
         flat = [word for _, _, words in sorted(mounts, key=lambda m: (m[0], m[1])) for word in words]
         return [program, *_BASE, *flat, *_ISOLATION, *bwrap_words(network, egress),
