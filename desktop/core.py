@@ -115,9 +115,9 @@ class Core:
             raise LookupError(f"no feature provides {service.__name__}")
         return found  # type: ignore[return-value]  # attach() checked it is one
 
-    async def ask_agent(self, session_key: str, text: str, *,
-                        kind: MessageKind = MessageKind.USER) -> TurnFinished | TurnError:
-        return await self.loop.ask(session_key, text, kind=kind)
+    async def ask_agent(self, session_key: str, text: str, *, kind: MessageKind = MessageKind.USER,
+                        title: str = "") -> TurnFinished | TurnError:
+        return await self.loop.ask(session_key, text, kind=kind, title=title)
 
     def busy(self) -> bool:
         return bool(self.loop.busy_sessions)

@@ -33,6 +33,7 @@ from desktop.kernel.bus import (
 from desktop.kernel.taskset import TaskSet
 from desktop.providers.llm import LLMProvider, ProviderError
 from desktop.providers.token_bound import messages_bound
+from desktop.session import titles
 from desktop.session.chat_model import chosen_model
 from desktop.session.session import Session, SessionStore
 from desktop.settings import Settings
@@ -108,11 +109,11 @@ class AgentLoop:
         return messages_bound([system, *history])
 
     async def ask(self, session_key: str, text: str, *, kind: MessageKind = MessageKind.USER,
-                  media: list[str] | None = None) -> TurnFinished | TurnError:
+                  media: list[str] | None = None, title: str = "") -> TurnFinished | TurnError:
         """Submit a message to a session and wait for the end of the turn that answers it: the one way
         code (the CLI, scheduled jobs, subagents, tests) asks the agent something. A message for a chat
         whose turn is running joins that turn, so its end is that turn's end. Cancelled by shutdown."""
-        return await self._submit(InboundMessage(session_key, text, list(media or []), kind))
+        return await self._submit(InboundMessage(session_key, text, list(media or []), kind, title=title))
 
     async def stop(self, session_key: str) -> TurnFinished | TurnError:
         """Stop the chat: the messages waiting in it, its running turn (the partial answer is kept) and its other
@@ -254,9 +255,7 @@ class AgentLoop:
         user.update(attached.saved())  # the files kept, and the names they were sent by
         if msg.kind is not MessageKind.USER:
             user["kind"] = msg.kind.value
-        titled = not session.metadata.get("title") and msg.kind is MessageKind.USER
-        if titled:  # before the first write, so the file's metadata line carries it
-            session.metadata["title"] = _title_from(msg.content or " ".join(Path(m).name for m in msg.media))
+        titled = titles.entitle(session.metadata, msg)  # before the first write: the metadata line carries it
         written = "created_at" in session.metadata  # the metadata line is already on disk
         replaced = await self.sessions.drop_last_turn(session, msg.content) if msg.redo else []
         await self.sessions.append(session, user)
@@ -286,11 +285,6 @@ def _settle(messages: list[InboundMessage], end: TurnFinished | TurnError) -> No
     for msg in messages:
         if msg.reply is not None and not msg.reply.done():
             msg.reply.set_result(end)
-
-
-def _title_from(content: str) -> str:
-    line = content.strip().splitlines()[0] if content.strip() else "New chat"
-    return line[:60] + ("…" if len(line) > 60 else "")
 
 
 def _last_partial(session: Session) -> str:

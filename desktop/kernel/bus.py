@@ -40,6 +40,8 @@ class InboundMessage:
     redo: bool = False  # Retry, Regenerate or Edit: it replaces the chat's last turn instead of adding one
     # The slash command it is ("/new"), parsed once when the loop takes it; a stop is one from the start.
     command: str | None = None
+    # What the app calls a chat its message begins ("Reminder: stretch"; desktop/session/titles.py).
+    title: str = ""
 
 
 class OutboundKind(enum.Enum):
@@ -172,8 +174,8 @@ Subscriber = Callable[[Event], None]
 class Ask(Protocol):
     """`AgentLoop.ask` as features hold it: submit a message to a session and await its turn's end."""
 
-    async def __call__(self, session_key: str, text: str, *,
-                       kind: MessageKind = ...) -> TurnFinished | TurnError: ...
+    async def __call__(self, session_key: str, text: str, *, kind: MessageKind = ...,
+                       title: str = ...) -> TurnFinished | TurnError: ...
 
 
 Publish = Callable[[Event], None]  # where a part that produces events sends them (the bus, or a test's list)

@@ -61,8 +61,8 @@ class Host(Protocol):
     @property
     def hooks(self) -> TurnHooks: ...  # before_turn, after_turn, on_set_aside, on_stop
 
-    async def ask_agent(self, session_key: str, text: str, *,
-                        kind: MessageKind = ...) -> TurnFinished | TurnError: ...  # a turn from code
+    async def ask_agent(self, session_key: str, text: str, *, kind: MessageKind = ...,
+                        title: str = ...) -> TurnFinished | TurnError: ...  # a turn from code
 
     def busy(self) -> bool: ...  # a chat's turn is running now (system jobs wait for it)
 

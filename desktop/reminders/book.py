@@ -60,6 +60,16 @@ def turn_text(job: Job) -> str:
             f"made:\n{job.message}")
 
 
+def chat_title(job: Job) -> str:
+    """What a chat is called that the job's run begins (nobody had typed in it, or /new emptied it since)."""
+    return f"Reminder: {job.label}"
+
+
+def notice_title(chat: str, job: Job) -> str:
+    """A run's notice names its chat and the job; the job once in a chat it named itself."""
+    return chat if chat == chat_title(job) else f"{chat}: {job.label}"
+
+
 def job_label(label: str, message: str) -> str:
     """A job's name: the one given, else the start of its message, on one line."""
     named = " ".join((label or message).split())
@@ -199,7 +209,7 @@ class Reminders:
         stop = self._calls(lambda call: heard.append(call) if call.session == job.session else None)
         try:
             with self._unattended.running(job.session, job.grants, how) as run:
-                end = await self._ask(job.session, text, kind=MessageKind.SCHEDULED)
+                end = await self._ask(job.session, text, kind=MessageKind.SCHEDULED, title=chat_title(job))
         finally:
             stop()
         asked = asked_at((await self._session_of(job.session)).messages, text)
@@ -214,10 +224,10 @@ class Reminders:
             await self._post(job.session, unanswered_text(job, end.message))
         session = await self._session_of(job.session)  # its answer (or the reminder as written) is the newest message
         if isinstance(end, TurnError):
-            self._notice(job, f"{session.title}: {job.label}", f"{plain_text(job.message)} (The assistant could "
+            self._notice(job, notice_title(session.title, job), f"{plain_text(job.message)} (The assistant could "
                          f"not be reached: {plain_text(end.message)})", at_newest(session))
         elif not end.stopped:
-            self._notice(job, f"{session.title}: {job.label}", plain_text(end.content) or "(empty reply)",
+            self._notice(job, notice_title(session.title, job), plain_text(end.content) or "(empty reply)",
                          at_newest(session))
         return Ran(job, end)
 

@@ -212,7 +212,8 @@ class Subagents:
                 "internal details).")
         end: TurnFinished | TurnError | None = None
         try:
-            end = await self.host.ask_agent(task.origin, text, kind=MessageKind.SUBAGENT_RESULT)
+            end = await self.host.ask_agent(task.origin, text, kind=MessageKind.SUBAGENT_RESULT,
+                                            title=f"Background task: {task.label}")  # if the chat has none yet
         finally:
             if task.told is not None and not task.told.done():
                 task.told.set_result(end)

@@ -166,14 +166,19 @@ async def test_long_tool_results_are_previewed_in_history(chat: Conversation, co
     later = tool_results(fake.requests[-1])[0]
     assert "full output saved at" in later
 
-async def test_a_scheduled_message_is_kept_with_its_kind_and_does_not_title_the_chat(
+async def test_a_scheduled_message_is_kept_with_its_kind_and_names_the_chat_it_begins_for_good(
         core: Core, fake: FakeOpenAI) -> None:
-    fake.add({"content": "Time to stretch!"}, {"content": "ok"})
-    await core.loop.ask("desktop:r", "Reminder due: stretch", kind=MessageKind.SCHEDULED)
+    """Named by the name it came with, else by its first line as the chat shows it; the person's first words
+    after it leave the name (they rename a chat themselves)."""
+    fake.add({"content": "Time to stretch!"}, {"content": "ok"}, {"content": "Done."})
+    await core.loop.ask("desktop:r", "[Reminder “Stretch” came due]\nStand up", kind=MessageKind.SCHEDULED)
     await core.loop.ask("desktop:r", "thanks, what next?")
     session = await core.sessions.load("desktop:r")
     assert session.messages[0]["kind"] == "scheduled" and "kind" not in session.messages[2]
-    assert session.title == "thanks, what next?"
+    assert session.title == "Reminder “Stretch” came due"
+    await core.loop.ask("desktop:b", "[Background task “Count” finished]\nReport: 3", kind=MessageKind.SUBAGENT_RESULT,
+                        title="Background task: Count")
+    assert session_lines(core, "desktop:b")[0]["title"] == "Background task: Count"  # with its first line
 
 async def test_provider_down_keeps_the_question_and_the_reason_but_never_sends_the_reason(
         chat: Conversation, core: Core, fake: FakeOpenAI) -> None:

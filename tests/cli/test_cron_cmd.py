@@ -80,7 +80,8 @@ def test_list_says_how_each_jobs_last_run_went_and_what_it_used(tmp_path: Path, 
     assert run_main(tmp_path, "cron", "run-due").returncode == 0
     after = datetime.now(UTC)
     listed = run_main(tmp_path, "cron", "list").stdout
-    ran = re.search(r" · chat desktop:plans · last run (.+): Answered \(1\.5k tokens\)\n$", listed)
+    # the run began the chat, so it named it after the reminder
+    ran = re.search(r" · chat “Reminder: Oven” · last run (.+): Answered \(1\.5k tokens\)\n$", listed)
     assert ran is not None and ran[1] in (local(before), local(after)), listed  # when it ran, not when due
 
 

@@ -14,6 +14,7 @@ from desktop.kernel.notices import OpenChat
 from desktop.kernel.paths import home
 from desktop.reminders import Reminders
 from desktop.scheduler import Scheduler
+from desktop.session.session import SessionStore
 from tests.conftest import Conversation
 from tests.fakeserver import FakeOpenAI
 from tests.reminders.conftest import START, App, Notes
@@ -75,6 +76,28 @@ async def test_a_reminder_whose_model_call_fails_still_delivers_its_own_text(
     assert "could not be reached" in delivered["content"]
     assert note.target == OpenChat("desktop:plans", len(session.messages) - 1)  # opens the chat at it
     assert [m for m in session.messages if m.get("failed")]  # the failure itself stays on record
+
+
+async def test_a_reminder_that_begins_a_chat_names_it_and_the_persons_first_words_there_leave_the_name(
+        app: App, fake: FakeOpenAI, notes: Notes) -> None:
+    """A reminder made in a chat that /new emptied since (or nobody typed in) comes due there: the chat is called
+    after the reminder, saved with it (a store reading the files afresh lists it so, as the chat list does after a
+    restart), and so is its notice, never the chat's key; what the person then types there keeps the name."""
+    assert app.core is not None
+    await app.cron(session="desktop:3f2a9c1e", action="add", message="Stand up and stretch", label="Stretch",
+                   **{"in": 60})
+    fake.add({"content": "Time to stretch!"})
+    await app.elapse()
+    [note] = await notes.wait(1)
+    assert note.title == "Reminder: Stretch" and note.body == "Time to stretch!"
+
+    async def listed() -> str:
+        return {i.key: i.title for i in await SessionStore(app.core.sessions.directory).list()}["desktop:3f2a9c1e"]
+
+    assert await listed() == "Reminder: Stretch"
+    fake.add({"content": "Well done."})
+    await Conversation(app.core, "desktop", "3f2a9c1e").ask("done, what next?")
+    assert await listed() == "Reminder: Stretch"
 
 
 async def test_each_kind_of_schedule_has_the_right_next_run_across_the_clock_change(

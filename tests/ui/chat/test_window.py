@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import json
+import os
 import sys
 from datetime import UTC, datetime, timedelta
 from pathlib import Path
@@ -22,10 +23,12 @@ from desktop.scheduler.schedules import At
 from desktop.session.session import Session
 from desktop.ui.bridge import CoreBridge
 from desktop.ui.chat.model import TranscriptModel
+from desktop.ui.chat.sidebar import DETAIL_ROLE, KEY_ROLE
 from desktop.ui.chat.window import ChatWindow
 from tests.fakeserver import FakeOpenAI, last_user_text
 from tests.ui.conftest import until
 
+SHOTS = os.environ.get("NANOBOT_SCREENSHOTS")  # a folder: save what the window looks like there
 TURN = 90  # seconds: the first model call imports litellm, slow on a loaded machine
 PNG = bytes.fromhex("89504e470d0a1a0a0000000d4948445200000001000000010806000000"
                     "1f15c4890000000d49444154789c6360000002000001e221bc330000000049454e44ae426082")
@@ -49,6 +52,12 @@ def click(qtbot, window: ChatWindow, index: int, action: str) -> None:  # type: 
     rect = window.view.control_rect(index, action)
     assert rect is not None, f"row {index} has no {action} control"
     qtbot.mouseClick(window.view.viewport(), Qt.MouseButton.LeftButton, pos=rect.center().toPoint())
+
+
+def listed_detail(window: ChatWindow, key: str) -> str:
+    """What the chat list says under a chat's title (when it was active · how many messages)."""
+    items = (window.sidebar.list.item(i) for i in range(window.sidebar.list.count()))
+    return next((str(item.data(DETAIL_ROLE)) for item in items if item.data(KEY_ROLE) == key), "")
 
 
 def saved_messages(bridge: CoreBridge, key: str) -> list[dict]:
@@ -226,6 +235,26 @@ async def test_a_reminder_whose_model_call_fails_shows_its_own_text_in_the_chat(
     assert "Call the dentist" in shown and "could not be reached" in shown
     saved = await bridge.load_chat("desktop:test")
     assert rows_from_messages(saved.messages)[-1].text == shown  # the same after a restart
+
+
+async def test_a_reminder_that_begins_a_chat_is_its_name_in_the_list_and_the_header(
+        window: ChatWindow, bridge: CoreBridge, fake: FakeOpenAI, qtbot) -> None:  # type: ignore[no-untyped-def]
+    """The open chat is empty (nobody typed in it, or /new emptied it) when a reminder made for it comes due: the
+    list and the window's header call it after the reminder, not "New chat" or its key, and what the person
+    then types there leaves the name."""
+    reminders = bridge.core.get(Reminders)
+    job = await reminders.add("desktop:test", At(datetime.now(UTC) + timedelta(hours=1)), "Call the dentist", "Dentist")
+    fake.add({"content": "Time to call the dentist."})
+    await reminders.run_now(job.id)
+    await until(lambda: window.sidebar.title_of("desktop:test") == "Reminder: Dentist", timeout=TURN)
+    assert window.title.text() == "Reminder: Dentist"
+    fake.add({"content": "Good luck."})
+    type_and_send(qtbot, window, "ok, calling now")
+    await until(lambda: not model_of(window).busy and model_of(window).rows[-1].text == "Good luck.", timeout=TURN)
+    await until(lambda: listed_detail(window, "desktop:test").endswith("3 messages"), message="listed again")
+    assert window.sidebar.title_of("desktop:test") == window.title.text() == "Reminder: Dentist"
+    if SHOTS:
+        window.grab().save(os.path.join(SHOTS, "chat-begun-by-a-reminder.png"))
 
 
 async def test_a_reminder_reads_by_its_name_and_when_it_runs_never_by_id(

@@ -202,8 +202,8 @@ async def test_a_jobs_last_runs_show_how_each_went_with_its_tokens_and_again_aft
             assert listed[1][1].startswith("Failed: ") and listed[1][1].endswith("model is overloaded")
             assert window.runs_model.item(1, 1).toolTip() == listed[1][1].removeprefix("Failed: ")
             assert window.runs_model.item(1, 1).foreground().color().name() == QColor(RED).name()
-            assert rows(window)[0][4] == "Untitled chat"  # the runs made the chat; nobody typed a title in it
-            assert window.table.columnWidth(4) >= window.table.sizeHintForColumn(4)  # whole, not "Un… chat"
+            assert rows(window)[0][4] == "Reminder: Oven"  # the runs made the chat: named after the reminder
+            assert window.table.columnWidth(4) >= window.table.sizeHintForColumn(4)  # whole, not "Remi…: Oven"
             shown.append((rows(window), listed))
             if SHOTS:
                 window.grab().save(os.path.join(SHOTS, f"reminders-runs-{start}.png"))
