@@ -37,6 +37,7 @@ from desktop.reminders.runs import Outcome, Run, outcome_words
 from desktop.reminders.tool import grants_in_words
 from desktop.scheduler.schedules import describe
 from desktop.ui.bridge import CoreBridge
+from desktop.ui.chats.names import ChatNames
 from desktop.ui.skills import dialogs
 from desktop.ui.skills.details import Notice
 from desktop.ui.skills.model import GREEN, RED
@@ -48,8 +49,6 @@ NO_JOB = "Select a reminder to see its last runs."
 SHORT = {Outcome.ANSWERED: "Answered", Outcome.FAILED: "Failed", Outcome.BUDGET: "Stopped by budget",
          Outcome.STOPPED: "Stopped", Outcome.MISSED: "Missed"}  # the last run in the jobs' table
 TROUBLE = (Outcome.FAILED, Outcome.BUDGET, Outcome.WANTED, Outcome.MISSED)  # shown in red
-UNTITLED = "Untitled chat"  # saved before anything titled it (a reminder that ran in a chat nobody typed in)
-DELETED = "Deleted chat"  # no longer saved: a run would start it again
 EMPTY = ("No reminders yet. Ask in any chat, for example “remind me in 20 minutes to stretch” or "
          "“every weekday at 9, summarise my calendar”.")
 
@@ -60,14 +59,6 @@ def next_run_words(job: Job) -> str:
     if job.paused:
         return "Paused"
     return local(job.next_run) if job.next_run is not None else "—"
-
-
-def chat_words(key: str, title: str | None) -> str:
-    """A job's chat as a person knows it: `title` is its title as the chat list reads it (which is the key itself
-    for a chat without one), None when no chat is saved under `key`. Keys mean nothing to a person."""
-    if title is None:
-        return DELETED
-    return title if title and title != key else UNTITLED
 
 
 def tools_words(job: Job) -> str:
@@ -152,7 +143,6 @@ class RemindersWindow(QWidget):
         change: a new job may be in a chat saved since)."""
         super().__init__(parent)
         self.reminders = reminders
-        self.bridge = bridge
         self.setWindowTitle("Reminders")
         self.resize(860, 420)
         # The question Delete asks; tests replace it with a plain coroutine.
@@ -160,7 +150,7 @@ class RemindersWindow(QWidget):
             lambda title, text, action: dialogs.confirm(self, title, text, action))
         # The tools dialog; tests replace it with a plain coroutine. None: cancelled.
         self.ask_tools: Callable[[Job], Awaitable[dict[str, Grant] | None]] = lambda job: ask_tools(self, job)
-        self._titles: dict[str, str] | None = None  # every saved chat's title, by key, once read
+        self.names = ChatNames(bridge)  # the jobs' chats, by their titles
         self.model = QStandardItemModel(0, 6, self)
         self.model.setHorizontalHeaderLabels(["Reminder", "When", "Next run", "Last run", "Chat", "Tools"])
         self.table = QTableView()
@@ -244,7 +234,7 @@ class RemindersWindow(QWidget):
             label = QStandardItem(job.label)
             label.setData(job.id, ID_ROLE)
             label.setToolTip(job.message)
-            chat = QStandardItem(self._chat_words(job.session))
+            chat = QStandardItem(self.names.words(job.session))
             chat.setToolTip(job.session)
             tools = QStandardItem(tools_words(job))
             if job.wanted:
@@ -327,18 +317,9 @@ class RemindersWindow(QWidget):
             spawn(self._load_titles())
 
     async def _load_titles(self) -> None:
-        titles = {info.key: info.title for info in await self.bridge.list_chats()}
+        await self.names.read()
         if isValid(self):  # closed for good meanwhile
-            self._titles = titles
             self.refresh()
-
-    def _chat_words(self, key: str) -> str:
-        """Nothing until the chats are read (a blink); then a chat saved since that reading by its title if it
-        is open somewhere, else as the reading found it."""
-        if self._titles is None:
-            return ""
-        loaded = self.bridge.session_title(key)
-        return chat_words(key, self._titles.get(key, loaded if loaded != key else None))
 
     def _show_runs(self, job: Job | None) -> None:
         """The selected job's last runs, newest first."""

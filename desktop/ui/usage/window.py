@@ -30,6 +30,7 @@ from desktop.kernel.atomic import atomic_write_text
 from desktop.kernel.taskset import spawn
 from desktop.kernel.work import Source
 from desktop.ui.bridge import CoreBridge
+from desktop.ui.chats.names import ChatNames
 from desktop.ui.skills.details import Notice
 from desktop.ui.skills.dialogs import run_dialog
 from desktop.ui.skills.model import GREEN, RED
@@ -40,8 +41,8 @@ from desktop.usage.report import Summary, Totals, first_day, midnight, to_csv, t
 from desktop.usage.settings import BudgetsConfig
 
 PERIODS = ((7, "Last 7 days"), (30, "Last 30 days"), (90, "Last 90 days"), (365, "Last year"))
-JOBS = {Source.REMINDER: "Reminders in {chat}", Source.HEARTBEAT: "Heartbeat", Source.SUBAGENT:
-        "Background tasks of {chat}", Source.DREAM: "Dream", Source.CONSOLIDATION: "Summaries of {chat}"}
+JOBS = {Source.REMINDER: "Reminders in “{chat}”", Source.HEARTBEAT: "Heartbeat", Source.SUBAGENT:
+        "Background tasks of “{chat}”", Source.DREAM: "Dream", Source.CONSOLIDATION: "Summaries of “{chat}”"}
 TOP_ROWS = 8
 
 
@@ -58,11 +59,10 @@ class UsageWindow(QWidget):
     def __init__(self, usage: Usage, bridge: CoreBridge, parent: QWidget | None = None) -> None:
         super().__init__(parent)
         self.usage = usage
-        self.bridge = bridge
         self.setWindowTitle("Usage")
         self.resize(900, 620)
         self.summary: Summary | None = None
-        self._titles: dict[str, str] = {}
+        self.names = ChatNames(bridge)  # the chats by their titles
         self.period = QComboBox()
         for days, label in PERIODS:
             self.period.addItem(label, days)
@@ -114,8 +114,7 @@ class UsageWindow(QWidget):
     async def reload(self) -> None:
         """Add up the period (off the GUI thread, from the per-day summary) while the chats' titles are read, then
         show both at once: `summary` is set only when the window is filled."""
-        summary, chats = await asyncio.gather(self.usage.summary(first_day(self.days)), self.bridge.list_chats())
-        self._titles = {info.key: info.title for info in chats}
+        summary, _ = await asyncio.gather(self.usage.summary(first_day(self.days)), self.names.read())
         self.summary = summary
         self.show_summary()
 
@@ -140,12 +139,10 @@ class UsageWindow(QWidget):
             f"<span style='color:{COLOURS[source]}'>■</span> {source.value} {tokens_text(totals.tokens)}"
             for source, totals in summary.by_source.items()))
         self.chart.show_summary(summary)
-        _fill(self.chats, [(self._title(session), totals) for _, session, totals in summary.top(False, TOP_ROWS)])
-        _fill(self.jobs, [(JOBS[source].format(chat=self._title(session)), totals)
+        words = self.names.words
+        _fill(self.chats, [(words(session), totals) for _, session, totals in summary.top(False, TOP_ROWS)])
+        _fill(self.jobs, [(JOBS[source].format(chat=words(session)), totals)
                           for source, session, totals in summary.top(True, TOP_ROWS)])
-
-    def _title(self, session: str) -> str:
-        return self._titles.get(session) or self.bridge.session_title(session)
 
     async def choose_export(self) -> None:
         dialog = QFileDialog(self, "Export usage as CSV")

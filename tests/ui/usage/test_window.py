@@ -15,6 +15,7 @@ from pathlib import Path
 import pytest
 
 from desktop.kernel.work import Source
+from desktop.session.session import SessionStore
 from desktop.ui.bridge import CoreBridge
 from desktop.ui.usage.window import UsageWindow
 from desktop.usage import Usage
@@ -78,8 +79,8 @@ async def test_the_last_30_days_by_day_source_chat_and_job(window: UsageWindow, 
                                     "cache), $0.0500")
     # Read from the log's end the first time; the per-day summary the later reads add up from is built behind it.
     await until(lambda: (home_dir / "data" / FILE_NAME).exists(), message="the per-day summary is built")
-    assert rows(window, "chats") == [["Trip plans", "4,400", "$0.0200"], ["quick:abc", "770", "—"]]
-    assert rows(window, "jobs") == [["Heartbeat", "9,100", "$0.0250"], ["Reminders in Trip plans", "2,050",
+    assert rows(window, "chats") == [["Trip plans", "4,400", "$0.0200"], ["Deleted chat", "770", "—"]]
+    assert rows(window, "jobs") == [["Heartbeat", "9,100", "$0.0250"], ["Reminders in “Trip plans”", "2,050",
                                                                          "$0.0050"]]
     three_days_ago = today - timedelta(days=3)
     assert window.chart.days[0] == today - timedelta(days=29) and window.chart.days[-1] == today
@@ -108,6 +109,40 @@ async def test_the_last_30_days_by_day_source_chat_and_job(window: UsageWindow, 
         ("heartbeat", "system:heartbeat", "9000", "0.025000"), ("reminder", "desktop:trip", "2000", "0.005000"),
         ("chat", "quick:abc", "700", ""), ("chat", "desktop:trip", "1000", "")]
     assert "Saved 6 calls" in window.notice.label.text()
+
+
+@pytest.fixture
+def logged_by_chat(home_dir: Path, today: date) -> None:
+    """Calls of three chats, written before the app starts: one titled, one saved without a title, one deleted."""
+    records = [CallRecord(at(today), Source.CHAT, "desktop:trip", "openai/gpt-4o", 3000, 0, 0, None),
+               CallRecord(at(today), Source.CHAT, "desktop:bare", "openai/gpt-4o", 2000, 0, 0, None),
+               CallRecord(at(today), Source.CHAT, "quick:gone", "openai/gpt-4o", 1000, 0, 0, None),
+               CallRecord(at(today), Source.REMINDER, "desktop:trip", "openai/gpt-4o", 500, 0, 0, None)]
+    path = home_dir / "data" / "usage.jsonl"
+    path.parent.mkdir(parents=True, exist_ok=True)
+    path.write_text("".join(json.dumps(r.to_json()) + "\n" for r in records))
+
+
+async def test_chats_are_named_by_their_saved_titles_never_by_their_keys(
+        logged_by_chat: None, bridge: CoreBridge, qtbot) -> None:  # type: ignore[no-untyped-def]
+    """Chats saved by an earlier run of the app (none of them loaded now) by their titles as the chat list shows
+    them, one saved before it got a title and one that is gone in words, as the Reminders window says them."""
+    earlier = SessionStore(bridge.core.sessions.directory)
+    trip = await earlier.load("desktop:trip")
+    trip.metadata["title"] = "Trip plans"
+    await earlier.append(trip, {"role": "user", "content": "Plan a trip"})
+    bare = await earlier.load("desktop:bare")
+    await earlier.append(bare, {"role": "user", "content": "Stretch", "kind": "scheduled"})
+    window = UsageWindow(bridge.core.get(Usage), bridge)
+    qtbot.addWidget(window)
+    window.resize(900, 620)
+    window.show()
+    await until(lambda: window.totals.text() != "Counting…", message="the log is read and shown")
+    assert bridge.session_title("desktop:trip") == "desktop:trip"  # not loaded: only its file knows its title
+    assert [row[0] for row in rows(window, "chats")] == ["Trip plans", "Untitled chat", "Deleted chat"]
+    assert [row[0] for row in rows(window, "jobs")] == ["Reminders in “Trip plans”"]
+    if SHOTS:
+        window.grab().save(os.path.join(SHOTS, "usage-chats-by-title.png"))
 
 
 async def test_budgets_have_their_page_in_settings_and_saving_it_holds_unattended_work(shell) -> None:  # type: ignore[no-untyped-def]
