@@ -15,7 +15,7 @@ import threading
 from collections.abc import Awaitable, Callable
 from typing import Any
 
-from desktop.kernel.wellformed import well_formed
+from desktop.kernel.wellformed import well_formed_json
 from desktop.providers import lookups, streaming, wire
 from desktop.providers.litellm_env import FORCED, offline_environment
 from desktop.usage import pricing
@@ -56,8 +56,10 @@ async def _serve(sock: socket.socket) -> None:
     running: dict[int, asyncio.Task[None]] = {}
 
     def send(message: dict[str, Any]) -> None:
+        """Everything the app gets from here is made well formed on its way out: a server's words (a refusal's
+        reason, a transcript) may hold a lone surrogate, which the frame cannot carry (the call never answered)."""
         if not writer.is_closing():
-            writer.write(wire.frame(message))
+            writer.write(wire.frame(well_formed_json(message)))
 
     to_app = _ToApp(send)
     logging.getLogger().addHandler(to_app)
@@ -111,7 +113,7 @@ class _ToApp(logging.Handler):
 
     def emit(self, record: logging.LogRecord) -> None:
         try:
-            message = {"log": {"level": record.levelno, "name": record.name, "text": well_formed(self.format(record))}}
+            message = {"log": {"level": record.levelno, "name": record.name, "text": self.format(record)}}
             if threading.get_ident() == self._thread:
                 self._send(message)
             else:

@@ -10,7 +10,7 @@ from collections.abc import Awaitable, Callable
 from dataclasses import dataclass
 from typing import Any
 
-from desktop.kernel.wellformed import well_formed
+from desktop.kernel.wellformed import well_formed, well_formed_json
 from desktop.tools.base import Tool, ToolContext, ToolError, ToolOutput, validate
 
 log = logging.getLogger(__name__)
@@ -122,14 +122,4 @@ def parse_arguments(raw: str | dict[str, Any]) -> dict[str, Any]:
         raise ToolError(f"arguments are not valid JSON ({exc.msg} at position {exc.pos}): {raw[:200]!r}") from None
     if not isinstance(value, dict):
         raise ToolError(f"arguments must be a JSON object, got {type(value).__name__}")
-    return _mended_json(value)
-
-
-def _mended_json(value: Any) -> Any:
-    if isinstance(value, str):
-        return well_formed(value)
-    if isinstance(value, list):
-        return [_mended_json(item) for item in value]
-    if isinstance(value, dict):
-        return {well_formed(key): _mended_json(item) for key, item in value.items()}
-    return value
+    return dict(well_formed_json(value))

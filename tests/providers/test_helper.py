@@ -4,7 +4,7 @@ Through real calls against the scripted server: the app's own process answers a 
 tiktoken or the openai client; the helper leaves after its idle time and the next call starts another; a helper
 that dies in the middle of an answer ends that call with words, and the next call works; and files a sandboxed
 command could have written where the app was started are never run by it; a failure inside it reaches the
-app's log."""
+app's log; a server's words with stray escapes in them reach the app mended (they once never reached it at all)."""
 
 from __future__ import annotations
 
@@ -24,10 +24,14 @@ from desktop.kernel.bus import TextDelta, TurnError, TurnFinished
 from desktop.providers import HELPER_FLAG
 from desktop.providers.helper import HelperFailed, ModelHelper
 from desktop.providers.model_thread import run_on_model_thread
-from tests.conftest import Conversation
+from tests.conftest import Conversation, session_lines
 from tests.fakeserver import FakeOpenAI
 
 ROOT = Path(__file__).parents[2]
+# A lone low and a lone high surrogate, a pair the wrong way round (two lone halves) and a whole pair, as a
+# server's JSON escapes them; and as the person reads them
+STRAY = "bad \udcff, half \ud83d, reversed \ude00\ud83d, whole \ud83d\ude00"
+MENDED = "bad \ufffd, half \ufffd, reversed \ufffd\ufffd, whole \U0001f600"
 TURN = """
 import asyncio, json, os, sys
 from desktop.config import Config
@@ -171,3 +175,17 @@ async def test_a_failure_inside_the_helper_is_written_to_the_app_s_log_not_lost_
         assert "Traceback" not in capfd.readouterr().err
     finally:
         await run_on_model_thread(helper.close())
+
+
+async def test_a_refusal_whose_words_hold_stray_escapes_is_said_mended_saved_and_the_chat_goes_on(
+        chat: Conversation, core: Core, fake: FakeOpenAI) -> None:
+    """The helper could not send such words to the app, so the turn waited for an answer that never came."""
+    fake.add({"status": 400, "body": {"error": {"message": STRAY, "type": "invalid_request_error"}}},
+             {"content": "Fine now."})
+    end = await chat.ask("hi", timeout=30)
+    assert isinstance(end, TurnError) and MENDED in end.message
+    failed = session_lines(core, chat.key)[-1]
+    assert failed["failed"] and MENDED in failed["error"]
+
+    end = await chat.ask("again")
+    assert isinstance(end, TurnFinished) and end.content == "Fine now."

@@ -10,6 +10,7 @@ from array import array
 
 from desktop.core import Core
 from desktop.kernel import secrets
+from desktop.kernel.bus import TurnFinished
 from desktop.kernel.work import Source
 from desktop.providers.tokens import count_text
 from desktop.usage import Usage
@@ -17,7 +18,8 @@ from desktop.usage.records import CallRecord
 from desktop.voice import Voice
 from desktop.voice.dictation import Dictation, Phase
 from desktop.voice.settings import VoiceConfig
-from tests.fakeserver import FakeOpenAI
+from tests.conftest import Conversation, session_lines
+from tests.fakeserver import FakeOpenAI, last_user_text
 from tests.memkeyring import MemoryKeyring
 from tests.pulse import PulseServer
 
@@ -125,6 +127,32 @@ async def test_the_servers_refusal_is_said_with_its_reason(core: Core, fake: Fak
     assert str(listener.dictation.problem) == (f"The speech server at http://127.0.0.1:{fake.port} refused the "
                                                "recording (HTTP 400): Unsupported language: klingon.")
     assert not listener.heard and listener.dictation.phase is Phase.IDLE
+
+
+async def test_stray_escapes_in_a_transcript_or_a_refusal_are_mended_and_the_message_saves(
+        core: Core, fake: FakeOpenAI, microphone: PulseServer) -> None:
+    """A speech server's JSON may escape lone surrogates; the model helper could not hand such text to the app,
+    so dictation waited out its time and said there was no answer."""
+    stray = "bad \udcff, half \ud83d, reversed \ude00\ud83d, whole \ud83d\ude00"
+    mended = "bad \ufffd, half \ufffd, reversed \ufffd\ufffd, whole \U0001f600"
+    fake.add_transcripts({"text": stray}, {"status": 400, "body": {"error": {"message": f"Refused: {stray}"}}})
+    listener = Listener(_voice(core, fake))
+    await listener.dictation.start()
+    await asyncio.sleep(0.3)
+    await listener.dictation.stop()
+    assert listener.dictation.problem is None and listener.heard == [mended]
+
+    chat = Conversation(core)
+    fake.add({"content": "Noted."})
+    end = await chat.ask(listener.heard[0])
+    assert isinstance(end, TurnFinished) and end.content == "Noted."
+    assert last_user_text(fake.requests[-1]) == mended
+    assert [m["content"] for m in session_lines(core, chat.key) if m.get("role") == "user"] == [mended]
+
+    await listener.dictation.start()
+    await asyncio.sleep(0.3)
+    await listener.dictation.stop()
+    assert str(listener.dictation.problem).endswith(f"refused the recording (HTTP 400): Refused: {mended}.")
 
 
 async def test_an_unreachable_server_and_a_refused_key_point_to_settings(
