@@ -19,6 +19,7 @@ from typing import Any
 
 import yaml
 
+from desktop.kernel.wellformed import well_formed, well_formed_json
 from desktop.workspace import access
 
 MAX_FILE_BYTES = 1024 * 1024
@@ -101,6 +102,9 @@ def parse_skill(path: Path, root: Path | None = None) -> SkillDoc:
     saying so, and nothing of the file it points at is read."""
     folder = path.parent.name
     base = root or path.parent
+    named = well_formed(folder)
+    if named != folder:  # the model could not be told where it is, nor the skill be named in a file
+        return _broken(named, path, "its folder's name is not UTF-8 text; rename the folder")
     try:
         with access.open_file(base, path.relative_to(base).as_posix()) as fh:
             size = os.fstat(fh.fileno()).st_size
@@ -130,7 +134,8 @@ def parse_skill_text(text: str, path: Path) -> SkillDoc:
         return _broken(folder, path, "no frontmatter: SKILL.md must start with a '---' line, the YAML "
                                      "fields (name, description), and another '---' line")
     try:
-        data = yaml.load(match.group(1), Loader=_YAML_LOADER)
+        # without libyaml, PyYAML reads a "\\ud800" escape as a lone surrogate (and a pair's as two halves)
+        data = well_formed_json(yaml.load(match.group(1), Loader=_YAML_LOADER))
     except yaml.YAMLError as exc:
         return _broken(folder, path, _yaml_message(exc))
     if data is None:
@@ -232,7 +237,7 @@ def _as_mapping(value: Any, where: str, warn: Callable[[str], None]) -> dict[str
         return {}
     if isinstance(value, str):
         try:
-            value = json.loads(value)
+            value = well_formed_json(json.loads(value))  # a lone surrogate's escape parses to one
         except json.JSONDecodeError as exc:
             warn(f"{where} is text but not valid JSON ({exc.msg}); ignored")
             return {}

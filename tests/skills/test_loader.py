@@ -11,10 +11,14 @@ import pytest
 import yaml
 
 from desktop.agent.context import ContextBuilder
+from desktop.core import Core
+from desktop.kernel.bus import TurnFinished
 from desktop.settings import Settings, SettingsError
 from desktop.skills.frontmatter import ERROR, WARNING, current_os
 from desktop.skills.loader import SkillsLoader, SkillStatus, set_skill_enabled
 from desktop.workspace.layout import ensure_workspace
+from tests.conftest import Conversation, session_lines
+from tests.fakeserver import FakeOpenAI
 
 
 def make_skill(root: Path, folder: str, frontmatter: str, body: str = "Do the thing.\n") -> Path:
@@ -402,3 +406,47 @@ def test_skills_that_lead_out_of_their_folder_are_listed_broken_and_never_read(t
         assert problem.level == ERROR and "is a link that leads outside" in problem.message, key
     assert statuses[("alias", "workspace")].doc.loadable and statuses[("real", "workspace")].doc.loadable
     assert "HIDDEN BODY" not in "\n".join(loader_for(roots).prompt_sections() + [str(statuses)])
+
+
+# --- text that is not well formed (desktop/kernel/wellformed.py) ----------------------------------
+# A sandboxed command writes the workspace's skills folder. A folder name that is not UTF-8, or a lone surrogate's
+# escape in the frontmatter, once put a lone surrogate in the system prompt: every turn of every chat failed with an
+# internal error while the skill was there. Through real turns.
+
+def system_prompt(fake: FakeOpenAI) -> str:
+    return str(fake.requests[-1]["messages"][0]["content"])
+
+
+async def test_a_skill_folder_named_in_bytes_that_are_not_utf8_is_broken_and_the_chats_go_on(
+        core: Core, chat: Conversation, fake: FakeOpenAI) -> None:
+    skills = os.path.join(os.fsencode(core.workspace), b"skills")
+    for name in (b"caf\xe9", b"stray-\xff\xfe", b"half-\xf0\x9f"):
+        os.makedirs(os.path.join(skills, name))
+        with open(os.path.join(skills, name, b"SKILL.md"), "w", encoding="utf-8") as handle:
+            handle.write("---\nname: brew\ndescription: Brews coffee.\n---\nBrew.\n")
+    fake.add({"content": "Hello."}, {"content": "Still here."})
+    end = await chat.ask("hi")
+    assert isinstance(end, TurnFinished) and end.content == "Hello."
+    assert "Brews coffee" not in system_prompt(fake)
+    assert session_lines(core, chat.key)[-1]["content"] == "Hello."
+    assert isinstance(await chat.ask("and now?"), TurnFinished)
+
+    broken = {s.name: messages(s, ERROR) for s in core.context.skills.scan() if not s.doc.loadable}
+    assert broken == {name: ["its folder's name is not UTF-8 text; rename the folder"]
+                      for name in ("caf\ufffd", "stray-\ufffd\ufffd", "half-\ufffd\ufffd")}
+
+
+async def test_stray_escapes_in_a_skill_s_frontmatter_are_mended_in_the_prompt(
+        core: Core, chat: Conversation, fake: FakeOpenAI, monkeypatch: pytest.MonkeyPatch) -> None:
+    """Its metadata as a JSON text (the Agent Skills format's way), whose escapes JSON reads as lone surrogates;
+    and, where PyYAML has no libyaml, the YAML's own escapes, a whole pair's read as two halves."""
+    monkeypatch.setattr("desktop.skills.frontmatter._YAML_LOADER", yaml.SafeLoader)
+    make_skill(core.workspace / "skills", "brew", 'name: brew\ndescription: "Makes \\ud83d\\ude00 tea \\udcff"\n'
+               'metadata: \'{"nanobot": {"requires": {"bins": ["pot-\\ud800", "kettle-\\udcff"]}}}\'')
+    fake.add({"content": "Hello."}, {"content": "Still here."})
+    end = await chat.ask("hi")
+    assert isinstance(end, TurnFinished) and end.content == "Hello."
+    assert "<description>Makes \U0001f600 tea \ufffd</description>" in system_prompt(fake)
+    assert "<requires>CLI: pot-\ufffd, CLI: kettle-\ufffd</requires>" in system_prompt(fake)
+    assert session_lines(core, chat.key)[-1]["content"] == "Hello."
+    assert isinstance(await chat.ask("and now?"), TurnFinished)
