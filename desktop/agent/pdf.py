@@ -12,6 +12,8 @@ import io
 import logging
 from dataclasses import dataclass
 
+from desktop.kernel.wellformed import well_formed
+
 log = logging.getLogger(__name__)
 
 PAGE_LIMIT = 500
@@ -46,7 +48,7 @@ def pdf_text(data: bytes) -> PdfText:
         parts: list[str] = []
         size, cut = 0, pages > PAGE_LIMIT
         for number, page in enumerate(reader.pages[:PAGE_LIMIT], start=1):
-            text = page.extract_text().strip()
+            text = well_formed(page.extract_text()).strip()  # a font's map may name lone surrogates
             if text:
                 parts.append(f"[Page {number}]\n{text}")
                 size += len(text)

@@ -150,6 +150,22 @@ async def test_a_pdfs_text_reaches_the_model_with_its_page_count(
     assert (core.workspace / "attachments" / "cli_test" / "Q3_report.pdf").read_bytes() == report.read_bytes()
 
 
+async def test_a_pdf_whose_font_maps_to_lone_surrogates_is_read_mended_and_the_chat_goes_on(
+        chat: Conversation, core: Core, fake: FakeOpenAI, tmp_path: Path) -> None:
+    """A PDF's font says which characters its codes stand for, in UTF-16 code units; pypdf passes lone halves on,
+    which once kept the message from being saved or sent."""
+    letter = tmp_path / "letter.pdf"
+    letter.write_bytes(pdf(["lone H, low L, reversed SH, whole HS"], {"H": "D83D", "L": "DCFF", "S": "DE00"}))
+    fake.add({"content": "Read it."}, {"content": "Still here."})
+    end = await chat.ask("what does it say?", media=[str(letter)])
+    assert isinstance(end, TurnFinished) and end.content == "Read it."
+    shown = "[Page 1]\nlone \ufffd, low \ufffd, reversed \ufffd\ufffd, whole \U0001f600\n[End of letter.pdf]"
+    assert shown in last_user_text(fake.requests[-1])
+    assert shown in saved_user(core, chat.key)["content"]
+    end = await chat.ask("and now?")
+    assert isinstance(end, TurnFinished) and end.content == "Still here."
+
+
 async def test_a_long_pdf_is_read_from_its_text_file_and_a_scan_or_a_broken_one_is_named(
         chat: Conversation, core: Core, fake: FakeOpenAI, tmp_path: Path) -> None:
     book = tmp_path / "manual.pdf"
