@@ -23,6 +23,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 
 from desktop.agent.pdf import NotReadable, is_pdf, page_count, pdf_text
+from desktop.kernel.wellformed import well_formed
 from desktop.workspace import access
 
 ATTACHMENT_LIMIT = 50 * 1024 * 1024  # a larger file is not attached: the person is told when attaching
@@ -59,7 +60,9 @@ def is_image(path: str) -> bool:
 def problem(path: str) -> str | None:
     """Why `path` cannot be attached, in words for the person (None: it can). For the moment of attaching;
     `prepare` finds out again when the message goes."""
-    shown = Path(path).name or path
+    shown = well_formed(Path(path).name or path)
+    if well_formed(path) != path:  # given on a command line: the saved message could not keep its name or path
+        return f"{shown} cannot be attached: its path is not UTF-8 text; rename it"
     try:
         info = os.stat(path)
     except FileNotFoundError:

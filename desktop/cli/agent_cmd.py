@@ -29,6 +29,7 @@ from desktop.kernel.bus import (
 from desktop.kernel.channels import Channel, session_key
 from desktop.kernel.questions import Question, Questions
 from desktop.kernel.taskset import spawn
+from desktop.kernel.wellformed import well_formed
 from desktop.subagents import Subagents
 
 NO_TERMINAL_HINT = ("there is no terminal to ask on: run `nanobot-tray agent` with --yes to allow such calls for "
@@ -174,7 +175,8 @@ async def _turn(core: Core, key: str, text: str, stream: bool, out: Output,
 
 async def _one_turn(core: Core, chat_id: str, text: str, out: Output, wait: bool = True,
                     files: list[str] | None = None) -> int:
-    key = session_key(Channel.CLI, chat_id)
+    key = _key(chat_id)
+    text = well_formed(text)  # see `_key`
     wrong = _unattachable(files or [])
     if wrong:  # in the app, the files are first seen here
         out.err(f"error: {wrong}")
@@ -209,14 +211,21 @@ def _leave(core: Core, key: str, out: Output) -> int:
     return 0
 
 
+def _key(chat_id: str) -> str:
+    """The chat's key. What the person typed is mended (desktop/kernel/wellformed.py): a command line or a
+    terminal in another encoding gives Python bytes that are not UTF-8 as lone surrogates, which the chat's file
+    and the request cannot hold."""
+    return session_key(Channel.CLI, well_formed(chat_id))
+
+
 async def _interactive(core: Core, chat_id: str) -> int:
-    key = session_key(Channel.CLI, chat_id)
+    key = _key(chat_id)
     loop = asyncio.get_running_loop()
     print(f"Nanobot ({core.config.model}) — session {key}. Ctrl+C or /stop stops a turn, Ctrl+D quits.",
           file=sys.stderr)
     while True:
         try:
-            line = await loop.run_in_executor(None, input, "you> ")
+            line = well_formed(await loop.run_in_executor(None, input, "you> "))  # see `_key`
         except EOFError:
             print(file=sys.stderr)
             return 0

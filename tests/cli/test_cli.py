@@ -3,6 +3,7 @@
 
 from __future__ import annotations
 
+import json
 import os
 import shutil
 import subprocess
@@ -112,6 +113,32 @@ def test_agent_attaches_files_with_a(tmp_path: Path, fake: FakeOpenAI) -> None:
     alone = run_main(tmp_path, "agent", "-a", str(notes))
     assert alone.returncode == 2 and "-a attaches files to the message given with -m" in alone.stderr
     assert len(fake.requests) == asked  # nothing reached the model
+
+
+def test_bytes_that_are_not_utf8_in_a_message_a_chat_name_or_a_file_name_are_mended_or_refused(
+        tmp_path: Path, fake: FakeOpenAI) -> None:
+    """A terminal in another encoding hands Python such bytes as lone surrogates, which once ended the turn with an
+    internal error and left the chat unsaveable; a file's name is refused with why (a path mended is another)."""
+    write_config(tmp_path, model="openai/test", api_base=fake.base_url)
+    typed = os.fsdecode(b"caf\xe9, stray \xff\xfe, half \xf0\x9f")  # Latin-1, two stray bytes, a cut sequence
+    mended = "caf\ufffd, stray \ufffd\ufffd, half \ufffd\ufffd"
+    for _ in range(2):  # and the chat goes on
+        result = run_main(tmp_path, "agent", "-m", typed, "-s", os.fsdecode(b"caf\xe9"))
+        assert (result.returncode, result.stdout) == (0, f"echo: {mended}\n"), result.stderr
+    saved = (tmp_path / "data" / "sessions" / "cli%3Acaf%EF%BF%BD.jsonl").read_text(encoding="utf-8")
+    assert [json.loads(line).get("content") for line in saved.splitlines()[1:]] == [mended, f"echo: {mended}"] * 2
+
+    result = run_main(tmp_path, "agent", stdin=os.fsdecode(b"hi \xe9 there\n"))  # a surrogateescape terminal
+    assert result.returncode == 0 and "echo: hi \ufffd there" in result.stdout, result.stderr
+
+    note = os.path.join(os.fsencode(tmp_path), b"note-\xe9.txt")
+    with open(note, "wb") as handle:
+        handle.write(b"hello")
+    asked = len(fake.requests)
+    result = run_main(tmp_path, "agent", "-m", "read it", "-a", os.fsdecode(note))
+    assert result.returncode == 2 and "error: note-\ufffd.txt cannot be attached: its path is not UTF-8 text; " \
+        "rename it; nothing was sent" in result.stderr
+    assert len(fake.requests) == asked
 
 
 def test_interactive_chat(tmp_path: Path, fake: FakeOpenAI) -> None:
