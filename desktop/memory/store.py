@@ -15,6 +15,7 @@ from pathlib import Path
 from typing import Any, BinaryIO
 
 from desktop.kernel.atomic import parse_jsonl
+from desktop.kernel.wellformed import well_formed
 from desktop.session.session import now_iso
 from desktop.workspace import access
 from desktop.workspace.layout import DREAM_CURSOR_FILE, HISTORY_FILE
@@ -39,11 +40,13 @@ class HistoryEntry:
 
     @staticmethod
     def from_record(record: dict[str, Any]) -> HistoryEntry | None:
+        """The entry of a line of history.jsonl, whose text is mended (desktop/kernel/wellformed.py): a sandboxed
+        command can write the file, and a lone surrogate's escape in it once made every Dream fail."""
         cursor = record.get("cursor")
         if not isinstance(cursor, int) or isinstance(cursor, bool):
             return None
-        return HistoryEntry(cursor, str(record.get("timestamp", "")), str(record.get("session_key", "")),
-                            str(record.get("content", "")))
+        return HistoryEntry(cursor, *(well_formed(str(record.get(key, "")))
+                                      for key in ("timestamp", "session_key", "content")))
 
 
 class MemoryStore:

@@ -139,6 +139,23 @@ async def test_failing_analysis_changes_nothing(core: Core, fake: FakeOpenAI) ->
     assert core.get(Memory).store.dream_cursor() == 1
 
 
+async def test_stray_escapes_written_into_the_history_are_mended_and_dream_goes_on(core: Core, fake: FakeOpenAI) -> None:
+    """history.jsonl lies in the workspace, which sandboxed commands write; a lone surrogate's escape there once made
+    every run fail before it asked the model."""
+    store = core.get(Memory).store
+    store.history_file.parent.mkdir(exist_ok=True)
+    with open(store.history_file, "a", encoding="utf-8") as handle:  # as `echo ... >> memory/history.jsonl` would
+        handle.write('{"cursor": 1, "timestamp": "2026-11-28T10:00:00", "session_key": "x\\udcff", '
+                     '"content": "high \\ud800, low \\udcff, reversed \\ude00\\ud83d, whole \\ud83d\\ude00"}\n')
+    add_history(core, "Sam likes tea")
+    fake.add({"content": "[SKIP]"}, {"content": "[SKIP]"})
+    assert (await core.get(Memory).dream.run()).processed == 2
+    assert "high \ufffd, low \ufffd, reversed \ufffd\ufffd, whole \U0001f600" in fake.requests[-1]["messages"][-1]["content"]
+    assert store.dream_cursor() == 2
+    add_history(core, "Sam likes green tea")
+    assert (await core.get(Memory).dream.run()).processed == 1
+
+
 async def test_failure_while_applying_keeps_whole_edits_and_the_cursor(core: Core, fake: FakeOpenAI) -> None:
     add_history(core, "Sam, Atlas")
     fake.add({"content": FINDINGS}, apply_steps()[0], *[{"status": 500}] * 4)
