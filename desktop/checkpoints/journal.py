@@ -85,7 +85,7 @@ class Journal:
             return
         self.turns = list(kept)
         lines = [line for turn in kept for line in ([_record(turn)] + ([{"undone": turn.id}] if turn.undone else []))]
-        text = "".join(json.dumps(line, ensure_ascii=False) + "\n" for line in lines)
+        text = "".join(json.dumps(line) + "\n" for line in lines)  # escaped: see `_write`
         await asyncio.to_thread(atomic_write_text, self.path, text)
 
     async def mark_undone(self, turn: TurnChanges) -> None:
@@ -99,7 +99,9 @@ class Journal:
             await self._write({"moved": old, "to": new})
 
     async def _write(self, record: dict[str, Any]) -> None:
-        await asyncio.to_thread(append_jsonl, self.path, [record])
+        """Escaped: a path that is not UTF-8 (a sandboxed command can name a file so) is kept as the OS names it,
+        which an undo needs; its line could not be written at all before, and the turn's changes were lost."""
+        await asyncio.to_thread(append_jsonl, self.path, [record], escaped=True)
 
     def _apply(self, record: dict[str, Any], by_id: dict[str, TurnChanges]) -> None:
         try:

@@ -12,6 +12,7 @@ from desktop.checkpoints.journal import Change, TurnChanges
 from desktop.checkpoints.restore import kind
 from desktop.checkpoints.scan import OverLimit
 from desktop.checkpoints.undone import Conflict
+from desktop.kernel.wellformed import well_formed
 
 NOTE_NAMES = 20  # the files an undo's note names for the model; more are counted
 
@@ -32,8 +33,14 @@ def _megabytes(size: int) -> str:
     return f"{size / 2**20:,.0f}" if size >= 2**20 else f"{size / 2**20:.1f}"
 
 
+def _named(path: str) -> str:
+    """A workspace path as the chat says it. A name that is not UTF-8 (a sandboxed command can make one) shows U+FFFD
+    where its bytes were: the chat's file cannot hold it as it is (the journal keeps it exactly)."""
+    return f"`{well_formed(path)}`"
+
+
 def path_list(paths: list[str]) -> str:
-    shown = ", ".join(f"`{p}`" for p in paths[:8])
+    shown = ", ".join(_named(p) for p in paths[:8])
     return shown + (f" and {len(paths) - 8} more" if len(paths) > 8 else "")
 
 
@@ -75,9 +82,9 @@ class Outcome:
         files = _files(self.done)
         if not files and not self.overwritten and not self.left:
             return f"Undid “{self.turn.label}”: its files were already as before it."
-        lines = [f"- {_SAID[c.verb]} `{c.path}`" for c in files]
-        lines += [f"- put back `{c.path}` over what it held since (copied first)" for c in self.overwritten]
-        lines += [f"- left `{c.path}` as it is now" for c in self.left]
+        lines = [f"- {_SAID[c.verb]} {_named(c.path)}" for c in files]
+        lines += [f"- put back {_named(c.path)} over what it held since (copied first)" for c in self.overwritten]
+        lines += [f"- left {_named(c.path)} as it is now" for c in self.left]
         where = f"\n\nWhat the overwritten files held is kept in `{self.kept}`." if self.kept else ""
         return f"Undid the file changes of “{self.turn.label}”:\n\n" + "\n".join(lines) + where
 
@@ -92,7 +99,8 @@ class Outcome:
         if said:  # the first count says what is counted
             said[0] = f"{parts[0][0]} file{'s' if parts[0][0] != 1 else ''} {parts[0][1]}"
         what = ", ".join(said) or "its files were already as before it"
-        named = [f"{_SAID[c.verb]} `{c.path}`" for c in files] + [f"put back `{c.path}`" for c in self.overwritten]
+        named = [f"{_SAID[c.verb]} {_named(c.path)}" for c in files] + \
+            [f"put back {_named(c.path)}" for c in self.overwritten]
         names = ", ".join(named[:NOTE_NAMES]) + (f" and {len(named) - NOTE_NAMES} more" if len(named) > NOTE_NAMES
                                                  else "")
         left = f" Left as they are: {path_list([c.path for c in self.left])}." if self.left else ""

@@ -34,10 +34,12 @@ def atomic_write_bytes(path: Path, data: bytes) -> None:
     _fsync_dir(path.parent)
 
 
-def append_jsonl(path: Path, records: list[dict[str, Any]]) -> None:
-    """Append records as JSON lines and flush them to disk; a crash loses at most the last line."""
+def append_jsonl(path: Path, records: list[dict[str, Any]], *, escaped: bool = False) -> None:
+    """Append records as JSON lines and flush them to disk; a crash loses at most the last line. `escaped`: every
+    character past ASCII as its JSON escape, so a file name that is not UTF-8 (a lone surrogate in Python) is kept
+    exactly, for a file that must name files as the OS does."""
     path.parent.mkdir(parents=True, exist_ok=True)
-    data = "".join(json.dumps(r, ensure_ascii=False) + "\n" for r in records)
+    data = "".join(json.dumps(r, ensure_ascii=escaped) + "\n" for r in records)
     with open(path, "a", encoding="utf-8") as fh:
         fh.write(data)
         fh.flush()

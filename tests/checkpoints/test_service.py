@@ -15,7 +15,7 @@ from typing import Any
 from desktop.checkpoints import Checkpoints
 from desktop.core import Core
 from desktop.kernel.bus import TurnFinished
-from tests.conftest import Conversation, write_config
+from tests.conftest import Conversation, session_lines, write_config
 from tests.fakeserver import FakeOpenAI
 
 BINARY = bytes(range(256)) * 40
@@ -213,6 +213,39 @@ async def test_what_a_turn_changed_survives_a_restart(model_config: dict[str, An
         chat = Conversation(again)
         assert "removed `kept.txt`" in await undo(chat)
         assert not (again.workspace / "kept.txt").exists()
+    finally:
+        await again.close()
+
+
+async def test_files_named_in_bytes_that_are_not_utf8_are_undone_after_a_restart_and_named_mended(
+        model_config: dict[str, Any], memory_keyring: Any, fake: FakeOpenAI) -> None:
+    """A sandboxed command can name files so. What its turn changed could not be written down (so it was gone after
+    a restart), and the undo's note could not be saved: the undo never answered and the chat failed from then on."""
+    from desktop.core import build_core
+    names = {b"caf\xe9.txt": "caf\ufffd.txt", b"stray-\xff\xfe": "stray-\ufffd\ufffd", b"half-\xf0\x9f": "half-\ufffd\ufffd"}
+    first = build_core()
+    await first.start()
+    try:
+        chat = Conversation(first)
+        await turn(first, chat, fake, exec_call(  # octal escapes: the command's own text is UTF-8
+            "for name in 'caf\\351.txt' 'stray-\\377\\376' 'half-\\360\\237'; do printf x > \"$(printf \"$name\")\"; done"))
+        workspace = os.fsencode(first.workspace)
+        assert all(os.path.exists(os.path.join(workspace, name)) for name in names)
+    finally:
+        await first.close()
+    again = build_core()
+    await again.start()
+    try:
+        chat = Conversation(again)
+        said = await undo(chat)
+        assert all(f"removed `{shown}`" in said for shown in names.values()), said
+        assert not any(os.path.exists(os.path.join(workspace, name)) for name in names)
+        [note] = [m for m in session_lines(again, chat.key) if m.get("kind") == "notice"]
+        assert note["content"].startswith("[Undid the changes of “please change the files”: 3 files removed]")
+        assert all(f"removed `{shown}`" in note["content"] for shown in names.values())
+        fake.add({"content": "Still here."})
+        end = await chat.ask("and now?")
+        assert isinstance(end, TurnFinished) and end.content == "Still here."
     finally:
         await again.close()
 
