@@ -21,6 +21,7 @@ from desktop.agent.runner import Runner
 from desktop.config import Config
 from desktop.kernel import work
 from desktop.kernel.channels import Channel, session_key
+from desktop.kernel.wellformed import well_formed
 from desktop.memory.consolidator import budget_of
 from desktop.memory.git_history import FILE_LIMIT, GitHistory, is_memory_path
 from desktop.memory.store import HistoryEntry, MemoryStore
@@ -208,7 +209,9 @@ def _taken_skill_names(workspace: Path) -> frozenset[str]:
         except OSError as exc:
             access.report(exc, folder or str(root))
             continue
-        names.update(e.name for e in entries if e.kind in ("dir", "link"))
+        # as the model reads them: a name that is not UTF-8 (a sandboxed command can make one) mended, since the
+        # request cannot carry it; such a folder is no skill the model could name anyway
+        names.update(well_formed(e.name) for e in entries if e.kind in ("dir", "link"))
     return frozenset(names)
 
 

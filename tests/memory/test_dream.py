@@ -156,6 +156,23 @@ async def test_stray_escapes_written_into_the_history_are_mended_and_dream_goes_
     assert (await core.get(Memory).dream.run()).processed == 1
 
 
+async def test_skill_folders_named_in_bytes_that_are_not_utf8_are_named_mended_and_dream_goes_on(
+        core: Core, fake: FakeOpenAI) -> None:
+    """Dream tells the model which skill names are taken; such a folder's name (a sandboxed command can make one) once
+    made every run fail before it asked the model."""
+    skills = os.path.join(os.fsencode(core.workspace), b"skills")
+    for name in (b"caf\xe9", b"stray-\xff\xfe", b"half-\xf0\x9f"):
+        os.makedirs(os.path.join(skills, name))
+    add_history(core, "Sam likes tea")
+    fake.add({"content": "[SKIP]"})
+    assert (await core.get(Memory).dream.run()).processed == 1
+    sent = fake.requests[-1]["messages"][-1]["content"]
+    assert all(name in sent for name in ("caf\ufffd", "stray-\ufffd\ufffd", "half-\ufffd\ufffd"))
+    add_history(core, "Sam likes green tea")
+    fake.add({"content": "[SKIP]"})
+    assert (await core.get(Memory).dream.run()).processed == 1
+
+
 async def test_failure_while_applying_keeps_whole_edits_and_the_cursor(core: Core, fake: FakeOpenAI) -> None:
     add_history(core, "Sam, Atlas")
     fake.add({"content": FINDINGS}, apply_steps()[0], *[{"status": 500}] * 4)
