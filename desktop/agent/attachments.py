@@ -19,6 +19,7 @@ import mimetypes
 import os
 import re
 import stat
+from collections.abc import Mapping
 from dataclasses import dataclass, field
 from pathlib import Path
 
@@ -80,14 +81,17 @@ def problem(path: str) -> str | None:
     return None
 
 
-def prepare(text: str, media: list[str], workspace: Path, session_key: str) -> Prepared:
-    """The message the model reads for `text` with `media` attached (blocking: run it in a thread)."""
+def prepare(text: str, media: list[str], workspace: Path, session_key: str,
+            sent_as: Mapping[str, str] | None = None) -> Prepared:
+    """The message the model reads for `text` with `media` attached (blocking: run it in a thread). `sent_as`:
+    the names files were first sent by, where `media` names their workspace copies (a Retry): the message keeps
+    those names, for the person and the model, and the copies are used where they are."""
     notes: list[str] = []
     images: list[str] = []
     kept: list[str] = []
     names: list[str] = []
     for item in media:
-        name = Path(item).name or item
+        name = (sent_as or {}).get(item) or Path(item).name or item
         if is_image(item):
             images.append(item)
             kept.append(item)

@@ -248,7 +248,7 @@ class AgentLoop:
         """The turn's message, with its attachments read, saved before the model is called; and what a retry
         replaced (the failed answer it takes the place of)."""
         attached = await asyncio.to_thread(attachments.prepare, text, msg.media, self.context.workspace,
-                                           session.key) if msg.media else attachments.Prepared(text)
+                                           session.key, msg.names) if msg.media else attachments.Prepared(text)
         user: dict[str, Any] = {"role": "user", "content": attached.content}
         if attached.content != msg.content:
             user["typed"] = msg.content  # what the person wrote, shown as their message (content adds the files)

@@ -10,6 +10,7 @@ from __future__ import annotations
 import itertools
 import json
 import time
+from collections.abc import Mapping
 from dataclasses import dataclass, field
 from enum import Enum
 from typing import Any, Protocol
@@ -150,9 +151,12 @@ class Transcript:
         self.changes.inserted()
         return row
 
-    def add_user(self, text: str, media: list[str] | None = None) -> ChatRow:
+    def add_user(self, text: str, media: list[str] | None = None, names: Mapping[str, str] | None = None) -> ChatRow:
+        """The person's message as sent; `names`: what files of `media` were first sent by (InboundMessage.names)."""
         self._settle_failure()
-        return self.append(ChatRow(Kind.USER, text, tuple(media or ())))
+        files = tuple(media or ())
+        sent_as = tuple(names.get(path) or _file_name(path) for path in files) if names else ()
+        return self.append(ChatRow(Kind.USER, text, files, sent_as))
 
     def _settle_failure(self) -> None:
         """Only the latest failed turn offers Retry, while nothing came after it: then it becomes a note, as a
@@ -487,8 +491,12 @@ def rows_from_task_file(raw: str) -> list[ChatRow]:
 def attachment_names(row: ChatRow) -> dict[str, str]:
     """Each attachment's path and the name its chip shows: the name it was sent by, the same live (the path the
     person attached) and read again (the saved message keeps it beside the workspace copy's path)."""
-    names = row.names or tuple(path.replace("\\", "/").rsplit("/", 1)[-1] for path in row.media)
+    names = row.names or tuple(_file_name(path) for path in row.media)
     return dict(zip(row.media, names, strict=True))
+
+
+def _file_name(path: str) -> str:
+    return path.replace("\\", "/").rsplit("/", 1)[-1]
 
 
 def _names(saved: Any, media: tuple[str, ...]) -> tuple[str, ...]:

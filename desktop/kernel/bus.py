@@ -38,6 +38,9 @@ class InboundMessage:
     # Resolved with the turn's end (TurnFinished or TurnError) by the loop: what `AgentLoop.ask` awaits.
     reply: asyncio.Future[TurnFinished | TurnError] | None = field(default=None, repr=False, compare=False)
     redo: bool = False  # Retry, Regenerate or Edit: it replaces the chat's last turn instead of adding one
+    # The names files of `media` were first sent by, where their paths now name the workspace copies (a Retry, an
+    # Edit of a message read from its chat's file): the message and the model keep calling them so.
+    names: dict[str, str] = field(default_factory=dict)
     # The slash command it is ("/new"), parsed once when the loop takes it; a stop is one from the start.
     command: str | None = None
     # What the app calls a chat its message begins ("Reminder: stretch"; desktop/session/titles.py).

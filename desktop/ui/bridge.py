@@ -42,10 +42,10 @@ class CoreBridge(QObject):
         self._unsubscribe = core.bus.subscribe(self._heard)
         self._pending = TaskSet("the bridge")
 
-    def send(self, session_key: str, text: str, media: list[str] | None = None, *, redo: bool = False) -> None:
-        """Queue a message for the agent; `session_key` is `channel:chat_id`. `redo`: it replaces the chat's last
-        turn (Retry, Regenerate, Edit)."""
-        message = InboundMessage(session_key, text, list(media or []), redo=redo)
+    def send(self, session_key: str, text: str, media: list[str] | None = None, *, redo: bool = False,
+             names: dict[str, str] | None = None) -> None:
+        """Queue a message for the agent (`session_key`: `channel:chat_id`; `redo` and `names` as InboundMessage)."""
+        message = InboundMessage(session_key, text, list(media or []), redo=redo, names=dict(names or {}))
         self._pending.spawn(self.core.bus.publish_inbound(message))
 
     def _heard(self, event: Event) -> None:

@@ -6,7 +6,7 @@ how long): it reaches the model as an attached file, inline up to the attachment
 from __future__ import annotations
 
 import asyncio
-from collections.abc import Callable
+from collections.abc import Callable, Mapping
 from pathlib import Path
 from typing import TYPE_CHECKING
 
@@ -125,7 +125,7 @@ class _Input(QPlainTextEdit):
 
 
 class Composer(QFrame):
-    submitted = Signal(str, list)  # text, attached file paths
+    submitted = Signal(str, list, dict)  # text, attached file paths, the names files were first sent by
     stop_requested = Signal()
 
     def __init__(self, commands: CommandList, thumbnails: Thumbnails, pasted_dir: Path,
@@ -140,6 +140,7 @@ class Composer(QFrame):
         self._thumbnails = thumbnails
         self._pasted_dir = pasted_dir
         self.attachments: list[str] = []
+        self._sent_as: dict[str, str] = {}  # attached path -> the name it was first sent by (an edited message's)
         self._busy = False
         self._dialog: QFileDialog | None = None
 
@@ -223,13 +224,14 @@ class Composer(QFrame):
         if self.context is not None and self.context.read_first(self.submit):
             return  # sent once what is read when sent (an MCP resource) has been
         files = list(self.attachments)
+        names = {path: self._sent_as[path] for path in files if path in self._sent_as}
         if self.context is not None:
             text, captured = self.context.message(text)
             files += captured
             self.context.clear()
         self.input.clear()
         self.clear_attachments()
-        self.submitted.emit(text, files)
+        self.submitted.emit(text, files, names)
 
     def _dictated(self, text: str, send: bool) -> None:
         """What was said lands where the cursor is, to edit before sending; or is sent at once."""
@@ -265,9 +267,10 @@ class Composer(QFrame):
             self._dialog.finished.connect(lambda _result: self.input.setFocus())  # chosen or cancelled
         self._dialog.open()
 
-    def add_files(self, paths: list[str]) -> None:
+    def add_files(self, paths: list[str], names: Mapping[str, str] | None = None) -> None:
         """Attach each file; one that cannot be (a folder, missing, unreadable, too large) is named in the hint
-        line, with why, and left out."""
+        line, with why, and left out. `names`: what files were first sent by (an edited message's workspace
+        copies), shown on their chips and sent with them."""
         refused = []
         for path in paths:
             wrong = attachment_problem(path)
@@ -275,6 +278,8 @@ class Composer(QFrame):
                 refused.append(wrong)
             elif path not in self.attachments:
                 self.attachments.append(path)
+                if names and names.get(path):
+                    self._sent_as[path] = names[path]
                 self._add_chip(path)
         self._chip_row.setVisible(bool(self.attachments))
         if refused:
@@ -321,6 +326,7 @@ class Composer(QFrame):
 
     def clear_attachments(self) -> None:
         self.attachments.clear()
+        self._sent_as.clear()
         self._pasted_texts.clear()
         self.preview.hide()
         while self.chips.count() > 1:  # the chips, not the stretch after them
@@ -333,7 +339,7 @@ class Composer(QFrame):
     def _add_chip(self, path: str) -> None:
         text = self._pasted_texts.get(path)
         if text is None:
-            chip = _Chip(path, self._thumbnails, self._chip_row)
+            chip = _Chip(path, self._thumbnails, self._chip_row, self._sent_as.get(path, ""))
         else:
             chip = _Chip(path, self._thumbnails, self._chip_row, pasted.text_label(text),
                          lambda: self._toggle_preview(text))
@@ -352,6 +358,7 @@ class Composer(QFrame):
             self.preview.hide()
         if path in self.attachments:
             self.attachments.remove(path)
+        self._sent_as.pop(path, None)
         chip.deleteLater()
         self._chip_row.setVisible(bool(self.attachments))
 
@@ -413,8 +420,8 @@ class Composer(QFrame):
 
 
 class _Chip(QFrame):
-    """One attached file: a picture's thumbnail, the file's name (or a pasted text's `label`, a button that
-    calls `open_text`), and ✕ to take it off the message."""
+    """One attached file: a picture's thumbnail, its name (the file's, or `label`: the name it was first sent by;
+    a pasted text's label is a button that calls `open_text`), and ✕ to take it off the message."""
 
     def __init__(self, path: str, thumbnails: Thumbnails, parent: QWidget, label: str = "",
                  open_text: Callable[[], None] | None = None) -> None:
@@ -422,12 +429,13 @@ class _Chip(QFrame):
         self.setObjectName("chip")
         self.setToolTip(path)
         self.path = path
+        self._label = label or Path(path).name
         self._thumbnails = thumbnails
         self.picture = QLabel(self)
         self.picture.hide()
         self.name: QWidget
         if open_text is None:
-            self.name = QLabel(Path(path).name, self)
+            self.name = QLabel(self._label, self)
         else:
             button = QToolButton(self)
             button.setText(f"{label}  ▾")
@@ -455,7 +463,7 @@ class _Chip(QFrame):
         """A PDF's page count (or why its text cannot be read) beside its name, read off the GUI thread."""
         said = await asyncio.to_thread(pdf_pages, self.path, workspace)
         if said is not None and isValid(self.name) and isinstance(self.name, QLabel):
-            self.name.setText(f"{Path(self.path).name} · {said}")
+            self.name.setText(f"{self._label} · {said}")
 
     def _show_picture(self) -> None:
         image = self._thumbnails.get(self.path)

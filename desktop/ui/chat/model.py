@@ -4,6 +4,7 @@ announced at most every FLUSH_MS, so a fast stream costs one re-render per frame
 
 from __future__ import annotations
 
+from collections.abc import Mapping
 from typing import Any
 
 from PySide6.QtCore import (
@@ -88,8 +89,8 @@ class TranscriptModel(QAbstractListModel):
     def append(self, row: ChatRow) -> ChatRow:
         return self.transcript.append(row)
 
-    def add_user(self, text: str, media: list[str] | None = None) -> ChatRow:
-        return self.transcript.add_user(text, media)
+    def add_user(self, text: str, media: list[str] | None = None, names: Mapping[str, str] | None = None) -> ChatRow:
+        return self.transcript.add_user(text, media, names)
 
     def drop_after(self, row: ChatRow, *, inclusive: bool = False) -> None:
         self.transcript.drop_after(row, inclusive=inclusive)

@@ -35,7 +35,7 @@ from PySide6.QtWidgets import (
 from shiboken6 import isValid
 
 from desktop.agent.commands import STOP
-from desktop.conversation.transcript import ChatRow, Kind, rows_from_messages
+from desktop.conversation.transcript import ChatRow, Kind, attachment_names, rows_from_messages
 from desktop.kernel.bus import ChatSetAside, Event, TurnError, TurnFinished, TurnStarted
 from desktop.kernel.channels import Channel, channel_of, session_key
 from desktop.kernel.paths import home
@@ -266,7 +266,9 @@ class ChatWindow(QWidget):
 
     # -- sending
 
-    def send(self, text: str, media: list[str]) -> None:
+    def send(self, text: str, media: list[str], names: dict[str, str] | None = None) -> None:
+        """Send the message box's text and files; `names`: what files were first sent by (an edited message's
+        workspace copies), kept by the message."""
         if not self.current_key:
             self.show_session(new_session_key())
         if text.strip().lower() == STOP:  # typed: the chat shows no question for it
@@ -277,14 +279,14 @@ class ChatWindow(QWidget):
         branching = self._edit_branches
         self._stop_editing()
         if edited is not None and branching and edited in model.rows:
-            spawn(self._send_in_branch(model, edited, text, media))
+            spawn(self._send_in_branch(model, edited, text, media, names))
             return
         if edited is not None and edited in model.rows and not model.busy:
             model.drop_after(edited, inclusive=True)
             redo = True
-        model.add_user(text, media)
+        model.add_user(text, media, names)
         self.view.scroll_to_bottom()
-        self.bridge.send(self.current_key, text, media, redo=redo)
+        self.bridge.send(self.current_key, text, media, redo=redo, names=names)
         self._refresh_timer.start()
 
     def stop(self) -> None:
@@ -299,13 +301,13 @@ class ChatWindow(QWidget):
 
     def retry(self, row: ChatRow) -> None:
         """Retry a failed turn or Regenerate the last answer: the question is asked again, in that turn's place
-        (what the turn showed goes, the question stays)."""
+        (what the turn showed goes, the question stays), its files under the names they were sent by."""
         model = self.view.model()
         last = model.last_user() if model is not None else None
         if model is None or last is None or row not in model.rows or not model.redoable():
             return
         model.drop_after(last)
-        self.bridge.send(self.current_key, last.text, list(last.media), redo=True)
+        self.bridge.send(self.current_key, last.text, list(last.media), redo=True, names=attachment_names(last))
 
     def edit(self, row: ChatRow) -> None:
         """Put a question in the composer (Esc leaves it as it was). Sending the last one replaces its turn;
@@ -313,7 +315,7 @@ class ChatWindow(QWidget):
         model = self.view.model()
         self.composer.input.setPlainText(row.text)
         self.composer.clear_attachments()
-        self.composer.add_files(list(row.media))
+        self.composer.add_files(list(row.media), attachment_names(row))
         self._editing = row
         self._edit_branches = model is None or not model.redoable() or row is not model.last_user()
         self.composer.say("Editing an earlier message: Enter sends it in a new branch, this chat stays as it is · "
@@ -337,7 +339,8 @@ class ChatWindow(QWidget):
             self.show_session(key)
             self.composer.input.setFocus()
 
-    async def _send_in_branch(self, model: TranscriptModel, edited: ChatRow, text: str, media: list[str]) -> None:
+    async def _send_in_branch(self, model: TranscriptModel, edited: ChatRow, text: str, media: list[str],
+                              names: dict[str, str] | None) -> None:
         """An earlier question, edited: asked in a new chat that shares the history before it."""
         message = await self._message_of(model, edited)
         key = await self._branch(model, message) if message is not None else None
@@ -347,9 +350,9 @@ class ChatWindow(QWidget):
         session = await self.bridge.load_chat(key)
         branch = self._model_for(key, await asyncio.to_thread(rows_from_messages, list(session.messages)))
         self.show_session(key)
-        branch.add_user(text, media)
+        branch.add_user(text, media, names)
         self.view.scroll_to_bottom()
-        self.bridge.send(key, text, media)
+        self.bridge.send(key, text, media, names=names)
 
     async def _message_of(self, model: TranscriptModel, row: ChatRow) -> int | None:
         """The index of the saved message `row` shows. A row shown live (this run's turns) is matched, by its

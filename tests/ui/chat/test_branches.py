@@ -16,7 +16,9 @@ from desktop.ui.bridge import CoreBridge
 from desktop.ui.chat.sidebar import DEPTH_ROLE, SessionList
 from desktop.ui.chat.window import ChatWindow
 from tests.fakeserver import FakeOpenAI, last_user_text
-from tests.ui.chat.test_row_actions import ask, hover, offered
+from tests.pdfs import pdf
+from tests.ui.chat.test_composer import chip_names
+from tests.ui.chat.test_row_actions import ask, hover, offered, reopened
 from tests.ui.chat.test_window import TURN, model_of, saved_messages, type_and_send
 from tests.ui.conftest import until
 
@@ -96,6 +98,32 @@ async def test_editing_an_earlier_question_asks_it_in_a_branch(window: ChatWindo
 
     window.show_session(PARENT)  # the original, as it was
     assert texts(window) == ["alpaca?", "Alpaca answer.", "bison?", "Bison answer.", "camel?", "Camel answer."]
+
+
+async def test_an_earlier_question_edited_keeps_its_files_names_in_the_branch(
+        window: ChatWindow, bridge: CoreBridge, fake: FakeOpenAI, tmp_path: Path, qtbot) -> None:  # type: ignore[no-untyped-def]
+    """Read from the chat's file, the question's file is its workspace copy (Q3_report_final_.pdf); edited, it is
+    asked in a branch under the name it was sent by, live and when the branch is read again."""
+    report = tmp_path / "Q3 report (final).pdf"
+    report.write_bytes(pdf(["Revenue rose 12%."]))
+    window.composer.add_files([str(report)])
+    fake.add({"content": "Revenue rose."}, {"content": "Hiring."}, {"content": "By 12%."})
+    await ask(qtbot, window, "what changed?")
+    await ask(qtbot, window, "what comes next?")
+
+    again = reopened(bridge, qtbot, PARENT)
+    await until(lambda: model_of(again).loaded, message="read again")
+    hover(again, 1)
+    hover(again, 0)
+    qtbot.mouseClick(again.view.row_actions.edit_button, Qt.MouseButton.LeftButton)
+    again.composer.input.setPlainText("what changed, in percent?")
+    qtbot.keyClick(again.composer.input, Qt.Key.Key_Return)
+    await until(lambda: again.current_key != PARENT and texts(again)[-1:] == ["By 12%."], timeout=TURN)
+    assert chip_names(again, 0) == ["▪ Q3 report (final).pdf"]
+    assert "“Q3 report (final).pdf”" in last_user_text(fake.requests[-1])
+    branch = reopened(bridge, qtbot, again.current_key)
+    await until(lambda: model_of(branch).loaded, message="the branch read again")
+    assert chip_names(branch, 0) == ["▪ Q3 report (final).pdf"]
 
 
 def test_branches_are_listed_under_their_chat_unless_pinned_apart(qtbot) -> None:  # type: ignore[no-untyped-def]

@@ -4,6 +4,7 @@ the last turn in the chat and in its saved session."""
 from __future__ import annotations
 
 import json
+from pathlib import Path
 
 from PySide6.QtCore import QPointF, Qt
 from PySide6.QtGui import QGuiApplication
@@ -12,6 +13,8 @@ from desktop.conversation.transcript import Kind
 from desktop.ui.bridge import CoreBridge
 from desktop.ui.chat.window import ChatWindow
 from tests.fakeserver import FakeOpenAI, last_user_text
+from tests.pdfs import pdf
+from tests.ui.chat.test_composer import SHOTS, chip_names, paste_text
 from tests.ui.chat.test_window import TURN, hover, kinds, model_of, saved_messages, type_and_send
 from tests.ui.conftest import until
 
@@ -139,3 +142,67 @@ async def test_regenerated_answers_are_kept_to_flip_through_and_the_one_shown_is
     assert "Call her Miso." in sent and "Call her Pepper." not in sent and "Call her Luna." not in sent
     hover(window, 1)  # an earlier answer: it keeps its three, but does not flip
     assert not actions.count_label.isVisible()
+
+
+def reopened(bridge: CoreBridge, qtbot, key: str) -> ChatWindow:  # type: ignore[no-untyped-def]
+    """A new window on the chat, its rows read from the saved file as after a restart."""
+    window = ChatWindow(bridge)
+    qtbot.addWidget(window)
+    window.resize(900, 640)
+    window.show()
+    window.show_session(key)
+    return window
+
+
+async def test_regenerate_and_edit_keep_the_names_attachments_were_sent_by(
+        window: ChatWindow, bridge: CoreBridge, fake: FakeOpenAI, tmp_path: Path, qtbot) -> None:  # type: ignore[no-untyped-def]
+    """A pasted text and a file named with spaces and parentheses are kept in the workspace under plainer names;
+    asked again (Regenerate, live and after a restart, then Edit) the message still names them as they were sent,
+    live and read again, the model is told those names, and the workspace holds one copy of each."""
+    paste_text(qtbot, window, "x\n" * 200)
+    await until(lambda: window.composer.attachments, message="the paste attached")
+    report = tmp_path / "Q3 report (final).pdf"
+    report.write_bytes(pdf(["Revenue rose 12%."]))
+    window.composer.add_files([str(report)])
+    pasted = Path(window.composer.attachments[0]).name
+    sent = [f"▪ {pasted}", "▪ Q3 report (final).pdf"]
+    fake.add({"content": "Revenue rose."}, {"content": "It rose 12%."}, {"content": "By 12%."},
+             {"content": "Twelve percent."})
+    await ask(qtbot, window, "what changed?")
+    assert chip_names(window, 0) == sent
+
+    hover(window, 1)
+    qtbot.mouseClick(window.view.row_actions.regenerate_button, Qt.MouseButton.LeftButton)  # the files as sent
+    await until(lambda: not model_of(window).busy and model_of(window).rows[-1].text == "It rose 12%.", timeout=TURN)
+
+    again = reopened(bridge, qtbot, "desktop:test")  # its files are now the workspace copies
+    await until(lambda: model_of(again).loaded and chip_names(again, 0) == sent, message="read again")
+    hover(again, 1)
+    qtbot.mouseClick(again.view.row_actions.regenerate_button, Qt.MouseButton.LeftButton)
+    await until(lambda: not model_of(again).busy and model_of(again).rows[-1].text == "By 12%.", timeout=TURN)
+    assert chip_names(again, 0) == sent
+    said = last_user_text(fake.requests[-1])
+    assert "“Q3 report (final).pdf”" in said and f"“{pasted}”" in said  # the model hears the same names
+
+    third = reopened(bridge, qtbot, "desktop:test")
+    await until(lambda: model_of(third).loaded, message="read again")
+    assert chip_names(third, 0) == sent
+    hover(third, 1)
+    hover(third, 0)
+    qtbot.mouseClick(third.view.row_actions.edit_button, Qt.MouseButton.LeftButton)
+    chips = [third.composer.chips.itemAt(i).widget() for i in range(2)]
+    await until(lambda: [c.name.text() for c in chips] == [pasted, "Q3 report (final).pdf · 1 page"],
+                message="the message box names the files as they were sent")
+    third.grab().save(str(SHOTS / "edit-with-attachments.png"))
+    third.composer.input.setPlainText("what changed, in percent?")
+    qtbot.keyClick(third.composer.input, Qt.Key.Key_Return)
+    await until(lambda: not model_of(third).busy and model_of(third).rows[-1].text == "Twelve percent.", timeout=TURN)
+    assert chip_names(third, 0) == sent
+    third.grab().save(str(SHOTS / "edited-with-attachments.png"))
+
+    last = reopened(bridge, qtbot, "desktop:test")
+    await until(lambda: model_of(last).loaded, message="read again")
+    assert chip_names(last, 0) == sent and [r.text for r in model_of(last).rows] == [
+        "what changed, in percent?", "Twelve percent."]
+    copies = sorted(p.name for p in (bridge.core.workspace / "attachments" / "desktop_test").iterdir())
+    assert copies == ["Pasted_text_" + pasted.removeprefix("Pasted text ").replace(" ", "_"), "Q3_report_final_.pdf"]
