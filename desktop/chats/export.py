@@ -5,21 +5,34 @@ the chat: each message under a bold speaker line, each tool step folded (a `<det
 what the chat's folded step says), reasoning only when asked for. Everything in the page that came from a
 message is escaped: Markdown is rendered with raw HTML turned off (markdown-it), so a message holding `<script>`
 shows those characters and runs nothing, and links only keep safe schemes. Attached images are put inline as
-`data:` URLs, so the page needs nothing beside it."""
+`data:` URLs, so the page needs nothing beside it.
+
+An attached file is named as the chat names it: by the name it was sent by ("Q3 report (final).pdf"), not its
+workspace copy's plainer one. In Markdown that name links to the copy (a picture shows inline from it), which a
+viewer on this computer opens; the HTML page, meant to be read anywhere, names it and links nowhere."""
 
 from __future__ import annotations
 
 import base64
 import html
 import mimetypes
+import re
 from collections.abc import Callable
 from pathlib import Path
 from typing import Any
 
 from markdown_it import MarkdownIt
 
+from desktop.agent.attachments import is_image
 from desktop.agent.context import image_bytes
-from desktop.conversation.transcript import ChatRow, Kind, format_arguments, rows_from_messages, tool_summary
+from desktop.conversation.transcript import (
+    ChatRow,
+    Kind,
+    attachment_names,
+    format_arguments,
+    rows_from_messages,
+    tool_summary,
+)
 
 FORMATS = ("md", "html")
 SPEAKERS = {Kind.USER: "You", Kind.ASSISTANT: "Assistant", Kind.REASONING: "Reasoning"}
@@ -56,7 +69,7 @@ def _markdown(title: str, rows: list[ChatRow]) -> str:
         else:
             quoted = "\n".join("> " + line for line in row.text.splitlines()) if row.kind is Kind.REASONING \
                 else row.text
-            media = "".join(f"\n\n![{Path(m).name}]({Path(m).as_uri()})" for m in row.media)
+            media = "".join(f"\n\n{_attached(path, name)}" for path, name in attachment_names(row).items())
             parts.append(f"**{SPEAKERS[row.kind]}:**\n\n{quoted}{media}")
     return "\n\n".join(parts) + "\n"
 
@@ -74,7 +87,8 @@ def _html(title: str, rows: list[ChatRow], workspace: Path) -> str:
         elif row.kind in (Kind.NOTICE, Kind.ERROR):
             parts.append(f'<p class="notice">{html.escape(row.text.strip())}</p>')
         else:
-            body = render(row.text) + "".join(_image(m, workspace) for m in row.media)
+            body = render(row.text) + "".join(_image(path, name, workspace)
+                                              for path, name in attachment_names(row).items())
             css = ' class="reasoning"' if row.kind is Kind.REASONING else ""
             parts.append(f'<p class="speaker">{SPEAKERS[row.kind]}</p><div{css}>{body}</div>')
     name = html.escape(_one_line(title))
@@ -84,7 +98,18 @@ def _html(title: str, rows: list[ChatRow], workspace: Path) -> str:
             + "\n".join(parts) + "\n</body></html>\n")
 
 
-def _image(path: str, workspace: Path) -> str:
+def _attached(path: str, name: str) -> str:
+    """An attached file in Markdown: a picture inline, another file a link, each named as it was sent."""
+    link = f"[{_markdown_text(name)}]({Path(path).as_uri()})"
+    return f"!{link}" if is_image(path) else f"Attached: {link}"
+
+
+def _markdown_text(text: str) -> str:
+    """`text` as itself in a link's words: what Markdown would read as markup or as the link's end escaped."""
+    return re.sub(r"([\\`*_\[\]<>&])", r"\\\1", " ".join(text.split()))
+
+
+def _image(path: str, name: str, workspace: Path) -> str:
     """An attached file inline as a data: URL when it is an image that can be read, else its name. Read as the
     model's copy is (desktop/agent/context.py): a link planted in the workspace is never followed out of it."""
     source = Path(path)
@@ -92,8 +117,8 @@ def _image(path: str, workspace: Path) -> str:
     data = image_bytes(source, workspace) if kind.startswith("image/") else None
     if data is not None:  # None: not readable, or over the model's image limit
         encoded = base64.b64encode(data).decode("ascii")
-        return f'<p><img alt="{html.escape(source.name)}" src="data:{kind};base64,{encoded}"></p>'
-    return f'<p class="notice">Attached: {html.escape(source.name)} (not included)</p>'
+        return f'<p><img alt="{html.escape(name)}" src="data:{kind};base64,{encoded}"></p>'
+    return f'<p class="notice">Attached: {html.escape(name)} (not included)</p>'
 
 
 def _step(row: ChatRow) -> str:

@@ -9,9 +9,14 @@ from html.parser import HTMLParser
 from pathlib import Path
 
 import pytest
+from markdown_it import MarkdownIt
 
 from desktop.chats.export import export
+from desktop.core import Core
 from tests.chats.conftest import PNG, a_chat
+from tests.conftest import Conversation
+from tests.fakeserver import FakeOpenAI
+from tests.pdfs import pdf
 
 WORKSPACE = Path("/nonexistent-workspace")  # the attachments of these chats lie outside it, chosen by the person
 
@@ -74,6 +79,45 @@ def test_a_link_planted_in_the_workspace_is_not_followed_into_the_page(tmp_path:
     chat = a_chat(workspace / "attachments" / "photo.png")
     page = export(chat.title, chat.messages, "html", workspace)
     assert "Attached: photo.png (not included)" in page and "data:image" not in page
+
+
+def links(markdown: str) -> list[tuple[str, str]]:
+    """Each link of a Markdown text as a viewer on this computer shows it: (its words, where it leads)."""
+    viewer = MarkdownIt("commonmark")
+    viewer.validateLink = lambda url: True  # type: ignore[method-assign]  # file: links too (a web page drops them)
+    found = []
+    for block in viewer.parse(markdown):
+        for i, token in enumerate(block.children or []):
+            if token.type == "link_open":
+                found.append((block.children[i + 1].content, str(token.attrs["href"])))  # type: ignore[index]
+    return found
+
+
+async def test_attachments_are_named_as_they_were_sent(chat: Conversation, core: Core, fake: FakeOpenAI,
+                                                        tmp_path: Path) -> None:
+    """A pasted text and a file named with spaces and parentheses are kept in the workspace under plainer names;
+    the export names them as the person sent them: in Markdown a link to the copy, in HTML just the name."""
+    pasted = tmp_path / "pasted" / "Pasted text 2026-11-28 14.10.41.txt"
+    pasted.parent.mkdir()
+    pasted.write_text("x\n" * 200, encoding="utf-8")
+    report = tmp_path / "Q3 report (final).pdf"
+    report.write_bytes(pdf(["Revenue rose 12%."]))
+    plan = tmp_path / "plan [v2] *draft*.txt"  # words Markdown would read as markup
+    plan.write_text("grow\n", encoding="utf-8")
+    fake.add({"content": "Revenue rose."})
+    await chat.ask("what changed?", media=[str(pasted), str(report), str(plan)])
+    session = await core.sessions.load(chat.key)
+    copies = core.workspace / "attachments" / "cli_test"
+
+    markdown = export(session.title, session.messages, "md", core.workspace)
+    assert links(markdown) == [("Pasted text 2026-11-28 14.10.41.txt",
+                                (copies / "Pasted_text_2026-11-28_14.10.41.txt").as_uri()),
+                               ("Q3 report (final).pdf", (copies / "Q3_report_final_.pdf").as_uri()),
+                               ("plan [v2] *draft*.txt", (copies / "plan_v2_draft_.txt").as_uri())]
+    page = export(session.title, session.messages, "html", core.workspace)
+    assert "Attached: Pasted text 2026-11-28 14.10.41.txt (not included)" in page
+    assert "Attached: Q3 report (final).pdf (not included)" in page
+    assert "Q3_report_final_" not in page and "Pasted_text_" not in page
 
 
 def test_an_unknown_format_is_refused() -> None:
