@@ -7,13 +7,15 @@ workspace are never followed out of it."""
 from __future__ import annotations
 
 import asyncio
+import contextlib
 import hashlib
 import os
+from collections.abc import AsyncIterator
 from pathlib import Path
 from typing import Any
 
 from desktop.checkpoints import Checkpoints
-from desktop.core import Core
+from desktop.core import Core, build_core
 from desktop.kernel.bus import TurnFinished
 from tests.conftest import Conversation, session_lines, write_config
 from tests.fakeserver import FakeOpenAI
@@ -34,6 +36,17 @@ async def undo(chat: Conversation) -> str:
     end = await chat.ask("/undo")
     assert isinstance(end, TurnFinished)
     return end.content
+
+
+@contextlib.asynccontextmanager
+async def started() -> AsyncIterator[Core]:
+    """The app started on the home as it is on disk (a restart), and closed on leaving."""
+    core = build_core()
+    await core.start()
+    try:
+        yield core
+    finally:
+        await core.close()
 
 
 def exec_call(command: str) -> tuple[str, dict[str, Any]]:
@@ -199,43 +212,24 @@ async def test_links_in_the_workspace_are_never_followed(core: Core, chat: Conve
 
 async def test_what_a_turn_changed_survives_a_restart(model_config: dict[str, Any], memory_keyring: Any,
                                                       fake: FakeOpenAI) -> None:
-    from desktop.core import build_core
-    first = build_core()
-    await first.start()
-    try:
-        chat = Conversation(first)
-        await turn(first, chat, fake, ("write_file", {"path": "kept.txt", "content": "made\n"}))
-    finally:
-        await first.close()
-    again = build_core()
-    await again.start()
-    try:
-        chat = Conversation(again)
-        assert "removed `kept.txt`" in await undo(chat)
+    async with started() as first:
+        await turn(first, Conversation(first), fake, ("write_file", {"path": "kept.txt", "content": "made\n"}))
+    async with started() as again:
+        assert "removed `kept.txt`" in await undo(Conversation(again))
         assert not (again.workspace / "kept.txt").exists()
-    finally:
-        await again.close()
 
 
 async def test_files_named_in_bytes_that_are_not_utf8_are_undone_after_a_restart_and_named_mended(
         model_config: dict[str, Any], memory_keyring: Any, fake: FakeOpenAI) -> None:
     """A sandboxed command can name files so. What its turn changed could not be written down (so it was gone after
     a restart), and the undo's note could not be saved: the undo never answered and the chat failed from then on."""
-    from desktop.core import build_core
     names = {b"caf\xe9.txt": "caf\ufffd.txt", b"stray-\xff\xfe": "stray-\ufffd\ufffd", b"half-\xf0\x9f": "half-\ufffd\ufffd"}
-    first = build_core()
-    await first.start()
-    try:
-        chat = Conversation(first)
-        await turn(first, chat, fake, exec_call(  # octal escapes: the command's own text is UTF-8
+    async with started() as first:
+        await turn(first, Conversation(first), fake, exec_call(  # octal escapes: the command's own text is UTF-8
             "for name in 'caf\\351.txt' 'stray-\\377\\376' 'half-\\360\\237'; do printf x > \"$(printf \"$name\")\"; done"))
         workspace = os.fsencode(first.workspace)
         assert all(os.path.exists(os.path.join(workspace, name)) for name in names)
-    finally:
-        await first.close()
-    again = build_core()
-    await again.start()
-    try:
+    async with started() as again:
         chat = Conversation(again)
         said = await undo(chat)
         assert all(f"removed `{shown}`" in said for shown in names.values()), said
@@ -246,8 +240,6 @@ async def test_files_named_in_bytes_that_are_not_utf8_are_undone_after_a_restart
         fake.add({"content": "Still here."})
         end = await chat.ask("and now?")
         assert isinstance(end, TurnFinished) and end.content == "Still here."
-    finally:
-        await again.close()
 
 
 async def test_a_background_tasks_changes_are_undone_from_its_chat(core: Core, chat: Conversation,
@@ -287,7 +279,6 @@ async def test_a_workspace_over_the_size_cap_is_never_copied_and_undo_says_why(
         model_config: dict[str, Any], home_dir: Path, memory_keyring: Any, fake: FakeOpenAI) -> None:
     from desktop.checkpoints.events import RecordingPaused
     from desktop.checkpoints.settings import CheckpointsConfig
-    from desktop.core import build_core
     write_config(home_dir, **model_config, checkpoints={"max_workspace_mb": 1})
     core = build_core()
     (core.workspace / "big").mkdir()
@@ -317,7 +308,6 @@ async def test_a_workspace_over_the_size_cap_is_never_copied_and_undo_says_why(
 
 async def test_a_workspace_that_grows_over_the_cap_pauses_recording(
         model_config: dict[str, Any], home_dir: Path, memory_keyring: Any, fake: FakeOpenAI) -> None:
-    from desktop.core import build_core
     write_config(home_dir, **model_config, checkpoints={"max_files": 20})
     core = build_core()
     await core.start()
@@ -336,7 +326,6 @@ async def test_a_workspace_that_grows_over_the_cap_pauses_recording(
 
 async def test_turned_off_nothing_is_recorded(model_config: dict[str, Any], home_dir: Path, memory_keyring: Any,
                                               fake: FakeOpenAI) -> None:
-    from desktop.core import build_core
     write_config(home_dir, **model_config, checkpoints={"enabled": False})
     core = build_core()
     (core.workspace / "notes.md").write_text("mine\n")
@@ -353,7 +342,6 @@ async def test_turned_off_nothing_is_recorded(model_config: dict[str, Any], home
 
 async def test_the_first_copy_of_a_workspace_is_not_waited_for(model_config: dict[str, Any], memory_keyring: Any,
                                                                 fake: FakeOpenAI) -> None:
-    from desktop.core import build_core
     core = build_core()
     for n in range(50):
         folder = core.workspace / f"part{n}"
@@ -375,7 +363,6 @@ async def test_the_first_copy_of_a_workspace_is_not_waited_for(model_config: dic
 
 async def test_each_chat_keeps_its_newest_turns_and_copies_no_one_needs_go(
         model_config: dict[str, Any], home_dir: Path, memory_keyring: Any, fake: FakeOpenAI) -> None:
-    from desktop.core import build_core
     write_config(home_dir, **model_config, checkpoints={"keep_turns": 2})
     core = build_core()
     ws = core.workspace
@@ -431,7 +418,6 @@ async def test_deleting_a_chat_drops_its_records_and_the_copies_only_it_needed(
 
 async def test_a_torn_journal_line_from_a_crash_is_skipped_and_tidied_away(
         model_config: dict[str, Any], memory_keyring: Any, fake: FakeOpenAI) -> None:
-    from desktop.core import build_core
     first = build_core()
     await first.start()
     try:
@@ -495,7 +481,6 @@ async def test_the_last_look_is_kept_for_the_next_run_when_the_app_closes(
     closing the app must save it: else the next run would copy the whole workspace again."""
     import json
 
-    from desktop.core import build_core
     first = build_core()
     await first.start()
     try:

@@ -16,12 +16,12 @@ from desktop.approvals.settings import ApprovalsConfig
 from desktop.core import build_core
 from desktop.reminders import Reminders
 from desktop.scheduler.schedules import At, Cron, Every
-from desktop.session.session import SessionStore
 from desktop.ui.bridge import CoreBridge
 from desktop.ui.reminders.window import EMPTY, RemindersWindow
 from desktop.ui.skills.model import RED
 from tests.fakeserver import FakeOpenAI
 from tests.reminders.conftest import paris  # noqa: F401  (autouse: this window too is tested on Paris time)
+from tests.ui.chats.test_names import saved_by_an_earlier_run
 from tests.ui.conftest import until
 from tests.usage.test_counting import counts
 
@@ -107,12 +107,7 @@ async def test_the_chat_column_names_each_jobs_chat_by_its_title_never_by_its_ke
         window: RemindersWindow, bridge: CoreBridge) -> None:
     """Chats saved by an earlier run of the app (none of them loaded) by their titles as the chat list shows
     them, one saved before it got a title and one that is gone in words; the key stays on hover."""
-    earlier = SessionStore(bridge.core.sessions.directory)
-    trip = await earlier.load("desktop:trip")
-    trip.metadata["title"] = "Trip plans"
-    await earlier.append(trip, {"role": "user", "content": "Plan a trip"})
-    bare = await earlier.load("desktop:bare")
-    await earlier.append(bare, {"role": "user", "content": "Stretch", "kind": "scheduled"})
+    await saved_by_an_earlier_run(bridge)
     reminders = bridge.core.get(Reminders)
     for key, label in (("desktop:trip", "Calendar"), ("desktop:bare", "Stretch"), ("quick:gone", "Call Sam")):
         await reminders.add(key, Every(3600, datetime.now(UTC)), label, label)

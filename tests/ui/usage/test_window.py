@@ -15,7 +15,6 @@ from pathlib import Path
 import pytest
 
 from desktop.kernel.work import Source
-from desktop.session.session import SessionStore
 from desktop.ui.bridge import CoreBridge
 from desktop.ui.usage.window import UsageWindow
 from desktop.usage import Usage
@@ -24,6 +23,7 @@ from desktop.usage.records import CallRecord
 from desktop.usage.report import midnight
 from desktop.usage.settings import BudgetsConfig
 from tests.fakeserver import FakeOpenAI
+from tests.ui.chats.test_names import saved_by_an_earlier_run
 from tests.ui.conftest import until
 from tests.usage.test_counting import counts
 
@@ -127,12 +127,7 @@ async def test_chats_are_named_by_their_saved_titles_never_by_their_keys(
         logged_by_chat: None, bridge: CoreBridge, qtbot) -> None:  # type: ignore[no-untyped-def]
     """Chats saved by an earlier run of the app (none of them loaded now) by their titles as the chat list shows
     them, one saved before it got a title and one that is gone in words, as the Reminders window says them."""
-    earlier = SessionStore(bridge.core.sessions.directory)
-    trip = await earlier.load("desktop:trip")
-    trip.metadata["title"] = "Trip plans"
-    await earlier.append(trip, {"role": "user", "content": "Plan a trip"})
-    bare = await earlier.load("desktop:bare")
-    await earlier.append(bare, {"role": "user", "content": "Stretch", "kind": "scheduled"})
+    await saved_by_an_earlier_run(bridge)
     window = UsageWindow(bridge.core.get(Usage), bridge)
     qtbot.addWidget(window)
     window.resize(900, 620)
