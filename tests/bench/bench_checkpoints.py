@@ -85,7 +85,7 @@ async def measure(label: str, files: int, size: int, runs: int, fake: FakeOpenAI
             one.append(await timed(lambda: look(checkpoints)))
         print(f"  look, nothing changed:  {summary(unchanged)}")
         print(f"  look, one file changed: {summary(one)}")
-        save = await timed(lambda: asyncio.to_thread(checkpoints._save_manifest, core.workspace,
+        save = await timed(lambda: asyncio.to_thread(checkpoints.manifests.save, core.workspace,
                                                      checkpoints._manifest, checkpoints._looked_ns))
         print(f"  saving the manifest (once the looks go quiet): {save[0]:.1f} ms wall")
         waits, costs = await real_turns(core, fake, runs)

@@ -300,6 +300,9 @@ async def test_a_workspace_over_the_size_cap_is_never_copied_and_undo_says_why(
         await core.settings.update(lambda c: setattr(c.section(CheckpointsConfig), "max_workspace_mb", 10))
         await asyncio.wait_for(core.get(Checkpoints).settled(), 60)
         assert heard[-1].reason == ""
+        # The first copy of the workspace is waited for by nobody (a turn meanwhile is not all undoable): here, it is
+        checkpoints = core.get(Checkpoints)
+        await asyncio.wait_for(_until(lambda: checkpoints._worker is None), 60)
         await turn(core, chat, fake, ("write_file", {"path": "later.txt", "content": "y"}))
         assert "removed `later.txt`" in await undo(chat)
     finally:
