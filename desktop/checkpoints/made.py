@@ -5,9 +5,8 @@ desktop.workspace.access and whether the desktop may open it.
 The workspace is adversarial: a file listed here may since have become a link out of it, a named pipe or a
 gigabyte, or be a script the agent wrote. So a preview reads at most PREVIEW_BYTES of a regular file (a larger
 picture is not shown, a larger text is cut and says so), never through a link that leaves the workspace, and
-Open is refused for anything the desktop could run rather than show: a launcher (.desktop), a script, a program
-(by its name, its executable bit or its first bytes), or a link (what the opener would resolve is not what was
-checked). Show in folder stays offered. Blocking functions: run them in a thread."""
+Open is refused for anything the desktop could run rather than show (desktop/workspace/opening.py, which clicked
+links use too). Show in folder stays offered. Blocking functions: run them in a thread."""
 
 from __future__ import annotations
 
