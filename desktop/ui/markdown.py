@@ -28,7 +28,7 @@ from PySide6.QtGui import (
     QTextFormat,
     QTextOption,
 )
-from PySide6.QtWidgets import QTextBrowser
+from PySide6.QtWidgets import QTextBrowser, QWidget
 
 from desktop.ui.highlight import highlight
 from desktop.workspace import access
@@ -124,7 +124,12 @@ class ProseDocument(QTextDocument):
 
 
 class MarkdownBrowser(QTextBrowser):
-    """A QTextBrowser that loads no file by itself (its `setMarkdown` would read any path a picture names)."""
+    """A QTextBrowser that loads no file by itself (its `setMarkdown` would read any path a picture names) and follows
+    no link: a click is only `anchorClicked`, for its owner to pass to desktop/ui/links.py or to ignore."""
+
+    def __init__(self, parent: QWidget | None = None) -> None:
+        super().__init__(parent)
+        self.setOpenLinks(False)
 
     def loadResource(self, kind: int, name: QUrl | str) -> Any:  # noqa: N802 - Qt's name
         return _image(None, QUrl(name)) if kind == QTextDocument.ResourceType.ImageResource.value else None

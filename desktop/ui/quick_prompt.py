@@ -144,7 +144,6 @@ class QuickPrompt(QWidget):
         self.question.setWordWrap(True)
         self.question.setTextFormat(Qt.TextFormat.PlainText)  # the person's words as typed: "<b>" is not markup
         self.answer = MarkdownBrowser()  # the answer's Markdown may name files: it loads none
-        self.answer.setOpenLinks(False)
         self.answer.anchorClicked.connect(lambda url: open_link(url, self.bridge.workspace))
         self.answer.setFrameShape(QFrame.Shape.NoFrame)
         self.answer.setHorizontalScrollBarPolicy(Qt.ScrollBarPolicy.ScrollBarAlwaysOff)

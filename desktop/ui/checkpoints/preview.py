@@ -48,8 +48,7 @@ class FilePreview(QWidget):
 
     def __init__(self) -> None:
         super().__init__()
-        self.markdown = MarkdownBrowser()
-        self.markdown.setOpenLinks(False)  # a click neither follows a link nor opens a file it names
+        self.markdown = MarkdownBrowser()  # a click neither follows a link nor opens a file it names
         self.text = QTextEdit()
         self.text.setReadOnly(True)
         self.text.setWordWrapMode(QTextOption.WrapMode.WrapAtWordBoundaryOrAnywhere)  # a narrow column

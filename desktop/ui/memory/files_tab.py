@@ -71,7 +71,6 @@ class MemoryFilesTab(QWidget):
         self.files.setHorizontalScrollBarPolicy(Qt.ScrollBarPolicy.ScrollBarAlwaysOff)
         self.files.setFixedWidth(max(self.fontMetrics().horizontalAdvance(label) for label, _ in FILES) + 24)
         self.view = MarkdownBrowser()
-        self.view.setOpenLinks(False)
         self.view.anchorClicked.connect(lambda url: open_link(url, self.bridge.workspace))
         self.editor = QPlainTextEdit()
         mono = QFontDatabase.systemFont(QFontDatabase.SystemFont.FixedFont)

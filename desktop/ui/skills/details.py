@@ -149,7 +149,6 @@ class SkillDetails(QWidget):
         self.uninstall_button.setToolTip("Moves the skill's folder to skills/.trash in your workspace")
         self.uninstall_button.clicked.connect(self.uninstall_requested)
         self.body = MarkdownBrowser()
-        self.body.setOpenLinks(False)
         self.body.anchorClicked.connect(self.link_clicked)
         self.body.setFrameShape(QFrame.Shape.NoFrame)
 
