@@ -41,6 +41,7 @@ from typing import TYPE_CHECKING, Any, TypeVar
 import yaml
 
 from desktop.kernel.atomic import atomic_write_text
+from desktop.workspace.placement import configured_misplaced
 
 if TYPE_CHECKING:
     from desktop.providers.settings import ProviderConfig
@@ -106,9 +107,12 @@ class Setting:
     former: tuple[tuple[Any, str], ...] = ()  # values earlier versions wrote, read as what they meant
     item: str = ""  # a mapping of sections: what one entry is called in messages ("MCP server")
     section: type | str | None = None  # a section: its class, or "module:Class" imported when first needed
+    check: Callable[[Any], str | None] | None = None  # a rule bounds and choices cannot say, for a set value
 
     def wrong(self, value: Any) -> str | None:
         """What `value` (already of the right type) should be instead, or None when it is allowed."""
+        if self.check is not None and value is not None and (wanted := self.check(value)):
+            return wanted
         if self.bounds is not None and value is not None:
             items = value if isinstance(value, list) else [value]
             if not all(self.bounds.admits(v) for v in items):
@@ -131,12 +135,13 @@ def setting(default: Any = dataclasses.MISSING, *, factory: Callable[[], Any] | 
             help: str, low: float | None = None, high: float | None = None, above: bool = False,
             choices: Mapping[str, str] | None = None, unit: Unit | None = None, zero: str = "",
             step: float | None = None, former: Mapping[Any, str] | None = None, item: str = "",
-            compare: bool = True) -> Any:
+            compare: bool = True, check: Callable[[Any], str | None] | None = None) -> Any:
     """A settings field: `default` (or `factory` for a list or mapping) and what a person needs to know.
-    `low`/`high`/`above` bound a number; `choices` maps each allowed text to its label in Settings."""
+    `low`/`high`/`above` bound a number; `choices` maps each allowed text to its label in Settings; `check`
+    says what a set value should be instead ("a folder ..."), or None when it is allowed."""
     bounds = Bounds(low, high, above) if low is not None or high is not None else None
     meta = Setting(label, help, bounds, tuple((choices or {}).items()), unit, zero, step,
-                   tuple((former or {}).items()), item)
+                   tuple((former or {}).items()), item, check=check)
     if factory is not None:
         return field(default_factory=factory, compare=compare, metadata={_KEY: meta})
     return field(default=default, compare=compare, metadata={_KEY: meta})
@@ -212,7 +217,7 @@ class Config:
                                            help="The most model calls one background task may make.")
     workspace: str | None = setting(None, label="Workspace folder",
                                     help="Where memory, skills and the assistant's files live; empty for the "
-                                    "default (~/Nanobot).")
+                                    "default (~/Nanobot).", check=configured_misplaced)
     hotkey: str = setting("Ctrl+Alt+Space", label="Global hotkey",
                           help="The key chord that opens the quick prompt, e.g. Ctrl+Alt+Space or Super+Space.")
     notifications: bool = setting(True, label="Show desktop notifications (background answers, reminders, "

@@ -104,7 +104,7 @@ class Settings:
     async def save(self, new: Config, *, keep_broken_copy: bool = False) -> Path | None:
         """Write `new` as config.yaml and put it in force. With `keep_broken_copy` the file being replaced
         had problems: it is copied aside first so nothing the user wrote is lost; returns the copy."""
-        _check(new)
+        check(new)
         async with self._lock:
             copied = await asyncio.to_thread(self._write, new, keep_broken_copy)
             self.problems.clear()
@@ -122,7 +122,7 @@ class Settings:
                                     "fix it before changing settings")
             new = current.config
             edit(new)
-            _check(new)
+            check(new)
             await asyncio.to_thread(self._write, new, False)
             self.problems.clear()
             changed = self._take(new)
@@ -230,7 +230,8 @@ def _last_good(broken: LoadedConfig) -> LoadedConfig:
     return LoadedConfig(earlier.config, broken.path, broken.problems, True)
 
 
-def _check(config: Config) -> None:
+def check(config: Config) -> None:
+    """Raise SettingsError, in words for the person, when `config` has a value `save` would refuse."""
     wrong = validate(config)
     if wrong:
         raise SettingsError("Not saved: " + "; ".join(wrong))

@@ -22,7 +22,7 @@ from desktop.session.chat_model import choose_model
 from desktop.session.pins import set_pinned
 from desktop.session.search import ChatHit, search_chats
 from desktop.session.session import Session, SessionInfo
-from desktop.settings import Settings
+from desktop.settings import Settings, check
 from desktop.subagents import Subagents
 from desktop.workspace.layout import ensure_workspace
 
@@ -112,7 +112,9 @@ class CoreBridge(QObject):
 
     async def save_settings(self, config: Config, *, keep_broken_copy: bool = False) -> Path | None:
         """Make the workspace folder, then write config.yaml and put it in force; returns a kept copy of a
-        broken file. Raises OSError when either cannot be written, SettingsError for a value out of range."""
+        broken file. Raises OSError when either cannot be written, SettingsError for a value out of range
+        (checked first: a refused workspace, such as the home folder, gets no templates)."""
+        check(config)
         await asyncio.to_thread(ensure_workspace, self.core.home.workspace(config.workspace))
         return await self.core.settings.save(config, keep_broken_copy=keep_broken_copy)
 

@@ -142,6 +142,23 @@ async def test_new_workspace_is_where_the_tools_write(qtbot: QtBot, bridge: Core
     assert (tmp_path / "ws2" / "note.txt").read_text() == "hi"
 
 
+async def test_the_home_folder_is_refused_as_the_workspace_with_why_and_gets_no_templates(
+        qtbot: QtBot, bridge: CoreBridge) -> None:
+    """Commands run there could write what the shell and the desktop run at login (tests/workspace/
+    test_placement.py); the folder stays as it was, config.yaml too, and the workspace in force stays."""
+    user, before = Path.home(), bridge.workspace
+    user.mkdir(parents=True, exist_ok=True)
+    saved = bridge.core.settings.path.read_text(encoding="utf-8")
+    window = await opened(qtbot, bridge)
+    window.workspace.setText("~")
+    status = await save(window)
+    assert status.startswith(f"Not saved: key 'workspace' should be a folder other than your home folder {user} "
+                             "or one holding it (commands the assistant runs could then change what your shell "
+                             "and desktop run when you log in)"), status
+    assert list(user.iterdir()) == [] and bridge.core.settings.path.read_text(encoding="utf-8") == saved
+    assert bridge.workspace == before
+
+
 async def test_connection_test_succeeds_against_the_server_and_names_a_dead_port(
         qtbot: QtBot, bridge: CoreBridge, fake: FakeOpenAI) -> None:
     window = await opened(qtbot, bridge)
