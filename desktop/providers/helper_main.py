@@ -69,11 +69,10 @@ async def _serve(sock: socket.socket) -> None:
         try:
             await asyncio.shield(loading)
             result = await OPS[name](lambda event: send({"id": number, "event": event}), **args)
+            send({"id": number, "result": result})  # in here: a result no frame can carry still ends the call
         except Exception as exc:  # a bug here, not a failed call (ops say those in their results)
             log.exception("%s failed", name)
             send({"id": number, "error": f"{type(exc).__name__}: {exc}"})
-        else:
-            send({"id": number, "result": result})
         finally:
             running.pop(number, None)
         await writer.drain()
