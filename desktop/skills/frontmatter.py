@@ -134,6 +134,9 @@ def parse_skill_text(text: str, path: Path) -> SkillDoc:
         return _broken(folder, path, "no frontmatter: SKILL.md must start with a '---' line, the YAML "
                                      "fields (name, description), and another '---' line")
     try:
+        if _aliased(match.group(1)):
+            return _broken(folder, path, "frontmatter uses a YAML alias (*name); write the value out where it "
+                                         "is used")
         # without libyaml, PyYAML reads a "\\ud800" escape as a lone surrogate (and a pair's as two halves)
         data = well_formed_json(yaml.load(match.group(1), Loader=_YAML_LOADER))
     except yaml.YAMLError as exc:
@@ -221,6 +224,14 @@ def _misspelt_keys(data: dict[Any, Any], known: tuple[str, ...]) -> dict[str, st
 
 def _broken(folder: str, path: Path, message: str) -> SkillDoc:
     return SkillDoc(name=folder, path=path, diagnostics=(Diagnostic(ERROR, message),))
+
+
+def _aliased(frontmatter: str) -> bool:
+    """Whether the YAML names an anchor again (*name). No skill needs one, and a sandboxed command can write a
+    workspace skill: nine lists of nine aliases each are a few hundred bytes that read as 387 million strings,
+    which the app's own process walked on its next scan, growing by about 100 MB a second until no memory was
+    left. The parser's events are cheap and come before anything is built."""
+    return any(isinstance(event, yaml.AliasEvent) for event in yaml.parse(frontmatter, Loader=_YAML_LOADER))
 
 
 def _yaml_message(exc: yaml.YAMLError) -> str:

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import os
+import shlex
 import stat
 import sys
 from pathlib import Path
@@ -450,3 +451,22 @@ async def test_stray_escapes_in_a_skill_s_frontmatter_are_mended_in_the_prompt(
     assert "<requires>CLI: pot-\ufffd, CLI: kettle-\ufffd</requires>" in system_prompt(fake)
     assert session_lines(core, chat.key)[-1]["content"] == "Hello."
     assert isinstance(await chat.ask("and now?"), TurnFinished)
+
+
+async def test_a_skill_whose_frontmatter_multiplies_by_aliases_is_broken_and_the_next_turn_is_answered(
+        core: Core, chat: Conversation, fake: FakeOpenAI) -> None:
+    """A sandboxed command plants it: a few hundred bytes that read as 387 million strings. Before, the next
+    turn's skill scan grew the app's own memory by about 100 MB a second until none was left."""
+    lines = ["---", "name: boom", "description: Multiplies.", "x:", "  a: &a [" + ", ".join(["lol"] * 9) + "]"]
+    lines += [f"  {now}: &{now} [" + ", ".join([f"*{was}"] * 9) + "]" for was, now in zip("abcdefgh", "bcdefghi")]
+    planted = "\n".join([*lines, "---", "Boom."])
+    fake.add({"tool_calls": [{"name": "exec", "arguments": {
+        "command": f"mkdir -p skills/boom && printf '%s\\n' {shlex.quote(planted)} > skills/boom/SKILL.md"}}]},
+        {"content": "Planted."}, {"content": "Answered."})
+    assert isinstance(await chat.ask("plant it"), TurnFinished)
+    assert (core.workspace / "skills" / "boom" / "SKILL.md").read_text() == planted + "\n"
+    end = await chat.ask("and now?", timeout=30)
+    assert isinstance(end, TurnFinished) and end.content == "Answered."
+    assert "Multiplies" not in system_prompt(fake)
+    [boom] = [s for s in core.context.skills.scan() if s.name == "boom"]
+    assert messages(boom, ERROR) == ["frontmatter uses a YAML alias (*name); write the value out where it is used"]
