@@ -5,15 +5,16 @@ from __future__ import annotations
 
 import json
 import os
-import re
 import threading
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass
 from typing import BinaryIO
 
+from desktop.kernel.patterns import Pattern, TooSlow
 from desktop.memory.store import HistoryEntry
 
 BATCH = 500
+SEARCH_SECONDS = 10.0  # a regular expression's matching, over all entries
 _BLOCK = 256 * 1024
 
 
@@ -29,9 +30,12 @@ class Query:
         return not self.text and not self.first_day and not self.last_day
 
     def matcher(self) -> Callable[[HistoryEntry], bool]:
-        """Case-insensitive. Raises re.error for a bad regular expression (the caller shows it)."""
+        """Case-insensitive. Raises BadPattern for a bad regular expression (the caller shows it); its matches
+        raise TooSlow once they have taken SEARCH_SECONDS (the entries are workspace text: desktop/kernel/
+        patterns.py)."""
         first, last = self.first_day, self.last_day
-        pattern = re.compile(self.text, re.IGNORECASE) if self.regex and self.text else None
+        pattern = (Pattern(self.text, ignore_case=True, seconds=SEARCH_SECONDS)
+                   if self.regex and self.text else None)
         needle = self.text.lower()  # plain text: lower() and `in` are several times faster than an IGNORECASE regex
 
         def matches(entry: HistoryEntry) -> bool:
@@ -39,7 +43,7 @@ class Query:
             if (first and day < first) or (last and day > last):
                 return False
             if pattern is not None:
-                return pattern.search(entry.content) is not None
+                return pattern.search(entry.content)
             return needle in entry.content.lower()
 
         return matches
@@ -74,19 +78,25 @@ def read_newest(fh: BinaryIO | None, count: int) -> list[HistoryEntry]:
 def search(entries: Sequence[HistoryEntry], query: Query, emit: Callable[[list[HistoryEntry]], None],
            cancelled: threading.Event) -> int:
     """Emit matches of `entries` (in their order) in batches; stops early when `cancelled` is set.
-    Returns the number of matches found."""
+    Returns the number of matches found; raises TooSlow when a regular expression ran out of time (the
+    matches found by then were emitted)."""
     matches = query.matcher()
     batch: list[HistoryEntry] = []
     found = 0
-    for index, entry in enumerate(entries):
-        if index % 2048 == 0 and cancelled.is_set():
-            return found
-        if matches(entry):
-            batch.append(entry)
-            if len(batch) >= BATCH:
-                found += len(batch)
-                emit(batch)
-                batch = []
+    try:
+        for index, entry in enumerate(entries):
+            if index % 2048 == 0 and cancelled.is_set():
+                return found
+            if matches(entry):
+                batch.append(entry)
+                if len(batch) >= BATCH:
+                    found += len(batch)
+                    emit(batch)
+                    batch = []
+    except TooSlow:
+        if batch and not cancelled.is_set():
+            emit(batch)
+        raise
     if batch and not cancelled.is_set():
         found += len(batch)
         emit(batch)

@@ -13,13 +13,13 @@ import difflib
 import fnmatch
 import io
 import os
-import re
 import stat
 from collections.abc import Callable
 from pathlib import Path, PurePosixPath
 from typing import TYPE_CHECKING, Any, BinaryIO, TypeVar
 
 from desktop.kernel.atomic import atomic_write_text
+from desktop.kernel.patterns import BadPattern, Pattern, TooSlow
 from desktop.tools.base import Tool, ToolContext, ToolError, ToolOutput, display_path
 from desktop.tools.path_guard import PathGuard
 from desktop.workspace import access
@@ -33,6 +33,7 @@ LIST_LIMIT = 200
 GLOB_LIMIT = 200
 GREP_LIMIT = 200
 GREP_LINE_CHARS = 300
+GREP_SECONDS = 10.0  # matching, over all files (desktop/kernel/patterns.py: why a pattern can run for hours)
 _SNIFF_BYTES = 8192
 DIFF_LINES = 400  # an approval card's diff is cut here: it shows what it can, the rest is marked
 DIFF_READ_BYTES = 1024 * 1024  # of the file as it is, for that diff
@@ -373,14 +374,18 @@ class GrepTool(_FileTool):
                       ignore_case: bool = False) -> ToolOutput:
         root = self.guard.resolve(path)
         try:
-            regex = re.compile(re.escape(pattern) if fixed_strings else pattern,
-                               re.IGNORECASE if ignore_case else 0)
-        except re.error as exc:
+            regex = Pattern(pattern, ignore_case=ignore_case, literal=fixed_strings, seconds=GREP_SECONDS)
+        except BadPattern as exc:
             raise ToolError(f"invalid regular expression {pattern!r}: {exc}. "
                             "Escape special characters or set fixed_strings to true.") from None
-        return await _in_thread(self._grep, root, regex, glob)
+        try:
+            return await _in_thread(self._grep, root, regex, glob)
+        except TooSlow:
+            raise ToolError(f"stopped after {GREP_SECONDS:.0f} s: the regular expression {pattern!r} backtracks too "
+                            "much on these files; simplify it (no nested repeats like (a+)+), narrow the path or "
+                            "glob, or set fixed_strings to true") from None
 
-    def _grep(self, root: Path, regex: re.Pattern[str], glob: str | None) -> str:
+    def _grep(self, root: Path, regex: Pattern, glob: str | None) -> str:
         if not root.exists():
             raise ToolError(f"{self.display(root)} does not exist")
         hits: list[str] = []
@@ -417,7 +422,7 @@ class GrepTool(_FileTool):
                 files.append(file)
         return files
 
-    def _matching_lines(self, file: Path, regex: re.Pattern[str]) -> list[tuple[int, str]]:
+    def _matching_lines(self, file: Path, regex: Pattern) -> list[tuple[int, str]]:
         try:
             with self.open_read(file) as fh:
                 if b"\x00" in fh.read(_SNIFF_BYTES):

@@ -2,14 +2,17 @@
 
 from __future__ import annotations
 
+import asyncio
 import base64
 import os
 import stat
+import time
 from pathlib import Path
 
 import pytest
 
-from desktop.kernel.bus import Event, OutboundKind, OutboundMessage
+from desktop.core import Core
+from desktop.kernel.bus import Event, OutboundKind, OutboundMessage, TurnFinished
 from desktop.tools.base import ToolContext
 from desktop.tools.filesystem import (
     READ_CHAR_LIMIT,
@@ -23,6 +26,8 @@ from desktop.tools.filesystem import (
 from desktop.tools.message import MessageTool
 from desktop.tools.path_guard import PathGuard
 from desktop.tools.registry import ToolOutcome, ToolRegistry
+from tests.conftest import Conversation, tool_results
+from tests.fakeserver import FakeOpenAI
 
 PNG_1PX = base64.b64decode(
     "iVBORw0KGgoAAAANSUhEUgAAAAEAAAABCAYAAAAfFcSJAAAADUlEQVR42mNk+M9QDwADhgGAWjR9awAAAABJRU5ErkJggg==")
@@ -294,3 +299,33 @@ def test_a_folder_swapped_for_a_link_after_the_check_is_not_followed(workspace: 
     os.mkfifo(workspace / "notes.old" / "pipe")
     with pytest.raises(OSError, match="named pipe"):
         read._read(guard.resolve("notes.old/pipe"), 1, None)
+
+
+async def test_a_grep_that_backtracks_without_end_stops_in_its_time_and_the_app_goes_on_meanwhile(
+        core: Core, chat: Conversation, fake: FakeOpenAI, monkeypatch: pytest.MonkeyPatch) -> None:
+    """A line a sandboxed command wrote and a pattern a model steered by a web page could send: Python's own `re`
+    takes hours over it, holding the interpreter lock, so the GUI could not draw meanwhile and nothing stopped it."""
+    monkeypatch.setattr("desktop.tools.filesystem.GREP_SECONDS", 3.0)
+    fake.add({"tool_calls": [{"name": "exec", "arguments": {"command": "printf '%s!\\n' $(printf 'a%.0s' $(seq 40))"
+                                                                       " > trap.txt"}}]},
+             {"tool_calls": [{"name": "grep", "arguments": {"pattern": "(a|aa)+$", "path": "trap.txt"}}]},
+             {"content": "It gave up."})
+    gaps: list[float] = []
+
+    async def ticking() -> None:
+        last = time.monotonic()
+        while True:
+            await asyncio.sleep(0.05)
+            gaps.append(time.monotonic() - last)
+            last = time.monotonic()
+
+    ticker = asyncio.create_task(ticking())
+    try:
+        end = await chat.ask("search it", timeout=60)
+    finally:
+        ticker.cancel()
+    assert (core.workspace / "trap.txt").read_text() == "a" * 40 + "!\n"
+    assert isinstance(end, TurnFinished) and end.content == "It gave up."
+    assert tool_results(fake.requests[-1])[-1].startswith(
+        "Error: stopped after 3 s: the regular expression '(a|aa)+$' backtracks too much on these files; simplify it")
+    assert max(gaps) < 1.5, f"the event loop stood still for {max(gaps):.1f} s"

@@ -6,7 +6,6 @@ thread behind it. Searches run on a worker thread too and stream their matches i
 from __future__ import annotations
 
 import asyncio
-import re
 import threading
 from collections.abc import Sequence
 from typing import Any
@@ -29,6 +28,7 @@ from PySide6.QtWidgets import (
 )
 
 from desktop.kernel.local_time import local_time
+from desktop.kernel.patterns import BadPattern, TooSlow
 from desktop.kernel.taskset import spawn
 from desktop.memory import Memory
 from desktop.memory.history_search import Query, read_newest, search
@@ -101,6 +101,7 @@ class _Stream(QObject):
 
     batch = Signal(int, list)  # search number, entries
     done = Signal(int, int)  # search number, matches
+    slow = Signal(int)  # search number: its regular expression ran out of time
 
 
 class HistoryTab(QWidget):
@@ -117,6 +118,7 @@ class HistoryTab(QWidget):
         self._stream = _Stream(self)
         self._stream.batch.connect(self._on_batch)
         self._stream.done.connect(self._on_done)
+        self._stream.slow.connect(self._on_slow)
         self.searching = False
 
         self.text = QLineEdit()
@@ -239,7 +241,7 @@ class HistoryTab(QWidget):
             return
         try:
             query.matcher()
-        except re.error as exc:
+        except BadPattern as exc:
             self.searching = False
             self.model.replace([])
             self.status.setText(f"Invalid regular expression: {exc}")
@@ -252,7 +254,11 @@ class HistoryTab(QWidget):
         number, entries, cancel, stream = self._search_number, self._all, self._cancel, self._stream
 
         def work() -> None:
-            found = search(entries, query, lambda batch: stream.batch.emit(number, batch), cancel)
+            try:
+                found = search(entries, query, lambda batch: stream.batch.emit(number, batch), cancel)
+            except TooSlow:
+                stream.slow.emit(number)
+                return
             if not cancel.is_set():
                 stream.done.emit(number, found)
 
@@ -267,6 +273,12 @@ class HistoryTab(QWidget):
         if number == self._search_number:
             self.searching = False
             self.status.setText(_count(found, "match", "matches") + f" in {len(self._all or [])} entries")
+
+    def _on_slow(self, number: int) -> None:
+        if number == self._search_number:
+            self.searching = False
+            self.status.setText("Stopped: the regular expression takes too long on these entries (it backtracks "
+                                f"too much); simplify it. {_count(len(self.model.entries), 'match', 'matches')} so far")
 
     def _open_row(self, current: QModelIndex, _previous: QModelIndex) -> None:
         if not current.isValid() or current.row() >= len(self.model.entries):

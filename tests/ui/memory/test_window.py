@@ -5,13 +5,14 @@ from __future__ import annotations
 
 import json
 import os
+import time
 from collections.abc import AsyncIterator
 from datetime import datetime, timedelta
 from pathlib import Path
 from typing import Any
 
 import pytest
-from PySide6.QtCore import QDate, Qt
+from PySide6.QtCore import QDate, Qt, QTimer
 
 from desktop.kernel import taskset
 from desktop.memory import Memory
@@ -163,6 +164,37 @@ async def test_history_search_by_text_regex_and_date(window: MemoryWindow, qtbot
     tab.table.selectRow(1)
     assert tab.detail.toPlainText().endswith("Entry 2750: found the blue needle in the haystack")
     assert "(deleted chat)" in tab.detail.toPlainText()
+
+
+async def test_a_regex_that_backtracks_without_end_stops_in_its_time_and_the_window_draws_meanwhile(
+        window: MemoryWindow, bridge: CoreBridge, monkeypatch: pytest.MonkeyPatch) -> None:
+    """history.jsonl is workspace text a sandboxed command can write; Python's own `re` takes hours over this entry
+    and holds the interpreter lock all along, so the window froze and a new search could not start."""
+    monkeypatch.setattr("desktop.memory.history_search.SEARCH_SECONDS", 2.0)
+    with open(bridge.core.get(Memory).store.history_file, "w", encoding="utf-8") as fh:
+        for cursor, content in enumerate(["a" * 40 + "!", "aa", "aaaa", "aaaaaa"], 1):  # newest first when searched
+            fh.write(json.dumps({"cursor": cursor, "timestamp": "2026-01-01T09:00:00", "content": content}) + "\n")
+    tab = window.history
+    window.tabs.setCurrentWidget(tab)
+    await until(lambda: tab.loaded and tab.model.rowCount() == 4)
+    gaps: list[float] = []
+    last = time.monotonic()
+
+    def tick() -> None:
+        nonlocal last
+        gaps.append(time.monotonic() - last)
+        last = time.monotonic()
+
+    ticker = QTimer(interval=50, timeout=tick)
+    ticker.start()
+    tab.regex.setChecked(True)
+    tab.text.setText("(a|aa)+$")
+    await until(lambda: tab.status.text().startswith("Stopped"), timeout=30, message="the search given up")
+    ticker.stop()
+    assert tab.status.text() == ("Stopped: the regular expression takes too long on these entries (it backtracks too "
+                                 "much); simplify it. 3 matches so far")
+    assert [e.cursor for e in tab.model.entries] == [4, 3, 2] and not tab.searching
+    assert max(gaps) < 1.5, f"the window stood still for {max(gaps):.1f} s"
 
 
 async def test_history_names_chats_by_title_and_explains_itself_when_empty(window: MemoryWindow, bridge: CoreBridge) -> None:
