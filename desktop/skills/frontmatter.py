@@ -141,6 +141,8 @@ def parse_skill_text(text: str, path: Path) -> SkillDoc:
         data = well_formed_json(yaml.load(match.group(1), Loader=_YAML_LOADER))
     except yaml.YAMLError as exc:
         return _broken(folder, path, _yaml_message(exc))
+    except RecursionError:  # lists in lists, hundreds deep: a sandboxed command's skill must not end the scan
+        return _broken(folder, path, "frontmatter is nested too deeply to read")
     if data is None:
         data = {}
     if not isinstance(data, dict):
@@ -251,6 +253,9 @@ def _as_mapping(value: Any, where: str, warn: Callable[[str], None]) -> dict[str
             value = well_formed_json(json.loads(value))  # a lone surrogate's escape parses to one
         except json.JSONDecodeError as exc:
             warn(f"{where} is text but not valid JSON ({exc.msg}); ignored")
+            return {}
+        except RecursionError:  # a sandboxed command can write a workspace skill: it must not end the scan
+            warn(f"{where} is text but not valid JSON (nested too deeply); ignored")
             return {}
     if not isinstance(value, dict):
         warn(f"{where} should be a mapping; ignored")

@@ -470,3 +470,21 @@ async def test_a_skill_whose_frontmatter_multiplies_by_aliases_is_broken_and_the
     assert "Multiplies" not in system_prompt(fake)
     [boom] = [s for s in core.context.skills.scan() if s.name == "boom"]
     assert messages(boom, ERROR) == ["frontmatter uses a YAML alias (*name); write the value out where it is used"]
+
+
+@pytest.mark.parametrize("frontmatter, level, problem", [
+    (f"metadata: '{'[' * 100_000}{']' * 100_000}'", WARNING,
+     "metadata is text but not valid JSON (nested too deeply); ignored"),
+    (f"x: {'[' * 900}{']' * 900}", ERROR, "frontmatter is nested too deeply to read"),
+], ids=["JSON metadata", "YAML"])
+async def test_a_skill_nested_past_what_the_reader_can_follow_is_broken_and_the_chats_go_on(
+        core: Core, chat: Conversation, fake: FakeOpenAI, frontmatter: str, level: str, problem: str) -> None:
+    """Lists in lists, as a sandboxed command can write them in a workspace skill: its metadata as a JSON text (the
+    Agent Skills format's way) 100,000 deep, or YAML 900 deep (within libyaml's own limit). Before, reading either
+    raised out of the skill scan, and every turn of every chat failed."""
+    make_skill(core.workspace / "skills", "deep", f"name: deep\ndescription: Nests.\n{frontmatter}")
+    fake.add({"content": "Hello."})
+    end = await chat.ask("hi")
+    assert isinstance(end, TurnFinished) and end.content == "Hello."
+    [deep] = [s for s in core.context.skills.scan() if s.name == "deep"]
+    assert messages(deep, level) == [problem]
