@@ -19,6 +19,7 @@ from urllib.parse import urlsplit
 
 from desktop.kernel import secrets
 from desktop.mcp import oauth
+from desktop.mcp.mending import mended
 from desktop.mcp.places import ServerPlaces
 from desktop.mcp.settings import McpServerConfig
 from desktop.tools.base import ToolError
@@ -310,6 +311,8 @@ class ServerConnection:
         async with inner:
             try:
                 async for item in read:
+                    if isinstance(item, Exception):
+                        item = mended(item) or item
                     if isinstance(item, Exception):
                         log.debug("MCP server %s: transport error %r", self.name, item)
                     await inner.send(item)

@@ -267,3 +267,16 @@ async def test_closing_the_core_leaves_no_server_process(home_dir: Path, model_c
     await core.close()
     with pytest.raises(ProcessLookupError):
         os.kill(pid, 0)
+
+
+async def test_a_result_that_escapes_half_a_character_is_read_mended_not_waited_out(
+        home_dir: Path, model_config: dict[str, Any], memory_keyring: MemoryKeyring, fake: FakeOpenAI) -> None:
+    """Before, the SDK's parser refused the line and dropped it: the call waited its time and said "no answer"."""
+    raw = {"command": sys.executable, "args": [str(Path(__file__).with_name("raw_server.py"))], "timeout": 20}
+    core = await started(home_dir, model_config, {"raw": raw})
+    try:
+        await until(lambda: core.get(McpServers).servers["raw"].state == "connected")
+        result = await turn(core, fake, "mcp_raw_name_files", {})
+    finally:
+        await core.close()
+    assert unwrapped(result, "raw") == "the file caf\ufffd.txt and half an emoji \ufffd, then a whole one \U0001f600"
