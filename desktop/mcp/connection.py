@@ -387,9 +387,9 @@ class ServerConnection:
         config = self.config
         if config.command:
             env = await resolve_references(config.env, self.name)
-            command, cwd = await asyncio.to_thread(self.places.start_in, self.name, config.command, config.cwd,
-                                                   env.get("PATH") or os.environ.get("PATH"))
-            params = StdioServerParameters(command=command, args=list(config.args), env=env or None, cwd=str(cwd))
+            command, cwd, env = await asyncio.to_thread(self.places.start_in, self.name, config.command, config.cwd,
+                                                        list(config.args), env)
+            params = StdioServerParameters(command=command, args=list(config.args), env=env, cwd=str(cwd))
             return stdio_client(params, errlog=errlog)
         assert config.url
         headers = await resolve_references(config.headers, self.name)

@@ -50,3 +50,58 @@ def folder_outside(folder: Path, workspace: Path) -> Path:
                           "files that configure the program (node_modules, .env, a module of the same name); "
                           "choose a folder outside it")
     return real
+
+
+# A folder an interpreter runs as a program: `python DIR` runs DIR/__main__.py, `node DIR` its package.json's main
+# or index.js, `uv run --project DIR` and `pip install DIR` build what pyproject.toml or setup.py say.
+_RUN_AS_PROGRAM = ("__main__.py", "package.json", "index.js", "index.mjs", "index.cjs", "pyproject.toml", "setup.py")
+
+
+def arguments_outside(args: list[str], workspace: Path, *, cwd: Path) -> None:
+    """Raise InWorkspace when an argument names a file in the workspace (`python ~/Nanobot/server.py`,
+    `--script=...`), or a folder there that an interpreter would run. Any other folder stays allowed: a server
+    given the workspace to work on (a filesystem server) reads and writes data there, and runs none of it."""
+    real_workspace = workspace.resolve()
+    for arg in args:
+        for real in _paths_in(arg, cwd):
+            if not inside(real, real_workspace):
+                continue
+            runs = real.is_file() or (real.is_dir() and any((real / name).exists() for name in _RUN_AS_PROGRAM))
+            if runs:
+                raise InWorkspace(f"its argument {arg} names {real}, in the workspace, where sandboxed commands can "
+                                  "change what it runs; move it outside the workspace")
+
+
+def variables_outside(env: dict[str, str], workspace: Path, *, cwd: Path) -> None:
+    """Raise InWorkspace when a variable names a path in the workspace, file or folder: PYTHONPATH, NODE_PATH,
+    NODE_OPTIONS=--require, LD_PRELOAD and a program's configuration file all load code or settings from where
+    they point. (PATH is not judged here: `path_outside` drops the workspace's folders from it.)"""
+    real_workspace = workspace.resolve()
+    for name, value in env.items():
+        if name == "PATH":
+            continue
+        for word in value.split():
+            if any(inside(real, real_workspace) for real in _paths_in(word, cwd)):
+                raise InWorkspace(f"its variable {name} names a place in the workspace, where sandboxed commands can "
+                                  "write what the program loads from there; point it outside the workspace")
+
+
+def path_outside(search_path: str, workspace: Path) -> str:
+    """`search_path` (PATH) without its folders in the workspace, nor relative ones: what a program the app starts
+    looks up in turn (npx finds node there) is then never a file a sandboxed command planted."""
+    real_workspace = workspace.resolve()
+    kept = [folder for folder in search_path.split(os.pathsep)
+            if os.path.isabs(folder) and not inside(Path(folder).resolve(), real_workspace)]
+    return os.pathsep.join(kept)
+
+
+def _paths_in(word: str, cwd: Path) -> list[Path]:
+    """The places a command-line word may name: itself, the value after `=` (`--config=PATH`), each piece of a
+    list like PYTHONPATH; relative ones from `cwd`, links followed."""
+    pieces = [word, word.partition("=")[2]] if "=" in word else [word]
+    found = []
+    for piece in pieces:
+        for part in piece.split(os.pathsep):
+            if part and (os.sep in part or part.startswith(("~", "."))):
+                found.append((cwd / Path(part).expanduser()).resolve())
+    return found

@@ -380,6 +380,7 @@ async def test_links_out_of_the_workspace_are_refused_by_every_reader(lab: Lab, 
 SCRIPT = "mkdir -p bin && printf '#!/bin/sh\\n" + RUN + "\\n' > bin/notes-server && chmod +x bin/notes-server"
 MODULE = "printf 'import pathlib\\npathlib.Path(\"{marker}\").touch()\\n' > {name}.py"
 TIME_SERVER = [sys.executable, "-m", "mcp_server_time", "--local-timezone", "UTC"]  # installed with the tests
+RUN_SCRIPT_OPTION = "import runpy, sys; runpy.run_path(sys.argv[1].partition('=')[2])"
 
 # (name, what the sandboxed command plants, the server as configured ({ws}: the workspace, {link}: a link the
 # person made outside it to the planted program), whether the app runs from the workspace with its bin/ on
@@ -396,6 +397,23 @@ STARTED_CASES: list[tuple[str, str, dict[str, object], bool, str]] = [
      {"command": TIME_SERVER[0], "args": TIME_SERVER[1:], "cwd": "{ws}"}, False, REFUSED),
     ("the working folder a link to the workspace", MODULE.replace("{name}", "mcp_server_time"),
      {"command": TIME_SERVER[0], "args": TIME_SERVER[1:], "cwd": "{wslink}"}, False, REFUSED),
+    ("a script in the workspace as an argument", MODULE.replace("{name}", "server"),
+     {"command": sys.executable, "args": ["{ws}/server.py"]}, False, REFUSED),
+    ("a script in the workspace as --option=value", MODULE.replace("{name}", "server"),
+     {"command": sys.executable, "args": ["-c", RUN_SCRIPT_OPTION, "--script={ws}/server.py"]}, False, REFUSED),
+    ("a script by a detour through the workspace", MODULE.replace("{name}", "server"),
+     {"command": sys.executable, "args": ["{ws}/memory/../server.py"]}, False, REFUSED),
+    ("a link outside the workspace to a script in it", MODULE.replace("{name}", "server"),
+     {"command": sys.executable, "args": ["{scriptlink}"]}, False, REFUSED),
+    ("a folder in the workspace that python runs", "mkdir -p app && " + MODULE.replace("{name}", "app/__main__"),
+     {"command": sys.executable, "args": ["{ws}/app"]}, False, REFUSED),
+    ("PYTHONPATH naming the workspace", MODULE.replace("{name}", "mcp_server_time"),
+     {"command": TIME_SERVER[0], "args": TIME_SERVER[1:], "env": {"PYTHONPATH": "{ws}"}}, False, REFUSED),
+    ("PYTHONPATH naming the workspace in a list", MODULE.replace("{name}", "mcp_server_time"),
+     {"command": TIME_SERVER[0], "args": TIME_SERVER[1:], "env": {"PYTHONPATH": "/usr/share:{ws}/."}}, False,
+     REFUSED),
+    ("a program the server runs, found on PATH in the workspace", SCRIPT,
+     {"command": "/bin/sh", "args": ["-c", "notes-server"]}, True, CONTAINED),
 ]
 
 
@@ -417,6 +435,19 @@ async def started_server(lab: Lab, server: dict[str, object], from_workspace: bo
         monkeypatch.undo()
 
 
+def _placed(value: object, places: dict[str, str]) -> object:
+    """A configured value with the test's places put in, in its words, lists and mappings."""
+    if isinstance(value, str):
+        for name, place in places.items():
+            value = value.replace(name, place)
+        return value
+    if isinstance(value, list):
+        return [_placed(item, places) for item in value]
+    if isinstance(value, dict):
+        return {key: _placed(item, places) for key, item in value.items()}
+    return value
+
+
 @pytest.mark.parametrize("plants, server, from_workspace, expected", [c[1:] for c in STARTED_CASES],
                          ids=[c[0] for c in STARTED_CASES])
 async def test_no_program_the_app_starts_comes_from_the_workspace(
@@ -424,16 +455,17 @@ async def test_no_program_the_app_starts_comes_from_the_workspace(
         tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
     (tmp_path / "notes-server").symlink_to(lab.workspace / "bin" / "notes-server")
     (tmp_path / "workspace").symlink_to(lab.workspace)
+    (tmp_path / "server.py").symlink_to(lab.workspace / "server.py")
     places = {"{ws}": str(lab.workspace), "{link}": str(tmp_path / "notes-server"),
-              "{wslink}": str(tmp_path / "workspace")}
-    configured = {k: places.get(v, v) if isinstance(v, str) else v for k, v in server.items()}
+              "{wslink}": str(tmp_path / "workspace"), "{scriptlink}": str(tmp_path / "server.py")}
+    configured = {key: _placed(value, places) for key, value in server.items()}
     lab.marker.unlink(missing_ok=True)  # an earlier case that got through failed already: this one starts clean
     before = lab.snapshot()
     try:
         result = await plant(lab, plants)
         state = await started_server(lab, configured, from_workspace, monkeypatch)
     finally:
-        for name in ("bin", "mcp_server_time.py", "server.py"):
+        for name in ("bin", "mcp_server_time.py", "server.py", "app"):
             path = lab.workspace / name
             shutil.rmtree(path) if path.is_dir() else path.unlink(missing_ok=True)
         lab.fake.script.clear()
@@ -443,6 +475,16 @@ async def test_no_program_the_app_starts_comes_from_the_workspace(
     outcome = REFUSED if "in the workspace" in state else CONTAINED
     lab.record(f"MCP server {server}", outcome, breaches, STARTED)
     assert outcome == expected, state
+
+
+async def test_a_server_given_the_workspace_to_work_on_still_starts(lab: Lab, monkeypatch: pytest.MonkeyPatch) -> None:
+    """A filesystem server is given the workspace folder as its argument: it reads and writes data there and runs
+    none of it, so the refusals above leave it alone (its own PATH still holds no workspace folder)."""
+    ignore_arguments = "import runpy, sys; sys.argv[1:] = ['--local-timezone', 'UTC']; runpy.run_module(" \
+                       "'mcp_server_time', run_name='__main__')"
+    server = {"command": sys.executable, "args": ["-c", ignore_arguments, str(lab.workspace)],
+              "env": {"NOTES_ROOT": "/srv/notes"}}
+    assert (await started_server(lab, server, True, monkeypatch)).startswith("connected, 2 tools")
 
 
 @pytest.mark.parametrize("path_entry, from_workspace", [("{ws}/bin", False), ("bin", True)],
