@@ -80,8 +80,9 @@ def variables_outside(env: dict[str, str], workspace: Path, *, cwd: Path) -> Non
     for name, value in env.items():
         if name == "PATH":
             continue
-        for word in value.split():
-            if any(inside(real, real_workspace) for real in _paths_in(word, cwd)):
+        named = str(real_workspace) in value or str(workspace) in value  # also among options, with spaces in it
+        for word in (value, *value.split()):  # whole, and word by word: relative, `~` and linked spellings
+            if named or any(inside(real, real_workspace) for real in _paths_in(word, cwd)):
                 raise InWorkspace(f"its variable {name} names a place in the workspace, where sandboxed commands can "
                                   "write what the program loads from there; point it outside the workspace")
 

@@ -412,6 +412,8 @@ STARTED_CASES: list[tuple[str, str, dict[str, object], bool, str]] = [
     ("PYTHONPATH naming the workspace in a list", MODULE.replace("{name}", "mcp_server_time"),
      {"command": TIME_SERVER[0], "args": TIME_SERVER[1:], "env": {"PYTHONPATH": "/usr/share:{ws}/."}}, False,
      REFUSED),
+    ("BASH_ENV naming a start-up file in the workspace", "printf '" + RUN + "\\n' > rc.sh",
+     {"command": "/bin/bash", "args": ["-c", "sleep 5"], "env": {"BASH_ENV": "{ws}/rc.sh"}}, False, REFUSED),
     ("a program the server runs, found on PATH in the workspace", SCRIPT,
      {"command": "/bin/sh", "args": ["-c", "notes-server"]}, True, CONTAINED),
 ]
@@ -465,7 +467,7 @@ async def test_no_program_the_app_starts_comes_from_the_workspace(
         result = await plant(lab, plants)
         state = await started_server(lab, configured, from_workspace, monkeypatch)
     finally:
-        for name in ("bin", "mcp_server_time.py", "server.py", "app"):
+        for name in ("bin", "mcp_server_time.py", "server.py", "app", "rc.sh"):
             path = lab.workspace / name
             shutil.rmtree(path) if path.is_dir() else path.unlink(missing_ok=True)
         lab.fake.script.clear()
