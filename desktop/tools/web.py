@@ -84,7 +84,8 @@ class WebFetchTool(Tool):
             raise ToolError(f"could not fetch {url}: {type(exc).__name__}: {exc}") from None
         if response.status_code >= 400:
             raise ToolError(f"{final_url} answered HTTP {response.status_code} {response.reason_phrase}")
-        text = _readable(final_url, response, body)
+        # On a thread: a page of the 5 MB allowed takes seconds to convert, which would hold the GUI still
+        text = await asyncio.to_thread(_readable, final_url, response, body)
         return UNTRUSTED_NOTE.format(url=final_url) + "\n\n" + cap_text(text, max_chars)
 
     async def check_url(self, url: str) -> tuple[httpx.URL, IPAddress]:

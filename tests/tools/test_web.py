@@ -11,10 +11,12 @@ What is covered about private-address refusal:
 
 from __future__ import annotations
 
+import asyncio
 import ipaddress
 import json
 import socket
 import threading
+import time
 from collections.abc import Iterator
 from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
 from urllib.parse import parse_qs, urlsplit
@@ -104,6 +106,8 @@ ROUTES = {
     "/page": lambda s, q, h: _html(PAGE),
     "/json": lambda s, q, h: (200, {"Content-Type": "application/json"}, b'{"a": [1, 2], "b": {"c": "d"}}'),
     "/big": lambda s, q, h: (200, {"Content-Type": "text/plain"}, b"HEAD" + b"x" * 200_000 + b"TAIL"),
+    "/huge-page": lambda s, q, h: _html("".join(f"<div><p>Line {i} with <a href='/x{i}'>a link</a></p></div>"
+                                                for i in range(60_000))),
     "/binary": lambda s, q, h: (200, {"Content-Type": "application/octet-stream"}, b"\x00\x01\x02" * 100),
     "/missing": lambda s, q, h: (404, {"Content-Type": "text/plain"}, b"nope"),
     "/host": lambda s, q, h: (200, {"Content-Type": "text/plain"}, h.get("Host", "").encode()),
@@ -299,3 +303,22 @@ async def test_brave_uses_the_key_from_the_keyring(stub: Stub, memory_keyring: o
     assert parse_qs(urlsplit(path).query) == {"q": ["hello world"], "count": ["2"]}
     assert headers["X-Subscription-Token"] == "brave-key"
 
+
+async def test_a_page_of_megabytes_is_converted_while_the_app_goes_on(stub: Stub) -> None:
+    """Converting 3 MB of HTML takes seconds; it ran on the event loop, the GUI thread, which stood still."""
+    ticks = [time.monotonic()]
+
+    async def ticking() -> None:
+        while True:
+            await asyncio.sleep(0.05)
+            ticks.append(time.monotonic())
+
+    ticker = asyncio.create_task(ticking())
+    try:
+        outcome = await run(WebFetchTool(allow_networks=["127.0.0.0/8"]), url=f"{stub.base}/huge-page")
+    finally:
+        ticker.cancel()
+    ticks.append(time.monotonic())
+    gaps = [later - earlier for earlier, later in zip(ticks, ticks[1:])]
+    assert outcome.ok and "Line 0 with [a link]" in str(outcome.output) and "Line 59999 with" in str(outcome.output)
+    assert max(gaps) < 1.0, f"the event loop stood still for {max(gaps):.1f} s"
