@@ -205,12 +205,13 @@ async def _probe_async(argv: list[str] | None) -> SandboxMode:
     try:
         return await asyncio.shield(probe)
     except asyncio.CancelledError:  # the first command was stopped mid-probe: the probe goes with it, and is
-        for proc in started:        # reaped before the stop returns, also when the stop came while bwrap
-            with contextlib.suppress(ProcessLookupError):  # was being started (else it outlives its caller)
-                proc.kill()
-        with contextlib.suppress(Exception):
-            async with asyncio.timeout(_PROBE_TIMEOUT + 1):
-                await probe
+        with contextlib.suppress(Exception):  # reaped before the stop returns. bwrap may still be starting:
+            async with asyncio.timeout(_PROBE_TIMEOUT + 1):  # it is killed the moment it has started, not
+                while not probe.done():  # left to answer (on a busy machine it took the whole probe time,
+                    for proc in started:  # and so did the Stop a person pressed)
+                        with contextlib.suppress(ProcessLookupError):
+                            proc.kill()
+                    await asyncio.wait([probe], timeout=0.05)
         raise
 
 

@@ -95,6 +95,27 @@ async def test_a_command_stopped_while_bwrap_is_probed_leaves_no_probe_running(l
         pytest.fail("the stopped probe is still running")
 
 
+async def test_a_stop_while_bwrap_is_still_starting_returns_at_once_and_leaves_nothing(layout: Layout,
+                                                                                      tmp_path: Path) -> None:
+    """Stopped at every moment of the probe's first 40 ms: a stop that came while bwrap was being started waited
+    for the probe to answer (a busy machine's bwrap took the whole ten seconds of it, and so did the Stop)."""
+    pids = tmp_path / "probe.pids"
+    slow = tmp_path / "slow-bwrap"
+    slow.write_text(f"#!/bin/sh\necho $$ >> {pids}\nexec sleep 30\n")
+    slow.chmod(0o755)
+    for step in range(40):
+        probing = asyncio.ensure_future(Sandbox(layout.workspace, program=str(slow)).mode())
+        await asyncio.sleep(step / 1000)
+        probing.cancel()
+        async with asyncio.timeout(3):  # the probe's own bound is 10 s
+            with pytest.raises(asyncio.CancelledError):
+                await probing
+    await asyncio.sleep(0.2)  # a process killed as it started has been reaped by now
+    alive = [pid for pid in pids.read_text().split() if Path(f"/proc/{pid}/stat").exists()
+             and not Path(f"/proc/{pid}/stat").read_text().split(") ")[-1].startswith("Z")] if pids.exists() else []
+    assert not alive, f"probes left running: {alive}"
+
+
 async def test_run_time_paths_cannot_reach_home_config_or_sessions(layout: Layout) -> None:
     """Paths built at run time get past the refusals; the sandbox hides what they point at."""
     tools = layout.tools()
