@@ -256,7 +256,14 @@ def test_a_second_app_reports_the_taken_hotkey_and_runs_a_reminder_due_while_it_
         assert other.stop() == 0
 
 
-def test_quit_from_the_tray_menu_saves_and_exits_cleanly(desktop: Desktop, app: AppProcess) -> None:
+def test_quit_from_the_tray_menu_saves_and_exits_cleanly(desktop: Desktop, app: AppProcess,
+                                                         model_server: FakeOpenAI) -> None:
+    # a chat of its own to keep: pytest-xdist may hand this test to a worker whose app ran no other test of the file
+    chat = _show_chat(desktop)
+    model_server.add({"content": "Noted before quitting."})
+    _type_into_chat(desktop, chat, "keep this across quit")
+    wait_for(lambda: "Noted before quitting." in _assistant_messages(app.home), 30, "the answer saved")
+    _hide_chat(desktop)
     _click_icon(desktop, button=3)
     menu = wait_for(lambda: next((w for w in desktop.windows() if w.height > 100 and w.name == "Nanobot Tray"),
                                  None), 10, "the tray menu")
@@ -265,5 +272,5 @@ def test_quit_from_the_tray_menu_saves_and_exits_cleanly(desktop: Desktop, app: 
     desktop.xdo("mousemove", str(menu.x + menu.width // 2), str(menu.y + menu.height - 10), "click", "1")
     assert app.proc.wait(30) == 0
     assert "quit cleanly" in app.log_text()
-    assert "hello from xdotool" in "".join(p.read_text() for p in (app.home / "data" / "sessions").glob("*.jsonl"))
+    assert "keep this across quit" in "".join(p.read_text() for p in (app.home / "data" / "sessions").glob("*.jsonl"))
 
