@@ -169,7 +169,7 @@ def _readable(url: str, response: httpx.Response, body: bytes) -> str:
     if content_type == "application/json" or content_type.endswith("+json"):
         try:
             return json.dumps(json.loads(text), indent=2, ensure_ascii=False)
-        except json.JSONDecodeError:
+        except (json.JSONDecodeError, RecursionError):  # not JSON, or nested too deep to lay out: as it came
             return text
     if content_type.startswith("text/") or content_type in ("application/xml", "application/javascript", ""):
         return text

@@ -105,6 +105,7 @@ def _redirect(location: str) -> tuple[int, dict[str, str], bytes]:
 ROUTES = {
     "/page": lambda s, q, h: _html(PAGE),
     "/json": lambda s, q, h: (200, {"Content-Type": "application/json"}, b'{"a": [1, 2], "b": {"c": "d"}}'),
+    "/deep-json": lambda s, q, h: (200, {"Content-Type": "application/json"}, b"[" * 100_000 + b"]" * 100_000),
     "/big": lambda s, q, h: (200, {"Content-Type": "text/plain"}, b"HEAD" + b"x" * 200_000 + b"TAIL"),
     "/huge-page": lambda s, q, h: _html("".join(f"<div><p>Line {i} with <a href='/x{i}'>a link</a></p></div>"
                                                 for i in range(60_000))),
@@ -243,6 +244,8 @@ async def test_fetch_json_text_size_cap_and_errors(stub: Stub, closed_port: int)
     big = str((await run(tool, url=f"{stub.base}/big", max_chars=2000)).output)
     body = big.split("\n\n", 1)[1]
     assert body.startswith("HEAD") and body.endswith("TAIL") and "characters omitted" in body and len(body) < 2100
+    deep = await run(tool, url=f"{stub.base}/deep-json")  # too deep to lay out: shown as it came
+    assert deep.ok and str(deep.output).split("\n\n", 1)[1].startswith("[[[[")
     binary = await run(tool, url=f"{stub.base}/binary")
     assert not binary.ok and "cannot show as text" in str(binary.output)
     missing = await run(tool, url=f"{stub.base}/missing")
