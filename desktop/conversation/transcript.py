@@ -524,6 +524,6 @@ def _parse_arguments(raw: Any) -> dict[str, Any]:
         return raw
     try:
         value = json.loads(raw) if isinstance(raw, str) and raw.strip() else {}
-    except json.JSONDecodeError:
+    except (json.JSONDecodeError, RecursionError):  # a model's words: shown as they came
         return {"_raw": raw}
     return value if isinstance(value, dict) else {"_raw": raw}

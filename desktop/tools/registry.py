@@ -120,6 +120,8 @@ def parse_arguments(raw: str | dict[str, Any]) -> dict[str, Any]:
         value = json.loads(raw)
     except json.JSONDecodeError as exc:
         raise ToolError(f"arguments are not valid JSON ({exc.msg} at position {exc.pos}): {raw[:200]!r}") from None
+    except RecursionError:  # what a model writes is outside text: it must not end the turn
+        raise ToolError(f"arguments are nested too deeply to read: {raw[:200]!r}") from None
     if not isinstance(value, dict):
         raise ToolError(f"arguments must be a JSON object, got {type(value).__name__}")
     return dict(well_formed_json(value))

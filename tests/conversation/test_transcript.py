@@ -152,3 +152,20 @@ def test_a_background_task_that_failed_or_never_ended_says_so() -> None:
     failed = rows_from_task_file(f'{task}\n{{"_type": "end", "status": "failed", "result": "the model could not be reached"}}')
     assert [(r.kind, r.text) for r in failed][-1] == (Kind.NOTICE, "Failed: the model could not be reached")
     assert rows_from_task_file(task)[-1].text == "The transcript ends here: the task did not finish."
+
+
+async def test_tool_arguments_nested_past_what_json_can_follow_still_show_live_and_reloaded(
+        core: Core, chat: Conversation, fake: FakeOpenAI) -> None:
+    """A model's call whose arguments are lists in lists 5,000 deep (a model steered by a page can write
+    anything): the call fails with words, and the chat, live or opened again, shows it as it came. Before, the
+    turn ended in 'Internal error: RecursionError'."""
+    deep = "[" * 5_000 + "]" * 5_000
+    fake.add({"tool_calls": [{"name": "read_file", "arguments": deep}], "chunk": 4_000},
+             {"content": "That did not work."})
+    await chat.send("read it")
+    end = await chat.wait_end()
+    assert getattr(end, "content", None) == "That did not work."
+    transcript = live(chat, "read it")
+    tool = transcript.rows[1].tool
+    assert tool is not None and tool.ok is False and "arguments" in (tool.result or "")
+    assert shown(transcript.rows) == reloaded(core, chat)
