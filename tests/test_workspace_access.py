@@ -161,6 +161,8 @@ ALLOWED: dict[str, str] = {
     "desktop/tools/sandbox.py:_probe_once": _SANDBOX,
     "desktop/tools/sandbox.py:_probe_sync": _SANDBOX,
     "desktop/workspace/programs.py:program_outside": _PROGRAMS,
+    "desktop/workspace/placement.py:_unusable": "whether the folder a person names as the workspace is a file or "
+    "one they may not write in, before it is the workspace; nothing is read",
     "desktop/workspace/programs.py:arguments_outside": "whether an argument of a program the app is about to start "
     "names a file or a runnable folder in the workspace, judged with links followed; nothing is read or run",
     "desktop/tools/shell.py:ExecTool._run": _SANDBOX,

@@ -7,10 +7,12 @@ packages: all of them run later, unsandboxed, at the next login or start. A work
 settings and data lets them add an MCP server to config.yaml, which the app starts; one holding the app itself
 lets them change its code. And a workspace inside ~/.config or ~/.local is a folder other programs read their
 settings from. So a configured workspace in any of these places is refused, with the reason, and the default
-is used instead (config.yaml keeps every other key)."""
+is used instead (config.yaml keeps every other key). So is one that cannot be a workspace at all, a file or a
+folder the person may not write in: the app would otherwise fail to start on it."""
 
 from __future__ import annotations
 
+import os
 import sys
 from pathlib import Path
 
@@ -40,6 +42,16 @@ def misplaced(folder: Path, h: Home) -> str | None:
         if inside(real, settings):
             return (f"a folder outside {settings}, where programs keep their settings and start-up files "
                     "(commands the assistant runs could then change them)")
+    return _unusable(real)
+
+
+def _unusable(real: Path) -> str | None:
+    """Why `real` cannot hold the assistant's files: a file, or a place this user may not write."""
+    if real.exists() and not real.is_dir():
+        return "a folder, not a file"
+    existing = next(folder for folder in (real, *real.parents) if folder.exists())
+    if not os.access(existing, os.W_OK | os.X_OK):
+        return f"a folder you may write in ({existing} is not)"
     return None
 
 

@@ -58,6 +58,20 @@ def test_a_workspace_where_start_up_files_live_is_refused_with_why_and_the_rest_
     assert "commands the assistant runs could then" in problem and problem.endswith("; using the default")
 
 
+@pytest.mark.parametrize("value, problem", [("{user}/notes.txt", "a folder, not a file"),
+                                            ("/proc/1/ws", "a folder you may write in (/proc/1 is not)")],
+                         ids=["a file", "a folder no one may write in"])
+def test_a_place_that_cannot_hold_files_is_refused_and_the_app_starts_on_the_default(
+        user: Path, home_dir: Path, tmp_path: Path, memory_keyring: MemoryKeyring, value: str, problem: str) -> None:
+    """Before, the app could not start at all: "Nanobot Tray could not start: FileExistsError: ..."."""
+    (user / "notes.txt").write_text("mine")
+    write_config(home_dir, workspace=spelled(value, tmp_path))
+    loaded = load_config(home_dir / "config.yaml")
+    assert loaded.problems == [f"{home_dir / 'config.yaml'} line 1: key 'workspace' should be {problem}, "
+                               f"got {spelled(value, tmp_path)!r}; using the default"]
+    assert build_core().workspace == home_dir / "workspace" and (user / "notes.txt").read_text() == "mine"
+
+
 @pytest.mark.parametrize("value", ALLOWED)
 def test_a_folder_of_ones_own_is_a_workspace(user: Path, home_dir: Path, tmp_path: Path, value: str) -> None:
     write_config(home_dir, workspace=spelled(value, tmp_path))
