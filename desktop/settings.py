@@ -104,7 +104,7 @@ class Settings:
     async def save(self, new: Config, *, keep_broken_copy: bool = False) -> Path | None:
         """Write `new` as config.yaml and put it in force. With `keep_broken_copy` the file being replaced
         had problems: it is copied aside first so nothing the user wrote is lost; returns the copy."""
-        check(new)
+        await asyncio.to_thread(check, new)  # a setting may look at the disk (the workspace folder)
         async with self._lock:
             copied = await asyncio.to_thread(self._write, new, keep_broken_copy)
             self.problems.clear()
@@ -122,7 +122,7 @@ class Settings:
                                     "fix it before changing settings")
             new = current.config
             edit(new)
-            check(new)
+            await asyncio.to_thread(check, new)
             await asyncio.to_thread(self._write, new, False)
             self.problems.clear()
             changed = self._take(new)

@@ -114,7 +114,7 @@ class CoreBridge(QObject):
         """Make the workspace folder, then write config.yaml and put it in force; returns a kept copy of a
         broken file. Raises OSError when either cannot be written, SettingsError for a value out of range
         (checked first: a refused workspace, such as the home folder, gets no templates)."""
-        check(config)
+        await asyncio.to_thread(check, config)
         await asyncio.to_thread(ensure_workspace, self.core.home.workspace(config.workspace))
         return await self.core.settings.save(config, keep_broken_copy=keep_broken_copy)
 
