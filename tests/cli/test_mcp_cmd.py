@@ -6,9 +6,11 @@ import json
 import shlex
 import shutil
 import socket
+import subprocess
 import sys
 import threading
 from collections.abc import Iterator
+from concurrent.futures import ThreadPoolExecutor
 from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
 from pathlib import Path
 
@@ -20,6 +22,13 @@ from tests.cli.test_cli import run_cli
 from tests.conftest import write_config
 from tests.mcp.conftest import SERVER, RemoteServer
 from tests.memkeyring import MemoryKeyring
+
+
+def side_by_side(home: Path, *commands: tuple[str, ...]) -> list[subprocess.CompletedProcess[str]]:
+    """`run_cli` for each command, all at once: each is its own process and none changes the config, so the
+    test waits for the slowest instead of the sum (these wait on servers, not on the CPU)."""
+    with ThreadPoolExecutor(len(commands)) as pool:
+        return list(pool.map(lambda args: run_cli(home, *args), commands))
 
 
 def servers(home: Path) -> dict[str, dict[str, object]]:
@@ -122,10 +131,9 @@ def test_test_of_a_server_that_never_answers_says_so_and_fails(tmp_path: Path) -
         mute = [sys.executable, "-c", "import time; time.sleep(120)"]
         write_config(tmp_path, mcp={"servers": {"far": {"url": url, "timeout": 1},
                                                 "near": {"command": mute[0], "args": mute[1:], "timeout": 1}}})
-        far = run_cli(tmp_path, "mcp", "test", "far")
+        far, near = side_by_side(tmp_path, ("mcp", "test", "far"), ("mcp", "test", "near"))
     assert far.returncode == 1
     assert far.stdout.startswith(f"far: failed: no answer from {url} within 5 s\n"), far.stdout
-    near = run_cli(tmp_path, "mcp", "test", "near")
     assert near.returncode == 1
     assert near.stdout.startswith(f"near: failed: no answer from {shlex.join(mute)} within 5 s\n"), near.stdout
 
