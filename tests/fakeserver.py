@@ -12,7 +12,8 @@ empty_chunks / pings (after the step's text, keep the stream open with no conten
 leaves: a chunk with nothing in it, or an SSE comment line, every that many seconds), together (answer only
 once that many requests have arrived in all; a request still waiting after TOGETHER_WITHIN seconds answers
 "alone" instead of its content, so a test sees requests that were not in flight at the same time),
-usage (the token counts to report, {prompt_tokens, completion_tokens, cached_tokens}; None reports none;
+after (a threading.Event: answer only once it is set, or after AFTER_WITHIN seconds, so a test can look at a
+turn in progress as long as it needs and no longer), usage (the token counts to report, {prompt_tokens, completion_tokens, cached_tokens}; None reports none;
 without it, counts made up from the characters).
 
 `require_key`: answer 401 to every request (an upload too) not carrying it as its bearer token.
@@ -56,6 +57,7 @@ from typing import Any
 
 Step = dict[str, Any]
 TOGETHER_WITHIN = 20.0  # seconds a `together` step waits for the others
+AFTER_WITHIN = 60.0  # seconds an `after` step waits for its event at most
 
 
 class _Server(ThreadingHTTPServer):
@@ -189,6 +191,8 @@ class FakeOpenAI:
                 if "together" in step and not fake._arrived(step["together"]):
                     step = {**step, "content": "alone"}
                 time.sleep(step.get("delay", 0))
+                if "after" in step:  # held until the test has seen what it waits to see; bounded all the same
+                    step["after"].wait(AFTER_WITHIN)
                 if "status" in step:
                     payload = step.get("body") or {"error": {"message": f"scripted failure {step['status']}",
                                                              "type": "server_error"}}

@@ -7,6 +7,7 @@ added and removed lines are tinted. All through the running app (the shell), its
 from __future__ import annotations
 
 import os
+import threading
 from typing import Any
 
 from PySide6.QtGui import QColor, QPalette
@@ -157,10 +158,12 @@ async def test_the_tray_calms_down_once_a_question_is_answered_timed_out_or_with
     stopped turn takes that away again: the tray says the turn works on, then is idle. (The answer that ends
     the turn unseen is announced in its turn, and wants attention rightly: looked at while the turn goes on.)"""
     notes = record_notices(shell)
+    going_on = threading.Event()  # the answer after the question is held while the test looks at the turn
 
     async def announced(command: str) -> ApprovalCard:
         card = await ask_in(shell, fake, KEY, command, f"run {command}")
-        fake.default = lambda _body: {"content": "Done.", "delay": 2}  # the turn goes on a while after the answer
+        going_on.clear()
+        fake.default = lambda _body: {"content": "Done.", "after": going_on}  # the turn goes on after the answer
         asked = len(notes)
         shell.chat_window().show_session("desktop:elsewhere")  # type: ignore[union-attr]  # another chat, picked
         # in the sidebar: the card is out of sight
@@ -170,6 +173,7 @@ async def test_the_tray_calms_down_once_a_question_is_answered_timed_out_or_with
 
     async def working_on() -> None:
         await until(lambda: tray_calm(shell, TrayState.WORKING), timeout=TURN, message="working, no attention")
+        going_on.set()
         await until(lambda: not shell.bridge.conversations.busy(KEY), timeout=TURN)
 
     await announced("touch by-notification.txt")
@@ -190,6 +194,7 @@ async def test_the_tray_calms_down_once_a_question_is_answered_timed_out_or_with
     assert "nobody answered" in str(fake.requests[-1])
 
     await announced("touch stopped.txt")
+    going_on.set()  # no answer is asked for after a stop; were one, it would not wait
     shell.bridge.stop(KEY)  # the person stops the turn: its question is withdrawn
     await until(lambda: not shell.bridge.conversations.busy(KEY), timeout=TURN)
     assert tray_calm(shell), (shell.tray.state, shell.tray.icon.toolTip())
