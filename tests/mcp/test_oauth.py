@@ -104,7 +104,9 @@ async def test_tokens_are_renewed_before_they_expire_and_survive_a_restart(
     await signed_in(core, Browser())
     first = stored(memory_keyring)["tokens"]["access_token"]
     await until(lambda: stored(memory_keyring)["tokens"]["access_token"] != first, timeout=TOKEN_SECONDS * 5)
-    await asyncio.sleep(TOKEN_SECONDS)  # the first token has expired by now; the server keeps being pinged
+    # renewed no sooner than a tenth of its lifetime before it expires (0.4 s): a second on, the first token has
+    # expired, and the call below is refused unless the renewed one is used
+    await asyncio.sleep(1.0)
     assert core.get(McpServers).servers["test"].state == "connected"
     assert unwrapped(await turn(core, fake, "mcp_test_echo", {"text": "still"})) == "still"
     await core.close()
