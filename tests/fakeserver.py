@@ -85,7 +85,10 @@ class FakeOpenAI:
         self._lock = threading.Lock()
         self._stopping = threading.Event()
         self._server = _Server(("127.0.0.1", port), self._handler())
-        self._thread = threading.Thread(target=self._server.serve_forever, daemon=True)
+        # serve_forever looks for a shutdown between waits of poll_interval: its default (0.5 s) was the
+        # wait of every test's teardown that stopped this server
+        self._thread = threading.Thread(target=self._server.serve_forever, kwargs={"poll_interval": 0.02},
+                                        daemon=True)
 
     @property
     def port(self) -> int:
