@@ -187,7 +187,7 @@ def private_internet(root: Path) -> Iterator[Internet]:
         internet.canary_port = canary.server_address[1]
         servers.append(canary)
         for server in servers:
-            threading.Thread(target=server.serve_forever, daemon=True).start()
+            threading.Thread(target=server.serve_forever, kwargs={"poll_interval": 0.02}, daemon=True).start()
         internet.dns_ok = _resolves("public.test", PUBLIC)
         # IPv6 neighbour discovery on the new link takes a second the first time: not the tests' to pay for
         socket.create_connection((PUBLIC6, 80), 10).close()

@@ -157,7 +157,7 @@ class _SignInFirst(BaseHTTPRequestHandler):
 def sign_in_first() -> Iterator[int]:
     """The port of a server that answers 401 to everything, on 127.0.0.1."""
     server = ThreadingHTTPServer(("127.0.0.1", 0), _SignInFirst)
-    thread = threading.Thread(target=server.serve_forever, daemon=True)
+    thread = threading.Thread(target=server.serve_forever, kwargs={"poll_interval": 0.02}, daemon=True)
     thread.start()
     yield server.server_address[1]
     server.shutdown()

@@ -37,7 +37,7 @@ async def test_something_else_on_the_port_is_not_taken_for_a_model_server() -> N
             pass
 
     server = ThreadingHTTPServer(("127.0.0.1", 0), Page)
-    Thread(target=server.serve_forever, daemon=True).start()
+    Thread(target=server.serve_forever, kwargs={"poll_interval": 0.02}, daemon=True).start()
     try:
         assert await probe_local_servers((KnownServer("llama.cpp", server.server_address[1], "openai"),)) == []
     finally:

@@ -86,7 +86,7 @@ class CanaryServer:
             server_class = type("V6", (ThreadingHTTPServer,), {"address_family": __import__("socket").AF_INET6})
         self.server = server_class((host, 0), handler)
         self.port = self.server.server_address[1]
-        threading.Thread(target=self.server.serve_forever, daemon=True).start()
+        threading.Thread(target=self.server.serve_forever, kwargs={"poll_interval": 0.02}, daemon=True).start()
 
     def close(self) -> None:
         self.server.shutdown()
