@@ -116,6 +116,13 @@ def test_chats_titles_and_the_failure_reason_survive_a_restart_and_the_keyring_n
         _ask(desktop, app, chat, "How often should I oil a bike chain?")
         desktop.settled("e2e-first-days-04-after-chats", chat)
 
+        # a hand edit the running app takes up, so the failed turn below is retried once after 0.2 s instead of
+        # after 1, 2 and 4 s: what is saved of it, and shown after the restart, is the same
+        taken_up = app.log_text().count("settings changed:")
+        edited = yaml.safe_load(config.read_text())
+        edited.setdefault("provider", {})["retry_delays"] = [0.2]
+        config.write_text(yaml.safe_dump(edited))
+        wait_for(lambda: app.log_text().count("settings changed:") > taken_up, 20, "the app to take up the edit")
         local_server.stop()  # the model server goes away
         desktop.xdo("key", "ctrl+n")
         _type_into_chat(desktop, chat, "Are you still there?")
