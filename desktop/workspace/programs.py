@@ -68,7 +68,8 @@ def arguments_outside(args: list[str], workspace: Path, *, cwd: Path) -> None:
                 continue
             runs = real.is_file() or (real.is_dir() and any((real / name).exists() for name in _RUN_AS_PROGRAM))
             if runs:
-                raise InWorkspace(f"its argument {arg} names {real}, in the workspace, where sandboxed commands can "
+                named = "" if arg == str(real) else f" names {real}, which"
+                raise InWorkspace(f"its argument {arg}{named} is in the workspace, where sandboxed commands can "
                                   "change what it runs; move it outside the workspace")
 
 
@@ -98,11 +99,7 @@ def path_outside(search_path: str, workspace: Path) -> str:
 
 def _paths_in(word: str, cwd: Path) -> list[Path]:
     """The places a command-line word may name: itself, the value after `=` (`--config=PATH`), each piece of a
-    list like PYTHONPATH; relative ones from `cwd`, links followed."""
+    list like PYTHONPATH; relative ones from `cwd`, links followed. A bare name counts too: `server.py` or
+    PYTHONPATH=`code` in a working folder outside the workspace may be a link into it."""
     pieces = [word, word.partition("=")[2]] if "=" in word else [word]
-    found = []
-    for piece in pieces:
-        for part in piece.split(os.pathsep):
-            if part and (os.sep in part or part.startswith(("~", "."))):
-                found.append((cwd / Path(part).expanduser()).resolve())
-    return found
+    return [(cwd / os.path.expanduser(part)).resolve() for piece in pieces for part in piece.split(os.pathsep) if part]

@@ -16,9 +16,12 @@ Two classes, several spellings each:
 - programs the app starts outside the sandbox (MCP servers over stdio, bwrap itself, spd-say): a program put where PATH looks (a
   folder of the workspace on it), a link into the workspace given as the command, a module of the same name
   that `python -m` imports from the working folder, a script named relative to it, a working folder set to the
-  workspace; the app started from inside the workspace, as a person may start it from a terminal. The app
-  refuses a program or a working folder in the workspace and says so (refused), and runs a server that names
-  no working folder in a folder of its own, where the workspace's files are not found (contained).
+  workspace; a script in the workspace given as an argument (absolute, `--x=path`, `../`-style, through a
+  link, a bare name that is a link in the working folder); PYTHONPATH, NODE_OPTIONS=--require, LD_PRELOAD or
+  BASH_ENV naming the workspace; the app started from inside the workspace, as a person may start it from a
+  terminal. The app refuses a program, a working folder, an argument or a variable in the workspace and says so
+  (refused), and runs a server that names no working folder in a folder of its own, where the workspace's files
+  are not found (contained). A server given the workspace folder to work on still starts.
 Every case then asserts that the marker is absent and that no planted secret reached the model, the log, a
 session or anything else in the app's data folder."""
 
@@ -381,6 +384,10 @@ SCRIPT = "mkdir -p bin && printf '#!/bin/sh\\n" + RUN + "\\n' > bin/notes-server
 MODULE = "printf 'import pathlib\\npathlib.Path(\"{marker}\").touch()\\n' > {name}.py"
 TIME_SERVER = [sys.executable, "-m", "mcp_server_time", "--local-timezone", "UTC"]  # installed with the tests
 RUN_SCRIPT_OPTION = "import runpy, sys; runpy.run_path(sys.argv[1].partition('=')[2])"
+NODE = shutil.which("node") or "/usr/bin/node"
+REQUIRED = "printf 'require(\"fs\").writeFileSync(\"{marker}\", \"\")\\n' > hook.js"
+PRELOADED = ("printf '#include <fcntl.h>\\n#include <unistd.h>\\n__attribute__((constructor)) static void f(void) "
+             "{ close(open(\"{marker}\", O_CREAT | O_WRONLY, 0600)); }\\n' > hook.c && cc -shared -fPIC -o hook.so hook.c")
 
 # (name, what the sandboxed command plants, the server as configured ({ws}: the workspace, {link}: a link the
 # person made outside it to the planted program), whether the app runs from the workspace with its bin/ on
@@ -414,6 +421,19 @@ STARTED_CASES: list[tuple[str, str, dict[str, object], bool, str]] = [
      REFUSED),
     ("BASH_ENV naming a start-up file in the workspace", "printf '" + RUN + "\\n' > rc.sh",
      {"command": "/bin/bash", "args": ["-c", "sleep 5"], "env": {"BASH_ENV": "{ws}/rc.sh"}}, False, REFUSED),
+    ("a script named ../-style from a working folder outside", MODULE.replace("{name}", "server"),
+     {"command": sys.executable, "args": ["{wsrel}/server.py"], "cwd": "{outside}"}, False, REFUSED),
+    ("a link in the working folder to a script in the workspace, by its bare name", MODULE.replace("{name}", "server"),
+     {"command": sys.executable, "args": ["server.py"], "cwd": "{outside}"}, False, REFUSED),
+    ("PYTHONPATH naming a link in the working folder to the workspace, by its bare name",
+     MODULE.replace("{name}", "mcp_server_time"),
+     {"command": TIME_SERVER[0], "args": TIME_SERVER[1:], "cwd": "{outside}", "env": {"PYTHONPATH": "workspace"}},
+     False, REFUSED),
+    ("NODE_OPTIONS requiring a file in the workspace", REQUIRED,
+     {"command": NODE, "args": ["-e", "setTimeout(() => {}, 5000)"], "env": {"NODE_OPTIONS": "--require {ws}/hook.js"}},
+     False, REFUSED),
+    ("LD_PRELOAD naming a library in the workspace", PRELOADED,
+     {"command": "/bin/sleep", "args": ["5"], "env": {"LD_PRELOAD": "{ws}/hook.so"}}, False, REFUSED),
     ("a program the server runs, found on PATH in the workspace", SCRIPT,
      {"command": "/bin/sh", "args": ["-c", "notes-server"]}, True, CONTAINED),
 ]
@@ -459,7 +479,8 @@ async def test_no_program_the_app_starts_comes_from_the_workspace(
     (tmp_path / "workspace").symlink_to(lab.workspace)
     (tmp_path / "server.py").symlink_to(lab.workspace / "server.py")
     places = {"{ws}": str(lab.workspace), "{link}": str(tmp_path / "notes-server"),
-              "{wslink}": str(tmp_path / "workspace"), "{scriptlink}": str(tmp_path / "server.py")}
+              "{wslink}": str(tmp_path / "workspace"), "{scriptlink}": str(tmp_path / "server.py"),
+              "{outside}": str(tmp_path), "{wsrel}": os.path.relpath(lab.workspace, tmp_path)}
     configured = {key: _placed(value, places) for key, value in server.items()}
     lab.marker.unlink(missing_ok=True)  # an earlier case that got through failed already: this one starts clean
     before = lab.snapshot()
@@ -467,7 +488,7 @@ async def test_no_program_the_app_starts_comes_from_the_workspace(
         result = await plant(lab, plants)
         state = await started_server(lab, configured, from_workspace, monkeypatch)
     finally:
-        for name in ("bin", "mcp_server_time.py", "server.py", "app", "rc.sh"):
+        for name in ("bin", "mcp_server_time.py", "server.py", "app", "rc.sh", "hook.js", "hook.c", "hook.so"):
             path = lab.workspace / name
             shutil.rmtree(path) if path.is_dir() else path.unlink(missing_ok=True)
         lab.fake.script.clear()
