@@ -82,10 +82,10 @@ def variables_outside(env: dict[str, str], workspace: Path, *, cwd: Path) -> Non
         if name == "PATH":
             continue
         named = str(real_workspace) in value or str(workspace) in value  # also among options, with spaces in it
-        for word in (value, *value.split()):  # whole, and word by word: relative, `~` and linked spellings
-            if named or any(inside(real, real_workspace) for real in _paths_in(word, cwd)):
-                raise InWorkspace(f"its variable {name} names a place in the workspace, where sandboxed commands can "
-                                  "write what the program loads from there; point it outside the workspace")
+        words = (value, *value.split())  # whole, and word by word: relative, `~` and linked spellings
+        if named or any(inside(real, real_workspace) for word in words for real in _paths_in(word, cwd)):
+            raise InWorkspace(f"its variable {name} names a place in the workspace, where sandboxed commands can "
+                              "write what the program loads from there; point it outside the workspace")
 
 
 def path_outside(search_path: str, workspace: Path) -> str:
