@@ -11,6 +11,7 @@ folder in the workspace is refused."""
 from __future__ import annotations
 
 import os
+import re
 import shutil
 from pathlib import Path
 
@@ -52,6 +53,8 @@ def folder_outside(folder: Path, workspace: Path) -> Path:
     return real
 
 
+_GAPS = re.compile(r"[\s'\"`(),;\[\]{}]+")  # what separates the words of code or of a list in one argument
+_NAME_ENDS = r"(?=$|[/\s'\"`:;,)\]}])"  # what may follow a path where it is named within other words
 # A folder an interpreter runs as a program: `python DIR` runs DIR/__main__.py, `node DIR` its package.json's main
 # or index.js, `uv run --project DIR` and `pip install DIR` build what pyproject.toml or setup.py say.
 _RUN_AS_PROGRAM = ("__main__.py", "package.json", "index.js", "index.mjs", "index.cjs", "pyproject.toml", "setup.py")
@@ -60,17 +63,31 @@ _RUN_AS_PROGRAM = ("__main__.py", "package.json", "index.js", "index.mjs", "inde
 def arguments_outside(args: list[str], workspace: Path, *, cwd: Path) -> None:
     """Raise InWorkspace when an argument names a file in the workspace (`python ~/Nanobot/server.py`,
     `--script=...`), or a folder there that an interpreter would run. Any other folder stays allowed: a server
-    given the workspace to work on (a filesystem server) reads and writes data there, and runs none of it."""
+    given the workspace to work on (a filesystem server) reads and writes data there, and runs none of it.
+    Refused as well: a one-letter option joined to a place in the workspace, file or folder (`perl -I~/Nanobot`
+    loads its modules from there, like PYTHONPATH), and a place in the workspace named among other words, file or
+    folder, by any spelling (`python -c "exec(open('~/Nanobot/x.py').read())"`, or through a link)."""
     real_workspace = workspace.resolve()
     for arg in args:
-        for real in _paths_in(arg, cwd):
-            if not inside(real, real_workspace):
-                continue
-            runs = real.is_file() or (real.is_dir() and any((real / name).exists() for name in _RUN_AS_PROGRAM))
-            if runs:
+        joined = arg[2:] if len(arg) > 2 and arg[0] == "-" and arg[1] != "-" else ""
+        if joined and any(inside(real, real_workspace) for real in _paths_in(joined, cwd)):
+            raise InWorkspace(f"its option {arg} loads from a place in the workspace, where sandboxed commands can "
+                              "write what the program loads; point it outside the workspace")
+        found = [real for real in _paths_in(arg, cwd) if inside(real, real_workspace)]
+        for real in found:
+            if real.is_file() or (real.is_dir() and any((real / name).exists() for name in _RUN_AS_PROGRAM)):
                 named = "" if arg == str(real) else f" names {real}, which"
                 raise InWorkspace(f"its argument {arg}{named} is in the workspace, where sandboxed commands can "
                                   "change what it runs; move it outside the workspace")
+        if found:
+            continue
+        words = [word for word in _GAPS.split(arg) if word]  # the paths code names: `open('/x/server.py')`
+        if len(words) > 1 and any(inside(real, real_workspace) for word in words for real in _paths_in(word, cwd)) \
+                or _mentions(arg, workspace):
+            shown = arg if len(arg) <= 60 else arg[:59] + "…"
+            raise InWorkspace(f"its argument {shown!r} names a place in the workspace among other words (code, or "
+                              "an option joined to its value), where sandboxed commands can change what it runs; "
+                              "move what it names outside the workspace")
 
 
 def variables_outside(env: dict[str, str], workspace: Path, *, cwd: Path) -> None:
@@ -81,9 +98,9 @@ def variables_outside(env: dict[str, str], workspace: Path, *, cwd: Path) -> Non
     for name, value in env.items():
         if name == "PATH":
             continue
-        named = str(real_workspace) in value or str(workspace) in value  # also among options, with spaces in it
-        words = (value, *value.split())  # whole, and word by word: relative, `~` and linked spellings
-        if named or any(inside(real, real_workspace) for word in words for real in _paths_in(word, cwd)):
+        words = (value, *_GAPS.split(value))  # whole, and word by word: relative, `~` and linked spellings
+        if _mentions(value, workspace) or any(inside(real, real_workspace) for word in words
+                                              for real in _paths_in(word, cwd)):
             raise InWorkspace(f"its variable {name} names a place in the workspace, where sandboxed commands can "
                               "write what the program loads from there; point it outside the workspace")
 
@@ -103,3 +120,13 @@ def _paths_in(word: str, cwd: Path) -> list[Path]:
     PYTHONPATH=`code` in a working folder outside the workspace may be a link into it."""
     pieces = [word, word.partition("=")[2]] if "=" in word else [word]
     return [(cwd / os.path.expanduser(part)).resolve() for piece in pieces for part in piece.split(os.pathsep) if part]
+
+
+def _mentions(text: str, workspace: Path) -> bool:
+    """Whether `text` holds the workspace's path, as configured, with links followed or spelled from `~`: also
+    among options with spaces in them, and in code. A longer name (`~/Nanobot2` beside `~/Nanobot`) is not it."""
+    spellings = {str(workspace), str(workspace.resolve())}
+    home = os.path.expanduser("~")
+    spellings |= {"~" + spelling[len(home):] for spelling in list(spellings)
+                  if spelling != home and inside(Path(spelling), Path(home))}
+    return any(re.search(re.escape(spelling) + _NAME_ENDS, text) for spelling in spellings)

@@ -17,7 +17,8 @@ Two classes, several spellings each:
   folder of the workspace on it), a link into the workspace given as the command, a module of the same name
   that `python -m` imports from the working folder, a script named relative to it, a working folder set to the
   workspace; a script in the workspace given as an argument (absolute, `--x=path`, `../`-style, through a
-  link, a bare name that is a link in the working folder); PYTHONPATH, NODE_OPTIONS=--require, LD_PRELOAD or
+  link, a bare name that is a link in the working folder, in `python -c` code); a one-letter option joined to
+  the workspace (`perl -I`); PYTHONPATH, NODE_OPTIONS=--require, LD_PRELOAD or
   BASH_ENV naming the workspace; the app started from inside the workspace, as a person may start it from a
   terminal. The app refuses a program, a working folder, an argument or a variable in the workspace and says so
   (refused), and runs a server that names no working folder in a folder of its own, where the workspace's files
@@ -386,6 +387,7 @@ TIME_SERVER = [sys.executable, "-m", "mcp_server_time", "--local-timezone", "UTC
 RUN_SCRIPT_OPTION = "import runpy, sys; runpy.run_path(sys.argv[1].partition('=')[2])"
 NODE = shutil.which("node") or "/usr/bin/node"
 REQUIRED = "printf 'require(\"fs\").writeFileSync(\"{marker}\", \"\")\\n' > hook.js"
+PERL_MODULE = "printf 'open(my $f, \">\", \"{marker}\"); 1;\\n' > Hook.pm"
 PRELOADED = ("printf '#include <fcntl.h>\\n#include <unistd.h>\\n__attribute__((constructor)) static void f(void) "
              "{ close(open(\"{marker}\", O_CREAT | O_WRONLY, 0600)); }\\n' > hook.c && cc -shared -fPIC -o hook.so hook.c")
 
@@ -434,6 +436,16 @@ STARTED_CASES: list[tuple[str, str, dict[str, object], bool, str]] = [
      False, REFUSED),
     ("LD_PRELOAD naming a library in the workspace", PRELOADED,
      {"command": "/bin/sleep", "args": ["5"], "env": {"LD_PRELOAD": "{ws}/hook.so"}}, False, REFUSED),
+    ("perl -I joined to the workspace, loading a module planted there", PERL_MODULE,
+     {"command": "/usr/bin/perl", "args": ["-I{ws}", "-MHook", "-e", "sleep 5"]}, False, REFUSED),
+    ("perl -I joined to a ../-style spelling of the workspace", PERL_MODULE,
+     {"command": "/usr/bin/perl", "args": ["-I{wsrel}", "-MHook", "-e", "sleep 5"], "cwd": "{outside}"}, False,
+     REFUSED),
+    ("python -c code that runs a script in the workspace", MODULE.replace("{name}", "server"),
+     {"command": sys.executable, "args": ["-c", "exec(open('{ws}/server.py').read())"]}, False, REFUSED),
+    ("python -c code that runs a script by a link to the workspace", MODULE.replace("{name}", "server"),
+     {"command": sys.executable, "args": ["-c", "import runpy; runpy.run_path('{wslink}/server.py')"]}, False,
+     REFUSED),
     ("a program the server runs, found on PATH in the workspace", SCRIPT,
      {"command": "/bin/sh", "args": ["-c", "notes-server"]}, True, CONTAINED),
 ]
@@ -488,7 +500,8 @@ async def test_no_program_the_app_starts_comes_from_the_workspace(
         result = await plant(lab, plants)
         state = await started_server(lab, configured, from_workspace, monkeypatch)
     finally:
-        for name in ("bin", "mcp_server_time.py", "server.py", "app", "rc.sh", "hook.js", "hook.c", "hook.so"):
+        for name in ("bin", "mcp_server_time.py", "server.py", "app", "rc.sh", "hook.js", "hook.c", "hook.so",
+                     "Hook.pm"):
             path = lab.workspace / name
             shutil.rmtree(path) if path.is_dir() else path.unlink(missing_ok=True)
         lab.fake.script.clear()
