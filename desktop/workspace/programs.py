@@ -82,12 +82,14 @@ def arguments_outside(args: list[str], workspace: Path, *, cwd: Path) -> None:
         if found:
             continue
         words = [word for word in _GAPS.split(arg) if word]  # the paths code names: `open('/x/server.py')`
-        if len(words) > 1 and any(inside(real, real_workspace) for word in words for real in _paths_in(word, cwd)) \
-                or _mentions(arg, workspace):
+        among = next((real for word in words for real in _paths_in(word, cwd) if inside(real, real_workspace)),
+                     None) if len(words) > 1 else None
+        if among is not None or _mentions(arg, workspace):
             shown = arg if len(arg) <= 60 else arg[:59] + "…"
-            raise InWorkspace(f"its argument {shown!r} names a place in the workspace among other words (code, or "
-                              "an option joined to its value), where sandboxed commands can change what it runs; "
-                              "move what it names outside the workspace")
+            place = f"{among}, in the workspace," if among is not None else "a place in the workspace"
+            raise InWorkspace(f"its argument {shown!r} names {place} among other words (code, or an option joined "
+                              "to its value), where sandboxed commands can change what it runs; move what it names "
+                              "outside the workspace")
 
 
 def variables_outside(env: dict[str, str], workspace: Path, *, cwd: Path) -> None:
