@@ -37,10 +37,15 @@ def atomic_write_bytes(path: Path, data: bytes) -> None:
 def append_jsonl(path: Path, records: list[dict[str, Any]], *, escaped: bool = False) -> None:
     """Append records as JSON lines and flush them to disk; a crash loses at most the last line. `escaped`: every
     character past ASCII as its JSON escape, so a file name that is not UTF-8 (a lone surrogate in Python) is kept
-    exactly, for a file that must name files as the OS does."""
+    exactly, for a file that must name files as the OS does. After a line torn by a crash (no newline at the end)
+    the records start on a line of their own: glued to the torn one, the first of them would be unreadable too,
+    and lost at the next start."""
     path.parent.mkdir(parents=True, exist_ok=True)
-    data = "".join(json.dumps(r, ensure_ascii=escaped) + "\n" for r in records)
-    with open(path, "a", encoding="utf-8") as fh:
+    data = "".join(json.dumps(r, ensure_ascii=escaped) + "\n" for r in records).encode("utf-8")
+    with open(path, "a+b") as fh:
+        end = fh.seek(0, os.SEEK_END)
+        if end and fh.seek(end - 1) >= 0 and fh.read(1) != b"\n":
+            data = b"\n" + data
         fh.write(data)
         fh.flush()
         os.fsync(fh.fileno())

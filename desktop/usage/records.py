@@ -17,6 +17,7 @@ import time
 from pathlib import Path
 from typing import Any, NamedTuple
 
+from desktop.kernel.atomic import append_jsonl
 from desktop.kernel.work import Source
 
 log = logging.getLogger(__name__)
@@ -141,14 +142,7 @@ class UsageLog:
 
     def _append(self, batch: list[CallRecord]) -> None:
         """Append lines and flush them to disk, on a line of their own after a line torn by a crash."""
-        self.path.parent.mkdir(parents=True, exist_ok=True)
-        with open(self.path, "a+b") as fh:
-            end = fh.seek(0, os.SEEK_END)
-            torn = end > 0 and fh.seek(end - 1) >= 0 and fh.read(1) != b"\n"
-            lines = "".join(json.dumps(r.to_json()) + "\n" for r in batch)
-            fh.write((("\n" if torn else "") + lines).encode())
-            fh.flush()
-            os.fsync(fh.fileno())
+        append_jsonl(self.path, [r.to_json() for r in batch], escaped=True)
 
     def read_since(self, since: float) -> list[CallRecord]:
         """The records of calls that ended at `since` or later, oldest first. Blocking: call through a thread.

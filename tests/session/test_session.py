@@ -109,6 +109,30 @@ async def test_corrupted_session_file_loads(core: Core, fake: FakeOpenAI) -> Non
     assert "old question" in sent and "old answer" in sent
 
 
+async def test_the_message_after_a_line_torn_by_a_crash_survives_a_restart(
+        model_config: dict[str, Any], memory_keyring: Any, fake: FakeOpenAI) -> None:
+    """Power lost mid-append leaves the chat's file ending in half a line. The next message used to be appended
+    onto that half, making one unreadable line of both: after the next restart the question was gone."""
+    first = build_core()
+    await first.start()
+    chat = Conversation(first, chat_id="torn")
+    path = first.sessions.path_for(chat.key)
+    path.parent.mkdir(parents=True, exist_ok=True)
+    path.write_text(json.dumps({"_type": "metadata", "key": chat.key}) + "\n"
+                    + json.dumps({"role": "user", "content": "old question"}) + "\n"
+                    + '{"role": "assistant", "content": "half writ', encoding="utf-8")
+    fake.add({"content": "new answer"})
+    assert isinstance(await chat.ask("new question"), TurnFinished)
+    await first.close()
+    again = build_core()
+    await again.start()
+    try:
+        shown = [m.get("content") for m in (await again.sessions.load(chat.key)).messages]
+    finally:
+        await again.close()
+    assert shown == ["old question", "new question", "new answer"]
+
+
 async def test_a_turn_still_running_when_its_chat_is_deleted_does_not_bring_it_back(tmp_path: Path) -> None:
     """Deleting a chat in the window while its answer, or the consolidation after it, is still being saved:
     the late writes used to create the file again, and the deleted chat was back at the next start."""
