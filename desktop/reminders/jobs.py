@@ -1,8 +1,8 @@
 """Reminder jobs and the file that keeps them across restarts (`<data>/state/cron_jobs.json`).
 
-The file is rewritten whole and atomically on every change. One that cannot be read is copied aside
-(`cron_jobs.json.corrupt-<time>`) and reported, never silently replaced: the user's jobs may still be
-recoverable by hand."""
+The file is rewritten whole and atomically on every change. One that cannot be read, or holds a job that
+cannot (whose good jobs are kept), is copied aside (`cron_jobs.json.corrupt-<time>`) and reported, never
+silently replaced: the user's jobs may still be recoverable by hand."""
 
 from __future__ import annotations
 
@@ -97,20 +97,33 @@ class JobStore:
             log.warning("%s", self.problem)
             return []
         try:
-            data = json.loads(text)
-            return [job_from_json(item) for item in data["jobs"]]
+            items = json.loads(text)["jobs"]
+            if not isinstance(items, list):
+                raise TypeError(f"'jobs' is a {type(items).__name__}, not a list")
         except (ValueError, KeyError, TypeError, AttributeError) as exc:
             return self._set_aside(f"{type(exc).__name__}: {exc}")
+        jobs: list[Job] = []
+        bad: list[str] = []
+        for number, item in enumerate(items, 1):
+            try:
+                jobs.append(job_from_json(item))
+            except (ValueError, KeyError, TypeError, AttributeError) as exc:
+                bad.append(f"job {number}: {type(exc).__name__}: {exc}")
+        if bad:  # one job broken by hand must not take the others with it
+            self._set_aside("; ".join(bad[:3]), kept=len(jobs))
+        return jobs
 
     def write(self, text: str) -> None:
         """Write the file's text (`render(jobs)`). Blocking: call through a thread."""
         atomic_write_text(self.path, text)
 
-    def _set_aside(self, why: str) -> list[Job]:
+    def _set_aside(self, why: str, kept: int = 0) -> list[Job]:
+        """Copy the file aside before anything rewrites it, and say so; `kept`: the jobs that could be read."""
         copy = self.path.with_name(f"{FILE_NAME}.corrupt-{datetime.now(UTC):%Y%m%dT%H%M%S}")
         shutil.copy2(self.path, copy)
+        rest = f"the {kept} that could be read are kept" if kept else "reminders start empty"
         self.problem = (f"the reminders file {self.path} could not be read ({why}); it was copied to "
-                        f"{copy} and reminders start empty")
+                        f"{copy} and {rest}")
         log.warning("%s", self.problem)
         return []
 

@@ -107,3 +107,26 @@ async def test_a_jobs_file_that_cannot_be_read_is_kept_aside_and_reported(
     assert ok and out == "No scheduled jobs."
     await app.cron(action="add", message="x", **{"in": 60})
     assert len(saved()) == 1 and kept.read_text() == '{"version": 1, "jobs": [{"id": "a1"'
+
+
+async def test_one_job_broken_by_hand_leaves_the_others_and_is_kept_aside(apps: Runs, notes: Notes) -> None:
+    """A hand edit that broke one job's schedule used to empty the whole list (the file copied aside): every
+    reminder the person had stopped, to be fixed by hand. Now only that job is left out, and the copy is named."""
+    first = await run_app(apps, START)
+    await first.cron(action="add", message="Water the plants", label="plants", **{"in": 3600})
+    await first.cron(action="add", message="Call mum", label="mum", **{"in": 7200})
+    assert first.core is not None
+    await first.core.close()
+    path = home().state_dir / "cron_jobs.json"
+    data = json.loads(path.read_text())
+    data["jobs"][0]["schedule"] = "every day"  # a string where the schedule's object was
+    path.write_text(json.dumps(data), encoding="utf-8")
+    written = path.read_text()
+    again = await run_app(apps, START + timedelta(minutes=10))
+    [note] = await notes.wait(1)
+    assert note.title == "Reminders file could not be read" and "job 1" in note.body
+    assert "the 1 that could be read are kept" in note.body
+    [kept] = path.parent.glob("cron_jobs.json.corrupt-*")
+    assert kept.name in note.body and kept.read_text() == written
+    listed, ok = await again.cron(action="list")
+    assert ok and "mum" in listed and "plants" not in listed
