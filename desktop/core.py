@@ -46,7 +46,7 @@ from desktop.config import Config
 from desktop.context import FEATURE as DESKTOP_CONTEXT  # `context` below is the prompt's ContextBuilder
 from desktop.kernel.bus import Event, MessageBus, MessageKind, TurnError, TurnFinished
 from desktop.kernel.host import Feature, Lifecycle, attach_order
-from desktop.kernel.notices import Notice, Target
+from desktop.kernel.notices import Notice, OpenChat, Target
 from desktop.kernel.paths import Home, home
 from desktop.kernel.questions import Questions
 from desktop.providers.llm import LLMProvider
@@ -220,6 +220,10 @@ def build_core(h: Home | None = None, settings: Settings | None = None) -> Core:
     loop = AgentLoop(settings, bus, provider, tools, sessions, context, h.tool_outputs_dir)
     questions = Questions(waiting=loop.waiting_for_user)  # nobody answers until an entry point listens
     core = Core(h, settings, workspace, bus, provider, tools, sessions, context, loop, questions)
+    sessions.on_damaged = lambda key, copy: core.notify(
+        "Part of a chat could not be read",
+        f"Some lines of “{sessions.title_of(key)}” were damaged (a crash mid-write, a hand edit) and are left out; "
+        f"the file as it was is kept as {copy}", OpenChat(key))
     settings.subscribe(("workspace", "tools"), core._follow_settings)  # first: features read core.workspace
     for feature in attach_order(FEATURES):
         core.attach(feature)

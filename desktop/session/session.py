@@ -9,7 +9,9 @@ import copy
 import json
 import logging
 import os
+import shutil
 import uuid
+from collections.abc import Callable
 from dataclasses import dataclass, field
 from datetime import datetime
 from pathlib import Path
@@ -33,6 +35,7 @@ log = logging.getLogger(__name__)
 # Keys a provider accepts on a message; everything else (timestamps, UI flags) stays local.
 MODEL_KEYS = ("role", "content", "tool_calls", "tool_call_id", "name", "reasoning_content")
 CUT_OFF = "Interrupted: the app stopped before this tool finished."
+ROLES = ("system", "user", "assistant", "tool")
 
 
 def now_iso() -> str:
@@ -48,6 +51,9 @@ class Session:
     # A branch: the messages read from its parent, by identity. While `messages` still starts with exactly these,
     # a save writes only what follows them; once a Retry or a repair changed them, it writes the whole history.
     shared_ids: tuple[int, ...] = field(default=(), repr=False)
+    # Lines of its file that could not be read (torn by a crash, not UTF-8, not a message's shape): left out of
+    # the chat, and kept in a copy of the file before a rewrite would drop them (`SessionStore._write`).
+    unreadable: int = field(default=0, repr=False)
 
     @property
     def last_consolidated(self) -> int:
@@ -84,6 +90,8 @@ class SessionStore:
         # What `_peek` read of each file not loaded, by the file's identity (inode, change time, size): counting
         # messages reads every line, and the list is read on every turn; only a file that changed is read again.
         self._peeked: dict[Path, tuple[tuple[int, int, int], dict[str, Any], int]] = {}
+        # Told (chat key, the copy) when a chat file with unreadable lines was copied aside before a rewrite.
+        self.on_damaged: Callable[[str, Path], None] = lambda key, copy: None
 
     def path_for(self, key: str) -> Path:
         return self.directory / f"{quote(key, safe='')}.jsonl"
@@ -150,7 +158,7 @@ class SessionStore:
             if active:
                 session.metadata["updated_at"] = now_iso()
             await self._keep_branches(session.key, session.messages)
-            await asyncio.to_thread(_write_records, self.path_for(session.key), self._records(session))
+            await self._write(session)
 
     async def drop_last_turn(self, session: Session, asked: str | None = None) -> list[dict[str, Any]]:
         """Retry, Regenerate, Edit: the person asked for the last turn (from its question on) to be replaced by
@@ -209,6 +217,19 @@ class SessionStore:
         """Every saved session, most recently active first."""
         return await asyncio.to_thread(self._list)
 
+    async def _write(self, session: Session) -> None:
+        """Replace the chat's file with `session` (holding its write lock). A file with lines that could not be
+        read is copied aside first (`<file>.damaged-<time>`) and the copy named: the rewrite leaves them out,
+        and what is in them may still be recovered by hand."""
+        path = self.path_for(session.key)
+        if session.unreadable:
+            copy = await asyncio.to_thread(_keep_damaged, path)
+            session.unreadable = 0
+            if copy is not None:
+                log.warning("session %s had unreadable lines; the file as it was is kept as %s", session.key, copy)
+                self.on_damaged(session.key, copy)
+        await asyncio.to_thread(_write_records, path, self._records(session))
+
     def _write_lock(self, key: str) -> asyncio.Lock:
         return self._write_locks.setdefault(key, asyncio.Lock())
 
@@ -252,7 +273,7 @@ class SessionStore:
                 return
             unlink(session.metadata)
             session.shared_ids = ()
-            await asyncio.to_thread(_write_records, self.path_for(key), self._records(session))
+            await self._write(session)
 
     async def _relink(self, key: str, parent: str) -> None:
         """Branch `key`'s parent now lives under the key `parent` (/new moved it)."""
@@ -261,7 +282,7 @@ class SessionStore:
             if session is None:
                 session = await asyncio.to_thread(self._read_own, key)
             session.metadata[BRANCH_OF] = parent
-            await asyncio.to_thread(_write_records, self.path_for(key), self._records(session))
+            await self._write(session)
 
     def _children(self, key: str) -> builtins.list[tuple[str, int]]:
         """The branches that read their start from chat `key`, with how many messages each shares (in a worker
@@ -303,14 +324,21 @@ class SessionStore:
         if not path.exists():
             return session
         records, bad = read_jsonl(path)
-        if bad:
-            log.warning("session %s: skipped %d unreadable line(s) %s (probably a crash mid-write)",
-                        path, len(bad), bad[:5])
+        session.unreadable = len(bad)
         for record in records:
             if record.get("_type") == "metadata":
                 session.metadata = {k: v for k, v in record.items() if k not in ("_type", "key")}
-            elif "role" in record:
+            elif well_shaped(record):
                 session.messages.append(record)
+            elif "role" in record:
+                session.unreadable += 1
+        consolidated = session.metadata.get("last_consolidated", 0)
+        if type(consolidated) is not int or consolidated < 0:  # a hand edit: every turn of the chat failed on it
+            session.metadata.pop("last_consolidated")
+            session.unreadable += 1
+        if session.unreadable:
+            log.warning("session %s: skipped %d unreadable line(s) or value(s) (a crash mid-write, a hand edit)",
+                        path, session.unreadable)
         if session.messages:
             session.metadata["updated_at"] = _later(session.metadata.get("updated_at"),
                                                     session.messages[-1].get("timestamp"))
@@ -343,6 +371,17 @@ class SessionStore:
         return meta, count
 
 
+def well_shaped(message: dict[str, Any]) -> bool:
+    """Whether a saved message has a message's shape, so it can be shown and sent to a model. One that has not
+    (a hand edit: a number for its text, a string for its tool calls) made the chat fail to open or every turn
+    in it fail; it is left out like a line torn by a crash."""
+    if message.get("role") not in ROLES or not isinstance(message.get("content"), str | list | None):
+        return False
+    calls = message.get("tool_calls")
+    return calls is None or isinstance(calls, list) and all(
+        isinstance(call, dict) and isinstance(call.get("function"), dict) for call in calls)
+
+
 def close_dangling_calls(messages: list[dict[str, Any]]) -> int:
     """Give every assistant tool call without a result (a crash or kill mid-tool) an 'interrupted' one, right
     after its call, as /stop does: providers refuse a history with an unanswered call. Returns how many."""
@@ -370,6 +409,15 @@ def close_dangling_calls(messages: list[dict[str, Any]]) -> int:
     if closed:
         messages[:] = fixed
     return closed
+
+
+def _keep_damaged(path: Path) -> Path | None:
+    """A copy of the chat's file as it is, beside it, named for now; None when there is no file."""
+    if not path.exists():
+        return None
+    copy = path.with_name(f"{path.name}.damaged-{datetime.now():%Y%m%d-%H%M%S}")
+    shutil.copy2(path, copy)
+    return copy
 
 
 def _write_records(path: Path, records: list[dict[str, Any]]) -> None:

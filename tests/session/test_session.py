@@ -13,7 +13,9 @@ from typing import Any
 
 from desktop.core import Core, build_core
 from desktop.kernel.bus import TurnFinished
+from desktop.kernel.notices import Notice
 from desktop.kernel.paths import home
+from desktop.session.pins import set_pinned
 from desktop.session.session import SessionStore
 from tests.conftest import Conversation
 from tests.fakeserver import FakeOpenAI
@@ -131,6 +133,36 @@ async def test_the_message_after_a_line_torn_by_a_crash_survives_a_restart(
     finally:
         await again.close()
     assert shown == ["old question", "new question", "new answer"]
+
+
+async def test_a_chat_damaged_by_hand_still_answers_and_its_file_is_kept_aside_before_a_rewrite(
+        core: Core, fake: FakeOpenAI) -> None:
+    """A line of bytes that are not UTF-8, a message whose tool calls are not a list of calls, a word for a count (hand edits):
+    the chat used to hang on its next turn, and pinning it failed. Now it answers with what can be read, and
+    the first rewrite, which leaves the damaged lines out, keeps the file as it was beside it and says where."""
+    chat = Conversation(core, chat_id="edited")
+    notices: list[Notice] = []
+    core.bus.subscribe(lambda e: notices.append(e) if isinstance(e, Notice) else None)
+    path = core.sessions.path_for(chat.key)
+    path.parent.mkdir(parents=True, exist_ok=True)
+    written = b"".join(json.dumps(x).encode() + b"\n" for x in (
+        {"_type": "metadata", "key": chat.key, "title": "Plans", "last_consolidated": "none"},
+        {"role": "user", "content": "old question"},
+        {"role": "assistant", "content": None, "tool_calls": [5, {"id": "c1", "function": "exec"}]})
+    ) + b"\xff\xfe\x00 not a line\n" + json.dumps({"role": "assistant", "content": "old answer"}).encode() + b"\n"
+    path.write_bytes(written)
+    fake.add({"content": "new answer"})
+    assert isinstance(await chat.ask("still there?", timeout=20), TurnFinished)
+    sent = [m.get("content") for m in fake.requests[-1]["messages"]]
+    assert "old question" in sent and "old answer" in sent
+    assert not list(path.parent.glob("*.damaged-*"))  # appending drops nothing: no copy yet
+    await set_pinned(core.sessions, await core.sessions.load(chat.key), True)
+    [kept] = path.parent.glob("*.damaged-*")
+    assert kept.read_bytes().startswith(written)
+    [notice] = notices
+    assert "Plans" in notice.body and str(kept) in notice.body
+    assert [m.get("content") for m in (await core.sessions.load(chat.key)).messages] == [
+        "old question", "old answer", "still there?", "new answer"]
 
 
 async def test_a_turn_still_running_when_its_chat_is_deleted_does_not_bring_it_back(tmp_path: Path) -> None:
