@@ -89,7 +89,7 @@ class JobStore:
     def load(self) -> list[Job]:
         """The saved jobs; a missing file is none. Blocking."""
         try:
-            text = self.path.read_text(encoding="utf-8")
+            raw = self.path.read_bytes()  # decoded by json.loads: bytes that are not UTF-8 are set aside below
         except FileNotFoundError:
             return []
         except OSError as exc:
@@ -97,7 +97,7 @@ class JobStore:
             log.warning("%s", self.problem)
             return []
         try:
-            items = json.loads(text)["jobs"]
+            items = json.loads(raw)["jobs"]
             if not isinstance(items, list):
                 raise TypeError(f"'jobs' is a {type(items).__name__}, not a list")
         except (ValueError, KeyError, TypeError, AttributeError) as exc:

@@ -130,3 +130,19 @@ async def test_one_job_broken_by_hand_leaves_the_others_and_is_kept_aside(apps: 
     assert kept.name in note.body and kept.read_text() == written
     listed, ok = await again.cron(action="list")
     assert ok and "mum" in listed and "plants" not in listed
+
+
+async def test_a_jobs_file_of_bytes_that_are_not_text_is_kept_aside_and_the_app_starts(
+        apps: Runs, notes: Notes) -> None:
+    """A disk fault that left bytes that are not UTF-8 in the jobs file stopped the app from starting at all."""
+    state = home().state_dir
+    state.mkdir(parents=True)
+    written = b'{"version": 1, "jobs": [{"id": "a1", "message": "\xff\xfe\x00'
+    (state / "cron_jobs.json").write_bytes(written)
+    app = await run_app(apps, START)
+    [note] = await notes.wait(1)
+    [kept] = state.glob("cron_jobs.json.corrupt-*")
+    assert note.title == "Reminders file could not be read" and kept.name in note.body
+    assert kept.read_bytes() == written
+    out, ok = await app.cron(action="list")
+    assert ok and out == "No scheduled jobs."
