@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import logging
 from collections.abc import Awaitable, Callable
 from dataclasses import dataclass
 from typing import TYPE_CHECKING
@@ -12,6 +13,8 @@ from desktop.session.session import Session
 
 if TYPE_CHECKING:
     from desktop.agent.loop import AgentLoop
+
+log = logging.getLogger(__name__)
 
 
 @dataclass
@@ -82,7 +85,13 @@ class Commands:
         return word if word in self._table else None
 
     async def run(self, name: str, ctx: CommandContext) -> str | UserTurn:
-        return await self._table[name].handler(ctx)
+        """The command's reply. One that fails (a file of the app's it needs is damaged) says so as its reply:
+        its exception used to end the turn without one, and the chat waited for an answer that never came."""
+        try:
+            return await self._table[name].handler(ctx)
+        except Exception as exc:
+            log.exception("the command %s failed", name)
+            return f"{name} could not finish: {exc}"
 
 
 async def _never_called(ctx: CommandContext) -> str:
