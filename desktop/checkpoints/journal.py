@@ -64,7 +64,11 @@ class Journal:
         journal = cls(path)
         if not path.exists():
             return journal
-        records, bad = read_jsonl(path)
+        try:
+            records, bad = read_jsonl(path)
+        except OSError as exc:  # a folder in its place: the app still starts, with no turn to undo
+            log.warning("%s could not be read (%s); no earlier turn can be undone", path, exc)
+            return journal
         if bad:
             log.warning("%s: skipped %d unreadable line(s)", path, len(bad))
         by_id: dict[str, TurnChanges] = {}

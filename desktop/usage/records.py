@@ -162,6 +162,9 @@ class UsageLog:
                 lines = [line for line in io.BytesIO(fh.read())]  # a line at a time: no long hold of the lock
         except FileNotFoundError:
             return []
+        except OSError as exc:  # a folder in its place: the app still starts, counting from nothing
+            log.warning("could not read usage from %s: %s", self.path, exc)
+            return []
         if position:
             lines.pop(0)  # the end of a line that starts before the block
         return [r for r in parse_lines(lines) if r.at >= since]

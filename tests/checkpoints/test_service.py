@@ -17,6 +17,7 @@ from typing import Any
 from desktop.checkpoints import Checkpoints
 from desktop.core import Core, build_core
 from desktop.kernel.bus import TurnFinished
+from desktop.kernel.paths import home
 from tests.conftest import Conversation, session_lines, write_config
 from tests.fakeserver import FakeOpenAI
 
@@ -492,3 +493,20 @@ async def test_the_last_look_is_kept_for_the_next_run_when_the_app_closes(
         await first.close()
     (manifest,) = (first.home.data_dir / "checkpoints" / "manifests").iterdir()
     assert "kept.txt" in json.loads(manifest.read_text())["entries"]
+
+
+async def test_a_folder_where_the_journal_should_be_neither_stops_the_app_nor_leaves_undo_unanswered(
+        model_config: dict[str, Any], memory_keyring: Any, fake: FakeOpenAI) -> None:
+    """A folder in turns.jsonl's place (a backup restored wrong) stopped the app from starting; past that, /undo
+    failed writing it down and the chat waited for an answer that never came. Now it says it could not finish."""
+    journal = home().data_dir / "checkpoints" / "turns.jsonl"
+    (journal / "kept by hand").mkdir(parents=True)
+    async with started() as core:
+        chat = Conversation(core)
+        fake.add({"tool_calls": [{"name": "write_file", "arguments": {"path": "a.txt", "content": "a\n"}}]},
+                 {"content": "Done."})
+        assert isinstance(await chat.ask("write it", timeout=20), TurnFinished)
+        end = await chat.ask("/undo", timeout=20)
+        assert isinstance(end, TurnFinished)
+        assert end.content.startswith("/undo could not finish") and "turns.jsonl" in end.content, end.content
+    assert (journal / "kept by hand").is_dir()

@@ -11,6 +11,8 @@ from typing import Any
 
 from desktop.core import Core, build_core
 from desktop.heartbeat import Heartbeat
+from desktop.kernel.bus import TurnFinished
+from desktop.kernel.paths import home
 from desktop.kernel.work import Source
 from desktop.memory import Memory
 from desktop.providers.tokens import count_text
@@ -127,3 +129,20 @@ async def test_the_log_survives_a_restart_and_a_torn_last_line(
     again = await asyncio.to_thread(build_core)  # the app started again
     assert await asyncio.to_thread(again.get(Usage).log.read_since, 0) == records
     assert UsageLog(path.parent).read_since(records[1].at) == records[1:]
+
+
+async def test_a_folder_where_the_usage_log_should_be_does_not_stop_the_app(
+        model_config: dict[str, Any], memory_keyring: Any, fake: Any) -> None:
+    """A folder in usage.jsonl's place (a backup restored wrong) stopped the app from starting: counting today's
+    calls read it. Now the app starts and answers, counting from nothing, and the folder is left as it is."""
+    log_path = home().data_dir / "usage.jsonl"
+    (log_path / "kept by hand").mkdir(parents=True)
+    core = build_core()
+    await core.start()
+    try:
+        fake.add({"content": "still here"})
+        end = await core.loop.ask("desktop:c", "hello")
+        assert isinstance(end, TurnFinished) and end.content == "still here"
+    finally:
+        await core.close()
+    assert (log_path / "kept by hand").is_dir()
