@@ -404,7 +404,9 @@ def load_config(path: Path) -> LoadedConfig:
         data = yaml.safe_load(text)
     except yaml.YAMLError as exc:
         return LoadedConfig(Config(), path, [_yaml_problem(path, text, exc)], True)
-    if data is None:
+    if data is None and not text.strip():  # the app never leaves it so: cut off (a crash mid-save, a full disk)
+        return LoadedConfig(Config(), path, [f"{path} is empty"], True)
+    if data is None:  # comments only: the person's choice of defaults
         return LoadedConfig(Config(), path, [])
     if not isinstance(data, dict):
         return LoadedConfig(Config(), path, [f"{path} line 1: expected a mapping of settings"], True)

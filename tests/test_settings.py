@@ -14,7 +14,7 @@ import yaml
 
 from desktop.agent.gate import TurnGate
 from desktop.config import Config, schema
-from desktop.core import Core
+from desktop.core import Core, build_core
 from desktop.kernel.bus import TurnFinished
 from desktop.memory import Memory
 from desktop.settings import Settings, SettingsError, carry_edits
@@ -259,3 +259,26 @@ async def test_a_folder_that_cannot_hold_the_schema_does_not_stop_the_settings(t
     assert "could not write config.yaml's schema" in caplog.text
     await settings.update(lambda config: setattr(config, "temperature", 0.5))  # saved all the same
     assert yaml.safe_load(path.read_text(encoding="utf-8"))["temperature"] == 0.5
+
+
+async def test_a_config_file_cut_to_nothing_keeps_the_setup_and_its_last_good_copy(
+        model_config: dict[str, object], memory_keyring: object, fake: FakeOpenAI) -> None:
+    """config.yaml left empty (a crash mid-save, a full disk) read as "no settings": the app started on defaults,
+    said nothing, and copied the empty file over config.yaml.last-good, the one copy of the working setup."""
+    first = build_core()
+    await first.start()
+    await first.close()
+    path = first.settings.path
+    kept = path.with_name("config.yaml.last-good")
+    working = kept.read_text(encoding="utf-8")
+    path.write_text("", encoding="utf-8")
+    again = build_core()
+    await again.start()
+    try:
+        assert "is empty" in again.settings.problems[0] and "last settings that worked" in again.settings.problems[0]
+        fake.add({"content": "still set up"})
+        end = await Conversation(again).ask("hello", timeout=20)
+        assert isinstance(end, TurnFinished) and end.content == "still set up"
+    finally:
+        await again.close()
+    assert kept.read_text(encoding="utf-8") == working and path.read_text(encoding="utf-8") == ""
