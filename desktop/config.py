@@ -398,7 +398,10 @@ def load_config(path: Path) -> LoadedConfig:
         config = Config()
         save_config(path, config)
         return LoadedConfig(config, path, [])
-    text = path.read_text(encoding="utf-8", errors="replace")
+    try:
+        text = path.read_text(encoding="utf-8", errors="replace")
+    except OSError as exc:  # a folder in its place (a backup restored wrong), no permission to read it
+        return LoadedConfig(Config(), path, [f"{path} could not be read ({exc.strerror or exc})"], True)
     try:
         node = yaml.compose(text)
         data = yaml.safe_load(text)

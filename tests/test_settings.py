@@ -282,3 +282,24 @@ async def test_a_config_file_cut_to_nothing_keeps_the_setup_and_its_last_good_co
     finally:
         await again.close()
     assert kept.read_text(encoding="utf-8") == working and path.read_text(encoding="utf-8") == ""
+
+
+async def test_a_folder_where_config_yaml_should_be_starts_the_app_with_the_last_settings_that_worked(
+        model_config: dict[str, object], memory_keyring: object, fake: FakeOpenAI) -> None:
+    """A folder in config.yaml's place (a backup restored wrong) stopped the app from starting at all."""
+    first = build_core()
+    await first.start()
+    await first.close()
+    path = first.settings.path
+    path.unlink()
+    (path / "kept by hand").mkdir(parents=True)
+    again = build_core()
+    await again.start()
+    try:
+        assert "could not be read" in again.settings.problems[0]
+        fake.add({"content": "still set up"})
+        end = await Conversation(again).ask("hello", timeout=20)
+        assert isinstance(end, TurnFinished) and end.content == "still set up"
+    finally:
+        await again.close()
+    assert (path / "kept by hand").is_dir()
