@@ -129,16 +129,30 @@ class MemoryStore:
         access.write_text(self.workspace, DREAM_CURSOR_FILE, f"{cursor}\n")
 
     def compact_history(self, keep: int = HISTORY_KEEP) -> int:
-        """Keep the last `keep` entries plus every one Dream has not processed; returns how many were dropped."""
+        """Keep the last `keep` entries plus every one Dream has not processed; returns how many were dropped.
+        Lines that are not entries (torn by a crash, broken by hand, bytes that are not UTF-8) are kept first, byte
+        for byte: no Dream read them, and what is in them may still be recovered by hand."""
         with self._lock:
-            entries = self.read_history()
+            fh = self.open_history()
+            if fh is None:
+                return 0
+            with fh:
+                raw = fh.read()
+            entries: list[HistoryEntry] = []
+            unreadable: list[bytes] = []
+            for line in raw.splitlines():
+                entry = _entry_of(line)
+                if entry is not None:
+                    entries.append(entry)
+                elif line.strip():
+                    unreadable.append(line + b"\n")
             processed = self.dream_cursor()
             first_unprocessed = next((i for i, e in enumerate(entries) if e.cursor > processed), len(entries))
             start = min(max(0, len(entries) - keep), first_unprocessed)
             if start == 0:
                 return 0
             text = "".join(json.dumps(e.record(), ensure_ascii=False) + "\n" for e in entries[start:])
-            access.write_text(self.workspace, HISTORY_FILE, text)
+            access.write_bytes(self.workspace, HISTORY_FILE, b"".join(unreadable) + text.encode("utf-8"))
             return start
 
     def _tail_cursor(self) -> int:
@@ -154,10 +168,7 @@ class MemoryStore:
         if size > _TAIL_BYTES:
             lines = lines[1:]  # the first line of the window may be cut
         for line in reversed(lines):
-            try:
-                entry = HistoryEntry.from_record(json.loads(line))
-            except (json.JSONDecodeError, UnicodeDecodeError, AttributeError):
-                continue
+            entry = _entry_of(line)
             if entry is not None:
                 return entry.cursor
         if size > _TAIL_BYTES:  # one huge entry filled the window: fall back to reading everything
@@ -179,6 +190,15 @@ class MemoryStore:
         if torn:
             with access.open_append(self.workspace, HISTORY_FILE) as out:
                 out.write(b"\n")
+
+
+def _entry_of(line: bytes) -> HistoryEntry | None:
+    """The entry a line of history.jsonl holds; None for one torn, broken or not an entry's shape."""
+    try:
+        record = json.loads(line)
+    except (json.JSONDecodeError, UnicodeDecodeError):
+        return None
+    return HistoryEntry.from_record(record) if isinstance(record, dict) else None
 
 
 def format_messages(messages: list[dict[str, Any]]) -> str:

@@ -75,3 +75,20 @@ def test_format_messages_names_roles_tools_and_calls() -> None:
     assert text.splitlines() == ["[2026-05-01 10:00] USER: list files",
                                  'ASSISTANT: [calls list_dir({"path": "."})]',
                                  "TOOL list_dir: a.txt"]
+
+
+def test_compaction_keeps_lines_it_cannot_read_byte_for_byte(tmp_path: Path) -> None:
+    """Compacting after a Dream wrote back only the entries it could read: a line broken by hand or by a disk
+    fault, which no Dream had read either, was gone for good."""
+    store = MemoryStore(tmp_path)
+    for i in range(3):
+        store.append_history("s:1", f"entry {i}")
+    damaged = [b'{"cursor": 9, "content": "notes about the \xff\xfe trip', b'{"cursor": "four", "content": "kept?"}']
+    with open(store.history_file, "ab") as fh:
+        fh.write(b"".join(line + b"\n" for line in damaged))
+    for i in range(3, 6):
+        store.append_history("s:1", f"entry {i}")
+    store.set_dream_cursor(6)
+    assert store.compact_history(keep=2) == 4
+    assert [e.content for e in store.read_history()] == ["entry 4", "entry 5"]
+    assert store.history_file.read_bytes().splitlines()[:2] == damaged
