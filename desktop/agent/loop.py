@@ -166,6 +166,9 @@ class AgentLoop:
                         current = asyncio.current_task()
                         if current is not None and current.cancelling():
                             raise
+                    except Exception as exc:  # before the turn's own handling: its chat file could not be read
+                        log.exception("turn could not start in %s", key)
+                        self._end([msg], TurnError(key, f"The message could not be taken up: {exc}"))
                     finally:
                         state.turn = None
                         leftovers, state.injected = state.injected, []

@@ -259,3 +259,16 @@ async def test_a_turn_stopped_or_failing_while_its_attachments_are_read_still_en
     fake.add({"content": "Still here."})
     async with asyncio.timeout(30):
         assert (await core.loop.ask(chat.key, "still there?")).content == "Still here."
+
+
+async def test_a_chat_whose_file_cannot_be_read_says_so_and_the_next_message_is_answered(
+        chat: Conversation, core: Core, fake: FakeOpenAI) -> None:
+    """A folder where the chat's file should be (a backup restored wrong) fails the turn before it starts: the
+    person is told why, instead of waiting for ever, and the chat's queue goes on once the file is back."""
+    path = core.sessions.path_for(chat.key)
+    path.mkdir(parents=True)
+    end = await chat.ask("hello")
+    assert isinstance(end, TurnError) and "could not be taken up" in end.message and "Is a directory" in end.message
+    path.rmdir()
+    fake.add({"content": "Back again."})
+    assert (await chat.ask("hello again")) == TurnFinished(chat.key, "Back again.")
