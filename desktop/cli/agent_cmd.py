@@ -14,6 +14,7 @@ from collections.abc import Awaitable
 from desktop.agent.attachments import problem as attachment_problem
 from desktop.approvals import ApprovalRequest, Approvals
 from desktop.cli.remote import Output, Terminal, add_standalone
+from desktop.cli.typed import read_line
 from desktop.core import Core, build_core
 from desktop.kernel.bus import (
     Event,
@@ -80,9 +81,19 @@ def _unattachable(files: list[str]) -> str | None:
     return next((f"{wrong}; nothing was sent" for wrong in map(attachment_problem, files) if wrong), None)
 
 
+def _wrong_input(args: argparse.Namespace) -> str | None:
+    """Why the command line cannot be run as given, in words that say what to give instead."""
+    if args.message is None:
+        if args.attach:
+            return "-a attaches files to the message given with -m"
+        if sys.stdin is None:  # started with its input closed: a chat would end before it began
+            return "there is no input to chat on (stdin is closed); give the message with -m"
+        return None
+    return _unattachable(args.attach)
+
+
 async def _main(args: argparse.Namespace) -> int:
-    wrong = "-a attaches files to the message given with -m" if args.attach and args.message is None \
-        else _unattachable(args.attach)  # before the core's seconds of start-up
+    wrong = _wrong_input(args)  # before the core's seconds of start-up
     if wrong:
         print(f"error: {wrong}", file=sys.stderr)
         return 2
@@ -115,7 +126,7 @@ def _answer_at_terminal(questions: Questions, yes: bool) -> None:
             question.answer("once")
         questions.subscribe(allow)
         return
-    if not sys.stdin.isatty():
+    if sys.stdin is None or not sys.stdin.isatty():
         return
     one_at_a_time = asyncio.Lock()
 
@@ -124,8 +135,7 @@ def _answer_at_terminal(questions: Questions, yes: bool) -> None:
         async with one_at_a_time:
             print(f"\n{request.tool} needs your approval ({request.reason}):\n  {request.shown}", file=sys.stderr)
             try:
-                answer = await asyncio.get_running_loop().run_in_executor(
-                    None, input, f"Allow? [y/N, or a: {request.always}] ")
+                answer = await read_line(f"Allow? [y/N, or a: {request.always}] ")
             except EOFError:
                 answer = ""
         said = answer.strip().lower()
@@ -220,12 +230,11 @@ def _key(chat_id: str) -> str:
 
 async def _interactive(core: Core, chat_id: str) -> int:
     key = _key(chat_id)
-    loop = asyncio.get_running_loop()
     print(f"Nanobot ({core.config.model}) — session {key}. Ctrl+C or /stop stops a turn, Ctrl+D quits.",
           file=sys.stderr)
     while True:
         try:
-            line = well_formed(await loop.run_in_executor(None, input, "you> "))  # see `_key`
+            line = well_formed(await read_line("you> "))  # see `_key`
         except EOFError:
             print(file=sys.stderr)
             return 0

@@ -15,14 +15,16 @@ from tests.conftest import write_config
 from tests.fakeserver import FakeOpenAI, last_user_text
 
 
-def run_cli(home: Path, *args: str, stdin: str = "", path: str | None = None) -> subprocess.CompletedProcess[str]:
-    """`nanobot-tray ARGS` as a process of its own, as a user runs it."""
+def run_cli(home: Path, *args: str, stdin: str = "", path: str | None = None,
+            shell: bool = False) -> subprocess.CompletedProcess[str]:
+    """`nanobot-tray ARGS` as a process of its own, as a user runs it; with `shell`, ARGS go to sh instead, for
+    what a shell does around the command (closing its stdin, a pipe to `head`)."""
     env = {k: v for k, v in os.environ.items() if not k.endswith("_API_KEY")}
     env.update(NANOBOT_TRAY_HOME=str(home), PYTHON_KEYRING_BACKEND="keyring.backends.null.Keyring")
     if path is not None:
         env["PATH"] = path
-    return subprocess.run([sys.executable, "-m", "desktop", *args], input=stdin, capture_output=True, text=True,
-                          env=env, timeout=60)
+    command = ["sh", *args] if shell else [sys.executable, "-m", "desktop", *args]
+    return subprocess.run(command, input=stdin, capture_output=True, text=True, env=env, timeout=60)
 
 
 def test_agent_one_turn_prints_answer_and_progress(tmp_path: Path, fake: FakeOpenAI) -> None:
@@ -192,3 +194,18 @@ def test_doctor_says_when_commands_are_not_sandboxed(tmp_path: Path) -> None:
     assert "; 2048 MB of memory per process, files up to 1024 MB" in result.stdout  # the same limits without it
     assert "network:    WARNING: not enforced: commands are not sandboxed, so they share this computer's network" \
         in result.stdout
+
+
+def test_agent_started_with_stdin_closed_answers_m_and_says_a_chat_needs_input(tmp_path: Path,
+                                                                                fake: FakeOpenAI) -> None:
+    """As from a service or `cmd <&-`: once a traceback for both (it asked whether stdin was a terminal)."""
+    write_config(tmp_path, model="openai/test", api_base=fake.base_url)
+
+    def closed(*args: str) -> subprocess.CompletedProcess[str]:
+        return run_cli(tmp_path, "-c", 'exec "$0" -m desktop "$@" <&-', sys.executable, *args, shell=True)
+
+    result = closed("agent", "-m", "hi")
+    assert (result.returncode, result.stdout) == (0, "echo: hi\n"), result.stderr
+    result = closed("agent")
+    assert result.returncode == 2 and result.stdout == ""
+    assert result.stderr == "error: there is no input to chat on (stdin is closed); give the message with -m\n"
