@@ -9,7 +9,9 @@ features, only after that attempt, so a forwarded command loads almost nothing."
 from __future__ import annotations
 
 import argparse
+import contextlib
 import importlib
+import os
 import sys
 
 from desktop import __version__
@@ -19,6 +21,7 @@ from desktop.providers import HELPER_FLAG
 # The app's own subcommands, before and after the features' ones in `--help`.
 FIRST = ("desktop.cli.agent_cmd", "desktop.cli.keys_cmd", "desktop.cli.doctor_cmd", "desktop.cli.skills_cmd")
 LAST = ("desktop.cli.desktop_entry_cmd", "desktop.cli.config_cmd")
+READER_GONE = 141  # the exit status a shell gives a command that SIGPIPE ended (128 + 13)
 
 
 def global_options() -> argparse.ArgumentParser:
@@ -46,6 +49,23 @@ def build_parser() -> argparse.ArgumentParser:
 
 
 def main(argv: list[str] | None = None) -> int:
+    try:
+        code = _run(argv)
+        sys.stdout.flush()  # here, not in the exit's flush, which could only say "Exception ignored"
+        return code
+    except BrokenPipeError:
+        return _reader_gone()
+
+
+def _reader_gone() -> int:
+    """The output's reader left (`nanobot-tray ... | head -1`): end as quietly as a command that SIGPIPE ends,
+    where a traceback was printed. What is still unwritten goes nowhere, so the exit's flush does not fail too."""
+    with contextlib.suppress(OSError, ValueError):  # a stdout that is no file has nothing left to flush
+        os.dup2(os.open(os.devnull, os.O_WRONLY), sys.stdout.fileno())
+    return READER_GONE
+
+
+def _run(argv: list[str] | None) -> int:
     argv = sys.argv[1:] if argv is None else argv
     if argv[:1] == [HELPER_FLAG] and len(argv) == 2:  # the app's own model helper, not a person's command
         from desktop.providers.helper_main import run

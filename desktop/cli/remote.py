@@ -189,6 +189,8 @@ def forward(argv: list[str], name: str | None = None) -> int | None:
             return _relay(lines)
         except KeyboardInterrupt:
             return 130
+        except BrokenPipeError:  # this command's own output was closed (`| head -1`), not the app's connection
+            raise
         except TimeoutError:
             print(f"\nnanobot-tray: the running app stopped answering (nothing for {SILENT_LIMIT:.0f} s); "
                   "is it stuck? Quit it from the tray, or run with --standalone", file=sys.stderr)

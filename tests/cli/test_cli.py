@@ -209,3 +209,20 @@ def test_agent_started_with_stdin_closed_answers_m_and_says_a_chat_needs_input(t
     result = closed("agent")
     assert result.returncode == 2 and result.stdout == ""
     assert result.stderr == "error: there is no input to chat on (stdin is closed); give the message with -m\n"
+
+
+def test_output_whose_reader_left_ends_quietly_not_in_a_traceback(tmp_path: Path) -> None:
+    """`nanobot-tray ... | head -1`: head leaves after its line. Here the reader is gone before the first
+    write, so every write fails, as the ones after head's line do."""
+    env = {k: v for k, v in os.environ.items() if not k.endswith("_API_KEY")}
+    env.update(NANOBOT_TRAY_HOME=str(tmp_path), PYTHON_KEYRING_BACKEND="keyring.backends.null.Keyring")
+    for command in (["chats", "list"], ["doctor", "--offline"]):  # one short output, one printed line by line
+        reader, writer = os.pipe()
+        os.close(reader)
+        try:
+            result = subprocess.run([sys.executable, "-m", "desktop", *command], stdout=writer,
+                                    stderr=subprocess.PIPE, stdin=subprocess.DEVNULL, text=True, env=env,
+                                    timeout=60)
+        finally:
+            os.close(writer)
+        assert (result.returncode, result.stderr) == (141, ""), command
