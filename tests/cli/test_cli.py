@@ -94,6 +94,18 @@ def test_broken_config_still_runs_on_defaults(tmp_path: Path, fake: FakeOpenAI) 
     assert "lots" in (tmp_path / "config.yaml").read_text()
 
 
+def test_a_config_yaml_that_cannot_be_read_is_named_with_why_not_a_traceback(tmp_path: Path) -> None:
+    """A folder where config.yaml should be (or one this user may not read); left as it is."""
+    (tmp_path / "config.yaml").mkdir()
+    result = run_main(tmp_path, "agent", "-m", "hi")
+    assert result.returncode == 2
+    assert result.stderr.splitlines()[0] == f"config: {tmp_path / 'config.yaml'} could not be read (Is a directory); " \
+                                            "using defaults"
+    result = run_main(tmp_path, "doctor", "--offline")
+    assert result.returncode == 0 and f"  - {tmp_path / 'config.yaml'} could not be read (Is a directory)\n" in result.stdout
+    assert (tmp_path / "config.yaml").is_dir()
+
+
 def test_agent_attaches_files_with_a(tmp_path: Path, fake: FakeOpenAI) -> None:
     write_config(tmp_path, model="openai/test", api_base=fake.base_url)
     notes, data = tmp_path / "notes.txt", tmp_path / "data.bin"
