@@ -112,6 +112,7 @@ ALLOWED: dict[str, str] = {
     "desktop/providers/litellm_env.py:offline_environment": _SHIPPED + " (litellm's data)",
     "desktop/reminders/jobs.py:JobStore._set_aside": _OWN,
     "desktop/reminders/jobs.py:JobStore.load": _OWN,
+    "desktop/cli/__init__.py:_reader_gone": "the null device (os.devnull), put where a closed output pipe was",
     "desktop/cli/remote.py:_connect": "the running app's socket in the runtime folder",
     "desktop/cli/remote.py:socket_name": "the running app's socket in the runtime folder",
     "desktop/session/chat_model.py:choose_model": _SESSIONS,
