@@ -157,3 +157,16 @@ def test_the_heartbeat_uses_what_settings_allow_it_and_fails_the_rest_at_once(tm
     result = run_main(tmp_path, "heartbeat")
     assert result.returncode == 0 and "wanted" not in result.stderr, result.stderr
     assert (tmp_path / "workspace" / "time.txt").is_file()
+
+
+def test_a_reminders_file_that_is_not_utf8_is_set_aside_and_said_not_a_traceback(tmp_path: Path,
+                                                                                   jobs: JobStore) -> None:
+    """Edited by hand in a Latin-1 editor: every command (and the app's start) died in a UnicodeDecodeError."""
+    jobs.path.write_bytes(jobs.path.read_bytes().replace(b"Call Sam", b"Appeler Andr\xe9"))
+    written = jobs.path.read_bytes()
+    result = run_main(tmp_path, "cron", "list")
+    assert (result.returncode, result.stdout) == (0, "No scheduled jobs.\n")
+    assert f"error: the reminders file {jobs.path} could not be read (UnicodeDecodeError: " in result.stderr
+    copies = list(jobs.path.parent.glob("cron_jobs.json.corrupt-*"))
+    assert [copy.read_bytes() for copy in copies] == [written]  # nothing the person wrote is lost
+    assert f"it was copied to {copies[0]} and reminders start empty" in result.stderr
