@@ -76,8 +76,11 @@ def _print_config_problems(core: Core) -> None:
         print(f"config: {problem}", file=sys.stderr)
 
 
-def _unattachable(files: list[str]) -> str | None:
-    """Why one of the files given with -a cannot go with the message (then nothing is sent)."""
+def _unsendable(text: str, files: list[str]) -> str | None:
+    """Why the message given with -m, or one of the files given with -a, cannot be sent (then nothing is): an
+    empty message would cost a model call, or an error from a provider that refuses one."""
+    if not text.strip() and not files:
+        return "the message given with -m is empty; nothing was sent"
     return next((f"{wrong}; nothing was sent" for wrong in map(attachment_problem, files) if wrong), None)
 
 
@@ -89,7 +92,7 @@ def _wrong_input(args: argparse.Namespace) -> str | None:
         if sys.stdin is None:  # started with its input closed: a chat would end before it began
             return "there is no input to chat on (stdin is closed); give the message with -m"
         return None
-    return _unattachable(args.attach)
+    return _unsendable(args.message, args.attach)
 
 
 async def _main(args: argparse.Namespace) -> int:
@@ -187,8 +190,8 @@ async def _one_turn(core: Core, chat_id: str, text: str, out: Output, wait: bool
                     files: list[str] | None = None) -> int:
     key = _key(chat_id)
     text = well_formed(text)  # see `_key`
-    wrong = _unattachable(files or [])
-    if wrong:  # in the app, the files are first seen here
+    wrong = _unsendable(text, files or [])
+    if wrong:  # in the app, the message and files are first seen here
         out.err(f"error: {wrong}")
         return 2
     result = await _turn(core, key, text, stream=False, out=out, files=files)

@@ -129,6 +129,20 @@ def test_agent_attaches_files_with_a(tmp_path: Path, fake: FakeOpenAI) -> None:
     assert len(fake.requests) == asked  # nothing reached the model
 
 
+def test_an_empty_message_is_refused_before_the_model_is_asked(tmp_path: Path, fake: FakeOpenAI) -> None:
+    """`-m "$NOTE"` with the variable unset sent an empty message, a model call (and an error from providers that
+    refuse one); a file attached with nothing to say still goes."""
+    write_config(tmp_path, model="openai/test", api_base=fake.base_url)
+    for empty in ("", " \n\t"):
+        result = run_main(tmp_path, "agent", "-m", empty)
+        assert (result.returncode, result.stdout) == (2, "")
+        assert result.stderr == "error: the message given with -m is empty; nothing was sent\n"
+    assert fake.requests == [] and not (tmp_path / "data" / "sessions").exists()
+    (tmp_path / "notes.txt").write_text("remember the milk\n")
+    result = run_main(tmp_path, "agent", "-m", "", "-a", str(tmp_path / "notes.txt"))
+    assert result.returncode == 0 and "remember the milk" in last_user_text(fake.requests[-1])
+
+
 def test_bytes_that_are_not_utf8_in_a_message_a_chat_name_or_a_file_name_are_mended_or_refused(
         tmp_path: Path, fake: FakeOpenAI) -> None:
     """A terminal in another encoding hands Python such bytes as lone surrogates, which once ended the turn with an
