@@ -4,15 +4,14 @@ from __future__ import annotations
 
 import argparse
 import asyncio
-import contextlib
 import json
 import os
-import signal
 import sys
 from collections.abc import Awaitable
 
 from desktop.agent.attachments import problem as attachment_problem
 from desktop.approvals import ApprovalRequest, Approvals
+from desktop.cli.interrupt import stop_on_interrupt
 from desktop.cli.remote import Output, Terminal, add_standalone
 from desktop.cli.typed import read_line
 from desktop.core import Core, build_core
@@ -244,7 +243,7 @@ async def _interactive(core: Core, chat_id: str) -> int:
         if not line.strip():
             continue
         turn = asyncio.ensure_future(_turn(core, key, line, stream=True, out=Terminal()))
-        with _stop_on_interrupt(core, key):
+        with stop_on_interrupt(core, lambda: [key]):
             result = await turn
         print()
         if isinstance(result, TurnError):
@@ -253,23 +252,3 @@ async def _interactive(core: Core, chat_id: str) -> int:
             print("[stopped]", file=sys.stderr)
         elif core.loop.commands.name_of(line):
             print(result.content)
-
-
-@contextlib.contextmanager
-def _stop_on_interrupt(core: Core, key: str):  # type: ignore[no-untyped-def]
-    """Ctrl+C during a turn stops it (as /stop does) instead of killing the program."""
-    loop = asyncio.get_running_loop()
-
-    def stop() -> None:
-        spawn(core.loop.stop(key))
-
-    try:
-        loop.add_signal_handler(signal.SIGINT, stop)
-        installed = True
-    except (NotImplementedError, RuntimeError):
-        installed = False
-    try:
-        yield
-    finally:
-        if installed:
-            loop.remove_signal_handler(signal.SIGINT)

@@ -9,6 +9,7 @@ import asyncio
 import sys
 from collections.abc import Awaitable
 
+from desktop.cli.interrupt import stop_on_interrupt
 from desktop.cli.remote import Output, Terminal, add_standalone
 from desktop.core import Core
 from desktop.kernel.bus import TurnError
@@ -65,7 +66,9 @@ async def _main(args: argparse.Namespace) -> int:
     print_startup_waits(core)
     await core.start()
     try:
-        return await _command(args, core, Terminal())
+        with stop_on_interrupt(core, lambda: core.loop.busy_sessions) as interrupted:
+            code = await _command(args, core, Terminal())
+        return 130 if interrupted.pressed else code
     finally:
         await core.close()
 
@@ -104,8 +107,11 @@ async def _command(args: argparse.Namespace, core: Core, out: Output) -> int:
     if not ran:
         out.out("Nothing is due.")
     for job, end in ((r.job, r.end) for r in ran):
-        # a failed run still delivers the reminder, as written, as the app does
-        text = unanswered_text(job, end.message) if isinstance(end, TurnError) else end.content
+        # a failed run still delivers the reminder, as written, as the app does; so does one stopped here with
+        # Ctrl+C, which a one-shot reminder does not come back from
+        text = unanswered_text(job, end.message) if isinstance(end, TurnError) else \
+            f"{job.message}\n\n(Stopped before the assistant answered: the reminder as it was written.)" \
+            if end.stopped else end.content
         out.out(f"{job.id} “{job.label}” ({job.session}):\n{text}")
         if job.wanted:
             out.err(f"note: {job.id} {wanted_text(job)}")
