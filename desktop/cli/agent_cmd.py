@@ -30,6 +30,7 @@ from desktop.kernel.channels import Channel, session_key
 from desktop.kernel.questions import Question, Questions
 from desktop.kernel.taskset import spawn
 from desktop.kernel.wellformed import well_formed
+from desktop.session.session import fits
 from desktop.subagents import Subagents
 
 NO_TERMINAL_HINT = ("there is no terminal to ask on: run `nanobot-tray agent` with --yes to allow such calls for "
@@ -83,8 +84,18 @@ def _unsendable(text: str, files: list[str]) -> str | None:
     return next((f"{wrong}; nothing was sent" for wrong in map(attachment_problem, files) if wrong), None)
 
 
+def _unusable_session(chat_id: str) -> str | None:
+    """Why the chat named with -s cannot be kept (then nothing is sent)."""
+    if not fits(_key(chat_id)):
+        return "the session name given with -s is too long to be a chat's file name; give a shorter one"
+    return None
+
+
 def _wrong_input(args: argparse.Namespace) -> str | None:
     """Why the command line cannot be run as given, in words that say what to give instead."""
+    wrong = _unusable_session(args.session)
+    if wrong:
+        return wrong
     if args.message is None:
         if args.attach:
             return "-a attaches files to the message given with -m"
@@ -189,7 +200,7 @@ async def _one_turn(core: Core, chat_id: str, text: str, out: Output, wait: bool
                     files: list[str] | None = None) -> int:
     key = _key(chat_id)
     text = well_formed(text)  # see `_key`
-    wrong = _unsendable(text, files or [])
+    wrong = _unusable_session(chat_id) or _unsendable(text, files or [])
     if wrong:  # in the app, the message and files are first seen here
         out.err(f"error: {wrong}")
         return 2

@@ -36,6 +36,18 @@ log = logging.getLogger(__name__)
 MODEL_KEYS = ("role", "content", "tool_calls", "tool_call_id", "name", "reasoning_content")
 CUT_OFF = "Interrupted: the app stopped before this tool finished."
 ROLES = ("system", "user", "assistant", "tool")
+NAME_MAX = 255  # characters in one file name (bytes on Linux and macOS); a quoted key is all ASCII
+
+
+def file_name(key: str) -> str:
+    """The chat's file name in the sessions folder: any key, one name, reversible (`unquote`)."""
+    return f"{quote(key, safe='')}.jsonl"
+
+
+def fits(key: str) -> bool:
+    """Whether the chat's file name is short enough to exist. The app makes only short keys; one typed on the
+    command line (`agent -s`) is checked with this before its turn, which could neither load nor save it."""
+    return len(file_name(key)) <= NAME_MAX
 
 
 def now_iso() -> str:
@@ -94,7 +106,7 @@ class SessionStore:
         self.on_damaged: Callable[[str, Path], None] = lambda key, copy: None
 
     def path_for(self, key: str) -> Path:
-        return self.directory / f"{quote(key, safe='')}.jsonl"
+        return self.directory / file_name(key)
 
     async def load(self, key: str) -> Session:
         """The chat's one live Session (read from its file the first time). Reading holds the chat's write lock:

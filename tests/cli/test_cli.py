@@ -252,3 +252,16 @@ def test_output_whose_reader_left_ends_quietly_not_in_a_traceback(tmp_path: Path
         finally:
             os.close(writer)
         assert (result.returncode, result.stderr) == (141, ""), command
+
+
+def test_a_session_name_too_long_for_a_file_name_is_refused_before_the_turn(tmp_path: Path, fake: FakeOpenAI) -> None:
+    """The turn could neither load nor save such a chat: it died in the agent loop, and the command waited forever."""
+    write_config(tmp_path, model="openai/test", api_base=fake.base_url)
+    for name in ("x" * 250, "é" * 42):  # each "é" is six characters in the file name (%C3%A9)
+        result = run_cli(tmp_path, "agent", "-m", "hi", "-s", name)
+        assert (result.returncode, result.stdout) == (2, "")
+        assert result.stderr == "error: the session name given with -s is too long to be a chat's file name; " \
+                                "give a shorter one\n"
+    assert fake.requests == []
+    result = run_main(tmp_path, "agent", "-m", "hi", "-s", "x" * 243)  # the longest that fits
+    assert (result.returncode, result.stdout) == (0, "echo: hi\n"), result.stderr
