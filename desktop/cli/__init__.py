@@ -21,6 +21,7 @@ from desktop.providers import HELPER_FLAG
 # The app's own subcommands, before and after the features' ones in `--help`.
 FIRST = ("desktop.cli.agent_cmd", "desktop.cli.keys_cmd", "desktop.cli.doctor_cmd", "desktop.cli.skills_cmd")
 LAST = ("desktop.cli.desktop_entry_cmd", "desktop.cli.config_cmd")
+INTERRUPTED = 130  # the exit status a shell gives a command that Ctrl+C (SIGINT) ended (128 + 2)
 READER_GONE = 141  # the exit status a shell gives a command that SIGPIPE ended (128 + 13)
 
 
@@ -53,6 +54,8 @@ def main(argv: list[str] | None = None) -> int:
         code = _run(argv)
         sys.stdout.flush()  # here, not in the exit's flush, which could only say "Exception ignored"
         return code
+    except KeyboardInterrupt:  # Ctrl+C, in any command: ended as a shell expects, not in a traceback
+        return INTERRUPTED
     except BrokenPipeError:
         return _reader_gone()
 

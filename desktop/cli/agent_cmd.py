@@ -65,10 +65,7 @@ def serve(args: argparse.Namespace, core: Core, out: Output) -> Awaitable[int] |
 
 
 def run(args: argparse.Namespace) -> int:
-    try:
-        return asyncio.run(_main(args))
-    except KeyboardInterrupt:
-        return 130
+    return asyncio.run(_main(args))
 
 
 def _print_config_problems(core: Core) -> None:

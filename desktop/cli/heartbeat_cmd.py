@@ -25,10 +25,7 @@ def serve(args: argparse.Namespace, core: Core, out: Output) -> Awaitable[int]:
 
 
 def run(args: argparse.Namespace) -> int:
-    try:
-        return asyncio.run(_main())
-    except KeyboardInterrupt:
-        return 130
+    return asyncio.run(_main())
 
 
 async def _main() -> int:
