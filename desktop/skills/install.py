@@ -68,6 +68,8 @@ def _install(source: Path, base: Path, folder: str, skills: int, staging: str, f
             container = source.resolve().name
         elif zipfile.is_zipfile(source):
             container = _extract(source, base, content) or source.stem
+        elif source.suffix.lower() in (".zip", ".skill"):
+            raise InstallError(f"{source} is not a zip archive that can be read: damaged, or not fully downloaded?")
         else:
             raise InstallError(f"{source} is neither a folder nor a .zip/.skill archive")
         doc = parse_skill(base / content / "SKILL.md", base)
