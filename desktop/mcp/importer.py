@@ -5,6 +5,7 @@ what it found is shown before anything is added (desktop/mcp/manage.py adds it).
 
 from __future__ import annotations
 
+import stat
 from collections.abc import Callable
 from dataclasses import dataclass, field
 from pathlib import Path
@@ -12,6 +13,7 @@ from typing import Any
 
 from desktop.mcp.settings import McpServerConfig, how_it_runs
 
+LIMIT = 10_000_000  # bytes: an app's config file is kilobytes; more is the wrong file, read whole into memory
 CLAUDE_DESKTOP_FILE = Path("~/.config/Claude/claude_desktop_config.json")
 _TRANSPORTS = {"stdio": "stdio", "sse": "sse", "http": "streamable-http", "streamable-http": "streamable-http",
                "streamableHttp": "streamable-http", "streamable_http": "streamable-http"}
@@ -68,6 +70,12 @@ def _load(path: Path) -> Any:
     import yaml
 
     try:
+        shape = path.stat()
+        if not stat.S_ISREG(shape.st_mode):  # a pipe or a device: reading waits for a writer, or never ends
+            raise NotAServerList(f"{path} is not a regular file; give the server list's file")
+        if shape.st_size > LIMIT:
+            raise NotAServerList(f"{path} is {shape.st_size // 1_000_000} MB; a server list is a small text file "
+                                 f"(at most {LIMIT // 1_000_000} MB)")
         text = path.read_text(encoding="utf-8")
     except OSError as exc:
         raise NotAServerList(f"cannot read {path}: {exc.strerror or exc}") from None

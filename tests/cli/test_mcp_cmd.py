@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import json
+import os
 import shlex
 import shutil
 import socket
@@ -213,3 +214,20 @@ def test_login_signs_in_through_the_browser_and_logout_forgets_it(tmp_path: Path
             assert ran.returncode == 1 and why in ran.stderr, ran.stderr
     finally:
         server.stop()
+
+
+def test_import_of_a_pipe_or_a_huge_file_is_refused_at_once(tmp_path: Path) -> None:
+    """A named pipe made `mcp import` wait forever for a writer (Ctrl+C could not end it), and /dev/zero or a
+    huge file was read whole until memory ran out."""
+    fifo = tmp_path / "servers.json"
+    os.mkfifo(fifo)
+    result = run_cli(tmp_path / "home", "mcp", "import", str(fifo))
+    assert (result.returncode, result.stdout) == (1, "")
+    assert result.stderr == f"error: {fifo} is not a regular file; give the server list's file\n"
+    huge = tmp_path / "huge.json"
+    with huge.open("wb") as handle:
+        handle.truncate(20_000_000)
+    result = run_main(tmp_path / "home", "mcp", "import", str(huge))
+    assert result.returncode == 1
+    assert result.stderr == f"error: {huge} is 20 MB; a server list is a small text file (at most 10 MB)\n"
+    assert yaml.safe_load((tmp_path / "home" / "config.yaml").read_text())["mcp"]["servers"] == {}
