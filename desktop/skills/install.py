@@ -66,7 +66,7 @@ def _install(source: Path, base: Path, folder: str, skills: int, staging: str, f
         if source.is_dir():
             _copy_folder(source, stage)
             container = source.resolve().name
-        elif zipfile.is_zipfile(source):
+        elif source.is_file() and zipfile.is_zipfile(source):  # a named pipe would be waited on forever
             container = _extract(source, base, content) or source.stem
         elif source.suffix.lower() in (".zip", ".skill"):
             raise InstallError(f"{source} is not a zip archive that can be read: damaged, or not fully downloaded?")

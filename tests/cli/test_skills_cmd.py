@@ -2,9 +2,11 @@
 
 from __future__ import annotations
 
+import os
 from pathlib import Path
 
 from tests.cli.in_process import run_main
+from tests.cli.test_cli import run_cli
 
 
 def test_install_of_a_damaged_archive_says_so_not_that_it_is_no_archive(tmp_path: Path) -> None:
@@ -20,3 +22,14 @@ def test_install_of_a_damaged_archive_says_so_not_that_it_is_no_archive(tmp_path
     notes.write_text("hello")
     result = run_main(tmp_path / "home", "skills", "install", str(notes))
     assert result.stderr == f"error: {notes} is neither a folder nor a .zip/.skill archive\n"
+
+
+def test_install_of_a_named_pipe_is_refused_at_once(tmp_path: Path) -> None:
+    """It waited forever for a writer (checking whether it was a zip opened it); run as a process of its own,
+    with a bound, so the test ends either way."""
+    fifo = tmp_path / "weather.skill"
+    os.mkfifo(fifo)
+    result = run_cli(tmp_path / "home", "skills", "install", str(fifo))
+    assert (result.returncode, result.stdout) == (1, "")
+    assert result.stderr == f"error: {fifo} is not a zip archive that can be read: damaged, or not fully " \
+                            "downloaded?\n"
