@@ -6,15 +6,12 @@ from __future__ import annotations
 import json
 import os
 import shutil
-import signal
 import subprocess
 import sys
-import threading
-import time
 from pathlib import Path
 
 from tests.cli.in_process import run_main
-from tests.cli.test_typed import WITH_CTRL_C
+from tests.cli.interrupted import ctrl_c_during_a_model_call
 from tests.conftest import write_config
 from tests.fakeserver import FakeOpenAI, last_user_text
 
@@ -274,23 +271,7 @@ def test_a_session_name_too_long_for_a_file_name_is_refused_before_the_turn(tmp_
 def test_ctrl_c_in_any_command_ends_it_with_130_and_no_traceback(tmp_path: Path, fake: FakeOpenAI) -> None:
     """Here `doctor` waiting for the model: every command without a handler of its own printed a
     KeyboardInterrupt traceback (doctor, keys set at its hidden prompt, mcp login while it waits, ...)."""
-    answer = threading.Event()
-    fake.add({"content": "pong", "after": answer})
     write_config(tmp_path, model="openai/test", api_base=fake.base_url)
-    env = {k: v for k, v in os.environ.items() if not k.endswith("_API_KEY")}
-    env.update(NANOBOT_TRAY_HOME=str(tmp_path), PYTHON_KEYRING_BACKEND="keyring.backends.null.Keyring")
-    doctor = subprocess.Popen([sys.executable, "-c", WITH_CTRL_C, "doctor"], env=env, stdin=subprocess.DEVNULL,
-                              stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
-    try:
-        end = time.monotonic() + 60
-        while not fake.requests and time.monotonic() < end and doctor.poll() is None:
-            time.sleep(0.05)
-        assert fake.requests, "doctor never asked the model"
-        doctor.send_signal(signal.SIGINT)
-        out, err = doctor.communicate(timeout=20)
-    finally:
-        answer.set()
-        doctor.kill()
-        doctor.communicate()
-    assert (doctor.returncode, err) == (130, ""), err
-    assert out.startswith("nanobot-tray ") and "reachable:" not in out
+    doctor = ctrl_c_during_a_model_call(tmp_path, fake, "pong", "doctor")
+    assert (doctor.returncode, doctor.stderr) == (130, ""), doctor.stderr
+    assert doctor.stdout.startswith("nanobot-tray ") and "reachable:" not in doctor.stdout

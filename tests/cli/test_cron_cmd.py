@@ -3,13 +3,7 @@ real subprocess once, the rest in-process."""
 
 from __future__ import annotations
 
-import os
 import re
-import signal
-import subprocess
-import sys
-import threading
-import time
 from datetime import UTC, datetime, timedelta
 from pathlib import Path
 
@@ -19,8 +13,8 @@ from desktop.reminders.book import local
 from desktop.reminders.jobs import Job, JobStore, render
 from desktop.scheduler.schedules import At, Cron, Every
 from tests.cli.in_process import run_main
+from tests.cli.interrupted import ctrl_c_during_a_model_call
 from tests.cli.test_cli import run_cli
-from tests.cli.test_typed import WITH_CTRL_C
 from tests.conftest import write_config
 from tests.fakeserver import FakeOpenAI
 from tests.usage.test_counting import counts
@@ -183,25 +177,9 @@ def test_ctrl_c_during_run_due_stops_the_turn_and_prints_the_reminder_as_written
                                                                                    fake: FakeOpenAI) -> None:
     """A one-shot reminder is done once its turn starts: killed mid-turn, the command printed nothing and the
     reminder was gone from the list, said nowhere the person at the terminal would see it."""
-    answer = threading.Event()
-    fake.add({"content": "Time to call Sam!", "after": answer})
-    env = {k: v for k, v in os.environ.items() if not k.endswith("_API_KEY")}
-    env.update(NANOBOT_TRAY_HOME=str(tmp_path), PYTHON_KEYRING_BACKEND="keyring.backends.null.Keyring")
-    run = subprocess.Popen([sys.executable, "-c", WITH_CTRL_C, "cron", "run-due"], env=env,
-                           stdin=subprocess.DEVNULL, stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
-    try:
-        end = time.monotonic() + 60
-        while not fake.requests and time.monotonic() < end and run.poll() is None:
-            time.sleep(0.05)
-        assert fake.requests, "the reminder's turn never asked the model"
-        run.send_signal(signal.SIGINT)
-        out, err = run.communicate(timeout=20)
-    finally:
-        answer.set()
-        run.kill()
-        run.communicate()
-    assert run.returncode == 130, err
-    assert out == ("a1b2c3 “Call Sam” (desktop:plans):\nRemind the user to call Sam\n\n"
+    run = ctrl_c_during_a_model_call(tmp_path, fake, "Time to call Sam!", "cron", "run-due")
+    assert run.returncode == 130, run.stderr
+    assert run.stdout == ("a1b2c3 “Call Sam” (desktop:plans):\nRemind the user to call Sam\n\n"
                    "(Stopped before the assistant answered: the reminder as it was written.)\n")
     assert [job.id for job in jobs.load()] == ["d4e5f6"]
     assert "Remind the user to call Sam" in (tmp_path / "data" / "sessions" / "desktop%3Aplans.jsonl").read_text()

@@ -11,19 +11,9 @@ import sys
 import time
 from pathlib import Path
 
+from tests.cli.interrupted import WITH_CTRL_C, process_env
 from tests.conftest import write_config
 from tests.fakeserver import FakeOpenAI
-
-# Ctrl+C as a terminal delivers it. A child inherits an ignored SIGINT (a test run started in the background),
-# and Python then installs no handler of its own: this puts back the one every interactive start has.
-WITH_CTRL_C = ("import signal, sys; signal.signal(signal.SIGINT, signal.default_int_handler); "
-               "from desktop.cli import main; sys.exit(main())")
-
-
-def _env(home: Path, **extra: str) -> dict[str, str]:
-    env = {k: v for k, v in os.environ.items() if not k.endswith("_API_KEY")}
-    env.update(NANOBOT_TRAY_HOME=str(home), PYTHON_KEYRING_BACKEND="keyring.backends.null.Keyring", **extra)
-    return env
 
 
 def _read_until(fd: int, wanted: bytes, within: float) -> bytes:
@@ -41,7 +31,7 @@ def _read_until(fd: int, wanted: bytes, within: float) -> bytes:
 def test_ctrl_c_at_the_chats_prompt_ends_the_program_at_once(tmp_path: Path) -> None:
     """It used to wait, frozen, until one more line was typed."""
     write_config(tmp_path, model="openai/test", api_base="http://127.0.0.1:9/v1")  # no turn: never called
-    chat = subprocess.Popen([sys.executable, "-c", WITH_CTRL_C, "agent"], env=_env(tmp_path), stdin=subprocess.PIPE,
+    chat = subprocess.Popen([sys.executable, "-c", WITH_CTRL_C, "agent"], env=process_env(tmp_path), stdin=subprocess.PIPE,
                             stdout=subprocess.PIPE, stderr=subprocess.PIPE)
     try:
         assert chat.stdout is not None
@@ -58,6 +48,6 @@ def test_bytes_the_terminals_encoding_cannot_decode_are_mended_not_a_crash(tmp_p
     """A terminal in Latin-1 under a UTF-8 locale with strict decoding (as on most desktops)."""
     write_config(tmp_path, model="openai/test", api_base=fake.base_url)
     result = subprocess.run([sys.executable, "-m", "desktop", "agent"], input="café\nnext\n".encode("latin-1"),
-                            capture_output=True, env=_env(tmp_path, PYTHONIOENCODING="utf-8:strict"), timeout=60)
+                            capture_output=True, env=process_env(tmp_path, PYTHONIOENCODING="utf-8:strict"), timeout=60)
     assert result.returncode == 0, result.stderr.decode()
     assert result.stdout.decode().split("you> ")[1:3] == ["echo: caf\ufffd\n", "echo: next\n"]
