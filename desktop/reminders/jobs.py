@@ -8,6 +8,7 @@ from __future__ import annotations
 
 import json
 import logging
+import os
 import shutil
 from dataclasses import dataclass, field
 from datetime import UTC, datetime
@@ -92,10 +93,8 @@ class JobStore:
             raw = self.path.read_bytes()  # decoded by json.loads: bytes that are not UTF-8 are set aside below
         except FileNotFoundError:
             return []
-        except OSError as exc:
-            self.problem = f"could not read {self.path}: {exc}"
-            log.warning("%s", self.problem)
-            return []
+        except OSError as exc:  # no permission (copied back as root), a folder in its place: unreadable whole
+            return self._set_aside(exc.strerror or str(exc), move=True)
         try:
             items = json.loads(raw)["jobs"]
             if not isinstance(items, list):
@@ -117,13 +116,19 @@ class JobStore:
         """Write the file's text (`render(jobs)`). Blocking: call through a thread."""
         atomic_write_text(self.path, text)
 
-    def _set_aside(self, why: str, kept: int = 0) -> list[Job]:
-        """Copy the file aside before anything rewrites it, and say so; `kept`: the jobs that could be read."""
+    def _set_aside(self, why: str, kept: int = 0, *, move: bool = False) -> list[Job]:
+        """Copy the file aside before anything rewrites it, and say so; `kept`: the jobs that could be read.
+        `move`: one that cannot be read at all is renamed aside instead (a copy would need to read it): left in
+        place, the next reminder saved would replace it. When even that fails, saving fails too and says why."""
         copy = self.path.with_name(f"{FILE_NAME}.corrupt-{datetime.now(UTC):%Y%m%dT%H%M%S}")
-        shutil.copy2(self.path, copy)
-        rest = f"the {kept} that could be read are kept" if kept else "reminders start empty"
-        self.problem = (f"the reminders file {self.path} could not be read ({why}); it was copied to "
-                        f"{copy} and {rest}")
+        try:
+            os.replace(self.path, copy) if move else shutil.copy2(self.path, copy)
+        except OSError as exc:
+            self.problem = f"the reminders file {self.path} could not be read ({why}) nor set aside ({exc})"
+        else:
+            rest = f"the {kept} that could be read are kept" if kept else "reminders start empty"
+            self.problem = (f"the reminders file {self.path} could not be read ({why}); it was "
+                            f"{'moved' if move else 'copied'} to {copy} and {rest}")
         log.warning("%s", self.problem)
         return []
 

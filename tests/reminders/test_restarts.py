@@ -146,3 +146,19 @@ async def test_a_jobs_file_of_bytes_that_are_not_text_is_kept_aside_and_the_app_
     assert kept.read_bytes() == written
     out, ok = await app.cron(action="list")
     assert ok and out == "No scheduled jobs."
+
+
+async def test_a_jobs_file_the_app_cannot_open_is_moved_aside_not_replaced_by_the_next_reminder(
+        apps: Runs, notes: Notes) -> None:
+    """A folder in its place here; a file copied back as root, which this user may not read, the same way: it used
+    to count as no jobs, and the next reminder saved replaced it."""
+    state = home().state_dir
+    (state / "cron_jobs.json").mkdir(parents=True)
+    (state / "cron_jobs.json" / "jobs-from-backup.json").write_text("the person's jobs", encoding="utf-8")
+    app = await run_app(apps, START)
+    [note] = await notes.wait(1)
+    assert note.title == "Reminders file could not be read" and "moved to" in note.body
+    [kept] = state.glob("cron_jobs.json.corrupt-*")
+    assert kept.name in note.body
+    await app.cron(action="add", message="x", **{"in": 60})
+    assert len(saved()) == 1 and (kept / "jobs-from-backup.json").read_text() == "the person's jobs"
