@@ -19,6 +19,7 @@ from desktop.scheduler.schedules import (
 )
 
 KINDS = ("at", "in", "every", "cron")
+MAX_SECONDS = 100 * 365 * 86_400  # an `in` or `every` beyond this is a slip (10**12 overflowed the calendar)
 
 
 def parse_schedule(args: dict[str, Any], now: datetime) -> Schedule:
@@ -39,11 +40,14 @@ def parse_schedule(args: dict[str, Any], now: datetime) -> Schedule:
         seconds = _whole(value, "in")
         if seconds < 1:
             raise ScheduleError("'in' is a number of seconds from now, at least 1")
+        if seconds > MAX_SECONDS:
+            raise ScheduleError(f"'in' is at most {MAX_SECONDS} seconds (100 years); got {seconds}")
         return At(now + timedelta(seconds=seconds))
     if kind == "every":
         seconds = _whole(value, "every")
-        if seconds < MIN_EVERY:
-            raise ScheduleError(f"'every' must be at least {MIN_EVERY} seconds, got {seconds}")
+        if not MIN_EVERY <= seconds <= MAX_SECONDS:
+            raise ScheduleError(f"'every' must be from {MIN_EVERY} to {MAX_SECONDS} seconds (100 years), "
+                                f"got {seconds}")
         return Every(seconds, now)
     expr = check_cron(str(value))
     name = tz or local_zone_name()

@@ -172,8 +172,10 @@ async def test_bad_input_is_a_clear_tool_error(app: App) -> None:
         "is in the past (it is now 2026-03-28 13:00 CET)": {"at": "2026-03-28T12:00"},
         "exactly one of": {"at": "2026-03-29T09:00", "in": 60},
         "got none": {},
-        "'every' must be at least 60 seconds": {"every": 30},
+        "'every' must be from 60 to 3153600000 seconds (100 years), got 30": {"every": 30},
+        "'every' must be from 60 to 3153600000 seconds (100 years), got 1000000000000": {"every": 10 ** 12},
         "'in' is a number of seconds from now": {"in": 0},
+        "'in' is at most 3153600000 seconds (100 years); got 1000000000000": {"in": 10 ** 12},
         "'tz' applies to 'at' and 'cron' only": {"every": 600, "tz": "Europe/Paris"},
         "should be an ISO time": {"at": "tomorrow at nine"},
     }
