@@ -26,6 +26,7 @@ use on these objects. The schema it would write is the small part: `schema()` be
 
 from __future__ import annotations
 
+import codecs
 import dataclasses
 import functools
 import importlib
@@ -399,9 +400,12 @@ def load_config(path: Path) -> LoadedConfig:
         save_config(path, config)
         return LoadedConfig(config, path, [])
     try:
-        text = path.read_text(encoding="utf-8", errors="replace")
+        raw = path.read_bytes()
     except OSError as exc:  # a folder in its place (a backup restored wrong), no permission to read it
         return LoadedConfig(Config(), path, [f"{path} could not be read ({exc.strerror or exc})"], True)
+    if raw.startswith((codecs.BOM_UTF16_LE, codecs.BOM_UTF16_BE)):  # an editor's "Unicode": read as UTF-8, garbage
+        return LoadedConfig(Config(), path, [f"{path} is saved as UTF-16; save it as UTF-8"], True)
+    text = raw.decode("utf-8", errors="replace")
     try:
         node = yaml.compose(text)
         data = yaml.safe_load(text)

@@ -303,3 +303,23 @@ async def test_a_folder_where_config_yaml_should_be_starts_the_app_with_the_last
     finally:
         await again.close()
     assert (path / "kept by hand").is_dir()
+
+
+async def test_a_config_file_saved_as_utf16_is_named_so_and_the_last_settings_that_worked_are_used(
+        model_config: dict[str, object], memory_keyring: object, fake: FakeOpenAI) -> None:
+    """An editor's "Unicode" is UTF-16: read as UTF-8 it was reported as "unknown key '��model'", and every key
+    fell back to its default."""
+    first = build_core()
+    await first.start()
+    await first.close()
+    path = first.settings.path
+    path.write_bytes(path.read_text(encoding="utf-8").encode("utf-16"))
+    again = build_core()
+    await again.start()
+    try:
+        assert "is saved as UTF-16; save it as UTF-8" in again.settings.problems[0]
+        fake.add({"content": "still set up"})
+        end = await Conversation(again).ask("hello", timeout=20)
+        assert isinstance(end, TurnFinished) and end.content == "still set up"
+    finally:
+        await again.close()
