@@ -261,65 +261,57 @@ async def test_a_folder_that_cannot_hold_the_schema_does_not_stop_the_settings(t
     assert yaml.safe_load(path.read_text(encoding="utf-8"))["temperature"] == 0.5
 
 
-async def test_a_config_file_cut_to_nothing_keeps_the_setup_and_its_last_good_copy(
-        model_config: dict[str, object], memory_keyring: object, fake: FakeOpenAI) -> None:
-    """config.yaml left empty (a crash mid-save, a full disk) read as "no settings": the app started on defaults,
-    said nothing, and copied the empty file over config.yaml.last-good, the one copy of the working setup."""
+async def problems_of_a_start_after(damage: Callable[[Path], None], fake: FakeOpenAI) -> list[str]:
+    """The problems read at a start after `damage` was done to config.yaml, the last time the app ran having left
+    its setup working; asserts that the setup still answers a turn."""
     first = build_core()
     await first.start()
     await first.close()
-    path = first.settings.path
-    kept = path.with_name("config.yaml.last-good")
-    working = kept.read_text(encoding="utf-8")
-    path.write_text("", encoding="utf-8")
+    damage(first.settings.path)
     again = build_core()
     await again.start()
     try:
-        assert "is empty" in again.settings.problems[0] and "last settings that worked" in again.settings.problems[0]
         fake.add({"content": "still set up"})
         end = await Conversation(again).ask("hello", timeout=20)
         assert isinstance(end, TurnFinished) and end.content == "still set up"
+        return again.settings.problems
     finally:
         await again.close()
-    assert kept.read_text(encoding="utf-8") == working and path.read_text(encoding="utf-8") == ""
+
+
+async def test_a_config_file_cut_to_nothing_keeps_the_setup_and_its_last_good_copy(
+        model_config: dict[str, object], memory_keyring: object, fake: FakeOpenAI, home_dir: Path) -> None:
+    """config.yaml left empty (a crash mid-save, a full disk) read as "no settings": the app started on defaults,
+    said nothing, and copied the empty file over config.yaml.last-good, the one copy of the working setup."""
+    path, kept = home_dir / "config.yaml", home_dir / "config.yaml.last-good"
+    working: list[str] = []
+
+    def empty(path: Path) -> None:
+        working.append(kept.read_text(encoding="utf-8"))
+        path.write_text("", encoding="utf-8")
+
+    problems = await problems_of_a_start_after(empty, fake)
+    assert "is empty" in problems[0] and "last settings that worked" in problems[0]
+    assert kept.read_text(encoding="utf-8") == working[0] and path.read_text(encoding="utf-8") == ""
 
 
 async def test_a_folder_where_config_yaml_should_be_starts_the_app_with_the_last_settings_that_worked(
-        model_config: dict[str, object], memory_keyring: object, fake: FakeOpenAI) -> None:
+        model_config: dict[str, object], memory_keyring: object, fake: FakeOpenAI, home_dir: Path) -> None:
     """A folder in config.yaml's place (a backup restored wrong) stopped the app from starting at all."""
-    first = build_core()
-    await first.start()
-    await first.close()
-    path = first.settings.path
-    path.unlink()
-    (path / "kept by hand").mkdir(parents=True)
-    again = build_core()
-    await again.start()
-    try:
-        assert "could not be read" in again.settings.problems[0]
-        fake.add({"content": "still set up"})
-        end = await Conversation(again).ask("hello", timeout=20)
-        assert isinstance(end, TurnFinished) and end.content == "still set up"
-    finally:
-        await again.close()
-    assert (path / "kept by hand").is_dir()
+    def folder(path: Path) -> None:
+        path.unlink()
+        (path / "kept by hand").mkdir(parents=True)
+
+    assert "could not be read" in (await problems_of_a_start_after(folder, fake))[0]
+    assert (home_dir / "config.yaml" / "kept by hand").is_dir()
 
 
 async def test_a_config_file_saved_as_utf16_is_named_so_and_the_last_settings_that_worked_are_used(
         model_config: dict[str, object], memory_keyring: object, fake: FakeOpenAI) -> None:
-    """An editor's "Unicode" is UTF-16: read as UTF-8 it was reported as "unknown key '��model'", and every key
-    fell back to its default."""
-    first = build_core()
-    await first.start()
-    await first.close()
-    path = first.settings.path
-    path.write_bytes(path.read_text(encoding="utf-8").encode("utf-16"))
-    again = build_core()
-    await again.start()
-    try:
-        assert "is saved as UTF-16; save it as UTF-8" in again.settings.problems[0]
-        fake.add({"content": "still set up"})
-        end = await Conversation(again).ask("hello", timeout=20)
-        assert isinstance(end, TurnFinished) and end.content == "still set up"
-    finally:
-        await again.close()
+    """An editor's "Unicode" is UTF-16: read as UTF-8 it was reported as "not valid YAML (unacceptable
+    character)"."""
+    def utf16(path: Path) -> None:
+        path.write_bytes(path.read_text(encoding="utf-8").encode("utf-16"))
+
+    problems = await problems_of_a_start_after(utf16, fake)
+    assert "is saved as UTF-16; save it as UTF-8" in problems[0]
