@@ -9,6 +9,7 @@ import asyncio
 import sys
 from collections.abc import Awaitable
 
+from desktop.cli import INTERRUPTED
 from desktop.cli.interrupt import stop_on_interrupt
 from desktop.cli.remote import Output, Terminal, add_standalone
 from desktop.core import Core
@@ -65,7 +66,7 @@ async def _main(args: argparse.Namespace) -> int:
     try:
         with stop_on_interrupt(core, lambda: core.loop.busy_sessions) as interrupted:
             code = await _command(args, core, Terminal())
-        return 130 if interrupted.pressed else code
+        return INTERRUPTED if interrupted.pressed else code
     finally:
         await core.close()
 
@@ -106,9 +107,12 @@ async def _command(args: argparse.Namespace, core: Core, out: Output) -> int:
     for job, end in ((r.job, r.end) for r in ran):
         # a failed run still delivers the reminder, as written, as the app does; so does one stopped here with
         # Ctrl+C, which a one-shot reminder does not come back from
-        text = unanswered_text(job, end.message) if isinstance(end, TurnError) else \
-            f"{job.message}\n\n(Stopped before the assistant answered: the reminder as it was written.)" \
-            if end.stopped else end.content
+        if isinstance(end, TurnError):
+            text = unanswered_text(job, end.message)
+        elif end.stopped:
+            text = f"{job.message}\n\n(Stopped before the assistant answered: the reminder as it was written.)"
+        else:
+            text = end.content
         out.out(f"{job.id} “{job.label}” ({job.session}):\n{text}")
         if job.wanted:
             out.err(f"note: {job.id} {wanted_text(job)}")

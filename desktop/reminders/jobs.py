@@ -1,8 +1,8 @@
 """Reminder jobs and the file that keeps them across restarts (`<data>/state/cron_jobs.json`).
 
 The file is rewritten whole and atomically on every change. One that cannot be read, or holds a job that
-cannot (whose good jobs are kept), is copied aside (`cron_jobs.json.corrupt-<time>`) and reported, never
-silently replaced: the user's jobs may still be recoverable by hand."""
+cannot (whose good jobs are kept), is copied aside (`cron_jobs.json.corrupt-<time>`; moved, when it cannot be
+opened at all) and reported, never silently replaced: the user's jobs may still be recoverable by hand."""
 
 from __future__ import annotations
 
@@ -122,7 +122,10 @@ class JobStore:
         place, the next reminder saved would replace it. When even that fails, saving fails too and says why."""
         copy = self.path.with_name(f"{FILE_NAME}.corrupt-{datetime.now(UTC):%Y%m%dT%H%M%S}")
         try:
-            os.replace(self.path, copy) if move else shutil.copy2(self.path, copy)
+            if move:
+                os.replace(self.path, copy)
+            else:
+                shutil.copy2(self.path, copy)
         except OSError as exc:
             self.problem = f"the reminders file {self.path} could not be read ({why}) nor set aside ({exc})"
         else:
