@@ -23,6 +23,7 @@ from desktop.mcp.mending import mended
 from desktop.mcp.places import ServerPlaces
 from desktop.mcp.settings import McpServerConfig
 from desktop.tools.base import ToolError
+from desktop.workspace.programs import InWorkspace
 
 if TYPE_CHECKING:
     from anyio import CancelScope
@@ -55,7 +56,9 @@ class ConnectionLost(Exception):
 
 
 class ServerConnection:
-    """States: connecting, connected, failed (with `error`, retried with backoff), stopped."""
+    """States: connecting, connected, failed (with `error`, retried with backoff), refused (with `error`: it
+    would run something the workspace holds, not tried again until its settings change or it is reconnected),
+    stopped."""
 
     def __init__(self, name: str, config: McpServerConfig, places: ServerPlaces,
                  on_change: Callable[[ServerConnection], None], backoff: Backoff = BACKOFF) -> None:
@@ -185,8 +188,8 @@ class ServerConnection:
         if self.state == "connected":
             return "connected, " + ", ".join(_count(len(items), what) for items, what in (
                 (self.tools, "tool"), (self.prompts, "prompt"), (self.resources, "resource")))
-        if self.state == "failed":
-            return f"failed: {self.error}"
+        if self.state in ("failed", "refused"):
+            return f"{self.state}: {self.error}"
         return self.state
 
     def _set(self, state: str, error: str | None) -> None:
@@ -230,6 +233,10 @@ class ServerConnection:
             except Exception as exc:  # every failure of a server ends in a retry, never in the app
                 reason = self._why(exc)
                 log.info("MCP server %s: %s", self.name, reason)
+                if _caused_by(exc, InWorkspace):  # a retry meets the same files: only a person's change helps
+                    self._set("refused", reason)
+                    await self._stopping.wait()
+                    return
                 if self._had_session:  # it had worked: start again from the shortest wait
                     self._had_session = False
                     delay = self._backoff.first

@@ -25,7 +25,7 @@ from desktop.settings import Settings
 class McpStatus:
     """An MCP server as Settings shows it: its state, its tools' names and the last error."""
 
-    state: str  # connected, connecting, failed, disabled, or stopped (not started by this app)
+    state: str  # connected, connecting, failed, refused, disabled, or stopped (not started by this app)
     tools: list[str]
     error: str | None = None
 

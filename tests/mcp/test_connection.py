@@ -228,3 +228,30 @@ async def test_a_tool_list_that_never_ends_fails_the_server_instead_of_holding_i
         assert not [t for t in core.tools.names if t.startswith("mcp_endless_")]
     finally:
         await closed_in_bound(core)
+
+
+async def test_a_server_refused_for_running_from_the_workspace_waits_for_a_person_instead_of_retrying(
+        home_dir: Path, model_config: dict[str, Any], memory_keyring: MemoryKeyring) -> None:
+    """A failed server is tried again with backoff; one refused because it would run a file the workspace holds
+    meets the same file at every try. It stays refused, saying why, until a person reconnects it (or edits it)."""
+    planted = home_dir / "workspace" / "server.sh"  # the tests' workspace
+    planted.parent.mkdir(parents=True, exist_ok=True)
+    planted.write_text("#!/bin/sh\nexit 0\n", encoding="utf-8")
+    planted.chmod(0o755)
+    core = await started(home_dir, model_config, {"planted": {"command": str(planted)}})
+    servers = core.get(McpServers)
+    states: list[str] = []
+    core.bus.subscribe(lambda event: states.append(event.state) if getattr(event, "name", None) == "planted" else None)
+    try:
+        server = servers.servers["planted"]
+        await until(lambda: server.state == "refused", 30)
+        assert "in the workspace" in (server.error or "")
+        assert servers.states()["planted"] == f"refused: {server.error}"
+        await asyncio.sleep(1.0)  # twenty of the tests' shortest waits between retries
+        assert server.state == "refused" and states[-1:] == ["refused"] and "failed" not in states, states
+        tries = states.count("connecting")
+        await servers.reconnect("planted")
+        await until(lambda: servers.servers["planted"].state == "refused", 30)
+        assert states.count("connecting") == tries + 1, states  # tried again when asked, and refused again
+    finally:
+        await closed_in_bound(core)

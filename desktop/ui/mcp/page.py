@@ -65,7 +65,8 @@ from desktop.ui.form_widgets import ERROR_COLOUR, OK_COLOUR, note_label, set_not
 from desktop.ui.settings import SettingRow
 from desktop.ui.skills.dialogs import confirm, run_dialog
 
-DOT_COLOURS = {"connected": "#2f9e55", "connecting": "#d19a00", "failed": "#d9463e"}  # others: grey
+DOT_COLOURS = {"connected": "#2f9e55", "connecting": "#d19a00", "failed": "#d9463e",
+               "refused": "#d9463e"}  # others: grey
 LOG_SHOWN = 64_000  # characters from the end of a server's log
 WAIT_SAVED_AFTER = 600  # ms without a change to the startup wait's number before it is saved
 EMPTY = "No servers yet. Add one, or import the servers Claude Desktop uses."
@@ -76,7 +77,7 @@ def describe(status: McpStatus) -> str:
     if status.state == "connected":
         count = len(status.tools)
         return f"Connected · {count} tool{'s' if count != 1 else ''}"
-    return {"connecting": "Connecting…", "failed": "Failed, retrying", "disabled": "Off",
+    return {"connecting": "Connecting…", "failed": "Failed, retrying", "refused": "Refused", "disabled": "Off",
             "stopped": "Not running"}.get(status.state, status.state)
 
 
@@ -328,7 +329,8 @@ class ServerRow(QFrame):
         self.dot.setStyleSheet(f"color: {colour};")
         self.dot.setToolTip(status.state)
         self.state.setText(describe(status))
-        set_note(self.error, f"Last error: {status.error}" if status.error else "", ERROR_COLOUR)
+        said = "Not started" if status.state == "refused" else "Last error"
+        set_note(self.error, f"{said}: {status.error}" if status.error else "", ERROR_COLOUR)
         self.error.setVisible(bool(status.error))
         spawn(self.show_sign_in(status))
 

@@ -35,11 +35,16 @@ CONNECT = 60  # seconds: the first connect imports the MCP SDK, slow on a loaded
 
 @pytest.fixture
 def model_config(model_config: dict[str, Any], home_dir: Path, monkeypatch: pytest.MonkeyPatch) -> dict[str, Any]:
-    """The scripted model plus three servers: ours, one whose program does not exist, and one switched off."""
+    """The scripted model plus four servers: ours, one whose program does not exist, one whose program is in the
+    workspace (refused), and one switched off."""
     monkeypatch.setattr("desktop.mcp.connection.BACKOFF", FAST)
+    planted = home_dir / "workspace" / "server.sh"
+    planted.parent.mkdir(parents=True, exist_ok=True)
+    planted.write_text("#!/bin/sh\nexit 0\n", encoding="utf-8")
+    planted.chmod(0o755)
     write_config(home_dir, **model_config, mcp={"servers": {
         "test": stdio_server(), "broken": {"command": "/nonexistent/mcp-server"},
-        "spare": stdio_server(enabled=False)}})
+        "planted": {"command": str(planted)}, "spare": stdio_server(enabled=False)}})
     return model_config
 
 
@@ -51,7 +56,7 @@ async def opened(qtbot: QtBot, bridge: CoreBridge) -> McpServersPage:
     page = window.findChild(McpServersPage)
     assert page is not None
     window.tabs.setCurrentIndex(window.tabs.indexOf(page.parentWidget()))
-    await until(lambda: len(page.rows) == 3, message="servers listed")
+    await until(lambda: len(page.rows) == 4, message="servers listed")
     return page
 
 
@@ -76,7 +81,7 @@ async def answer(page: McpServersPage, button: str) -> None:
 
 async def test_servers_show_their_live_state_and_test_and_log_work(qtbot: QtBot, bridge: CoreBridge) -> None:
     page = await opened(qtbot, bridge)
-    assert list(page.rows) == ["broken", "spare", "test"]  # in the file's order
+    assert list(page.rows) == ["broken", "planted", "spare", "test"]  # in the file's order
     test, broken, spare = page.rows["test"], page.rows["broken"], page.rows["spare"]
     await until(lambda: test.state.text().startswith("Connected"), timeout=CONNECT, message="test connected")
     assert test.state.text() == "Connected · 11 tools" and not test.error.isVisible()
@@ -86,6 +91,10 @@ async def test_servers_show_their_live_state_and_test_and_log_work(qtbot: QtBot,
     assert "#d9463e" in broken.dot.styleSheet() or "#d19a00" in broken.dot.styleSheet()  # failed, or retrying
     assert spare.state.text() == "Off" and not spare.enabled.isChecked()
     assert SERVER in test.command.text()
+    planted = page.rows["planted"]
+    await until(lambda: planted.state.text() == "Refused", timeout=CONNECT, message="planted refused")
+    assert "#d9463e" in planted.dot.styleSheet()
+    assert planted.error.text().startswith("Not started: the program") and "in the workspace" in planted.error.text()
 
     spare.test_button.click()  # a server that is off can be tried
     await until(lambda: spare.result.text().startswith("Works"), timeout=CONNECT, message="spare tested")
