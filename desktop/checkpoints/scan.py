@@ -16,6 +16,10 @@ changed ones cost anything beyond their `lstat`.
 Every look counts the names and the bytes of files it meets against `Limits`, before it copies a file: over
 either, it stops with OverLimit, so a workspace grown too large is never copied past the cap. `measure` does the
 counting alone, for the first look (which would otherwise copy everything up to the cap only to throw it away).
+
+Folders nested more than MAX_DEPTH deep stop a look the same way. A sandboxed command can nest them thousands deep
+(a relative mkdir and cd, over and over), and the walk goes down one call and one open folder per level: without
+the cap it ran out of Python's recursion limit, so every look failed, from then on, and only the log said so.
 """
 
 from __future__ import annotations
@@ -33,6 +37,7 @@ DIR = "dir"
 LINK = "link:"
 RACY_NS = 10**9  # a file changed this soon before a look began is read again by the next one (see above)
 RACY_WHOLE_SECONDS_NS = 3 * 10**9  # the same where the file system keeps whole seconds
+MAX_DEPTH = 100  # folders in folders; no project nests near this, and the walk's calls stay far below the limit
 
 
 class Entry(NamedTuple):
@@ -51,13 +56,15 @@ Manifest = dict[str, Entry]
 
 
 class OverLimit(Exception):
-    """The workspace holds more than `Limits` allow (`files` names or `size` bytes counted when it stopped)."""
+    """The workspace holds more than `Limits` allow (`files` names or `size` bytes counted when it stopped), or
+    `deep`, a folder nested more than MAX_DEPTH deep."""
 
-    def __init__(self, files: int, size: int, limits: Limits) -> None:
-        super().__init__(f"{files} names, {size} bytes")
+    def __init__(self, files: int, size: int, limits: Limits, deep: str = "") -> None:
+        super().__init__(f"{files} names, {size} bytes" + (f", {deep} nested too deep" if deep else ""))
         self.files = files
         self.size = size
         self.limits = limits
+        self.deep = deep
 
     @property
     def too_many_files(self) -> bool:
@@ -87,6 +94,11 @@ class _Tally:
         """OverLimit if what was counted is over (a scan counts sizes inline and checks before it copies)."""
         if self.files > self.limits.max_files or (self.sizes_stop and self.size > self.limits.max_bytes):
             raise OverLimit(self.files, self.size, self.limits)
+
+    def enter(self, path: str) -> None:
+        """OverLimit before the folder `path` is entered if it lies more than MAX_DEPTH folders deep."""
+        if path.count("/") >= MAX_DEPTH:
+            raise OverLimit(self.files, self.size, self.limits, deep=path)
 
 
 def entry_of(digest: str, info: os.stat_result) -> Entry:
@@ -130,6 +142,7 @@ def _count(fd: int, prefix: str, skipped: frozenset[str], tally: _Tally) -> None
             continue
         tally.add(info)
         if stat.S_ISDIR(info.st_mode):
+            tally.enter(prefix + name)
             try:
                 inner = access.open_child_dir(fd, name)
             except OSError as exc:
@@ -214,6 +227,7 @@ def _walk(fd: int, prefix: str, scan: _Look) -> None:
 
 
 def _folder(fd: int, name: str, path: str, old: Entry | None, info: os.stat_result, scan: _Look) -> None:
+    scan.tally.enter(path)
     try:
         inner = access.open_child_dir(fd, name)
     except OSError as exc:

@@ -10,7 +10,7 @@ from pathlib import Path
 
 from desktop.checkpoints.journal import Change, TurnChanges
 from desktop.checkpoints.restore import kind
-from desktop.checkpoints.scan import OverLimit
+from desktop.checkpoints.scan import MAX_DEPTH, OverLimit
 from desktop.checkpoints.undone import Conflict
 from desktop.kernel.wellformed import well_formed
 
@@ -21,6 +21,11 @@ def paused_message(stop: Exception) -> str:
     if not isinstance(stop, OverLimit):
         return ("Undo is off: recording file changes is turned off (checkpoints.enabled, Settings → "
                 "Checkpoints).")
+    if stop.deep:
+        shown = well_formed(stop.deep)
+        return (f"Undo is off: the workspace has folders nested more than {MAX_DEPTH} deep, such as "
+                f"`{shown[:60]}{'…' if len(shown) > 60 else ''}`. Its changes are not recorded; remove or move that "
+                "folder, then restart the app, to record them again.")
     if stop.too_many_files:
         held = f"more than {stop.limits.max_files:,} files and folders, over checkpoints.max_files"
     else:

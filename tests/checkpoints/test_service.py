@@ -10,6 +10,7 @@ import asyncio
 import contextlib
 import hashlib
 import os
+import subprocess
 from collections.abc import AsyncIterator
 from pathlib import Path
 from typing import Any
@@ -510,3 +511,28 @@ async def test_a_folder_where_the_journal_should_be_neither_stops_the_app_nor_le
         assert isinstance(end, TurnFinished)
         assert end.content.startswith("/undo could not finish") and "turns.jsonl" in end.content, end.content
     assert (journal / "kept by hand").is_dir()
+
+
+DEEP = 1200  # folders in one another: past Python's recursion limit for any walk that recurses per folder
+BURROW = f"python3 -c \"import os\nfor _ in range({DEEP}): os.mkdir('d'); os.chdir('d')\nopen('bottom.txt', 'w').write('x')\""
+
+
+async def test_folders_nested_too_deep_pause_recording_with_a_reason_instead_of_breaking_every_look(
+        core: Core, chat: Conversation, fake: FakeOpenAI) -> None:
+    """A sandboxed command can nest folders thousands deep (a relative mkdir and cd, over and over). Every look
+    then failed (the walk ran out of Python's recursion limit), only in the log: no turn was recorded from then
+    on, and /undo failed instead of answering. Now recording pauses and says why, as over the other caps."""
+    from desktop.checkpoints.events import RecordingPaused
+    heard: list[RecordingPaused] = []
+    core.bus.subscribe(lambda e: heard.append(e) if isinstance(e, RecordingPaused) else None)
+    try:
+        await turn(core, chat, fake, exec_call(f"echo made > beside.txt && mkdir burrow && cd burrow && {BURROW}"))
+        assert (core.workspace / "beside.txt").exists()
+        said = await undo(chat)
+        assert said.startswith("Undo is off: the workspace has folders nested more than"), said
+        assert "burrow/d/d/" in said and heard and heard[-1].reason == said
+        fake.add({"content": "Still here."})
+        end = await chat.ask("and now?")
+        assert isinstance(end, TurnFinished) and end.content == "Still here."
+    finally:
+        await asyncio.to_thread(subprocess.run, ["rm", "-rf", str(core.workspace / "burrow")], check=True)
