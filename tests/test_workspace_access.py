@@ -161,6 +161,7 @@ ALLOWED: dict[str, str] = {
     "desktop/tools/sandbox.py:Sandbox._mounts": _SANDBOX,
     "desktop/tools/sandbox.py:_probe_once": _SANDBOX,
     "desktop/tools/sandbox.py:_probe_sync": _SANDBOX,
+    "desktop/tools/sandbox.py:takes_size": _SANDBOX + " (asks the bwrap found outside the workspace for its options)",
     "desktop/workspace/programs.py:program_outside": _PROGRAMS,
     "desktop/workspace/placement.py:_unusable": "whether the folder a person names as the workspace is a file or "
     "one they may not write in, before it is the workspace; nothing is read",

@@ -82,6 +82,7 @@ _MEMORY_REFUSED = re.compile(r"memoryerror|cannot allocate memory|memory exhaust
 _FILE_SIGNALLED = "File size limit exceeded"
 _CPU_SIGNALLED = "CPU time limit exceeded"
 _FILE_REFUSED = "File too large"
+NO_SPACE = "No space left on device"  # ENOSPC: a full private folder of the sandbox (or a full disk)
 
 
 class Counting(Enum):
@@ -167,6 +168,7 @@ class CallLimits:
         self.cgroup = cgroup
         self.prlimit = prlimit
         self.full_at_timeout = False
+        self.memory_folders = False  # the sandbox holds each of its private folders to `memory_mb` (set by exec)
 
     @property
     def cpu_seconds(self) -> int:
@@ -206,8 +208,10 @@ class CallLimits:
             await self.cgroup.kill_all()
             await self.cgroup.remove()
 
-    def stopped(self, returncode: int | None, output: str) -> str | None:
-        """Which limits stopped the command, in words, or None. `returncode` None: it timed out."""
+    def stopped(self, returncode: int | None, output: str, disk_full: bool = False) -> str | None:
+        """Which limits stopped the command, in words, or None. `returncode` None: it timed out. `disk_full`:
+        the disk it writes to has no room either, so a write refused for want of room is not put down to a
+        private folder."""
         failed = returncode != 0
         found = []
         if self.prlimit is not None:
@@ -226,6 +230,9 @@ class CallLimits:
             found.append(f"it started more than {self.limits.processes} processes (tools.exec.max_processes)")
         if self.prlimit is not None and failed and _MEMORY_REFUSED.search(output):
             found.append(f"it used more than {self.limits.memory_mb} MB of memory (tools.exec.max_memory_mb)")
+        if self.memory_folders and failed and NO_SPACE in output and not disk_full:
+            found.append(f"it filled /tmp or another of its folders held in memory (each holds up to "
+                         f"{self.limits.memory_mb} MB, tools.exec.max_memory_mb)")
         return " and ".join(found) or None
 
 

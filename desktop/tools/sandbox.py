@@ -8,6 +8,12 @@ files are read-only, the command has its own pid namespace (no /proc of the app)
 privileges, and the whole process tree dies with the tool call. The network is its own too, with public
 internet only by default (desktop/tools/sandbox_network.py). Where bwrap cannot run, `mode` says why and exec
 falls back to its refusals alone.
+
+The private folders (/tmp, /var/tmp, the hidden home and the others, /dev/shm) are held in memory (tmpfs), each
+up to the memory limit of one process (tools.exec.max_memory_mb), and /dev itself is read-only. Unsized, each
+could grow to half of the computer's memory, several together past all of it, and the out-of-memory killer
+cannot free a folder by killing its writer: it killed other programs, the app among them. bwrap sizes a tmpfs
+from version 0.7 on; an older one leaves them unsized, as before.
 """
 
 from __future__ import annotations
@@ -17,6 +23,7 @@ import contextlib
 import os
 import subprocess
 import sys
+import threading
 from collections.abc import AsyncIterator, Sequence
 from dataclasses import dataclass
 from pathlib import Path
@@ -83,38 +90,43 @@ class Sandbox:
         return _with_network(verdict, network_in_force(self.network))
 
     @contextlib.asynccontextmanager
-    async def command(self, argv: Sequence[str], cwd: Path) -> AsyncIterator[list[str]]:
+    async def command(self, argv: Sequence[str], cwd: Path, folder_mb: int | None = None) -> AsyncIterator[list[str]]:
         """`argv` as run inside the sandbox (see `wrap`), with the network its mode grants open until the
         block ends: in internet mode, an egress proxy of its own."""
         network = (await self.mode()).network
         if network.mode != INTERNET:
-            yield await asyncio.to_thread(self.wrap, argv, cwd, network)
+            yield await asyncio.to_thread(self.wrap, argv, cwd, network, None, folder_mb)
             return
         async with egress_proxy() as egress:
-            yield await asyncio.to_thread(self.wrap, argv, cwd, network, egress)
+            yield await asyncio.to_thread(self.wrap, argv, cwd, network, egress, folder_mb)
 
-    def wrap(self, argv: Sequence[str], cwd: Path, network: Network, egress: Path | None = None) -> list[str]:
+    def wrap(self, argv: Sequence[str], cwd: Path, network: Network, egress: Path | None = None,
+             folder_mb: int | None = None) -> list[str]:
         """`argv` as run inside the sandbox, starting in `cwd` (inside the workspace), with `network`
-        (`egress`: the proxy's socket in internet mode). bwrap is looked up again for each command: the workspace
-        in force may have put a folder of PATH in its reach since the probe."""
+        (`egress`: the proxy's socket in internet mode), each private folder holding up to `folder_mb` MB. bwrap
+        is looked up again for each command: the workspace in force may have put a folder of PATH in its reach
+        since the probe."""
         try:  # after a probe that found it elsewhere (its verdict is kept)
             program = self._installed()
         except InWorkspace as exc:
             raise ToolError(f"command not run: {exc}") from exc
         if program is None:
             raise ToolError(f"command not run: {self.program} is no longer installed")
-        mounts = self._mounts()
+        size = ["--size", str(folder_mb * 2**20)] if folder_mb is not None and takes_size(program) else []
+        mounts = self._mounts(size)
         flat = [word for _, _, words in sorted(mounts, key=lambda m: (m[0], m[1])) for word in words]
-        return [program, *_BASE, *flat, *_ISOLATION, *bwrap_words(network, egress),
+        dev = ["--remount-ro", "/dev", *size, "--tmpfs", "/dev/shm"] if size else []
+        return [program, *_BASE, *dev, *flat, *_ISOLATION, *bwrap_words(network, egress),
                 "--setenv", "TMPDIR", "/tmp", "--chdir", str(cwd), "--", *relayed(argv, network, egress)]
 
-    def _mounts(self) -> list[tuple[int, int, list[str]]]:
+    def _mounts(self, size: list[str]) -> list[tuple[int, int, list[str]]]:
         """(depth, order, bwrap words): applied parents first, so a bind inside a hidden folder shows
-        through it and a hidden folder inside the workspace stays hidden."""
+        through it and a hidden folder inside the workspace stays hidden. `size`: bwrap's words that size the
+        next tmpfs, if any."""
         mounts: list[tuple[int, int, list[str]]] = []
 
         def add(path: Path, order: int, kind: str) -> None:
-            words = [kind, str(path)] if kind == "--tmpfs" else [kind, str(path), str(path)]
+            words = [*size, kind, str(path)] if kind == "--tmpfs" else [kind, str(path), str(path)]
             if not any(words == seen for _, _, seen in mounts):
                 mounts.append((len(path.parts), order, words))
 
@@ -152,6 +164,30 @@ class Sandbox:
 _probed: dict[tuple[str, bool], SandboxMode] = {}  # (program, shares the network) -> bwrap's verdict
 RESTRICTION_OFF = SandboxMode(False, "not sandboxed: tools.restrict_to_workspace is off, so commands can "
                                      "reach the whole computer")
+_sizes: dict[str, bool] = {}  # program -> whether it sizes a tmpfs
+_sizes_lock = threading.Lock()
+
+
+def sizes_folders(wrapped: list[str]) -> bool:
+    """Whether a command line `wrap` made holds the private folders to a size (bwrap's words before its `--`)."""
+    return "--size" in wrapped[:wrapped.index("--")]
+
+
+def takes_size(program: str) -> bool:
+    """Whether this bwrap sizes a tmpfs (`--size`, bwrap 0.7 and later): an older one refuses a command line
+    with it, so it is asked once (its usage lists its options). A bwrap too slow to answer is asked again."""
+    with _sizes_lock:
+        if program in _sizes:
+            return _sizes[program]
+        try:
+            done = subprocess.run([program, "--help"], stdin=subprocess.DEVNULL, capture_output=True,
+                                  timeout=_PROBE_TIMEOUT, check=False)
+        except subprocess.TimeoutExpired:
+            return False
+        except OSError:
+            done = None
+        _sizes[program] = done is not None and b"--size" in done.stdout + done.stderr
+        return _sizes[program]
 
 
 def _unavailable(why: str) -> SandboxMode:

@@ -8,6 +8,7 @@ import itertools
 import os
 import re
 import shlex
+import shutil
 import signal
 import stat
 from collections.abc import Callable
@@ -16,9 +17,9 @@ from typing import TYPE_CHECKING, Any
 
 from desktop.kernel.paths import inside
 from desktop.tools.base import Tool, ToolContext, ToolError, ToolOutput, cap_text
-from desktop.tools.limits import DEFAULT_LIMITS, CallLimits, Limits
+from desktop.tools.limits import DEFAULT_LIMITS, NO_SPACE, CallLimits, Limits
 from desktop.tools.live_tail import LiveTail
-from desktop.tools.sandbox import RESTRICTION_OFF, Sandbox, SandboxMode
+from desktop.tools.sandbox import RESTRICTION_OFF, Sandbox, SandboxMode, sizes_folders
 from desktop.tools.settings import MAX_TIMEOUT
 from desktop.workspace.layout import APP_MANAGED_FILES
 
@@ -29,6 +30,7 @@ OUTPUT_LIMIT = 10_000
 _CAPTURE_BYTES = 200_000  # per stream, head and tail each: enough for any capped result
 _PIPE_GRACE = 2.0  # seconds to wait for output after the shell exits (background jobs may hold pipes)
 _SHELL = "/bin/sh"
+_FULL_DISK = 64 * 1024 * 1024  # bytes free below which a disk counts as full
 _ENV_KEYS = ("PATH", "HOME", "LANG", "LC_ALL", "USER", "TMPDIR", "SHELL")
 _PROTECTED_NAMES = tuple(Path(name).name for name in APP_MANAGED_FILES)
 _HARMLESS_DEVICES = {"/dev/null", "/dev/zero", "/dev/stdin", "/dev/stdout", "/dev/stderr", "/dev/tty",
@@ -121,7 +123,8 @@ class ExecTool(Tool):
             argv = call.command([_SHELL, "-c", command])
             if sandbox is None:
                 return await self._run(call.launch(argv), cwd, timeout, tail.feed, call)
-            async with sandbox.command(argv, cwd) as contained:
+            async with sandbox.command(argv, cwd, folder_mb=call.limits.memory_mb) as contained:
+                call.memory_folders = sizes_folders(contained)
                 return await self._run(call.launch(contained), cwd, timeout, tail.feed, call)
         finally:
             tail.close()
@@ -174,7 +177,8 @@ class ExecTool(Tool):
                 await call.note_timeout(proc.pid)
                 await _stop(proc, call)
                 await asyncio.wait(readers, timeout=_PIPE_GRACE)
-                stopped = call.stopped(None, out.text() + "\n" + err.text())
+                output = out.text() + "\n" + err.text()
+                stopped = call.stopped(None, output, await _disk_full(cwd, output))
                 what = (f"stopped: {stopped}, and killed at the {timeout} s timeout" if stopped else
                         f"command timed out after {timeout} s and was killed")
                 raise ToolError(f"{what} (with every process it started). Output so far:\n"
@@ -183,7 +187,8 @@ class ExecTool(Tool):
             _, pending = await asyncio.wait(readers, timeout=_PIPE_GRACE)
             note = ("\n(processes that left the command's session still hold the output open; their later "
                     "output is not shown)" if pending else "")
-            stopped = call.stopped(proc.returncode, out.text() + "\n" + err.text())
+            output = out.text() + "\n" + err.text()
+            stopped = call.stopped(proc.returncode, output, await _disk_full(cwd, output))
             if stopped and proc.returncode != 0:
                 raise ToolError(f"stopped: {stopped}. Output:\n{_report(out, err, proc.returncode)}{note}")
             if stopped:  # it went on and succeeded: say what was cut short, as part of its result
@@ -194,6 +199,17 @@ class ExecTool(Tool):
                 await _stop(proc, call)
             for reader in readers:
                 reader.cancel()
+
+
+async def _disk_full(cwd: Path, output: str) -> bool:
+    """Whether the disk under `cwd` is all but full, once a command said a write found no room: then that may
+    be why, rather than a full private folder of the sandbox."""
+    if NO_SPACE not in output:
+        return False
+    try:
+        return (await asyncio.to_thread(shutil.disk_usage, cwd)).free < _FULL_DISK
+    except OSError:
+        return True
 
 
 def child_environment() -> dict[str, str]:

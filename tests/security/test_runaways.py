@@ -21,6 +21,7 @@ pytestmark = pytest.mark.asyncio(loop_scope="module")
 PROCESSES = "it started more than 64 processes (tools.exec.max_processes)"
 MEMORY = "it used more than 256 MB of memory (tools.exec.max_memory_mb)"
 FILE = "it wrote a file larger than 8 MB (tools.exec.max_file_mb)"
+SCRATCH = "it filled /tmp or another of its folders held in memory (each holds up to 256 MB, tools.exec.max_memory_mb)"
 
 # (name, command, the limit named, output printed before it that the result keeps)
 CASES: list[tuple[str, str, str, str]] = [
@@ -83,3 +84,30 @@ async def test_jobs_that_outlive_the_shell_end_with_the_call(lab: Lab) -> None:
     assert await lab.attempt("exec", {"command": command}) == CONTAINED
     assert last_result(lab).startswith("started")
     assert await left_running(token) == []
+
+
+# Each under the file limit, together past the memory limit: every private folder of the sandbox (/tmp, /var/tmp,
+# the hidden home...) is held in memory, which nothing but the folder's own size bounds.
+FILL = "i=0; while [ $i -lt 40 ]; do head -c 8M /dev/zero > {folder}/f$i || exit 1; i=$((i+1)); done; echo all-written"
+
+
+@pytest.mark.parametrize("folder", ["/tmp", "/var/tmp", "~", "$(printf /de)v/shm"],  # built: /dev is refused by name
+                         ids=["/tmp", "/var/tmp", "the hidden home", "/dev/shm"])
+async def test_a_private_folder_held_in_memory_holds_no_more_than_the_memory_limit(lab: Lab, folder: str) -> None:
+    """Before, each could grow to half of the computer's memory (a tmpfs's default), several of them past all
+    of it; and the out-of-memory killer cannot free a folder by killing its writer, so it killed other programs,
+    the app among them. Now each holds at most tools.exec.max_memory_mb and a write past it fails."""
+    command, token = marked(FILL.replace("{folder}", folder))
+    outcome = await lab.attempt("exec", {"command": command})
+    result = last_result(lab)
+    assert outcome == STOPPED, result[:300]
+    assert "No space left on device" in result and "all-written" not in result, result[:300]
+    assert result.startswith(f"Error: stopped: {SCRATCH}"), result[:300]
+    assert await left_running(token) == []
+
+
+async def test_dev_is_read_only_so_it_is_no_folder_held_in_memory_without_a_size(lab: Lab) -> None:
+    """bwrap's /dev is a tmpfs too, which its own option cannot size: a file written there took memory as /tmp did."""
+    assert await lab.attempt("exec", {"command": "D=$(printf /de)v; head -c 1M /dev/zero > $D/planted; ls $D/planted"}) == CONTAINED
+    result = last_result(lab)
+    assert "Read-only file system" in result and "No such file" in result, result[:300]
