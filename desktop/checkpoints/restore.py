@@ -1,5 +1,8 @@
-"""Putting a turn's files back as they were before it: through desktop.workspace.access, so a link someone left
-on the way is never followed out of the workspace and a link at a target is replaced, never written through."""
+"""Putting a turn's files back as they were before it: through desktop.workspace.access, so a link at a target is
+replaced, never written through, and no link on the way is followed at all, not even one that stays inside. The
+paths were recorded without following links (desktop/checkpoints/scan.py); a folder on the way that is a link now
+leads to another path, perhaps a file of the person's or the app's own memory/history.jsonl. The undo leaves such
+files alone (service.py `_plan`); a link made in the instant since its look makes the undo stop instead."""
 
 from __future__ import annotations
 
@@ -25,13 +28,13 @@ def revert(root: Path, changes: list[Change], content: Callable[[str], bytes]) -
     a file's kept bytes by digest). Order matters where a file became a folder or back."""
     made = [c for c in changes if kind(c.after) not in (None, "dir") and kind(c.before) != kind(c.after)]
     for change in made:
-        access.remove(root, change.path)
+        access.remove(root, change.path, links=False)
     for change in sorted((c for c in changes if kind(c.after) == "dir" and kind(c.before) != "dir"),
                          key=lambda c: -len(PurePosixPath(c.path).parts)):
-        access.remove_empty_dir(root, change.path)
+        access.remove_empty_dir(root, change.path, links=False)
     for change in sorted((c for c in changes if kind(c.before) == "dir" and kind(c.after) != "dir"),
                          key=lambda c: len(PurePosixPath(c.path).parts)):
-        with access.opened_dir(root, change.path, create=True) as fd:
+        with access.opened_dir(root, change.path, create=True, links=False) as fd:
             os.fchmod(fd, change.before[1] if change.before else 0o755)
     for change in changes:
         before = change.before
@@ -40,12 +43,13 @@ def revert(root: Path, changes: list[Change], content: Callable[[str], bytes]) -
         if kind(before) == "link":
             _put_link(root, change.path, before[0][len(LINK):])
         else:
-            access.write_bytes(root, change.path, content(before[0]), mode=before[1])
+            access.write_bytes(root, change.path, content(before[0]), mode=before[1], links=False)
 
 
 def _put_link(root: Path, relpath: str, target: str) -> None:
     """A link as it was: its text only, never resolved (whoever reads through it later judges it then)."""
     path = PurePosixPath(relpath)
-    access.remove(root, relpath)
-    with access.opened_dir(root, str(path.parent) if path.parent != PurePosixPath(".") else "", create=True) as fd:
+    access.remove(root, relpath, links=False)
+    parent = str(path.parent) if path.parent != PurePosixPath(".") else ""
+    with access.opened_dir(root, parent, create=True, links=False) as fd:
         os.symlink(target, path.name, dir_fd=fd)

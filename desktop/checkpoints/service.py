@@ -50,7 +50,7 @@ import time
 import uuid
 from collections import Counter
 from collections.abc import Iterable
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 from pathlib import Path
 
 from desktop.checkpoints.blobs import Blobs
@@ -61,7 +61,7 @@ from desktop.checkpoints.made import MadeFile, Preview, folder_of, made_files, r
 from desktop.checkpoints.manifests import Manifests
 from desktop.checkpoints.notes import UndoNotes
 from desktop.checkpoints.restore import kind, revert
-from desktop.checkpoints.scan import Entry, Limits, Manifest, OverLimit, look, measure, scan
+from desktop.checkpoints.scan import DIR, LINK, Entry, Limits, Manifest, OverLimit, look, measure, scan
 from desktop.checkpoints.settings import CheckpointsConfig
 from desktop.checkpoints.undone import Conflict, keep_copies, overwritten_folder
 from desktop.checkpoints.wording import Outcome, conflict_message, path_list, paused_message
@@ -265,7 +265,8 @@ class Checkpoints:
             chosen = [c for c in conflicts if choice.overwrite is None or c.path in choice.overwrite]
             if conflicts and not choice.leave and len(chosen) < len(conflicts):
                 return UndoResult(conflict_message(turn, conflicts), turn, tuple(conflicts))
-            overwrite = [c for c in chosen if kind(c.now) != "dir"]  # a folder made in a file's place stays
+            # a folder made in a file's place stays, and so does a file whose folder became a link
+            overwrite = [c for c in chosen if kind(c.now) != "dir" and not c.behind_link]
             kept_back = [c for c in conflicts if c not in overwrite]
             writes = todo + [Change(c.path, c.before, c.now) for c in overwrite]
             unkept = [c.path for c in writes if c.before is not None and kind(c.before) == "file"
@@ -303,7 +304,14 @@ class Checkpoints:
                 todo.append(change)
             elif not _same(now, change.before) and not kind(now) == kind(change.after) == "dir":
                 conflicts.append(Conflict(change.path, change.before, now, memory))
-        return todo, conflicts
+        # A file to write back whose folder is a link now, one this undo does not put back first: through it, the
+        # path names another file (see `_behind_link`). It is left, and asked about as changed since.
+        reverted = {c.path for c in todo}
+        writes: list[Change | Conflict] = [*todo, *conflicts]
+        behind = {c.path for c in writes if c.before is not None and _behind_link(c.path, self._manifest, reverted)}
+        conflicts = [replace(c, behind_link=True) if c.path in behind else c for c in conflicts]
+        conflicts += [Conflict(c.path, c.before, None, False, behind_link=True) for c in todo if c.path in behind]
+        return [c for c in todo if c.path not in behind], conflicts
 
     async def _work(self) -> None:
         try:
@@ -438,6 +446,9 @@ class Checkpoints:
         self._unsaved = True
 
 
+_FOLDER = Entry(DIR, 0, 0, 0, 0, 0)  # a name the manifest lacks: nothing to follow there
+
+
 class Off(Exception):
     """checkpoints.enabled is off."""
 
@@ -449,6 +460,16 @@ def _state(entry: Entry | None) -> State:
 def _same(a: State, b: State) -> bool:
     """Same content (or both absent); a mode change alone is not a change of the file."""
     return (a is None) == (b is None) and (a is None or b is None or a[0] == b[0])
+
+
+def _behind_link(path: str, manifest: Manifest, reverted: set[str]) -> bool:
+    """Whether a folder on the way to `path` is a link now, and not among the `reverted` paths (a link there is
+    removed before any file is written). Looks never follow a link, so the path as recorded is not there; writing
+    it would follow the link to another folder of the workspace and overwrite a file no turn recorded there (the
+    person's, or memory/history.jsonl, which the sandbox may not write)."""
+    parts = path.split("/")[:-1]
+    folders = ("/".join(parts[:n]) for n in range(1, len(parts) + 1))
+    return any(f not in reverted and manifest.get(f, _FOLDER).digest.startswith(LINK) for f in folders)
 
 
 def _is_memory(path: str) -> bool:

@@ -176,10 +176,11 @@ def list_dir(root: Path, relpath: str = "") -> list[Entry]:
     return sorted(found, key=lambda e: e.name)
 
 
-def write_bytes(root: Path, relpath: str, data: bytes, *, mode: int | None = None) -> None:
+def write_bytes(root: Path, relpath: str, data: bytes, *, mode: int | None = None, links: bool = True) -> None:
     """Replace (or create) a file atomically, making missing folders. A link at the target is replaced by
-    the new file, not written through; an existing file keeps its permissions unless `mode` is given."""
-    with _Walk(root, relpath) as walk:
+    the new file, not written through; an existing file keeps its permissions unless `mode` is given.
+    `links` False: a link on the way is refused even when it stays inside (see `_Walk`)."""
+    with _Walk(root, relpath, links) as walk:
         folder, name = walk.open_parent(create=True)
         keep = mode
         try:
@@ -252,10 +253,10 @@ def open_append(root: Path, relpath: str) -> BinaryIO:
         raise
 
 
-def remove(root: Path, relpath: str) -> bool:
+def remove(root: Path, relpath: str, *, links: bool = True) -> bool:
     """Delete a file (a link itself, never its target); False when it was not there."""
     try:
-        with _Walk(root, relpath) as walk:
+        with _Walk(root, relpath, links) as walk:
             folder, name = walk.open_parent()
             os.unlink(name, dir_fd=folder)
     except (FileNotFoundError, NotADirectoryError):
@@ -263,10 +264,10 @@ def remove(root: Path, relpath: str) -> bool:
     return True
 
 
-def remove_empty_dir(root: Path, relpath: str) -> bool:
+def remove_empty_dir(root: Path, relpath: str, *, links: bool = True) -> bool:
     """Delete a folder if it is empty; False when it is not there or not empty."""
     try:
-        with _Walk(root, relpath) as walk:
+        with _Walk(root, relpath, links) as walk:
             folder, name = walk.open_parent()
             os.rmdir(name, dir_fd=folder)
     except OSError:
@@ -275,12 +276,12 @@ def remove_empty_dir(root: Path, relpath: str) -> bool:
 
 
 @contextmanager
-def opened_dir(root: Path, relpath: str = "", *, create: bool = False) -> Iterator[int]:
+def opened_dir(root: Path, relpath: str = "", *, create: bool = False, links: bool = True) -> Iterator[int]:
     """A folder as a descriptor (made, with its parents and the root, when `create`), for work done with
     `dir_fd=`."""
     if create:
         root.mkdir(parents=True, exist_ok=True)  # the root is the app's to make: the user chose it
-    with _Walk(root, relpath) as walk:
+    with _Walk(root, relpath, links) as walk:
         fd = walk.open_dir(create=create)
     try:
         yield fd
@@ -353,9 +354,10 @@ class _Walk:
     """Resolves one path under a root: the open folders from the root down (closed on exit) and the
     names still to resolve."""
 
-    def __init__(self, root: Path, relpath: str) -> None:
+    def __init__(self, root: Path, relpath: str, links: bool = True) -> None:
         self.root = root
         self.relpath = relpath
+        self.links_followed = links  # False: for writers that put back paths recorded without following links
         self.fds: list[int] = []
         self.names: list[str] = []
         self.links = 0
@@ -498,6 +500,8 @@ class _Walk:
         """Continue the walk at a link's target, which must stay under the root."""
         self._count_hop()
         where = self._shown(name)
+        if not self.links_followed:
+            raise Refused(f"{where} is a link now; the app does not follow it to put back {self.relpath}")
         if target.startswith("/"):
             inner = _below(target, (os.path.realpath(self.root), str(self.root)))
             if inner is None:

@@ -127,6 +127,25 @@ def test_a_write_into_a_linked_folder_is_refused(ws: Path) -> None:
     assert sorted(p.name for p in (ws.parent / "outside").iterdir()) == ["secret"]
 
 
+def test_an_undo_follows_no_link_on_its_way_not_even_one_that_stays_inside(ws: Path) -> None:
+    """Undo puts back paths recorded without following links: a folder swapped for a link to another folder of
+    the workspace in the instant since its look would take the write to another file (memory/history.jsonl)."""
+    (ws / "memory" / "empty").mkdir(parents=True)
+    (ws / "memory" / "history.jsonl").write_text("the app's own\n")
+    (ws / "drafts").symlink_to("memory")
+    with pytest.raises(wf.Refused):
+        wf.write_bytes(ws, "drafts/history.jsonl", b"forged", links=False)
+    with pytest.raises(wf.Refused):
+        wf.remove(ws, "drafts/history.jsonl", links=False)
+    with pytest.raises(wf.Refused), wf.opened_dir(ws, "drafts/made", create=True, links=False):
+        pass
+    assert not wf.remove_empty_dir(ws, "drafts/empty", links=False)
+    assert sorted(p.name for p in (ws / "memory").iterdir()) == ["empty", "history.jsonl"]
+    assert (ws / "memory" / "history.jsonl").read_text() == "the app's own\n"
+    wf.write_bytes(ws, "drafts/history.jsonl", b"followed")  # readers and other writers still follow it inside
+    assert (ws / "memory" / "history.jsonl").read_text() == "followed"
+
+
 def test_writes_make_folders_and_keep_permissions(ws: Path) -> None:
     wf.write_text(ws, "memory/new/MEMORY.md", "a")
     assert (ws / "memory" / "new" / "MEMORY.md").read_text() == "a"
