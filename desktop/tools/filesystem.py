@@ -20,6 +20,7 @@ from typing import TYPE_CHECKING, Any, BinaryIO, TypeVar
 
 from desktop.kernel.atomic import atomic_write_text
 from desktop.kernel.patterns import BadPattern, Pattern, TooSlow
+from desktop.tools import glob_walk
 from desktop.tools.base import Tool, ToolContext, ToolError, ToolOutput, display_path
 from desktop.tools.path_guard import PathGuard
 from desktop.workspace import access
@@ -33,6 +34,7 @@ LIST_LIMIT = 200
 GLOB_LIMIT = 200
 GREP_LIMIT = 200
 GREP_LINE_CHARS = 300
+GLOB_SECONDS = 10.0  # walking the folder: a workspace of millions of files takes longer than anyone waits
 GREP_SECONDS = 10.0  # matching, over all files (desktop/kernel/patterns.py: why a pattern can run for hours)
 _SNIFF_BYTES = 8192
 DIFF_LINES = 400  # an approval card's diff is cut here: it shows what it can, the rest is marked
@@ -330,11 +332,20 @@ class GlobTool(_FileTool):
     def _glob(self, base: Path, pattern: str) -> str:
         if not base.is_dir():
             raise ToolError(f"{self.display(base)} is not a folder")
+        parts = glob_walk.pattern_parts(pattern)
+        if not parts:
+            raise ToolError("pattern names nothing; use '*' for every file in the folder")
         found: list[str] = []
-        for match in base.glob(pattern):
-            if ".git" in match.relative_to(base).parts or not self._allowed(match):
-                continue
-            found.append(self.display(match) + ("/" if match.is_dir() else ""))
+        try:
+            for match in glob_walk.matches(base, parts, GLOB_SECONDS):
+                if self._allowed(match):
+                    found.append(self.display(match) + ("/" if match.is_dir() else ""))
+        except glob_walk.TooLong:
+            raise ToolError(f"stopped after {GLOB_SECONDS:.0f} s: the folder holds too much to search this way; "
+                            f"narrow the path or the pattern ({len(found)} found so far)") from None
+        except RecursionError:
+            raise ToolError("stopped: folders here are nested too deep to search; pass a folder inside as `path` "
+                            f"({len(found)} found so far)") from None
         if not found:
             return f"No files match {pattern!r} in {self.display(base)}."
         found.sort()

@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+import asyncio
+import shutil
 from typing import Any
 
 import pytest
@@ -52,3 +54,27 @@ async def test_file_tools_refuse_paths_outside_the_workspace(lab: Lab, tool: str
 async def test_searches_leave_out_what_leads_outside(lab: Lab, tool: str, arguments: dict[str, Any],
                                                      hidden: str) -> None:
     assert await lab.attempt(tool, arguments, must_not_show=hidden) == REFUSED
+
+
+# Three links to their own folder (3**n paths n deep) and a chain of folders sixty deep.
+MAZE = "mkdir -p maze && ln -s . maze/a && ln -s . maze/b && ln -s . maze/c && python3 -c \"import os; " \
+       "os.makedirs('deep/' + '/'.join(['d'] * 60))\""
+
+
+@pytest.mark.parametrize("pattern", ["maze/" + "*/" * 30 + "x", "**/" * 30 + "*/" * 14 + "x", "deep/" + "**/*/" * 12 + "x"],
+                         ids=["a star per level through links to their folder", "thirty double stars, then stars",
+                              "double stars and stars in turn down a deep chain"])
+async def test_a_glob_pattern_cannot_keep_the_app_busy_for_hours(lab: Lab, pattern: str) -> None:
+    """Each `*` of a glob pattern followed every link to a folder, and each `**` after another walked the tree
+    again: the searches here took from a minute to years, in a thread of the app that no Stop can end, the
+    windows slowed beside it. Now a pattern is matched against each path once, links are not followed (what
+    they lead to inside is found by its own path), and a search that still takes too long stops and says so."""
+    loop = asyncio.get_running_loop()
+    started = loop.time()
+    try:
+        await lab.attempt("glob", {"pattern": pattern}, prelude=[{"name": "exec", "arguments": {"command": MAZE}}],
+                          must_not_show="maze/a/a")
+        assert loop.time() - started < 20
+    finally:
+        shutil.rmtree(lab.workspace / "maze", ignore_errors=True)
+        shutil.rmtree(lab.workspace / "deep", ignore_errors=True)
