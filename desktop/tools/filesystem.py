@@ -14,9 +14,9 @@ import fnmatch
 import io
 import os
 import stat
-from collections.abc import Callable
+from collections.abc import Callable, Iterator
 from pathlib import Path, PurePosixPath
-from typing import TYPE_CHECKING, Any, BinaryIO, TypeVar
+from typing import TYPE_CHECKING, Any, BinaryIO, TextIO, TypeVar
 
 from desktop.kernel.atomic import atomic_write_text
 from desktop.kernel.patterns import BadPattern, Pattern, TooSlow
@@ -34,6 +34,7 @@ LIST_LIMIT = 200
 GLOB_LIMIT = 200
 GREP_LIMIT = 200
 GREP_LINE_CHARS = 300
+GREP_SEARCHED_CHARS = 1_000_000  # of one line: the rest of a longer one is not searched
 GLOB_SECONDS = 10.0  # walking the folder: a workspace of millions of files takes longer than anyone waits
 GREP_SECONDS = 10.0  # matching, over all files (desktop/kernel/patterns.py: why a pattern can run for hours)
 _SNIFF_BYTES = 8192
@@ -147,10 +148,10 @@ class ReadFileTool(_FileTool):
             _require_text(raw, self.display(target))
             raw.seek(0)
             fh = io.TextIOWrapper(raw, encoding="utf-8", errors="replace")
-            for total, line in enumerate(fh, 1):
+            for total, line in enumerate(_lines(fh, READ_CHAR_LIMIT + 1), 1):
                 if total < offset or cut or (limit is not None and len(numbered) >= limit):
                     continue
-                entry = f"{total:>6}\t" + line.rstrip("\n")
+                entry = f"{total:>6}\t" + line
                 if used + len(entry) + 1 > READ_CHAR_LIMIT:
                     if not numbered:  # one huge line: show its start rather than nothing
                         numbered.append(entry[:READ_CHAR_LIMIT] + " ... [line cut]")
@@ -366,7 +367,8 @@ class GlobTool(_FileTool):
 class GrepTool(_FileTool):
     name = "grep"
     description = ("Search file contents for a regular expression (or a fixed string) under a folder or in one "
-                   "file. Prints 'path:line: text'. Binary files and .git folders are skipped.")
+                   "file. Prints 'path:line: text'. Binary files and .git folders are skipped; a line longer than "
+                   f"{GREP_SEARCHED_CHARS:,} characters is searched in its first {GREP_SEARCHED_CHARS:,}.")
     parameters = {
         "type": "object",
         "properties": {
@@ -433,16 +435,31 @@ class GrepTool(_FileTool):
                 files.append(file)
         return files
 
-    def _matching_lines(self, file: Path, regex: Pattern) -> list[tuple[int, str]]:
+    def _matching_lines(self, file: Path, regex: Pattern) -> Iterator[tuple[int, str]]:
+        """Each matching line's number and start, as they are found: the caller stops at GREP_LIMIT, so a file
+        whose every line matches is not held whole."""
         try:
             with self.open_read(file) as fh:
                 if b"\x00" in fh.read(_SNIFF_BYTES):
-                    return []
+                    return
                 fh.seek(0)
                 text = io.TextIOWrapper(fh, encoding="utf-8", errors="replace")
-                return [(n, line.rstrip("\n")) for n, line in enumerate(text, 1) if regex.search(line)]
+                for n, line in enumerate(_lines(text, GREP_SEARCHED_CHARS), 1):
+                    if regex.search(line):
+                        yield n, line[:GREP_LINE_CHARS + 1]
         except (OSError, ToolError):  # unreadable, vanished or refused while walking: skip, like grep -s
-            return []
+            return
+
+
+def _lines(text: TextIO, keep: int) -> Iterator[str]:
+    """Each line without its newline, cut to its first `keep` characters. The rest of a longer line is read and
+    dropped a piece at a time: a file of one line (a sandboxed command can write one up to tools.exec.max_file_mb)
+    is never held whole by the app."""
+    while line := text.readline(keep):
+        if not line.endswith("\n"):
+            while (rest := text.readline(keep)) and not rest.endswith("\n"):
+                pass
+        yield line.rstrip("\n")
 
 
 def write_text_keeping_mode(target: Path, text: str) -> None:

@@ -4,10 +4,12 @@ from __future__ import annotations
 
 import asyncio
 import shutil
+import tracemalloc
 from typing import Any
 
 import pytest
 
+from desktop.kernel.bus import ToolFinished, TurnFinished
 from tests.security.harness import REFUSED, Lab, fill
 
 pytestmark = pytest.mark.asyncio(loop_scope="module")
@@ -78,3 +80,30 @@ async def test_a_glob_pattern_cannot_keep_the_app_busy_for_hours(lab: Lab, patte
     finally:
         shutil.rmtree(lab.workspace / "maze", ignore_errors=True)
         shutil.rmtree(lab.workspace / "deep", ignore_errors=True)
+
+
+# One line of 64 MB, and two million lines of one letter: what a sandboxed command writes in a second.
+LONG_LINES = "head -c 64M /dev/zero | tr '\\0' a > one-line.txt && yes a | head -n 2000000 > short-lines.txt"
+
+
+@pytest.mark.parametrize("tool, arguments", [("read_file", {"path": "one-line.txt"}),
+                                             ("grep", {"pattern": "b", "path": "one-line.txt"}),
+                                             ("grep", {"pattern": "a", "path": "short-lines.txt"})],
+                         ids=["read_file of one huge line", "grep of one huge line", "grep matching every line"])
+async def test_a_file_tool_holds_no_more_of_a_file_than_it_shows(lab: Lab, tool: str, arguments: dict[str, Any]) -> None:
+    """The app runs the file tools in its own process. A line was held whole (a file of one line up to
+    tools.exec.max_file_mb, 1 GB: gigabytes of the app's memory), and grep kept every matching line of a file
+    before it stopped at its 200 (two million, for a file of one-letter lines: a gigabyte)."""
+    await lab.attempt("exec", {"command": LONG_LINES})
+    lab.fake.add({"tool_calls": [{"name": tool, "arguments": arguments}]}, {"content": "ok"})
+    tracemalloc.start()  # over the turn alone: the lab's own checks read every file of the app's data afterwards
+    try:
+        assert isinstance(await lab.chat.ask("please look"), TurnFinished)
+        _, peak = tracemalloc.get_traced_memory()
+        result = lab.chat.of(ToolFinished)[-1]
+        assert result.name == tool and result.ok and "a" * 20_000 not in result.result, result.result[:300]
+    finally:
+        tracemalloc.stop()
+        for name in ("one-line.txt", "short-lines.txt"):
+            (lab.workspace / name).unlink(missing_ok=True)
+    assert peak < 32 * 2**20, f"{peak / 2**20:.0f} MB held"
