@@ -14,6 +14,7 @@ import fnmatch
 import io
 import os
 import stat
+import time
 from collections.abc import Callable, Iterator
 from pathlib import Path, PurePosixPath
 from typing import TYPE_CHECKING, Any, BinaryIO, TextIO, TypeVar
@@ -34,6 +35,9 @@ LIST_LIMIT = 200
 GLOB_LIMIT = 200
 GREP_LIMIT = 200
 GREP_LINE_CHARS = 300
+NEAR_MATCH_CHARS = 2_000  # of an old_text edit_file looks for a near match of (a comparison costs its square)
+NEAR_MATCH_SECONDS = 2.0
+NEAR_MATCH_RATIO = 0.5  # how alike a passage must be to be shown
 GREP_SEARCHED_CHARS = 1_000_000  # of one line: the rest of a longer one is not searched
 GLOB_SECONDS = 10.0  # walking the folder: a workspace of millions of files takes longer than anyone waits
 GREP_SECONDS = 10.0  # matching, over all files (desktop/kernel/patterns.py: why a pattern can run for hours)
@@ -522,21 +526,29 @@ def _line_numbers_of(content: str, old: str) -> str:
 
 
 def _near_match_hint(content: str, old: str) -> str:
-    """Point at the most similar passage, so the model can copy the exact text instead of guessing."""
+    """Point at the most similar passage, so the model can copy the exact text instead of guessing.
+
+    One comparison costs up to the product of the two lengths (a stretch of one repeated letter is the worst),
+    in a thread no Stop can end: so only stretches that could be alike enough to show are compared (their
+    lengths within three times of each other, which `real_quick_ratio` tells for free), only for an old_text
+    of at most NEAR_MATCH_CHARS, and not past NEAR_MATCH_SECONDS in all."""
     lines = content.splitlines()
     width = max(1, len(old.splitlines()))
-    if not lines or len(lines) > 20_000:
+    if not lines or len(lines) > 20_000 or len(old) > NEAR_MATCH_CHARS:
         return " Read the file again and copy the exact text."
-    best, best_at = 0.0, 0
+    best, best_at = NEAR_MATCH_RATIO, -1
+    deadline = time.monotonic() + NEAR_MATCH_SECONDS
     matcher = difflib.SequenceMatcher(autojunk=False)
     matcher.set_seq2(old)
     for start in range(0, max(1, len(lines) - width + 1)):
+        if time.monotonic() > deadline:
+            break
         matcher.set_seq1("\n".join(lines[start:start + width]))
         if matcher.real_quick_ratio() > best and matcher.quick_ratio() > best:
             ratio = matcher.ratio()
             if ratio > best:
                 best, best_at = ratio, start
-    if best < 0.5:
+    if best_at < 0:
         return " Read the file again and copy the exact text (whitespace and indentation must match)."
     snippet = "\n".join(lines[best_at:best_at + width])
     return (f" The most similar text ({best:.0%} alike) starts at line {best_at + 1}:\n{snippet}\n"

@@ -107,3 +107,23 @@ async def test_a_file_tool_holds_no_more_of_a_file_than_it_shows(lab: Lab, tool:
         for name in ("one-line.txt", "short-lines.txt"):
             (lab.workspace / name).unlink(missing_ok=True)
     assert peak < 32 * 2**20, f"{peak / 2**20:.0f} MB held"
+
+
+async def test_an_edit_that_misses_does_not_keep_the_app_busy_looking_for_the_nearest_text(lab: Lab) -> None:
+    """When old_text is not found, edit_file points at the most similar passage, comparing it with each stretch
+    of the file. Against one long line of a repeated letter (a sandboxed command writes one in a moment) a
+    single comparison took hours, in a thread of the app that no Stop can end."""
+    await lab.attempt("exec", {"command": "head -c 4M /dev/zero | tr '\\0' a > one-line.txt"})
+    loop = asyncio.get_running_loop()
+    started = loop.time()
+    try:
+        assert await lab.attempt("edit_file", {"path": "one-line.txt", "old_text": "a" * 1999 + "b",
+                                               "new_text": "c"}) == REFUSED
+        assert "was not found" in lab.chat.of(ToolFinished)[-1].result
+        assert loop.time() - started < 20
+        (lab.workspace / "plain.py").write_text("def main():\n    return 1\n")  # a near miss is still shown
+        await lab.attempt("edit_file", {"path": "plain.py", "old_text": "def main():\n    return 2", "new_text": "c"})
+        assert "most similar text" in lab.chat.of(ToolFinished)[-1].result
+    finally:
+        (lab.workspace / "one-line.txt").unlink(missing_ok=True)
+        (lab.workspace / "plain.py").unlink(missing_ok=True)
