@@ -5,6 +5,9 @@ Late runs (the app was closed, the machine slept): a job less than `schedules.mi
 once; later than that a one-shot is marked missed and the user is told (once: the mark is saved), and a
 recurring job moves on to its next slot. Either way at most one run per job, never a burst.
 
+A one-shot leaves the list when its turn starts, but stays in the file, still due, until that turn has ended:
+quitting meanwhile leaves it to run (or be said missed) at the next start, never gone without a word.
+
 Each job keeps its last runs (desktop/reminders/runs.py): how each ended, with the tokens and cost of the model
 calls counted for it (the calls in its chat under its own message, so a typed turn or another reminder of the
 same chat is not added in), and each run it missed, with why."""
@@ -15,7 +18,7 @@ import asyncio
 import logging
 import secrets
 from collections.abc import Awaitable, Callable
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 from datetime import datetime
 
 from desktop.approvals.ahead import Grant, GrantError, UnattendedRuns, grant_name
@@ -141,6 +144,8 @@ class Reminders:
         self.started: datetime | None = None  # when this run of the app began taking jobs: earlier, it was closed
         self._lock = asyncio.Lock()
         self._runs = TaskSet("reminders")
+        # One-shots whose turn runs, by id, as saved meanwhile: out of `jobs`, still due in the file until it ends.
+        self._unfinished: dict[str, Job] = {}
         self._listeners: list[Callable[[], None]] = []
 
     def load(self) -> None:
@@ -181,14 +186,20 @@ class Reminders:
             due = job.next_run
             if due is None or job.paused or due > now:
                 continue
+            if isinstance(job.schedule, At) and (now - due).total_seconds() <= self._grace():
+                self._take_out(job)
             job.next_run = next_run(job.schedule, now)  # strictly after now: at most one run
             if (now - due).total_seconds() > self._grace():
                 self._missed(job, due)
                 continue
-            if isinstance(job.schedule, At):
-                self.jobs.remove(job)  # done once its turn starts; the chat keeps what it said
             started.append(self._runs.spawn(self._run(job, now)))
         return started
+
+    def _take_out(self, job: Job) -> None:
+        """A one-shot whose turn starts leaves the list (the chat keeps what it said); the file keeps it as it was,
+        due, until the turn ends (`_run`)."""
+        self.jobs.remove(job)
+        self._unfinished[job.id] = replace(job)
 
     def _missed(self, job: Job, due: datetime) -> None:
         asleep = self.started is not None and due >= self.started  # the app ran, yet its timer came late
@@ -212,13 +223,14 @@ class Reminders:
                 end = await self._ask(job.session, text, kind=MessageKind.SCHEDULED, title=chat_title(job))
         finally:
             stop()
+        ended_one_shot = self._unfinished.pop(job.id, None) is not None  # its turn ended: done with the file too
         asked = asked_at((await self._session_of(job.session)).messages, text)
         mine = [call for call in heard if (call.question == asked if asked >= 0 else call.source is Source.REMINDER)]
         job.wanted = run.wanted
         job.last_run = now
         job.last_error = end.message if isinstance(end, TurnError) else ""
         job.runs = kept(job.runs, run_of(end, run.wanted, now, mine))
-        if job in self.jobs:
+        if job in self.jobs or ended_one_shot:
             await self._changed()
         if isinstance(end, TurnError):
             await self._post(job.session, unanswered_text(job, end.message))
@@ -310,7 +322,7 @@ class Reminders:
         """Run a job's message now, out of turn; its schedule stays as it was (a one-shot is then done)."""
         job = self.get(job_id)
         if isinstance(job.schedule, At):
-            self.jobs.remove(job)
+            self._take_out(job)
             self._runs.spawn(self._changed())
         return self._runs.spawn(self._run(job, self.now()))
 
@@ -319,7 +331,7 @@ class Reminders:
 
     async def _changed(self) -> None:
         """Save, re-arm the timer and tell listeners. The text is made here, so saves land in order."""
-        text = render(self.jobs)
+        text = render([*self.jobs, *self._unfinished.values()])
         self._rearm()
         for listener in list(self._listeners):
             listener()

@@ -3,6 +3,7 @@ it, never a burst of catch-up runs; a jobs file that cannot be read is kept asid
 
 from __future__ import annotations
 
+import asyncio
 import json
 from datetime import datetime, timedelta
 
@@ -162,3 +163,25 @@ async def test_a_jobs_file_the_app_cannot_open_is_moved_aside_not_replaced_by_th
     assert kept.name in note.body
     await app.cron(action="add", message="x", **{"in": 60})
     assert len(saved()) == 1 and (kept / "jobs-from-backup.json").read_text() == "the person's jobs"
+
+
+async def test_a_one_shot_whose_turn_the_quit_cut_short_runs_at_the_next_start(
+        apps: Runs, fake: FakeOpenAI, notes: Notes) -> None:
+    """Quitting while a one-shot reminder's turn waited for the model took the job out of the file for good: no
+    answer, no notice, and the next start had nothing to run. Now it is still due there, and runs late."""
+    first = await run_app(apps, START)
+    await first.cron(action="add", message="Call Sam", label="Sam", **{"in": 60})
+    fake.add({"content": "too late to be heard", "delay": 3})
+    first.clock.advance(60)
+    await first.elapse()
+    for _ in range(500):
+        if fake.requests:
+            break
+        await asyncio.sleep(0.02)
+    assert len(fake.requests) == 1  # its turn waits for the model as the app quits
+    later = await run_app(apps, START + timedelta(minutes=5))
+    assert list(saved()) == ["Sam"]
+    await later.elapse()
+    [note] = await notes.wait(1)
+    assert "Call Sam" in note.body and len(fake.requests) == 2
+    assert saved() == {}
