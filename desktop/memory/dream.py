@@ -23,15 +23,14 @@ from desktop.kernel import work
 from desktop.kernel.channels import Channel, session_key
 from desktop.kernel.wellformed import well_formed
 from desktop.memory.consolidator import budget_of
-from desktop.memory.git_history import FILE_LIMIT, GitHistory, is_memory_path
+from desktop.memory.dream_tools import SeenFiles, current_text, dream_tools
+from desktop.memory.git_history import GitHistory, is_memory_path
 from desktop.memory.store import HistoryEntry, MemoryStore
 from desktop.providers.llm import LLMProvider, ProviderError
 from desktop.providers.token_bound import text_bound
 from desktop.skills.loader import confinement, skill_roots
 from desktop.tools.base import ToolContext, ToolError
-from desktop.tools.filesystem import EditFileTool, ReadFileTool, WriteFileTool
 from desktop.tools.path_guard import PathGuard
-from desktop.tools.registry import ToolRegistry
 from desktop.workspace import access
 from desktop.workspace.layout import MEMORY_FILES, TEXT_FILE_LIMIT, prompt_text
 
@@ -132,6 +131,7 @@ class Dream:
         if not entries:
             return DreamResult(0)
         files = await asyncio.to_thread(_read_memory_files, workspace)
+        seen = await asyncio.to_thread(SeenFiles.now, workspace)  # a file changed after this is not written over
         taken = await asyncio.to_thread(_taken_skill_names, workspace)
         try:
             analysis = await self.provider.chat([
@@ -145,7 +145,7 @@ class Dream:
             await self.git.commit(list(MEMORY_FILES), "Changes made outside Dream")  # keep Dream's diff its own
             before = await asyncio.to_thread(_snapshot, workspace)
             try:
-                await self._apply(workspace, findings, files, taken)
+                await self._apply(workspace, findings, files, taken, seen)
             except ProviderError as exc:  # edits made so far stay (each one atomic) and are committed as such
                 changed = _changed(before, await asyncio.to_thread(_snapshot, workspace))
                 if changed:
@@ -161,10 +161,10 @@ class Dream:
         return result
 
     async def _apply(self, workspace: Path, findings: list[str], files: dict[str, str],
-                     taken: frozenset[str]) -> None:
+                     taken: frozenset[str], seen: SeenFiles) -> None:
         extras = [root for source, root in skill_roots(workspace) if source != "workspace"]
         guard = DreamGuard(workspace, True, read_only_extras=extras, taken_skills=taken)
-        tools = ToolRegistry([ReadFileTool(guard), EditFileTool(guard), WriteFileTool(guard)])
+        tools = dream_tools(guard, seen)
         instructions = Template(await asyncio.to_thread(prompt_text, "dream_apply.md", workspace))
         messages: list[dict[str, Any]] = [
             {"role": "system", "content": instructions.safe_substitute(workspace=str(workspace))},
@@ -223,13 +223,7 @@ def _snapshot(workspace: Path) -> dict[str, str | None]:
     except OSError:
         skills = []
     names += [f"skills/{e.name}/SKILL.md" for e in skills if e.kind in ("dir", "link")]
-    snapshot: dict[str, str | None] = {}
-    for name in names:
-        try:
-            snapshot[name] = access.read_text(workspace, name, FILE_LIMIT)
-        except OSError:
-            snapshot[name] = None
-    return snapshot
+    return {name: current_text(workspace, name) for name in names}
 
 
 def _changed(before: dict[str, str | None], after: dict[str, str | None]) -> list[str]:

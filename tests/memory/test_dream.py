@@ -3,6 +3,7 @@ per run, cursor and compaction, failures that change nothing, restore, and the c
 
 from __future__ import annotations
 
+import asyncio
 import json
 import os
 import subprocess
@@ -19,6 +20,7 @@ from desktop.kernel.notices import Notice, OpenMemoryChange
 from desktop.memory import Memory
 from desktop.memory.dream import DreamError, parse_findings
 from desktop.memory.git_history import GitError
+from desktop.memory.hand_edit import save_by_hand
 from desktop.scheduler import Scheduler
 from desktop.scheduler.scheduler import BUSY_RETRY
 from desktop.scheduler.settings import SchedulesConfig
@@ -314,3 +316,36 @@ async def test_dream_command_line_failure(home_dir: Path, fake: FakeOpenAI, mode
     fake.add(*[{"status": 500}] * 4)
     assert await _main() == 1
     assert "Dream failed" in capsys.readouterr().err
+
+
+async def test_a_memory_file_edited_while_dream_runs_keeps_the_edit(core: Core, fake: FakeOpenAI) -> None:
+    """The person saved MEMORY.md (the memory window) while Dream waited for the model; Dream then wrote the whole
+    file as it had read it, and their line was gone. Now Dream's write is refused until it reads the file again, and
+    its change lands on top of theirs."""
+    add_history(core, "Atlas uses Postgres 16.")
+    memory_file = core.workspace / "memory" / "MEMORY.md"
+    read_by_dream = memory_file.read_text()
+    fake.add({"content": "[MEMORY] Project Atlas runs on Postgres 16", "delay": 2},
+             {"tool_calls": [{"name": "write_file", "arguments": {
+                 "path": "memory/MEMORY.md", "content": read_by_dream + "\n## Projects\n- Atlas runs on Postgres 16\n"}}]},
+             {"tool_calls": [{"name": "read_file", "arguments": {"path": "memory/MEMORY.md"}}]},
+             {"tool_calls": [{"name": "edit_file", "arguments": {
+                 "path": "memory/MEMORY.md", "old_text": "Nanobot keeps this up to date.",
+                 "new_text": "Nanobot keeps this up to date.\n\n## Projects\n- Atlas runs on Postgres 16"}}]},
+             {"content": "Added Atlas."})
+    dreaming = asyncio.ensure_future(core.get(Memory).dream.run())
+    for _ in range(1000):
+        if fake.requests:
+            break
+        await asyncio.sleep(0.02)
+    assert len(fake.requests) == 1  # Dream waits for its analysis
+    edit = await save_by_hand(core.get(Memory).git, core.workspace, "memory/MEMORY.md",
+                              read_by_dream + "\n- Sam's dog is called Rex\n")
+    assert edit.rev is not None
+    result = await asyncio.wait_for(dreaming, 60)
+    refused = next(m["content"] for m in fake.requests[2]["messages"] if m["role"] == "tool")
+    assert "changed since Dream read it" in refused
+    kept = memory_file.read_text()
+    assert "- Sam's dog is called Rex" in kept and "- Atlas runs on Postgres 16" in kept
+    assert result.changed == ["memory/MEMORY.md"]
+    assert (await subjects(core))[:2] == ["Dream: update memory/MEMORY.md", "Edit memory/MEMORY.md by hand"]
