@@ -5,8 +5,9 @@ Late runs (the app was closed, the machine slept): a job less than `schedules.mi
 once; later than that a one-shot is marked missed and the user is told (once: the mark is saved), and a
 recurring job moves on to its next slot. Either way at most one run per job, never a burst.
 
-A one-shot leaves the list when its turn starts, but stays in the file, still due, until that turn has ended:
-quitting meanwhile leaves it to run (or be said missed) at the next start, never gone without a word.
+A job whose turn runs stays in the file as due when it came due until that turn has ended (a one-shot, which
+leaves the list as its turn starts, too): quitting meanwhile leaves that run to be made (or said missed) at the
+next start, never gone without a word.
 
 Each job keeps its last runs (desktop/reminders/runs.py): how each ended, with the tokens and cost of the model
 calls counted for it (the calls in its chat under its own message, so a typed turn or another reminder of the
@@ -144,8 +145,9 @@ class Reminders:
         self.started: datetime | None = None  # when this run of the app began taking jobs: earlier, it was closed
         self._lock = asyncio.Lock()
         self._runs = TaskSet("reminders")
-        # One-shots whose turn runs, by id, as saved meanwhile: out of `jobs`, still due in the file until it ends.
-        self._unfinished: dict[str, Job] = {}
+        # Jobs whose scheduled turn runs, by id: when it came due, as the file says until the turn ends.
+        self._unfinished: dict[str, datetime] = {}
+        self._one_shots: dict[str, Job] = {}  # one-shots whose turn runs: out of `jobs`, still in the file
         self._listeners: list[Callable[[], None]] = []
 
     def load(self) -> None:
@@ -186,20 +188,26 @@ class Reminders:
             due = job.next_run
             if due is None or job.paused or due > now:
                 continue
-            if isinstance(job.schedule, At) and (now - due).total_seconds() <= self._grace():
-                self._take_out(job)
             job.next_run = next_run(job.schedule, now)  # strictly after now: at most one run
             if (now - due).total_seconds() > self._grace():
                 self._missed(job, due)
                 continue
+            if isinstance(job.schedule, At):
+                self._take_out(job)
+            self._unfinished[job.id] = due
             started.append(self._runs.spawn(self._run(job, now)))
         return started
 
     def _take_out(self, job: Job) -> None:
-        """A one-shot whose turn starts leaves the list (the chat keeps what it said); the file keeps it as it was,
-        due, until the turn ends (`_run`)."""
+        """A one-shot whose turn starts leaves the list (the chat keeps what it said); the file keeps it until the
+        turn ends (`_run`)."""
         self.jobs.remove(job)
-        self._unfinished[job.id] = replace(job)
+        self._one_shots[job.id] = job
+
+    def _as_saved(self) -> list[Job]:
+        """The jobs as the file keeps them: one whose scheduled turn runs is due there when it came due."""
+        jobs = [*self.jobs, *self._one_shots.values()]
+        return [replace(job, next_run=self._unfinished[job.id]) if job.id in self._unfinished else job for job in jobs]
 
     def _missed(self, job: Job, due: datetime) -> None:
         asleep = self.started is not None and due >= self.started  # the app ran, yet its timer came late
@@ -223,7 +231,8 @@ class Reminders:
                 end = await self._ask(job.session, text, kind=MessageKind.SCHEDULED, title=chat_title(job))
         finally:
             stop()
-        ended_one_shot = self._unfinished.pop(job.id, None) is not None  # its turn ended: done with the file too
+        self._unfinished.pop(job.id, None)  # its turn ended: the file moves on too
+        ended_one_shot = self._one_shots.pop(job.id, None) is not None
         asked = asked_at((await self._session_of(job.session)).messages, text)
         mine = [call for call in heard if (call.question == asked if asked >= 0 else call.source is Source.REMINDER)]
         job.wanted = run.wanted
@@ -331,7 +340,7 @@ class Reminders:
 
     async def _changed(self) -> None:
         """Save, re-arm the timer and tell listeners. The text is made here, so saves land in order."""
-        text = render([*self.jobs, *self._unfinished.values()])
+        text = render(self._as_saved())
         self._rearm()
         for listener in list(self._listeners):
             listener()

@@ -23,6 +23,19 @@ async def run_app(apps: Runs, at: datetime) -> App:
     return app
 
 
+async def quit_while_it_runs(app: App, fake: FakeOpenAI) -> None:
+    """Let the armed wait pass, so the job's turn starts and waits for the model (slow this once); the caller then
+    quits."""
+    fake.add({"content": "too late to be heard", "delay": 3})
+    for _ in range(500):
+        if fake.requests:
+            break
+        if app.timer.delay is not None:  # the wait is cut into slices: its first ones end before it is due
+            await app.elapse()
+        await asyncio.sleep(0.02)
+    assert len(fake.requests) == 1
+
+
 def saved() -> dict[str, dict[str, object]]:
     jobs = json.loads((home().state_dir / "cron_jobs.json").read_text())["jobs"]
     return {job["label"]: job for job in jobs}
@@ -171,17 +184,26 @@ async def test_a_one_shot_whose_turn_the_quit_cut_short_runs_at_the_next_start(
     answer, no notice, and the next start had nothing to run. Now it is still due there, and runs late."""
     first = await run_app(apps, START)
     await first.cron(action="add", message="Call Sam", label="Sam", **{"in": 60})
-    fake.add({"content": "too late to be heard", "delay": 3})
-    first.clock.advance(60)
-    await first.elapse()
-    for _ in range(500):
-        if fake.requests:
-            break
-        await asyncio.sleep(0.02)
-    assert len(fake.requests) == 1  # its turn waits for the model as the app quits
+    await quit_while_it_runs(first, fake)
     later = await run_app(apps, START + timedelta(minutes=5))
     assert list(saved()) == ["Sam"]
     await later.elapse()
     [note] = await notes.wait(1)
     assert "Call Sam" in note.body and len(fake.requests) == 2
     assert saved() == {}
+
+
+async def test_a_recurring_run_the_quit_cut_short_runs_at_the_next_start(
+        apps: Runs, fake: FakeOpenAI, notes: Notes) -> None:
+    """Quitting while an "every 10 minutes" job's turn waited for the model: the file already said its next run
+    was the following slot, so that run's reminder was never said. Now it runs once at the next start (late)."""
+    first = await run_app(apps, START)
+    await first.cron(action="add", message="Check the oven", label="oven", every=600)
+    await quit_while_it_runs(first, fake)
+    later = await run_app(apps, START + timedelta(minutes=15))
+    assert saved()["oven"]["next_run"] == "2026-03-28T12:10:00+00:00"  # the run that did not end, still due
+    assert later.timer.delay == 0
+    await later.elapse()
+    [note] = await notes.wait(1)
+    assert "Check the oven" in note.body and len(fake.requests) == 2
+    assert saved()["oven"]["next_run"] == "2026-03-28T12:20:00+00:00"  # on its grid, no burst
