@@ -24,6 +24,7 @@ from desktop.kernel.bus import Event, MessageKind, ToolFinished, ToolStarted, Tu
 from desktop.kernel.channels import Channel, session_key
 from desktop.kernel.host import Host
 from desktop.providers.llm import ProviderError
+from desktop.session.chat_model import NOTICE
 from desktop.subagents.events import TASK_ACTIVE, BackgroundTasks, TaskSnapshot
 from desktop.tools.base import ToolContext
 from desktop.workspace.layout import prompt_text
@@ -67,6 +68,7 @@ class Subagents:
         self.tasks: dict[str, Task] = {}
         self._queue: deque[Task] = deque()
         self._closing = False
+        self.turns: set[str] = set()  # chats whose turn runs now (kept by the feature from the bus)
 
     def transcript(self, task_id: str) -> Path:
         """Its whole run, one message a line (the task first, the outcome last)."""
@@ -112,13 +114,31 @@ class Subagents:
             task.worker.cancel()
 
     async def close(self) -> None:
-        """Quitting: cancel every task and wait until each has stopped (its commands killed)."""
+        """Quitting: cancel every task and wait until each has stopped (its commands killed), then say so in
+        its chat: told there it had started, the person would otherwise wait for a result that never comes."""
         self._closing = True  # nothing queued starts while the others stop
-        workers = [t.worker for t in self.tasks.values() if t.active and t.worker is not None]
-        for task in [t for t in self.tasks.values() if t.active]:
+        active = [t for t in self.tasks.values() if t.active]
+        begun = {t.id for t in active if t.status == "running"}
+        workers = [t.worker for t in active if t.worker is not None]
+        for task in active:
             self.cancel(task)
         if workers:
             await asyncio.gather(*workers, return_exceptions=True)
+        for task in active:
+            await self._say_quit(task, task.id in begun)
+
+    async def _say_quit(self, task: Task, begun: bool) -> None:
+        """A line in the task's chat, kept with it, that quitting stopped the task. Not while a turn of that chat
+        runs (quitting cuts it too): saved mid-turn, it could fall between a tool call and its result."""
+        if task.origin in self.turns:
+            return
+        line = f"Background task “{task.label}” stopped: the app quit before it {'finished' if begun else 'started'}"
+        try:
+            session = await self.host.sessions.load(task.origin)
+            await self.host.sessions.append(session, {"role": "user", "kind": NOTICE,
+                                                      "content": f"[{line}]\nTask: {task.task}"})
+        except OSError as exc:
+            log.warning("could not tell chat %s that background task %s stopped: %s", task.origin, task.id, exc)
 
     # ----- running
     def _pump(self) -> None:

@@ -147,3 +147,19 @@ async def test_new_and_quitting_stop_tasks(chat: Conversation, core: Core, fake:
     await core.close()
     assert not running_commands("sleep 33.25")
     assert all(t.status == "cancelled" for t in core.get(Subagents).of(other.key))
+
+
+async def test_a_task_quitting_stopped_is_said_in_its_chat(chat: Conversation, core: Core, fake: FakeOpenAI) -> None:
+    """Quitting stopped a running task and a waiting one, and their chat kept only "I started that in the
+    background": after a restart no result ever came, and nothing said why. Now the chat says they were stopped."""
+    core.config.max_subagents = 1
+    fake.default = model([{"task": "tidy the downloads", "label": "Tidy"}, {"task": "sort the photos", "label": "Photos"}],
+                         subagent={"tool_calls": [{"name": "exec", "arguments": {"command": "sleep 34.25"}}]})
+    await chat.ask("tidy up and sort")
+    await until(lambda: running_commands("sleep 34.25"))
+    await core.close()
+    notes = [m for m in saved(core, chat.key) if m.get("kind") == "notice"]
+    assert [m["content"].splitlines()[0] for m in notes] == [
+        "[Background task “Tidy” stopped: the app quit before it finished]",
+        "[Background task “Photos” stopped: the app quit before it started]"]
+    assert "Task: tidy the downloads" in notes[0]["content"]
