@@ -147,10 +147,11 @@ class Dream:
             try:
                 await self._apply(workspace, findings, files, taken, seen)
             except ProviderError as exc:  # edits made so far stay (each one atomic) and are committed as such
-                changed = _changed(before, await asyncio.to_thread(_snapshot, workspace))
-                if changed:
-                    await self.git.commit(changed, _message(changed, findings, entries, stopped=True))
+                await self._record_stopped(workspace, before, findings, entries)
                 raise DreamError(f"applying the findings failed: {exc}") from exc
+            except asyncio.CancelledError:  # the app quits: what was changed is still Dream's, to see and undo
+                await self._record_stopped(workspace, before, findings, entries)
+                raise
             result.changed = _changed(before, await asyncio.to_thread(_snapshot, workspace))
         await asyncio.to_thread(self.store.set_dream_cursor, entries[-1].cursor)
         dropped = await asyncio.to_thread(self.store.compact_history)
@@ -159,6 +160,13 @@ class Dream:
         if result.changed:
             result.rev = await self.git.commit(result.changed, _message(result.changed, findings, entries))
         return result
+
+    async def _record_stopped(self, workspace: Path, before: dict[str, str | None], findings: list[str],
+                              entries: list[HistoryEntry]) -> None:
+        """Commit the edits a run made before it stopped, as Dream's (stopped early); the cursor stays."""
+        changed = _changed(before, await asyncio.to_thread(_snapshot, workspace))
+        if changed:
+            await self.git.commit(changed, _message(changed, findings, entries, stopped=True))
 
     async def _apply(self, workspace: Path, findings: list[str], files: dict[str, str],
                      taken: frozenset[str], seen: SeenFiles) -> None:

@@ -349,3 +349,30 @@ async def test_a_memory_file_edited_while_dream_runs_keeps_the_edit(core: Core, 
     assert "- Sam's dog is called Rex" in kept and "- Atlas runs on Postgres 16" in kept
     assert result.changed == ["memory/MEMORY.md"]
     assert (await subjects(core))[:2] == ["Dream: update memory/MEMORY.md", "Edit memory/MEMORY.md by hand"]
+
+
+async def test_a_dream_the_quit_cut_short_records_what_it_had_changed(core: Core, fake: FakeOpenAI) -> None:
+    """Quitting while Dream applied its findings left its finished edits in the files with no record of them: the
+    Changes tab showed nothing to undo, and the next save folded them into "Edit USER.md by hand". Now they are
+    recorded as Dream's, stopped early."""
+    def dream_alone(config: Config) -> None:
+        config.section(SchedulesConfig).heartbeat_interval = 0
+
+    await core.settings.update(dream_alone)
+    clock = ManualClock(datetime(2026, 5, 4, 8, 0, tzinfo=UTC))
+    scheduler = core.get(Scheduler)
+    scheduler.clock, scheduler.timer = clock, ManualTimer(clock)
+    scheduler.start()
+    add_history(core, "Sam said their name.")
+    fake.add({"content": FINDINGS}, apply_steps()[0], {"content": "still thinking", "delay": 5})
+    clock.advance(core.config.section(SchedulesConfig).dream_interval)
+    assert scheduler.run_due() == ["dream"]
+    for _ in range(1000):
+        if len(fake.requests) == 3:
+            break
+        await asyncio.sleep(0.02)
+    assert len(fake.requests) == 3  # USER.md is edited; Dream waits for the model as the app quits
+    await core.close()
+    assert "- Name: Sam" in (core.workspace / "USER.md").read_text()
+    assert (await subjects(core))[0] == "Dream (stopped early): update USER.md"
+    assert core.get(Memory).store.dream_cursor() == 0  # the findings are looked at again next time
