@@ -141,6 +141,10 @@ class GitHistory:
         if not files:
             raise GitError(f"{full[:7]} changed no memory files")
         parent = cast("RawCommit", repo[raw.parents[0]])
+        # what the files hold now, changed by something that records nothing (an editor, a turn), is recorded first:
+        # written over unrecorded, undoing the restore could not give it back
+        _commit(repo, self.workspace, files, f"Changes made outside the memory history, kept before restoring "
+                                             f"{full[:7]}")
         for name in files:
             _put(self.workspace, name, _blob(repo, parent, name))
         subject = _commit_of(raw).subject

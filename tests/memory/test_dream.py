@@ -376,3 +376,21 @@ async def test_a_dream_the_quit_cut_short_records_what_it_had_changed(core: Core
     assert "- Name: Sam" in (core.workspace / "USER.md").read_text()
     assert (await subjects(core))[0] == "Dream (stopped early): update USER.md"
     assert core.get(Memory).store.dream_cursor() == 0  # the findings are looked at again next time
+
+
+async def test_a_restore_keeps_a_change_made_outside_the_app_since_undoable(
+        core: Core, chat: Conversation, fake: FakeOpenAI) -> None:
+    """USER.md changed in an editor after Dream's change; restoring to before Dream wrote the old text over it, and
+    undoing the restore brought back Dream's version: the person's text was gone for good. Now it is recorded
+    first, so undoing the restore gives it back."""
+    add_history(core, "Sam")
+    fake.add({"content": FINDINGS}, *apply_steps())
+    dream = await core.get(Memory).dream.run()
+    user_file = core.workspace / "USER.md"
+    user_file.write_text(user_file.read_text() + "- Likes: long walks\n")
+    reply = await chat.ask(f"/dream-restore {dream.rev[:7]}")
+    assert reply.content.startswith("Restored USER.md")
+    assert "long walks" not in user_file.read_text()
+    restore = (await core.get(Memory).git.log())[0]
+    await core.get(Memory).git.restore_before(restore.rev)
+    assert "- Likes: long walks" in user_file.read_text()
