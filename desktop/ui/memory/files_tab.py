@@ -131,12 +131,9 @@ class MemoryFilesTab(QWidget):
         self._watch(workspace, present)
         changed = texts.get(self.current) != self._disk.get(self.current)
         if self.dirty and changed:
-            self.notice.show_html(AMBER, f"{self.current} was changed outside this window. Your edits are "
-                                         "kept until you save or load the version on disk.")
-            self.load_theirs.show()
-            self._on_disk_now = texts
+            self._hold_back(texts)
             return
-        self._disk = texts
+        self._disk, self._on_disk_now = texts, None
         if changed or not self._editing:
             self._render()
 
@@ -147,6 +144,7 @@ class MemoryFilesTab(QWidget):
         self.editor.setFocus()
 
     def stop_editing(self) -> None:
+        self._catch_up()  # edits dropped: what was held back while they were typed is what the file holds
         self._editing = False
         self.load_theirs.hide()
         self.notice.hide()
@@ -157,11 +155,17 @@ class MemoryFilesTab(QWidget):
         if not self._editing:
             return False
         name, text = self.current, self.editor.toPlainText()
+        if self._on_disk_now is None:  # not yet told of a change: one the watcher has not reported is looked for
+            texts, _ = await asyncio.to_thread(_read_all, self.bridge.workspace)
+            if texts.get(name) not in (self._disk.get(name), text):
+                self._hold_back(texts)
+                return False
         try:
             edit = await save_by_hand(self.memory.git, self.bridge.workspace, name, text)
         except OSError as exc:
             self.notice.show_html(RED, f"Could not save {name}: {exc.strerror or exc}. Your text is still here.")
             return False
+        self._catch_up()
         self._disk[name] = text
         self._editing = False
         self.load_theirs.hide()
@@ -184,6 +188,7 @@ class MemoryFilesTab(QWidget):
             self.files.setCurrentIndex(self.files.model().index(index, 0))
             return
         self.current = FILES[row][1]
+        self._catch_up()
         self._editing = False
         self.notice.hide()
         self._render()
@@ -211,9 +216,21 @@ class MemoryFilesTab(QWidget):
         self.save_button.setVisible(self._editing)
         self.cancel_button.setVisible(self._editing)
 
-    def _take_disk_version(self) -> None:
+    def _hold_back(self, texts: dict[str, str]) -> None:
+        """The file being edited changed on disk: keep the typing, say so, and hold the new contents for Cancel
+        and "Load the version on disk". A Save after this, knowingly, replaces that version."""
+        self._on_disk_now = texts
+        self.notice.show_html(AMBER, f"{self.current} was changed outside this window (by Dream, say). Your edits "
+                                     "are kept: Save replaces that version with them, or load the version on disk.")
+        self.load_theirs.show()
+
+    def _catch_up(self) -> None:
+        """Adopt the disk contents held back while the person typed, so what shows next is the file as it is."""
         if self._on_disk_now is not None:
             self._disk, self._on_disk_now = self._on_disk_now, None
+
+    def _take_disk_version(self) -> None:
+        self._catch_up()
         self.load_theirs.hide()
         self.notice.hide()
         self.editor.setPlainText(self._disk.get(self.current, ""))

@@ -287,3 +287,41 @@ async def test_a_memory_file_that_leads_out_is_not_shown_and_the_tab_says_why(  
     user.write_text("# About the user\n\n- Name: Sam\n")
     await until(lambda: "Name: Sam" in tab.view.toPlainText(), message="the plain file to show")
     assert tab.notice.text() == "" and tab.edit_button.isEnabled()
+
+
+async def test_cancel_after_an_outside_edit_shows_the_file_as_it_is_now(  # type: ignore[no-untyped-def]
+        window: MemoryWindow, qtbot, bridge: CoreBridge) -> None:
+    """Cancelling edits made while Dream rewrote the file shows Dream's version, and Edit starts from it: the
+    old text shown there would be saved back over Dream's the next time."""
+    tab = window.memory
+    user = bridge.core.workspace / "USER.md"
+    tab.files.setCurrentIndex(tab.files.model().index(1, 0))
+    await until(lambda: "About the user" in tab.view.toPlainText())
+    qtbot.mouseClick(tab.edit_button, Qt.MouseButton.LeftButton)
+    qtbot.keyClicks(tab.editor, "my words ")
+    user.write_text("# About the user\n\n- Name: Alex\n")
+    await until(lambda: tab.load_theirs.isVisible(), message="the conflict notice")
+    qtbot.mouseClick(tab.cancel_button, Qt.MouseButton.LeftButton)
+    assert "Name: Alex" in tab.view.toPlainText()
+    qtbot.mouseClick(tab.edit_button, Qt.MouseButton.LeftButton)
+    assert "Name: Alex" in tab.editor.toPlainText()
+
+
+async def test_a_save_never_silently_replaces_a_change_the_window_has_not_shown(  # type: ignore[no-untyped-def]
+        window: MemoryWindow, qtbot, bridge: CoreBridge) -> None:
+    """Dream rewrites USER.md a moment before Save (before the window noticed): the save stops and says so, the
+    typing stays; a second Save, knowingly, replaces it (Dream's version stays in Changes)."""
+    tab = window.memory
+    user = bridge.core.workspace / "USER.md"
+    tab.files.setCurrentIndex(tab.files.model().index(1, 0))
+    await until(lambda: "About the user" in tab.view.toPlainText())
+    qtbot.mouseClick(tab.edit_button, Qt.MouseButton.LeftButton)
+    qtbot.keyClicks(tab.editor, "my words ")
+    user.write_text("# About the user\n\n- Name: Alex\n")
+    assert not await tab.save()
+    assert user.read_text() == "# About the user\n\n- Name: Alex\n"
+    assert "changed outside this window" in tab.notice.text() and tab.load_theirs.isVisible()
+    assert tab.editor.toPlainText().startswith("my words ")
+    shot(window, "memory-save-conflict")
+    assert await tab.save()
+    assert user.read_text().startswith("my words ")
