@@ -107,6 +107,7 @@ class SkillsWindow(QWidget):
         self._write_lock = asyncio.Lock()  # config.yaml writes, one at a time
         self._scan_lock = asyncio.Lock()  # scans apply in the order they ran
         self._editing: SkillStatus | None = None
+        self._opened_text: str | None = None  # SKILL.md as it was when opened in the editor or last saved there
 
         self.model = SkillListModel(self)
         self.model.toggle_requested.connect(lambda name, on: self._spawn(self.set_enabled(name, on)))
@@ -340,6 +341,7 @@ class SkillsWindow(QWidget):
             self.banner.show_message(RED, f"<b>Could not open {_esc(status.doc.path)}.</b> {_esc(exc)}")
             return False
         self._set_editing(status)
+        self._opened_text = text
         self.editor.open(status.doc.path, text)
         return True
 
@@ -351,12 +353,20 @@ class SkillsWindow(QWidget):
             return False
         text = self.editor.text()
         doc = self.editor.validate()
+        on_disk = await asyncio.to_thread(self._read_on_disk, editing.name)
+        if on_disk not in (self._opened_text, text):
+            self._opened_text = on_disk  # said once: a second Save, knowingly, replaces that version
+            self.banner.show_message(AMBER, f"<b>“{_esc(editing.name)}” was changed on disk since you opened it</b> "
+                                            "(by the assistant or another editor). Nothing was saved; your text is "
+                                            "still here. Save again to replace that version with yours.")
+            return False
         try:
             await asyncio.to_thread(files.save_skill_text, self.skills_dir, editing.name, text)
         except OSError as exc:
             self.banner.show_message(RED, f"<b>Could not save {_esc(self.editor.path)}.</b> {_esc(exc)} "
                                           "Your text is still in the editor.")
             return False
+        self._opened_text = text
         if self.editor.text() == text:  # typing during the save keeps the document dirty
             self.editor.mark_saved()
         await self.refresh(select=(editing.name, "workspace"))
@@ -371,6 +381,13 @@ class SkillsWindow(QWidget):
                                  f"Saved “{_esc(editing.name)}”; the assistant uses it from its next message."
                                  f"{warnings}")
         return True
+
+    def _read_on_disk(self, name: str) -> str | None:
+        """A workspace skill's SKILL.md as it is now; None when it is gone or unreadable (changed all the same)."""
+        try:
+            return files.read_skill_text(self.skills_dir, name)
+        except (OSError, UnicodeDecodeError):
+            return None
 
     async def close_editor(self) -> bool:
         if self._editing is None:

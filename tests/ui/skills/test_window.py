@@ -243,6 +243,23 @@ async def test_closing_the_editor_with_unsaved_changes_asks_first(window: Skills
     assert "More." not in (window.bridge.core.workspace / "skills" / "drafts" / "SKILL.md").read_text(encoding="utf-8")
 
 
+async def test_a_save_never_silently_replaces_a_skill_changed_on_disk_while_it_was_edited(window: SkillsWindow) -> None:
+    """The assistant (or another editor) rewrites SKILL.md while the person edits it here: Save writes nothing,
+    says so and keeps the typing (nothing keeps an older SKILL.md); a second Save, knowingly, replaces it."""
+    assert await window.create_skill("drafts")
+    path = window.editor.path
+    assert path is not None
+    window.editor.text_edit.appendPlainText("My step.")
+    theirs = path.read_text(encoding="utf-8") + "Their step.\n"
+    path.write_text(theirs, encoding="utf-8")
+    assert not await window.save()
+    assert path.read_text(encoding="utf-8") == theirs
+    assert "changed on disk" in window.banner.text() and "Nothing was saved" in window.banner.text()
+    assert window.editing is not None and "My step." in window.editor.text() and window.editor.is_modified()
+    assert await window.save()
+    assert "My step." in path.read_text(encoding="utf-8")
+
+
 async def test_builtin_skill_is_read_only_but_can_be_copied_to_the_workspace(window: SkillsWindow) -> None:
     builtin = window.status_of("weather", "builtin")
     window.select("weather", "builtin")
