@@ -215,7 +215,8 @@ class QuickPrompt(QWidget):
     # ----- what the app calls
     def popup(self, text: str = "", session_key: str | None = None) -> None:
         """Show centred on the screen under the mouse, optionally pre-filled: in a new quick chat, or in
-        `session_key` when opened from a chat. While an answer streams it comes back as it was."""
+        `session_key` when opened from a chat. While an answer streams it comes back as it was. A question written
+        but not asked comes back selected: typing a new one replaces it (Ctrl+Z brings it back)."""
         if session_key is not None and (session_key != self.session_key or not self._busy):
             self._start(session_key, continuing=True)
         elif session_key is None and not self._busy:
@@ -223,6 +224,8 @@ class QuickPrompt(QWidget):
         if text:
             self.input.setText(text)
         self.input.end(False)
+        if not text and self.input.text():
+            self.input.selectAll()
         self._place()
         self.show()
         self.raise_()
@@ -441,7 +444,8 @@ class QuickPrompt(QWidget):
         painter.end()
 
     def _reset(self) -> None:
-        self.input.clear()
+        """Clear what the last chat showed. What is being written (the text, its chips) stays: it is cleared only
+        when asked or carried to the chat window, so hiding the prompt or switching its chat never loses it."""
         self.question.clear()
         self.question.hide()
         self.answer.clear()
@@ -450,7 +454,6 @@ class QuickPrompt(QWidget):
         self.open_button.hide()
         self._streamed = ""
         self._failed = False
-        self.shelf.clear()
         self._set_status(HINT)
 
     def _show_answer(self, markdown: str) -> None:

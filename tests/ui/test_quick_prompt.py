@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import asyncio
 import json
+from pathlib import Path
 
 import pytest
 from PySide6.QtCore import QPoint, Qt
@@ -164,6 +165,36 @@ async def test_each_popup_is_a_new_quick_chat_unless_the_last_one_is_continued(
     assert "Miso" not in json.dumps(fake.requests[-1]["messages"])
     titles = {info.key: info.title for info in await bridge.list_chats()}
     assert titles[first] == "My cat is called Miso" and titles[prompt.session_key] == "Unrelated question"
+
+
+async def test_what_is_typed_and_attached_but_not_asked_stays_until_asked(
+        qtbot: QtBot, bridge: CoreBridge, fake: FakeOpenAI, tmp_path: Path) -> None:
+    """Esc hides the prompt, not the question being written: the hotkey brings it back (selected, so typing a new
+    one replaces it), with its files, as do Ctrl+Up and Ctrl+N, which change the chat it goes to."""
+    notes = tmp_path / "notes.txt"
+    notes.write_text("kept\n")
+    prompt = QuickPrompt(bridge)
+    qtbot.addWidget(prompt)
+    prompt.popup()
+    qtbot.keyClicks(prompt.input, "My cat is called Miso")
+    qtbot.keyClick(prompt.input, Qt.Key.Key_Return)
+    await until(lambda: prompt.status.text() == "Done", message="first answer")
+    first = prompt.session_key
+
+    qtbot.keyClicks(prompt.input, "a long question I am still")
+    prompt.shelf.add_file(str(notes))
+    qtbot.keyClick(prompt.input, Qt.Key.Key_Escape)
+    assert not prompt.isVisible()
+    prompt.popup()  # the hotkey again: a new chat, the question still being written
+    assert prompt.session_key != first and prompt.question.isHidden()
+    assert prompt.input.text() == "a long question I am still" and prompt.input.selectedText() == prompt.input.text()
+    assert [chip.path for chip in prompt.shelf.chips if isinstance(chip, FileChip)] == [str(notes)]
+    qtbot.keyClick(prompt.input, Qt.Key.Key_End)
+    qtbot.keyClick(prompt.input, Qt.Key.Key_Up, Qt.KeyboardModifier.ControlModifier)
+    assert prompt.session_key == first and prompt.input.text() == "a long question I am still"
+    qtbot.keyClick(prompt.input, Qt.Key.Key_N, Qt.KeyboardModifier.ControlModifier)
+    assert prompt.session_key != first and prompt.input.text() == "a long question I am still"
+    assert len(prompt.shelf.chips) == 1
 
 
 async def test_after_a_restart_the_newest_quick_chat_is_offered(qtbot: QtBot, bridge: CoreBridge) -> None:
