@@ -424,7 +424,7 @@ class Shell(QObject):
         from desktop.ui.quick_prompt import QuickPrompt
 
         quick = QuickPrompt(self.bridge)
-        quick.open_in_chat.connect(lambda key, text: self.show_chat(key or None, text))
+        quick.open_in_chat.connect(lambda key, text, media: self.show_chat(key or None, text, media))
         quick.settings_requested.connect(lambda: self.open_window("settings"))
         self._quick = quick
         return quick
@@ -435,15 +435,15 @@ class Shell(QObject):
 
         return SettingsWindow(self.bridge, self._settings_pages, self.get(Tools))
 
-    def show_chat(self, session: str | None = None, text: str = "") -> None:
-        """Bring the chat window up, on `session` if given, and send `text` there if any."""
+    def show_chat(self, session: str | None = None, text: str = "", media: list[str] | None = None) -> None:
+        """Bring the chat window up, on `session` if given, and send `text` and the files `media` there if any."""
         chat = self.chat_window()
         if chat is None:
             return
         if session:
             chat.show_session(session)
-            if text:
-                chat.send(text, [])
+            if text or media:
+                chat.send(text, list(media or []))
         bring_to_front(chat)
         chat.focus_input()
         self.tray.set_attention(False)

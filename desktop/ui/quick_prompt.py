@@ -78,7 +78,7 @@ class QuickPrompt(QWidget):
     It draws a rounded card with a border; where the desktop composites translucent windows, also a shadow
     around it, so it stands out over whatever is under it in light and dark themes."""
 
-    open_in_chat = Signal(str, str)  # session key, and text for the chat window to send there
+    open_in_chat = Signal(str, str, list)  # session key, and text and files for the chat window to send there
     settings_requested = Signal()  # the app opens Settings (a failed answer whose cure is there)
 
     def __init__(self, bridge: CoreBridge, parent: QWidget | None = None) -> None:
@@ -275,12 +275,16 @@ class QuickPrompt(QWidget):
             self.submit()
 
     def continue_in_chat(self) -> None:
-        """Hand the conversation to the chat window, with what is typed for it to send: sent from there, the
-        question shows in its transcript before the answer."""
+        """Hand the conversation to the chat window, with what is typed and attached for it to send: sent from
+        there, the question shows in its transcript before the answer."""
+        if self.shelf.read_first(self.continue_in_chat):
+            return  # handed over once what is read when sent (an MCP resource) has been
         text = self.input.text().strip()
+        message, media = self.shelf.message(text)
         self.input.clear()
+        self.shelf.clear()
         self.hide()
-        self.open_in_chat.emit(self.session_key, text)
+        self.open_in_chat.emit(self.session_key, message, media)
 
     def choose_file(self) -> None:
         """Attach a file from the `+` menu: a non-modal dialog (no nested event loop on the qasync loop)."""

@@ -340,7 +340,7 @@ async def test_windows_that_point_at_a_chat_open_it(shell: Shell) -> None:
     shell.window("memory").open_session.emit("desktop:from-memory")  # type: ignore[union-attr]
     assert chat.isVisible() and chat.current_key == "desktop:from-memory"  # type: ignore[attr-defined]
     chat.hide()
-    shell.window("quick").open_in_chat.emit("quick:default", "")  # type: ignore[union-attr]
+    shell.window("quick").open_in_chat.emit("quick:default", "", [])  # type: ignore[union-attr]
     assert chat.isVisible() and chat.current_key == "quick:default"  # type: ignore[attr-defined]
 
 
@@ -357,6 +357,26 @@ async def test_ctrl_enter_in_the_quick_prompt_takes_the_question_to_the_chat(she
     await until(lambda: not model.busy and [r.kind for r in model.rows] == [Kind.USER, Kind.ASSISTANT],
                 message="question, then its answer")
     assert model.rows[0].text == "what is the tallest tree?"
+
+
+async def test_ctrl_enter_in_the_quick_prompt_takes_its_attached_files_to_the_chat_too(
+        shell: Shell, tmp_path: Path) -> None:
+    """A file attached in the quick prompt goes with its question into the chat, not left behind (or lost)."""
+    notes = tmp_path / "notes.txt"
+    notes.write_text("The tallest tree is Hyperion.\n")
+    chat = shell.window("chat")
+    quick = shell.window("quick")
+    assert chat is not None and quick is not None
+    chat.hide()
+    shell.open_quick("what do my notes say?")
+    quick.shelf.add_file(str(notes))  # type: ignore[attr-defined]
+    QTest.keyClick(quick.input, Qt.Key.Key_Return, Qt.KeyboardModifier.ControlModifier)  # type: ignore[attr-defined]
+    key = quick.session_key  # type: ignore[attr-defined]
+    model = chat.models[key]  # type: ignore[attr-defined]
+    await until(lambda: not model.busy and [r.kind for r in model.rows] == [Kind.USER, Kind.ASSISTANT],
+                message="question, then its answer")
+    assert model.rows[0].text == "what do my notes say?" and len(model.rows[0].media) == 1
+    assert quick.shelf.empty  # type: ignore[attr-defined]
 
 
 async def test_open_settings_in_the_quick_prompt_opens_the_settings_window(shell: Shell) -> None:

@@ -49,12 +49,12 @@ async def test_popup_prefills_and_ctrl_enter_continues_in_chat(qtbot: QtBot, bri
                                                                fake: FakeOpenAI) -> None:
     prompt = QuickPrompt(bridge)
     qtbot.addWidget(prompt)
-    opened: list[tuple[str, str]] = []
-    prompt.open_in_chat.connect(lambda key, text: opened.append((key, text)))
+    opened: list[tuple[str, str, list[str]]] = []
+    prompt.open_in_chat.connect(lambda key, text, media: opened.append((key, text, media)))
     prompt.popup("summarise this selection", session_key="desktop:abc")
     assert prompt.input.text() == "summarise this selection"
     qtbot.keyClick(prompt.input, Qt.Key.Key_Return, Qt.KeyboardModifier.ControlModifier)
-    assert opened == [("desktop:abc", "summarise this selection")] and not prompt.isVisible()
+    assert opened == [("desktop:abc", "summarise this selection", [])] and not prompt.isVisible()
     assert prompt.input.text() == ""  # the chat window sends it, so its transcript shows the question
 
 
