@@ -7,6 +7,7 @@ from __future__ import annotations
 
 import asyncio
 from collections.abc import Callable, Mapping
+from dataclasses import dataclass
 from pathlib import Path
 from typing import TYPE_CHECKING
 
@@ -55,6 +56,16 @@ BUSY_HINT = "Esc to stop the answer · Enter sends your next message after it"
 POPUP_MARGIN = 8  # pixels the command list keeps from the window's edges
 CommandList = Callable[[], list[tuple[str, str]]]  # (name, summary), read fresh: features add commands later
 _NAME_ROLE = Qt.ItemDataRole.UserRole + 1
+
+
+@dataclass(frozen=True)
+class Draft:
+    """A message being written, set aside while the box holds something else (a question being edited)."""
+
+    text: str
+    files: list[str]
+    sent_as: dict[str, str]  # attached path -> the name it was first sent by
+    pasted_texts: dict[str, str]  # attached path -> the long text pasted
 
 
 class _Input(QPlainTextEdit):
@@ -323,6 +334,21 @@ class Composer(QFrame):
         self.hint.setProperty("error", error)
         self.hint.style().unpolish(self.hint)
         self.hint.style().polish(self.hint)
+
+    def take_draft(self) -> Draft:
+        """What is written and attached, taken out of the box (which is left empty) to be put back later."""
+        draft = Draft(self.input.toPlainText(), list(self.attachments), dict(self._sent_as), dict(self._pasted_texts))
+        self.input.clear()
+        self.clear_attachments()
+        return draft
+
+    def put_back(self, draft: Draft) -> None:
+        """A draft taken out with take_draft, in place of what the box holds."""
+        self.clear_attachments()
+        self.input.setPlainText(draft.text)
+        self.input.moveCursor(self.input.textCursor().MoveOperation.End)
+        self._pasted_texts.update(draft.pasted_texts)
+        self.add_files(draft.files, draft.sent_as)
 
     def clear_attachments(self) -> None:
         self.attachments.clear()

@@ -42,7 +42,7 @@ from desktop.kernel.paths import home
 from desktop.kernel.taskset import spawn
 from desktop.session import alternatives
 from desktop.ui.bridge import CoreBridge
-from desktop.ui.chat.composer import Composer
+from desktop.ui.chat.composer import Composer, Draft
 from desktop.ui.chat.find_bar import FindBar
 from desktop.ui.chat.model import TranscriptModel
 from desktop.ui.chat.model_picker import ModelPicker
@@ -135,6 +135,7 @@ class ChatWindow(QWidget):
         actions.answer_requested.connect(lambda index: spawn(self.show_answer(index)))
         self._editing: ChatRow | None = None  # the question being edited in the composer
         self._edit_branches = False  # sending the edited question makes a branch (it was an earlier one)
+        self._draft: Draft | None = None  # what was being written when Edit filled the box, given back after
         self.view.settings_requested.connect(self.settings_requested)
         self.stack = QStackedWidget()
         self.stack.addWidget(self.view)
@@ -210,7 +211,9 @@ class ChatWindow(QWidget):
             self.sidebar.select(key)
             return
         self.current_key = key
-        self._stop_editing()
+        if self._editing is not None:  # the edit was of the chat left: what was being written comes back
+            self._stop_editing()
+            self._give_back_draft()
         for panel in self.panels:
             panel.show_session(key)
         model = self._model_for(key)
@@ -288,6 +291,7 @@ class ChatWindow(QWidget):
         self.view.scroll_to_bottom()
         self.bridge.send(self.current_key, text, media, redo=redo, names=names)
         self._refresh_timer.start()
+        self._give_back_draft()
 
     def stop(self) -> None:
         if self.current_key:
@@ -313,6 +317,8 @@ class ChatWindow(QWidget):
         """Put a question in the composer (Esc leaves it as it was). Sending the last one replaces its turn;
         sending an earlier one asks it in a new chat branched before it, and this chat stays as it is."""
         model = self.view.model()
+        if self._draft is None:  # what was being written is set aside, not replaced
+            self._draft = self.composer.take_draft()
         self.composer.input.setPlainText(row.text)
         self.composer.clear_attachments()
         self.composer.add_files(list(row.media), attachment_names(row))
@@ -327,6 +333,12 @@ class ChatWindow(QWidget):
         self._editing = None
         self._edit_branches = False
         self.composer.show_keys()
+
+    def _give_back_draft(self) -> None:
+        """The edit is over (sent, cancelled, or its chat left): the message that was being written comes back."""
+        draft, self._draft = self._draft, None
+        if draft is not None:
+            self.composer.put_back(draft)
 
     # -- branches (desktop/session/branches.py)
 
@@ -344,8 +356,9 @@ class ChatWindow(QWidget):
         """An earlier question, edited: asked in a new chat that shares the history before it."""
         message = await self._message_of(model, edited)
         key = await self._branch(model, message) if message is not None else None
-        if key is None:
-            self.composer.input.setPlainText(text)  # nothing was sent: the edited words are not lost
+        if key is None:  # nothing was sent: the edited words are not lost, and Enter tries again
+            self.edit(edited)
+            self.composer.input.setPlainText(text)
             return
         session = await self.bridge.load_chat(key)
         branch = self._model_for(key, await asyncio.to_thread(rows_from_messages, list(session.messages)))
@@ -353,6 +366,7 @@ class ChatWindow(QWidget):
         branch.add_user(text, media, names)
         self.view.scroll_to_bottom()
         self.bridge.send(key, text, media, names=names)
+        self._give_back_draft()
 
     async def _message_of(self, model: TranscriptModel, row: ChatRow) -> int | None:
         """The index of the saved message `row` shows. A row shown live (this run's turns) is matched, by its
@@ -564,8 +578,8 @@ class ChatWindow(QWidget):
             self.find_bar.close_bar()
         elif event.key() == Qt.Key.Key_Escape and self._editing is not None:
             self._stop_editing()
-            self.composer.input.clear()
-            self.composer.clear_attachments()
+            self.composer.take_draft()  # the edited copy goes: the question stays as it was
+            self._give_back_draft()
         elif event.key() == Qt.Key.Key_Escape and self._answering():
             self.stop()
         elif event.key() == Qt.Key.Key_Escape:

@@ -79,6 +79,36 @@ async def test_edit_the_last_question_replaces_its_turn(window: ChatWindow, brid
     assert "Paris." not in json.dumps(fake.requests[-1]["messages"])
 
 
+async def test_editing_a_question_sets_aside_the_message_being_written_and_gives_it_back(
+        window: ChatWindow, fake: FakeOpenAI, tmp_path: Path, qtbot) -> None:  # type: ignore[no-untyped-def]
+    """Edit fills the message box with the question; what was being written there, with its files, comes back
+    when the edit is cancelled (Esc) or sent."""
+    fake.add({"content": "Paris."}, {"content": "Lyon is second."})
+    await ask(qtbot, window, "Biggest city in France?")
+    notes = tmp_path / "notes.txt"
+    notes.write_text("my notes\n")
+    qtbot.keyClicks(window.composer.input, "a long message I am still writing")
+    window.composer.add_files([str(notes)])
+    hover(window, 1)
+    hover(window, 0)
+    qtbot.mouseClick(window.view.row_actions.edit_button, Qt.MouseButton.LeftButton)
+    assert window.composer.input.toPlainText() == "Biggest city in France?" and window.composer.attachments == []
+    qtbot.keyClick(window.composer.input, Qt.Key.Key_Escape)
+    assert window.composer.input.toPlainText() == "a long message I am still writing"
+    assert window.composer.attachments == [str(notes)]
+
+    hover(window, 1)
+    hover(window, 0)
+    qtbot.mouseClick(window.view.row_actions.edit_button, Qt.MouseButton.LeftButton)
+    window.composer.input.setPlainText("Second biggest city in France?")
+    qtbot.keyClick(window.composer.input, Qt.Key.Key_Return)
+    await until(lambda: not model_of(window).busy and model_of(window).rows[-1].text == "Lyon is second.",
+                timeout=TURN)
+    assert [r.text for r in model_of(window).rows] == ["Second biggest city in France?", "Lyon is second."]
+    assert window.composer.input.toPlainText() == "a long message I am still writing"
+    assert window.composer.attachments == [str(notes)]
+
+
 async def test_moving_from_message_to_message_keeps_every_line_in_view(window: ChatWindow, fake: FakeOpenAI,
                                                                        qtbot) -> None:  # type: ignore[no-untyped-def]
     fake.add({"content": "echo: Are you there? A line as wide as the column needs."})
