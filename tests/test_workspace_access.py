@@ -60,6 +60,8 @@ ALLOWED: dict[str, str] = {
     "desktop/chats/cli.py:_taken": "the file named with -o",
     "desktop/chats/cli.py:_workspace": "config.yaml",
     "desktop/checkpoints/blobs.py:Blobs.collect": _CHECKPOINTS,
+    "desktop/conversation/drafts.py:load_draft": _OWN + " (a window's unsent message, in the state folder)",
+    "desktop/conversation/drafts.py:save_draft": _OWN + " (a window's unsent message, in the state folder)",
     "desktop/checkpoints/scan.py:_count": _BY_FD + "; lstat only, folders entered without following links",
     "desktop/checkpoints/manifests.py:Manifests._read": _CHECKPOINTS,
     "desktop/checkpoints/manifests.py:Manifests.others": _CHECKPOINTS,

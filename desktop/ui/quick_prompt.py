@@ -40,6 +40,7 @@ from desktop.kernel.taskset import spawn
 from desktop.ui.approvals.cards import ApprovalCards
 from desktop.ui.bridge import CoreBridge
 from desktop.ui.chat import pasted
+from desktop.ui.chat.draft_keeper import DraftKeeper
 from desktop.ui.chat.model_picker import ModelPicker
 from desktop.ui.context.shelf import ContextShelf
 from desktop.ui.links import open_link
@@ -111,6 +112,8 @@ class QuickPrompt(QWidget):
         self.input.setFont(_scaled(self.font(), 1.55))
         self.input.setPlaceholderText("Ask anything…")
         self.input.installEventFilter(self)
+        DraftKeeper("quick", self.input.text, self.input.textChanged,
+                    lambda kept: None if self.input.text() else self.input.setText(kept), self)
         top = QHBoxLayout()
         top.setContentsMargins(14, 8, 14, 8)
         top.setSpacing(8)

@@ -12,6 +12,7 @@ from PySide6.QtGui import QColor, QGuiApplication, QImage, QPalette
 from PySide6.QtWidgets import QApplication
 from pytestqt.qtbot import QtBot
 
+from desktop.conversation.drafts import draft_path
 from desktop.conversation.transcript import CUT_OFF
 from desktop.kernel.bus import TextDelta
 from desktop.ui.bridge import CoreBridge
@@ -195,6 +196,20 @@ async def test_what_is_typed_and_attached_but_not_asked_stays_until_asked(
     qtbot.keyClick(prompt.input, Qt.Key.Key_N, Qt.KeyboardModifier.ControlModifier)
     assert prompt.session_key != first and prompt.input.text() == "a long question I am still"
     assert len(prompt.shelf.chips) == 1
+
+
+async def test_a_question_written_but_not_asked_outlives_a_quit(qtbot: QtBot, bridge: CoreBridge) -> None:
+    kept = draft_path(bridge.core.home.state_dir, "quick")
+    prompt = QuickPrompt(bridge)
+    qtbot.addWidget(prompt)
+    prompt.popup()
+    qtbot.keyClicks(prompt.input, "how do I rename a git branch")
+    await until(lambda: kept.exists(), message="the question kept as it is typed")
+    again = QuickPrompt(bridge)  # the next start's
+    qtbot.addWidget(again)
+    await until(lambda: again.input.text() == "how do I rename a git branch", message="the question given back")
+    again.popup()
+    assert again.input.selectedText() == "how do I rename a git branch"  # typing a new question replaces it
 
 
 async def test_after_a_restart_the_newest_quick_chat_is_offered(qtbot: QtBot, bridge: CoreBridge) -> None:

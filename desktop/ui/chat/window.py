@@ -43,6 +43,7 @@ from desktop.kernel.taskset import spawn
 from desktop.session import alternatives
 from desktop.ui.bridge import CoreBridge
 from desktop.ui.chat.composer import Composer, Draft
+from desktop.ui.chat.draft_keeper import DraftKeeper
 from desktop.ui.chat.find_bar import FindBar
 from desktop.ui.chat.model import TranscriptModel
 from desktop.ui.chat.model_picker import ModelPicker
@@ -146,6 +147,7 @@ class ChatWindow(QWidget):
                                  ContextShelf(bridge, self.model_picker), dictate)
         self.composer.submitted.connect(self.send)
         self.composer.stop_requested.connect(self.stop)
+        DraftKeeper("chat", self._unsent, self.composer.input.textChanged, self._give_back_kept, self)
         composer_area = QWidget()
         composer_area.setObjectName("composerArea")
         area_layout = QVBoxLayout(composer_area)
@@ -333,6 +335,16 @@ class ChatWindow(QWidget):
         self._editing = None
         self._edit_branches = False
         self.composer.show_keys()
+
+    def _unsent(self) -> str:
+        """The message being written, kept on disk: the one set aside while a question is edited in the box."""
+        return self._draft.text if self._draft is not None else self.composer.input.toPlainText()
+
+    def _give_back_kept(self, text: str) -> None:
+        """The message that was being written when the app last ended, unless something is in the box already."""
+        if self._draft is None and not self.composer.input.toPlainText():
+            self.composer.input.setPlainText(text)
+            self.composer.input.moveCursor(self.composer.input.textCursor().MoveOperation.End)
 
     def _give_back_draft(self) -> None:
         """The edit is over (sent, cancelled, or its chat left): the message that was being written comes back."""

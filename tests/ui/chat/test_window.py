@@ -14,6 +14,7 @@ from PySide6.QtGui import QDragEnterEvent, QDropEvent, QGuiApplication, QMouseEv
 from PySide6.QtWidgets import QApplication, QLineEdit, QMessageBox
 
 from desktop.agent.commands import Command
+from desktop.conversation.drafts import draft_path
 from desktop.conversation.transcript import ChatRow, Kind, rows_from_messages
 from desktop.kernel.bus import MessageKind, TurnFinished, TurnStarted
 from desktop.mcp import McpServers
@@ -415,6 +416,25 @@ async def test_esc_and_close_hide_the_window(window: ChatWindow, qtbot) -> None:
     assert not window.isVisible()
     window.focus_input()
     assert window.isVisible() and window.windowTitle() == "Nanobot"
+
+
+async def test_the_message_being_written_outlives_a_quit_and_is_gone_once_sent(
+        window: ChatWindow, bridge: CoreBridge, fake: FakeOpenAI, qtbot) -> None:  # type: ignore[no-untyped-def]
+    """Typed, not sent, and then the app quits (or crashes, or the session ends): the next start's chat window
+    has it in its message box. Sent, it is not offered again."""
+    kept = draft_path(bridge.core.home.state_dir, "chat")
+    qtbot.keyClicks(window.composer.input, "Dear Sam, the figures for Q3 are")
+    await until(lambda: kept.exists() and "figures for Q3 are" in kept.read_text(encoding="utf-8"),
+                message="the draft kept as it is typed")
+    again = ChatWindow(bridge)  # the next start's window (the file is all it shares with this one)
+    qtbot.addWidget(again)
+    again.show()
+    again.show_session("desktop:again")
+    await until(lambda: again.composer.input.toPlainText() == "Dear Sam, the figures for Q3 are",
+                message="the draft given back")
+    fake.add({"content": "Noted."})
+    qtbot.keyClick(again.composer.input, Qt.Key.Key_Return)
+    await until(lambda: not kept.exists(), message="the sent message no longer kept as a draft")
 
 
 async def test_new_rename_and_delete_chats(window: ChatWindow, bridge: CoreBridge, fake: FakeOpenAI,
