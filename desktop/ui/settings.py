@@ -17,7 +17,8 @@ The window follows config.yaml while it is open (a hand edit, a card's "Always a
 with nothing changed in it, it shows the file anew; with changes of the person's own, it says the file
 changed and keeps them. Either way Save writes only the keys the person changed here, on top of the file
 as it is then, so an edit made elsewhere is never undone by values the window showed before it. Closing
-with unsaved changes asks first; giving commands this computer's network asks what that opens."""
+with unsaved changes asks first, also for a page that saves itself (Personalisation), which Save saves too;
+giving commands this computer's network asks what that opens."""
 
 from __future__ import annotations
 
@@ -26,7 +27,7 @@ import copy
 import math
 from collections.abc import Callable, Sequence
 from pathlib import Path
-from typing import Any
+from typing import Any, Protocol, runtime_checkable
 
 from PySide6.QtCore import Qt
 from PySide6.QtGui import QCloseEvent, QKeySequence, QShowEvent
@@ -90,6 +91,20 @@ HOST_NETWORK_QUESTION = (
     "“Public internet only” lets commands download what they need without any of that.")
 
 
+@runtime_checkable
+class SavesItself(Protocol):
+    """A feature's page that keeps what it shows outside config.yaml (Personalisation: USER.md and SOUL.md). The
+    window's Save saves it too, and Close asks first while it holds changes, as for the window's own settings."""
+
+    def unsaved(self) -> list[str]:
+        """What the person changed on the page and has not saved, by label: empty when nothing."""
+        ...
+
+    async def save(self) -> bool:
+        """Save it; False when something was not saved (the page says why, and keeps the typing)."""
+        ...
+
+
 class SettingsWindow(QWidget):
     def __init__(self, bridge: CoreBridge, pages: Sequence[tuple[str, str, Callable[[], QWidget]]] = (),
                  tools: Tools | None = None, parent: QWidget | None = None) -> None:
@@ -121,10 +136,13 @@ class SettingsWindow(QWidget):
         self.tabs.addTab(_page(self.model_form, "Which model answers, and how to reach it."), "Model")
         self.tabs.addTab(self._answers_page(), "Answers")
         self.tabs.addTab(self._tools_page(), "Tools")
+        self._own_saves: list[tuple[str, SavesItself]] = []  # pages that save themselves, by title
         for title, caption, build in pages:
             built = build()
             if isinstance(built, SettingsGroup):
                 self.rows.update(built.rows)
+            if isinstance(built, SavesItself):
+                self._own_saves.append((title, built))
             self.tabs.addTab(_page(built, caption, stretch=False), title)
         self.tabs.addTab(self._general_page(), "General")
 
@@ -282,6 +300,8 @@ class SettingsWindow(QWidget):
             labels.append("API key")
         if self._autostart_was is not None and self.autostart.isChecked() != self._autostart_was:
             labels.append("Start at login")
+        for _title, page in self._own_saves:
+            labels += page.unsaved()
         return labels
 
     def _file_changed(self) -> None:
@@ -436,11 +456,15 @@ class SettingsWindow(QWidget):
         not_stored = await self.model_form.store_typed_key()
         problem = str(not_stored) if not_stored else await self._apply_autostart()
         self._saved(written[0])
+        held = [title for title, page in self._own_saves if page.unsaved() and not await page.save()]
+        if held:
+            problem = " ".join(filter(None, [problem, f"{' and '.join(held)}: not saved; that page says why "
+                                                          "and keeps your text."]))
         if problem:
             self._say(f"{message} But: {problem}", ERROR_COLOUR)
         else:
             self._say(message, OK_COLOUR)
-        return True
+        return not held  # a page that kept its text keeps the window open (Save on closing too)
 
     def _saved(self, config: Config) -> None:
         """What was written is what the form starts from now; after the file changed meanwhile, it shows it

@@ -73,8 +73,14 @@ class PersonalisationPage(QWidget):
                 return
         set_note(self.status, "", None)
 
-    async def save(self) -> None:
-        """Save each file whose text was changed here, unless it changed on disk meanwhile."""
+    def unsaved(self) -> list[str]:
+        """The files typed in here and not saved, by their headings (the Settings window asks before closing)."""
+        return [f"{title} ({name})" for name, title, *_ in FILES
+                if not self.editors[name].isReadOnly() and self.editors[name].toPlainText() != self._read.get(name)]
+
+    async def save(self) -> bool:
+        """Save each file whose text was changed here, unless it changed on disk meanwhile; False when one was not
+        saved (the page says why and keeps the text)."""
         now = await asyncio.to_thread(self._read_files)
         saved, said = [], []
         for name, editor in self.editors.items():
@@ -85,13 +91,13 @@ class PersonalisationPage(QWidget):
                 set_note(self.status, f"{name} was changed elsewhere since it was opened here (by Dream or the memory "
                                       "window); your text is still here. Copy it, Reload from disk, and add it "
                                       "again.", WARN_COLOUR)
-                return
+                return False
             try:
                 edit = await save_by_hand(self._memory.git, self._bridge.workspace, name, text)
             except OSError as exc:
                 set_note(self.status, f"Could not save {name}: {exc.strerror or exc}. Your text is still here.",
                          ERROR_COLOUR)
-                return
+                return False
             self._read[name] = text
             saved.append(name)
             if edit.problem:
@@ -103,6 +109,7 @@ class PersonalisationPage(QWidget):
         else:
             set_note(self.status, f"Saved {' and '.join(saved)}; the assistant uses it from the next message.",
                      OK_COLOUR)
+        return True
 
     def _read_files(self) -> dict[str, tuple[str, str]]:
         workspace = self._bridge.workspace

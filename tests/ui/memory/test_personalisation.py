@@ -6,6 +6,7 @@ from __future__ import annotations
 from pathlib import Path
 
 from PySide6.QtCore import Qt
+from PySide6.QtWidgets import QMessageBox
 
 from desktop.memory import Memory
 from desktop.ui.app import Shell
@@ -46,3 +47,27 @@ async def test_custom_instructions_edit_user_and_soul_into_the_memory_history(sh
     await until(lambda: "changed elsewhere" in page.status.text(), message="the conflict said")
     assert (workspace / "SOUL.md").read_text(encoding="utf-8") == "Changed by Dream meanwhile.\n"
     assert soul.toPlainText() == "Be direct and warm.\n"  # the typing is kept
+
+
+async def test_the_windows_own_save_and_close_take_in_the_custom_instructions(shell: Shell, qtbot) -> None:  # type: ignore[no-untyped-def]
+    """Typed here, then the window's Save (its default button) or Close: the instructions are saved too, or
+    Close asks first, as for any other setting; they are never dropped behind a "Saved"."""
+    assert shell.core is not None
+    user_file: Path = shell.core.workspace / "USER.md"
+    before = user_file.read_text(encoding="utf-8")
+    window, page = await open_page(shell)
+    user = page.editors["USER.md"]
+    await until(lambda: user.toPlainText() == before, message="USER.md read into the page")
+    user.setPlainText(before + "\nMetric units, please.\n")
+
+    window.close()
+    box = next((w for w in window.findChildren(QMessageBox) if w.isVisible()), None)
+    assert box is not None and "USER.md" in box.text() and window.isVisible()
+    box.button(QMessageBox.StandardButton.Cancel).click()
+
+    qtbot.mouseClick(window.save_button, Qt.MouseButton.LeftButton)
+    await until(lambda: "Metric units" in user_file.read_text(encoding="utf-8"), message="USER.md saved")
+    await until(lambda: "Saved" in window.status.text(), message="the window says so")
+    assert window.unsaved() == []
+    window.close()
+    assert not window.isVisible()
