@@ -4,8 +4,8 @@ history and the chat sessions, one tab each. Tabs load when first shown and refr
 from __future__ import annotations
 
 from PySide6.QtCore import Signal
-from PySide6.QtGui import QShowEvent
-from PySide6.QtWidgets import QTabWidget, QVBoxLayout, QWidget
+from PySide6.QtGui import QCloseEvent, QShowEvent
+from PySide6.QtWidgets import QMessageBox, QTabWidget, QVBoxLayout, QWidget
 
 from desktop.kernel.taskset import spawn
 from desktop.memory import Memory
@@ -40,6 +40,7 @@ class MemoryWindow(QWidget):
         self.changes.restored.connect(lambda _rev: spawn(self.memory.reload()))
         self.tabs.currentChanged.connect(lambda _i: self._refresh_current())
         self._commit_to_show: str | None = None
+        self._asking: QMessageBox | None = None  # "Save your changes?" while it is open
 
     def show_commit(self, rev: str | None = None) -> None:
         """Bring the window up on the Changes tab, showing `rev` (the newest change when None)."""
@@ -58,6 +59,38 @@ class MemoryWindow(QWidget):
         super().showEvent(event)
         if not event.spontaneous():
             self._refresh_current()
+
+    def closeEvent(self, event: QCloseEvent) -> None:  # noqa: N802
+        """Closing (Esc, the title bar) with a memory file's edits unsaved asks first: they are never left in a
+        hidden window that quitting drops."""
+        if not self.memory.dirty:
+            super().closeEvent(event)
+            return
+        event.ignore()
+        if self._asking is not None:
+            return
+        box = QMessageBox(QMessageBox.Icon.Question, "Save your changes?",
+                          f"Your edits of {self.memory.current} are not saved yet.",
+                          QMessageBox.StandardButton.Save | QMessageBox.StandardButton.Discard
+                          | QMessageBox.StandardButton.Cancel, self)
+        box.setDefaultButton(QMessageBox.StandardButton.Save)
+        box.finished.connect(lambda _result: self._close_answered(box))
+        self._asking = box
+        box.open()  # not exec(): a nested event loop would stall the agent
+
+    def _close_answered(self, box: QMessageBox) -> None:
+        self._asking = None
+        answer = box.standardButton(box.clickedButton())
+        box.deleteLater()
+        if answer == QMessageBox.StandardButton.Save:
+            spawn(self._save_and_close())
+        elif answer == QMessageBox.StandardButton.Discard:
+            self.memory.stop_editing()
+            self.hide()
+
+    async def _save_and_close(self) -> None:
+        if await self.memory.save():  # else the tab says why, and the window stays with the edits
+            self.hide()
 
     def _refresh_current(self) -> None:
         if not self.isVisible():

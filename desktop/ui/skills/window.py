@@ -16,7 +16,7 @@ from pathlib import Path
 from typing import Any
 
 from PySide6.QtCore import Qt, QTimer, QUrl
-from PySide6.QtGui import QDesktopServices, QDragEnterEvent, QDropEvent, QFont, QShowEvent
+from PySide6.QtGui import QCloseEvent, QDesktopServices, QDragEnterEvent, QDropEvent, QFont, QShowEvent
 from PySide6.QtWidgets import (
     QFrame,
     QHBoxLayout,
@@ -485,6 +485,19 @@ class SkillsWindow(QWidget):
         super().showEvent(event)
         if self._editing is None:
             self._spawn(self.refresh())
+
+    def closeEvent(self, event: QCloseEvent) -> None:
+        """Closing (Esc, the title bar) with a skill's changes unsaved asks first, as the editor's Close does: they
+        are never left in a hidden window that quitting drops."""
+        if self._editing is not None and self.editor.is_modified():
+            event.ignore()
+            self._spawn(self._close_when_answered())
+        else:
+            super().closeEvent(event)
+
+    async def _close_when_answered(self) -> None:
+        if await self.close_editor():
+            self.hide()
 
     def dragEnterEvent(self, event: QDragEnterEvent) -> None:
         urls = event.mimeData().urls()

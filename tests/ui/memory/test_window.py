@@ -13,6 +13,7 @@ from typing import Any
 
 import pytest
 from PySide6.QtCore import QDate, Qt, QTimer
+from PySide6.QtWidgets import QMessageBox
 
 from desktop.kernel import taskset
 from desktop.memory import Memory
@@ -325,3 +326,31 @@ async def test_a_save_never_silently_replaces_a_change_the_window_has_not_shown(
     shot(window, "memory-save-conflict")
     assert await tab.save()
     assert user.read_text().startswith("my words ")
+
+
+async def test_closing_the_window_while_a_memory_file_is_edited_asks_first(  # type: ignore[no-untyped-def]
+        window: MemoryWindow, qtbot, bridge: CoreBridge) -> None:
+    """Esc or the title bar's close with unsaved edits asks Save, Discard or Cancel: the edits are never left in a
+    hidden window that quitting drops."""
+    tab = window.memory
+    memory_file = bridge.core.workspace / "memory" / "MEMORY.md"
+    await until(lambda: "Long-term memory" in tab.view.toPlainText())
+    qtbot.mouseClick(tab.edit_button, Qt.MouseButton.LeftButton)
+    tab.editor.moveCursor(tab.editor.textCursor().MoveOperation.End)
+    qtbot.keyClicks(tab.editor, "Atlas runs on Postgres 16")
+
+    def question() -> QMessageBox | None:
+        return next((w for w in window.findChildren(QMessageBox) if w.isVisible()), None)
+
+    window.close()
+    box = question()
+    assert box is not None and "MEMORY.md" in box.text() and window.isVisible()
+    box.button(QMessageBox.StandardButton.Cancel).click()
+    assert window.isVisible() and tab.editor.toPlainText().endswith("Atlas runs on Postgres 16")
+    window.close()
+    box = question()
+    assert box is not None
+    box.button(QMessageBox.StandardButton.Save).click()
+    await until(lambda: not window.isVisible(), message="saved, then closed")
+    assert memory_file.read_text(encoding="utf-8").endswith("Atlas runs on Postgres 16")
+    await until(lambda: not taskset.pending(), message="the save's history to be read")

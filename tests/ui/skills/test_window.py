@@ -260,6 +260,28 @@ async def test_a_save_never_silently_replaces_a_skill_changed_on_disk_while_it_w
     assert "My step." in path.read_text(encoding="utf-8")
 
 
+async def test_closing_the_window_with_unsaved_changes_asks_first(window: SkillsWindow) -> None:
+    """Esc or the title bar's close while a skill's changes are unsaved: asked first, as the editor's Close does;
+    Cancel keeps the window and the typing."""
+    assert await window.create_skill("drafts")
+    window.editor.text_edit.appendPlainText("More.")
+    answers = [False, True]
+    asked: list[str] = []
+
+    async def confirm(title: str, text: str, action: str) -> bool:
+        asked.append(text)
+        return answers.pop(0)
+
+    window.confirm = confirm
+    window.close()
+    await until(lambda: len(asked) == 1, message="the question")
+    await settled(window)
+    assert window.isVisible() and "More." in window.editor.text() and "drafts" in asked[0]
+    window.close()
+    await until(lambda: not window.isVisible(), message="the window closed once changes were discarded")
+    assert window.editing is None
+
+
 async def test_builtin_skill_is_read_only_but_can_be_copied_to_the_workspace(window: SkillsWindow) -> None:
     builtin = window.status_of("weather", "builtin")
     window.select("weather", "builtin")
