@@ -25,7 +25,7 @@ from PySide6.QtWidgets import (
 
 from desktop.kernel.taskset import spawn
 from desktop.memory import Memory
-from desktop.memory.hand_edit import save_by_hand
+from desktop.memory.hand_edit import TooLarge, save_by_hand
 from desktop.ui.bridge import CoreBridge
 from desktop.ui.links import open_link
 from desktop.ui.markdown import MarkdownBrowser
@@ -164,6 +164,9 @@ class MemoryFilesTab(QWidget):
             edit = await save_by_hand(self.memory.git, self.bridge.workspace, name, text)
         except OSError as exc:
             self.notice.show_html(RED, f"Could not save {name}: {exc.strerror or exc}. Your text is still here.")
+            return False
+        except TooLarge as exc:
+            self.notice.show_html(RED, f"Not saved: {html.escape(str(exc))}. Your text is still here.")
             return False
         self._catch_up()
         self._disk[name] = text

@@ -14,7 +14,7 @@ from PySide6.QtWidgets import QHBoxLayout, QPlainTextEdit, QPushButton, QVBoxLay
 
 from desktop.kernel.taskset import spawn
 from desktop.memory import Memory
-from desktop.memory.hand_edit import save_by_hand
+from desktop.memory.hand_edit import TooLarge, save_by_hand
 from desktop.ui.bridge import CoreBridge
 from desktop.ui.form_widgets import ERROR_COLOUR, OK_COLOUR, WARN_COLOUR, heading, note_label, set_note
 from desktop.workspace import access
@@ -97,6 +97,9 @@ class PersonalisationPage(QWidget):
             except OSError as exc:
                 set_note(self.status, f"Could not save {name}: {exc.strerror or exc}. Your text is still here.",
                          ERROR_COLOUR)
+                return False
+            except TooLarge as exc:
+                set_note(self.status, f"Not saved: {html.escape(str(exc))}. Your text is still here.", ERROR_COLOUR)
                 return False
             self._read[name] = text
             saved.append(name)

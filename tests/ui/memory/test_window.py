@@ -354,3 +354,21 @@ async def test_closing_the_window_while_a_memory_file_is_edited_asks_first(  # t
     await until(lambda: not window.isVisible(), message="saved, then closed")
     assert memory_file.read_text(encoding="utf-8").endswith("Atlas runs on Postgres 16")
     await until(lambda: not taskset.pending(), message="the save's history to be read")
+
+
+async def test_a_memory_file_too_large_for_the_assistant_to_read_is_not_saved(  # type: ignore[no-untyped-def]
+        window: MemoryWindow, qtbot, bridge: CoreBridge) -> None:
+    """A 600 KB paste into USER.md: saved, the file would be over what the app reads, and the assistant (and this
+    window) would get none of it. Save says so and keeps the text; the file stays as it was."""
+    tab = window.memory
+    user = bridge.core.workspace / "USER.md"
+    before = user.read_text(encoding="utf-8")
+    tab.files.setCurrentIndex(tab.files.model().index(1, 0))
+    await until(lambda: "About the user" in tab.view.toPlainText())
+    qtbot.mouseClick(tab.edit_button, Qt.MouseButton.LeftButton)
+    pasted = "a line of a very long log\n" * 24_000
+    tab.editor.setPlainText(pasted)
+    assert not await tab.save()
+    assert "Not saved" in tab.notice.text() and "512 KB" in tab.notice.text()
+    assert user.read_text(encoding="utf-8") == before and tab.editor.toPlainText() == pasted
+    shot(window, "memory-too-large")
