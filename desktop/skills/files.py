@@ -72,10 +72,20 @@ def read_skill_text(skills_dir: Path, name: str) -> str:
     return access.read_bytes(base, f"{folder}/{name}/SKILL.md", MAX_FILE_BYTES).decode("utf-8")
 
 
+class SkillTooLarge(ValueError):
+    """A SKILL.md longer than the app reads: written, the skill would be refused whole, so it is not written."""
+
+
 def save_skill_text(skills_dir: Path, name: str, text: str) -> None:
-    """Save the editor's text atomically (a link planted at SKILL.md is replaced, not written through)."""
+    """Save the editor's text atomically (a link planted at SKILL.md is replaced, not written through); SkillTooLarge
+    (nothing written) when it is over what the loader and the editor read."""
+    data = text.encode("utf-8")
+    if len(data) > MAX_FILE_BYTES:
+        raise SkillTooLarge(f"SKILL.md would be {len(data) // 1024:,} KB, and the app reads it only up to "
+                            f"{MAX_FILE_BYTES // 1024:,} KB: the skill would not load at all. Shorten it (long "
+                            "material can go in a file beside it, such as references/notes.md, that it names)")
     base, folder = _within(skills_dir)
-    access.write_text(base, f"{folder}/{name}/SKILL.md", text)
+    access.write_bytes(base, f"{folder}/{name}/SKILL.md", data)
 
 
 TRASH = ".trash"  # inside the skills folder: hidden, so the loader skips it; same disk, so a rename

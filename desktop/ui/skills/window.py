@@ -366,6 +366,9 @@ class SkillsWindow(QWidget):
             self.banner.show_message(RED, f"<b>Could not save {_esc(self.editor.path)}.</b> {_esc(exc)} "
                                           "Your text is still in the editor.")
             return False
+        except files.SkillTooLarge as exc:
+            self.banner.show_message(RED, f"<b>Not saved:</b> {_esc(exc)}. Your text is still in the editor.")
+            return False
         self._opened_text = text
         if self.editor.text() == text:  # typing during the save keeps the document dirty
             self.editor.mark_saved()

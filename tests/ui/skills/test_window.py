@@ -282,6 +282,20 @@ async def test_closing_the_window_with_unsaved_changes_asks_first(window: Skills
     assert window.editing is None
 
 
+async def test_a_skill_too_large_for_the_app_to_read_is_not_saved(window: SkillsWindow) -> None:
+    """A 1.2 MB paste into SKILL.md: saved, the skill would be refused whole (listed as broken, not given to the
+    assistant, not even editable here). Save says so and keeps the text; the file stays as it was."""
+    assert await window.create_skill("drafts")
+    path = window.editor.path
+    assert path is not None
+    before = path.read_text(encoding="utf-8")
+    long = before + "A step of a very long procedure.\n" * 38_000
+    window.editor.text_edit.setPlainText(long)
+    assert not await window.save()
+    assert "Not saved" in window.banner.text() and "1,024 KB" in window.banner.text()
+    assert path.read_text(encoding="utf-8") == before and window.editor.text() == long
+
+
 async def test_builtin_skill_is_read_only_but_can_be_copied_to_the_workspace(window: SkillsWindow) -> None:
     builtin = window.status_of("weather", "builtin")
     window.select("weather", "builtin")
