@@ -9,6 +9,13 @@ from dataclasses import dataclass
 from desktop.config import SECONDS, Section, setting
 
 
+def _server_address(value: str) -> str | None:
+    """A speech server's address names its scheme: without it every recording would fail against it."""
+    if value.strip() and not value.strip().startswith(("http://", "https://")):
+        return "empty or an address that starts with http:// or https:// (e.g. http://127.0.0.1:8080/v1)"
+    return None
+
+
 @dataclass
 class VoiceConfig:
     stt_model: str = setting("", label="Speech model",
@@ -17,7 +24,7 @@ class VoiceConfig:
     api_base: str = setting("", label="Speech server address",
                              help="An OpenAI-compatible speech server of your own, for dictation and reading "
                              "aloud, e.g. whisper.cpp's server at http://127.0.0.1:8080/v1 (with the model "
-                             "openai/whisper-1); empty for the provider's own.")
+                             "openai/whisper-1); empty for the provider's own.", check=_server_address)
     language: str = setting("", label="Language",
                             help="The language spoken, as a two-letter code (en, de, fr); empty: the model "
                             "recognises it.")

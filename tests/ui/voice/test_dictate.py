@@ -192,6 +192,25 @@ async def test_send_on_stop_in_the_quick_prompt_asks_at_once(qtbot: QtBot, bridg
     assert "About 384,400 km." in prompt.answer.toPlainText()
 
 
+async def test_a_speech_server_address_without_its_scheme_is_not_saved_and_says_why(
+        qtbot: QtBot, shell) -> None:  # type: ignore[no-untyped-def]
+    """"127.0.0.1:8080/v1" typed as the speech server: not saved (every recording would fail against it), the
+    status says what to write, and the address in force stays as it was."""
+    shell.open_window("settings")
+    settings = shell.window("settings")
+    assert isinstance(settings, SettingsWindow) and settings.show_page("Voice")
+    await until(lambda: settings.rows["voice.max_seconds"].widget.value() == 300,  # type: ignore[union-attr]
+                message="the settings loaded")
+    settings.rows["voice.api_base"].widget.setText("127.0.0.1:8080/v1")  # type: ignore[attr-defined]
+    assert not await settings.save()
+    assert "Not saved" in settings.status.text() and "http://" in settings.status.text()
+    assert shell.core.config.section(VoiceConfig).api_base == ""
+    assert "127.0.0.1:8080" not in shell.core.home.config_file.read_text(encoding="utf-8")
+    settings.rows["voice.api_base"].widget.setText("http://127.0.0.1:8080/v1")  # type: ignore[attr-defined]
+    assert await settings.save()
+    assert shell.core.config.section(VoiceConfig).api_base == "http://127.0.0.1:8080/v1"
+
+
 async def test_the_voice_page_holds_the_speech_settings_and_saves_them(
         qtbot: QtBot, shell, fake: FakeOpenAI) -> None:  # type: ignore[no-untyped-def]
     shell.open_window("settings")
