@@ -440,6 +440,31 @@ class ServerDialog(QDialog):
         layout.addWidget(self.problem)
         layout.addStretch(1)
         layout.addWidget(buttons)
+        self._as_opened = self._typed()
+        self._asking = False  # "Discard?" is open
+
+    def _typed(self) -> tuple[object, ...]:
+        return (self.name.text(), self.program.isChecked(), self.command.text(), self.url.text(),
+                self.env.toPlainText(), self.headers.toPlainText())
+
+    def reject(self) -> None:
+        """Cancel, Esc or the title bar's close: with something typed (a command, a token) it asks first, so a key
+        pressed by habit does not drop it."""
+        if self._asking:
+            return
+        if self._typed() == self._as_opened:
+            super().reject()
+            return
+        self._asking = True
+        spawn(self._reject_if_agreed())
+
+    async def _reject_if_agreed(self) -> None:
+        try:
+            discard = await confirm(self, "Discard changes?", "What you typed in this form is not saved.", "Discard")
+        finally:
+            self._asking = False
+        if discard:
+            super().reject()
 
     def _kind_changed(self) -> None:
         self.command.setEnabled(self.program.isChecked())

@@ -13,6 +13,7 @@ from typing import Any
 
 import pytest
 import yaml
+from PySide6.QtCore import Qt
 from PySide6.QtWidgets import QDoubleSpinBox, QFileDialog, QLabel, QLineEdit, QMessageBox, QWidget
 from pytestqt.qtbot import QtBot
 
@@ -238,6 +239,33 @@ async def test_import_from_any_file_and_add_with_environment_and_headers_keeps_s
     assert saved["headers"] == {"Authorization": "keyring:mcp.remote.Authorization", "X-Region": "eu"}
     assert memory_keyring.store[("nanobot-tray", "mcp.remote.Authorization")] == "Bearer sk-remote-1"
     assert "sk-remote-1" not in (home_dir / "config.yaml").read_text(encoding="utf-8")
+
+
+async def test_esc_in_a_server_form_with_something_typed_asks_before_dropping_it(qtbot: QtBot,
+                                                                                 bridge: CoreBridge) -> None:
+    """A command and a token typed into Add server, then Esc (or Cancel): asked first, and Cancel there keeps the
+    form as typed; an untouched form closes at once."""
+    page = await opened(qtbot, bridge)
+    page.add_button.click()
+    await until(lambda: shown(page, ServerDialog), message="form open")
+    form = shown(page, ServerDialog)
+    form.name.setText("github")
+    form.command.setText("npx -y @modelcontextprotocol/server-github")
+    form.env.setPlainText("GITHUB_TOKEN=ghp_typed_here")
+    qtbot.keyClick(form.name, Qt.Key.Key_Escape)
+    await answer(page, "Cancel")
+    await until(lambda: not form.findChildren(QMessageBox), message="the question gone")
+    assert form.isVisible() and form.env.toPlainText() == "GITHUB_TOKEN=ghp_typed_here"
+    qtbot.keyClick(form.name, Qt.Key.Key_Escape)
+    await answer(page, "Discard")
+    await until(lambda: shown(page, ServerDialog) is None, message="the form closed")
+
+    page.add_button.click()
+    await until(lambda: shown(page, ServerDialog), message="form open again")
+    untouched = shown(page, ServerDialog)
+    qtbot.keyClick(untouched.name, Qt.Key.Key_Escape)
+    await until(lambda: shown(page, ServerDialog) is None, message="an untouched form closes at once")
+    assert shown(page, QMessageBox) is None
 
 
 async def test_the_startup_wait_is_set_here_and_saved_at_once(qtbot: QtBot, bridge: CoreBridge, home_dir: Path) -> None:
