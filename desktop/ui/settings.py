@@ -396,7 +396,10 @@ class SettingsWindow(QWidget):
         """Put every value of the form into `config` (a wrong one too, so a change is seen as one); a message
         says which value is wrong."""
         wrong = self.model_form.problem()
+        had_model = bool(config.model)
         self.model_form.apply_to(config)
+        if had_model and not config.model:  # cleared by mistake: no chat could be answered
+            wrong = wrong or "Choose the model that answers (pick one on the Model page, or type its name) first."
         self.tool_policies.apply_to(config)
         for key, row in self.rows.items():
             set_value_at(config, key, row.value())

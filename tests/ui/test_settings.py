@@ -270,6 +270,7 @@ async def test_unusable_keyring_explains_the_fix_and_keeps_the_typed_key(qtbot: 
     await until(lambda: "not usable" in form.keyring_note.text())
     assert "GNOME Keyring" in form.keyring_note.text()
     form.provider.setCurrentText("anthropic")
+    form.model.setCurrentText("claude-3-5-haiku-latest")  # another provider: a model of its own
     qtbot.keyClicks(form.key, SECRET)
     status = await save(window)
     assert "The key was not stored: no keyring is installed." in status and "GNOME Keyring" in status
@@ -385,6 +386,19 @@ async def test_a_malformed_server_address_is_not_saved(qtbot: QtBot, bridge: Cor
     await until(lambda: "must start with http://" in window.model_form.api_base_note.text())
     assert "must start with http:// or https://" in await save(window)
     assert path.read_text(encoding="utf-8") == before
+
+
+async def test_a_cleared_model_is_not_saved_and_the_one_in_force_stays(qtbot: QtBot, bridge: CoreBridge) -> None:
+    """The model field emptied by mistake: saved, the app would have no model and every chat would fail (or go back
+    to the first-run setup). Save says what to do; the model in force and config.yaml stay as they were."""
+    window = await opened(qtbot, bridge)
+    assert bridge.core.config.model == "openai/test"
+    window.model_form.provider.setCurrentText("")
+    window.model_form.model.setCurrentText("")
+    said = await save(window)
+    assert "Choose the model" in said
+    assert bridge.core.config.model == "openai/test"
+    assert "openai/test" in bridge.core.home.config_file.read_text(encoding="utf-8")
 
 
 async def test_answer_and_tool_options_are_saved_and_in_effect(qtbot: QtBot, bridge: CoreBridge,
