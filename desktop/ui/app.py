@@ -179,7 +179,7 @@ class Shell(QObject):
         self.tray.new_chat.connect(self.new_chat)
         self.tray.quick_prompt.connect(lambda: self.open_quick())
         self.tray.settings.connect(lambda: self.open_window("settings"))
-        self.tray.quit_requested.connect(self.quit)
+        self.tray.quit_requested.connect(self.quit_asked)
         self.tray.dnd_changed.connect(self._set_dnd)
         self.notifier = Notifier(self.tray.icon, self._notifications_enabled, self)
         self.notifier.activated.connect(self.open_target)
@@ -287,6 +287,20 @@ class Shell(QObject):
                  time.perf_counter() - self.started, stall * 1000)
         self.quick_prompt(log_missing=False)  # built now so the hotkey shows it without delay
         self.collector.settle()
+
+    def quit_asked(self) -> None:
+        """The person's Quit (the tray menu). An open window that may hold edits not yet saved (memory, skills,
+        settings) is closed first, as its own close would be: one holding some asks about them and stays, and so
+        does the app (Quit again once answered). The chat and the quick prompt keep what is being written on disk,
+        so they need not ask."""
+        for kind, widget in self._windows.items():
+            if kind in ("chat", "quick") or not widget.isVisible():
+                continue
+            widget.close()
+            if widget.isVisible():
+                bring_to_front(widget)
+                return
+        self.quit()
 
     def quit(self) -> None:
         if not self._quit.is_set():

@@ -331,6 +331,30 @@ async def test_quit_lets_a_running_turn_finish_saving(model_config: dict[str, An
         widget.close()
 
 
+async def test_quit_in_the_tray_menu_asks_about_unsaved_memory_edits_first(  # type: ignore[no-untyped-def]
+        model_config: dict[str, Any], memory_keyring: object, tmp_path: Path, monkeypatch: pytest.MonkeyPatch,
+        qtbot) -> None:
+    """Quit with a memory file's edits unsaved in its window: the window asks Save, Discard or Cancel and the app
+    stays (it used to quit and drop them); once answered, Quit quits."""
+    shell, task = await _started(tmp_path, monkeypatch)
+    _tray_entry(shell, "Memory && history").trigger()
+    window = shell.window("memory")
+    assert window is not None
+    tab = window.memory  # type: ignore[attr-defined]
+    await until(lambda: "Long-term memory" in tab.view.toPlainText(), message="MEMORY.md shown")
+    qtbot.mouseClick(tab.edit_button, Qt.MouseButton.LeftButton)
+    qtbot.keyClicks(tab.editor, "Atlas runs on Postgres 16")
+    shell.tray.quit_requested.emit()
+    await asyncio.sleep(0.5)  # a quit takes well under this to end the run
+    asked = [box for box in window.findChildren(QMessageBox) if box.isVisible()]
+    assert not task.done() and window.isVisible() and len(asked) == 1 and "MEMORY.md" in asked[0].text()
+    asked[0].button(QMessageBox.StandardButton.Discard).click()
+    shell.tray.quit_requested.emit()
+    assert await asyncio.wait_for(task, 30) == 0
+    for widget in QApplication.topLevelWidgets():
+        widget.close()
+
+
 async def test_windows_that_point_at_a_chat_open_it(shell: Shell) -> None:
     chat = shell.window("chat")
     assert chat is not None
