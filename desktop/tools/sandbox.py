@@ -76,6 +76,8 @@ class Sandbox:
             argv = await asyncio.to_thread(self._probe_argv)
         except InWorkspace as exc:
             return _refusing(str(exc))
+        if argv is None:  # not remembered: a bwrap installed (or a PATH mended) while the app runs is used at once
+            return _not_installed()
         verdict = _probed.get(key) or _remembered(key, await _probe_async(argv))
         return _with_network(verdict, await asyncio.to_thread(network_in_force, self.network))
 
@@ -86,6 +88,8 @@ class Sandbox:
             argv = self._probe_argv()
         except InWorkspace as exc:
             return _refusing(str(exc))
+        if argv is None:
+            return _not_installed()
         verdict = _probed.get(key) or _remembered(key, _probe_sync(argv))
         return _with_network(verdict, network_in_force(self.network))
 
@@ -233,9 +237,7 @@ def _judge(returncode: int, stderr: str) -> SandboxMode:
     return _unavailable(f"bwrap cannot run here ({reason}); unprivileged user namespaces may be disabled")
 
 
-async def _probe_async(argv: list[str] | None) -> SandboxMode:
-    if argv is None:
-        return _not_installed()
+async def _probe_async(argv: list[str]) -> SandboxMode:
     started: list[asyncio.subprocess.Process] = []
     probe = asyncio.ensure_future(_probe_once(argv, started))
     try:
@@ -270,9 +272,7 @@ async def _probe_once(argv: list[str], started: list[asyncio.subprocess.Process]
     return _judge(proc.returncode or 0, err.decode("utf-8", "replace"))
 
 
-def _probe_sync(argv: list[str] | None) -> SandboxMode:
-    if argv is None:
-        return _not_installed()
+def _probe_sync(argv: list[str]) -> SandboxMode:
     try:
         done = subprocess.run(argv, stdin=subprocess.DEVNULL, stdout=subprocess.DEVNULL, stderr=subprocess.PIPE,
                               timeout=_PROBE_TIMEOUT, check=False)

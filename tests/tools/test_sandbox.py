@@ -71,6 +71,19 @@ async def test_a_missing_bwrap_is_named_and_commands_fall_back_to_refusals(layou
     assert not refused.ok and "command refused" in str(refused.output)
 
 
+async def test_a_bwrap_not_found_once_is_used_as_soon_as_it_is_found(layout: Layout,
+                                                                       monkeypatch: pytest.MonkeyPatch) -> None:
+    """Installed while the app runs (or PATH mended): the next command is sandboxed. "Not installed" was kept
+    for the rest of the run, so every later command ran with the refusals alone."""
+    tool = layout.tools().get("exec")
+    assert isinstance(tool, ExecTool)
+    with monkeypatch.context() as m:
+        m.setenv("PATH", str(layout.user))  # a PATH with no bwrap on it
+        assert not (await tool.mode()).sandboxed
+    assert (await tool.mode()).sandboxed
+    assert (await run(layout.tools(), "cat ~/.ssh/id_rsa")).output != "PRIVATE KEY\nExit code: 0"
+
+
 async def test_a_command_stopped_while_bwrap_is_probed_leaves_no_probe_running(layout: Layout, tmp_path: Path) -> None:
     """The first command of a run probes bwrap; /stop then must not leave the probe behind."""
     started = tmp_path / "probe.pid"
