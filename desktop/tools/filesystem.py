@@ -41,6 +41,7 @@ NEAR_MATCH_RATIO = 0.5  # how alike a passage must be to be shown
 GREP_SEARCHED_CHARS = 1_000_000  # of one line: the rest of a longer one is not searched
 GLOB_SECONDS = 10.0  # walking the folder: a workspace of millions of files takes longer than anyone waits
 GREP_SECONDS = 10.0  # matching, over all files (desktop/kernel/patterns.py: why a pattern can run for hours)
+TOO_DEEP = "stopped: folders here are nested too deep to search; pass a folder inside as `path`"
 _SNIFF_BYTES = 8192
 DIFF_LINES = 400  # an approval card's diff is cut here: it shows what it can, the rest is marked
 DIFF_READ_BYTES = 1024 * 1024  # of the file as it is, for that diff
@@ -348,9 +349,8 @@ class GlobTool(_FileTool):
         except glob_walk.TooLong:
             raise ToolError(f"stopped after {GLOB_SECONDS:.0f} s: the folder holds too much to search this way; "
                             f"narrow the path or the pattern ({len(found)} found so far)") from None
-        except RecursionError:
-            raise ToolError("stopped: folders here are nested too deep to search; pass a folder inside as `path` "
-                            f"({len(found)} found so far)") from None
+        except RecursionError:  # os.walk goes down one call per folder: a chain a command nested past Python's limit
+            raise ToolError(f"{TOO_DEEP} ({len(found)} found so far)") from None
         if not found:
             return f"No files match {pattern!r} in {self.display(base)}."
         found.sort()
@@ -397,6 +397,8 @@ class GrepTool(_FileTool):
                             "Escape special characters or set fixed_strings to true.") from None
         try:
             return await _in_thread(self._grep, root, regex, glob)
+        except RecursionError:  # as for glob
+            raise ToolError(TOO_DEEP) from None
         except TooSlow:
             raise ToolError(f"stopped after {GREP_SECONDS:.0f} s: the regular expression {pattern!r} backtracks too "
                             "much on these files; simplify it (no nested repeats like (a+)+), narrow the path or "

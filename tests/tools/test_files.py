@@ -6,6 +6,7 @@ import asyncio
 import base64
 import os
 import stat
+import subprocess
 import time
 from pathlib import Path
 
@@ -257,6 +258,29 @@ async def test_grep_caps_results(tools: ToolRegistry, workspace: Path) -> None:
     (workspace / "log.txt").write_text("hit\n" * 500)
     lines = (await ok(tools, "grep", pattern="hit")).splitlines()
     assert len(lines) == 201 and "stopped at 200 matches" in lines[-1]
+
+
+def nested_chain(workspace: Path, depth: int) -> None:
+    """Folders `depth` deep (as `mkdir d && cd d` over and over in a sandboxed command), a file at the bottom."""
+    fd = os.open(workspace, os.O_RDONLY)
+    for _ in range(depth):
+        os.mkdir("d", dir_fd=fd)
+        inner = os.open("d", os.O_RDONLY, dir_fd=fd)
+        os.close(fd)
+        fd = inner
+    os.close(os.open("found.txt", os.O_WRONLY | os.O_CREAT, dir_fd=fd))
+    os.close(fd)
+
+
+@pytest.mark.parametrize("tool, args", [("glob", {"pattern": "**/found.txt"}), ("grep", {"pattern": "needle"})])
+async def test_folders_nested_past_pythons_limit_are_named_as_such(tools: ToolRegistry, workspace: Path,
+                                                                   tool: str, args: dict[str, str]) -> None:
+    """grep said 'grep failed: RecursionError: maximum recursion depth exceeded'; both say what to do instead."""
+    nested_chain(workspace, 1200)
+    try:
+        assert "nested too deep to search; pass a folder inside as `path`" in await refused(tools, tool, **args)
+    finally:  # rm goes down without recursing; pytest's own clean-up of old temporary folders would not get far
+        subprocess.run(["rm", "-rf", str(workspace / "d")], check=True, timeout=60)
 
 
 # --- message ---------------------------------------------------------------------------------------------
