@@ -41,6 +41,7 @@ NEAR_MATCH_RATIO = 0.5  # how alike a passage must be to be shown
 GREP_SEARCHED_CHARS = 1_000_000  # of one line: the rest of a longer one is not searched
 GLOB_SECONDS = 10.0  # walking the folder: a workspace of millions of files takes longer than anyone waits
 GREP_SECONDS = 10.0  # matching, over all files (desktop/kernel/patterns.py: why a pattern can run for hours)
+GREP_WALK_SECONDS = 10.0  # the whole search, files listed and searched (matching alone has GREP_SECONDS)
 TOO_DEEP = "stopped: folders here are nested too deep to search; pass a folder inside as `path`"
 _SNIFF_BYTES = 8192
 DIFF_LINES = 400  # an approval card's diff is cut here: it shows what it can, the rest is marked
@@ -424,11 +425,18 @@ class GrepTool(_FileTool):
             hits.append(f"... [stopped at {GREP_LIMIT} matches; narrow the pattern, path or glob]")
         return "\n".join(hits)
 
-    def _files(self, root: Path, glob: str | None) -> list[Path]:
+    def _files(self, root: Path, glob: str | None) -> Iterator[Path]:
+        """The files to search, as the walk finds them; it stops GREP_WALK_SECONDS after it began (searching
+        included). Listing a workspace of millions of files (a sandboxed command makes them in minutes) ran on in
+        a thread no Stop can end, and held every name before the first was searched."""
         if root.is_file():
-            return [root]
-        files: list[Path] = []
+            yield root
+            return
+        deadline = time.monotonic() + GREP_WALK_SECONDS
         for folder, dirs, names in os.walk(root):
+            if time.monotonic() > deadline:
+                raise ToolError(f"stopped after {GREP_WALK_SECONDS:.0f} s: this folder holds too much to search "
+                                "this way; narrow the path or glob")
             dirs[:] = sorted(d for d in dirs if d != ".git")
             for name in sorted(names):
                 file = Path(folder) / name
@@ -438,8 +446,7 @@ class GrepTool(_FileTool):
                     self.guard.resolve(str(file))  # a symlink may point outside the workspace
                 except ToolError:
                     continue
-                files.append(file)
-        return files
+                yield file
 
     def _matching_lines(self, file: Path, regex: Pattern) -> Iterator[tuple[int, str]]:
         """Each matching line's number and start, as they are found: the caller stops at GREP_LIMIT, so a file

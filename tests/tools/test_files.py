@@ -260,6 +260,21 @@ async def test_grep_caps_results(tools: ToolRegistry, workspace: Path) -> None:
     assert len(lines) == 201 and "stopped at 200 matches" in lines[-1]
 
 
+async def test_a_grep_over_a_folder_too_large_to_walk_stops_in_its_time(tools: ToolRegistry, workspace: Path,
+                                                                         monkeypatch: pytest.MonkeyPatch) -> None:
+    """The walk listed every file before searching any, with no bound: millions of files ran on in a thread no
+    Stop can end. Here 3,000 files and a bound shortened to a moment stand in for them."""
+    for folder in range(30):
+        (workspace / "many" / f"f{folder}").mkdir(parents=True)
+        for name in range(100):
+            (workspace / "many" / f"f{folder}" / f"{name}.txt").write_text("nothing\n")
+    with monkeypatch.context() as short:
+        short.setattr("desktop.tools.filesystem.GREP_WALK_SECONDS", 0.001)
+        said = await refused(tools, "grep", pattern="needle")
+    assert "stopped after 0 s: this folder holds too much to search this way; narrow the path or glob" in said
+    assert "notes/a.md:2: beta" in await ok(tools, "grep", pattern="beta")  # in its usual time: found
+
+
 def nested_chain(workspace: Path, depth: int) -> None:
     """Folders `depth` deep (as `mkdir d && cd d` over and over in a sandboxed command), a file at the bottom."""
     fd = os.open(workspace, os.O_RDONLY)
