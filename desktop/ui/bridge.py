@@ -85,8 +85,12 @@ class CoreBridge(QObject):
         if pinned is not None:
             await set_pinned(self.core.sessions, session, pinned)
         if title is not None:
-            session.metadata["title"] = title
-            await self.core.sessions.rewrite(session, active=False)  # a new name is no use: it keeps its place
+            before, session.metadata["title"] = session.metadata.get("title"), title
+            try:
+                await self.core.sessions.rewrite(session, active=False)  # a new name is no use: it keeps its place
+            except OSError:
+                session.metadata["title"] = before  # as its file still has it
+                raise
 
     async def delete_chat(self, key: str) -> None:
         """Delete a chat the person asked to delete; its background tasks stop with it."""

@@ -11,6 +11,7 @@ import importlib.util
 import logging
 import uuid
 from collections.abc import Callable, Sequence
+from typing import Any
 
 from PySide6.QtCore import QEvent, QObject, Qt, QTimer, Signal
 from PySide6.QtGui import (
@@ -415,15 +416,18 @@ class ChatWindow(QWidget):
         self._update_header()
 
     async def rename_session(self, key: str, title: str) -> None:
-        await self.bridge.update_chat(key, title=title)
-        await self.refresh_sessions()
+        await self._change_chat(key, "renamed", title=title)
 
     async def pin_session(self, key: str, pinned: bool) -> None:
+        await self._change_chat(key, "pinned" if pinned else "unpinned", pinned=pinned)
+
+    async def _change_chat(self, key: str, done: str, **change: Any) -> None:
+        """A change to how a chat is filed; one its file cannot take is said under the message box, and the list
+        shows the chat as it still is."""
         try:
-            await self.bridge.update_chat(key, pinned=pinned)
+            await self.bridge.update_chat(key, **change)
         except OSError as exc:
-            self.composer.say(f"The chat could not be {'pinned' if pinned else 'unpinned'}: {exc.strerror or exc}",
-                              error=True)
+            self.composer.say(f"The chat could not be {done}: {exc.strerror or exc}", error=True)
         await self.refresh_sessions()
 
     async def delete_session(self, key: str) -> None:

@@ -69,6 +69,26 @@ def test_a_busy_chat_shows_a_dot_until_its_turn_ends(qtbot) -> None:  # type: ig
     assert picture(sidebar) == busy
 
 
+async def test_a_rename_its_file_cannot_take_says_so_and_the_chat_keeps_its_name(
+        window: ChatWindow, bridge: CoreBridge, qtbot) -> None:  # type: ignore[no-untyped-def]
+    """The list showed the new name and nothing said it was not saved; the next start showed the old one."""
+    write_chat(bridge, "desktop:old", "Garden plan", datetime.now().astimezone())
+    window.show_session("desktop:old")
+    await until(lambda: window.models["desktop:old"].loaded, message="the chat read")
+    await window.refresh_sessions()
+    path = bridge.core.sessions.path_for("desktop:old")
+    path.unlink()
+    (path / "in-the-way").mkdir(parents=True)  # a folder where its file goes: no write can land there
+    window.sidebar.start_rename("desktop:old")
+    editor = window.sidebar.list.findChild(QLineEdit)
+    assert editor is not None
+    editor.setText("Vegetable garden")
+    qtbot.keyClick(editor, Qt.Key.Key_Return)
+    await until(lambda: "could not be renamed" in window.composer.hint.text(), message="the failure said")
+    await window.refresh_sessions()
+    assert window.sidebar.title_of("desktop:old") == "Garden plan"
+
+
 def write_chat(bridge: CoreBridge, key: str, title: str, when: datetime) -> None:
     """A saved chat last active at `when` (as a file from earlier days would be)."""
     path = bridge.core.sessions.path_for(key)
