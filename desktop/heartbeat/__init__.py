@@ -140,13 +140,20 @@ class Heartbeat:
                           (("again", "Allow and run again"),), again))
 
     async def _keep_recent(self) -> None:
-        """Drop all but the last KEEP_EXCHANGES - 1 exchanges, so with this one there are KEEP_EXCHANGES."""
+        """Drop the heartbeat's own exchanges but the last KEEP_EXCHANGES - 1, so with this one there are
+        KEEP_EXCHANGES. One the person began (a question typed in this chat, under a beat's answer) is theirs and
+        stays: it was deleted with the beats around it, unarchived."""
         session = await self._sessions.load(SESSION)
         changed = session.metadata.get("title") != TITLE
         session.metadata["title"] = TITLE  # a new file gets it with its first message
-        starts = [i for i, m in enumerate(session.messages) if m.get("role") == "user"]
-        if len(starts) >= KEEP_EXCHANGES:
-            del session.messages[:starts[-(KEEP_EXCHANGES - 1)]]
+        messages = session.messages
+        starts = [i for i, m in enumerate(messages) if m.get("role") == "user"]
+        beats = [i for i in starts if messages[i].get("kind") == MessageKind.SCHEDULED.value]
+        if len(beats) >= KEEP_EXCHANGES:
+            cut = beats[-(KEEP_EXCHANGES - 1)]
+            ends = dict(zip(starts, [*starts[1:], len(messages)], strict=True))
+            theirs = [i for start in starts if start < cut and start not in beats for i in range(start, ends[start])]
+            messages[:cut] = [messages[i] for i in theirs]
             session.metadata["last_consolidated"] = 0
             changed = True
         if changed and session.messages:

@@ -111,6 +111,25 @@ async def test_its_chat_keeps_only_the_last_few_exchanges(core: Core, fake: Fake
     assert session.title == "Heartbeat" and notes.shown == []
 
 
+async def test_a_question_the_person_asked_in_its_chat_is_kept_as_beats_are_dropped(
+        core: Core, fake: FakeOpenAI, notes: Notes) -> None:
+    """A beat's answer opens its chat, where a person may ask on; their exchange was deleted with the old beats."""
+    (core.workspace / "HEARTBEAT.md").write_text(TASKS, encoding="utf-8")
+    fake.add({"content": "The build failed at the linker."})
+    await core.get(Heartbeat).run()
+    fake.add({"content": "Rerun it with -v."})
+    asked = await core.loop.ask(SESSION, "what should I do about the build?")
+    assert asked.content == "Rerun it with -v."
+    for _ in range(KEEP_EXCHANGES + 1):
+        fake.add({"content": QUIET_MARKER})
+        await core.get(Heartbeat).run()
+    core.sessions._cache.clear()  # as after a restart: what was saved
+    kept = [m["content"] for m in (await core.sessions.load(SESSION)).messages]
+    assert kept[:2] == ["what should I do about the build?", "Rerun it with -v."]
+    beats = [m for m in (await core.sessions.load(SESSION)).messages if m.get("kind") == "scheduled"]
+    assert len(beats) == KEEP_EXCHANGES and "The build failed at the linker." not in kept
+
+
 async def test_it_runs_on_the_scheduler_every_interval(core: Core, fake: FakeOpenAI, notes: Notes) -> None:
     (core.workspace / "HEARTBEAT.md").write_text(TASKS, encoding="utf-8")
 
