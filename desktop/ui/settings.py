@@ -74,6 +74,7 @@ from desktop.ui.form_widgets import (
     with_note,
 )
 from desktop.ui.model_form import ModelForm
+from desktop.ui.save_question import Choice, ask_to_save
 from desktop.ui.settings_pages import SettingsPages
 
 STYLE = """
@@ -265,25 +266,15 @@ class SettingsWindow(QWidget):
             self.hide()
 
     def _ask_to_save(self) -> None:
-        if self._asking is not None:
-            return
-        changed = self.unsaved()
-        box = QMessageBox(QMessageBox.Icon.Question, "Save your changes?",
-                          "Settings changed in this window are not saved yet: " + ", ".join(changed) + ".",
-                          QMessageBox.StandardButton.Save | QMessageBox.StandardButton.Discard
-                          | QMessageBox.StandardButton.Cancel, self)
-        box.setDefaultButton(QMessageBox.StandardButton.Save)
-        box.finished.connect(lambda _result: self._close_answered(box))
-        self._asking = box
-        box.open()  # not exec(): a nested event loop would stall the agent
+        if self._asking is None:
+            self._asking = ask_to_save(self, "Settings changed in this window are not saved yet: "
+                                       + ", ".join(self.unsaved()) + ".", self._close_answered)
 
-    def _close_answered(self, box: QMessageBox) -> None:
+    def _close_answered(self, answer: Choice) -> None:
         self._asking = None
-        answer = box.standardButton(box.clickedButton())
-        box.deleteLater()
-        if answer == QMessageBox.StandardButton.Save:
+        if answer == Choice.Save:
             spawn(self._save_and_close())
-        elif answer == QMessageBox.StandardButton.Discard:
+        elif answer == Choice.Discard:
             self.hide()  # shown again, it reads the file anew
 
     async def _save_and_close(self) -> None:

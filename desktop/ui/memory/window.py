@@ -14,6 +14,7 @@ from desktop.ui.memory.changes_tab import ChangesTab
 from desktop.ui.memory.files_tab import MemoryFilesTab
 from desktop.ui.memory.history_tab import HistoryTab
 from desktop.ui.memory.sessions_tab import SessionsTab
+from desktop.ui.save_question import Choice, ask_to_save
 
 
 class MemoryWindow(QWidget):
@@ -67,24 +68,15 @@ class MemoryWindow(QWidget):
             super().closeEvent(event)
             return
         event.ignore()
-        if self._asking is not None:
-            return
-        box = QMessageBox(QMessageBox.Icon.Question, "Save your changes?",
-                          f"Your edits of {self.memory.current} are not saved yet.",
-                          QMessageBox.StandardButton.Save | QMessageBox.StandardButton.Discard
-                          | QMessageBox.StandardButton.Cancel, self)
-        box.setDefaultButton(QMessageBox.StandardButton.Save)
-        box.finished.connect(lambda _result: self._close_answered(box))
-        self._asking = box
-        box.open()  # not exec(): a nested event loop would stall the agent
+        if self._asking is None:
+            self._asking = ask_to_save(self, f"Your edits of {self.memory.current} are not saved yet.",
+                                       self._close_answered)
 
-    def _close_answered(self, box: QMessageBox) -> None:
+    def _close_answered(self, answer: Choice) -> None:
         self._asking = None
-        answer = box.standardButton(box.clickedButton())
-        box.deleteLater()
-        if answer == QMessageBox.StandardButton.Save:
+        if answer == Choice.Save:
             spawn(self._save_and_close())
-        elif answer == QMessageBox.StandardButton.Discard:
+        elif answer == Choice.Discard:
             self.memory.stop_editing()
             self.hide()
 

@@ -1,0 +1,27 @@
+"""The question a window asks when it is closed with changes not yet saved: Save, Discard or Cancel.
+
+Opened with open(), never exec(): a nested event loop would stall the agent on the qasync loop."""
+
+from __future__ import annotations
+
+from collections.abc import Callable
+
+from PySide6.QtWidgets import QMessageBox, QWidget
+
+Choice = QMessageBox.StandardButton
+
+
+def ask_to_save(parent: QWidget, text: str, answered: Callable[[Choice], None]) -> QMessageBox:
+    """Ask over `parent`; `answered` gets the button chosen (Cancel when the question was dismissed)."""
+    box = QMessageBox(QMessageBox.Icon.Question, "Save your changes?", text,
+                      Choice.Save | Choice.Discard | Choice.Cancel, parent)
+    box.setDefaultButton(Choice.Save)
+
+    def finished(_result: int) -> None:
+        choice = box.standardButton(box.clickedButton())
+        box.deleteLater()
+        answered(choice)
+
+    box.finished.connect(finished)
+    box.open()
+    return box
