@@ -207,7 +207,9 @@ async def dictate(voice: Voice) -> list[str]:
     listener = Listener(voice)
     await listener.dictation.start()
     await _until(lambda: listener.dictation.level > 0.5)
+    await asyncio.sleep(0.5)  # past the shortest recording sent: the tone's first block alone can come in under it
     await listener.dictation.stop()
+    assert listener.dictation.problem is None, listener.dictation.problem
     return listener.heard
 
 
