@@ -117,6 +117,7 @@ class SettingsWindow(QWidget):
         self._autostart_was: bool | None = None
         self.rows: dict[str, SettingRow] = {}  # the simple settings shown, by dotted key
         self._shown: Config | None = None  # config.yaml as the form last showed it
+        self._first_shown = asyncio.Event()  # until then the form's fields are empty, not the person's settings
         self._untouched = Config()  # `_shown` as the form gives it back before anyone changes a field
         self._saving = False
         self._asking: QMessageBox | None = None  # "Save your changes?" while it is open
@@ -283,15 +284,15 @@ class SettingsWindow(QWidget):
 
     def unsaved(self) -> list[str]:
         """What the person changed here and has not saved, by label: empty when nothing."""
-        if self._shown is None:
-            return []
-        now, _wrong = self._form_values()
-        labels = [lookup(key).setting.label for key in sorted(edited_keys(self._untouched, now))]
-        if self.model_form.key.text().strip():
-            labels.append("API key")
-        if self._autostart_was is not None and self.autostart.isChecked() != self._autostart_was:
-            labels.append("Start at login")
-        for _title, page in self._own_saves:
+        labels: list[str] = []
+        if self._shown is not None:  # before config.yaml is read, the form holds nothing of the person's
+            now, _wrong = self._form_values()
+            labels += [lookup(key).setting.label for key in sorted(edited_keys(self._untouched, now))]
+            if self.model_form.key.text().strip():
+                labels.append("API key")
+            if self._autostart_was is not None and self.autostart.isChecked() != self._autostart_was:
+                labels.append("Start at login")
+        for _title, page in self._own_saves:  # pages read their own files, and may be typed in first
             labels += page.unsaved()
         return labels
 
@@ -355,6 +356,7 @@ class SettingsWindow(QWidget):
         self.stale.hide()
         self._shown = copy.deepcopy(config)
         self._untouched = self._form_values()[0]
+        self._first_shown.set()
 
     def _show_command_mode(self, mode: SandboxMode | None) -> None:
         """How commands are contained and what network is in force (a warning when it is more than the
@@ -422,6 +424,7 @@ class SettingsWindow(QWidget):
             self.save_button.setEnabled(True)
 
     async def _save(self) -> bool:
+        await self._first_shown.wait()  # Save (Enter, or on closing) in a window still reading config.yaml
         edited, wrong = self._form_values()
         if wrong:
             self._say(wrong, ERROR_COLOUR)

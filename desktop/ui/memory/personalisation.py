@@ -45,6 +45,7 @@ class PersonalisationPage(QWidget):
             editor = QPlainTextEdit()
             editor.setPlaceholderText(example)
             editor.setTabChangesFocus(True)
+            editor.setReadOnly(True)  # until the file is read: typing before then would be replaced by it
             self.editors[name] = editor
             layout.addWidget(editor, 1)
         self.status = note_label()

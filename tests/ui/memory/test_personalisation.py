@@ -3,11 +3,13 @@ instructions, saved the memory's one way (into the same history), never over a c
 
 from __future__ import annotations
 
+import asyncio
 from pathlib import Path
 
 from PySide6.QtCore import Qt
 from PySide6.QtWidgets import QMessageBox
 
+from desktop.config import by_key, load_config
 from desktop.memory import Memory
 from desktop.ui.app import Shell
 from desktop.ui.memory.personalisation import PersonalisationPage
@@ -71,3 +73,31 @@ async def test_the_windows_own_save_and_close_take_in_the_custom_instructions(sh
     assert window.unsaved() == []
     window.close()
     assert not window.isVisible()
+
+
+async def test_close_asks_about_instructions_typed_before_the_rest_of_settings_was_read(
+        shell: Shell, monkeypatch) -> None:  # type: ignore[no-untyped-def]
+    """The instructions' page reads its own files; typed into before config.yaml was read for the other pages
+    (a slow disk, a busy machine: it failed a CI run), Close dropped the typing without a question."""
+    assert shell.core is not None
+    settings = shell.core.settings
+    read, gate = settings.read, asyncio.Event()
+
+    async def slow_read():  # type: ignore[no-untyped-def]
+        await gate.wait()
+        return await read()
+
+    monkeypatch.setattr(settings, "read", slow_read)
+    window, page = await open_page(shell)
+    user = page.editors["USER.md"]
+    await until(lambda: not user.isReadOnly(), message="USER.md read into the page")
+    user.setPlainText(user.toPlainText() + "\nMetric units, please.\n")
+    window.close()
+    box = next((w for w in window.findChildren(QMessageBox) if w.isVisible()), None)
+    assert box is not None and "USER.md" in box.text() and window.isVisible()
+    config_before = by_key(load_config(settings.path).config)
+    box.button(QMessageBox.StandardButton.Save).click()
+    gate.set()
+    await until(lambda: not window.isVisible(), message="saved, then closed")
+    assert "Metric units" in (shell.core.workspace / "USER.md").read_text(encoding="utf-8")
+    assert by_key(load_config(settings.path).config) == config_before  # no empty field of the form saved
