@@ -26,7 +26,9 @@ async def run_app(apps: Runs, at: datetime) -> App:
 async def quit_while_it_runs(app: App, fake: FakeOpenAI) -> None:
     """Let the armed wait pass, so the job's turn starts and waits for the model (slow this once); the caller then
     quits."""
-    fake.add({"content": "too late to be heard", "delay": 3})
+    # far longer than a quit takes, even on a machine so busy that closing the features eats the turns' grace:
+    # with 3 s, the answer once came within the quit and the run ended as any other (a CI-like run, -n 6)
+    fake.add({"content": "too late to be heard", "delay": 30})
     for _ in range(500):
         if fake.requests:
             break

@@ -70,8 +70,10 @@ def _process_events_in_the_loop(process: Callable[[], None] = pytestqt.plugin._p
 pytestqt.plugin._process_events = _process_events_in_the_loop
 
 
-async def until(predicate: Callable[[], object], timeout: float = 10.0, message: str = "") -> None:
-    """Await (on the Qt loop) until predicate() is truthy."""
+async def until(predicate: Callable[[], object], timeout: float = 30.0, message: str = "") -> None:
+    """Await (on the Qt loop) until predicate() is truthy. The bound is for a hang, not a speed target: a busy CI
+    machine runs a test several times slower for stretches (one that takes 15 s here took 61 s there), and a
+    model call's first turn starts the model helper, whose litellm import alone takes 3-4 s on a quiet machine."""
     deadline = asyncio.get_running_loop().time() + timeout
     while not predicate():
         if asyncio.get_running_loop().time() > deadline:
