@@ -11,6 +11,7 @@ import base64
 import contextlib
 import difflib
 import fnmatch
+import heapq
 import io
 import os
 import stat
@@ -32,6 +33,7 @@ if TYPE_CHECKING:
 READ_CHAR_LIMIT = 16_000
 IMAGE_BYTE_LIMIT = 10 * 1024 * 1024
 LIST_LIMIT = 200
+LIST_SECONDS = 10.0  # counting a folder's entries: millions take longer than anyone waits
 GLOB_LIMIT = 200
 GREP_LIMIT = 200
 GREP_LINE_CHARS = 300
@@ -270,6 +272,24 @@ class EditFileTool(_FileTool):
         return f"Edited {self.display(target)}: replaced {count} occurrence{'s' if count > 1 else ''}."
 
 
+class _Counted:
+    """Counts what passes through `over`, and ends it at a deadline (`stopped` then says so)."""
+
+    def __init__(self, seconds: float) -> None:
+        self.seconds = seconds
+        self.n = 0
+        self.stopped = False
+
+    def over(self, items: Iterator[T]) -> Iterator[T]:
+        deadline = time.monotonic() + self.seconds
+        for item in items:
+            if time.monotonic() > deadline:
+                self.stopped = True
+                return
+            self.n += 1
+            yield item
+
+
 class ListDirTool(_FileTool):
     name = "list_dir"
     description = "List a folder: sub-folders end with '/', files show their size."
@@ -289,15 +309,23 @@ class ListDirTool(_FileTool):
         if not target.is_dir():
             raise ToolError(f"{self.display(target)} is a file, not a folder; use read_file")
         where = self.guard.confine(target)
+        counted = _Counted(LIST_SECONDS)
         with contextlib.ExitStack() as stack:
             folder = target if where is None else stack.enter_context(access.opened_dir(*where))
             with os.scandir(folder) as it:
-                entries = sorted(it, key=lambda e: (not e.is_dir(), e.name.lower()))
-                lines = [self._describe(e, where) for e in entries[:LIST_LIMIT]]
-        if not entries:
+                # Only the first LIST_LIMIT are kept while the rest are counted: a folder can hold millions.
+                # A link sorts as what it is, not what it leads to: that could be outside, or slow to reach.
+                first = heapq.nsmallest(LIST_LIMIT, counted.over(it),
+                                        key=lambda e: (not e.is_dir(follow_symlinks=False), e.name.lower()))
+                lines = [self._describe(e, where) for e in first]
+        if not first and not counted.stopped:
             return f"{self.display(target)} is empty."
-        if len(entries) > LIST_LIMIT:
-            lines.append(f"... and {len(entries) - LIST_LIMIT} more entries (showing the first {LIST_LIMIT})")
+        if counted.stopped:
+            lines.append(f"... stopped counting after {LIST_SECONDS:.0f} s at {counted.n} entries (the folder "
+                         f"holds more): these are the first {len(first)} by name of those counted")
+        elif counted.n > LIST_LIMIT:
+            lines.append(f"... and {counted.n - LIST_LIMIT} more entries ({counted.n} in all; "
+                         f"showing the first {LIST_LIMIT} by name)")
         return "\n".join(lines)
 
 

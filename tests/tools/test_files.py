@@ -5,6 +5,7 @@ from __future__ import annotations
 import asyncio
 import base64
 import os
+import re
 import stat
 import subprocess
 import time
@@ -225,6 +226,21 @@ async def test_list_dir_marks_folders_and_sizes(tools: ToolRegistry, workspace: 
         (workspace / "many" / f"f{i:03}").write_text("")
     many = await ok(tools, "list_dir", path="many")
     assert "and 50 more entries" in many and "f199" in many and "f200" not in many
+
+
+async def test_list_dir_of_a_folder_too_large_to_count_stops_in_its_time(tools: ToolRegistry, workspace: Path,
+                                                                         monkeypatch: pytest.MonkeyPatch) -> None:
+    """Counting a folder of millions of names ran on in a thread no Stop can end. Here 3,000 names and a bound
+    shortened to a moment stand in for them: the answer says it stopped counting, and how far it got."""
+    (workspace / "many").mkdir()
+    for name in range(3000):
+        (workspace / "many" / f"{name}.txt").write_text("")
+    with monkeypatch.context() as short:
+        short.setattr("desktop.tools.filesystem.LIST_SECONDS", 0.0)
+        said = await ok(tools, "list_dir", path="many")
+    assert re.fullmatch(r"(.*\n)*\.\.\. stopped counting after 0 s at \d+ entries \(the folder holds more\): "
+                        r"these are the first \d+ by name of those counted", said), said
+    assert (await ok(tools, "list_dir", path="many")).endswith("(3000 in all; showing the first 200 by name)")
 
 
 async def test_glob_sorts_and_skips_git(tools: ToolRegistry, workspace: Path) -> None:
