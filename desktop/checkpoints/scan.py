@@ -14,8 +14,9 @@ decides, never the modification time, which a program may set in the future. Onl
 changed ones cost anything beyond their `lstat`.
 
 Every look counts the names and the bytes of files it meets against `Limits`, before it copies a file: over
-either, it stops with OverLimit, so a workspace grown too large is never copied past the cap. `measure` does the
-counting alone, for the first look (which would otherwise copy everything up to the cap only to throw it away).
+either, it stops with OverLimit, so a workspace grown too large is never copied past the cap (nor a folder of
+millions of names listed past it). `measure` does the counting alone, for the first look (which would otherwise
+copy everything up to the cap only to throw it away).
 
 Folders nested more than MAX_DEPTH deep stop a look the same way. A sandboxed command can nest them thousands deep
 (a relative mkdir and cd, over and over), and the walk goes down one call and one open folder per level: without
@@ -28,6 +29,7 @@ import errno
 import os
 import stat
 from dataclasses import dataclass
+from itertools import islice
 from typing import NamedTuple
 
 from desktop.checkpoints.blobs import Blobs
@@ -95,6 +97,12 @@ class _Tally:
         if self.files > self.limits.max_files or (self.sizes_stop and self.size > self.limits.max_bytes):
             raise OverLimit(self.files, self.size, self.limits)
 
+    def room(self) -> int:
+        """How many names of a folder to list: one past what the cap still allows, so counting them stops the
+        look. One folder can hold millions (a loop in one sandboxed command), and a look must not hold them
+        all to find out it is over."""
+        return max(self.limits.max_files - self.files, 0) + 1
+
     def enter(self, path: str) -> None:
         """OverLimit before the folder `path` is entered if it lies more than MAX_DEPTH folders deep."""
         if path.count("/") >= MAX_DEPTH:
@@ -134,7 +142,7 @@ def measure(root_fd: int, skipped: frozenset[str], limits: Limits) -> None:
 
 def _count(fd: int, prefix: str, skipped: frozenset[str], tally: _Tally) -> None:
     with os.scandir(fd) as listing:
-        names = [e.name for e in listing if prefix + e.name not in skipped]
+        names = list(islice((e.name for e in listing if prefix + e.name not in skipped), tally.room()))
     for name in names:
         try:
             info = os.stat(name, dir_fd=fd, follow_symlinks=False)
@@ -195,7 +203,7 @@ def _walk(fd: int, prefix: str, scan: _Look) -> None:
     and its size added to the tally; the limits are checked whenever something is about to be copied."""
     skipped = {p[len(prefix):] for p in scan.skipped if p.startswith(prefix) and "/" not in p[len(prefix):]}
     with os.scandir(fd) as listing:
-        items = [e for e in listing if e.name not in skipped] if skipped else list(listing)
+        items = list(islice((e for e in listing if e.name not in skipped) if skipped else listing, scan.tally.room()))
     tally = scan.tally
     tally.files += len(items)
     tally.check()

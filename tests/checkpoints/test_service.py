@@ -11,6 +11,7 @@ import contextlib
 import hashlib
 import os
 import subprocess
+import tracemalloc
 from collections.abc import AsyncIterator
 from pathlib import Path
 from typing import Any
@@ -327,6 +328,38 @@ async def test_a_workspace_that_grows_over_the_cap_pauses_recording(
         assert len(copied) <= 20                                                # files were copied before
     finally:
         await core.close()
+
+
+async def test_a_folder_of_more_names_than_the_cap_is_not_held_whole_to_count_them(
+        model_config: dict[str, Any], home_dir: Path, memory_keyring: Any, fake: FakeOpenAI) -> None:
+    """A look listed each folder whole before counting it against the cap: one folder of millions of names (a
+    loop in one sandboxed command) sat whole in the app's memory at every look, the cap long passed. Here
+    100,000 names against a cap of 1,000 stand in."""
+    write_config(home_dir, **model_config, checkpoints={"max_files": 1000})
+    core = build_core()
+    await core.start()
+    crowd = core.workspace / "crowd"
+    try:
+        chat = Conversation(core)
+        await turn(core, chat, fake, exec_call("echo one > one.txt"))
+        crowd.mkdir()
+        fd = os.open(crowd, os.O_RDONLY)
+        try:
+            for i in range(100_000):
+                os.close(os.open(f"n{i:06}", os.O_WRONLY | os.O_CREAT, 0o644, dir_fd=fd))
+        finally:
+            os.close(fd)
+        tracemalloc.start()
+        try:
+            await turn(core, chat, fake, exec_call("echo two > two.txt"))
+            _, peak = tracemalloc.get_traced_memory()
+        finally:
+            tracemalloc.stop()
+        assert (await undo(chat)).startswith("Undo is off: the workspace holds more than 1,000 files and folders")
+        assert peak < 3 * 2**20, f"{peak / 2**20:.0f} MB held"
+    finally:
+        await core.close()
+        await asyncio.to_thread(subprocess.run, ["rm", "-rf", str(crowd)], check=True)
 
 
 async def test_turned_off_nothing_is_recorded(model_config: dict[str, Any], home_dir: Path, memory_keyring: Any,
