@@ -34,6 +34,7 @@ SUMMARY_INTRO = (
     "read_file and follow it; read or run the files it mentions only when needed. When "
     'available="false", <requires> says what is missing: tell the user how to install it, or work another way.'
 )
+MAX_SKILL_FOLDERS = 500  # looked at per skills folder: a command can make millions in the workspace's (see below)
 ACTIVE_INTRO = "# Active skills\n\nThese skills are always on; follow them whenever they apply."
 
 
@@ -185,11 +186,16 @@ def confinement(source: str, root: Path) -> tuple[Path, str]:
 def _skill_files(base: Path, prefix: str) -> dict[str, os.stat_result | OSError]:
     """Each candidate skill folder's SKILL.md: its stat, or why there is none to read (links included:
     where they lead is checked by desktop.workspace.access)."""
+    folder = prefix.rstrip("/")
     try:
-        found = access.stat_children(base, prefix.rstrip("/"), "SKILL.md")
+        found = access.stat_children(base, folder, "SKILL.md", limit=MAX_SKILL_FOLDERS + 1)
     except OSError as exc:
-        access.report(exc, prefix.rstrip("/") or str(base))
+        access.report(exc, folder or str(base))
         return {}
+    if len(found) > MAX_SKILL_FOLDERS:  # every prompt of every chat looks: it must not look at millions
+        access.report(access.Refused(f"{folder or base} holds more than {MAX_SKILL_FOLDERS} entries; only "
+                                     f"{MAX_SKILL_FOLDERS} of them are read as skills"), folder)
+        found = dict(list(found.items())[:MAX_SKILL_FOLDERS])
     return {name: st for name, st in found.items() if not name.startswith(".")}
 
 

@@ -26,6 +26,7 @@ distinct one once, for readers that run every turn.
 from __future__ import annotations
 
 import errno
+import itertools
 import logging
 import os
 import secrets
@@ -116,10 +117,12 @@ def file_stat(root: Path, relpath: str) -> os.stat_result:
         os.close(fd)
 
 
-def stat_children(root: Path, folder: str, leaf: str) -> dict[str, os.stat_result | OSError]:
-    """For every name in `folder`: what `<name>/<leaf>` is, as `file_stat` would say (or why not), with one
-    walk to the folder, for change checks such as the skills loader's before every prompt (a walk per skill
-    would cost more than the rest of building it). A plain folder with a plain `leaf` is looked at from the
+def stat_children(root: Path, folder: str, leaf: str, *,
+                  limit: int | None = None) -> dict[str, os.stat_result | OSError]:
+    """For every name in `folder` (the first `limit` listed, if given: a folder can hold millions): what
+    `<name>/<leaf>` is, as `file_stat` would say (or why not), with one walk to the folder, for change checks
+    such as the skills loader's before every prompt (a walk per skill would cost more than the rest of building
+    it). A plain folder with a plain `leaf` is looked at from the
     open folder in one call; where a link is involved the full walk decides. Metadata only, for telling
     whether something changed: a folder swapped for a link in the instant between listing and looking could
     give the size and time of what it points at, which says nothing of its contents. Read through
@@ -132,7 +135,8 @@ def stat_children(root: Path, folder: str, leaf: str) -> dict[str, os.stat_resul
     found: dict[str, os.stat_result | OSError] = {}
     try:
         with os.scandir(fd) as entries:
-            listed = [(e.name, e.is_dir(follow_symlinks=False)) for e in entries]  # from the listing: no call
+            listed = [(e.name, e.is_dir(follow_symlinks=False))  # from the listing: no call
+                      for e in itertools.islice(entries, limit)]
         for name, plain_dir in listed:
             if plain_dir:
                 try:

@@ -16,7 +16,7 @@ from desktop.core import Core
 from desktop.kernel.bus import TurnFinished
 from desktop.settings import Settings, SettingsError
 from desktop.skills.frontmatter import ERROR, WARNING, current_os
-from desktop.skills.loader import SkillsLoader, SkillStatus, set_skill_enabled
+from desktop.skills.loader import MAX_SKILL_FOLDERS, SkillsLoader, SkillStatus, set_skill_enabled
 from desktop.workspace.layout import ensure_workspace
 from tests.conftest import Conversation, session_lines
 from tests.fakeserver import FakeOpenAI
@@ -488,3 +488,19 @@ async def test_a_skill_nested_past_what_the_reader_can_follow_is_broken_and_the_
     assert isinstance(end, TurnFinished) and end.content == "Hello."
     [deep] = [s for s in core.context.skills.scan() if s.name == "deep"]
     assert messages(deep, level) == [problem]
+
+
+async def test_a_workspace_skills_folder_of_thousands_is_read_only_so_far_and_says_so(
+        core: Core, chat: Conversation, fake: FakeOpenAI, caplog: pytest.LogCaptureFixture) -> None:
+    """A loop in one sandboxed command makes a skill folder per name, millions of them. Every prompt of every chat
+    looked at each (20,000 took a second and 11 MB of the app's memory, each turn) and summarised every skill in
+    it. Now the first MAX_SKILL_FOLDERS are read, and the log says the rest are not."""
+    skills = core.workspace / "skills"
+    for i in range(MAX_SKILL_FOLDERS + 100):
+        make_skill(skills, f"s{i:04}", simple(f"s{i:04}"))
+    fake.add({"content": "Hello."})
+    end = await chat.ask("hi")
+    assert isinstance(end, TurnFinished) and end.content == "Hello."
+    assert system_prompt(fake).count(f"<location>{skills}/s") == MAX_SKILL_FOLDERS
+    assert f"skills holds more than {MAX_SKILL_FOLDERS} entries; only {MAX_SKILL_FOLDERS} of them are read as " \
+           "skills" in caplog.text
