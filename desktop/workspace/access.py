@@ -165,6 +165,17 @@ def kind(root: Path, relpath: str) -> Kind | None:
     return "file" if stat.S_ISREG(mode) else "dir" if stat.S_ISDIR(mode) else "other"
 
 
+def is_link(root: Path, relpath: str) -> bool:
+    """Whether `relpath` itself is a link (the folders on the way are followed as a read would), looked at by
+    its name alone: its folder may hold millions of names, too many to list for one."""
+    folder, _, name = relpath.rstrip("/").rpartition("/")
+    try:
+        with opened_dir(root, folder) as fd:
+            return stat.S_ISLNK(os.stat(name, dir_fd=fd, follow_symlinks=False).st_mode)
+    except (FileNotFoundError, NotADirectoryError):
+        return False
+
+
 def list_dir(root: Path, relpath: str = "") -> list[Entry]:
     """The names in a folder, sorted; [] when it is absent. Entries are not followed: a link is a "link"."""
     try:

@@ -63,9 +63,7 @@ def could_run(root: Path, relpath: str, suffix: str, mode: int, head: bytes) -> 
             return f"it is {what} (by its first bytes), and opening it could run it"
     if mode & (stat.S_IXUSR | stat.S_IXGRP | stat.S_IXOTH):
         return "it is marked executable, and opening it could run it"
-    path = PurePosixPath(relpath)
-    listed = access.list_dir(root, str(path.parent) if str(path.parent) != "." else "")
-    if any(e.name == path.name and e.kind == "link" for e in listed):
+    if access.is_link(root, relpath):
         return "it is a link, and what it leads to is not what was looked at"
     return ""
 

@@ -4,6 +4,8 @@ later turn deleted is no longer listed."""
 
 from __future__ import annotations
 
+import os
+import tracemalloc
 from pathlib import Path
 
 from desktop.checkpoints.journal import Change, TurnChanges
@@ -44,3 +46,25 @@ def test_a_file_a_later_turn_deleted_or_an_undone_turn_made_is_not_listed() -> N
              turn(3, Change("c.md", None, file), undone=True),
              turn(4, Change("b.md", file, ("1" * 64, 0o644)))]
     assert [(m.path, m.verb, m.label) for m in made_files(turns)] == [("b.md", "modified", "turn 4")]
+
+
+def test_telling_whether_a_file_is_a_link_does_not_list_its_whole_folder(tmp_path: Path) -> None:
+    """Open (and each preview) asked whether the file is a link by listing its folder whole: a folder of
+    millions of names (a loop in one sandboxed command) sat in the app's memory each time. Here 100,000."""
+    crowd = tmp_path / "ws" / "crowd"
+    crowd.mkdir(parents=True)
+    fd = os.open(crowd, os.O_RDONLY)
+    try:
+        for i in range(100_000):
+            os.close(os.open(f"n{i:06}.md", os.O_WRONLY | os.O_CREAT, 0o644, dir_fd=fd))
+    finally:
+        os.close(fd)
+    (crowd / "link.md").symlink_to("n000001.md")
+    tracemalloc.start()
+    try:
+        assert open_refusal(tmp_path / "ws", "crowd/n000000.md") == ""
+        _, peak = tracemalloc.get_traced_memory()
+    finally:
+        tracemalloc.stop()
+    assert peak < 2**20, f"{peak / 2**20:.0f} MB held"
+    assert open_refusal(tmp_path / "ws", "crowd/link.md") == "it is a link, and what it leads to is not what was looked at"
