@@ -9,6 +9,7 @@ and records them in a history kept outside the workspace (desktop.memory.git_his
 from __future__ import annotations
 
 import asyncio
+import hashlib
 import logging
 import re
 from dataclasses import dataclass, field
@@ -28,7 +29,7 @@ from desktop.memory.git_history import GitHistory, is_memory_path
 from desktop.memory.store import HistoryEntry, MemoryStore
 from desktop.providers.llm import LLMProvider, ProviderError
 from desktop.providers.token_bound import text_bound
-from desktop.skills.loader import confinement, skill_roots
+from desktop.skills.loader import MAX_SKILL_FOLDERS, confinement, skill_roots
 from desktop.tools.base import ToolContext, ToolError
 from desktop.tools.path_guard import PathGuard
 from desktop.workspace import access
@@ -37,6 +38,7 @@ from desktop.workspace.layout import MEMORY_FILES, TEXT_FILE_LIMIT, prompt_text
 log = logging.getLogger(__name__)
 
 APPLY_MAX_ITERATIONS = 15
+TOO_MANY_SKILLS = f"more than {MAX_SKILL_FOLDERS} skill folders: Dream creates no skill while there are so many"
 _FINDING = re.compile(r"^\s*(?:[-*]\s*)?\[(USER|SOUL|MEMORY|SKILL)(-REMOVE)?\]\s*(\S.*)$", re.IGNORECASE)
 
 
@@ -78,9 +80,10 @@ def parse_findings(text: str) -> list[str]:
 @dataclass
 class DreamGuard(PathGuard):
     """Write access for Dream: the three memory files, and skills/<name>/SKILL.md for names that did
-    not exist when the run started (an existing skill is never overwritten)."""
+    not exist when the run started (an existing skill is never overwritten; with `taken_skills` None, too many
+    to list, no skill is created)."""
 
-    taken_skills: frozenset[str] = frozenset()
+    taken_skills: frozenset[str] | None = frozenset()
 
     def resolve(self, raw: str, *, write: bool = False) -> Path:
         path = super().resolve(raw, write=write)
@@ -91,6 +94,8 @@ class DreamGuard(PathGuard):
             return path
         if relative.startswith("skills/") and is_memory_path(relative):
             name = relative.split("/")[1]
+            if self.taken_skills is None:
+                raise ToolError(f"{TOO_MANY_SKILLS}; do not create one now")
             if name in self.taken_skills:
                 raise ToolError(f"a skill named '{name}' already exists; Dream never overwrites a skill")
             return path
@@ -143,16 +148,17 @@ class Dream:
         result = DreamResult(len(entries), findings)
         if findings:
             await self.git.commit(list(MEMORY_FILES), "Changes made outside Dream")  # keep Dream's diff its own
-            before = await asyncio.to_thread(_snapshot, workspace)
+            skills = taken is not None  # else Dream creates none: there is no skill to look at
+            before = await asyncio.to_thread(_snapshot, workspace, skills)
             try:
                 await self._apply(workspace, findings, files, taken, seen)
             except ProviderError as exc:  # edits made so far stay (each one atomic) and are committed as such
-                await self._record_stopped(workspace, before, findings, entries)
+                await self._record_stopped(workspace, before, skills, findings, entries)
                 raise DreamError(f"applying the findings failed: {exc}") from exc
             except asyncio.CancelledError:  # the app quits: what was changed is still Dream's, to see and undo
-                await self._record_stopped(workspace, before, findings, entries)
+                await self._record_stopped(workspace, before, skills, findings, entries)
                 raise
-            result.changed = _changed(before, await asyncio.to_thread(_snapshot, workspace))
+            result.changed = _changed(before, await asyncio.to_thread(_snapshot, workspace, skills))
         await asyncio.to_thread(self.store.set_dream_cursor, entries[-1].cursor)
         dropped = await asyncio.to_thread(self.store.compact_history)
         if dropped:
@@ -161,15 +167,15 @@ class Dream:
             result.rev = await self.git.commit(result.changed, _message(result.changed, findings, entries))
         return result
 
-    async def _record_stopped(self, workspace: Path, before: dict[str, str | None], findings: list[str],
-                              entries: list[HistoryEntry]) -> None:
+    async def _record_stopped(self, workspace: Path, before: dict[str, str | None], skills: bool,
+                              findings: list[str], entries: list[HistoryEntry]) -> None:
         """Commit the edits a run made before it stopped, as Dream's (stopped early); the cursor stays."""
-        changed = _changed(before, await asyncio.to_thread(_snapshot, workspace))
+        changed = _changed(before, await asyncio.to_thread(_snapshot, workspace, skills))
         if changed:
             await self.git.commit(changed, _message(changed, findings, entries, stopped=True))
 
     async def _apply(self, workspace: Path, findings: list[str], files: dict[str, str],
-                     taken: frozenset[str], seen: SeenFiles) -> None:
+                     taken: frozenset[str] | None, seen: SeenFiles) -> None:
         extras = [root for source, root in skill_roots(workspace) if source != "workspace"]
         guard = DreamGuard(workspace, True, read_only_extras=extras, taken_skills=taken)
         tools = dream_tools(guard, seen)
@@ -207,50 +213,70 @@ def _read_memory_files(workspace: Path) -> dict[str, str]:
     return files
 
 
-def _taken_skill_names(workspace: Path) -> frozenset[str]:
-    """Names of every skill folder (and link), so Dream never creates a skill over one."""
+def _taken_skill_names(workspace: Path) -> frozenset[str] | None:
+    """Names of every skill folder (and link), so Dream never creates a skill over one. None when a skills folder
+    holds more than MAX_SKILL_FOLDERS (a loop in one sandboxed command makes millions): too many to tell the
+    model, or to read, so Dream then creates no skill."""
     names: set[str] = set()
     for source, root in skill_roots(workspace):
         base, folder = confinement(source, root)
         try:
-            entries = access.list_dir(base, folder)
+            entries = access.list_dir(base, folder, limit=MAX_SKILL_FOLDERS + 1)
         except OSError as exc:
             access.report(exc, folder or str(root))
             continue
+        if len(entries) > MAX_SKILL_FOLDERS:
+            access.report(access.Refused(f"{root} holds more than {MAX_SKILL_FOLDERS} entries; Dream creates "
+                                         "no skill while it does"), folder)
+            return None
         # as the model reads them: a name that is not UTF-8 (a sandboxed command can make one) mended, since the
         # request cannot carry it; such a folder is no skill the model could name anyway
         names.update(well_formed(e.name) for e in entries if e.kind in ("dir", "link"))
     return frozenset(names)
 
 
-def _snapshot(workspace: Path) -> dict[str, str | None]:
-    """Contents of every file Dream may touch, to tell afterwards what it changed (None: absent or refused)."""
+def _snapshot(workspace: Path, skills: bool) -> dict[str, str | None]:
+    """A digest of every file Dream may touch (None: absent or refused), to tell afterwards what it changed;
+    the workspace's skills too when `skills` (Dream may create one), as many as it lists of them (twice what it
+    lets Dream create beside: a run adds a few). Digests, not texts: each of hundreds of skills may be large."""
     names = list(MEMORY_FILES)
-    try:
-        skills = access.list_dir(workspace, "skills")
-    except OSError:
-        skills = []
-    names += [f"skills/{e.name}/SKILL.md" for e in skills if e.kind in ("dir", "link")]
-    return {name: current_text(workspace, name) for name in names}
+    if skills:
+        try:
+            listed = access.list_dir(workspace, "skills", limit=2 * MAX_SKILL_FOLDERS)
+        except OSError:
+            listed = []
+        names += [f"skills/{e.name}/SKILL.md" for e in listed if e.kind in ("dir", "link")]
+    return {name: _digest(current_text(workspace, name)) for name in names}
+
+
+def _digest(text: str | None) -> str | None:
+    return None if text is None else hashlib.sha256(text.encode("utf-8", "surrogatepass")).hexdigest()
 
 
 def _changed(before: dict[str, str | None], after: dict[str, str | None]) -> list[str]:
-    return sorted(n for n in set(before) | set(after) if before.get(n) != after.get(n))
+    """The files that differ; a skill no longer listed is not one of them (Dream removes none: it was left out of
+    a listing cut short)."""
+    return sorted(n for n in set(before) | set(after) if before.get(n) != after.get(n)
+                  and (n in after or not n.startswith("skills/")))
 
 
-def _analysis_input(entries: list[HistoryEntry], files: dict[str, str], taken: frozenset[str]) -> str:
+def _names(taken: frozenset[str] | None) -> str:
+    return f"({TOO_MANY_SKILLS})" if taken is None else ", ".join(sorted(taken)) or "(none)"
+
+
+def _analysis_input(entries: list[HistoryEntry], files: dict[str, str], taken: frozenset[str] | None) -> str:
     history = "\n\n".join(f"[{e.timestamp[:16].replace('T', ' ')} · {e.session_key}]\n{e.content}" for e in entries)
     parts = [f"Today is {datetime.now().astimezone():%Y-%m-%d (%A)}.",
              f"## New history entries\n\n{history}"]
     parts += [f"## {name}\n\n{text.strip() or '(empty)'}" for name, text in files.items()]
-    parts.append(f"## Existing skills\n\n{', '.join(sorted(taken)) or '(none)'}")
+    parts.append(f"## Existing skills\n\n{_names(taken)}")
     return "\n\n".join(parts)
 
 
-def _apply_input(findings: list[str], files: dict[str, str], taken: frozenset[str]) -> str:
+def _apply_input(findings: list[str], files: dict[str, str], taken: frozenset[str] | None) -> str:
     parts = ["## Findings to apply\n\n" + "\n".join(findings)]
     parts += [f"## Current {name}\n\n````\n{text}\n````" for name, text in files.items()]
-    parts.append(f"## Skill names already taken\n\n{', '.join(sorted(taken)) or '(none)'}")
+    parts.append(f"## Skill names already taken\n\n{_names(taken)}")
     return "\n\n".join(parts)
 
 

@@ -176,8 +176,9 @@ def is_link(root: Path, relpath: str) -> bool:
         return False
 
 
-def list_dir(root: Path, relpath: str = "") -> list[Entry]:
-    """The names in a folder, sorted; [] when it is absent. Entries are not followed: a link is a "link"."""
+def list_dir(root: Path, relpath: str = "", *, limit: int | None = None) -> list[Entry]:
+    """The names in a folder, sorted; [] when it is absent. Entries are not followed: a link is a "link".
+    Given `limit`, only the first that many listed (in the folder's own order): a folder can hold millions."""
     try:
         with _Walk(root, relpath) as walk:
             fd = walk.open_dir()
@@ -185,7 +186,7 @@ def list_dir(root: Path, relpath: str = "") -> list[Entry]:
         return []
     try:
         with os.scandir(fd) as entries:
-            found = [Entry(e.name, _entry_kind(e)) for e in entries]
+            found = [Entry(e.name, _entry_kind(e)) for e in itertools.islice(entries, limit)]
     finally:
         os.close(fd)
     return sorted(found, key=lambda e: e.name)

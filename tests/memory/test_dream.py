@@ -24,6 +24,7 @@ from desktop.memory.hand_edit import save_by_hand
 from desktop.scheduler import Scheduler
 from desktop.scheduler.scheduler import BUSY_RETRY
 from desktop.scheduler.settings import SchedulesConfig
+from desktop.skills.loader import MAX_SKILL_FOLDERS
 from tests.conftest import Conversation
 from tests.fakeserver import FakeOpenAI
 from tests.scheduler.fakes import ManualClock, ManualTimer
@@ -173,6 +174,25 @@ async def test_skill_folders_named_in_bytes_that_are_not_utf8_are_named_mended_a
     add_history(core, "Sam likes green tea")
     fake.add({"content": "[SKIP]"})
     assert (await core.get(Memory).dream.run()).processed == 1
+
+
+async def test_a_skills_folder_of_thousands_is_not_read_whole_and_dream_creates_no_skill_beside_it(
+        core: Core, fake: FakeOpenAI) -> None:
+    """A loop in one sandboxed command makes millions of skill folders. Dream listed them all, told the model every
+    name (a prompt past any model's window: every run failed) and read each SKILL.md twice. Now it lists no more
+    than MAX_SKILL_FOLDERS, says so, and creates no skill while it cannot tell which names are taken."""
+    skills = core.workspace / "skills"
+    for i in range(MAX_SKILL_FOLDERS + 100):
+        (skills / f"s{i:04}").mkdir(parents=True)
+        (skills / f"s{i:04}" / "SKILL.md").write_text(f"---\nname: s{i:04}\ndescription: S. Use for s.\n---\n")
+    add_history(core, "Sam said their name and that Atlas uses Postgres 16.", "Sam wrote release notes again.")
+    fake.add({"content": FINDINGS}, *apply_steps())
+    result = await core.get(Memory).dream.run()
+    for request in fake.requests[:2]:  # the analysis, and the first step of applying it
+        sent = request["messages"][-1]["content"]
+        assert sent.count(", s0") < MAX_SKILL_FOLDERS and f"more than {MAX_SKILL_FOLDERS}" in sent, sent[-500:]
+    assert not (skills / "release-notes").exists()
+    assert "skills/release-notes/SKILL.md" not in result.changed and "USER.md" in result.changed
 
 
 async def test_failure_while_applying_keeps_whole_edits_and_the_cursor(core: Core, fake: FakeOpenAI) -> None:
