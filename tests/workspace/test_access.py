@@ -4,7 +4,9 @@ anything outside is opened, pipes never block, sizes are bounded, and writes nev
 from __future__ import annotations
 
 import os
+import tracemalloc
 from pathlib import Path
+from typing import BinaryIO
 
 import pytest
 
@@ -220,3 +222,34 @@ def test_children_are_looked_at_as_a_walk_would(ws: Path) -> None:
     assert isinstance(found["out"], wf.Refused) and isinstance(found["linked-file"], wf.Refused)
     assert isinstance(found["empty"], FileNotFoundError) and isinstance(found["README"], NotADirectoryError)
     assert wf.stat_children(ws, "absent", "SKILL.md") == {}
+
+
+def test_a_small_file_read_under_a_large_limit_takes_only_its_size(ws: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    """A read asked the file for its whole limit at once, and Python sets that much memory aside before the
+    file answers: importing an old history allocated 64 MB for each object of a hundred bytes (thousands of
+    them), every prompt half a megabyte per file. Now a read asks for the file's size (one byte more, to see it
+    grow); a file a command lengthens meanwhile is read whole, or refused whole past its limit."""
+    (ws / "small.md").write_text("tiny\n")
+    tracemalloc.start()
+    try:
+        assert wf.read_bytes(ws, "small.md", 64 * 2**20) == b"tiny\n"
+        _, peak = tracemalloc.get_traced_memory()
+    finally:
+        tracemalloc.stop()
+    assert peak < 2**20, f"{peak / 2**20:.0f} MB held"
+
+    opened, grows = wf.open_file, ws / "grows.md"
+    for grown, read in ((40, b"x" * 40), (60, None)):
+        grows.write_bytes(b"x" * 10)
+
+        def open_then_grow(root: Path, relpath: str, limit: int | None = None, grown: int = grown) -> BinaryIO:
+            fh = opened(root, relpath, limit)
+            grows.write_bytes(b"x" * grown)  # after its size was looked at, before it is read
+            return fh
+
+        monkeypatch.setattr(wf, "open_file", open_then_grow)
+        if read is None:
+            with pytest.raises(wf.Refused, match="larger than 50 bytes"):
+                wf.read_bytes(ws, "grows.md", 50)
+        else:
+            assert wf.read_bytes(ws, "grows.md", 50) == read
