@@ -447,14 +447,21 @@ def _copy_objects(workspace: Path, objects: Path) -> None:
         dest.parent.mkdir(parents=True, exist_ok=True)
         dest.write_bytes(data)
 
-    for folder in access.list_dir(workspace, ".git/objects"):
+    def listed(relpath: str) -> list[access.Entry]:
+        """A folder's names, no more than are ever copied: a sandboxed command can make millions."""
+        entries = access.list_dir(workspace, relpath, limit=OLD_REPO_LIMITS[0] + 1)
+        if len(entries) > OLD_REPO_LIMITS[0]:
+            raise ValueError(f"more than {OLD_REPO_LIMITS[0]:,} names in {relpath}")
+        return entries
+
+    for folder in listed(".git/objects"):
         if folder.kind != "dir":
             continue
         if re.fullmatch(r"[0-9a-f]{2}", folder.name):
-            for entry in access.list_dir(workspace, f".git/objects/{folder.name}"):
+            for entry in listed(f".git/objects/{folder.name}"):
                 if entry.kind == "file" and re.fullmatch(r"[0-9a-f]{38}", entry.name):
                     copy(f"{folder.name}/{entry.name}", objects / folder.name / entry.name)
         elif folder.name == "pack":
-            for entry in access.list_dir(workspace, ".git/objects/pack"):
+            for entry in listed(".git/objects/pack"):
                 if entry.kind == "file" and re.fullmatch(r"pack-[0-9a-f]{40}\.(pack|idx)", entry.name):
                     copy(f"pack/{entry.name}", objects / "pack" / entry.name)

@@ -7,6 +7,7 @@ from __future__ import annotations
 import hashlib
 import os
 import subprocess
+import tracemalloc
 from pathlib import Path
 
 import pytest
@@ -104,6 +105,34 @@ async def test_an_old_history_whose_objects_lead_outside_is_not_read(workspace: 
     (workspace / ".git" / "HEAD").write_text(git(elsewhere, "rev-parse", "HEAD"))
     store = history(workspace, tmp_path)
     await store.ensure()
+    assert [c.subject for c in await store.log()] == ["Baseline: memory files before any recorded change"]
+
+
+async def test_an_old_history_folder_of_a_hundred_thousand_names_is_not_held_to_import_it(
+        workspace: Path, tmp_path: Path, caplog: pytest.LogCaptureFixture) -> None:
+    """A sandboxed command can fill .git/objects/<xx> with millions of names. The import listed each folder whole
+    (every name in the app's memory) before it counted the files it copies. Now a folder holding more names than
+    the import would ever copy ends it, and a new history starts."""
+    git(workspace, "init", "-q")
+    git(workspace, "add", "USER.md")
+    git(workspace, "commit", "-qm", "Baseline: memory files before any recorded change")
+    crowd = workspace / ".git" / "objects" / "ab"
+    crowd.mkdir(exist_ok=True)
+    fd = os.open(crowd, os.O_RDONLY)
+    try:
+        for i in range(100_000):
+            os.close(os.open(f"{i:038x}", os.O_WRONLY | os.O_CREAT, 0o644, dir_fd=fd))
+    finally:
+        os.close(fd)
+    store = history(workspace, tmp_path)
+    tracemalloc.start()
+    try:
+        await store.ensure()
+        _, peak = tracemalloc.get_traced_memory()
+    finally:
+        tracemalloc.stop()
+    assert peak < 8 * 2**20, f"{peak / 2**20:.0f} MB held"
+    assert "more than 20,000 names in .git/objects/ab" in caplog.text
     assert [c.subject for c in await store.log()] == ["Baseline: memory files before any recorded change"]
 
 
