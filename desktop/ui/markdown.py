@@ -16,11 +16,12 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
-from PySide6.QtCore import QRectF, QUrl
+from PySide6.QtCore import QBuffer, QByteArray, QRectF, QUrl
 from PySide6.QtGui import (
     QColor,
     QFont,
     QImage,
+    QImageReader,
     QPalette,
     QTextCharFormat,
     QTextCursor,
@@ -34,6 +35,8 @@ from desktop.ui.highlight import highlight
 from desktop.workspace import access
 
 IMAGE_LIMIT = 10 * 1024 * 1024  # a picture in a skill's folder larger than this is not shown
+MAX_PICTURES = 40  # looked at per document
+MAX_PICTURE_PIXELS = 16_000_000  # shown per document, in all (64 MB decoded)
 PIECE_CHARS = 1200  # prose piece size: bounds the re-render work per streamed update
 _FENCE = re.compile(r"^(\s*)(`{3,}|~{3,})\s*([^`\s]*)[^`]*$")
 _HEADING_SCALE = {1: 1.3, 2: 1.16, 3: 1.06}  # of the body size: a chat column, not a page (Qt: 2x, 1.5x)
@@ -111,16 +114,27 @@ def mix(a: QColor, b: QColor, amount: float) -> QColor:
 class ProseDocument(QTextDocument):
     """A document that loads no file by itself. Pictures come only from `images`, a folder given as
     (root, path inside it) and read through desktop.workspace.access: relative names, inside that folder.
-    Any other picture gets an empty one, never nothing: given nothing, Qt opens the path itself."""
+    Any other picture gets an empty one, never nothing: given nothing, Qt opens the path itself.
+
+    The Markdown may be a workspace file, which can name a picture thousands of times, each name a little
+    different (`a.png?1`, `a.png?2`...), and Qt decodes each on the GUI thread: so a document looks at no more
+    than MAX_PICTURES and shows no more than MAX_PICTURE_PIXELS in all; past either a picture is left blank."""
 
     def __init__(self, images: tuple[Path, str] | None = None) -> None:
         super().__init__()
         self.images = images
+        self._pictures_left = MAX_PICTURES
+        self._pixels_left = MAX_PICTURE_PIXELS
 
     def loadResource(self, kind: int, name: QUrl | str) -> Any:  # noqa: N802 - Qt's name
         if kind != QTextDocument.ResourceType.ImageResource.value:
             return None
-        return _image(self.images, QUrl(name))
+        if self.images is None or self._pictures_left <= 0:
+            return _image(None, QUrl(name))
+        self._pictures_left -= 1
+        image = _image(self.images, QUrl(name), self._pixels_left)
+        self._pixels_left -= image.width() * image.height()
+        return image
 
 
 class MarkdownBrowser(QTextBrowser):
@@ -135,7 +149,9 @@ class MarkdownBrowser(QTextBrowser):
         return _image(None, QUrl(name)) if kind == QTextDocument.ResourceType.ImageResource.value else None
 
 
-def _image(images: tuple[Path, str] | None, name: QUrl) -> QImage:
+def _image(images: tuple[Path, str] | None, name: QUrl, pixels: int = 0) -> QImage:
+    """The picture `name` names in the `images` folder, if it has no more than `pixels` (told by its header,
+    before it is decoded); otherwise a blank one."""
     relative = name.path()
     if images is not None and name.scheme() in ("", "file") and relative and not relative.startswith("/"):
         root, folder = images
@@ -143,9 +159,14 @@ def _image(images: tuple[Path, str] | None, name: QUrl) -> QImage:
             data = access.read_bytes(root, f"{folder}/{relative}" if folder else relative, IMAGE_LIMIT)
         except OSError:
             data = b""
-        image = QImage.fromData(data)
-        if not image.isNull():
-            return image
+        buffer = QBuffer()
+        buffer.setData(QByteArray(data))
+        reader = QImageReader(buffer)
+        size = reader.size()
+        if size.isValid() and size.width() * size.height() <= pixels:
+            image = reader.read()
+            if not image.isNull():
+                return image
     blank = QImage(1, 1, QImage.Format.Format_ARGB32)
     blank.fill(0)
     return blank

@@ -21,6 +21,7 @@ from PySide6.QtGui import (
 
 from desktop.ui.highlight import HIGHLIGHT_CHARS
 from desktop.ui.markdown import (
+    MAX_PICTURES,
     Code,
     MarkdownBrowser,
     Prose,
@@ -195,6 +196,24 @@ def test_pictures_never_make_qt_open_a_file_itself(qapp, tmp_path: Path) -> None
     browser.show()
     qapp.processEvents()
     browser.close()
+
+
+def test_a_skill_naming_a_large_picture_over_and_over_is_shown_only_as_far_as_a_budget(qapp, tmp_path: Path) -> None:  # type: ignore[no-untyped-def]
+    """A SKILL.md in the workspace (a sandboxed command writes it) can name one picture thousands of times, each
+    name a little different (`big.png?1`, `big.png?2`...): the skills window decoded each anew on the GUI thread,
+    a 3000x3000 picture a tenth of a second and 36 MB of the app's memory each, so a page froze the app for hours
+    and took all its memory. Now a page shows pictures up to MAX_PICTURES and MAX_PICTURE_PIXELS in all; the
+    rest are left blank."""
+    big = QImage(3000, 3000, QImage.Format.Format_ARGB32)
+    big.fill(0)
+    big.save(str(tmp_path / "big.png"))
+    QImage(2, 2, QImage.Format.Format_ARGB32).save(str(tmp_path / "small.png"))
+    names = [f"big.png?{i}" for i in range(3)] + [f"small.png?{i}" for i in range(MAX_PICTURES + 5)]
+    doc = prose_document(" ".join(f"![x]({n})" for n in names), QFont(), QPalette(), 400, (tmp_path, ""))
+    kind = QTextDocument.ResourceType.ImageResource.value
+    widths = [doc.resource(kind, QUrl(n)).width() for n in names]
+    assert widths[:3] == [3000, 1, 1]  # the second would pass MAX_PICTURE_PIXELS: each looked at, none shown
+    assert widths[3:] == [2] * (MAX_PICTURES - 3) + [1] * 8
 
 
 def test_a_single_line_break_in_an_answer_stays_a_break_and_lists_and_tables_are_unchanged(qapp) -> None:  # type: ignore[no-untyped-def]
