@@ -370,22 +370,26 @@ class GlobTool(_FileTool):
         parts = glob_walk.pattern_parts(pattern)
         if not parts:
             raise ToolError("pattern names nothing; use '*' for every file in the folder")
-        found: list[str] = []
-        try:
+        count = 0
+
+        def shown() -> Iterator[str]:
+            nonlocal count
             for match in glob_walk.matches(base, parts, GLOB_SECONDS):
                 if self._allowed(match):
-                    found.append(self.display(match) + ("/" if match.is_dir() else ""))
+                    count += 1
+                    yield self.display(match) + ("/" if match.is_dir() else "")
+
+        try:  # only the first GLOB_LIMIT are kept while the rest are counted: a folder can hold millions
+            lines = heapq.nsmallest(GLOB_LIMIT, shown())
         except glob_walk.TooLong:
             raise ToolError(f"stopped after {GLOB_SECONDS:.0f} s: the folder holds too much to search this way; "
-                            f"narrow the path or the pattern ({len(found)} found so far)") from None
+                            f"narrow the path or the pattern ({count} found so far)") from None
         except RecursionError:  # os.walk goes down one call per folder: a chain a command nested past Python's limit
-            raise ToolError(f"{TOO_DEEP} ({len(found)} found so far)") from None
-        if not found:
+            raise ToolError(f"{TOO_DEEP} ({count} found so far)") from None
+        if not lines:
             return f"No files match {pattern!r} in {self.display(base)}."
-        found.sort()
-        lines = found[:GLOB_LIMIT]
-        if len(found) > GLOB_LIMIT:
-            lines.append(f"... and {len(found) - GLOB_LIMIT} more (showing {GLOB_LIMIT} of {len(found)})")
+        if count > GLOB_LIMIT:
+            lines.append(f"... and {count - GLOB_LIMIT} more (showing {GLOB_LIMIT} of {count})")
         return "\n".join(lines)
 
     def _allowed(self, path: Path) -> bool:

@@ -7,8 +7,8 @@ the sixth, years by the twelfth; stars over three links to their own folder, thr
 of it in a thread of the app that no Stop can end, slowing the windows beside it. Here the walk lists each
 folder once and follows no link (what a link inside leads to is found by its own path), the pattern is kept as
 the set of its positions a path has reached (so `**` costs nothing extra), a folder is entered only while some
-position can still match below it, and a walk that still takes too long (a workspace of millions of files)
-stops at a deadline.
+position can still match below it, and a walk that still takes too long (a workspace of millions of files, or
+one folder of millions of names) stops at a deadline.
 
 One difference from `Path.glob`: a pattern ending in `**` matches files too, not only folders.
 """
@@ -49,6 +49,8 @@ def matches(base: Path, parts: tuple[str, ...], seconds: float) -> Iterator[Path
         states = reached.pop(folder)
         folders, entered = set(dirs), []
         for name in sorted([*dirs, *names]):
+            if time.monotonic() > deadline:  # here too: one folder can hold millions, each matched and checked
+                raise TooLong
             if name == ".git":
                 continue
             after = _step(parts, states, name)

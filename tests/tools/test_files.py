@@ -243,6 +243,23 @@ async def test_list_dir_of_a_folder_too_large_to_count_stops_in_its_time(tools: 
     assert (await ok(tools, "list_dir", path="many")).endswith("(3000 in all; showing the first 200 by name)")
 
 
+async def test_a_glob_over_one_folder_of_many_names_stops_in_its_time(tools: ToolRegistry, workspace: Path,
+                                                                      monkeypatch: pytest.MonkeyPatch) -> None:
+    """The walk looked at the time once per folder, so one folder of millions of names (a loop in one sandboxed
+    command) was matched and checked name by name to the end: 100,000 took 48 s, in a thread no Stop can end.
+    Here 3,000 names and a bound shortened to a moment stand in for them."""
+    (workspace / "many").mkdir()
+    for name in range(3000):
+        (workspace / "many" / f"{name}.txt").write_text("")
+    with monkeypatch.context() as short:
+        short.setattr("desktop.tools.filesystem.GLOB_SECONDS", 0.05)
+        said = await refused(tools, "glob", pattern="many/*")
+    assert re.match(r"Error: stopped after 0 s: the folder holds too much to search this way; narrow the path or "
+                    r"the pattern \(\d+ found so far\)", said), said
+    listed = (await ok(tools, "glob", pattern="many/*")).splitlines()
+    assert listed[0] == "many/0.txt" and listed[-1] == "... and 2800 more (showing 200 of 3000)"
+
+
 async def test_glob_sorts_and_skips_git(tools: ToolRegistry, workspace: Path) -> None:
     (workspace / ".git" / "objects").mkdir(parents=True)
     (workspace / ".git" / "objects" / "x.md").write_text("")
