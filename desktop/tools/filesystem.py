@@ -465,12 +465,15 @@ class GrepTool(_FileTool):
             yield root
             return
         deadline = time.monotonic() + GREP_WALK_SECONDS
+        too_long = ToolError(f"stopped after {GREP_WALK_SECONDS:.0f} s: this folder holds too much to search "
+                             "this way; narrow the path or glob")
         for folder, dirs, names in os.walk(root):
             if time.monotonic() > deadline:
-                raise ToolError(f"stopped after {GREP_WALK_SECONDS:.0f} s: this folder holds too much to search "
-                                "this way; narrow the path or glob")
+                raise too_long
             dirs[:] = sorted(d for d in dirs if d != ".git")
             for name in sorted(names):
+                if time.monotonic() > deadline:  # here too: one folder can hold millions of files
+                    raise too_long
                 file = Path(folder) / name
                 if glob and not _glob_matches(file.relative_to(root), glob):
                     continue

@@ -308,6 +308,20 @@ async def test_a_grep_over_a_folder_too_large_to_walk_stops_in_its_time(tools: T
     assert "notes/a.md:2: beta" in await ok(tools, "grep", pattern="beta")  # in its usual time: found
 
 
+async def test_a_grep_over_one_folder_of_many_files_stops_in_its_time(tools: ToolRegistry, workspace: Path,
+                                                                      monkeypatch: pytest.MonkeyPatch) -> None:
+    """The walk looked at the time once per folder, so every file of one folder of millions (a loop in one
+    sandboxed command) was opened and searched to the end. Here 3,000 files and a bound shortened to a moment."""
+    (workspace / "many").mkdir()
+    for name in range(3000):
+        (workspace / "many" / f"{name}.txt").write_text("nothing\n")
+    with monkeypatch.context() as short:
+        short.setattr("desktop.tools.filesystem.GREP_WALK_SECONDS", 0.05)
+        said = await refused(tools, "grep", pattern="needle", path="many")
+    assert "stopped after 0 s: this folder holds too much to search this way; narrow the path or glob" in said
+    assert "No matches" in await ok(tools, "grep", pattern="needle", path="many")  # in its usual time: searched
+
+
 def nested_chain(workspace: Path, depth: int) -> None:
     """Folders `depth` deep (as `mkdir d && cd d` over and over in a sandboxed command), a file at the bottom."""
     fd = os.open(workspace, os.O_RDONLY)
