@@ -151,6 +151,7 @@ ALLOWED: dict[str, str] = {
     "desktop/tools/limits.py:_proc_files": _SANDBOX + " (/proc)",
     "desktop/tools/limits.py:_write": _SANDBOX + " (cgroup control files)",
     "desktop/tools/filesystem.py:GlobTool._glob": _LISTED,
+    "desktop/tools/filesystem.py:GlobTool._glob.shown": _LISTED,
     "desktop/tools/glob_walk.py:matches": _LISTED + "; the walk follows no link",
     "desktop/tools/filesystem.py:GrepTool._files": _LISTED,
     "desktop/tools/filesystem.py:GrepTool._grep": _GUARDED,
