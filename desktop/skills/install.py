@@ -22,7 +22,8 @@ from desktop.skills.frontmatter import ERROR, SkillDoc, is_valid_name, parse_ski
 from desktop.skills.loader import confinement
 from desktop.workspace import access
 
-MAX_ARCHIVE_BYTES = 100 * 1024 * 1024  # uncompressed; a guard against zip bombs
+MAX_ARCHIVE_BYTES = 100 * 1024 * 1024  # uncompressed; a guard against zip bombs (and a folder's files, in all)
+MAX_FOLDER_NAMES = 10_000  # files and folders in a skill folder installed: no skill has near this many
 _JUNK = ("__MACOSX",)  # macOS Finder adds this folder to every zip it makes
 _DRIVE = re.compile(r"^[A-Za-z]:")
 
@@ -97,14 +98,25 @@ def _install(source: Path, base: Path, folder: str, skills: int, staging: str, f
 
 
 def _copy_folder(source: Path, stage: int) -> None:
-    """Copy a skill folder into the staging folder as `content`, refusing links that lead out of it."""
+    """Copy a skill folder into the staging folder as `content`, refusing links that lead out of it, and a
+    folder past an archive's limits (it may be in the workspace, where a command can leave gigabytes or millions
+    of files)."""
     if not (source / "SKILL.md").is_file():
         raise InstallError(f"{source} has no SKILL.md")
     root = source.resolve()
+    names = size = 0
     for folder, dirs, files in os.walk(source):
         for name in dirs + files:
             path = Path(folder, name)
-            if path.is_symlink():
+            info = path.lstat()
+            names += 1
+            size += info.st_size if stat.S_ISREG(info.st_mode) else 0
+            if names > MAX_FOLDER_NAMES:
+                raise InstallError(f"{source} holds more than {MAX_FOLDER_NAMES:,} files and folders; a skill "
+                                   "needs far fewer")
+            if size > MAX_ARCHIVE_BYTES:
+                raise InstallError(f"{source} holds more than {MAX_ARCHIVE_BYTES // 2**20} MB")
+            if stat.S_ISLNK(info.st_mode):
                 link = os.readlink(path)
                 if os.path.isabs(link) or not inside(path.resolve(), root):
                     raise InstallError(f"{path} is a link to {link}, outside the skill folder")

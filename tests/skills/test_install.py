@@ -7,10 +7,11 @@ import stat
 import sys
 import zipfile
 from pathlib import Path
+from typing import Any
 
 import pytest
 
-from desktop.skills.install import InstallError, install_skill
+from desktop.skills.install import MAX_FOLDER_NAMES, InstallError, install_skill
 
 SKILL_MD = "---\nname: {name}\ndescription: Does {name} things.\n---\nSteps for {name}.\n"
 
@@ -138,4 +139,24 @@ def test_other_files_and_missing_paths_are_refused(tmp_path: Path, skills_dir: P
     (tmp_path / "empty").mkdir()
     with pytest.raises(InstallError, match="has no SKILL.md"):
         install_skill(tmp_path / "empty", skills_dir)
+    assert tree(skills_dir) == []
+
+
+@pytest.mark.parametrize("fill, reason", [
+    (lambda folder: os.truncate(folder / "data.bin", 0) or os.truncate(folder / "data.bin", 200 * 2**20),
+     "holds more than 100 MB"),
+    (lambda folder: [(folder / "many" / f"{i}.txt").touch() for i in range(MAX_FOLDER_NAMES + 1)],
+     "holds more than 10,000 files and folders"),
+], ids=["a file of 200 MB", "more names than any skill has"])
+def test_a_folder_larger_than_an_archive_may_be_is_refused_before_it_is_copied(
+        tmp_path: Path, skills_dir: Path, fill: Any, reason: str) -> None:
+    """An archive is refused past 100 MB, but a folder was copied whole, however large or many its files: a
+    sandboxed command can leave a gigabyte or a million files in a workspace folder a person then installs,
+    each byte copied by the app into the skills folder. Now a folder is held to the archive's limits."""
+    folder = skill_folder(tmp_path, "heavy")
+    (folder / "data.bin").touch()
+    (folder / "many").mkdir()
+    fill(folder)
+    with pytest.raises(InstallError, match=reason):
+        install_skill(folder, skills_dir)
     assert tree(skills_dir) == []
