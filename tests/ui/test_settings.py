@@ -401,6 +401,46 @@ async def test_a_cleared_model_is_not_saved_and_the_one_in_force_stays(qtbot: Qt
     assert "openai/test" in bridge.core.home.config_file.read_text(encoding="utf-8")
 
 
+@pytest.mark.parametrize(("typed", "why"), [("gpt 4o", "a space"), ("gpt\u00a04o", "a space"),
+                                           ("gpt-4o\nmini", "a line break")])
+async def test_a_model_name_no_provider_takes_is_refused_and_stays_typed(qtbot: QtBot, bridge: CoreBridge,
+                                                                       typed: str, why: str) -> None:
+    """A model name with a space (a plain one, or a web page's no-break space) or a line break inside was saved, and
+    the first chat then failed with the provider's obscure error. Save says what is wrong; the typing stays to fix, and
+    the model in force and config.yaml stay as they were."""
+    window = await opened(qtbot, bridge)
+    before = bridge.core.home.config_file.read_text(encoding="utf-8")
+    window.model_form.provider.setCurrentText("openai")
+    window.model_form.model.setCurrentText(typed)
+    said = await save(window)
+    assert "model name" in said and f"has {why} in it" in said
+    assert window.model_form.model.currentText() == typed
+    assert bridge.core.config.model == "openai/test"
+    assert bridge.core.home.config_file.read_text(encoding="utf-8") == before
+
+
+async def test_a_name_with_a_space_that_the_server_lists_is_saved(qtbot: QtBot, bridge: CoreBridge,
+                                                                 fake: FakeOpenAI) -> None:
+    """A server of one's own may serve a model under any name (vLLM's --served-model-name): the one it lists is
+    the one it answers to, space or not."""
+    fake.models = ["my model"]
+    window = await opened(qtbot, bridge)
+    form = window.model_form
+    await until(lambda: "1 model on this server" in form.api_base_note.text(), message="server models listed")
+    form.model.setCurrentText("my model")
+    assert "Saved" in await save(window)
+    assert bridge.core.config.model == "openai/my model"
+
+
+async def test_spaces_around_a_model_name_are_trimmed(qtbot: QtBot, bridge: CoreBridge) -> None:
+    """A name pasted with a space or its line's end around it is the name: saved without them."""
+    window = await opened(qtbot, bridge)
+    window.model_form.provider.setCurrentText("openai")
+    window.model_form.model.setCurrentText("  gpt-4o-mini\n")
+    assert "Saved" in await save(window)
+    assert bridge.core.config.model == "openai/gpt-4o-mini"
+
+
 async def test_answer_and_tool_options_are_saved_and_in_effect(qtbot: QtBot, bridge: CoreBridge,
                                                               tmp_path: Path) -> None:
     core = bridge.core
