@@ -44,6 +44,7 @@ DETAIL_ROLE = Qt.ItemDataRole.UserRole + 2
 HEADER_ROLE = Qt.ItemDataRole.UserRole + 3  # a group's header row (not a chat)
 PINNED_ROLE = Qt.ItemDataRole.UserRole + 4
 DEPTH_ROLE = Qt.ItemDataRole.UserRole + 5  # how many branches deep: 0 for a chat of its own
+TITLE_ROLE = Qt.ItemDataRole.UserRole + 6  # the name the chat has: what a rename left blank shows again
 INDENT = 14  # px per level of branching
 BRANCH_MARK = "↳"
 NEW_TITLE = "New chat"
@@ -274,6 +275,7 @@ class SessionList(QWidget):
             item.setData(DETAIL_ROLE, ("Branch · " if depth else "") + _detail(info))
             item.setData(PINNED_ROLE, info.pinned)
             item.setData(DEPTH_ROLE, depth)
+            item.setData(TITLE_ROLE, info.title)
             quick = channel_of(info.key) is Channel.QUICK
             item.setToolTip(f"{QUICK_MARK} Asked in the quick prompt: {info.title}" if quick else
                             f"{info.title}\nBranch of “{titles[info.branch_of]}”" if depth else info.title)
@@ -343,6 +345,10 @@ class SessionList(QWidget):
         title = " ".join(item.text().split())
         if title:
             self.rename_requested.emit(item.data(KEY_ROLE), title)
+        else:  # a chat has a name: a blank one is no rename
+            self.list.blockSignals(True)
+            item.setText(item.data(TITLE_ROLE))
+            self.list.blockSignals(False)
 
     def _menu(self, pos: QPoint) -> None:
         item = self.list.itemAt(pos)

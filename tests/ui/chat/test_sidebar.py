@@ -52,6 +52,20 @@ def test_a_turn_ending_while_a_title_is_typed_keeps_the_typing(qtbot) -> None:  
     assert sidebar.title_of(KEY) == "Weekly plan"
 
 
+def test_a_blank_rename_leaves_the_chat_its_name(qtbot) -> None:  # type: ignore[no-untyped-def]
+    """Spaces alone typed as a name: nothing was renamed, yet the list showed the chat with no name at all."""
+    sidebar = listed(qtbot, set())
+    titles = renamed(qtbot, sidebar)
+    editor = sidebar.list.findChild(QLineEdit)
+    assert editor is not None
+    editor.setText("   ")
+    qtbot.keyClick(editor, Qt.Key.Key_Return)
+    qtbot.waitUntil(lambda: sidebar.list.findChild(QLineEdit) is None or not sidebar.list.findChild(QLineEdit)
+                    .isVisible(), timeout=2000)
+    assert titles == []
+    assert sidebar.title_of(KEY) == "Plan my week"
+
+
 def picture(sidebar: SessionList) -> QImage:
     sidebar.list.viewport().repaint()
     return sidebar.list.viewport().grab().toImage()
