@@ -145,7 +145,8 @@ class SettingsWindow(QWidget):
                 self.rows.update(built.rows)
             if isinstance(built, SavesItself):
                 self._own_saves.append((title, built))
-            self.tabs.addTab(_page(built, caption, stretch=False), title)
+            shown = _scrolled(built) if isinstance(built, SettingsGroup) else built  # rows with notes: never squeezed
+            self.tabs.addTab(_page(shown, caption, stretch=False), title)
         self.tabs.addTab(self._general_page(), "General")
 
         self.status = QLabel()

@@ -567,6 +567,34 @@ async def test_every_page_is_named_in_full_at_the_windows_size(model_config: dic
             widget.close()
 
 
+async def test_every_pages_notes_show_whole_at_the_windows_size(model_config: dict[str, Any], memory_keyring: object,
+                                                                tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    """The Voice page's notes under its fields were cut off mid-line (the page squeezed them to fit the window); a
+    page taller than the window scrolls instead, and every note shows all its lines."""
+    shell = new_shell(tmp_path, monkeypatch)
+    task = asyncio.ensure_future(shell.run())
+    await until(lambda: shell.core is not None and shell.core.running, timeout=60)
+    try:
+        shell.open_window("settings")
+        window = shell.window("settings")
+        assert isinstance(window, SettingsWindow)
+        await until(window.isVisible)
+        pages = window.tabs
+        for name in [pages.tabText(i) for i in range(pages.count())]:
+            assert window.show_page(name)
+            await asyncio.sleep(0.05)  # the page laid out
+            page = pages.pages.currentWidget()
+            cut = [label.text()[:40] for label in page.findChildren(QLabel)
+                   if label.isVisible() and label.wordWrap() and label.text()
+                   and label.height() < label.heightForWidth(label.width())]
+            assert not cut, f"{name}: notes cut off: {cut}"
+    finally:
+        shell.quit()
+        assert await asyncio.wait_for(task, 30) == 0
+        for widget in QApplication.topLevelWidgets():
+            widget.close()
+
+
 def page_scroll(widget: QWidget) -> QScrollBar:
     """The scroll bar of the page `widget` is on."""
     area = widget.parentWidget()
