@@ -6,6 +6,7 @@ from __future__ import annotations
 
 from pathlib import Path
 
+import pytest
 from PySide6.QtCore import Qt
 from PySide6.QtWidgets import QApplication
 from pytestqt.qtbot import QtBot
@@ -209,6 +210,28 @@ async def test_a_speech_server_address_without_its_scheme_is_not_saved_and_says_
     settings.rows["voice.api_base"].widget.setText("http://127.0.0.1:8080/v1")  # type: ignore[attr-defined]
     assert await settings.save()
     assert shell.core.config.section(VoiceConfig).api_base == "http://127.0.0.1:8080/v1"
+
+
+@pytest.mark.parametrize(("key", "typed", "wanted"), [
+    ("voice.stt_model", "openai/whisper 1", "no space or line break"),
+    ("voice.tts_model", "openai/tts 1", "no space or line break"),
+    ("voice.language", "English", "two-letter language code"),
+])
+async def test_a_speech_model_or_language_no_server_takes_is_not_saved_and_says_why(
+        qtbot: QtBot, shell, key: str, typed: str, wanted: str) -> None:  # type: ignore[no-untyped-def]
+    """A model name with a space in it, or the language written out ("English" where the server wants "en"), was
+    saved without a word; the first recording or reading then failed with the server's refusal. Save says what to
+    write, the typing stays, and config.yaml keeps what it had."""
+    shell.open_window("settings")
+    settings = shell.window("settings")
+    assert isinstance(settings, SettingsWindow) and settings.show_page("Voice")
+    await until(lambda: settings.rows["voice.max_seconds"].widget.value() == 300,  # type: ignore[union-attr]
+                message="the settings loaded")
+    settings.rows[key].widget.setText(typed)  # type: ignore[attr-defined]
+    assert not await settings.save()
+    assert "Not saved" in settings.status.text() and wanted in settings.status.text()
+    assert settings.rows[key].widget.text() == typed  # type: ignore[attr-defined]
+    assert typed not in shell.core.home.config_file.read_text(encoding="utf-8")
 
 
 async def test_the_voice_page_holds_the_speech_settings_and_saves_them(
