@@ -54,7 +54,7 @@ def pills(status: SkillStatus) -> list[tuple[str, str, Icon]]:
         out.append(("error", RED, QStyle.StandardPixmap.SP_MessageBoxCritical))
     if status.shadowed_by:
         out.append((f"overridden by {SOURCE_LABELS.get(status.shadowed_by, status.shadowed_by)}", GREY, None))
-    if status.doc.always and status.doc.loadable:
+    if status.doc.always and status.doc.loadable and status.enabled:  # switched off, the agent goes without it
         out.append(("always on", GREEN, None))
     if status.missing:
         extra = f" +{len(status.missing) - 1}" if len(status.missing) > 1 else ""

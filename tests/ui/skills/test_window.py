@@ -19,6 +19,7 @@ from desktop.skills import Skills
 from desktop.skills.frontmatter import parse_skill
 from desktop.ui.bridge import CoreBridge
 from desktop.ui.skills.dialogs import NameDialog
+from desktop.ui.skills.model import pills
 from desktop.ui.skills.window import SkillsWindow
 from tests.ui.conftest import Opener, until
 
@@ -97,6 +98,16 @@ async def test_switch_disables_a_skill_in_config_and_the_next_prompt(window: Ski
     await until(lambda: "tmux" in disabled_in_config(window))
     await settled(window)
     assert "<name>tmux</name>" not in prompt(window)
+
+
+async def test_an_always_on_skill_switched_off_no_longer_says_always_on(window: SkillsWindow) -> None:
+    """The memory skill switched off kept its green "always on" badge, though the agent no longer had it."""
+    assert "always on" in [text for text, _, _ in pills(window.status_of("memory", "builtin"))]
+    click_switch(window, "memory", "builtin")
+    await until(lambda: "memory" in disabled_in_config(window))
+    await settled(window)
+    assert "These skills are always on" not in prompt(window)
+    assert "always on" not in [text for text, _, _ in pills(window.status_of("memory", "builtin"))]
 
 
 async def test_toggle_is_refused_while_config_is_broken(broken_config: Path, window: SkillsWindow) -> None:
