@@ -9,11 +9,12 @@ import asyncio
 from functools import partial
 from pathlib import Path
 
+from PySide6.QtCore import QBuffer, QIODevice
 from PySide6.QtGui import QPageSize, QPdfWriter, QTextDocument
 from PySide6.QtWidgets import QFileDialog, QMenu, QMessageBox, QPushButton, QWidget
 
 from desktop.chats import ChatExport
-from desktop.kernel.atomic import atomic_write_text
+from desktop.kernel.atomic import atomic_write_bytes, atomic_write_text
 from desktop.kernel.taskset import spawn
 from desktop.ui.chat.panel import ChatPanel
 
@@ -57,7 +58,7 @@ class ExportMenu(ChatPanel):
         try:
             page = await self.chats.export(key, "html" if fmt == "pdf" else fmt)
             if fmt == "pdf":
-                _print_pdf(page, path)
+                await asyncio.to_thread(atomic_write_bytes, path, _pdf(page))
             else:
                 await asyncio.to_thread(atomic_write_text, path, page)
         except OSError as exc:
@@ -82,10 +83,15 @@ class ExportMenu(ChatPanel):
             self.button.setEnabled(bool(self.session_key))
 
 
-def _print_pdf(page: str, path: Path) -> None:
-    """Qt lays the page out on the GUI thread (QTextDocument is not for other threads); a chat is quick to."""
-    writer = QPdfWriter(str(path))
+def _pdf(page: str) -> bytes:
+    """The page as a PDF, made in memory: Qt's writer says nothing when it cannot open a file, so the file is
+    written as the other formats are, atomically, and a failure is said. Qt lays the page out on the GUI thread
+    (QTextDocument is not for other threads); a chat is quick to."""
+    buffer = QBuffer()
+    buffer.open(QIODevice.OpenModeFlag.WriteOnly)
+    writer = QPdfWriter(buffer)
     writer.setPageSize(QPageSize(QPageSize.PageSizeId.A4))
     document = QTextDocument()
     document.setHtml(page)
     document.print_(writer)
+    return bytes(buffer.data().data())

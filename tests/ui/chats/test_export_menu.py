@@ -7,7 +7,7 @@ from pathlib import Path
 from typing import Any
 
 import pytest
-from PySide6.QtWidgets import QFileDialog, QStyle
+from PySide6.QtWidgets import QFileDialog, QMessageBox, QStyle
 
 from desktop.chats import ChatExport
 from desktop.session.session import Session
@@ -49,7 +49,23 @@ async def test_export_menu_writes_the_chat_shown(bridge: CoreBridge, qtbot: Any,
     elif fmt == "html":
         assert b"<strong>two</strong>" in data and b"data:image/png;base64," in data
     else:
-        assert data.startswith(b"%PDF") and len(data) > 1000
+        assert data.startswith(b"%PDF") and data.rstrip().endswith(b"%%EOF") and len(data) > 1000
+
+
+@pytest.mark.parametrize("fmt", ["md", "pdf"])
+async def test_a_file_that_cannot_be_written_is_said(bridge: CoreBridge, qtbot: Any, tmp_path: Path, fmt: str,
+                                                     monkeypatch: pytest.MonkeyPatch) -> None:
+    """A PDF the chosen place could not take was reported as nothing at all: no file, no word (the Markdown said
+    why). Both now say it could not be saved, and where."""
+    menu = await shown_with_a_chat(bridge, qtbot, tmp_path)
+    (tmp_path / "not-a-folder").write_text("a file where the folder should be", encoding="utf-8")
+    out = tmp_path / "not-a-folder" / f"friday.{fmt}"
+    said: list[str] = []
+    monkeypatch.setattr(QFileDialog, "getSaveFileName", lambda *_: (str(out), ""))
+    monkeypatch.setattr(QMessageBox, "warning", lambda _parent, _title, text: said.append(text))  # the box shown
+    menu.button.menu().actions()[["md", "html", "pdf"].index(fmt)].trigger()
+    await until(lambda: bool(said) and menu.button.isEnabled(), timeout=30, message="the failure said")
+    assert said[0].startswith(f"Could not save {out}")
 
 
 async def test_all_chats_as_a_zip_holds_each_chat_readable_and_its_file_to_restore(
