@@ -183,7 +183,7 @@ class SettingsWindow(QWidget):
         self._row(form, "temperature", note=True)
         self._row(form, "max_tokens")
         self._row(form, "context_window_tokens", note=True)
-        return _page(_holder(form), "How the model answers.")
+        return _page(_scrolled(_holder(form)), "How the model answers.", stretch=False)
 
     def _tools_page(self) -> QWidget:
         self.command_mode = note_label()
@@ -244,7 +244,7 @@ class SettingsWindow(QWidget):
         form.addRow(heading("Desktop"))
         form.addRow(self.autostart)
         self._row(form, "notifications")
-        return _page(_holder(form), "Where the assistant works and how it reaches you.")
+        return _page(_scrolled(_holder(form)), "Where the assistant works and how it reaches you.", stretch=False)
 
     def _row(self, form: QFormLayout, key: str, note: QLabel | bool = False) -> None:
         """Add the generated row of a simple setting; `note`: its help under it (True) or this label."""

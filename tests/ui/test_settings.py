@@ -567,10 +567,17 @@ async def test_every_page_is_named_in_full_at_the_windows_size(model_config: dic
             widget.close()
 
 
+@pytest.mark.parametrize("problems", [False, True])
 async def test_every_pages_notes_show_whole_at_the_windows_size(model_config: dict[str, Any], memory_keyring: object,
-                                                                tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
-    """The Voice page's notes under its fields were cut off mid-line (the page squeezed them to fit the window); a
-    page taller than the window scrolls instead, and every note shows all its lines."""
+                                                                home_dir: Path, tmp_path: Path, problems: bool,
+                                                                monkeypatch: pytest.MonkeyPatch) -> None:
+    """The Voice page's notes under its fields were cut off mid-line (the page squeezed them to fit the window), and
+    with config.yaml's problems listed above the pages, the General page's too; a page taller than the room it has
+    scrolls instead, and every note shows all its lines."""
+    if problems:
+        config = home_dir / "config.yaml"
+        config.write_text(config.read_text(encoding="utf-8") + "surprise_setting: 1\nanother_surprise: 2\n",
+                          encoding="utf-8")
     shell = new_shell(tmp_path, monkeypatch)
     task = asyncio.ensure_future(shell.run())
     await until(lambda: shell.core is not None and shell.core.running, timeout=60)
@@ -579,6 +586,7 @@ async def test_every_pages_notes_show_whole_at_the_windows_size(model_config: di
         window = shell.window("settings")
         assert isinstance(window, SettingsWindow)
         await until(window.isVisible)
+        await until(lambda: window.banner.isVisible() == problems, message="config.yaml read")
         pages = window.tabs
         for name in [pages.tabText(i) for i in range(pages.count())]:
             assert window.show_page(name)
