@@ -84,6 +84,7 @@ STALE = ("config.yaml changed since you opened Settings. Save writes only what y
          "the other values shown here may be older than the file's. Close and discard your changes to see the "
          "file's settings.")
 NETWORK = "tools.exec.network"
+DESKTOP_KEYS = "hotkeys."  # the desktop context's keys (and dictation's), each typed as a line of text
 HOST_NETWORK_QUESTION = (
     "Commands the assistant runs would share this computer's network. They could then reach the services "
     "running on this computer (databases, development servers, anything on 127.0.0.1), the devices on your "
@@ -409,7 +410,24 @@ class SettingsWindow(QWidget):
             hotkey.parse_chord(chord)
         except ValueError as exc:
             wrong = wrong or f"Hotkey: {exc}"
-        return wrong
+        return wrong or self._keys_problem(chord)
+
+    def _keys_problem(self, quick: str) -> str | None:
+        """The desktop context's keys are lines of text: each must be a chord, and no two of the app's keys the
+        same (the second grab of a key fails, and is then reported as another program's)."""
+        named = {row.spec.setting.label: str(row.value()) for key, row in self.rows.items()
+                 if key.startswith(DESKTOP_KEYS)}
+        named["the quick prompt's hotkey"] = quick
+        seen: dict[hotkey.Chord, str] = {}
+        for name, text in named.items():
+            try:
+                chord = hotkey.parse_chord(text)
+            except ValueError as exc:
+                return f"{name}: {exc}"
+            if chord in seen:
+                return f"{seen[chord]} and {name} are both {chord}: give each its own key."
+            seen[chord] = name
+        return None
 
     def _form_values(self) -> tuple[Config, str | None]:
         """The config the form shows: what it last showed, with every field's value put in."""
