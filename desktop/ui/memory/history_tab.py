@@ -234,6 +234,12 @@ class HistoryTab(QWidget):
         if self._all is None:
             return  # the load in progress runs the search when it is done
         query = self.query()
+        if query.first_day > query.last_day:  # days as yyyy-MM-dd compare as text; both empty without a range
+            self.searching = False
+            self.model.replace([])
+            self.status.setText(f"The first day, {query.first_day}, is after the last, {query.last_day}: no day is "
+                                "between them. Swap them to search that range.")
+            return
         if query.empty:
             self.searching = False
             self.model.replace(self._all)

@@ -167,6 +167,23 @@ async def test_history_search_by_text_regex_and_date(window: MemoryWindow, qtbot
     assert "(deleted chat)" in tab.detail.toPlainText()
 
 
+async def test_a_date_range_that_ends_before_it_starts_is_said(window: MemoryWindow, bridge: CoreBridge) -> None:
+    """"Between" a later day and an earlier one showed "0 matches", as if nothing were there to find."""
+    write_history(bridge.core.get(Memory).store.history_file, 1000)
+    tab = window.history
+    window.tabs.setCurrentWidget(tab)
+    await until(lambda: tab.loaded and not tab.searching and tab.model.rowCount() == 1000)
+    tab.text.setText("needle")
+    tab.by_date.setChecked(True)
+    tab.first_day.setDate(QDate(2026, 1, 8))
+    tab.last_day.setDate(QDate(2026, 1, 3))
+    await until(lambda: "after the last" in tab.status.text(), message="the backwards range said")
+    assert tab.status.text().startswith("The first day, 2026-01-08, is after the last, 2026-01-03")
+    assert tab.model.rowCount() == 0
+    tab.last_day.setDate(QDate(2026, 1, 8))
+    await until(lambda: tab.status.text().startswith("1 match "), message="a one-day range searched")
+
+
 async def test_a_regex_that_backtracks_without_end_stops_in_its_time_and_the_window_draws_meanwhile(
         window: MemoryWindow, bridge: CoreBridge, monkeypatch: pytest.MonkeyPatch) -> None:
     """history.jsonl is workspace text a sandboxed command can write; Python's own `re` takes hours over this entry
