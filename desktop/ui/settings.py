@@ -240,7 +240,7 @@ class SettingsWindow(QWidget):
         form.addRow(heading("Background work"))
         self._row(form, "schedules.dream_interval")
         self._row(form, "schedules.heartbeat_interval")
-        self._row(form, "schedules.heartbeat_allow")
+        self._row(form, "schedules.heartbeat_allow", note=True)  # free text: what to write in it
         self._row(form, "schedules.keep_awake")
         form.addRow(heading("Desktop"))
         form.addRow(self.autostart)

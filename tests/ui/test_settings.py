@@ -388,6 +388,18 @@ async def test_a_malformed_server_address_is_not_saved(qtbot: QtBot, bridge: Cor
     assert path.read_text(encoding="utf-8") == before
 
 
+async def test_the_heartbeats_allowed_tools_say_what_to_write(qtbot: QtBot, bridge: CoreBridge) -> None:
+    """"Heartbeat may use without asking" was a bare line of text: nothing said it takes tool names (exec,
+    web_fetch) or mcp:SERVER, so a person could only guess. Its help shows under it."""
+    window = await opened(qtbot, bridge)
+    assert window.show_page("General")
+    field = window.field("schedules.heartbeat_allow")
+    await until(field.isVisible, message="the General page shown")
+    help_text = lookup("schedules.heartbeat_allow").setting.help
+    shown = [label for label in window.findChildren(QLabel) if label.text() == help_text]
+    assert shown and shown[0].isVisible()
+
+
 async def test_a_cleared_model_is_not_saved_and_the_one_in_force_stays(qtbot: QtBot, bridge: CoreBridge) -> None:
     """The model field emptied by mistake: saved, the app would have no model and every chat would fail (or go back
     to the first-run setup). Save says what to do; the model in force and config.yaml stay as they were."""
