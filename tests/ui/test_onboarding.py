@@ -108,6 +108,21 @@ async def test_without_a_local_server_it_takes_a_provider_and_key(qtbot: QtBot, 
     assert fake.headers[-1]["authorization"] == "Bearer sk-first-run-key-123456"
 
 
+async def test_a_model_name_with_a_space_is_refused_before_the_first_chat(qtbot: QtBot, bridge: CoreBridge,
+                                                                            memory_keyring: MemoryKeyring,
+                                                                            closed_port: int) -> None:
+    """"gpt 4o" typed on the first run was saved, and the first chat failed with the provider's obscure error."""
+    panel = panel_for(qtbot, bridge, KnownServer("LM Studio", closed_port, "openai"))
+    await until(lambda: panel.rescan.isVisible(), message="nothing found")
+    form = panel.model_form
+    form.model.setCurrentText("gpt 4o")
+    qtbot.keyClicks(form.key, "sk-first-run-key-123456")
+    panel.save_button.click()
+    await until(lambda: "has a space in it" in panel.status.text(), message="the name refused")
+    assert bridge.core.config.model == "" and form.model.currentText() == "gpt 4o"
+    assert ("nanobot-tray", "openai") not in memory_keyring.store
+
+
 async def test_an_unreadable_settings_file_is_why_setup_shows_again(qtbot: QtBot, bridge: CoreBridge,
                                                                     home_dir: Path) -> None:
     path = bridge.core.settings.path
