@@ -8,16 +8,16 @@ adding a feature is one more entry in FEATURES; nothing else here, in the loop o
 `Core.start` / `Core.close` start and stop everything.
 
 The host's surface is written down once, in desktop/kernel/host.py: tools, commands, turn hooks, start and
-close, settings, publishing and hearing events, notices, questions for the person, a turn from code,
-background work, and another feature's service. The scheduler (desktop/scheduler) is such a service:
-`host.get(Scheduler).add_system_job(name, interval, run)` for work that runs on a schedule.
+close (and once the last turn has ended), settings, publishing and hearing events, notices, questions for the
+person, a turn from code, background work, and another feature's service. The scheduler (desktop/scheduler) is
+such a service: `host.get(Scheduler).add_system_job(name, interval, run)` for work that runs on a schedule.
 """
 
 from __future__ import annotations
 
 import asyncio
 import logging
-from collections.abc import Awaitable, Callable
+from collections.abc import Awaitable, Callable, Iterable
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any, TypeVar
@@ -88,6 +88,7 @@ class Core:
     _services: dict[type, object] = field(default_factory=dict, init=False)
     _starters: list[Lifecycle] = field(default_factory=list, init=False)
     _closers: list[Lifecycle] = field(default_factory=list, init=False)
+    _after_turns: list[Lifecycle] = field(default_factory=list, init=False)
     _running: asyncio.Future[None] | None = field(default=None, init=False)
 
     @property
@@ -149,6 +150,9 @@ class Core:
     def on_close(self, closer: Lifecycle) -> None:
         self._closers.append(closer)
 
+    def on_turns_ended(self, closer: Lifecycle) -> None:
+        self._after_turns.append(closer)
+
     async def start(self) -> None:
         """Let the loop take messages, then start what features registered."""
         if self._running is not None:
@@ -158,16 +162,11 @@ class Core:
             await starter()
 
     async def close(self, grace: float = 2.0) -> None:
-        """Stop features (last attached first), let running turns save for `grace` seconds, stop the loop."""
-        for closer in reversed(self._closers):
-            closing = asyncio.ensure_future(closer())
-            done, _ = await asyncio.wait([closing], timeout=CLOSE_WITHIN)
-            if not done:
-                log.warning("closing %s took over %g s; left behind", getattr(closer, "__qualname__", closer),
-                            CLOSE_WITHIN)
-            elif not closing.cancelled() and closing.exception() is not None:  # nor one failing to stop
-                log.error("closing %s failed", getattr(closer, "__qualname__", closer), exc_info=closing.exception())
+        """Stop features (last attached first), let running turns save for `grace` seconds, stop the loop, then
+        run what features left for once no turn writes a chat any more (`on_turns_ended`)."""
+        await _close_each(reversed(self._closers))
         await self.loop.shutdown(grace)
+        await _close_each(self._after_turns)
         if self._running is not None:
             self._running.cancel()
             await asyncio.wait([self._running], timeout=CLOSE_WITHIN)
@@ -186,6 +185,19 @@ class Core:
         fresh = default_tools(self.config, workspace, self.home)
         for name in fresh.names:
             self.tools.register(fresh.get(name))  # type: ignore[arg-type]
+
+
+async def _close_each(closers: Iterable[Lifecycle]) -> None:
+    """Await each closer in turn, each for at most CLOSE_WITHIN seconds: one that hangs or fails is logged and
+    left behind, and the others still run."""
+    for closer in closers:
+        closing = asyncio.ensure_future(closer())
+        done, _ = await asyncio.wait([closing], timeout=CLOSE_WITHIN)
+        if not done:
+            log.warning("closing %s took over %g s; left behind", getattr(closer, "__qualname__", closer),
+                        CLOSE_WITHIN)
+        elif not closing.cancelled() and closing.exception() is not None:  # nor one failing to stop
+            log.error("closing %s failed", getattr(closer, "__qualname__", closer), exc_info=closing.exception())
 
 
 def default_tools(config: Config, workspace: Path, h: Home | None = None) -> ToolRegistry:

@@ -78,6 +78,10 @@ class Host(Protocol):
 
     def on_close(self, closer: Lifecycle) -> None: ...  # awaited on close, last attached first
 
+    # Awaited on close once every turn has ended (after all `on_close`): chats' files are then the feature's to
+    # write, with no turn's tool call and result to fall between.
+    def on_turns_ended(self, closer: Lifecycle) -> None: ...
+
     def get(self, service: type[S]) -> S: ...  # another feature's service, by its type
 
 

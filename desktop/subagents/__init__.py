@@ -5,7 +5,7 @@ from __future__ import annotations
 import time
 
 from desktop.agent.commands import Command, CommandContext
-from desktop.kernel.bus import ChatSetAside, Event, TurnError, TurnFinished, TurnStarted
+from desktop.kernel.bus import ChatSetAside, Event
 from desktop.kernel.host import Feature, Host
 from desktop.subagents.tasks import Subagents, Task
 from desktop.subagents.tool import SpawnTool
@@ -21,10 +21,6 @@ def attach(host: Host) -> Subagents:
     def on_event(event: Event) -> None:
         if isinstance(event, ChatSetAside):  # /new: the old conversation's tasks end with it
             subagents.cancel_chat(event.session_key)
-        elif isinstance(event, TurnStarted):
-            subagents.turns.add(event.session_key)
-        elif isinstance(event, (TurnFinished, TurnError)):
-            subagents.turns.discard(event.session_key)
 
     host.subscribe(on_event)
 
@@ -34,6 +30,7 @@ def attach(host: Host) -> Subagents:
     host.commands.add(Command("/tasks", "background tasks of this chat, running and recent", tasks,
                               immediate=True))
     host.on_close(subagents.close)
+    host.on_turns_ended(subagents.after_turns)
     return subagents
 
 

@@ -68,7 +68,8 @@ class Subagents:
         self.tasks: dict[str, Task] = {}
         self._queue: deque[Task] = deque()
         self._closing = False
-        self.turns: set[str] = set()  # chats whose turn runs now (kept by the feature from the bus)
+        self._stopped: list[tuple[Task, bool]] = []  # tasks quitting stopped, each with whether it had begun
+        self._untold: list[Task] = []  # tasks that had ended when quitting began, their reports not yet told
 
     def transcript(self, task_id: str) -> Path:
         """Its whole run, one message a line (the task first, the outcome last)."""
@@ -114,9 +115,11 @@ class Subagents:
             task.worker.cancel()
 
     async def close(self) -> None:
-        """Quitting: cancel every task and wait until each has stopped (its commands killed), then say so in
-        its chat: told there it had started, the person would otherwise wait for a result that never comes."""
+        """Quitting: cancel every task and wait until each has stopped (its commands killed). Their chats hear of
+        it in `after_turns`, once no turn writes those chats any more."""
         self._closing = True  # nothing queued starts while the others stop
+        self._untold = [t for t in self.tasks.values() if t.status in ("done", "failed")
+                        and (t.told is None or not t.told.done())]
         active = [t for t in self.tasks.values() if t.active]
         begun = {t.id for t in active if t.status == "running"}
         workers = [t.worker for t in active if t.worker is not None]
@@ -124,21 +127,38 @@ class Subagents:
             self.cancel(task)
         if workers:
             await asyncio.gather(*workers, return_exceptions=True)
-        for task in active:
-            await self._say_quit(task, task.id in begun)
+        self._stopped = [(task, task.id in begun) for task in active]
 
-    async def _say_quit(self, task: Task, begun: bool) -> None:
-        """A line in the task's chat, kept with it, that quitting stopped the task. Not while a turn of that chat
-        runs (quitting cuts it too): saved mid-turn, it could fall between a tool call and its result."""
-        if task.origin in self.turns:
-            return
-        line = f"Background task “{task.label}” stopped: the app quit before it {'finished' if begun else 'started'}"
+    async def after_turns(self) -> None:
+        """Quitting, once every turn has ended: say in each chat what became of its tasks, or after a restart the
+        person waits for results that never come. A task quitting stopped gets a line saying so; one that ended
+        but whose report no turn took in (it waited behind a running turn, or the turn telling it was cut short)
+        gets its report as it wrote it, which was otherwise kept only in its transcript."""
+        for task, begun in self._stopped:
+            await self._keep(task, [_quit_line(task, begun)])
+        for task in self._untold:
+            if not await self._told(task):
+                await self._keep(task, _report_kept(task, self.transcript(task.id)))
+
+    async def _told(self, task: Task) -> bool:
+        """Whether the chat got the task's report and an answer to it while the app quit: the turn that took it in
+        ended whole, or its chat shows the report with an answer after it."""
+        end = task.told.result() if task.told is not None and task.told.done() else None
+        if isinstance(end, TurnError) or (isinstance(end, TurnFinished) and not end.stopped):
+            return True
+        messages = (await self.host.sessions.load(task.origin)).messages
+        report = _report(task)
+        at = next((i for i in range(len(messages) - 1, -1, -1) if messages[i].get("content") == report), None)
+        return at is not None and any(m.get("role") == "assistant" and m.get("content") and not m.get("stopped")
+                                      and not m.get("failed") for m in messages[at + 1:])
+
+    async def _keep(self, task: Task, messages: list[dict[str, Any]]) -> None:
         try:
             session = await self.host.sessions.load(task.origin)
-            await self.host.sessions.append(session, {"role": "user", "kind": NOTICE,
-                                                      "content": f"[{line}]\nTask: {task.task}"})
+            for message in messages:
+                await self.host.sessions.append(session, message)
         except OSError as exc:
-            log.warning("could not tell chat %s that background task %s stopped: %s", task.origin, task.id, exc)
+            log.warning("could not tell chat %s what became of background task %s: %s", task.origin, task.id, exc)
 
     # ----- running
     def _pump(self) -> None:
@@ -225,11 +245,7 @@ class Subagents:
     async def _tell(self, task: Task) -> None:
         """The result goes to the chat that asked, as a message of its own kind: it joins that chat's running
         turn, or starts one whose answer the user sees there (and is notified of when it is not on screen)."""
-        what = "finished" if task.status == "done" else "failed"
-        text = (f"[Background task “{task.label}” {what}]\nTask: {task.task}\n\n"
-                f"{'Report' if task.status == 'done' else 'What went wrong'}:\n{task.result}\n\n"
-                "Tell the user in a sentence or two what came of it, in plain words (no task ids or "
-                "internal details).")
+        text = _report(task)
         end: TurnFinished | TurnError | None = None
         try:
             end = await self.host.ask_agent(task.origin, text, kind=MessageKind.SUBAGENT_RESULT,
@@ -242,6 +258,31 @@ class Subagents:
         finished = [t for t in self.of(origin) if not t.active]
         for task in finished[:-RECENT_KEPT]:
             del self.tasks[task.id]
+
+
+def _report(task: Task) -> str:
+    """What the chat that asked receives when the task has ended."""
+    what = "finished" if task.status == "done" else "failed"
+    return (f"[Background task “{task.label}” {what}]\nTask: {task.task}\n\n"
+            f"{'Report' if task.status == 'done' else 'What went wrong'}:\n{task.result}\n\n"
+            "Tell the user in a sentence or two what came of it, in plain words (no task ids or internal details).")
+
+
+def _report_kept(task: Task, transcript: Path) -> list[dict[str, Any]]:
+    """A finished task's report saved in its chat after all: a line saying so, then the report as the task wrote
+    it (shown as the answer: the model never summed it up), with where its whole run is kept."""
+    what = "finished" if task.status == "done" else "failed"
+    line = f"[Background task “{task.label}” {what} as the app quit, before the assistant could tell you]"
+    said = task.result if task.status == "done" else f"What went wrong: {task.result}"
+    return [{"role": "user", "kind": NOTICE, "content": f"{line}\nTask: {task.task}"},
+            {"role": "assistant", "content": f"{said}\n\n*The report of background task “{task.label}” as it "
+             f"wrote it; its whole run is kept in {transcript}*"}]
+
+
+def _quit_line(task: Task, begun: bool) -> dict[str, Any]:
+    """The line in a task's chat, kept with it, that quitting stopped the task."""
+    line = f"Background task “{task.label}” stopped: the app quit before it {'finished' if begun else 'started'}"
+    return {"role": "user", "kind": NOTICE, "content": f"[{line}]\nTask: {task.task}"}
 
 
 def _step_of(event: ToolStarted) -> str:

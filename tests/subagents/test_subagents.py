@@ -7,9 +7,11 @@ from __future__ import annotations
 import asyncio
 import json
 import subprocess
+import threading
 from typing import Any
 
-from desktop.core import Core
+from desktop.conversation.transcript import Kind, rows_from_messages
+from desktop.core import Core, build_core
 from desktop.kernel.bus import TurnFinished
 from desktop.subagents import Subagents
 from desktop.subagents.events import BackgroundTasks
@@ -163,3 +165,92 @@ async def test_a_task_quitting_stopped_is_said_in_its_chat(chat: Conversation, c
         "[Background task “Tidy” stopped: the app quit before it finished]",
         "[Background task “Photos” stopped: the app quit before it started]"]
     assert "Task: tidy the downloads" in notes[0]["content"]
+
+
+async def test_a_result_that_came_as_the_app_quit_is_in_its_chat_after_a_restart(
+        chat: Conversation, core: Core, fake: FakeOpenAI) -> None:
+    """A task finished while another turn of its chat ran, and the app quit before that turn took its report in:
+    the report waited behind the turn, quitting dropped it, and after a restart the chat never said the task had
+    finished (only its transcript kept the result). Now the chat shows it, with the report as the task wrote it."""
+    held = threading.Event()  # the chat's second answer is held until the test is done
+    try:
+        def reply(body: dict[str, Any]) -> Step:
+            if is_subagent(body):
+                return {"content": "Report: 42 files, the largest is notes.txt.", "delay": 0.5}
+            if last_user_text(body) == "and something long meanwhile":
+                return {"content": "A long answer.", "after": held}
+            if answered_tool(body):
+                return {"content": "I started that in the background."}
+            return {"tool_calls": [{"name": "spawn", "arguments": {"task": "count the files", "label": "Count"}}]}
+
+        fake.default = reply
+        await chat.ask("count my files")
+        await chat.send("and something long meanwhile")
+        (task,) = core.get(Subagents).of(chat.key)
+        await until(lambda: task.status == "done")
+        await asyncio.sleep(0.3)  # its report reaches the chat, behind the running turn
+        await core.close()
+    finally:
+        held.set()
+
+    restarted = build_core()
+    session = await restarted.sessions.load(chat.key)
+    rows = rows_from_messages(session.messages)
+    assert any(r.kind is Kind.NOTICE and "Background task “Count” finished" in r.text for r in rows)
+    assert any(r.kind is Kind.ASSISTANT and "Report: 42 files, the largest is notes.txt." in r.text for r in rows)
+    assert str(core.get(Subagents).transcript(task.id)) in rows[-1].text  # where its whole run is kept
+
+
+async def test_a_report_whose_answer_quitting_cut_short_is_shown_after_a_restart(
+        chat: Conversation, core: Core, fake: FakeOpenAI) -> None:
+    """The turn telling a task's report was cut short by quitting: the chat kept only "A background task reported
+    back", and the result itself was not to be seen. Now the report follows, as the task wrote it."""
+    held = threading.Event()
+    try:
+        def reply(body: dict[str, Any]) -> Step:
+            if is_subagent(body):
+                return {"content": "Report: the backup is 3 GB."}
+            if "[Background task" in last_user_text(body):
+                return {"content": "It is 3 GB.", "after": held}
+            if answered_tool(body):
+                return {"content": "I started that in the background."}
+            return {"tool_calls": [{"name": "spawn", "arguments": {"task": "size the backup", "label": "Size"}}]}
+
+        fake.default = reply
+        await chat.ask("how big is my backup?")
+        await until(lambda: any("[Background task" in last_user_text(r) for r in fake.requests))
+        await core.close()
+    finally:
+        held.set()
+
+    rows = rows_from_messages((await build_core().sessions.load(chat.key)).messages)
+    assert any(r.kind is Kind.ASSISTANT and "Report: the backup is 3 GB." in r.text for r in rows)
+
+
+async def test_a_task_quitting_stopped_while_its_chat_ran_a_turn_is_said_there(
+        chat: Conversation, core: Core, fake: FakeOpenAI) -> None:
+    """Quitting stopped a task while a turn of its chat ran: no line was left (it could not be written mid-turn),
+    so after a restart the chat said it had started a task that never reported. Now the line comes once the
+    turns have stopped."""
+    held = threading.Event()
+    try:
+        def reply(body: dict[str, Any]) -> Step:
+            if is_subagent(body):
+                return {"tool_calls": [{"name": "exec", "arguments": {"command": "sleep 35.25"}}]}
+            if last_user_text(body) == "and something long meanwhile":
+                return {"content": "A long answer.", "after": held}
+            if answered_tool(body):
+                return {"content": "I started that in the background."}
+            return {"tool_calls": [{"name": "spawn", "arguments": {"task": "wait", "label": "Wait"}}]}
+
+        fake.default = reply
+        await chat.ask("start a wait")
+        await until(lambda: running_commands("sleep 35.25"))
+        await chat.send("and something long meanwhile")
+        await until(lambda: bool(core.busy()))
+        await core.close()
+    finally:
+        held.set()
+
+    notes = [m["content"].splitlines()[0] for m in saved(core, chat.key) if m.get("kind") == "notice"]
+    assert notes == ["[Background task “Wait” stopped: the app quit before it finished]"]
