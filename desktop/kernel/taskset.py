@@ -38,6 +38,12 @@ class TaskSet:
         if tasks and grace > 0:
             await asyncio.wait(tasks, timeout=grace)
 
+    async def settle(self, within: float) -> None:
+        """Wait up to `within` seconds for every task to finish, cancelling none: work that must land (a save)."""
+        tasks = list(self._tasks)
+        if tasks:
+            await asyncio.wait(tasks, timeout=within)
+
     def _finished(self, task: asyncio.Future[Any]) -> None:
         self._tasks.discard(task)
         if task.cancelled() or task.exception() is None:

@@ -38,6 +38,7 @@ from desktop.usage.records import CallRecord
 
 log = logging.getLogger(__name__)
 LABEL_CHARS = 40  # a label made from the message when none is given
+SAVE_WITHIN = 3.0  # seconds quitting waits for the jobs file to be saved (the core gives each feature 5)
 AGAIN = ("again", "Allow and run again")  # the action of a notice about a run that lacked a grant
 Calls = Callable[[Callable[[CallRecord], None]], Callable[[], None]]  # hear each model call counted; returns stop
 
@@ -145,6 +146,7 @@ class Reminders:
         self.started: datetime | None = None  # when this run of the app began taking jobs: earlier, it was closed
         self._lock = asyncio.Lock()
         self._runs = TaskSet("reminders")
+        self._saves = TaskSet("reminders' saves")  # never cancelled: quitting waits for them (SAVE_WITHIN)
         # Jobs whose scheduled turn runs, by id: when it came due, as the file says until the turn ends.
         self._unfinished: dict[str, datetime] = {}
         self._one_shots: dict[str, Job] = {}  # one-shots whose turn runs: out of `jobs`, still in the file
@@ -269,7 +271,7 @@ class Reminders:
         runs once more as it was; a job still scheduled keeps its grants)."""
         job.grants.update(dict.fromkeys(wanted, "allow"))
         if job in self.jobs:
-            self._runs.spawn(self._changed())
+            self._saves.spawn(self._changed())
         return self._runs.spawn(self._run(job, self.now()))
 
     async def set_grant(self, job_id: str, tool: str, grant: Grant | None) -> Job:
@@ -332,11 +334,13 @@ class Reminders:
         job = self.get(job_id)
         if isinstance(job.schedule, At):
             self._take_out(job)
-            self._runs.spawn(self._changed())
+            self._saves.spawn(self._changed())
         return self._runs.spawn(self._run(job, self.now()))
 
     async def close(self) -> None:
+        """Quitting: the runs are cut short (the file keeps them due), the saves begun are waited for."""
         await self._runs.cancel_all(grace=1.0)
+        await self._saves.settle(SAVE_WITHIN)
 
     async def _changed(self) -> None:
         """Save, re-arm the timer and tell listeners. The text is made here, so saves land in order."""

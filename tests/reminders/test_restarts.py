@@ -7,6 +7,7 @@ import asyncio
 import json
 from datetime import datetime, timedelta
 
+from desktop.approvals.settings import ApprovalsConfig
 from desktop.kernel.paths import home
 from desktop.reminders import Reminders
 from tests.fakeserver import FakeOpenAI
@@ -211,3 +212,24 @@ async def test_a_recurring_run_the_quit_cut_short_runs_at_the_next_start(
     [note] = await notes.wait(1)
     assert "Check the oven" in note.body and len(fake.requests) == 2
     assert saved()["oven"]["next_run"] == "2026-03-28T12:20:00+00:00"  # on its grid, no burst
+
+
+async def test_allow_and_run_again_then_quitting_at_once_keeps_the_grant(
+        apps: Runs, fake: FakeOpenAI, notes: Notes) -> None:
+    """"Allow and run again" saved the grant in the background, and quitting cancelled that save: a Quit that
+    reached the reminders before the save began (a save under way holding the file, a busy app) lost the grant,
+    and the next run failed again for the tool just allowed. Now quitting waits for it."""
+    first = await run_app(apps, START)
+    assert first.core is not None
+    await first.core.settings.update(lambda config: config.section(ApprovalsConfig).tools.update(exec="ask"))
+    await first.cron(action="add", message="Back up the notes", label="Backup", every=3600)
+    fake.add({"tool_calls": [{"name": "exec", "arguments": {"command": "echo ran > ran.txt"}}]},
+             {"content": "I could not back them up."})
+    for _ in range(12):
+        await first.elapse()
+    [note] = await notes.wait(1)
+    assert note.on_action is not None and saved()["Backup"]["wanted"] == ["exec"]
+    note.on_action("again")
+    await first.core.get(Reminders).close()  # quitting reaches the reminders at once
+    await first.core.close()
+    assert saved()["Backup"]["grants"] == {"exec": "allow"}
