@@ -6,8 +6,9 @@ once; later than that a one-shot is marked missed and the user is told (once: th
 recurring job moves on to its next slot. Either way at most one run per job, never a burst.
 
 A job whose turn runs stays in the file as due when it came due until that turn has ended (a one-shot, which
-leaves the list as its turn starts, too): quitting meanwhile leaves that run to be made (or said missed) at the
-next start, never gone without a word.
+leaves the list as its turn starts, too; and a run the person asked for, Run now or Allow and run again, as due
+when asked): quitting meanwhile leaves that run to be made (or said missed) at the next start, never gone without
+a word.
 
 Each job keeps its last runs (desktop/reminders/runs.py): how each ended, with the tokens and cost of the model
 calls counted for it (the calls in its chat under its own message, so a typed turn or another reminder of the
@@ -270,9 +271,9 @@ class Reminders:
         """"Allow and run again": grant what its run wanted, then run it again now (a one-shot that is done
         runs once more as it was; a job still scheduled keeps its grants)."""
         job.grants.update(dict.fromkeys(wanted, "allow"))
-        if job in self.jobs:
-            self._saves.spawn(self._changed())
-        return self._runs.spawn(self._run(job, self.now()))
+        if job not in self.jobs:
+            self._one_shots[job.id] = job  # a one-shot that is done: in the file again until this run ends
+        return self._run_out_of_turn(job)
 
     async def set_grant(self, job_id: str, tool: str, grant: Grant | None) -> Job:
         """Let a job use a tool without asking (`allow`), never (`deny`), or as its policy says (None: a call
@@ -334,8 +335,15 @@ class Reminders:
         job = self.get(job_id)
         if isinstance(job.schedule, At):
             self._take_out(job)
-            self._saves.spawn(self._changed())
-        return self._runs.spawn(self._run(job, self.now()))
+        return self._run_out_of_turn(job)
+
+    def _run_out_of_turn(self, job: Job) -> asyncio.Future[Ran]:
+        """Run a job now, asked for by the person: like a scheduled run, due in the file until its turn ends, so a
+        run quitting cut short is made at the next start instead of never."""
+        now = self.now()
+        self._unfinished.setdefault(job.id, now)
+        self._saves.spawn(self._changed())
+        return self._runs.spawn(self._run(job, now))
 
     async def close(self) -> None:
         """Quitting: the runs are cut short (the file keeps them due), the saves begun are waited for."""

@@ -233,3 +233,54 @@ async def test_allow_and_run_again_then_quitting_at_once_keeps_the_grant(
     await first.core.get(Reminders).close()  # quitting reaches the reminders at once
     await first.core.close()
     assert saved()["Backup"]["grants"] == {"exec": "allow"}
+
+
+async def test_a_run_again_the_quit_cut_short_runs_at_the_next_start(
+        apps: Runs, fake: FakeOpenAI, notes: Notes) -> None:
+    """"Allow and run again" says the job is running again; quitting while that run waited for the model left no
+    trace of it: the next start ran nothing until the job's next hour, and the answer asked for never came. Now
+    the run is due in the file until it ends, so the next start makes it (with the grant)."""
+    first = await run_app(apps, START)
+    assert first.core is not None
+    await first.core.settings.update(lambda config: config.section(ApprovalsConfig).tools.update(exec="ask"))
+    await first.cron(action="add", message="Back up the notes", label="Backup", every=3600)
+    fake.add({"tool_calls": [{"name": "exec", "arguments": {"command": "echo ran > ran.txt"}}]},
+             {"content": "I could not back them up."})
+    for _ in range(12):
+        await first.elapse()
+    [note] = await notes.wait(1)
+    assert note.on_action is not None
+    fake.add({"content": "too late to be heard", "delay": 3})
+    note.on_action("again")
+    for _ in range(500):
+        if len(fake.requests) == 3:
+            break
+        await asyncio.sleep(0.02)
+    later = await run_app(apps, first.clock.now() + timedelta(minutes=5))
+    assert later.timer.delay == 0
+    fake.add({"tool_calls": [{"name": "exec", "arguments": {"command": "echo ran > ran.txt"}}]},
+             {"content": "Backed up."})
+    await later.elapse()
+    assert (await notes.wait(2))[1].body == "Backed up."
+    assert later.core is not None and (later.core.workspace / "ran.txt").read_text() == "ran\n"
+
+
+async def test_a_run_now_the_quit_cut_short_runs_at_the_next_start(
+        apps: Runs, fake: FakeOpenAI, notes: Notes) -> None:
+    """The Reminders window's Run now, then Quit while that run waited for the model: its answer never came and
+    nothing said so. Now it is made at the next start."""
+    first = await run_app(apps, START)
+    await first.cron(action="add", message="Check the oven", label="oven", every=3600)
+    assert first.core is not None
+    fake.add({"content": "too late to be heard", "delay": 3})
+    first.core.get(Reminders).run_now(first.core.get(Reminders).jobs[0].id)
+    for _ in range(500):
+        if fake.requests:
+            break
+        await asyncio.sleep(0.02)
+    later = await run_app(apps, START + timedelta(minutes=5))
+    assert later.timer.delay == 0
+    await later.elapse()
+    [note] = await notes.wait(1)
+    assert "Check the oven" in note.body and len(fake.requests) == 2
+    assert saved()["oven"]["next_run"] == "2026-03-28T13:00:00+00:00"  # its own hour stays as it was
