@@ -178,6 +178,8 @@ ALLOWED: dict[str, str] = {
     "desktop/ui/app.py:Shell._config_changed": _OWN,
     "desktop/mcp/manage.py:claude_desktop_file": "Claude Desktop's configuration file, to offer importing",
     "desktop/ui/subagents/transcript.py:TranscriptDialog.load": _SESSIONS,
+    "desktop/subagents/ledger.py:write": _OWN,
+    "desktop/subagents/ledger.py:left_behind": _OWN,
     "desktop/ui/icons.py:_file_icon": _SHIPPED,
     "desktop/ui/icons.py:install_theme_icons": _SHIPPED,
     "desktop/ui/pyside_imports.py:_source_names_pyside": "the source file of a module the app imported (its own or an installed package's; nothing is imported from the workspace)",

@@ -29,6 +29,7 @@ def attach(host: Host) -> Subagents:
 
     host.commands.add(Command("/tasks", "background tasks of this chat, running and recent", tasks,
                               immediate=True))
+    host.on_start(subagents.recover)
     host.on_close(subagents.close)
     host.on_turns_ended(subagents.after_turns)
     return subagents

@@ -23,15 +23,20 @@ from desktop.kernel.atomic import append_jsonl
 from desktop.kernel.bus import Event, MessageKind, ToolFinished, ToolStarted, TurnError, TurnFinished
 from desktop.kernel.channels import Channel, session_key
 from desktop.kernel.host import Host
+from desktop.kernel.taskset import TaskSet
 from desktop.providers.llm import ProviderError
-from desktop.session.chat_model import NOTICE
+from desktop.subagents import ledger
 from desktop.subagents.events import TASK_ACTIVE, BackgroundTasks, TaskSnapshot
+from desktop.subagents.lines import report_kept, report_text, reported_and_answered, stopped_line
 from desktop.tools.base import ToolContext
 from desktop.workspace.layout import prompt_text
 
 log = logging.getLogger(__name__)
 
 RECENT_KEPT = 10  # finished tasks /tasks still lists, per chat
+LEDGER_WITHIN = 3.0  # seconds quitting waits for the ledger's last write (the core gives each step 5)
+QUIT = "the app quit"
+CRASH = "the app closed"  # a crash, a power cut: what the next start finds
 STEP_CHARS = 80
 
 
@@ -70,6 +75,11 @@ class Subagents:
         self._closing = False
         self._stopped: list[tuple[Task, bool]] = []  # tasks quitting stopped, each with whether it had begun
         self._untold: list[Task] = []  # tasks that had ended when quitting began, their reports not yet told
+        # Tasks whose chats have not been told what became of them, by id, as the ledger on disk keeps them.
+        self._open: dict[str, dict[str, str]] = {}
+        self._ledger = ledger.ledger_of(self.directory)
+        self._ledger_lock = asyncio.Lock()
+        self._ledger_writes = TaskSet("the background tasks' ledger")  # never cancelled: quitting waits for them
 
     def transcript(self, task_id: str) -> Path:
         """Its whole run, one message a line (the task first, the outcome last)."""
@@ -84,6 +94,8 @@ class Subagents:
         made = Task(uuid.uuid4().hex[:6], label or _label_of(task), task, origin)
         made.told = asyncio.get_running_loop().create_future()
         self.tasks[made.id] = made
+        self._open[made.id] = {"id": made.id, "label": made.label, "task": made.task, "origin": origin}
+        self._save_ledger()
         self._queue.append(made)
         self._forget_old(origin)
         self._pump()
@@ -135,10 +147,28 @@ class Subagents:
         but whose report no turn took in (it waited behind a running turn, or the turn telling it was cut short)
         gets its report as it wrote it, which was otherwise kept only in its transcript."""
         for task, begun in self._stopped:
-            await self._keep(task, [_quit_line(task, begun)])
+            if await self._keep(task.origin, [stopped_line(task, begun, QUIT)]):
+                self._settle(task)
         for task in self._untold:
-            if not await self._told(task):
-                await self._keep(task, _report_kept(task, self.transcript(task.id)))
+            if await self._told(task) or await self._keep(task.origin,
+                                                          report_kept(task, self.transcript(task.id), QUIT)):
+                self._settle(task)
+        await self._ledger_writes.settle(LEDGER_WITHIN)
+
+    async def recover(self) -> None:
+        """At start: what a run of the app that died (a crash, a power cut) left unsaid about its tasks, said in
+        their chats as a quit would have said it."""
+        for path, tasks in await asyncio.to_thread(ledger.left_behind, self.directory):
+            for left in tasks:
+                if left.status in ("done", "failed"):
+                    if not reported_and_answered((await self.host.sessions.load(left.origin)).messages, left):
+                        await self._keep(left.origin, report_kept(left, self.transcript(left.id), CRASH))
+                else:  # cut off (no end in its transcript), or cancelled by a quit that could not say so
+                    await self._keep(left.origin, [stopped_line(left, left.began, CRASH)])
+            try:
+                await asyncio.to_thread(ledger.write, path, [])
+            except OSError as exc:
+                log.warning("could not remove the background tasks' ledger %s: %s", path, exc)
 
     async def _told(self, task: Task) -> bool:
         """Whether the chat got the task's report and an answer to it while the app quit: the turn that took it in
@@ -146,19 +176,33 @@ class Subagents:
         end = task.told.result() if task.told is not None and task.told.done() else None
         if isinstance(end, TurnError) or (isinstance(end, TurnFinished) and not end.stopped):
             return True
-        messages = (await self.host.sessions.load(task.origin)).messages
-        report = _report(task)
-        at = next((i for i in range(len(messages) - 1, -1, -1) if messages[i].get("content") == report), None)
-        return at is not None and any(m.get("role") == "assistant" and m.get("content") and not m.get("stopped")
-                                      and not m.get("failed") for m in messages[at + 1:])
+        return reported_and_answered((await self.host.sessions.load(task.origin)).messages, task)
 
-    async def _keep(self, task: Task, messages: list[dict[str, Any]]) -> None:
+    async def _keep(self, origin: str, messages: list[dict[str, Any]]) -> bool:
+        """Save `messages` in the chat `origin`; False when they could not be (logged)."""
         try:
-            session = await self.host.sessions.load(task.origin)
+            session = await self.host.sessions.load(origin)
             for message in messages:
                 await self.host.sessions.append(session, message)
         except OSError as exc:
-            log.warning("could not tell chat %s what became of background task %s: %s", task.origin, task.id, exc)
+            log.warning("could not tell chat %s what became of a background task: %s", origin, exc)
+            return False
+        return True
+
+    def _settle(self, task: Task) -> None:
+        """The task's chat knows what became of it: out of the ledger."""
+        if self._open.pop(task.id, None) is not None:
+            self._save_ledger()
+
+    def _save_ledger(self) -> None:
+        self._ledger_writes.spawn(self._write_ledger(list(self._open.values())))  # as it is now: writes keep order
+
+    async def _write_ledger(self, entries: list[dict[str, str]]) -> None:
+        async with self._ledger_lock:
+            try:
+                await asyncio.to_thread(ledger.write, self._ledger, entries)
+            except OSError as exc:
+                log.warning("could not keep the background tasks' ledger %s: %s", self._ledger, exc)
 
     # ----- running
     def _pump(self) -> None:
@@ -233,6 +277,8 @@ class Subagents:
         self.host.spawn(self._write_end(task))
         if status == "cancelled" and task.told is not None and not task.told.done():
             task.told.set_result(None)
+        if status == "cancelled" and not self._closing:  # stopped by the person, in the chat: nothing more to say
+            self._settle(task)
         self._pump()
 
     async def _write_end(self, task: Task) -> None:
@@ -245,7 +291,7 @@ class Subagents:
     async def _tell(self, task: Task) -> None:
         """The result goes to the chat that asked, as a message of its own kind: it joins that chat's running
         turn, or starts one whose answer the user sees there (and is notified of when it is not on screen)."""
-        text = _report(task)
+        text = report_text(task)
         end: TurnFinished | TurnError | None = None
         try:
             end = await self.host.ask_agent(task.origin, text, kind=MessageKind.SUBAGENT_RESULT,
@@ -253,36 +299,13 @@ class Subagents:
         finally:
             if task.told is not None and not task.told.done():
                 task.told.set_result(end)
+            if not self._closing:  # told (or stopped there by the person); quitting settles it in `after_turns`
+                self._settle(task)
 
     def _forget_old(self, origin: str) -> None:
         finished = [t for t in self.of(origin) if not t.active]
         for task in finished[:-RECENT_KEPT]:
             del self.tasks[task.id]
-
-
-def _report(task: Task) -> str:
-    """What the chat that asked receives when the task has ended."""
-    what = "finished" if task.status == "done" else "failed"
-    return (f"[Background task “{task.label}” {what}]\nTask: {task.task}\n\n"
-            f"{'Report' if task.status == 'done' else 'What went wrong'}:\n{task.result}\n\n"
-            "Tell the user in a sentence or two what came of it, in plain words (no task ids or internal details).")
-
-
-def _report_kept(task: Task, transcript: Path) -> list[dict[str, Any]]:
-    """A finished task's report saved in its chat after all: a line saying so, then the report as the task wrote
-    it (shown as the answer: the model never summed it up), with where its whole run is kept."""
-    what = "finished" if task.status == "done" else "failed"
-    line = f"[Background task “{task.label}” {what} as the app quit, before the assistant could tell you]"
-    said = task.result if task.status == "done" else f"What went wrong: {task.result}"
-    return [{"role": "user", "kind": NOTICE, "content": f"{line}\nTask: {task.task}"},
-            {"role": "assistant", "content": f"{said}\n\n*The report of background task “{task.label}” as it "
-             f"wrote it; its whole run is kept in {transcript}*"}]
-
-
-def _quit_line(task: Task, begun: bool) -> dict[str, Any]:
-    """The line in a task's chat, kept with it, that quitting stopped the task."""
-    line = f"Background task “{task.label}” stopped: the app quit before it {'finished' if begun else 'started'}"
-    return {"role": "user", "kind": NOTICE, "content": f"[{line}]\nTask: {task.task}"}
 
 
 def _step_of(event: ToolStarted) -> str:

@@ -165,6 +165,7 @@ async def test_a_task_quitting_stopped_is_said_in_its_chat(chat: Conversation, c
         "[Background task “Tidy” stopped: the app quit before it finished]",
         "[Background task “Photos” stopped: the app quit before it started]"]
     assert "Task: tidy the downloads" in notes[0]["content"]
+    assert not list(core.get(Subagents).directory.glob("open-*.json"))  # nothing left for the next start to say
 
 
 async def test_a_result_that_came_as_the_app_quit_is_in_its_chat_after_a_restart(
