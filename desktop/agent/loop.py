@@ -52,6 +52,7 @@ class _SessionState:
     injected: list[InboundMessage] = field(default_factory=list)
     worker: asyncio.Future[None] | None = None
     turn: asyncio.Task[None] | None = None
+    unsaved: InboundMessage | None = None  # the message whose turn starts, until that turn has saved it
 
 
 class AgentLoop:
@@ -137,9 +138,24 @@ class AgentLoop:
             await asyncio.wait(turns, timeout=grace)
         await self._background.cancel_all(grace)
         for state in self._states.values():
-            for msg in [*state.pending, *state.injected]:
+            left = [m for m in (state.unsaved, *state.pending, *state.injected) if m is not None]
+            for msg in left:
                 if msg.reply is not None:
                     msg.reply.cancel()  # nobody will answer it in this run
+            for msg in left:
+                await self._keep_unanswered(msg, grace)
+
+    async def _keep_unanswered(self, msg: InboundMessage, within: float) -> None:
+        """Quitting: a message the person sent that no turn took up (it waited behind the running turn) is saved
+        in its chat unanswered, as a turn stopped before any answer leaves its question: it was sent, so it stays.
+        The app's own messages are their features' to keep (a reminder runs again at the next start)."""
+        if msg.kind is not MessageKind.USER or msg.command or msg.redo or not (msg.content.strip() or msg.media):
+            return
+        try:
+            async with asyncio.timeout(within):
+                await self._save_question(await self.sessions.load(msg.session_key), msg, msg.content)
+        except Exception as exc:  # whatever this one hit, quitting goes on
+            log.warning("a message sent to %s as the app quit could not be kept: %s", msg.session_key, exc)
 
     def _stop(self, key: str, state: _SessionState) -> TurnFinished:
         for dropped in state.pending:
@@ -157,7 +173,7 @@ class AgentLoop:
     async def _drain(self, key: str, state: _SessionState) -> None:
         try:
             while state.pending:
-                msg = state.pending.popleft()
+                msg = state.unsaved = state.pending.popleft()
                 async with self._gate.slot(key):
                     state.turn = asyncio.ensure_future(self._turn(msg, state))
                     try:
@@ -171,6 +187,9 @@ class AgentLoop:
                         self._end([msg], TurnError(key, f"The message could not be taken up: {exc}"))
                     finally:
                         state.turn = None
+                        current = asyncio.current_task()
+                        if current is None or not current.cancelling():  # quitting: `shutdown` keeps it
+                            state.unsaved = None
                         leftovers, state.injected = state.injected, []
                         state.pending.extendleft(reversed(leftovers))
         finally:
@@ -216,6 +235,7 @@ class AgentLoop:
         try:  # from here every way out ends the turn with an event: a started turn never stays open
             attached, replaced = await self._save_question(session, msg, text)
             asked = True
+            state.unsaved = None
             ctx = ToolContext(key, self.bus.publish, kind=msg.kind)
             runner = Runner(self.provider, self.tools, self.bus.publish, self.config.max_iterations,
                             chosen_model(session))

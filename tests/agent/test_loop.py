@@ -10,7 +10,7 @@ import threading
 from pathlib import Path
 
 from desktop.agent.loop import FAILED_PLACEHOLDER
-from desktop.core import Core
+from desktop.core import Core, build_core
 from desktop.kernel.bus import (
     MessageKind,
     OutboundKind,
@@ -272,3 +272,43 @@ async def test_a_chat_whose_file_cannot_be_read_says_so_and_the_next_message_is_
     path.rmdir()
     fake.add({"content": "Back again."})
     assert (await chat.ask("hello again")) == TurnFinished(chat.key, "Back again.")
+
+
+async def test_a_message_sent_during_a_turn_the_quit_cut_short_is_kept_in_its_chat(
+        chat: Conversation, core: Core, fake: FakeOpenAI) -> None:
+    """A question sent while a turn ran waits for it; quitting cut that turn short, and after a restart the question
+    was gone from the chat though the person had sent it. Now it is kept there, unanswered, as a question whose
+    turn was stopped before any answer is."""
+    held = threading.Event()
+    try:
+        fake.default = lambda _body: {"content": "A long answer.", "after": held}
+        await chat.send("first")
+        for _ in range(500):
+            if fake.requests:
+                break
+            await asyncio.sleep(0.02)
+        await chat.send("and this, while you are at it")
+        await asyncio.sleep(0.2)
+        await core.close()
+    finally:
+        held.set()
+    asked = [m["content"] for m in session_lines(build_core(), chat.key)[1:] if m["role"] == "user"]
+    assert asked == ["first", "and this, while you are at it"]
+
+
+async def test_a_message_whose_turn_the_quit_cut_off_before_it_began_is_kept_in_its_chat(
+        chat: Conversation, core: Core, fake: FakeOpenAI) -> None:
+    """The running turn ended while the app quit, and the message that waited behind it was taken up by a turn
+    that quitting cancelled before it had saved anything: the message was gone from the chat. Now it is kept."""
+    fake.add({"content": "The first answer.", "delay": 1})
+    await chat.send("first")
+    for _ in range(500):
+        if fake.requests:
+            break
+        await asyncio.sleep(0.02)
+    await chat.send("then this")
+    await asyncio.sleep(0.2)
+    await core.close()
+    lines = session_lines(build_core(), chat.key)[1:]
+    assert [(m["role"], m["content"]) for m in lines] == [("user", "first"), ("assistant", "The first answer."),
+                                                          ("user", "then this")]
