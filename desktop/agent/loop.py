@@ -74,6 +74,7 @@ class AgentLoop:
         self._gate = TurnGate(self.config.max_concurrent_turns)
         settings.subscribe("max_concurrent_turns", lambda _: self._gate.resize(self.config.max_concurrent_turns))
         self._background = TaskSet("the agent loop")
+        self._closing = False  # shutting down: messages still waiting are kept, not taken up by new turns
 
     async def run(self) -> None:
         while True:
@@ -132,7 +133,8 @@ class AgentLoop:
         return self._background.spawn(coro)
 
     async def shutdown(self, grace: float = 2.0) -> None:
-        """Let running turns finish saving for a moment, then cancel the rest."""
+        """Let running turns finish saving for a moment (no new one starts), then cancel the rest."""
+        self._closing = True
         turns = [s.turn for s in self._states.values() if s.turn is not None]
         if turns:
             await asyncio.wait(turns, timeout=grace)
@@ -146,9 +148,10 @@ class AgentLoop:
                 await self._keep_unanswered(msg, grace)
 
     async def _keep_unanswered(self, msg: InboundMessage, within: float) -> None:
-        """Quitting: a message the person sent that no turn took up (it waited behind the running turn) is saved
-        in its chat unanswered, as a turn stopped before any answer leaves its question: it was sent, so it stays.
-        The app's own messages are their features' to keep (a reminder runs again at the next start)."""
+        """Quitting: a message the person sent that no turn took up (it waited behind the running turn, or for a
+        free turn) is saved in its chat unanswered, as a turn stopped before any answer leaves its question: it was
+        sent, so it stays. The app's own messages are their features' to keep (a reminder runs again at the next
+        start)."""
         if msg.kind is not MessageKind.USER or msg.command or msg.redo or not (msg.content.strip() or msg.media):
             return
         try:
@@ -172,7 +175,7 @@ class AgentLoop:
 
     async def _drain(self, key: str, state: _SessionState) -> None:
         try:
-            while state.pending:
+            while state.pending and not self._closing:
                 msg = state.unsaved = state.pending.popleft()
                 async with self._gate.slot(key):
                     state.turn = asyncio.ensure_future(self._turn(msg, state))

@@ -298,8 +298,9 @@ async def test_a_message_sent_during_a_turn_the_quit_cut_short_is_kept_in_its_ch
 
 async def test_a_message_whose_turn_the_quit_cut_off_before_it_began_is_kept_in_its_chat(
         chat: Conversation, core: Core, fake: FakeOpenAI) -> None:
-    """The running turn ended while the app quit, and the message that waited behind it was taken up by a turn
-    that quitting cancelled before it had saved anything: the message was gone from the chat. Now it is kept."""
+    """The running turn ended while the app quit, and the message that waited behind it was taken up by a new turn
+    that quitting cancelled before it had saved anything: the message was gone from the chat. Now no turn starts
+    once quitting has begun, and the message is kept."""
     fake.add({"content": "The first answer.", "delay": 1})
     await chat.send("first")
     for _ in range(500):
