@@ -228,10 +228,13 @@ class AgentLoop:
         async def record(message: dict[str, Any]) -> None:
             await self.sessions.append(session, await self._for_history(key, message))
 
-        def take_injected() -> list[str]:
+        def take_injected() -> list[dict[str, Any]]:
+            """The messages sent into this turn, as its chat keeps them: a background task's report with its kind,
+            so the chat shows it as the task's line rather than as the person's message."""
             taken, state.injected = state.injected, []
             answered.extend(taken)
-            return [m.content for m in taken]
+            return [{"role": "user", "content": m.content}
+                    | ({} if m.kind is MessageKind.USER else {"kind": m.kind.value}) for m in taken]
 
         asked = False  # the message is saved: what follows it in the chat is this turn's
         self.bus.publish(TurnStarted(key, msg.kind, msg.content))

@@ -17,9 +17,9 @@ INTERRUPTED = "Interrupted: the user stopped this turn before the tool finished.
 LIMIT_NOTE = ("You have used every tool step allowed for this turn. Without calling tools, tell the user "
               "briefly what was done and what remains.")
 
-LOCAL_KEYS = ("ok", "stopped", "seconds", "label", "summary")  # kept for the chat, never sent to the model
+LOCAL_KEYS = ("ok", "stopped", "seconds", "label", "summary", "kind")  # kept for the chat, never sent to the model
 Record = Callable[[dict[str, Any]], Awaitable[None]]
-Injected = Callable[[], list[str]]
+Injected = Callable[[], list[dict[str, Any]]]  # messages sent into the running turn, each as its chat keeps it
 
 
 @dataclass
@@ -72,8 +72,8 @@ class Runner:
                     result = await self._run_tool(call, ctx)
                     open_calls.pop(0)
                     await self._add(messages, record, result)
-                for text in take_injected():
-                    await self._add(messages, record, {"role": "user", "content": text})
+                for message in take_injected():
+                    await self._add(messages, record, message)
             return TurnResult(await self._limit_summary(messages, record, key))
         except asyncio.CancelledError:
             if open_calls:

@@ -228,6 +228,34 @@ async def test_a_report_whose_answer_quitting_cut_short_is_shown_after_a_restart
     assert any(r.kind is Kind.ASSISTANT and "Report: the backup is 3 GB." in r.text for r in rows)
 
 
+async def test_a_report_that_joins_a_running_turn_is_shown_as_the_tasks_not_the_persons(
+        chat: Conversation, core: Core, fake: FakeOpenAI) -> None:
+    """A report that came while another turn of its chat ran joined that turn, and was saved as the person's own
+    message: after a reload the chat showed it as their bubble, the instructions to the model included. Now it is
+    the quiet line a report has when it starts a turn of its own."""
+    def reply(body: dict[str, Any]) -> Step:
+        if is_subagent(body):
+            return {"content": "Report: 42 files.", "delay": 0.3}
+        if last_user_text(body) == "and tidy up meanwhile":
+            return {"tool_calls": [{"name": "exec", "arguments": {"command": "sleep 1.5"}}]}
+        if "[Background task" in last_user_text(body):
+            return {"content": "The count is done: 42 files."}
+        if answered_tool(body):
+            return {"content": "I started that in the background."}
+        return {"tool_calls": [{"name": "spawn", "arguments": {"task": "count the files", "label": "Count"}}]}
+
+    fake.default = reply
+    await chat.ask("count my files")
+    end = await chat.ask("and tidy up meanwhile")
+    assert isinstance(end, TurnFinished) and end.content == "The count is done: 42 files."  # it joined that turn
+    rows = rows_from_messages((await core.sessions.load(chat.key)).messages)
+    assert [r.text for r in rows if r.kind is Kind.USER] == ["count my files", "and tidy up meanwhile"]
+    assert any(r.kind is Kind.NOTICE and r.text == "Background task “Count” finished" for r in rows)
+    assert next(r for r in fake.requests[-1]["messages"] if "[Background task" in str(r.get("content"))) == {
+        "role": "user", "content": next(m["content"] for m in saved(core, chat.key)
+                                        if "[Background task" in str(m.get("content")))}  # the model's as before
+
+
 async def test_a_task_quitting_stopped_while_its_chat_ran_a_turn_is_said_there(
         chat: Conversation, core: Core, fake: FakeOpenAI) -> None:
     """Quitting stopped a task while a turn of its chat ran: no line was left (it could not be written mid-turn),
