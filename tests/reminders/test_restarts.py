@@ -250,9 +250,9 @@ async def test_a_run_again_the_quit_cut_short_runs_at_the_next_start(
         await first.elapse()
     [note] = await notes.wait(1)
     assert note.on_action is not None
-    fake.add({"content": "too late to be heard", "delay": 3})
+    fake.add({"content": "too late to be heard", "delay": 30})  # longer than any quit
     note.on_action("again")
-    for _ in range(500):
+    for _ in range(1500):
         if len(fake.requests) == 3:
             break
         await asyncio.sleep(0.02)
@@ -272,9 +272,9 @@ async def test_a_run_now_the_quit_cut_short_runs_at_the_next_start(
     first = await run_app(apps, START)
     await first.cron(action="add", message="Check the oven", label="oven", every=3600)
     assert first.core is not None
-    fake.add({"content": "too late to be heard", "delay": 3})
+    fake.add({"content": "too late to be heard", "delay": 30})  # longer than any quit
     first.core.get(Reminders).run_now(first.core.get(Reminders).jobs[0].id)
-    for _ in range(500):
+    for _ in range(1500):
         if fake.requests:
             break
         await asyncio.sleep(0.02)
