@@ -131,7 +131,9 @@ async def test_an_old_history_folder_of_a_hundred_thousand_names_is_not_held_to_
         _, peak = tracemalloc.get_traced_memory()
     finally:
         tracemalloc.stop()
-    assert peak < 8 * 2**20, f"{peak / 2**20:.0f} MB held"
+    # 12 MB: the names kept take 3.5; in a process that has not yet loaded the history library (run alone),
+    # its first import and the logged traceback's source lines add about 6 (the code before held 25)
+    assert peak < 12 * 2**20, f"{peak / 2**20:.0f} MB held"
     assert "more than 20,000 names in .git/objects/ab" in caplog.text
     assert [c.subject for c in await store.log()] == ["Baseline: memory files before any recorded change"]
 
