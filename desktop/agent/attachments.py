@@ -15,6 +15,7 @@ is read as they named it; only a regular file is read (a named pipe would block 
 
 from __future__ import annotations
 
+import asyncio
 import mimetypes
 import os
 import re
@@ -22,8 +23,11 @@ import stat
 from collections.abc import Mapping
 from dataclasses import dataclass, field
 from pathlib import Path
+from typing import Any
 
+from desktop.agent.context import user_content
 from desktop.agent.pdf import NotReadable, is_pdf, page_count, pdf_text
+from desktop.kernel.bus import InboundMessage, MessageKind
 from desktop.kernel.wellformed import well_formed
 from desktop.workspace import access
 
@@ -109,6 +113,34 @@ def prepare(text: str, media: list[str], workspace: Path, session_key: str,
     if not notes:
         return Prepared(text, images, kept, names)
     return Prepared("\n\n".join([text, *notes]) if text else "\n\n".join(notes), images, kept, names)
+
+
+async def read(msg: InboundMessage, text: str, workspace: Path, session_key: str) -> Prepared:
+    """`prepare` for a message as it is taken up, off the event loop; a message without files is its text."""
+    if not msg.media:
+        return Prepared(text)
+    return await asyncio.to_thread(prepare, text, msg.media, workspace, session_key, msg.names)
+
+
+def question(msg: InboundMessage, attached: Prepared) -> dict[str, Any]:
+    """The person's message as its chat keeps it: the text the model reads, what they typed when that differs,
+    the files kept, and its kind when the app sent it. One form for a message that starts a turn and one sent
+    into a running turn, so a reload shows its files either way."""
+    user: dict[str, Any] = {"role": "user", "content": attached.content}
+    if attached.content != msg.content:
+        user["typed"] = msg.content  # what the person wrote, shown as their message (content adds the files)
+    user.update(attached.saved())  # the files kept, and the names they were sent by
+    if msg.kind is not MessageKind.USER:
+        user["kind"] = msg.kind.value
+    return user
+
+
+async def joined(msg: InboundMessage, workspace: Path, session_key: str) -> tuple[dict[str, Any], dict[str, Any]]:
+    """A message sent into a running turn, with its files read as for one that starts a turn: as the chat keeps
+    it, and as the model reads it (pictures as images, as desktop.agent.context sends the first message's)."""
+    attached = await read(msg, msg.content, workspace, session_key)
+    content = await asyncio.to_thread(user_content, attached.content, attached.images, workspace)  # reads images
+    return question(msg, attached), {"role": "user", "content": content}
 
 
 def pdf_pages(path: str, workspace: Path) -> str | None:

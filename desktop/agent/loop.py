@@ -228,13 +228,12 @@ class AgentLoop:
         async def record(message: dict[str, Any]) -> None:
             await self.sessions.append(session, await self._for_history(key, message))
 
-        def take_injected() -> list[dict[str, Any]]:
-            """The messages sent into this turn, as its chat keeps them: a background task's report with its kind,
-            so the chat shows it as the task's line rather than as the person's message."""
+        async def take_injected() -> list[tuple[dict[str, Any], dict[str, Any]]]:
+            """The messages sent into this turn with their files, as its chat keeps them and as the model reads
+            them (desktop.agent.attachments)."""
             taken, state.injected = state.injected, []
             answered.extend(taken)
-            return [{"role": "user", "content": m.content}
-                    | ({} if m.kind is MessageKind.USER else {"kind": m.kind.value}) for m in taken]
+            return [await attachments.joined(m, self.context.workspace, key) for m in taken]
 
         asked = False  # the message is saved: what follows it in the chat is this turn's
         self.bus.publish(TurnStarted(key, msg.kind, msg.content))
@@ -276,14 +275,8 @@ class AgentLoop:
                              text: str) -> tuple[attachments.Prepared, list[dict[str, Any]]]:
         """The turn's message, with its attachments read, saved before the model is called; and what a retry
         replaced (the failed answer it takes the place of)."""
-        attached = await asyncio.to_thread(attachments.prepare, text, msg.media, self.context.workspace,
-                                           session.key, msg.names) if msg.media else attachments.Prepared(text)
-        user: dict[str, Any] = {"role": "user", "content": attached.content}
-        if attached.content != msg.content:
-            user["typed"] = msg.content  # what the person wrote, shown as their message (content adds the files)
-        user.update(attached.saved())  # the files kept, and the names they were sent by
-        if msg.kind is not MessageKind.USER:
-            user["kind"] = msg.kind.value
+        attached = await attachments.read(msg, text, self.context.workspace, session.key)
+        user = attachments.question(msg, attached)
         titled = titles.entitle(session.metadata, msg)  # before the first write: the metadata line carries it
         written = "created_at" in session.metadata  # the metadata line is already on disk
         replaced = await self.sessions.drop_last_turn(session, msg.content) if msg.redo else []

@@ -19,7 +19,12 @@ LIMIT_NOTE = ("You have used every tool step allowed for this turn. Without call
 
 LOCAL_KEYS = ("ok", "stopped", "seconds", "label", "summary", "kind")  # kept for the chat, never sent to the model
 Record = Callable[[dict[str, Any]], Awaitable[None]]
-Injected = Callable[[], list[dict[str, Any]]]  # messages sent into the running turn, each as its chat keeps it
+# messages sent into the running turn, each as its chat keeps it and as the model reads it (its files read in)
+Injected = Callable[[], Awaitable[list[tuple[dict[str, Any], dict[str, Any]]]]]
+
+
+async def _none_injected() -> list[tuple[dict[str, Any], dict[str, Any]]]:
+    return []
 
 
 @dataclass
@@ -43,7 +48,7 @@ class Runner:
         return "".join(self.partial)
 
     async def run(self, messages: list[dict[str, Any]], ctx: ToolContext, record: Record,
-                  take_injected: Injected = lambda: []) -> TurnResult:
+                  take_injected: Injected = _none_injected) -> TurnResult:
         """Run until a final answer. `record` persists each new message the moment it is complete;
         on cancellation (/stop) the partial answer and 'interrupted' tool results are recorded too."""
         key = ctx.session_key
@@ -72,8 +77,9 @@ class Runner:
                     result = await self._run_tool(call, ctx)
                     open_calls.pop(0)
                     await self._add(messages, record, result)
-                for message in take_injected():
-                    await self._add(messages, record, message)
+                for kept, sent in await take_injected():
+                    messages.append(sent)
+                    await record(kept)
             return TurnResult(await self._limit_summary(messages, record, key))
         except asyncio.CancelledError:
             if open_calls:

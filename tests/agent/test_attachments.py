@@ -3,12 +3,14 @@ the rest named by its workspace path, and every file that cannot go named with w
 
 from __future__ import annotations
 
+import asyncio
 import json
 import os
+import threading
 from pathlib import Path
 
 from desktop.agent.attachments import INLINE_LIMIT
-from desktop.core import Core
+from desktop.core import Core, build_core
 from desktop.kernel.bus import TurnFinished
 from tests.conftest import Conversation
 from tests.fakeserver import FakeOpenAI, last_user_text
@@ -186,3 +188,33 @@ async def test_a_long_pdf_is_read_from_its_text_file_and_a_scan_or_a_broken_one_
            "text to extract (a scan, or pictures only)" in said
     assert "“broken.pdf” (60 bytes), in the workspace at attachments/cli_test/broken.pdf. Its text could not be " \
            "read: it is damaged or not a PDF pypdf can read. Tell the user.]" in said
+
+
+async def test_a_file_sent_while_a_turn_runs_reaches_the_model_and_stays_in_the_chat(
+        chat: Conversation, core: Core, fake: FakeOpenAI, tmp_path: Path) -> None:
+    """A message with a file, sent while a turn of its chat ran, joined that turn as its text alone: the model
+    never read the file, and after a restart the person's attachment was gone from the chat. Now it joins with its
+    file, as a message that starts a turn does."""
+    csv = tmp_path / "sales.csv"
+    csv.write_text("month,total\njan,120\nfeb,95\n", encoding="utf-8")
+    held = threading.Event()
+    try:
+        fake.add({"tool_calls": [{"name": "list_dir", "arguments": {"path": "."}}], "after": held},
+                 {"content": "Read both."})
+        await chat.send("look at my folder")
+        for _ in range(500):
+            if fake.requests:
+                break
+            await asyncio.sleep(0.02)
+        await chat.send("and this file", media=[str(csv)])
+        await asyncio.sleep(0.2)
+    finally:
+        held.set()
+    end = await chat.wait_end()
+    assert isinstance(end, TurnFinished) and end.content == "Read both."
+    assert len(fake.requests) == 2  # the file joined the running turn: no turn of its own
+    said = [m["content"] for m in fake.requests[1]["messages"] if m["role"] == "user"][-1]
+    assert said.startswith("and this file\n\n[Attached file “sales.csv”") and "jan,120" in said
+    copy = core.workspace / "attachments" / "cli_test" / "sales.csv"
+    saved = saved_user(build_core(), chat.key)  # the app started again
+    assert saved["typed"] == "and this file" and saved["media"] == [str(copy)]
