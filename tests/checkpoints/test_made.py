@@ -4,13 +4,13 @@ later turn deleted is no longer listed."""
 
 from __future__ import annotations
 
-import os
 import tracemalloc
 from pathlib import Path
 
 from desktop.checkpoints.journal import Change, TurnChanges
 from desktop.checkpoints.made import folder_of, made_files, read_preview
 from desktop.workspace.opening import open_refusal
+from tests.crowd import empty_files
 
 
 def test_previews_are_capped_and_never_follow_a_link_out(tmp_path: Path) -> None:
@@ -53,12 +53,7 @@ def test_telling_whether_a_file_is_a_link_does_not_list_its_whole_folder(tmp_pat
     millions of names (a loop in one sandboxed command) sat in the app's memory each time. Here 20,000."""
     crowd = tmp_path / "ws" / "crowd"
     crowd.mkdir(parents=True)
-    fd = os.open(crowd, os.O_RDONLY)
-    try:
-        for i in range(20_000):
-            os.close(os.open(f"n{i:06}.md", os.O_WRONLY | os.O_CREAT, 0o644, dir_fd=fd))
-    finally:
-        os.close(fd)
+    empty_files(crowd, (f"n{i:06}.md" for i in range(20_000)))
     (crowd / "link.md").symlink_to("n000001.md")
     tracemalloc.start()
     try:

@@ -21,6 +21,7 @@ from desktop.core import Core, build_core
 from desktop.kernel.bus import TurnFinished
 from desktop.kernel.paths import home
 from tests.conftest import Conversation, session_lines, write_config
+from tests.crowd import empty_files
 from tests.fakeserver import FakeOpenAI
 
 BINARY = bytes(range(256)) * 40
@@ -343,12 +344,7 @@ async def test_a_folder_of_more_names_than_the_cap_is_not_held_whole_to_count_th
         chat = Conversation(core)
         await turn(core, chat, fake, exec_call("echo one > one.txt"))
         crowd.mkdir()
-        fd = os.open(crowd, os.O_RDONLY)
-        try:
-            for i in range(100_000):
-                os.close(os.open(f"n{i:06}", os.O_WRONLY | os.O_CREAT, 0o644, dir_fd=fd))
-        finally:
-            os.close(fd)
+        empty_files(crowd, (f"n{i:06}" for i in range(100_000)))
         tracemalloc.start()
         try:
             await turn(core, chat, fake, exec_call("echo two > two.txt"))

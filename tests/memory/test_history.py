@@ -15,6 +15,7 @@ import pytest
 from desktop.memory.git_history import GitHistory
 from desktop.memory.store import MemoryStore
 from desktop.workspace.layout import ensure_workspace
+from tests.crowd import empty_files
 
 pytestmark = pytest.mark.asyncio
 
@@ -118,12 +119,7 @@ async def test_an_old_history_folder_of_a_hundred_thousand_names_is_not_held_to_
     git(workspace, "commit", "-qm", "Baseline: memory files before any recorded change")
     crowd = workspace / ".git" / "objects" / "ab"
     crowd.mkdir(exist_ok=True)
-    fd = os.open(crowd, os.O_RDONLY)
-    try:
-        for i in range(100_000):
-            os.close(os.open(f"{i:038x}", os.O_WRONLY | os.O_CREAT, 0o644, dir_fd=fd))
-    finally:
-        os.close(fd)
+    empty_files(crowd, (f"{i:038x}" for i in range(100_000)))
     store = history(workspace, tmp_path)
     tracemalloc.start()
     try:

@@ -3,7 +3,6 @@
 from __future__ import annotations
 
 import asyncio
-import os
 import shutil
 import subprocess
 import sys
@@ -13,6 +12,7 @@ from typing import Any
 import pytest
 
 from desktop.kernel.bus import ToolFinished, TurnFinished
+from tests.crowd import empty_files
 from tests.security.harness import REFUSED, Lab, fill
 
 pytestmark = pytest.mark.asyncio(loop_scope="module")
@@ -155,10 +155,8 @@ async def test_list_dir_of_a_crowded_folder_holds_only_what_it_shows(lab: Lab) -
     the workspace in a thread: 25-39 MB)."""
     crowd = lab.workspace / "crowd"
     crowd.mkdir()
-    fd = os.open(crowd, os.O_RDONLY)
     try:
-        for i in range(30_000):
-            os.close(os.open(f"n{i:06}", os.O_WRONLY | os.O_CREAT, 0o644, dir_fd=fd))
+        empty_files(crowd, (f"n{i:06}" for i in range(30_000)))
         lab.fake.add({"tool_calls": [{"name": "list_dir", "arguments": {"path": "crowd"}}]}, {"content": "ok"})
         assert isinstance(await lab.chat.ask("please look"), TurnFinished)
         result = lab.chat.of(ToolFinished)[-1]
@@ -170,5 +168,4 @@ async def test_list_dir_of_a_crowded_folder_holds_only_what_it_shows(lab: Lab) -
                                              text=True, timeout=60))
         assert peak < 1.5 * 2**20, f"{peak / 2**20:.1f} MB held"
     finally:
-        os.close(fd)
         shutil.rmtree(crowd, ignore_errors=True)
