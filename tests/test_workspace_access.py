@@ -54,6 +54,8 @@ ALLOWED: dict[str, str] = {
     "desktop/agent/attachments.py:problem": _CHOSEN + " (what it is, to say at once why it cannot be attached)",
     "desktop/kernel/atomic.py:_fsync_dir": _OWN,
     "desktop/settings.py:_keep_as_last_good": _OWN,
+    "desktop/skills/loader.py:_Commands.finder": ("the PATH folders' times, as shutil.which looks there for a "
+                                                  "skill's commands; nothing is read"),
     "desktop/settings.py:_last_good": _OWN,
     "desktop/chats/archive.py:_zip": "the zip the person named (written beside it, then renamed over it, never"
                                      " through a link), and " + _SESSIONS,

@@ -15,6 +15,7 @@ import functools
 import os
 import re
 import shutil
+import time
 from collections.abc import Callable, Collection, Sequence
 from dataclasses import dataclass
 from pathlib import Path
@@ -82,7 +83,7 @@ class SkillsLoader:
     def scan(self) -> list[SkillStatus]:
         """Every SKILL.md found, sorted by name then precedence; broken and shadowed ones included."""
         disabled = set(self._disabled())
-        which = functools.cache(shutil.which)
+        which = _COMMANDS.finder()
         cache: dict[str, tuple[int, int, SkillDoc]] = {}
         old = self._cache
         found: list[SkillStatus] = []
@@ -197,6 +198,50 @@ def _skill_files(base: Path, prefix: str) -> dict[str, os.stat_result | OSError]
                                      f"{MAX_SKILL_FOLDERS} of them are read as skills"), folder)
         found = dict(list(found.items())[:MAX_SKILL_FOLDERS])
     return {name: st for name, st in found.items() if not name.startswith(".")}
+
+
+class _Commands:
+    """Which commands are on PATH, for the skills' `requires.bins`, which every prompt checks. `shutil.which`
+    stats every PATH folder for every name: most of what looking at the skills cost per turn. Its answers change
+    only when PATH does or a name comes or goes in one of its folders, which changes that folder's status-change
+    time (ctime, which unlike the modification time no program can set back), so they are kept until one of
+    those changes. A folder changed within the last few seconds is not trusted to show a change made within the
+    same clock tick, so then nothing is kept. Safe from worker threads: the answers are replaced, and a dict only
+    gains entries."""
+
+    RECENT_NS = 2_000_000_000
+
+    def __init__(self) -> None:
+        self._key: tuple[object, ...] | None = None
+        self._found: dict[str, str | None] = {}
+
+    def finder(self) -> Callable[[str], str | None]:
+        path = os.environ.get("PATH", os.defpath)
+        folders = [folder for folder in path.split(os.pathsep) if folder]
+        stamps: list[tuple[int, int] | None] = []
+        for folder in folders:
+            try:
+                st = os.stat(folder)
+                stamps.append((st.st_ino, st.st_ctime_ns))
+            except OSError:
+                stamps.append(None)
+        recent = time.time_ns() - self.RECENT_NS
+        if any(stamp is not None and stamp[1] > recent for stamp in stamps):
+            return functools.cache(shutil.which)
+        key = (path, *stamps)
+        if key != self._key:
+            self._key, self._found = key, {}
+        found = self._found
+
+        def which(name: str) -> str | None:
+            if name not in found:
+                found[name] = shutil.which(name)
+            return found[name]
+
+        return which
+
+
+_COMMANDS = _Commands()
 
 
 def _missing(doc: SkillDoc, which: Callable[[str], str | None]) -> tuple[str, ...]:

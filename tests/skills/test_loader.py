@@ -15,6 +15,7 @@ from desktop.agent.context import ContextBuilder
 from desktop.core import Core
 from desktop.kernel.bus import TurnFinished
 from desktop.settings import Settings, SettingsError
+from desktop.skills import loader as loader_module
 from desktop.skills.frontmatter import ERROR, WARNING, current_os
 from desktop.skills.loader import MAX_SKILL_FOLDERS, SkillsLoader, SkillStatus, set_skill_enabled
 from desktop.workspace.layout import ensure_workspace
@@ -286,6 +287,37 @@ def test_availability_from_bins_env_and_os(roots: dict[str, Path], tmp_path: Pat
 
     monkeypatch.setenv("UNSET_TOKEN", "now set")  # picked up on the next build, no restart
     assert "ENV: UNSET_TOKEN" not in loader.prompt_sections()[-1]
+
+
+@pytest.mark.parametrize("trusted_after_ns", [None, 0], ids=["as shipped", "folder times trusted at once"])
+def test_a_cli_installed_or_removed_while_the_app_runs_is_seen_at_the_next_prompt(
+        roots: dict[str, Path], tmp_path: Path, monkeypatch: pytest.MonkeyPatch, trusted_after_ns: int | None) -> None:
+    """Which commands are on PATH is remembered between prompts (looking costs a stat per PATH folder per name):
+    installing the CLI a skill needs, removing it, or a new PATH still shows at the next prompt, without a
+    restart; also once the folders' times are trusted, as they are for folders not changed in the last seconds
+    (most PATH folders), and after a program set a folder's modification time back."""
+    if trusted_after_ns is not None:
+        monkeypatch.setattr(loader_module._Commands, "RECENT_NS", trusted_after_ns)
+    bin_dir, other = tmp_path / "bin", tmp_path / "other-bin"
+    bin_dir.mkdir()
+    fake_program(other, "late-tool-xyz")
+    monkeypatch.setenv("PATH", f"{bin_dir}{os.pathsep}{os.environ.get('PATH', '')}")
+    make_skill(roots["workspace"], "needs-cli", simple("needs-cli", extra="metadata: {nanobot: {requires: "
+                                                                          "{bins: [late-tool-xyz]}}}"))
+    loader = loader_for(roots)
+
+    def missing() -> tuple[str, ...]:
+        return one(loader, "needs-cli").missing
+
+    assert missing() == missing() == ("CLI: late-tool-xyz",)
+    before = bin_dir.stat()
+    fake_program(bin_dir, "late-tool-xyz")
+    os.utime(bin_dir, ns=(before.st_atime_ns, before.st_mtime_ns))  # as `tar` or `cp -p` may leave it
+    assert missing() == missing() == ()
+    (bin_dir / "late-tool-xyz").unlink()
+    assert missing() == missing() == ("CLI: late-tool-xyz",)
+    monkeypatch.setenv("PATH", f"{other}{os.pathsep}{os.environ['PATH']}")
+    assert missing() == missing() == ()
 
 
 def test_always_on_skills_are_inlined_only_when_available(roots: dict[str, Path]) -> None:
