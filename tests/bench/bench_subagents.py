@@ -1,7 +1,7 @@
 """Background tasks while the user reads a long answer: 5 subagents, each making 3 tool calls (exec `echo`,
 read_file, exec `echo`), while a 2,000-token answer streams into the shown chat window. The real core runs on
-the qasync loop, offscreen, against the scripted loopback model (tests/fakeserver.py), paced here at about 200
-tokens/s as a fast local model would stream.
+the qasync loop, offscreen, against the scripted loopback model (tests/fakeserver.py, in a process of its own as
+a real server is), paced at about 200 tokens/s as a fast local model would stream.
 
 Run: python tests/bench/bench_subagents.py [--json]
 Target (issue 26): worst GUI stall (gap between ticks of a 5 ms timer, minus the interval) <= 16 ms.
@@ -34,9 +34,10 @@ from PySide6.QtWidgets import QApplication  # noqa: E402
 from desktop.subagents import Subagents  # noqa: E402
 from desktop.ui.collector import GuiThreadCollector  # noqa: E402
 from tests.bench.bench_chat import StallMeter, answer, ms  # noqa: E402
+from tests.bench.fake_process import FakeProcess  # noqa: E402
 from tests.bench.figures import Figures  # noqa: E402
 from tests.conftest import write_config  # noqa: E402
-from tests.fakeserver import FakeOpenAI, Step, last_user_text  # noqa: E402
+from tests.fakeserver import Step, last_user_text  # noqa: E402
 
 TASKS = 5
 TOKENS = 2000
@@ -98,20 +99,6 @@ class Watchdog(threading.Thread):
                     self.seen[stack] = self.seen.get(stack, 0) + 1
 
 
-class PacedServer(FakeOpenAI):
-    """The scripted server, streaming one piece every 1/RATE s: a real model does not answer in one burst."""
-
-    def _handler(self) -> Any:
-        handler = super()._handler()
-
-        class Paced(handler):  # type: ignore[misc, valid-type]
-            def _send(self, text: str) -> None:
-                time.sleep(1 / RATE)
-                super()._send(text)
-
-        return Paced
-
-
 def long_answer() -> str:
     text = answer(random.Random(11), 60)
     while len(text) < TOKENS * CHARS_PER_TOKEN:
@@ -119,9 +106,12 @@ def long_answer() -> str:
     return text[:TOKENS * CHARS_PER_TOKEN]
 
 
-def model(streamed: str) -> Any:
-    """The chat spawns TASKS tasks, then streams `streamed` for QUESTION; each task calls its 3 tools, one per
-    model call, then reports; a task's result is told in a sentence."""
+def model() -> Any:
+    """The chat spawns TASKS tasks, then streams the long answer for QUESTION, one piece every 1/RATE s (a real
+    model does not answer in one burst); each task calls its 3 tools, one per model call, then reports; a task's
+    result is told in a sentence. Called in the scripted server's own process (tests/bench/fake_process.py)."""
+    streamed = long_answer()
+
     def reply(body: dict[str, Any]) -> Step:
         messages = body["messages"]
         if str(messages[0]["content"]).startswith(SUBAGENT_PROMPT):
@@ -133,7 +123,7 @@ def model(streamed: str) -> Any:
         if "[Background task" in text:
             return {"content": "One of the background tasks finished: all three steps ran."}
         if text == QUESTION:
-            return {"content": streamed, "chunk": CHARS_PER_TOKEN}
+            return {"content": streamed, "chunk": CHARS_PER_TOKEN, "pace": 1 / RATE}
         if messages[-1].get("role") == "tool":
             return {"content": f"I started {TASKS} background tasks."}
         if text.startswith("start"):
@@ -152,7 +142,7 @@ async def until(predicate: Any, timeout: float, what: str) -> None:
         await asyncio.sleep(0.02)
 
 
-async def run(fake: FakeOpenAI, figures: Figures, why: bool) -> None:
+async def run(figures: Figures, why: bool) -> None:
     from desktop.core import build_core
     from desktop.kernel.bus import TextDelta, ToolFinished, TurnFinished
     from desktop.ui.bridge import CoreBridge
@@ -160,7 +150,6 @@ async def run(fake: FakeOpenAI, figures: Figures, why: bool) -> None:
 
     print(f"load average at start: {os.getloadavg()[0]:.1f} on {os.cpu_count()} CPUs")
     streamed = long_answer()
-    fake.default = model(streamed)
     core = await asyncio.to_thread(build_core)
     await core.start()
     bridge = CoreBridge(core)
@@ -245,7 +234,9 @@ def main() -> None:
     parser.add_argument("--why", action="store_true", help="print where the GUI thread was during long stalls")
     args = parser.parse_args()
     figures = Figures()
-    with tempfile.TemporaryDirectory(prefix="bench-subagents-") as tmp, PacedServer() as fake:
+    # the server in a process of its own: in this one, its streaming thread would share the interpreter lock
+    # with the GUI thread measured, and its stalls would be counted as the app's
+    with tempfile.TemporaryDirectory(prefix="bench-subagents-") as tmp, FakeProcess("tests.bench.bench_subagents:model") as fake:
         home = Path(tmp)
         os.environ["NANOBOT_TRAY_HOME"] = str(home)
         os.environ["HOME"] = str(home / "user")  # keep the machine's skills out of the run
@@ -255,7 +246,7 @@ def main() -> None:
         loop = qasync.QEventLoop(app)
         asyncio.set_event_loop(loop)
         with loop:
-            loop.run_until_complete(run(fake, figures, args.why))
+            loop.run_until_complete(run(figures, args.why))
     if args.json:
         print(figures.line())
 

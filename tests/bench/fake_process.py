@@ -8,6 +8,7 @@ differently from one run to the next."""
 
 from __future__ import annotations
 
+import importlib
 import multiprocessing
 from multiprocessing.connection import Connection
 from typing import Any
@@ -17,10 +18,13 @@ from tests.fakeserver import Step
 WAIT = 30.0  # seconds any answer of the server process may take (it only touches memory)
 
 
-def _serve(connection: Connection) -> None:
+def _serve(connection: Connection, script: str | None, args: tuple[Any, ...]) -> None:
     from tests.fakeserver import FakeOpenAI
 
     with FakeOpenAI() as fake:
+        if script is not None:  # "module:function", called here with `args`: it returns the server's default
+            module, name = script.split(":")
+            fake.default = getattr(importlib.import_module(module), name)(*args)
         connection.send(fake.base_url)
         while True:
             try:
@@ -37,12 +41,14 @@ def _serve(connection: Connection) -> None:
 
 
 class FakeProcess:
-    """`with FakeProcess() as fake:` a FakeOpenAI in a child process: `base_url`, `add`, `new_requests`."""
+    """`with FakeProcess() as fake:` a FakeOpenAI in a child process: `base_url`, `add`, `new_requests`. A server
+    that answers every request by a function of it (FakeOpenAI.default) is named by `script`, "module:function",
+    which is called in the child with `args` (picklable) and returns that function."""
 
-    def __init__(self) -> None:
+    def __init__(self, script: str | None = None, *args: Any) -> None:
         context = multiprocessing.get_context("spawn")
         self._connection, child = context.Pipe()
-        self._process = context.Process(target=_serve, args=(child,), daemon=True)
+        self._process = context.Process(target=_serve, args=(child, script, args), daemon=True)
         self.base_url = ""
         self._seen = 0
 
