@@ -21,8 +21,6 @@ from collections.abc import Callable
 from pathlib import Path
 from typing import Any
 
-from markdown_it import MarkdownIt
-
 from desktop.agent.attachments import is_image
 from desktop.agent.context import image_bytes
 from desktop.conversation.transcript import (
@@ -75,6 +73,8 @@ def _markdown(title: str, rows: list[ChatRow]) -> str:
 
 
 def _html(title: str, rows: list[ChatRow], workspace: Path) -> str:
+    from markdown_it import MarkdownIt  # here: 2 MB of the app's start for an export that is seldom made
+
     markdown = MarkdownIt("commonmark", {"html": False}).enable("table")
     render: Callable[[str], str] = markdown.render
     parts = []

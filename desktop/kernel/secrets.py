@@ -5,10 +5,7 @@ from __future__ import annotations
 import asyncio
 import logging
 from dataclasses import dataclass
-
-import keyring
-import keyring.backends.fail
-import keyring.errors
+from types import ModuleType
 
 from desktop.kernel import logs
 
@@ -34,6 +31,16 @@ INSTALL_ADVICE = ("Install and unlock a Secret Service provider (GNOME Keyring o
                   f"session, {ENV_ADVICE}")
 
 
+def _keyring() -> ModuleType:
+    """The keyring library, imported when a key is first needed: with the backends it finds it is 5 MB and 30 ms
+    of the app's start, and an app at rest, or one that talks only to a local server, never needs it."""
+    import keyring
+    import keyring.backends.fail
+    import keyring.errors
+
+    return keyring
+
+
 def _plain(exc: Exception) -> tuple[str, str]:
     """Why the keyring failed, in words a person reads without knowing its library (no exception names, no
     "Prompt dismissed.." as a backend words it), and what to do about it."""
@@ -41,9 +48,9 @@ def _plain(exc: Exception) -> tuple[str, str]:
     lowered = said.lower()
     if "dismissed" in lowered:  # the desktop's "Unlock your keyring" or "Choose a password" dialog cancelled
         return "the keyring's password prompt was dismissed", f"Unlock it when it asks, {ENV_ADVICE}"
-    if isinstance(exc, keyring.errors.KeyringLocked) or "locked" in lowered:
+    if isinstance(exc, _keyring().errors.KeyringLocked) or "locked" in lowered:
         return "the keyring is locked", f"Unlock it (GNOME Keyring or KWallet), {ENV_ADVICE}"
-    if isinstance(exc, keyring.errors.NoKeyringError) or not said:
+    if isinstance(exc, _keyring().errors.NoKeyringError) or not said:
         return "no keyring is installed", INSTALL_ADVICE
     return f"the keyring answered “{said}”", INSTALL_ADVICE
 
@@ -54,7 +61,7 @@ def _unusable(exc: Exception) -> KeyringUnavailable:
 
 
 def backend_name() -> str:
-    kr = keyring.get_keyring()
+    kr = _keyring().get_keyring()
     return f"{type(kr).__module__}.{type(kr).__name__}"
 
 
@@ -65,7 +72,7 @@ def is_plaintext_backend() -> bool:
 def _call(fn, *args):  # type: ignore[no-untyped-def]
     try:
         result = fn(*args)
-    except keyring.errors.PasswordDeleteError as exc:
+    except _keyring().errors.PasswordDeleteError as exc:
         raise KeyringUnavailable(str(exc)) from exc  # the keyring works; delete_key tells the two apart
     except Exception as exc:  # KeyringError, D-Bus and backend libraries' own types
         unusable = _unusable(exc)
@@ -90,7 +97,7 @@ _runs: dict[int, tuple[object, _RunState]] = {}  # by backend (kept, so its id i
 
 
 def _run() -> _RunState:
-    backend = keyring.get_keyring()
+    backend = _keyring().get_keyring()
     return _runs.setdefault(id(backend), (backend, _RunState()))[1]
 
 
@@ -103,7 +110,7 @@ def get_key(provider: str) -> str | None:
     if run.problem is not None:
         known = run.problem
         raise KeyringUnavailable(str(known), known.reason, known.advice)
-    value = _call(keyring.get_password, SERVICE, provider)
+    value = _call(_keyring().get_password, SERVICE, provider)
     _remember(provider, value)
     return value
 
@@ -121,7 +128,7 @@ def _remember(provider: str, value: str | None) -> None:
 
 
 def list_providers() -> list[str]:
-    index = _call(keyring.get_password, SERVICE, _INDEX) or ""
+    index = _call(_keyring().get_password, SERVICE, _INDEX) or ""
     return sorted({name for name in index.split(",") if name})
 
 
@@ -130,24 +137,24 @@ def set_key(provider: str, secret: str) -> None:
         raise ValueError(f"not a provider name: {provider!r}")
     if not secret:
         raise ValueError("the key is empty")
-    _call(keyring.set_password, SERVICE, provider, secret)
+    _call(_keyring().set_password, SERVICE, provider, secret)
     _remember(provider, secret)
     names = set(list_providers()) | {provider}
-    _call(keyring.set_password, SERVICE, _INDEX, ",".join(sorted(names)))
+    _call(_keyring().set_password, SERVICE, _INDEX, ",".join(sorted(names)))
 
 
 def delete_key(provider: str) -> bool:
     """Delete a stored key; False when there was none."""
     try:
-        _call(keyring.delete_password, SERVICE, provider)
+        _call(_keyring().delete_password, SERVICE, provider)
         existed = True
     except KeyringUnavailable as exc:
-        if not isinstance(exc.__cause__, keyring.errors.PasswordDeleteError):
+        if not isinstance(exc.__cause__, _keyring().errors.PasswordDeleteError):
             raise
         existed = False
     _remember(provider, None)
     names = set(list_providers()) - {provider}
-    _call(keyring.set_password, SERVICE, _INDEX, ",".join(sorted(names)))
+    _call(_keyring().set_password, SERVICE, _INDEX, ",".join(sorted(names)))
     return existed
 
 
@@ -183,10 +190,10 @@ async def keyring_state() -> KeyringState:
     """What is known about the keyring without asking it anything (asking may pop up a system dialog): the
     backend's name, and a problem only when there is no backend or a call already failed this run."""
     def known() -> KeyringState:
-        backend = keyring.get_keyring()  # choosing the backend asks nothing of it
+        backend = _keyring().get_keyring()  # choosing the backend asks nothing of it
         problem = _run().problem
-        if problem is None and isinstance(backend, keyring.backends.fail.Keyring):
-            problem = _unusable(keyring.errors.NoKeyringError())
+        if problem is None and isinstance(backend, _keyring().backends.fail.Keyring):
+            problem = _unusable(_keyring().errors.NoKeyringError())
         return KeyringState(backend_name(), is_plaintext_backend(), str(problem) if problem else None)
 
     return await asyncio.to_thread(known)

@@ -5,8 +5,10 @@ from __future__ import annotations
 import asyncio
 from dataclasses import dataclass
 from pathlib import Path
+from typing import TYPE_CHECKING
 
-import httpx
+if TYPE_CHECKING:
+    import httpx
 
 
 @dataclass(frozen=True)
@@ -45,12 +47,16 @@ class LocalServer:
 async def probe_local_servers(servers: tuple[KnownServer, ...] = KNOWN_SERVERS, host: str = "127.0.0.1",
                               timeout: float = 0.8) -> list[LocalServer]:
     """Ask each known port for `GET /v1/models` at once; servers that do not answer are left out."""
+    import httpx  # here: see desktop/tools/web.py
+
     async with httpx.AsyncClient(timeout=timeout, trust_env=False) as client:
         found = await asyncio.gather(*(_probe(client, s, f"http://{host}:{s.port}") for s in servers))
     return [server for server in found if server is not None]
 
 
 async def _probe(client: httpx.AsyncClient, kind: KnownServer, root: str) -> LocalServer | None:
+    import httpx
+
     try:
         response = await client.get(f"{root}/v1/models")
         data = response.json() if response.status_code == 200 else None

@@ -7,8 +7,6 @@ import re
 from enum import Enum
 from typing import Any
 
-import httpx
-
 from desktop.providers.litellm_env import litellm
 from desktop.providers.server_models import ServerModelsError, list_server_models
 
@@ -71,6 +69,8 @@ async def classify(exc: Exception, api_base: str | None, model: str, timeout: fl
 
 def _connection_failed(exc: BaseException) -> bool:
     """litellm reports a refused connection as HTTP 500 "Connection error."; the cause chain tells."""
+    import httpx  # here: see desktop/tools/web.py (litellm, which raised this, has loaded it already)
+
     seen: BaseException | None = exc
     for _ in range(8):
         if seen is None:

@@ -8,8 +8,6 @@ from __future__ import annotations
 
 from urllib.parse import urlsplit
 
-import httpx
-
 from desktop.config import Config
 from desktop.providers import catalog
 from desktop.providers.helper import HelperFailed, HelperGone
@@ -64,6 +62,8 @@ async def list_server_models(address: str, key: str | None = None, timeout: floa
     problem = address_problem(address)
     if problem:
         raise ServerModelsError(problem)
+    import httpx  # here: see desktop/tools/web.py
+
     headers = {"Authorization": f"Bearer {key}"} if key else {}
     failures: list[str] = []
     async with httpx.AsyncClient(timeout=timeout, trust_env=False, headers=headers) as client:

@@ -11,17 +11,27 @@ at paragraph, then sentence, then word boundaries (`pieces`)."""
 from __future__ import annotations
 
 import re
+from functools import cache
+from typing import TYPE_CHECKING
 from urllib.parse import urlsplit
 
-from markdown_it import MarkdownIt
-from markdown_it.token import Token
+if TYPE_CHECKING:
+    from markdown_it import MarkdownIt
+    from markdown_it.token import Token
 
 CODE_BLOCK = "Code block omitted."
 LONG_CODE = 80  # characters: inline code longer than this is a listing, not a word, and is not read out
 _URL = re.compile(r"\b(?:https?|ftp)://[^\s<>()\[\]]+|\bwww\.[^\s<>()\[\]]+\.[a-z]{2,}[^\s<>()\[\]]*", re.I)
 _SENTENCE_END = re.compile(r"[.!?:;…]['\")\]]*$")
 _SENTENCES = re.compile(r"(?<=[.!?…])\s+")
-_PARSER = MarkdownIt("commonmark", {"html": True}).enable(["table", "strikethrough"])
+
+
+@cache
+def _parser() -> MarkdownIt:
+    """Made on the first answer read aloud: the Markdown library is 2 MB of the app's start otherwise."""
+    from markdown_it import MarkdownIt
+
+    return MarkdownIt("commonmark", {"html": True}).enable(["table", "strikethrough"])
 
 
 def speakable(markdown: str) -> str:
@@ -35,7 +45,7 @@ def speakable(markdown: str) -> str:
         if line:
             lines.append(line if _SENTENCE_END.search(line) else line + ".")
 
-    for token in _PARSER.parse(markdown):
+    for token in _parser().parse(markdown):
         if token.type in ("fence", "code_block"):
             end_block()
             lines.append(CODE_BLOCK)
