@@ -17,7 +17,6 @@ import stat
 import zipfile
 from pathlib import Path, PurePosixPath
 
-from desktop.kernel.paths import inside
 from desktop.skills.frontmatter import ERROR, SkillDoc, is_valid_name, parse_skill
 from desktop.skills.loader import confinement
 from desktop.workspace import access
@@ -65,7 +64,7 @@ def _install(source: Path, base: Path, folder: str, skills: int, staging: str, f
     try:
         content = f"{folder}/{staging}/content"
         if source.is_dir():
-            _copy_folder(source, stage)
+            _copy_folder(source, stage, base / content)
             container = source.resolve().name
         elif source.is_file() and zipfile.is_zipfile(source):  # a named pipe would be waited on forever
             container = _extract(source, base, content) or source.stem
@@ -97,37 +96,29 @@ def _install(source: Path, base: Path, folder: str, skills: int, staging: str, f
     return parse_skill(base / folder / name / "SKILL.md", base)
 
 
-def _copy_folder(source: Path, stage: int) -> None:
-    """Copy a skill folder into the staging folder as `content`, refusing links that lead out of it, and a
-    folder past an archive's limits (it may be in the workspace, where a command can leave gigabytes or millions
-    of files)."""
+def _copy_folder(source: Path, stage: int, copied: Path) -> None:
+    """Copy a skill folder into the staging folder as `content` (the path `copied`), held to an archive's limits
+    while it is copied (it may be in the workspace, where a command can leave gigabytes or millions of files, and
+    go on writing more meanwhile), then refuse links in the copy that lead out of it."""
     if not (source / "SKILL.md").is_file():
         raise InstallError(f"{source} has no SKILL.md")
-    root = source.resolve()
-    names = size = 0
-    for folder, dirs, files in os.walk(source):
-        for name in dirs + files:
-            path = Path(folder, name)
-            info = path.lstat()
-            names += 1
-            size += info.st_size if stat.S_ISREG(info.st_mode) else 0
-            if names > MAX_FOLDER_NAMES:
-                raise InstallError(f"{source} holds more than {MAX_FOLDER_NAMES:,} files and folders; a skill "
-                                   "needs far fewer")
-            if size > MAX_ARCHIVE_BYTES:
-                raise InstallError(f"{source} holds more than {MAX_ARCHIVE_BYTES // 2**20} MB")
-            if stat.S_ISLNK(info.st_mode):
-                link = os.readlink(path)
-                if os.path.isabs(link) or not inside(path.resolve(), root):
-                    raise InstallError(f"{path} is a link to {link}, outside the skill folder")
     os.mkdir("content", 0o755, dir_fd=stage)
     src = os.open(source, os.O_RDONLY | os.O_DIRECTORY | os.O_CLOEXEC)
     dst = access.open_child_dir(stage, "content")
     try:
-        access.copy_tree(src, dst)
+        links = access.copy_tree(src, dst, access.CopyLimits(MAX_FOLDER_NAMES, MAX_ARCHIVE_BYTES))
+    except access.TooLarge as exc:
+        raise InstallError(f"{source} cannot be installed: {exc}; a skill needs far less") from None
     finally:
         os.close(src)
         os.close(dst)
+    for relpath in links:
+        try:
+            access.file_stat(copied, relpath)
+        except access.Refused:
+            raise InstallError(f"{source / relpath} is a link leading outside the skill folder") from None
+        except OSError:
+            pass  # dangling inside the skill: harmless
 
 
 def _extract(archive: Path, base: Path, content: str) -> str:

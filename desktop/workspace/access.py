@@ -30,7 +30,6 @@ import itertools
 import logging
 import os
 import secrets
-import shutil
 import stat
 import threading
 from collections import deque
@@ -323,36 +322,89 @@ def exists_in(dir_fd: int, name: str) -> bool:
     return True
 
 
-def copy_tree(src_fd: int, dst_fd: int) -> None:
+COPY_DEPTH = 100  # folders within folders a copy goes down: a deeper chain is a command's doing, not a person's
+
+
+class TooLarge(Refused):
+    """A copy stopped at a limit; what it had made is left for the caller to remove."""
+
+
+@dataclass(frozen=True)
+class CopyLimits:
+    """What one copy may take in all. Counted while copying, not before: a folder a command is still writing
+    into can grow past any count made before the copy."""
+
+    names: int  # files, folders and links
+    size: int  # bytes of the files' content
+
+
+def copy_tree(src_fd: int, dst_fd: int, limits: CopyLimits | None = None) -> list[str]:
     """Copy the folder open as `src_fd` into the empty folder `dst_fd`, by descriptors only: files by content
-    with their permissions, links as links (their targets are checked when read), folders recursively, pipes
-    and sockets left out. A name swapped for a link meanwhile fails the copy; nothing is followed."""
-    with os.scandir(src_fd) as found:
-        entries = [(e.name, _entry_kind(e)) for e in found]
-    for name, what in entries:
-        if what == "link":
-            os.symlink(os.readlink(name, dir_fd=src_fd), name, dir_fd=dst_fd)
-        elif what == "dir":
-            os.mkdir(name, 0o700, dir_fd=dst_fd)
-            inner_src, inner_dst = open_child_dir(src_fd, name), open_child_dir(dst_fd, name)
-            try:
-                copy_tree(inner_src, inner_dst)
-                os.fchmod(inner_dst, stat.S_IMODE(os.fstat(inner_src).st_mode))
-            finally:
-                os.close(inner_src)
-                os.close(inner_dst)
-        elif what == "file":
-            src = os.open(name, _FILE, dir_fd=src_fd)
-            try:
-                _require_regular(src, name)
-                dst = os.open(name, _NEW, 0o600, dir_fd=dst_fd)
-                with os.fdopen(dst, "wb") as out:
-                    os.set_blocking(src, True)
-                    with os.fdopen(os.dup(src), "rb") as inp:
-                        shutil.copyfileobj(inp, out)
-                    os.fchmod(out.fileno(), stat.S_IMODE(os.fstat(src).st_mode))
-            finally:
-                os.close(src)
+    with their permissions, links as links (their targets are checked when read), folders within folders, pipes
+    and sockets left out. A name swapped for a link meanwhile fails the copy; nothing is followed. Returns the
+    links made, as paths inside the copy, for a caller that judges where they lead. TooLarge past `limits` or
+    past COPY_DEPTH folders deep (a chain nested deeper ran Python out of stack: an internal error)."""
+    copy = _Copy(limits)
+    copy.folder(src_fd, dst_fd, "", 0)
+    return copy.links
+
+
+class _Copy:
+    """One copy_tree's counts, kept across its folders."""
+
+    def __init__(self, limits: CopyLimits | None) -> None:
+        self.limits = limits
+        self.names = self.size = 0
+        self.links: list[str] = []
+
+    def folder(self, src_fd: int, dst_fd: int, at: str, depth: int) -> None:
+        if depth > COPY_DEPTH:
+            raise TooLarge(f"its folders are nested more than {COPY_DEPTH} deep")
+        with os.scandir(src_fd) as found:  # one entry at a time: a folder of millions is never listed whole
+            for entry in found:
+                name, what, inner = entry.name, _entry_kind(entry), f"{at}{entry.name}"
+                self._count(1, 0)
+                if what == "link":
+                    os.symlink(os.readlink(name, dir_fd=src_fd), name, dir_fd=dst_fd)
+                    self.links.append(inner)
+                elif what == "dir":
+                    os.mkdir(name, 0o700, dir_fd=dst_fd)
+                    inner_src, inner_dst = open_child_dir(src_fd, name), open_child_dir(dst_fd, name)
+                    try:
+                        self.folder(inner_src, inner_dst, inner + "/", depth + 1)
+                        os.fchmod(inner_dst, stat.S_IMODE(os.fstat(inner_src).st_mode))
+                    finally:
+                        os.close(inner_src)
+                        os.close(inner_dst)
+                elif what == "file":
+                    self._file(src_fd, dst_fd, name)
+
+    def _file(self, src_fd: int, dst_fd: int, name: str) -> None:
+        src = os.open(name, _FILE, dir_fd=src_fd)
+        try:
+            _require_regular(src, name)
+            self._count(0, os.fstat(src).st_size, keep=False)  # refused before a byte is copied when it is over
+            dst = os.open(name, _NEW, 0o600, dir_fd=dst_fd)
+            with os.fdopen(dst, "wb") as out:
+                os.set_blocking(src, True)
+                while chunk := os.read(src, 1024 * 1024):  # counted as read: the file may grow meanwhile
+                    self._count(0, len(chunk))
+                    out.write(chunk)
+                os.fchmod(out.fileno(), stat.S_IMODE(os.fstat(src).st_mode))
+        finally:
+            os.close(src)
+
+    def _count(self, names: int, size: int, *, keep: bool = True) -> None:
+        """Add to the counts (only look, when not `keep`); TooLarge once they would pass the limits."""
+        if self.limits is None:
+            return
+        if self.names + names > self.limits.names:
+            raise TooLarge(f"it holds more than {self.limits.names:,} files and folders")
+        if self.size + size > self.limits.size:
+            raise TooLarge(f"it holds more than {_size(self.limits.size)}")
+        if keep:
+            self.names += names
+            self.size += size
 
 
 _reported: set[str] = set()

@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import os
 import stat
+import subprocess
 import sys
 import zipfile
 from pathlib import Path
@@ -148,7 +149,7 @@ def test_other_files_and_missing_paths_are_refused(tmp_path: Path, skills_dir: P
     (lambda folder: [(folder / "many" / f"{i}.txt").touch() for i in range(MAX_FOLDER_NAMES + 1)],
      "holds more than 10,000 files and folders"),
 ], ids=["a file of 200 MB", "more names than any skill has"])
-def test_a_folder_larger_than_an_archive_may_be_is_refused_before_it_is_copied(
+def test_a_folder_larger_than_an_archive_may_be_is_refused_and_nothing_of_it_kept(
         tmp_path: Path, skills_dir: Path, fill: Any, reason: str) -> None:
     """An archive is refused past 100 MB, but a folder was copied whole, however large or many its files: a
     sandboxed command can leave a gigabyte or a million files in a workspace folder a person then installs,
@@ -160,3 +161,22 @@ def test_a_folder_larger_than_an_archive_may_be_is_refused_before_it_is_copied(
     with pytest.raises(InstallError, match=reason):
         install_skill(folder, skills_dir)
     assert tree(skills_dir) == []
+
+
+def test_a_folder_nested_deeper_than_any_skill_is_refused_in_words(tmp_path: Path, skills_dir: Path) -> None:
+    """A chain of folders a sandboxed command nests in a moment (`mkdir d && cd d`, over and over): installing the
+    folder ended in 'maximum recursion depth exceeded', an internal error naming nothing the person could fix."""
+    folder = skill_folder(tmp_path, "deep")
+    fd = os.open(folder, os.O_RDONLY)
+    for _ in range(1200):
+        os.mkdir("d", dir_fd=fd)
+        inner = os.open("d", os.O_RDONLY, dir_fd=fd)
+        os.close(fd)
+        fd = inner
+    os.close(fd)
+    try:
+        with pytest.raises(InstallError, match="its folders are nested more than 100 deep"):
+            install_skill(folder, skills_dir)
+        assert tree(skills_dir) == []
+    finally:  # rm goes down without recursing; pytest's clean-up of old temporary folders would not get far
+        subprocess.run(["rm", "-rf", str(folder / "d")], check=True, timeout=60)

@@ -253,3 +253,34 @@ def test_a_small_file_read_under_a_large_limit_takes_only_its_size(ws: Path, mon
                 wf.read_bytes(ws, "grows.md", 50)
         else:
             assert wf.read_bytes(ws, "grows.md", 50) == read
+
+
+@pytest.mark.parametrize("limits, reason", [(wf.CopyLimits(names=3, size=2**20), "holds more than 3 files and folders"),
+                                            (wf.CopyLimits(names=100, size=5000), "holds more than 4.9 KB")],
+                         ids=["names", "bytes"])
+def test_a_copy_is_held_to_its_limits_as_it_copies(ws: Path, limits: wf.CopyLimits, reason: str) -> None:
+    """Installing a skill from a folder counted the folder against an archive's limits in a pass of its own, then
+    copied whatever was there by then: a command still writing into the folder grew it past them in between, and
+    the copy took it all. Now the copy counts what it copies and stops at the limits."""
+    for name in range(4):
+        (ws / "notes" / f"{name}.txt").write_text("x" * 2000)
+    (ws / "copy").mkdir()
+    with wf.opened_dir(ws, "notes") as src, wf.opened_dir(ws, "copy") as dst:
+        with pytest.raises(wf.TooLarge, match=reason):
+            wf.copy_tree(src, dst, limits)
+    assert len(os.listdir(ws / "copy")) <= 3
+
+
+def test_a_copy_goes_no_deeper_than_its_depth(ws: Path) -> None:
+    """A chain of folders nested past Python's stack ended a copy in 'maximum recursion depth exceeded'."""
+    fd = os.open(ws / "notes", os.O_RDONLY)
+    for _ in range(wf.COPY_DEPTH + 1):
+        os.mkdir("d", dir_fd=fd)
+        inner = os.open("d", os.O_RDONLY, dir_fd=fd)
+        os.close(fd)
+        fd = inner
+    os.close(fd)
+    (ws / "copy").mkdir()
+    with wf.opened_dir(ws, "notes") as src, wf.opened_dir(ws, "copy") as dst:
+        with pytest.raises(wf.TooLarge, match=f"its folders are nested more than {wf.COPY_DEPTH} deep"):
+            wf.copy_tree(src, dst)
