@@ -34,6 +34,7 @@ from desktop.workspace import access
 ATTACHMENT_LIMIT = 50 * 1024 * 1024  # a larger file is not attached: the person is told when attaching
 INLINE_LIMIT = 64 * 1024  # text up to this size goes into the message (about 16,000 tokens)
 FOLDER = "attachments"
+COMPARED = 3  # taken names of an attachment's size read to find it already there (a Retry finds it first)
 _SNIFF = 8192  # bytes looked at for a NUL, which marks a file as not text
 
 
@@ -235,17 +236,22 @@ def _read_chosen(path: Path) -> bytes:
 
 def _store(workspace: Path, folder: str, name: str, data: bytes) -> str:
     """Write `data` as a new file in `folder` under a free name (report.csv, report-2.csv, ...); the same
-    file attached again (a Retry) is found and used, not copied once more."""
+    file attached again (a Retry) is found and used, not copied once more. Only the first COMPARED taken names
+    of its size are read to compare: a sandboxed command can fill every name up to report-999.csv with files of
+    that size, and each read whole made one attachment read up to 50 GB (past them, another copy is made)."""
     stem, suffix = os.path.splitext(name)
+    compared = 0
     for number in range(1, 1000):
         relpath = f"{folder}/{name if number == 1 else f'{stem}-{number}{suffix}'}"
         if access.create_bytes(workspace, relpath, data):
             return relpath
         try:
-            if access.read_bytes(workspace, relpath, len(data)) == data:
-                return relpath
+            if compared < COMPARED and access.file_stat(workspace, relpath).st_size == len(data):
+                compared += 1
+                if access.read_bytes(workspace, relpath, len(data)) == data:
+                    return relpath
         except OSError:
-            pass  # taken by something else: a larger file, a link, a folder
+            pass  # taken by something else: a link leading out, a folder
     raise NotAttached(f"{folder} already holds 999 files named like {name}")
 
 

@@ -6,6 +6,8 @@ from __future__ import annotations
 import asyncio
 import json
 import os
+import subprocess
+import sys
 import threading
 from pathlib import Path
 
@@ -218,3 +220,35 @@ async def test_a_file_sent_while_a_turn_runs_reaches_the_model_and_stays_in_the_
     copy = core.workspace / "attachments" / "cli_test" / "sales.csv"
     saved = saved_user(build_core(), chat.key)  # the app started again
     assert saved["typed"] == "and this file" and saved["media"] == [str(copy)]
+
+
+ATTACH_READS = """
+import sys
+from pathlib import Path
+from desktop.agent.attachments import prepare
+def read_so_far():
+    with open("/proc/self/io") as io:
+        return int(next(line for line in io if line.startswith("rchar:")).split()[1])
+before = read_so_far()
+attached = prepare("here", [sys.argv[1]], Path(sys.argv[2]), "cli:test")
+print(read_so_far() - before)
+print(attached.media[0])
+"""
+
+
+def test_a_file_attached_beside_many_of_its_size_and_name_is_not_compared_with_each(tmp_path: Path) -> None:
+    """A file attached again is found among the chat's attachments of its name and used, not copied once more.
+    Each taken name of that size was read whole to compare: a sandboxed command leaving 999 of them (report-2.csv
+    to report-999.csv, 50 MB each) made one attachment read 50 GB in the app. Here 200 of 128 KB stand in."""
+    size = 128 * 1024
+    folder = tmp_path / "ws" / "attachments" / "cli_test"
+    folder.mkdir(parents=True)
+    for number in range(1, 201):
+        name = "notes.txt" if number == 1 else f"notes-{number}.txt"
+        (folder / name).write_bytes(f"{number:08}".encode().ljust(size, b"x"))
+    source = tmp_path / "notes.txt"
+    source.write_bytes(b"the person's own".ljust(size, b"y"))
+    reads, where = subprocess.check_output([sys.executable, "-c", ATTACH_READS, str(source), str(tmp_path / "ws")],
+                                           text=True, timeout=60).split()
+    assert Path(where).read_bytes() == source.read_bytes() and Path(where).parent == folder  # attached all the same
+    assert int(reads) < 20 * size, f"{int(reads) / 2**20:.1f} MB read"
