@@ -155,6 +155,8 @@ ALLOWED: dict[str, str] = {
     "desktop/tools/filesystem.py:GlobTool._glob": _LISTED,
     "desktop/tools/filesystem.py:GlobTool._glob.shown": _LISTED,
     "desktop/tools/glob_walk.py:matches": _LISTED + "; the walk follows no link",
+    "desktop/tools/glob_walk.py:_Folder.__init__": _LISTED + "; lists a folder the walk opened by descriptor",
+    "desktop/tools/glob_walk.py:_Folder.read": _LISTED + "; whether a name is a folder, a link counting as none",
     "desktop/tools/filesystem.py:GrepTool._files": _LISTED,
     "desktop/tools/filesystem.py:GrepTool._grep": _GUARDED,
     "desktop/tools/filesystem.py:ListDirTool._list": _GUARDED + "; the listing is of a folder opened so",

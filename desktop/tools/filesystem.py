@@ -374,7 +374,8 @@ class GlobTool(_FileTool):
 
         def shown() -> Iterator[str]:
             nonlocal count
-            for match in glob_walk.matches(base, parts, GLOB_SECONDS):
+            for found, _ in glob_walk.matches(base, parts, GLOB_SECONDS):
+                match = base / found
                 if self._allowed(match):
                     count += 1
                     yield self.display(match) + ("/" if match.is_dir() else "")
@@ -384,7 +385,7 @@ class GlobTool(_FileTool):
         except glob_walk.TooLong:
             raise ToolError(f"stopped after {GLOB_SECONDS:.0f} s: the folder holds too much to search this way; "
                             f"narrow the path or the pattern ({count} found so far)") from None
-        except RecursionError:  # os.walk goes down one call per folder: a chain a command nested past Python's limit
+        except glob_walk.TooDeep:  # a chain of folders a command nested past glob_walk.MAX_DEPTH
             raise ToolError(f"{TOO_DEEP} ({count} found so far)") from None
         if not lines:
             return f"No files match {pattern!r} in {self.display(base)}."
@@ -430,7 +431,7 @@ class GrepTool(_FileTool):
                             "Escape special characters or set fixed_strings to true.") from None
         try:
             return await _in_thread(self._grep, root, regex, glob)
-        except RecursionError:  # as for glob
+        except glob_walk.TooDeep:  # as for glob
             raise ToolError(TOO_DEEP) from None
         except TooSlow:
             raise ToolError(f"stopped after {GREP_SECONDS:.0f} s: the regular expression {pattern!r} backtracks too "
@@ -464,24 +465,19 @@ class GrepTool(_FileTool):
         if root.is_file():
             yield root
             return
-        deadline = time.monotonic() + GREP_WALK_SECONDS
-        too_long = ToolError(f"stopped after {GREP_WALK_SECONDS:.0f} s: this folder holds too much to search "
-                             "this way; narrow the path or glob")
-        for folder, dirs, names in os.walk(root):
-            if time.monotonic() > deadline:
-                raise too_long
-            dirs[:] = sorted(d for d in dirs if d != ".git")
-            for name in sorted(names):
-                if time.monotonic() > deadline:  # here too: one folder can hold millions of files
-                    raise too_long
-                file = Path(folder) / name
-                if glob and not _glob_matches(file.relative_to(root), glob):
+        try:
+            for found, is_dir in glob_walk.matches(root, glob_walk.EVERY_PATH, GREP_WALK_SECONDS):
+                if is_dir or (glob and not _glob_matches(found, glob)):
                     continue
+                file = root / found
                 try:
                     self.guard.resolve(str(file))  # a symlink may point outside the workspace
                 except ToolError:
                     continue
                 yield file
+        except glob_walk.TooLong:
+            raise ToolError(f"stopped after {GREP_WALK_SECONDS:.0f} s: this folder holds too much to search this way; "
+                            "narrow the path or glob") from None
 
     def _matching_lines(self, file: Path, regex: Pattern) -> Iterator[tuple[int, str]]:
         """Each matching line's number and start, as they are found: the caller stops at GREP_LIMIT, so a file
@@ -533,10 +529,10 @@ def _require_text(fh: BinaryIO, label: str) -> None:
                         "only text files and images can be read")
 
 
-def _glob_matches(relative: Path, glob: str) -> bool:
+def _glob_matches(relative: str, glob: str) -> bool:
     if "/" in glob:
-        return PurePosixPath(relative.as_posix()).match(glob)
-    return fnmatch.fnmatch(relative.name, glob)
+        return PurePosixPath(relative).match(glob)
+    return fnmatch.fnmatch(os.path.basename(relative), glob)
 
 
 def _describe_entry(entry: os.DirEntry[Any]) -> str:

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import asyncio
+import json
 import shutil
 import subprocess
 import sys
@@ -167,5 +168,47 @@ async def test_list_dir_of_a_crowded_folder_holds_only_what_it_shows(lab: Lab) -
         peak = float(await asyncio.to_thread(subprocess.check_output, [sys.executable, "-c", LIST_PEAK, str(crowd)],
                                              text=True, timeout=60))
         assert peak < 1.5 * 2**20, f"{peak / 2**20:.1f} MB held"
+    finally:
+        shutil.rmtree(crowd, ignore_errors=True)
+
+
+SEARCH_PEAK = """
+import asyncio, json, sys, tracemalloc
+from pathlib import Path
+from desktop.config import Config
+from desktop.core import default_tools
+from desktop.tools.base import ToolContext
+workspace, tool, arguments = Path(sys.argv[1]), sys.argv[2], json.loads(sys.argv[3])
+tools = default_tools(Config(), workspace)
+asyncio.run(tools.run(tool, {**arguments, "path": "crowd/inner"}, ToolContext("warm")))  # what it imports, not measured
+tracemalloc.start()
+outcome = asyncio.run(tools.run(tool, arguments, ToolContext("measure")))
+assert outcome.ok, outcome.output
+print(tracemalloc.get_traced_memory()[1])
+print(outcome.output)
+"""
+
+
+@pytest.mark.parametrize("tool, arguments, found", [
+    ("glob", {"pattern": "**/n0*7"}, "crowd/n000007\ncrowd/n000017\n"),
+    ("grep", {"pattern": "needle", "glob": "*.md"}, "crowd/inner/found.md:1: a needle\n"),
+], ids=["glob", "grep"])
+async def test_a_search_through_a_crowded_folder_holds_only_a_part_of_its_names(
+        lab: Lab, tool: str, arguments: dict[str, str], found: str) -> None:
+    """glob and grep walked with os.walk, which lists a whole folder before the walk looks at the first name or
+    at its deadline: one folder of a million names a sandboxed command made was held whole in the app. Here
+    30,000 empty files and a folder among them, the tool alone measured in a process of its own (the code before
+    held 2.4 MB for glob, 3.9 for grep; now 0.3 each)."""
+    crowd = lab.workspace / "crowd"
+    (crowd / "inner").mkdir(parents=True)
+    try:
+        empty_files(crowd, (f"n{i:06}" for i in range(30_000)))
+        (crowd / "inner" / "found.md").write_text("a needle\n")
+        measured = await asyncio.to_thread(subprocess.check_output, [sys.executable, "-c", SEARCH_PEAK,
+                                                                     str(lab.workspace), tool, json.dumps(arguments)],
+                                           text=True, timeout=60)
+        peak, output = measured.split("\n", 1)
+        assert output.startswith(found), output[:300]
+        assert float(peak) < 1.5 * 2**20, f"{float(peak) / 2**20:.1f} MB held"
     finally:
         shutil.rmtree(crowd, ignore_errors=True)
