@@ -8,7 +8,7 @@ import asyncio
 from collections.abc import Callable
 from pathlib import Path
 
-from desktop.chats.archive import write_archive
+from desktop.chats.archive import file_title, write_archive
 from desktop.chats.export import export
 from desktop.kernel.host import Feature, Host
 from desktop.session.session import SessionStore
@@ -27,6 +27,11 @@ class ChatExport:
         session = await self.sessions.load(key)
         messages = list(session.messages)
         return await asyncio.to_thread(export, session.title, messages, fmt, self._workspace(), reasoning)
+
+    async def file_name(self, key: str, fmt: str) -> str:
+        """The name a save dialog suggests for chat `key` in `fmt`: its title, made safe for a file name."""
+        session = await self.sessions.load(key)
+        return f"{file_title(str(session.metadata.get('title') or ''))}.{fmt}"
 
     async def archive(self, target: Path) -> int:
         """Every saved chat into the zip `target` (desktop/chats/archive.py); how many went in."""

@@ -46,9 +46,14 @@ def _zip(chats: list[tuple[SessionInfo, Session]], store: SessionStore, workspac
         raise
 
 
+def file_title(title: str) -> str:
+    """`title` as a file name any system takes: no slashes, control or other odd characters, not hidden, at
+    most 80 characters, "Chat" when nothing is left."""
+    return " ".join(_UNSAFE.sub(" ", title).split()).strip(".")[:80].strip() or "Chat"
+
+
 def _name(info: SessionInfo) -> str:
-    title = " ".join(_UNSAFE.sub(" ", info.title).split()).strip(".")[:80].strip() or "Chat"
-    return f"{info.updated_at[:10]} {title}"
+    return f"{info.updated_at[:10]} {file_title(info.title)}"
 
 
 def _unique(name: str, taken: set[str]) -> str:

@@ -7,7 +7,8 @@ from pathlib import Path
 from typing import Any
 
 import pytest
-from PySide6.QtWidgets import QFileDialog, QMessageBox, QStyle
+from PySide6.QtCore import QTimer
+from PySide6.QtWidgets import QApplication, QFileDialog, QLineEdit, QMessageBox, QStyle, QWidget
 
 from desktop.chats import ChatExport
 from desktop.session.session import Session
@@ -18,10 +19,12 @@ from tests.chats.conftest import KEY, a_chat
 from tests.ui.conftest import until
 
 
-async def shown_with_a_chat(bridge: CoreBridge, qtbot: Any, tmp_path: Path) -> ExportMenu:
-    """A chat window with its Export menu, showing a saved chat of every kind of step."""
-    chat = a_chat(tmp_path / "photo.png")
-    await bridge.core.sessions.rewrite(chat)
+async def shown_with_a_chat(bridge: CoreBridge, qtbot: Any, tmp_path: Path,
+                            chat: Session | None = None) -> ExportMenu:
+    """A chat window with its Export menu, showing `chat` (a saved chat of every kind of step by default)."""
+    if chat is None:
+        chat = a_chat(tmp_path / "photo.png")
+        await bridge.core.sessions.rewrite(chat)
     window = ChatWindow(bridge, [lambda: ExportMenu(bridge.core.get(ChatExport))])
     qtbot.addWidget(window)
     window.show()
@@ -31,17 +34,66 @@ async def shown_with_a_chat(bridge: CoreBridge, qtbot: Any, tmp_path: Path) -> E
     return menu
 
 
+def shown(parent: QWidget, kind: type) -> Any:
+    found = [w for w in parent.findChildren(kind) if w.isVisible()]
+    return found[0] if found else None
+
+
+async def choose(menu: ExportMenu, path: Path) -> None:
+    """What a person does in the save dialog: types where, and saves."""
+    await until(lambda: shown(menu.window(), QFileDialog), message="the save dialog open")
+    dialog = shown(menu.window(), QFileDialog)
+    dialog.findChild(QLineEdit, "fileNameEdit").setText(str(path))
+    dialog.accept()
+
+
+def _reject_open_file_dialogs() -> None:
+    for widget in QApplication.allWidgets():
+        if isinstance(widget, QFileDialog) and widget.isVisible():
+            widget.reject()
+
+
+async def test_the_save_dialog_leaves_the_app_running_and_suggests_the_chats_title(
+        bridge: CoreBridge, qtbot: Any, tmp_path: Path) -> None:
+    """The dialog was Qt's static one, a nested event loop: the agent stood still while it was open (and a test
+    could not answer it). And it suggested "chat.md" for every chat. It is now opened and awaited, in the home
+    folder, with the chat's title made a safe file name."""
+    chat = a_chat(tmp_path / "photo.png")
+    chat.metadata["title"] = " Q3 / Q4\x07 budget\tnotes "
+    await bridge.core.sessions.rewrite(chat)
+    menu = await shown_with_a_chat(bridge, qtbot, tmp_path, chat)
+    Path.home().mkdir(exist_ok=True)  # HOME is the test's own
+    QTimer.singleShot(3000, _reject_open_file_dialogs)  # a nested loop would hold trigger() until then
+    menu.button.menu().actions()[0].trigger()
+    await until(lambda: shown(menu.window(), QFileDialog), timeout=10, message="the dialog open, trigger() done")
+    dialog = shown(menu.window(), QFileDialog)
+    assert dialog.findChild(QLineEdit, "fileNameEdit").text() == "Q3 Q4 budget notes.md"
+    assert Path(dialog.directory().absolutePath()) == Path.home()
+    dialog.reject()
+    await until(lambda: not shown(menu.window(), QFileDialog), message="the dialog gone")
+
+
+async def test_an_untitled_chat_is_suggested_as_chat(bridge: CoreBridge, qtbot: Any, tmp_path: Path) -> None:
+    untitled = Session("desktop:untitled", [{"role": "user", "content": "Hi"}])
+    await bridge.core.sessions.rewrite(untitled)
+    menu = await shown_with_a_chat(bridge, qtbot, tmp_path, untitled)
+    menu.button.menu().actions()[2].trigger()
+    await until(lambda: shown(menu.window(), QFileDialog), message="the dialog open")
+    dialog = shown(menu.window(), QFileDialog)
+    assert dialog.findChild(QLineEdit, "fileNameEdit").text() == "Chat.pdf"
+    dialog.reject()
+
+
 @pytest.mark.parametrize("fmt", ["md", "html", "pdf"])
-async def test_export_menu_writes_the_chat_shown(bridge: CoreBridge, qtbot: Any, tmp_path: Path, fmt: str,
-                                                 monkeypatch: pytest.MonkeyPatch) -> None:
+async def test_export_menu_writes_the_chat_shown(bridge: CoreBridge, qtbot: Any, tmp_path: Path, fmt: str) -> None:
     menu = await shown_with_a_chat(bridge, qtbot, tmp_path)
     assert menu.button.isVisible() and menu.button.isEnabled()
     assert [a.text() for a in menu.button.menu().actions()] == ["Markdown…", "HTML page…", "PDF…", "",
                                                                 "All chats as a zip…"]
 
     out = tmp_path / f"friday.{fmt}"
-    monkeypatch.setattr(QFileDialog, "getSaveFileName", lambda *_: (str(out), ""))  # the person picks the file
     menu.button.menu().actions()[["md", "html", "pdf"].index(fmt)].trigger()
+    await choose(menu, out)
     await until(lambda: out.exists() and menu.button.isEnabled(), timeout=30)
     data = out.read_bytes()
     if fmt == "md":
@@ -53,23 +105,22 @@ async def test_export_menu_writes_the_chat_shown(bridge: CoreBridge, qtbot: Any,
 
 
 @pytest.mark.parametrize("fmt", ["md", "pdf"])
-async def test_a_file_that_cannot_be_written_is_said(bridge: CoreBridge, qtbot: Any, tmp_path: Path, fmt: str,
-                                                     monkeypatch: pytest.MonkeyPatch) -> None:
+async def test_a_file_that_cannot_be_written_is_said(bridge: CoreBridge, qtbot: Any, tmp_path: Path, fmt: str) -> None:
     """A PDF the chosen place could not take was reported as nothing at all: no file, no word (the Markdown said
     why). Both now say it could not be saved, and where."""
     menu = await shown_with_a_chat(bridge, qtbot, tmp_path)
     (tmp_path / "not-a-folder").write_text("a file where the folder should be", encoding="utf-8")
     out = tmp_path / "not-a-folder" / f"friday.{fmt}"
-    said: list[str] = []
-    monkeypatch.setattr(QFileDialog, "getSaveFileName", lambda *_: (str(out), ""))
-    monkeypatch.setattr(QMessageBox, "warning", lambda _parent, _title, text: said.append(text))  # the box shown
     menu.button.menu().actions()[["md", "html", "pdf"].index(fmt)].trigger()
-    await until(lambda: bool(said) and menu.button.isEnabled(), timeout=30, message="the failure said")
-    assert said[0].startswith(f"Could not save {out}")
+    await choose(menu, out)
+    await until(lambda: shown(menu.window(), QMessageBox) and menu.button.isEnabled(), message="the failure said")
+    box = shown(menu.window(), QMessageBox)
+    assert box.text().startswith(f"Could not save {out}")
+    box.accept()
 
 
 async def test_all_chats_as_a_zip_holds_each_chat_readable_and_its_file_to_restore(
-        bridge: CoreBridge, qtbot: Any, tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+        bridge: CoreBridge, qtbot: Any, tmp_path: Path) -> None:
     other = Session("desktop:other", [{"role": "user", "content": "Tomatoes?"},
                                       {"role": "assistant", "content": "In May."}], {"title": "Garden / plans"})
     await bridge.core.sessions.rewrite(other)
@@ -77,8 +128,8 @@ async def test_all_chats_as_a_zip_holds_each_chat_readable_and_its_file_to_resto
     chat = await bridge.core.sessions.load(KEY)
 
     out = tmp_path / "backup.zip"
-    monkeypatch.setattr(QFileDialog, "getSaveFileName", lambda *_: (str(out), ""))
     menu.button.menu().actions()[-1].trigger()
+    await choose(menu, out)
     await until(lambda: out.exists() and menu.button.isEnabled(), timeout=30)
     with zipfile.ZipFile(out) as archive:
         names = sorted(archive.namelist())
