@@ -4,6 +4,7 @@ Opened with open(), never exec(): a nested event loop would stall the agent on t
 
 from __future__ import annotations
 
+import asyncio
 from collections.abc import Callable
 
 from PySide6.QtWidgets import QMessageBox, QWidget
@@ -25,3 +26,15 @@ def ask_to_save(parent: QWidget, text: str, answered: Callable[[Choice], None]) 
     box.finished.connect(finished)
     box.open()
     return box
+
+
+async def asked_to_save(parent: QWidget, text: str) -> Choice:
+    """ask_to_save, awaited: for a window whose closing is a coroutine."""
+    answered: asyncio.Future[Choice] = asyncio.get_running_loop().create_future()
+
+    def chosen(choice: Choice) -> None:
+        if not answered.done():
+            answered.set_result(choice)
+
+    ask_to_save(parent, text, chosen)
+    return await answered

@@ -41,6 +41,7 @@ from desktop.skills.install import InstallError, SkillExistsError, install_skill
 from desktop.skills.loader import SkillsLoader, SkillStatus, set_skill_enabled
 from desktop.ui.bridge import CoreBridge
 from desktop.ui.links import open_link
+from desktop.ui.save_question import Choice, asked_to_save
 from desktop.ui.skills import dialogs
 from desktop.ui.skills.details import Notice, SkillDetails, SkillEditor
 from desktop.ui.skills.model import (
@@ -395,9 +396,10 @@ class SkillsWindow(QWidget):
     async def close_editor(self) -> bool:
         if self._editing is None:
             return True
-        if self.editor.is_modified() and not await self.confirm(
-                "Discard changes?", f"Your changes to “{self._editing.name}” are not saved.", "Discard"):
-            return False
+        if self.editor.is_modified():
+            choice = await asked_to_save(self, f"Your changes to “{self._editing.name}” are not saved.")
+            if choice == Choice.Cancel or choice == Choice.Save and not await self.save():
+                return False  # a failed save says why in the banner, the text still in the editor
         self._set_editing(None)
         self._show_current()
         return True

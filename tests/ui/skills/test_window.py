@@ -3,6 +3,7 @@ checked against the files on disk and the agent's next system prompt."""
 
 from __future__ import annotations
 
+import asyncio
 import zipfile
 from collections.abc import AsyncIterator, Collection
 from pathlib import Path
@@ -12,7 +13,7 @@ import shiboken6
 import yaml
 from PySide6.QtCore import QEvent, QMimeData, QPoint, QPointF, Qt, QUrl
 from PySide6.QtGui import QDragEnterEvent, QDropEvent, QKeyEvent, QMouseEvent
-from PySide6.QtWidgets import QApplication, QDialogButtonBox
+from PySide6.QtWidgets import QApplication, QDialogButtonBox, QMessageBox
 
 from desktop.kernel.bus import TurnFinished
 from desktop.skills import Skills
@@ -238,20 +239,44 @@ async def test_editor_validates_live_and_saves_a_broken_skill_with_its_diagnosti
     assert window.status_of("notes", "workspace").doc.diagnostics == ()
 
 
+async def answer(window: SkillsWindow, button: str) -> str:
+    """Click `button` in the question the window asks; the question's text."""
+    await until(lambda: asking(window), message="the question asked")
+    box = asking(window)
+    assert box is not None
+    assert sorted(b.text().replace("&", "") for b in box.buttons()) == ["Cancel", "Discard", "Save"]
+    next(b for b in box.buttons() if b.text().replace("&", "") == button).click()
+    return box.text()
+
+
+def asking(window: SkillsWindow) -> QMessageBox | None:
+    return next((w for w in window.findChildren(QMessageBox) if w.isVisible()), None)
+
+
 async def test_closing_the_editor_with_unsaved_changes_asks_first(window: SkillsWindow) -> None:
     assert await window.create_skill("drafts")
     window.editor.text_edit.appendPlainText("More.")
-    answers = [False, True]
-
-    async def confirm(title: str, text: str, action: str) -> bool:
-        return answers.pop(0)
-
-    window.confirm = confirm
-    assert not await window.close_editor()
+    closing = asyncio.ensure_future(window.close_editor())
+    await answer(window, "Cancel")
+    assert not await closing
     assert window.editing is not None and "More." in window.editor.text()
-    assert await window.close_editor()
+    closing = asyncio.ensure_future(window.close_editor())
+    await answer(window, "Discard")
+    assert await closing
     assert window.editing is None
     assert "More." not in (window.bridge.core.workspace / "skills" / "drafts" / "SKILL.md").read_text(encoding="utf-8")
+
+
+async def test_closing_the_editor_with_unsaved_changes_can_save_them(window: SkillsWindow) -> None:
+    """The question offered only Discard and Cancel: a person who meant to keep the changes had to cancel, find
+    Save, and close again. Save there saves them and closes the editor, as the other editors' questions do."""
+    assert await window.create_skill("drafts")
+    window.editor.text_edit.appendPlainText("More.")
+    window.close()
+    assert "drafts" in await answer(window, "Save")
+    await until(lambda: not window.isVisible(), message="the window closed once the changes were saved")
+    assert window.editing is None
+    assert "More." in (window.bridge.core.workspace / "skills" / "drafts" / "SKILL.md").read_text(encoding="utf-8")
 
 
 async def test_a_save_never_silently_replaces_a_skill_changed_on_disk_while_it_was_edited(window: SkillsWindow) -> None:
@@ -276,19 +301,12 @@ async def test_closing_the_window_with_unsaved_changes_asks_first(window: Skills
     Cancel keeps the window and the typing."""
     assert await window.create_skill("drafts")
     window.editor.text_edit.appendPlainText("More.")
-    answers = [False, True]
-    asked: list[str] = []
-
-    async def confirm(title: str, text: str, action: str) -> bool:
-        asked.append(text)
-        return answers.pop(0)
-
-    window.confirm = confirm
     window.close()
-    await until(lambda: len(asked) == 1, message="the question")
+    asked = await answer(window, "Cancel")
     await settled(window)
-    assert window.isVisible() and "More." in window.editor.text() and "drafts" in asked[0]
+    assert window.isVisible() and "More." in window.editor.text() and "drafts" in asked
     window.close()
+    await answer(window, "Discard")
     await until(lambda: not window.isVisible(), message="the window closed once changes were discarded")
     assert window.editing is None
 
