@@ -73,6 +73,7 @@ from desktop.ui.form_widgets import (
     wheel_needs_focus,
     with_note,
 )
+from desktop.ui.hotkey.x11 import KEY_NAMES_HINT, is_key_name
 from desktop.ui.model_form import ModelForm
 from desktop.ui.save_question import Choice, ask_to_save
 from desktop.ui.settings_pages import SettingsPages
@@ -424,6 +425,8 @@ class SettingsWindow(QWidget):
                 chord = hotkey.parse_chord(text)
             except ValueError as exc:
                 return f"{name}: {exc}"
+            if not is_key_name(chord.key):
+                return f"{name}: there is no key named '{text.split('+')[-1].strip()}'; {KEY_NAMES_HINT}."
             if chord in seen:
                 return f"{seen[chord]} and {name} are both {chord}: give each its own key."
             seen[chord] = name

@@ -622,12 +622,13 @@ async def test_every_pages_notes_show_whole_at_the_windows_size(model_config: di
     ("hotkeys.selection", "ctrl+alt+d", "Ask about the selection and Dictate are both Ctrl+Alt+D"),
     ("hotkeys.screen", "Ctrl+Alt+Space", "Ask about the screen and the quick prompt's hotkey are both Ctrl+Alt+Space"),
     ("hotkeys.screen", "A", "needs at least one modifier"),
+    ("hotkeys.selection", "Ctrl+Alt+Banana", "Ask about the selection: there is no key named 'Banana'"),
 ])
 async def test_a_desktop_key_that_cannot_work_is_not_saved_and_says_why(
         shell: Any, key: str, typed: str, said: str) -> None:  # type: ignore[no-untyped-def]
     """One of the app's keys typed as another of its keys was saved ("Saved. Changes are in effect."), and only a
-    notification then said the key was "already used by another program"; a key with no modifier was saved too.
-    Save now says what is wrong, the typing stays, and config.yaml keeps what it had."""
+    notification then said the key was "already used by another program"; a key with no modifier was saved too, and
+    a key no keyboard has (Ctrl+Alt+Banana), which then never worked. Save now says what is wrong, the typing stays, and config.yaml keeps what it had."""
     shell.open_window("settings")
     window = shell.window("settings")
     assert isinstance(window, SettingsWindow) and window.show_page("Desktop context")

@@ -26,6 +26,16 @@ _KEYSYM_NAMES = {"space": "space", "enter": "Return", "return": "Return", "esc":
                  "right": "Right", "print": "Print", "pause": "Pause", "menu": "Menu"}
 
 
+def is_key_name(key: str) -> bool:
+    """Whether `key` (lower case) names a key every backend can grab: one character, F1–F35 or a named key
+    (pynput_backend.py takes these names too). Anything else is no keysym, and its grab never fires."""
+    return len(key) == 1 or key in _KEYSYM_NAMES or key[:1] == "f" and key[1:].isdigit() and 1 <= int(key[1:]) <= 35
+
+
+KEY_NAMES_HINT = ("use a letter, a digit, F1–F35, or Space, Enter, Esc, Tab, Backspace, Delete, Insert, Home, End, "
+                  "PageUp, PageDown, Up, Down, Left, Right, Print, Pause or Menu")
+
+
 def keysym_name(key: str) -> str:
     """Our lower-case key name → the X keysym name ("f12" → "F12", "space" → "space", "k" → "k")."""
     if key in _KEYSYM_NAMES:
