@@ -27,6 +27,11 @@ class Tools:
         tools = [tool for name in self._host.tools.names if (tool := self._host.tools.get(name)) is not None]
         return [(tool.name, tool.label or tool.name) for tool in sorted(tools, key=lambda t: (bool(t.label), t.label))]
 
+    def grants(self) -> list[str]:
+        """The names a grant decided ahead can give (desktop/approvals/ahead.py), sorted: each tool's own, and
+        `mcp:SERVER` for the MCP servers whose tools are loaded."""
+        return sorted({tool.grant() for name in self._host.tools.names if (tool := self._host.tools.get(name))})
+
 
 def attach(host: Host) -> Tools:
     return Tools(host)

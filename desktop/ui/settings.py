@@ -411,7 +411,21 @@ class SettingsWindow(QWidget):
             hotkey.parse_chord(chord)
         except ValueError as exc:
             wrong = wrong or f"Hotkey: {exc}"
-        return wrong or self._keys_problem(chord)
+        return wrong or self._keys_problem(chord) or self._allow_problem()
+
+    def _allow_problem(self) -> str | None:
+        """A name in what the heartbeat may use without asking that no tool has would be saved and never grant
+        anything. `mcp:SERVER` is taken as it is: a server's tools are known only once it is connected."""
+        if self._tools is None:
+            return None
+        known = self._tools.grants()
+        row = self.rows["schedules.heartbeat_allow"]
+        unknown = [name for name in row.value() if name not in known and not name.startswith("mcp:")]
+        if not unknown:
+            return None
+        tools = ", ".join(name for name in known if not name.startswith("mcp:"))
+        return (f"{row.spec.setting.label}: there is no tool named {', '.join(unknown)}. The tools are {tools}, "
+                "or mcp:SERVER for an MCP server's.")
 
     def _keys_problem(self, quick: str) -> str | None:
         """The desktop context's keys are lines of text: each must be a chord, and no two of the app's keys the

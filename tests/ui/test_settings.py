@@ -400,6 +400,26 @@ async def test_the_heartbeats_allowed_tools_say_what_to_write(qtbot: QtBot, brid
     assert shown and shown[0].isVisible()
 
 
+async def test_heartbeat_allow_naming_no_tool_is_not_saved_and_lists_the_tools(qtbot: QtBot,
+                                                                                 bridge: CoreBridge) -> None:
+    """"exce" in what the heartbeat may use without asking was saved, and the heartbeat's exec calls then still
+    failed for want of a grant. Save now names the unknown ones and the tools there are; the typing stays, and
+    config.yaml keeps what it had. An MCP server's grant (mcp:SERVER) is taken: its tools may not be loaded yet."""
+    window = await opened(qtbot, bridge)
+    before = bridge.core.settings.path.read_text(encoding="utf-8")
+    allowed = window.field("schedules.heartbeat_allow")
+    allowed.setText("exce, read_file, mcp:github, webfetch")
+    assert not await window.save()
+    said = window.status.text()
+    assert "there is no tool named exce, webfetch" in said and "exec" in said.split("webfetch", 1)[1]
+    assert allowed.text() == "exce, read_file, mcp:github, webfetch"
+    assert bridge.core.settings.path.read_text(encoding="utf-8") == before
+    allowed.setText("exec, read_file, mcp:github")
+    assert "Saved" in await save(window)
+    on_disk = yaml.safe_load(bridge.core.settings.path.read_text(encoding="utf-8"))
+    assert on_disk["schedules"]["heartbeat_allow"] == ["exec", "read_file", "mcp:github"]
+
+
 async def test_a_cleared_model_is_not_saved_and_the_one_in_force_stays(qtbot: QtBot, bridge: CoreBridge) -> None:
     """The model field emptied by mistake: saved, the app would have no model and every chat would fail (or go back
     to the first-run setup). Save says what to do; the model in force and config.yaml stay as they were."""
