@@ -29,7 +29,7 @@ from desktop.kernel.bus import Ask, MessageKind, TurnError
 from desktop.kernel.channels import Channel, session_key
 from desktop.kernel.host import Feature, Host
 from desktop.kernel.notices import Notice, OpenChat, at_newest, plain_text
-from desktop.kernel.taskset import spawn
+from desktop.kernel.taskset import TaskSet
 from desktop.scheduler import Scheduler
 from desktop.scheduler.settings import SchedulesConfig
 from desktop.session.session import SessionStore
@@ -43,6 +43,7 @@ TITLE = "Heartbeat"
 FILE = "HEARTBEAT.md"
 KEEP_EXCHANGES = 3  # earlier heartbeat exchanges are dropped before each run
 MIN_INTERVAL = 60  # seconds
+SAVE_WITHIN = 3.0  # seconds quitting waits for a grant's save (the core gives each feature 5)
 
 
 @dataclass(frozen=True)
@@ -93,6 +94,13 @@ class Heartbeat:
         self._allow = allow
         self._lock = asyncio.Lock()  # the timer and `nanobot-tray heartbeat` never overlap
         self._refused = ""  # why HEARTBEAT.md was last refused, so the user hears of it once
+        self._runs = TaskSet("heartbeat")  # beats asked for by "Allow and run again": cut short by quitting
+        self._saves = TaskSet("heartbeat's grants")  # never cancelled: quitting waits for them (SAVE_WITHIN)
+
+    async def close(self) -> None:
+        """Quitting: a beat asked for is cut short, a grant's save begun is waited for."""
+        await self._runs.cancel_all(grace=1.0)
+        await self._saves.settle(SAVE_WITHIN)
 
     async def run(self) -> Beat:
         """One heartbeat now."""
@@ -130,11 +138,13 @@ class Heartbeat:
         wanted = list(beat.wanted)
 
         def again(_action: str) -> None:
-            async def allow_and_beat() -> None:
-                await self._allow(wanted)
+            saved = self._saves.spawn(self._allow(wanted))
+
+            async def beat_once_saved() -> None:
+                await asyncio.shield(saved)  # a quit cancels the beat, never the save
                 await self.run()
 
-            spawn(allow_and_beat())
+            self._runs.spawn(beat_once_saved())
 
         self._tell(Notice(TITLE, f"{said}\n{wanted_text(wanted)}".strip(), OpenChat(SESSION),
                           (("again", "Allow and run again"),), again))
@@ -177,6 +187,7 @@ def attach(host: Host) -> Heartbeat:
     host.get(Scheduler).add_system_job(
         JOB_NAME, lambda: heartbeat_interval(host.config.section(SchedulesConfig).heartbeat_interval), heartbeat.run)
     host.settings.subscribe("workspace", lambda _: setattr(heartbeat, "workspace", host.workspace))
+    host.on_close(heartbeat.close)
     return heartbeat
 
 

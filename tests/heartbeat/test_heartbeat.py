@@ -3,12 +3,16 @@ quiet marker is never notified, its chat keeps only the last few exchanges, and 
 
 from __future__ import annotations
 
+import asyncio
 from datetime import UTC, datetime
 from pathlib import Path
+from typing import Any
 
 import pytest
+import yaml
 
-from desktop.core import Core
+from desktop.approvals.settings import ApprovalsConfig
+from desktop.core import Core, build_core
 from desktop.heartbeat import KEEP_EXCHANGES, SESSION, Heartbeat
 from desktop.heartbeat.tasks import QUIET_MARKER, active_tasks, is_quiet
 from desktop.kernel.notices import OpenChat
@@ -16,6 +20,7 @@ from desktop.kernel.paths import bundled
 from desktop.scheduler import Scheduler
 from desktop.scheduler.settings import SchedulesConfig
 from tests.fakeserver import FakeOpenAI
+from tests.memkeyring import MemoryKeyring
 from tests.reminders.conftest import Notes
 from tests.scheduler.fakes import ManualClock, ManualTimer
 
@@ -155,3 +160,29 @@ async def test_it_runs_on_the_scheduler_every_interval(core: Core, fake: FakeOpe
     await core.settings.update(off)
     due = [entry.name for entry in core.get(Scheduler).entries if entry.next_run() is not None]
     assert due == ["checkpoints-retention"]  # the heartbeat and Dream are off; the daily tidy stays
+
+
+async def test_allow_and_run_again_then_quitting_at_once_keeps_the_grant(
+        model_config: dict[str, Any], memory_keyring: MemoryKeyring, fake: FakeOpenAI) -> None:
+    """"Allow and run again" saved the grant as app-wide background work, which quitting does not wait for: a
+    Quit right after it (a settings save under way holding the file, a busy app) lost the grant, and the next
+    beat failed again for the tool just allowed. Now quitting waits for the save (and cuts the beat short)."""
+    core = build_core()
+    await core.start()
+    notes = Notes()
+    core.bus.subscribe(notes.hear)
+    await core.settings.update(lambda config: config.section(ApprovalsConfig).tools.update(exec="ask"))
+    (core.workspace / "HEARTBEAT.md").write_text(TASKS, encoding="utf-8")
+    fake.add({"tool_calls": [{"name": "exec", "arguments": {"command": "echo ran > ran.txt"}}]},
+             {"content": "I could not look at the build log."})
+    beat = await core.get(Heartbeat).run()
+    assert beat.wanted == ["exec"]
+    [note] = await notes.wait(1)
+    assert note.on_action is not None and note.actions == (("again", "Allow and run again"),)
+    async with core.settings._lock:  # a save under way when the person allows and quits
+        note.on_action("again")
+        closing = asyncio.ensure_future(core.close())
+        await asyncio.sleep(0.2)
+    await closing
+    saved = yaml.safe_load(core.settings.path.read_text(encoding="utf-8"))
+    assert saved["schedules"]["heartbeat_allow"] == ["exec"]
