@@ -60,6 +60,7 @@ from desktop.ui.links import open_link
 from desktop.ui.voice.dictate import Dictate
 
 log = logging.getLogger(__name__)
+TITLE_MIN_CHARS = 14  # the chat title's least room, in average characters: enough to tell chats apart
 
 _STYLE = """
 #sidebar { background: palette(window); }
@@ -113,6 +114,9 @@ class ChatWindow(QWidget):
 
         self.title = ElidedLabel(NEW_TITLE)  # a long title ends in "…": it never squeezes the columns beside the chat
         self.title.setObjectName("title")
+        # Room for the title's start however many buttons the features put beside it (Files, Export...): squeezed
+        # to nothing, no word would say which chat this is.
+        self.title.setMinimumWidth(self.title.fontMetrics().averageCharWidth() * TITLE_MIN_CHARS)
         self.model_picker = ModelPicker(bridge)
         header = QWidget()
         header.setObjectName("header")
