@@ -54,6 +54,11 @@ def now_iso() -> str:
     return datetime.now().astimezone().isoformat(timespec="seconds")
 
 
+class ChatNotSaved(OSError):
+    """A chat's file refused a write (a full disk, a folder where the file goes): the turn ends saying so, and
+    the message is not shown as kept."""
+
+
 @dataclass
 class Session:
     key: str
@@ -154,12 +159,15 @@ class SessionStore:
         async with self._write_lock(session.key):
             if session.deleted:
                 return
-            session.messages.extend(messages)
             session.metadata["updated_at"] = now_iso()
             records = list(messages)
             if not path.exists():
                 records.insert(0, self._metadata_record(session))
-            await asyncio.to_thread(append_jsonl, path, records)
+            try:  # on disk first: the open chat shows only what its file keeps, and the next write leaves no gap
+                await asyncio.to_thread(append_jsonl, path, records)
+            except OSError as exc:
+                raise ChatNotSaved(f"The chat could not be saved to {path}: {exc.strerror or exc}") from exc
+            session.messages.extend(messages)
 
     async def rewrite(self, session: Session, *, active: bool = True) -> None:
         """Replace the whole file atomically (metadata changes, clearing, deleting messages). `active=False`: a

@@ -12,7 +12,7 @@ from pathlib import Path
 from typing import Any
 
 from desktop.core import Core, build_core
-from desktop.kernel.bus import TurnFinished
+from desktop.kernel.bus import TurnError, TurnFinished
 from desktop.kernel.notices import Notice
 from desktop.kernel.paths import home
 from desktop.session.pins import set_pinned
@@ -177,3 +177,18 @@ async def test_a_turn_still_running_when_its_chat_is_deleted_does_not_bring_it_b
     await store.rewrite(turn)
     assert not store.path_for("desktop:gone").exists()
     assert [info.key for info in await SessionStore(tmp_path).list()] == []
+
+
+async def test_a_message_the_chat_file_could_not_take_is_not_shown_as_kept_and_the_turn_says_so(
+        chat: Conversation, core: Core, fake: FakeOpenAI) -> None:
+    """A write that fails (a full disk; here a folder where the chat's file goes) used to leave the message in the
+    open chat as if saved, with the file lacking it, and the turn ended on "Internal error"."""
+    fake.add({"content": "Noted."})
+    assert isinstance(await chat.ask("first"), TurnFinished)
+    path = core.sessions.path_for(chat.key)
+    path.unlink()
+    path.mkdir()
+    end = await chat.ask("second")
+    assert isinstance(end, TurnError) and "could not be saved" in end.message
+    session = await core.sessions.load(chat.key)
+    assert [m["content"] for m in session.messages] == ["first", "Noted."]
