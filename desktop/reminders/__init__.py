@@ -41,7 +41,8 @@ def attach(host: Host) -> Reminders:
 
     host.on_start(reminders.start)
     host.on_start(report)
-    host.on_close(reminders.close)
+    host.on_close(reminders.quit)
+    host.on_turns_ended(reminders.close)  # a turn that ends in the quit's grace is a run made, saved as such
     return reminders
 
 

@@ -39,7 +39,7 @@ from desktop.usage.records import CallRecord
 
 log = logging.getLogger(__name__)
 LABEL_CHARS = 40  # a label made from the message when none is given
-SAVE_WITHIN = 3.0  # seconds quitting waits for the jobs file to be saved (the core gives each feature 5)
+SAVE_WITHIN = 3.0  # seconds quitting waits for the jobs file to be saved (the core gives each feature 5 in all)
 AGAIN = ("again", "Allow and run again")  # the action of a notice about a run that lacked a grant
 Calls = Callable[[Callable[[CallRecord], None]], Callable[[], None]]  # hear each model call counted; returns stop
 
@@ -152,6 +152,7 @@ class Reminders:
         self._unfinished: dict[str, datetime] = {}
         self._one_shots: dict[str, Job] = {}  # one-shots whose turn runs: out of `jobs`, still in the file
         self._listeners: list[Callable[[], None]] = []
+        self._quitting = False  # the app quits: a turn stopped now was cut short, not stopped by the person
 
     def load(self) -> None:
         """Read the saved jobs. Blocking (build time)."""
@@ -234,6 +235,8 @@ class Reminders:
                 end = await self._ask(job.session, text, kind=MessageKind.SCHEDULED, title=chat_title(job))
         finally:
             stop()
+        if self._quitting and isinstance(end, TurnFinished) and end.stopped:
+            return Ran(job, end)  # cut short by the quit: due in the file still, made at the next start
         self._unfinished.pop(job.id, None)  # its turn ended: the file moves on too
         ended_one_shot = self._one_shots.pop(job.id, None) is not None
         asked = asked_at((await self._session_of(job.session)).messages, text)
@@ -345,9 +348,17 @@ class Reminders:
         self._saves.spawn(self._changed())
         return self._runs.spawn(self._run(job, now))
 
+    async def quit(self) -> None:
+        """The app begins to quit (before its turns are let finish): a run whose turn is stopped from now on was
+        cut short."""
+        self._quitting = True
+
     async def close(self) -> None:
-        """Quitting: the runs are cut short (the file keeps them due), the saves begun are waited for."""
-        await self._runs.cancel_all(grace=1.0)
+        """Once every turn has ended: a run whose turn ended answered saves that (else the next start would make it
+        again), one cut short stays due in the file; then the saves begun are waited for."""
+        self._quitting = True
+        await self._runs.settle(1.0)
+        await self._runs.cancel_all(grace=0.5)
         await self._saves.settle(SAVE_WITHIN)
 
     async def _changed(self) -> None:

@@ -5,6 +5,7 @@ from __future__ import annotations
 
 import asyncio
 import json
+import threading
 from datetime import datetime, timedelta
 
 from desktop.approvals.settings import ApprovalsConfig
@@ -284,3 +285,32 @@ async def test_a_run_now_the_quit_cut_short_runs_at_the_next_start(
     [note] = await notes.wait(1)
     assert "Check the oven" in note.body and len(fake.requests) == 2
     assert saved()["oven"]["next_run"] == "2026-03-28T13:00:00+00:00"  # its own hour stays as it was
+
+
+async def test_a_run_whose_turn_ended_as_the_app_quit_is_not_made_again_at_the_next_start(
+        apps: Runs, fake: FakeOpenAI, notes: Notes) -> None:
+    """Quitting stopped waiting for a reminder's turn before the turns were let finish: a turn that then ended
+    (its answer saved in the chat) left the job due in the file, so the next start ran it again and the person
+    was reminded twice. Now the run's end is saved as it was answered."""
+    first = await run_app(apps, START)
+    await first.cron(action="add", message="Check the oven", label="oven", every=600)
+    held = threading.Event()
+    fake.add({"content": "The oven is off.", "after": held})
+    for _ in range(1500):
+        if fake.requests:
+            break
+        if first.timer.delay is not None and first.clock.now() < START + timedelta(minutes=10):
+            await first.elapse()
+        await asyncio.sleep(0.02)
+    assert len(fake.requests) == 1
+    held.set()  # the model answers while the app quits
+    assert first.core is not None
+    await first.core.close(grace=60)
+    assert [run["outcome"] for run in saved()["oven"]["runs"]] == ["answered"]  # type: ignore[union-attr]
+    assert saved()["oven"]["next_run"] == "2026-03-28T12:20:00+00:00"
+    later = await run_app(apps, START + timedelta(minutes=15))
+    assert later.timer.delay != 0 and len(fake.requests) == 1
+    assert later.core is not None
+    answers = [m["content"] for m in (await later.core.sessions.load("desktop:plans")).messages
+               if m["role"] == "assistant"]
+    assert answers == ["The oven is off."]
