@@ -272,9 +272,10 @@ class Reminders:
 
     def allow_and_rerun(self, job: Job, wanted: list[str]) -> asyncio.Future[Ran]:
         """"Allow and run again": grant what its run wanted, then run it again now (a one-shot that is done
-        runs once more as it was; a job still scheduled keeps its grants)."""
+        runs once more as it was; a job still scheduled keeps its grants; one the person deleted since runs once
+        and stays deleted)."""
         job.grants.update(dict.fromkeys(wanted, "allow"))
-        if job not in self.jobs:
+        if job not in self.jobs and isinstance(job.schedule, At):
             self._one_shots[job.id] = job  # a one-shot that is done: in the file again until this run ends
         return self._run_out_of_turn(job)
 

@@ -314,3 +314,30 @@ async def test_a_run_whose_turn_ended_as_the_app_quit_is_not_made_again_at_the_n
     answers = [m["content"] for m in (await later.core.sessions.load("desktop:plans")).messages
                if m["role"] == "assistant"]
     assert answers == ["The oven is off."]
+
+
+async def test_a_deleted_job_run_again_from_its_old_notice_does_not_come_back_after_a_quit(
+        apps: Runs, fake: FakeOpenAI, notes: Notes) -> None:
+    """"Allow and run again" on the notice of an hourly job the person had deleted since put it back in the file
+    as due until the run ended: quitting meanwhile brought the deleted job back for good, running every hour. Now
+    the run asked for is made, and the job stays deleted."""
+    first = await run_app(apps, START)
+    assert first.core is not None
+    await first.core.settings.update(lambda config: config.section(ApprovalsConfig).tools.update(exec="ask"))
+    await first.cron(action="add", message="Back up the notes", label="Backup", every=3600)
+    fake.add({"tool_calls": [{"name": "exec", "arguments": {"command": "echo ran > ran.txt"}}]},
+             {"content": "I could not back them up."})
+    for _ in range(12):
+        await first.elapse()
+    [note] = await notes.wait(1)
+    assert note.on_action is not None
+    reminders = first.core.get(Reminders)
+    await reminders.remove(reminders.jobs[0].id)
+    fake.add({"content": "too late to be heard", "delay": 30})  # longer than any quit
+    note.on_action("again")
+    for _ in range(1500):
+        if len(fake.requests) == 3:
+            break
+        await asyncio.sleep(0.02)
+    await run_app(apps, first.clock.now() + timedelta(minutes=5))
+    assert saved() == {}
