@@ -52,13 +52,19 @@ class Usage:
 
 def attach(host: Host) -> Usage:
     """Put the meter on the provider, with today's unattended use read from the file (blocking, like the rest
-    of build_core), and tell it each turn's chat; on close, what is still queued is written."""
+    of build_core), and tell it each turn's chat; once the turns have ended on close, every call is written."""
     log = UsageLog(host.home.data_dir)
     usage = Usage(log, lambda: host.config, host.notify)
     usage.meter.load_today()
     host.provider.meter = usage.meter
     host.hooks.before_turn.append(usage.meter.turn_began)
-    host.on_close(log.flush)
+
+    async def close() -> None:
+        """After the turns: the calls a turn cut short by Quit was still pricing, then what is queued, written."""
+        await usage.meter.settle()
+        await log.flush()
+
+    host.on_turns_ended(close)
     return usage
 
 

@@ -13,10 +13,11 @@ a reminder, a task's report) when it was made: a turn's question, or what was ty
 
 from __future__ import annotations
 
+import asyncio
 import dataclasses
 import logging
 import time
-from collections.abc import Callable
+from collections.abc import Callable, Coroutine
 from datetime import date
 from typing import Any
 from weakref import WeakKeyDictionary
@@ -35,6 +36,7 @@ from desktop.usage.settings import BudgetsConfig
 
 log = logging.getLogger(__name__)
 PAUSED = "Unattended work paused"
+SETTLE_WITHIN = 3.0  # seconds closing waits for calls still being priced (the core gives a closer 5)
 
 
 class BudgetReached(ProviderError):
@@ -62,6 +64,7 @@ class UsageMeter:
         self._cost = 0.0  # and their known cost
         self._told: date | None = None  # the day the person was told the budget is reached
         self._chats: WeakKeyDictionary[work.Work, Session] = WeakKeyDictionary()  # each running turn's chat
+        self._counting: set[asyncio.Task[None]] = set()  # calls being priced, not yet booked
 
     async def turn_began(self, session: Session) -> None:
         """A turn hook (before the prompt is built, its message saved): the running turn answers in `session`."""
@@ -101,6 +104,27 @@ class UsageMeter:
                                 f"{budgets.per_run_tokens:,} for one run.")
 
     async def count(self, model: str, messages: list[dict[str, Any]], response: LLMResponse) -> None:
+        await self._keep(self._count(model, messages, response))
+
+    async def count_audio(self, model: str, call: AudioCall) -> None:
+        """A speech model's call (dictation, reading aloud): under the work that asked, like a chat call."""
+        await self._keep(self._count_audio(model, call))
+
+    async def settle(self) -> None:
+        """Closing, once the turns have ended: wait (a little) for the calls still being priced, so each is
+        logged before the log's last write."""
+        if self._counting:
+            await asyncio.wait(list(self._counting), timeout=SETTLE_WITHIN)
+
+    async def _keep(self, counting: Coroutine[Any, Any, None]) -> None:
+        """Count a call that answered even when its caller is cancelled while the helper prices it (a turn
+        stopped, or cut short by Quit): the call was made, so its record must reach the log."""
+        task = asyncio.ensure_future(counting)  # with the caller's context: its work
+        self._counting.add(task)
+        task.add_done_callback(self._counting.discard)
+        await asyncio.shield(task)
+
+    async def _count(self, model: str, messages: list[dict[str, Any]], response: LLMResponse) -> None:
         current = work.current()
         chat = self._chats.get(current)
         question = _last_question(chat.messages) if chat is not None else -1
@@ -118,8 +142,7 @@ class UsageMeter:
                               priced["completion"], priced["cached"], priced["cost"], estimated=priced["estimated"],
                               question=question), current)
 
-    async def count_audio(self, model: str, call: AudioCall) -> None:
-        """A speech model's call (dictation, reading aloud): under the work that asked, like a chat call."""
+    async def _count_audio(self, model: str, call: AudioCall) -> None:
         current = work.current()
         priced = await self._price("price_audio", model=model, **dataclasses.asdict(call))
         self._book(CallRecord(time.time(), current.source, current.session, model, priced["prompt"],

@@ -11,10 +11,12 @@ from typing import Any
 
 from desktop.core import Core, build_core
 from desktop.heartbeat import Heartbeat
+from desktop.kernel import work
 from desktop.kernel.bus import TurnFinished
 from desktop.kernel.paths import home
 from desktop.kernel.work import Source
 from desktop.memory import Memory
+from desktop.providers.llm import LLMResponse
 from desktop.providers.tokens import count_text
 from desktop.reminders import Reminders
 from desktop.scheduler.schedules import At
@@ -146,3 +148,22 @@ async def test_a_folder_where_the_usage_log_should_be_does_not_stop_the_app(
     finally:
         await core.close()
     assert (log_path / "kept by hand").is_dir()
+
+
+async def test_a_call_whose_turn_is_cut_short_while_it_is_priced_is_still_counted_when_the_app_quits(
+        core: Core) -> None:
+    """A call that answered is priced by the model helper before it is booked: a turn stopped, or cut short by
+    Quit, in that wait lost the call's record, and its tokens never reached the Usage window. Now the call is
+    counted all the same, and quitting waits for it before the log's last write."""
+    usage = core.get(Usage)
+    answered = LLMResponse("Planned for Monday.")  # the server reported no usage: the helper counts it
+    with work.doing(Source.CHAT, "desktop:plans"):  # what a typed turn in that chat is labelled
+        counting = asyncio.ensure_future(usage.meter.count("openai/test", [{"role": "user", "content": "plan it"}],
+                                                           answered))
+    await asyncio.sleep(0)  # the count has asked the helper, which cannot have answered yet
+    assert not counting.done()
+    counting.cancel()
+    await core.close()
+    records = await asyncio.to_thread(usage.log.read_since, 0)
+    assert [(r.source, r.session, r.estimated) for r in records] == [(Source.CHAT, "desktop:plans", True)]
+    assert records[0].completion_tokens > 0
