@@ -163,11 +163,23 @@ class SessionStore:
             records = list(messages)
             if not path.exists():
                 records.insert(0, self._metadata_record(session))
-            try:  # on disk first: the open chat shows only what its file keeps, and the next write leaves no gap
-                await asyncio.to_thread(append_jsonl, path, records)
-            except OSError as exc:
-                raise ChatNotSaved(f"The chat could not be saved to {path}: {exc.strerror or exc}") from exc
+            # On disk first: the open chat shows only what its file keeps, and the next write leaves no gap. A
+            # thread's write cannot be stopped, so a Stop landing meanwhile waits for it and keeps what it wrote.
+            writing = asyncio.ensure_future(asyncio.to_thread(append_jsonl, path, records))
+            stopped = False
+            while not writing.done():
+                try:
+                    await asyncio.wait([writing])  # its failure is taken below, not raised here
+                except asyncio.CancelledError:
+                    stopped = True
+            if (failed := writing.exception()) is not None:
+                if isinstance(failed, OSError):
+                    raise ChatNotSaved(f"The chat could not be saved to {path}: {failed.strerror or failed}") \
+                        from failed
+                raise failed
             session.messages.extend(messages)
+            if stopped:
+                raise asyncio.CancelledError
 
     async def rewrite(self, session: Session, *, active: bool = True) -> None:
         """Replace the whole file atomically (metadata changes, clearing, deleting messages). `active=False`: a

@@ -7,14 +7,18 @@ from __future__ import annotations
 import asyncio
 import itertools
 import json
+import threading
 from datetime import UTC, datetime, timedelta
 from pathlib import Path
 from typing import Any
+
+import pytest
 
 from desktop.core import Core, build_core
 from desktop.kernel.bus import TurnError, TurnFinished
 from desktop.kernel.notices import Notice
 from desktop.kernel.paths import home
+from desktop.session import session as session_module
 from desktop.session.pins import set_pinned
 from desktop.session.session import SessionStore
 from tests.conftest import Conversation
@@ -192,3 +196,29 @@ async def test_a_message_the_chat_file_could_not_take_is_not_shown_as_kept_and_t
     assert isinstance(end, TurnError) and "could not be saved" in end.message
     session = await core.sessions.load(chat.key)
     assert [m["content"] for m in session.messages] == ["first", "Noted."]
+
+
+async def test_a_stop_during_a_messages_write_keeps_the_open_chat_as_its_file_has_it(
+        tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    """A thread's write cannot be stopped: a Stop (a cancelled turn) landing while a message is written still
+    leaves the open chat holding what its file holds, or the next turn's model would not see a message the file
+    and a reload show."""
+    store = SessionStore(tmp_path)
+    session = await store.load("desktop:stopped")
+    writing, go_on = threading.Event(), threading.Event()
+    write = session_module.append_jsonl
+
+    def held_write(path: Path, records: list[dict[str, Any]], **kwargs: Any) -> None:
+        writing.set()
+        go_on.wait(10)
+        write(path, records, **kwargs)
+
+    monkeypatch.setattr(session_module, "append_jsonl", held_write)
+    appending = asyncio.create_task(store.append(session, {"role": "user", "content": "kept"}))
+    assert await asyncio.to_thread(writing.wait, 10)
+    appending.cancel()
+    go_on.set()
+    with pytest.raises(asyncio.CancelledError):
+        await appending
+    assert [m["content"] for m in session.messages] == ["kept"]
+    assert [m["content"] for m in (await SessionStore(tmp_path).load("desktop:stopped")).messages] == ["kept"]
