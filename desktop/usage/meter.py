@@ -104,6 +104,11 @@ class UsageMeter:
                                 f"{budgets.per_run_tokens:,} for one run.")
 
     async def count(self, model: str, messages: list[dict[str, Any]], response: LLMResponse) -> None:
+        if response.usage and is_local(self._config().api_base):
+            # nothing to ask the helper: booked before any await, so no cancel can come between, and without the
+            # task of its own (two turns of the loop on every call of a chat with a local server)
+            await self._count(model, messages, response)
+            return
         await self._keep(self._count(model, messages, response))
 
     async def count_audio(self, model: str, call: AudioCall) -> None:
