@@ -9,6 +9,7 @@ import threading
 from datetime import datetime, timedelta
 
 from desktop.approvals.settings import ApprovalsConfig
+from desktop.kernel.notices import Notice
 from desktop.kernel.paths import home
 from desktop.reminders import Reminders
 from tests.fakeserver import FakeOpenAI
@@ -40,6 +41,30 @@ async def quit_while_it_runs(app: App, fake: FakeOpenAI) -> None:
             await app.elapse()
         await asyncio.sleep(0.02)
     assert len(fake.requests) == 1
+
+
+async def a_backup_that_asked_for_exec(apps: Runs, fake: FakeOpenAI, notes: Notes) -> tuple[App, Notice]:
+    """An app whose hourly backup ran, asked to use `exec` (approvals ask for it) and was refused: the app, and the
+    notice that offers "Allow and run again"."""
+    first = await run_app(apps, START)
+    assert first.core is not None
+    await first.core.settings.update(lambda config: config.section(ApprovalsConfig).tools.update(exec="ask"))
+    await first.cron(action="add", message="Back up the notes", label="Backup", every=3600)
+    fake.add({"tool_calls": [{"name": "exec", "arguments": {"command": "echo ran > ran.txt"}}]},
+             {"content": "I could not back them up."})
+    for _ in range(12):
+        await first.elapse()
+    [note] = await notes.wait(1)
+    assert note.on_action is not None
+    return first, note
+
+
+async def model_asked(fake: FakeOpenAI, times: int) -> None:
+    """Until the scripted model has been asked `times` times (30 s at most)."""
+    for _ in range(1500):
+        if len(fake.requests) >= times:
+            break
+        await asyncio.sleep(0.02)
 
 
 def saved() -> dict[str, dict[str, object]]:
@@ -220,16 +245,8 @@ async def test_allow_and_run_again_then_quitting_at_once_keeps_the_grant(
     """"Allow and run again" saved the grant in the background, and quitting cancelled that save: a Quit that
     reached the reminders before the save began (a save under way holding the file, a busy app) lost the grant,
     and the next run failed again for the tool just allowed. Now quitting waits for it."""
-    first = await run_app(apps, START)
-    assert first.core is not None
-    await first.core.settings.update(lambda config: config.section(ApprovalsConfig).tools.update(exec="ask"))
-    await first.cron(action="add", message="Back up the notes", label="Backup", every=3600)
-    fake.add({"tool_calls": [{"name": "exec", "arguments": {"command": "echo ran > ran.txt"}}]},
-             {"content": "I could not back them up."})
-    for _ in range(12):
-        await first.elapse()
-    [note] = await notes.wait(1)
-    assert note.on_action is not None and saved()["Backup"]["wanted"] == ["exec"]
+    first, note = await a_backup_that_asked_for_exec(apps, fake, notes)
+    assert first.core is not None and saved()["Backup"]["wanted"] == ["exec"]
     note.on_action("again")
     await first.core.get(Reminders).close()  # quitting reaches the reminders at once
     await first.core.close()
@@ -241,22 +258,11 @@ async def test_a_run_again_the_quit_cut_short_runs_at_the_next_start(
     """"Allow and run again" says the job is running again; quitting while that run waited for the model left no
     trace of it: the next start ran nothing until the job's next hour, and the answer asked for never came. Now
     the run is due in the file until it ends, so the next start makes it (with the grant)."""
-    first = await run_app(apps, START)
-    assert first.core is not None
-    await first.core.settings.update(lambda config: config.section(ApprovalsConfig).tools.update(exec="ask"))
-    await first.cron(action="add", message="Back up the notes", label="Backup", every=3600)
-    fake.add({"tool_calls": [{"name": "exec", "arguments": {"command": "echo ran > ran.txt"}}]},
-             {"content": "I could not back them up."})
-    for _ in range(12):
-        await first.elapse()
-    [note] = await notes.wait(1)
-    assert note.on_action is not None
+    first, note = await a_backup_that_asked_for_exec(apps, fake, notes)
+    assert first.core is not None and note.on_action is not None
     fake.add({"content": "too late to be heard", "delay": 30})  # longer than any quit
     note.on_action("again")
-    for _ in range(1500):
-        if len(fake.requests) == 3:
-            break
-        await asyncio.sleep(0.02)
+    await model_asked(fake, 3)
     later = await run_app(apps, first.clock.now() + timedelta(minutes=5))
     assert later.timer.delay == 0
     fake.add({"tool_calls": [{"name": "exec", "arguments": {"command": "echo ran > ran.txt"}}]},
@@ -275,10 +281,7 @@ async def test_a_run_now_the_quit_cut_short_runs_at_the_next_start(
     assert first.core is not None
     fake.add({"content": "too late to be heard", "delay": 30})  # longer than any quit
     first.core.get(Reminders).run_now(first.core.get(Reminders).jobs[0].id)
-    for _ in range(1500):
-        if fake.requests:
-            break
-        await asyncio.sleep(0.02)
+    await model_asked(fake, 1)
     later = await run_app(apps, START + timedelta(minutes=5))
     assert later.timer.delay == 0
     await later.elapse()
@@ -321,23 +324,12 @@ async def test_a_deleted_job_run_again_from_its_old_notice_does_not_come_back_af
     """"Allow and run again" on the notice of an hourly job the person had deleted since put it back in the file
     as due until the run ended: quitting meanwhile brought the deleted job back for good, running every hour. Now
     the run asked for is made, and the job stays deleted."""
-    first = await run_app(apps, START)
-    assert first.core is not None
-    await first.core.settings.update(lambda config: config.section(ApprovalsConfig).tools.update(exec="ask"))
-    await first.cron(action="add", message="Back up the notes", label="Backup", every=3600)
-    fake.add({"tool_calls": [{"name": "exec", "arguments": {"command": "echo ran > ran.txt"}}]},
-             {"content": "I could not back them up."})
-    for _ in range(12):
-        await first.elapse()
-    [note] = await notes.wait(1)
-    assert note.on_action is not None
+    first, note = await a_backup_that_asked_for_exec(apps, fake, notes)
+    assert first.core is not None and note.on_action is not None
     reminders = first.core.get(Reminders)
     await reminders.remove(reminders.jobs[0].id)
     fake.add({"content": "too late to be heard", "delay": 30})  # longer than any quit
     note.on_action("again")
-    for _ in range(1500):
-        if len(fake.requests) == 3:
-            break
-        await asyncio.sleep(0.02)
+    await model_asked(fake, 3)
     await run_app(apps, first.clock.now() + timedelta(minutes=5))
     assert saved() == {}
