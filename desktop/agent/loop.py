@@ -35,7 +35,7 @@ from desktop.providers.llm import LLMProvider, ProviderError
 from desktop.providers.token_bound import messages_bound
 from desktop.session import titles
 from desktop.session.chat_model import chosen_model
-from desktop.session.session import Session, SessionStore
+from desktop.session.session import ChatNotSaved, Session, SessionStore
 from desktop.settings import Settings
 from desktop.tools.base import ToolContext
 from desktop.tools.registry import ToolRegistry
@@ -260,8 +260,12 @@ class AgentLoop:
             partial = runner.cut_off_text or next((m["partial"] for m in replaced if m.get("partial")), "")
             if partial:
                 failed["partial"] = partial
-            await self.sessions.append(session, failed)
-            self._end(answered, TurnError(key, str(exc), exc.kind.value))
+            reason = str(exc)
+            try:
+                await self.sessions.append(session, failed)
+            except ChatNotSaved as unsaved:  # the model's reason still ends the turn, with the file's
+                reason = f"{reason}\n{unsaved}"
+            self._end(answered, TurnError(key, reason, exc.kind.value))
             return
         except Exception as exc:  # a bug must end the turn visibly, not hang the session
             log.exception("turn failed in %s", key)

@@ -313,3 +313,28 @@ async def test_a_message_whose_turn_the_quit_cut_off_before_it_began_is_kept_in_
     lines = session_lines(build_core(), chat.key)[1:]
     assert [(m["role"], m["content"]) for m in lines] == [("user", "first"), ("assistant", "The first answer."),
                                                           ("user", "then this")]
+
+
+async def test_a_failed_answer_the_chat_file_refuses_still_ends_the_turn_with_the_models_reason(
+        chat: Conversation, core: Core, fake: FakeOpenAI) -> None:
+    """The model fails and then the chat's file refuses the failed answer's note (a full disk; here a folder where
+    the file goes): the person used to read only "could not be taken up", and a message sent into the turn never
+    heard its end. Now both hear the model's reason and that the chat could not be saved."""
+    go = threading.Event()
+    fake.add({"tool_calls": [{"name": "exec", "arguments": {"command": "echo hi"}}]},
+             {"status": 500, "after": go}, *[{"status": 500}] * 3)
+    first = asyncio.ensure_future(core.loop.ask(chat.key, "first"))
+    await chat.first(ToolStarted)
+    joined = asyncio.ensure_future(core.loop.ask(chat.key, "also this"))
+    async with asyncio.timeout(30):
+        while len(fake.requests) < 2:  # the second call is held: the message sent into the turn is taken
+            await asyncio.sleep(0.01)
+    path = core.sessions.path_for(chat.key)
+    path.unlink()
+    path.mkdir()
+    go.set()
+    async with asyncio.timeout(30):
+        ends = await asyncio.gather(first, joined)
+    for end in ends:
+        assert isinstance(end, TurnError) and "500" in end.message and "could not be saved" in end.message
+    assert fake.requests[1]["messages"][-1]["content"] == "also this"
