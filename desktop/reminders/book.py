@@ -148,8 +148,9 @@ class Reminders:
         self._lock = asyncio.Lock()
         self._runs = TaskSet("reminders")
         self._saves = TaskSet("reminders' saves")  # never cancelled: quitting waits for them (SAVE_WITHIN)
-        # Jobs whose scheduled turn runs, by id: when it came due, as the file says until the turn ends.
-        self._unfinished: dict[str, datetime] = {}
+        # Jobs whose runs' turns go on, by id: when each came due (or was asked for); the file says the earliest until
+        # the last has ended, so a run ending never clears the mark another run of the job (Run now) still needs.
+        self._unfinished: dict[str, list[datetime]] = {}
         self._one_shots: dict[str, Job] = {}  # one-shots whose turn runs: out of `jobs`, still in the file
         self._listeners: list[Callable[[], None]] = []
         self._quitting = False  # the app quits: a turn stopped now was cut short, not stopped by the person
@@ -198,8 +199,8 @@ class Reminders:
                 continue
             if isinstance(job.schedule, At):
                 self._take_out(job)
-            self._unfinished[job.id] = due
-            started.append(self._runs.spawn(self._run(job, now)))
+            self._unfinished.setdefault(job.id, []).append(due)
+            started.append(self._runs.spawn(self._run(job, now, due)))
         return started
 
     def _take_out(self, job: Job) -> None:
@@ -209,9 +210,10 @@ class Reminders:
         self._one_shots[job.id] = job
 
     def _as_saved(self) -> list[Job]:
-        """The jobs as the file keeps them: one whose scheduled turn runs is due there when it came due."""
+        """The jobs as the file keeps them: one whose run goes on is due there when it (the earliest) was due."""
         jobs = [*self.jobs, *self._one_shots.values()]
-        return [replace(job, next_run=self._unfinished[job.id]) if job.id in self._unfinished else job for job in jobs]
+        return [replace(job, next_run=min(self._unfinished[job.id])) if job.id in self._unfinished else job
+                for job in jobs]
 
     def _missed(self, job: Job, due: datetime) -> None:
         asleep = self.started is not None and due >= self.started  # the app ran, yet its timer came late
@@ -225,7 +227,7 @@ class Reminders:
         self._tell(Notice("Reminder missed", f"“{job.label}” was due {local(due)}, while {why}, so it did not run.",
                           OpenChat(job.session)))
 
-    async def _run(self, job: Job, now: datetime) -> Ran:
+    async def _run(self, job: Job, now: datetime, due: datetime) -> Ran:
         how = f"they can allow it for this job in the Reminders window or with `nanobot-tray cron allow {job.id}`"
         text = turn_text(job)
         heard: list[CallRecord] = []
@@ -237,8 +239,11 @@ class Reminders:
             stop()
         if self._quitting and isinstance(end, TurnFinished) and end.stopped:
             return Ran(job, end)  # cut short by the quit: due in the file still, made at the next start
-        self._unfinished.pop(job.id, None)  # its turn ended: the file moves on too
-        ended_one_shot = self._one_shots.pop(job.id, None) is not None
+        marks = self._unfinished[job.id]
+        marks.remove(due)  # its turn ended: the file moves on too, unless another run of the job goes on
+        if not marks:
+            self._unfinished.pop(job.id, None)
+        ended_one_shot = not marks and self._one_shots.pop(job.id, None) is not None
         asked = asked_at((await self._session_of(job.session)).messages, text)
         mine = [call for call in heard if (call.question == asked if asked >= 0 else call.source is Source.REMINDER)]
         job.wanted = run.wanted
@@ -345,9 +350,9 @@ class Reminders:
         """Run a job now, asked for by the person: like a scheduled run, due in the file until its turn ends, so a
         run quitting cut short is made at the next start instead of never."""
         now = self.now()
-        self._unfinished.setdefault(job.id, now)
+        self._unfinished.setdefault(job.id, []).append(now)
         self._saves.spawn(self._changed())
-        return self._runs.spawn(self._run(job, now))
+        return self._runs.spawn(self._run(job, now, now))
 
     async def quit(self) -> None:
         """The app begins to quit (before its turns are let finish): a run whose turn is stopped from now on was

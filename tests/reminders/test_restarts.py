@@ -333,3 +333,35 @@ async def test_a_deleted_job_run_again_from_its_old_notice_does_not_come_back_af
     await model_asked(fake, 3)
     await run_app(apps, first.clock.now() + timedelta(minutes=5))
     assert saved() == {}
+
+
+async def test_a_run_now_while_the_scheduled_run_goes_on_is_made_at_the_next_start_when_the_quit_cuts_it_short(
+        apps: Runs, fake: FakeOpenAI, notes: Notes) -> None:
+    """Run now while the job's scheduled run still waited for the model: the two runs shared one "still due" mark,
+    so the scheduled run ending cleared it, and quitting during the run asked for left no trace of it: the next
+    start ran nothing until the job's next hour. Now each run keeps its own mark until it ends."""
+    first = await run_app(apps, START)
+    await first.cron(action="add", message="Check the oven", label="oven", every=3600)
+    assert first.core is not None
+    reminders = first.core.get(Reminders)
+    held = threading.Event()
+    fake.add({"content": "The oven is off.", "after": held},
+             {"content": "too late to be heard", "delay": 30})  # longer than any quit
+    for _ in range(1500):  # the scheduled run starts on the hour and waits for the model
+        if fake.requests:
+            break
+        if first.timer.delay is not None and first.clock.now() < START + timedelta(hours=1):
+            await first.elapse()
+        await asyncio.sleep(0.02)
+    assert len(fake.requests) == 1
+    reminders.run_now(reminders.jobs[0].id)
+    held.set()  # the scheduled run ends; the run asked for goes on
+    [note] = await notes.wait(1)
+    assert note.body == "The oven is off."
+    await model_asked(fake, 2)
+    later = await run_app(apps, first.clock.now() + timedelta(minutes=5))
+    assert later.timer.delay == 0
+    await later.elapse()
+    second = (await notes.wait(2))[1]
+    assert "Check the oven" in second.body and len(fake.requests) == 3
+    assert saved()["oven"]["next_run"] == "2026-03-28T14:00:00+00:00"  # its own hour stays as it was
