@@ -108,6 +108,7 @@ class SkillsWindow(QWidget):
         self._write_lock = asyncio.Lock()  # config.yaml writes, one at a time
         self._scan_lock = asyncio.Lock()  # scans apply in the order they ran
         self._editing: SkillStatus | None = None
+        self._closing: asyncio.Future[bool] | None = None  # the editor's close, its question perhaps still open
         self._opened_text: str | None = None  # SKILL.md as it was when opened in the editor or last saved there
 
         self.model = SkillListModel(self)
@@ -394,6 +395,13 @@ class SkillsWindow(QWidget):
             return None
 
     async def close_editor(self) -> bool:
+        """Close the editor, asking first when its changes are unsaved. A close asked for while that question is
+        open (the editor's Close, then the window's) waits for its answer: one question, answered once."""
+        if self._closing is None or self._closing.done():
+            self._closing = asyncio.ensure_future(self._close_editor())
+        return await asyncio.shield(self._closing)
+
+    async def _close_editor(self) -> bool:
         if self._editing is None:
             return True
         if self.editor.is_modified():

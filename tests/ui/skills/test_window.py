@@ -311,6 +311,24 @@ async def test_closing_the_window_with_unsaved_changes_asks_first(window: Skills
     assert window.editing is None
 
 
+async def test_closing_again_while_the_question_is_open_asks_no_second_question(window: SkillsWindow) -> None:
+    """Closing the window again while "Save your changes?" was open (the title bar's close clicked twice, or the
+    editor's Esc) opened a second question over the first, to be answered twice. Now a close asked for meanwhile
+    waits for the first question's answer: Discard there closes the editor and the window."""
+    assert await window.create_skill("drafts")
+    window.editor.text_edit.appendPlainText("More.")
+    window.close()
+    await until(lambda: asking(window), message="the question asked")
+    window.close()
+    window.editor.close_requested.emit()  # its Esc
+    await asyncio.sleep(0.2)  # time for a second question to open
+    assert len([box for box in window.findChildren(QMessageBox) if box.isVisible()]) == 1
+    await answer(window, "Discard")
+    await until(lambda: not window.isVisible(), message="the window closed once changes were discarded")
+    await settled(window)
+    assert window.editing is None and asking(window) is None
+
+
 async def test_a_skill_too_large_for_the_app_to_read_is_not_saved(window: SkillsWindow) -> None:
     """A 1.2 MB paste into SKILL.md: saved, the skill would be refused whole (listed as broken, not given to the
     assistant, not even editable here). Save says so and keeps the text; the file stays as it was."""
