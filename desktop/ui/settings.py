@@ -414,18 +414,25 @@ class SettingsWindow(QWidget):
         return wrong or self._keys_problem(chord) or self._allow_problem()
 
     def _allow_problem(self) -> str | None:
-        """A name in what the heartbeat may use without asking that no tool has would be saved and never grant
-        anything. `mcp:SERVER` is taken as it is: a server's tools are known only once it is connected."""
+        """A name in what the heartbeat may use without asking that no tool has, or `mcp:SERVER` naming no server
+        set up, would be saved and never grant anything. A server set up (on the MCP page, saved at once) is taken
+        connected or not: its tools are known only once it is connected."""
         if self._tools is None:
             return None
         known = self._tools.grants()
         row = self.rows["schedules.heartbeat_allow"]
         unknown = [name for name in row.value() if name not in known and not name.startswith("mcp:")]
-        if not unknown:
+        if unknown:
+            tools = ", ".join(name for name in known if not name.startswith("mcp:"))
+            return (f"{row.spec.setting.label}: there is no tool named {', '.join(unknown)}. The tools are "
+                    f"{tools}, or mcp:SERVER for an MCP server's.")
+        servers = sorted(value_at(self.bridge.settings.config, "mcp.servers"))
+        absent = [name.removeprefix("mcp:") for name in row.value()
+                  if name.startswith("mcp:") and name.removeprefix("mcp:") not in servers]
+        if not absent:
             return None
-        tools = ", ".join(name for name in known if not name.startswith("mcp:"))
-        return (f"{row.spec.setting.label}: there is no tool named {', '.join(unknown)}. The tools are {tools}, "
-                "or mcp:SERVER for an MCP server's.")
+        there = f"The servers are {', '.join(servers)}." if servers else "No MCP server is set up (MCP servers page)."
+        return f"{row.spec.setting.label}: there is no MCP server named {', '.join(absent)}. {there}"
 
     def _keys_problem(self, quick: str) -> str | None:
         """The desktop context's keys are lines of text: each must be a chord, and no two of the app's keys the

@@ -101,7 +101,7 @@ async def test_save_writes_config_and_keyring_and_applies_at_once(
     assert heartbeat.text() == "Off"
     allowed = window.field("schedules.heartbeat_allow")
     assert allowed.text() == ""
-    allowed.setText(" exec,  mcp:github ,")  # what the heartbeat may use without asking, one line
+    allowed.setText(" exec,  read_file ,")  # what the heartbeat may use without asking, one line
     window.field("notifications").setChecked(False)
 
     assert "Saved" in await save(window)
@@ -110,7 +110,7 @@ async def test_save_writes_config_and_keyring_and_applies_at_once(
     assert on_disk["workspace"] == str(new_workspace) and on_disk["hotkey"] == "Ctrl+Shift+K"
     assert on_disk["schedules"]["dream_interval"] == 45 * 60 and on_disk["notifications"] is False
     assert on_disk["schedules"]["heartbeat_interval"] == 0 and heartbeat_off(core)
-    assert on_disk["schedules"]["heartbeat_allow"] == ["exec", "mcp:github"]
+    assert on_disk["schedules"]["heartbeat_allow"] == ["exec", "read_file"]
     assert memory_keyring.store[("nanobot-tray", "openrouter")] == SECRET
     assert SECRET not in core.settings.path.read_text(encoding="utf-8")
     # in effect without a restart: the same Config object every part holds has the new values
@@ -404,20 +404,44 @@ async def test_heartbeat_allow_naming_no_tool_is_not_saved_and_lists_the_tools(q
                                                                                  bridge: CoreBridge) -> None:
     """"exce" in what the heartbeat may use without asking was saved, and the heartbeat's exec calls then still
     failed for want of a grant. Save now names the unknown ones and the tools there are; the typing stays, and
-    config.yaml keeps what it had. An MCP server's grant (mcp:SERVER) is taken: its tools may not be loaded yet."""
+    config.yaml keeps what it had."""
     window = await opened(qtbot, bridge)
     before = bridge.core.settings.path.read_text(encoding="utf-8")
     allowed = window.field("schedules.heartbeat_allow")
-    allowed.setText("exce, read_file, mcp:github, webfetch")
+    allowed.setText("exce, read_file, webfetch")
     assert not await window.save()
     said = window.status.text()
     assert "there is no tool named exce, webfetch" in said and "exec" in said.split("webfetch", 1)[1]
-    assert allowed.text() == "exce, read_file, mcp:github, webfetch"
+    assert allowed.text() == "exce, read_file, webfetch"
     assert bridge.core.settings.path.read_text(encoding="utf-8") == before
-    allowed.setText("exec, read_file, mcp:github")
+    allowed.setText("exec, read_file")
     assert "Saved" in await save(window)
     on_disk = yaml.safe_load(bridge.core.settings.path.read_text(encoding="utf-8"))
-    assert on_disk["schedules"]["heartbeat_allow"] == ["exec", "read_file", "mcp:github"]
+    assert on_disk["schedules"]["heartbeat_allow"] == ["exec", "read_file"]
+
+
+async def test_heartbeat_allow_naming_no_mcp_server_is_not_saved_and_lists_the_servers(
+        qtbot: QtBot, bridge: CoreBridge) -> None:
+    """"mcp:gihtub" (a typo for the github server) was saved and granted nothing, so the heartbeat's calls to the
+    server still failed. Save now names it and the servers set up; a server set up is taken though it is not
+    connected (switched off here): its tools are known only once it is."""
+    settings = bridge.core.settings
+    working = yaml.safe_load(settings.path.read_text(encoding="utf-8"))
+    working["mcp"] = {"servers": {"github": {"command": "github-server", "enabled": False}}}
+    settings.path.write_text(yaml.safe_dump(working), encoding="utf-8")
+    await settings.reload()
+    window = await opened(qtbot, bridge)
+    before = settings.path.read_text(encoding="utf-8")
+    allowed = window.field("schedules.heartbeat_allow")
+    allowed.setText("exec, mcp:gihtub")
+    assert not await window.save()
+    said = window.status.text()
+    assert "there is no MCP server named gihtub" in said and "github" in said.split("gihtub", 1)[1]
+    assert allowed.text() == "exec, mcp:gihtub" and settings.path.read_text(encoding="utf-8") == before
+    allowed.setText("exec, mcp:github")
+    assert "Saved" in await save(window)
+    on_disk = yaml.safe_load(settings.path.read_text(encoding="utf-8"))
+    assert on_disk["schedules"]["heartbeat_allow"] == ["exec", "mcp:github"]
 
 
 async def test_a_cleared_model_is_not_saved_and_the_one_in_force_stays(qtbot: QtBot, bridge: CoreBridge) -> None:
