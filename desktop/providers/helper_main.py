@@ -3,7 +3,8 @@ starts it). Together they are two thirds of the app's memory (litellm alone abou
 none of it and a helper comes and goes with use.
 
 It answers the app's requests on the socket it was given, each in a task of its own, so calls overlap (a chat, a
-background task, Dream). It runs only the operations named in OPS, and exits when the app closes the socket."""
+background task, Dream). It runs only the operations named in OPS, and exits when the app closes the socket (at
+once, also while the library is still loading)."""
 
 from __future__ import annotations
 
@@ -95,6 +96,11 @@ async def _serve(sock: socket.socket) -> None:
     await asyncio.gather(*running.values(), return_exceptions=True)
     logging.getLogger().removeHandler(to_app)
     writer.close()
+    if not loading.done():
+        # The app closed the socket while the library still loads (it quit soon after a window took the focus, or a
+        # command line stopped at a mistake). An import cannot be stopped, and leaving normally waits for it:
+        # seconds the app's quit waits for this process, which it kills after EXIT_WAIT. Nothing is left to do.
+        os._exit(0)
 
 
 class _ToApp(logging.Handler):

@@ -119,6 +119,24 @@ async def test_the_helper_leaves_after_its_idle_time_and_the_next_call_starts_an
         await run_on_model_thread(helper.close())
 
 
+async def test_a_helper_closed_while_its_library_still_loads_leaves_at_once_and_is_not_killed(
+        tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    """Quitting soon after a window took the focus, or `agent` stopping at a mistake in its command line, closes a
+    helper that is still importing litellm (seconds; here an import that never ends). It leaves then: it waited
+    for the import, so quitting waited too, and one that outlasted EXIT_WAIT was killed."""
+    stuck = tmp_path / "stuck"
+    stuck.mkdir()
+    (stuck / "litellm.py").write_text("import time\ntime.sleep(120)\n")
+    monkeypatch.setenv("PYTHONPATH", os.pathsep.join([str(stuck), str(ROOT)]))
+    helper = ModelHelper()
+    await run_on_model_thread(helper.warm())
+    process = helper._process
+    assert process is not None
+    await asyncio.sleep(1)  # its import has begun
+    await run_on_model_thread(helper.close())
+    assert process.popen.returncode == 0  # it left on its own; killed, it would be -9
+
+
 async def test_a_helper_killed_mid_answer_ends_the_turn_with_words_and_the_next_turn_is_answered(
         chat: Conversation, core: Core, fake: FakeOpenAI) -> None:
     core.config.provider.retry_delays = []
