@@ -21,6 +21,9 @@ from desktop.providers import HELPER_FLAG
 # The app's own subcommands, before and after the features' ones in `--help`.
 FIRST = ("desktop.cli.agent_cmd", "desktop.cli.keys_cmd", "desktop.cli.doctor_cmd", "desktop.cli.skills_cmd")
 LAST = ("desktop.cli.desktop_entry_cmd", "desktop.cli.config_cmd")
+# The subcommand that talks to the model: its model helper (seconds of litellm's import, the longest part of
+# `agent -m`) is started before the parser imports every subcommand and the core (0.2 s), not after.
+MODEL_COMMAND = "agent"
 INTERRUPTED = 130  # the exit status a shell gives a command that Ctrl+C (SIGINT) ended (128 + 2)
 READER_GONE = 141  # the exit status a shell gives a command that SIGPIPE ended (128 + 13)
 
@@ -83,6 +86,10 @@ def _run(argv: list[str] | None) -> int:
     from desktop.kernel.paths import home
 
     args, rest = global_options().parse_known_args(argv)
+    if rest[:1] == [MODEL_COMMAND]:
+        from desktop.providers.helper import warm
+
+        warm()  # with the default idle time: the command sets its configured one once its core is built
     if rest:  # a subcommand, --help or a mistake: the whole parser says which
         args = build_parser().parse_args(argv)
     if args.command is None:

@@ -245,9 +245,10 @@ async def ask(op: str, on_event: EventSink | None = None, **args: Any) -> Any:
         live.clear()
 
 
-def warm(idle_exit: float) -> None:
-    """Start the helper ahead of a call the person is about to make (see the module's docstring); returns at
-    once, from any thread."""
+def warm(idle_exit: float | None = None) -> None:
+    """Start the helper ahead of a call the person is about to make (see the module's docstring), to be closed
+    after `idle_exit` seconds without calls (None: as set before); returns at once, from any thread."""
     helper = model_helper()
-    helper.idle_exit = idle_exit
+    if idle_exit is not None:
+        helper.idle_exit = idle_exit
     asyncio.run_coroutine_threadsafe(helper.warm(), model_loop())
