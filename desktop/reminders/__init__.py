@@ -4,6 +4,7 @@ in the chat that made it when it comes due (on the core's scheduler)."""
 from __future__ import annotations
 
 from desktop.approvals import Approvals
+from desktop.config import value_at
 from desktop.kernel.bus import OutboundKind, OutboundMessage
 from desktop.kernel.host import Feature, Host
 from desktop.reminders.book import Ran, ReminderError, Reminders
@@ -30,7 +31,8 @@ def attach(host: Host) -> Reminders:
     reminders = Reminders(JobStore(host.home.state_dir), host.ask_agent, lambda: scheduler.clock,
                           lambda: host.config.section(SchedulesConfig).missed_grace, host.sessions.load,
                           scheduler.rearm, host.publish, post, host.get(Approvals).unattended,
-                          lambda: host.tools.names, host.get(Usage).subscribe)
+                          lambda: host.tools.names, lambda: list(value_at(host.config, "mcp.servers")),
+                          host.get(Usage).subscribe)
     reminders.load()
     host.tools.register(CronTool(reminders))
     scheduler.add(reminders)

@@ -128,10 +128,12 @@ class Reminders:
     def __init__(self, store: JobStore, ask: Ask, clock: Callable[[], Clock], grace: Callable[[], float],
                  session_of: Callable[[str], Awaitable[Session]], rearm: Callable[[], None],
                  tell: Callable[[Notice], None], post: Callable[[str, str], Awaitable[None]],
-                 unattended: UnattendedRuns, tools: Callable[[], list[str]], calls: Calls) -> None:
+                 unattended: UnattendedRuns, tools: Callable[[], list[str]], servers: Callable[[], list[str]],
+                 calls: Calls) -> None:
         """`tell` publishes a notice; `post(session key, text)` saves a message in a chat and shows it there
         (outside any turn); `unattended` is where a run's grants are found by approvals; `tools()` names the
-        tools there are (a grant for another is a typo); `calls` hears the model calls as they are counted."""
+        tools there are and `servers()` the MCP servers set up, connected or not (a grant for another is a
+        typo); `calls` hears the model calls as they are counted."""
         self.store = store
         self.jobs: list[Job] = []
         self._ask = ask
@@ -143,6 +145,7 @@ class Reminders:
         self._post = post
         self._unattended = unattended
         self._tools = tools
+        self._servers = servers
         self._calls = calls
         self.started: datetime | None = None  # when this run of the app began taking jobs: earlier, it was closed
         self._lock = asyncio.Lock()
@@ -294,14 +297,29 @@ class Reminders:
     async def set_grants(self, job_id: str, grants: dict[str, Grant]) -> Job:
         """Replace a job's grants, all or none: a bad or unknown name raises GrantError and changes nothing."""
         job = self.get(job_id)
+        job.grants = self.checked_grants(job, grants)
+        await self._changed()
+        return job
+
+    def checked_grants(self, job: Job, grants: dict[str, Grant]) -> dict[str, Grant]:
+        """The grants with their names checked; GrantError names the first that no tool, or no MCP server set
+        up, has (it would be saved and grant nothing). A name the job holds already is kept as it is, so a
+        server removed since does not keep the person from changing the job's other grants."""
         checked = {grant_name(name): grant for name, grant in grants.items()}
-        unknown = [name for name in checked if not name.startswith("mcp:") and name not in self._tools()]
+        new = [name for name in checked if name not in job.grants]
+        unknown = [name for name in new if not name.startswith("mcp:") and name not in self._tools()]
         if unknown:
             raise GrantError(f"there is no tool '{unknown[0]}' (tools: {', '.join(sorted(self._tools()))}; "
                              "mcp:SERVER for the tools of one MCP server)")
-        job.grants = checked
-        await self._changed()
-        return job
+        servers = sorted(self._servers())
+        absent = [name.removeprefix("mcp:") for name in new
+                  if name.startswith("mcp:") and name.removeprefix("mcp:") not in servers]
+        if absent:
+            there = (f"servers: {', '.join(servers)}" if servers else
+                     "no MCP server is set up: add one on Settings' MCP servers page or under mcp.servers "
+                     "in config.yaml")
+            raise GrantError(f"there is no MCP server '{absent[0]}' ({there})")
+        return checked
 
     # ----- changes
     async def add(self, session: str, schedule: Schedule, message: str, label: str = "") -> Job:

@@ -139,6 +139,29 @@ def test_run_due_runs_exec_for_a_job_granted_it_and_fails_it_at_once_for_one_wit
     assert "note: 0c0c0c It wanted to use exec without asking" in result.stderr
 
 
+def test_allow_naming_no_mcp_server_is_refused_naming_the_servers_there_are(tmp_path: Path, jobs: JobStore,
+                                                                            fake: FakeOpenAI) -> None:
+    """`cron allow a1b2c3 mcp:gihtub` (a typo for the github server) was saved and granted nothing, so the job's
+    calls to the server still failed. It is refused now, naming it and the servers set up; a server set up is
+    taken though it is not connected (switched off here), and a grant already held for a server since removed
+    does not stop the job's other grants from changing."""
+    before = jobs.path.read_bytes()
+    none_set_up = run_main(tmp_path, "cron", "allow", "a1b2c3", "mcp:gihtub")
+    assert none_set_up.returncode == 1 and "there is no MCP server 'gihtub'" in none_set_up.stderr
+    assert "no MCP server is set up" in none_set_up.stderr and jobs.path.read_bytes() == before
+    write_config(tmp_path, model="openai/test", api_base=fake.base_url,
+                 mcp={"servers": {"github": {"command": "github-server", "enabled": False}}})
+    for verb in ("allow", "deny"):
+        typo = run_main(tmp_path, "cron", verb, "a1b2c3", "mcp:gihtub")
+        assert typo.returncode == 1 and "there is no MCP server 'gihtub' (servers: github)" in typo.stderr
+        assert jobs.path.read_bytes() == before
+    assert run_main(tmp_path, "cron", "allow", "a1b2c3", "mcp:github").returncode == 0
+    write_config(tmp_path, model="openai/test", api_base=fake.base_url)  # the server removed since
+    granted = run_main(tmp_path, "cron", "allow", "a1b2c3", "exec")
+    assert granted.returncode == 0, granted.stderr
+    assert jobs.load()[0].grants == {"mcp:github": "allow", "exec": "allow"}
+
+
 def test_the_heartbeat_uses_what_settings_allow_it_and_fails_the_rest_at_once(tmp_path: Path,
                                                                               fake: FakeOpenAI) -> None:
     write_config(tmp_path, model="openai/test", api_base=fake.base_url, approvals={"tools": {"exec": "ask"}})

@@ -100,10 +100,14 @@ def names_of(text: str) -> list[str]:
 
 
 class ToolsDialog(QDialog):
-    """What one job may use without asking, and what never, as comma-separated tool names."""
+    """What one job may use without asking, and what never, as comma-separated tool names. OK checks the names
+    (a typo would be saved and grant nothing): a wrong one is said here and the dialog stays open with the
+    typing, where closing it lost what was typed."""
 
-    def __init__(self, job: Job, parent: QWidget | None = None) -> None:
+    def __init__(self, job: Job, reminders: Reminders, parent: QWidget | None = None) -> None:
         super().__init__(parent)
+        self._job = job
+        self._reminders = reminders
         self.setWindowTitle(f"Tools for “{job.label}”")
         self.allowed = QLineEdit(", ".join(n for n, g in job.grants.items() if g == "allow"))
         self.denied = QLineEdit(", ".join(n for n, g in job.grants.items() if g == "deny"))
@@ -112,21 +116,40 @@ class ToolsDialog(QDialog):
         intro = QLabel("A reminder runs with nobody to ask: a tool that would ask fails at once unless it is "
                        "allowed here. mcp:SERVER stands for all the tools of one MCP server.")
         intro.setWordWrap(True)
+        self.problem = QLabel()
+        self.problem.setTextFormat(Qt.TextFormat.PlainText)
+        self.problem.setWordWrap(True)
+        self.problem.setStyleSheet(f"color: {RED}")
+        self.problem.hide()
         form = QFormLayout(self)
         form.addRow(intro)
         form.addRow("May use without asking", self.allowed)
         form.addRow("Never uses", self.denied)
+        form.addRow(self.problem)
         buttons = QDialogButtonBox(QDialogButtonBox.StandardButton.Ok | QDialogButtonBox.StandardButton.Cancel)
-        buttons.accepted.connect(self.accept)
+        buttons.accepted.connect(self._ok)
         buttons.rejected.connect(self.reject)
         form.addRow(buttons)
 
+    def grants(self) -> dict[str, Grant]:
+        """The names typed; one in both fields is allowed."""
+        return {**dict.fromkeys(names_of(self.denied.text()), "deny"),
+                **dict.fromkeys(names_of(self.allowed.text()), "allow")}
 
-async def ask_tools(parent: QWidget, job: Job) -> dict[str, Grant] | None:
-    dialog = ToolsDialog(job, parent)
+    def _ok(self) -> None:
+        try:
+            self._reminders.checked_grants(self._job, self.grants())
+        except GrantError as exc:
+            self.problem.setText(str(exc)[:1].upper() + str(exc)[1:] + ".")
+            self.problem.show()
+            return
+        self.accept()
+
+
+async def ask_tools(parent: QWidget, job: Job, reminders: Reminders) -> dict[str, Grant] | None:
+    dialog = ToolsDialog(job, reminders, parent)
     accepted = await dialogs.run_dialog(dialog) == QDialog.DialogCode.Accepted
-    grants: dict[str, Grant] = {**dict.fromkeys(names_of(dialog.denied.text()), "deny"),
-                                **dict.fromkeys(names_of(dialog.allowed.text()), "allow")}
+    grants = dialog.grants()
     dialog.deleteLater()
     return grants if accepted else None
 
@@ -149,7 +172,8 @@ class RemindersWindow(QWidget):
         self.confirm: Callable[[str, str, str], Awaitable[bool]] = (
             lambda title, text, action: dialogs.confirm(self, title, text, action))
         # The tools dialog; tests replace it with a plain coroutine. None: cancelled.
-        self.ask_tools: Callable[[Job], Awaitable[dict[str, Grant] | None]] = lambda job: ask_tools(self, job)
+        self.ask_tools: Callable[[Job], Awaitable[dict[str, Grant] | None]] = (
+            lambda job: ask_tools(self, job, reminders))
         self.names = ChatNames(bridge)  # the jobs' chats, by their titles
         self.model = QStandardItemModel(0, 6, self)
         self.model.setHorizontalHeaderLabels(["Reminder", "When", "Next run", "Last run", "Chat", "Tools"])

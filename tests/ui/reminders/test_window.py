@@ -11,13 +11,15 @@ from typing import Any
 
 import pytest
 from PySide6.QtGui import QColor
+from PySide6.QtWidgets import QDialog, QDialogButtonBox
 
 from desktop.approvals.settings import ApprovalsConfig
 from desktop.core import build_core
+from desktop.mcp.settings import McpConfig, McpServerConfig
 from desktop.reminders import Reminders
 from desktop.scheduler.schedules import At, Cron, Every
 from desktop.ui.bridge import CoreBridge
-from desktop.ui.reminders.window import EMPTY, RemindersWindow
+from desktop.ui.reminders.window import EMPTY, RemindersWindow, ToolsDialog
 from desktop.ui.skills.model import RED
 from tests.fakeserver import FakeOpenAI
 from tests.reminders.conftest import paris  # noqa: F401  (autouse: this window too is tested on Paris time)
@@ -149,6 +151,27 @@ async def test_tools_are_decided_ahead_and_allow_and_run_again_grants_what_the_l
     await until(lambda: (bridge.core.workspace / "ran.txt").exists(), message="ran with the grant")
     await until(lambda: not window.again_button.isVisible(), message="nothing wanted any more")
     assert rows(window)[0][5] == "may use web_fetch, exec · never uses list_dir"
+
+
+async def test_the_tools_dialog_refuses_a_server_not_set_up_and_keeps_the_typing(
+        window: RemindersWindow, bridge: CoreBridge) -> None:
+    """mcp:gihtub (a typo for the github server) was saved and granted nothing; and any name refused closed the
+    dialog, so the person typed it all again. OK now says what is wrong in the dialog, which stays open with
+    what was typed, and nothing is saved until the names are right."""
+    await bridge.core.settings.update(lambda config: config.section(McpConfig).servers.update(
+        github=McpServerConfig(command="github-server", enabled=False)))
+    job = await bridge.core.get(Reminders).add("desktop:trip", Every(3600, datetime.now(UTC)), "Issues", "Issues")
+    dialog = ToolsDialog(job, window.reminders, window)
+    dialog.show()
+    dialog.allowed.setText("exec, mcp:gihtub")
+    dialog.findChild(QDialogButtonBox).button(QDialogButtonBox.StandardButton.Ok).click()
+    assert dialog.result() != QDialog.DialogCode.Accepted and dialog.problem.isVisible()
+    assert dialog.problem.text() == "There is no MCP server 'gihtub' (servers: github)."
+    assert dialog.allowed.text() == "exec, mcp:gihtub" and job.grants == {}
+    dialog.allowed.setText("exec, mcp:github")
+    dialog.findChild(QDialogButtonBox).button(QDialogButtonBox.StandardButton.Ok).click()
+    assert dialog.result() == QDialog.DialogCode.Accepted
+    assert dialog.grants() == {"exec": "allow", "mcp:github": "allow"}
 
 
 def run_rows(window: RemindersWindow) -> list[list[str]]:
