@@ -7,6 +7,7 @@ import asyncio
 import json
 import os
 import sys
+import unicodedata
 from collections.abc import Awaitable
 
 from desktop.agent.attachments import problem as attachment_problem
@@ -82,7 +83,14 @@ def _unsendable(text: str, files: list[str]) -> str | None:
 
 
 def _unusable_session(chat_id: str) -> str | None:
-    """Why the chat named with -s cannot be kept (then nothing is sent)."""
+    """Why the chat named with -s cannot be kept (then nothing is sent). An empty name made a chat of its own
+    beside the default one, and a control character (a line break) one whose key `chats list` cannot show on
+    its line, to be read or copied."""
+    if not chat_id.strip():
+        return "the session name given with -s is empty; leave -s out for the default chat (direct), or name one"
+    if any(unicodedata.category(char) == "Cc" for char in chat_id):
+        return ("the session name given with -s has a line break, tab or other control character; give one of "
+                "visible characters and spaces")
     if not fits(_key(chat_id)):
         return "the session name given with -s is too long to be a chat's file name; give a shorter one"
     return None

@@ -10,6 +10,8 @@ import subprocess
 import sys
 from pathlib import Path
 
+import pytest
+
 from tests.cli.in_process import run_main
 from tests.cli.interrupted import ctrl_c_during_a_model_call
 from tests.conftest import write_config
@@ -266,6 +268,24 @@ def test_a_session_name_too_long_for_a_file_name_is_refused_before_the_turn(tmp_
     assert fake.requests == []
     result = run_main(tmp_path, "agent", "-m", "hi", "-s", "x" * 243)  # the longest that fits
     assert (result.returncode, result.stdout) == (0, "echo: hi\n"), result.stderr
+
+
+@pytest.mark.parametrize(("name", "said"), [
+    ("", "the session name given with -s is empty; leave -s out for the default chat (direct), or name one"),
+    ("  ", "the session name given with -s is empty; leave -s out for the default chat (direct), or name one"),
+    ("work\nnotes", "the session name given with -s has a line break, tab or other control character; give one "
+                    "of visible characters and spaces"),
+    ("a\tb", "the session name given with -s has a line break, tab or other control character; give one "
+              "of visible characters and spaces"),
+])
+def test_a_session_name_that_is_empty_or_has_a_line_break_is_refused_before_the_turn(
+        tmp_path: Path, fake: FakeOpenAI, name: str, said: str) -> None:
+    """-s "" made a chat keyed "cli:" beside the default one, and a line break in the name split the chat's line
+    in `chats list` in two, so a person could neither read nor copy its key to export it."""
+    write_config(tmp_path, model="openai/test", api_base=fake.base_url)
+    result = run_main(tmp_path, "agent", "-m", "hi", "-s", name)
+    assert (result.returncode, result.stdout, result.stderr) == (2, "", f"error: {said}\n")
+    assert fake.requests == [] and not (tmp_path / "data" / "sessions").exists()
 
 
 def test_ctrl_c_in_any_command_ends_it_with_130_and_no_traceback(tmp_path: Path, fake: FakeOpenAI) -> None:
