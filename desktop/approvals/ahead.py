@@ -17,7 +17,7 @@ from dataclasses import dataclass, field
 from typing import Literal
 
 Grant = Literal["allow", "deny"]
-_NAME = re.compile(r"^(mcp:)?[A-Za-z0-9][\w.\-]*$")
+_NAME = re.compile(r"^[A-Za-z0-9][\w.\-]*$")
 
 
 class GrantError(ValueError):
@@ -25,12 +25,18 @@ class GrantError(ValueError):
 
 
 def grant_name(text: str) -> str:
-    """The grant a person typed, checked: a tool's name or `mcp:SERVER`."""
+    """The grant a person typed, checked: a tool's name or `mcp:SERVER`. A server is named as config.yaml names
+    it, spaces and all ("My Notes", as Claude Desktop's and VS Code's files name theirs): only a blank name or a
+    control character in it is refused."""
     name = text.strip()
-    if not _NAME.match(name):
-        raise GrantError(f"'{text}' is not a tool name (exec, web_fetch...) or mcp:SERVER for all of one MCP "
-                         "server's tools")
-    return name
+    if name.startswith("mcp:"):
+        server = name.removeprefix("mcp:").strip()
+        if server and server.isprintable():
+            return f"mcp:{server}"
+    elif _NAME.match(name):
+        return name
+    raise GrantError(f"'{text}' is not a tool name (exec, web_fetch...) or mcp:SERVER for all of one MCP "
+                     "server's tools")
 
 
 @dataclass(eq=False)

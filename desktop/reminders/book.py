@@ -19,6 +19,7 @@ from __future__ import annotations
 import asyncio
 import logging
 import secrets
+import shlex
 from collections.abc import Awaitable, Callable
 from dataclasses import dataclass, replace
 from datetime import datetime
@@ -91,8 +92,9 @@ def unanswered_text(job: Job, reason: str) -> str:
 
 def wanted_text(job: Job) -> str:
     """What a run lacked, in words for its notice, the window and the command line."""
+    command = f"nanobot-tray cron allow {job.id} {shlex.quote(job.wanted[0])}"  # a server may be "My Notes"
     return (f"It wanted to use {', '.join(job.wanted)} without asking, which this reminder may not "
-            f"(allow it in the Reminders window or with `nanobot-tray cron allow {job.id} {job.wanted[0]}`).")
+            f"(allow it in the Reminders window or with `{command}`).")
 
 
 def run_of(end: TurnFinished | TurnError, wanted: list[str], at: datetime, calls: list[CallRecord]) -> Run:

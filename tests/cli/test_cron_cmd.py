@@ -4,12 +4,13 @@ real subprocess once, the rest in-process."""
 from __future__ import annotations
 
 import re
+import shlex
 from datetime import UTC, datetime, timedelta
 from pathlib import Path
 
 import pytest
 
-from desktop.reminders.book import local
+from desktop.reminders.book import local, wanted_text
 from desktop.reminders.jobs import Job, JobStore, render
 from desktop.scheduler.schedules import At, Cron, Every
 from tests.cli.in_process import run_main
@@ -160,6 +161,22 @@ def test_allow_naming_no_mcp_server_is_refused_naming_the_servers_there_are(tmp_
     granted = run_main(tmp_path, "cron", "allow", "a1b2c3", "exec")
     assert granted.returncode == 0, granted.stderr
     assert jobs.load()[0].grants == {"mcp:github": "allow", "exec": "allow"}
+
+
+def test_a_server_whose_name_has_a_space_can_be_granted(tmp_path: Path, jobs: JobStore, fake: FakeOpenAI) -> None:
+    """A server named "My Notes" (as Claude Desktop's and VS Code's files name them, and `mcp import` keeps) could
+    never be granted ahead: 'mcp:My Notes' was refused as "not a tool name ... or mcp:SERVER", which it is."""
+    write_config(tmp_path, model="openai/test", api_base=fake.base_url,
+                 mcp={"servers": {"My Notes": {"command": "notes-server", "enabled": False}}})
+    job = jobs.load()[0]
+    job.wanted = ["mcp:My Notes"]  # what a run that called the server's tools lacked: its notice says how to allow it
+    said = re.search(r"`(nanobot-tray cron allow .+)`", wanted_text(job))
+    assert said is not None
+    granted = run_main(tmp_path, *shlex.split(said[1])[1:])  # the command as a person pastes it into a shell
+    assert granted.returncode == 0 and "· may use mcp:My Notes" in granted.stdout, granted.stderr
+    assert jobs.load()[0].grants == {"mcp:My Notes": "allow"}
+    blank = run_main(tmp_path, "cron", "allow", "a1b2c3", "mcp: ")
+    assert blank.returncode == 1 and "is not a tool name" in blank.stderr
 
 
 def test_the_heartbeat_uses_what_settings_allow_it_and_fails_the_rest_at_once(tmp_path: Path,
