@@ -14,6 +14,7 @@ from desktop.usage.records import UsageLog
 from desktop.usage.report import Summary, Totals, first_day
 
 DEFAULT_DAYS = 30
+MOST_DAYS = 36500  # 100 years: more reached before the calendar's first day (a traceback), and no log is older
 
 
 def add_parser(sub: argparse._SubParsersAction) -> None:  # type: ignore[type-arg]
@@ -31,6 +32,8 @@ def _days(text: str) -> int:
         raise argparse.ArgumentTypeError(f"'{text}' is not a whole number of days") from None
     if days < 1:
         raise argparse.ArgumentTypeError("the number of days must be at least 1")
+    if days > MOST_DAYS:
+        raise argparse.ArgumentTypeError(f"the number of days must be at most {MOST_DAYS} (100 years)")
     return days
 
 

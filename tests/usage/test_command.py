@@ -69,3 +69,13 @@ def test_the_table_and_the_mistakes(tmp_path: Path) -> None:
     assert lines[5].split() == ["total", "2", "1,334", "0", "66", "$0.5000"]
     wrong = run_main(tmp_path, "usage", "--days", "0")
     assert wrong.returncode == 2 and "the number of days must be at least 1" in wrong.stderr
+
+
+def test_a_number_of_days_reaching_before_the_calendar_is_refused_not_a_traceback(tmp_path: Path) -> None:
+    """--days 1000000 (a slip, or "everything") ended in an OverflowError traceback: no date lies that far back."""
+    for days in ("1000000", "100000000000"):
+        wrong = run_main(tmp_path, "usage", "--days", days)
+        assert wrong.returncode == 2 and "Traceback" not in wrong.stderr
+        assert "the number of days must be at most 36500 (100 years)" in wrong.stderr
+    assert run_main(tmp_path, "usage", "--days", "36500").returncode == 0
+
