@@ -119,13 +119,22 @@ class JobStore:
     def _set_aside(self, why: str, kept: int = 0, *, move: bool = False) -> list[Job]:
         """Copy the file aside before anything rewrites it, and say so; `kept`: the jobs that could be read.
         `move`: one that cannot be read at all is renamed aside instead (a copy would need to read it): left in
-        place, the next reminder saved would replace it. When even that fails, saving fails too and says why."""
+        place, the next reminder saved would replace it. When even that fails, saving fails too and says why.
+        A copy made earlier of the file as it is now is said again, not made anew: each command reads the file
+        (a system timer's `cron run-due` every minute), and copies would pile up until a reminder is saved."""
         copy = self.path.with_name(f"{FILE_NAME}.corrupt-{datetime.now(UTC):%Y%m%dT%H%M%S}")
         try:
             if move:
                 os.replace(self.path, copy)
             else:
-                shutil.copy2(self.path, copy)
+                now = self.path.read_bytes()
+                earlier = sorted(self.path.parent.glob(f"{FILE_NAME}.corrupt-*"), reverse=True)
+                same = [made for made in earlier if made.is_file() and not made.is_symlink()
+                        and made.stat().st_size == len(now) and made.read_bytes() == now]
+                if same:
+                    copy = same[0]
+                else:
+                    shutil.copy2(self.path, copy)
         except OSError as exc:
             self.problem = f"the reminders file {self.path} could not be read ({why}) nor set aside ({exc})"
         else:

@@ -3,6 +3,7 @@ real subprocess once, the rest in-process."""
 
 from __future__ import annotations
 
+import json
 import re
 import shlex
 from datetime import UTC, datetime, timedelta
@@ -211,6 +212,27 @@ def test_a_reminders_file_that_is_not_utf8_is_set_aside_and_said_not_a_traceback
     copies = list(jobs.path.parent.glob("cron_jobs.json.corrupt-*"))
     assert [copy.read_bytes() for copy in copies] == [written]  # nothing the person wrote is lost
     assert f"it was copied to {copies[0]} and reminders start empty" in result.stderr
+
+
+def test_a_broken_reminders_file_is_copied_aside_once_not_by_every_command(tmp_path: Path, jobs: JobStore) -> None:
+    """A job broken by hand: each command that read the file (`cron list`, `agent`, a system timer's `cron run-due`
+    every minute) made one more copy of it beside it, without end, until a reminder was next saved. A copy of the
+    file as it is now is said again instead; a file changed since gets its own."""
+    saved = json.loads(jobs.path.read_text(encoding="utf-8"))
+    del saved["jobs"][1]["session"]
+    jobs.path.write_text(json.dumps(saved), encoding="utf-8")
+    earlier = jobs.path.with_name("cron_jobs.json.corrupt-20260101T000000")  # set aside by an earlier command
+    earlier.write_bytes(jobs.path.read_bytes())
+    result = run_main(tmp_path, "cron", "list")
+    assert result.returncode == 0 and result.stdout.startswith("a1b2c3 · “Call Sam”"), result.stderr
+    assert "job 2: KeyError: 'session'" in result.stderr and f"it was copied to {earlier} and the 1" in result.stderr
+    assert list(jobs.path.parent.glob("cron_jobs.json.corrupt-*")) == [earlier]
+
+    saved["jobs"][0]["label"] = "Call Sam today"
+    jobs.path.write_text(json.dumps(saved), encoding="utf-8")
+    assert run_main(tmp_path, "cron", "list").returncode == 0
+    copies = sorted(jobs.path.parent.glob("cron_jobs.json.corrupt-*"))
+    assert len(copies) == 2 and copies[-1].read_bytes() == jobs.path.read_bytes()
 
 
 def test_ctrl_c_during_run_due_stops_the_turn_and_prints_the_reminder_as_written(tmp_path: Path, jobs: JobStore,
