@@ -50,6 +50,8 @@ def _unusable(real: Path) -> str | None:
     if real.exists() and not real.is_dir():
         return "a folder, not a file"
     existing = next(folder for folder in (real, *real.parents) if folder.exists())
+    if not existing.is_dir():  # a program's file, which this user may write and run: no folder can be made in it
+        return f"a folder where one can be made ({existing} is a file)"
     if not os.access(existing, os.W_OK | os.X_OK):
         return f"a folder you may write in ({existing} is not)"
     return None

@@ -59,15 +59,21 @@ def test_a_workspace_where_start_up_files_live_is_refused_with_why_and_the_rest_
 
 
 @pytest.mark.parametrize("value, problem", [("{user}/notes.txt", "a folder, not a file"),
-                                            ("/proc/1/ws", "a folder you may write in (/proc/1 is not)")],
-                         ids=["a file", "a folder no one may write in"])
+                                            ("/proc/1/ws", "a folder you may write in (/proc/1 is not)"),
+                                            ("{user}/run.sh/ws", "a folder where one can be made ({user}/run.sh "
+                                                                 "is a file)")],
+                         ids=["a file", "a folder no one may write in", "in a program's file"])
 def test_a_place_that_cannot_hold_files_is_refused_and_the_app_starts_on_the_default(
         user: Path, home_dir: Path, tmp_path: Path, memory_keyring: MemoryKeyring, value: str, problem: str) -> None:
-    """Before, the app could not start at all: "Nanobot Tray could not start: FileExistsError: ..."."""
+    """Before, the app could not start at all: "Nanobot Tray could not start: FileExistsError: ..."; and a folder
+    named inside a program's file (one this user may run) ended every command in a NotADirectoryError traceback."""
     (user / "notes.txt").write_text("mine")
+    (user / "run.sh").write_text("#!/bin/sh\n")
+    (user / "run.sh").chmod(0o755)
     write_config(home_dir, workspace=spelled(value, tmp_path))
     loaded = load_config(home_dir / "config.yaml")
-    assert loaded.problems == [f"{home_dir / 'config.yaml'} line 1: key 'workspace' should be {problem}, "
+    assert loaded.problems == [f"{home_dir / 'config.yaml'} line 1: key 'workspace' should be "
+                               f"{spelled(problem, tmp_path)}, "
                                f"got {spelled(value, tmp_path)!r}; using the default"]
     assert build_core().workspace == home_dir / "workspace" and (user / "notes.txt").read_text() == "mine"
 
