@@ -25,6 +25,9 @@ _PACKAGE = Path(__file__).resolve().parents[1]  # desktop/
 
 def misplaced(folder: Path, h: Home) -> str | None:
     """Why `folder` (links followed) cannot be the workspace, as the rest of "should be ...", or None when it can."""
+    if not folder.expanduser().is_absolute():  # taken from the folder each command starts in: a workspace each
+        return (f"a full path, such as ~/{folder} (a relative one names another folder for each folder a command "
+                "is started in)")
     real = folder.expanduser().resolve()
     user_home = Path.home().resolve()
     if inside(user_home, real):

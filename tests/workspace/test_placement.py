@@ -78,6 +78,19 @@ def test_a_place_that_cannot_hold_files_is_refused_and_the_app_starts_on_the_def
     assert build_core().workspace == home_dir / "workspace" and (user / "notes.txt").read_text() == "mine"
 
 
+def test_a_relative_workspace_is_refused_as_it_would_move_with_the_folder_a_command_starts_in(
+        user: Path, home_dir: Path, monkeypatch: pytest.MonkeyPatch, memory_keyring: MemoryKeyring) -> None:
+    """"workspace: Nanobot" was taken from the folder each command was started in: `nanobot-tray agent` run in
+    ~/Documents made and used ~/Documents/Nanobot, the app another, so memory and files split between them."""
+    monkeypatch.chdir(user / "Documents")
+    write_config(home_dir, workspace="Nanobot")
+    loaded = load_config(home_dir / "config.yaml")
+    assert loaded.problems == [f"{home_dir / 'config.yaml'} line 1: key 'workspace' should be a full path, such as "
+                               "~/Nanobot (a relative one names another folder for each folder a command is "
+                               "started in), got 'Nanobot'; using the default"]
+    assert build_core().workspace == home_dir / "workspace" and not (user / "Documents" / "Nanobot").exists()
+
+
 @pytest.mark.parametrize("value", ALLOWED)
 def test_a_folder_of_ones_own_is_a_workspace(user: Path, home_dir: Path, tmp_path: Path, value: str) -> None:
     write_config(home_dir, workspace=spelled(value, tmp_path))
