@@ -6,6 +6,7 @@ from __future__ import annotations
 import argparse
 import asyncio
 import os
+import re
 import sys
 from pathlib import Path
 
@@ -45,7 +46,7 @@ async def _run(args: argparse.Namespace) -> int:
         if not infos:
             print("No saved chats.")
         for info in infos:
-            print(f"{info.key}\t{info.updated_at[:16].replace('T', ' ')}\t{info.title}")
+            print(f"{info.key}\t{info.updated_at[:16].replace('T', ' ')}\t{_one_column(info.title)}")
         return 0
     if args.all or args.key is None:
         return await _archive(args, store, infos)
@@ -95,6 +96,12 @@ async def _archive(args: argparse.Namespace, store: SessionStore, infos: list[Se
         return 1
     print(f"Wrote {count} chat{'s' if count != 1 else ''} to {output}")
     return 0
+
+
+def _one_column(title: str) -> str:
+    """A title as one column of one line: a tab or line break in it (a first message's, a rename's) would start
+    another column or line, and a script reading the list would get part of it."""
+    return re.sub(r"[\x00-\x1f\x7f-\x9f\u2028\u2029]+", " ", title)
 
 
 def _taken(output: Path, force: bool) -> bool:

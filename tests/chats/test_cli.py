@@ -3,11 +3,12 @@ an existing file never replaced without --force."""
 
 from __future__ import annotations
 
+import asyncio
 import zipfile
 from pathlib import Path
 from urllib.parse import quote
 
-from desktop.session.session import Session
+from desktop.session.session import Session, SessionStore
 from tests.chats.conftest import KEY
 from tests.cli.in_process import run_main
 
@@ -17,6 +18,18 @@ def test_list_shows_each_chat_with_its_key_and_title(home_dir: Path, chat_file: 
     assert ran.returncode == 0
     (line,) = ran.stdout.splitlines()
     assert line.startswith(KEY + "\t") and line.endswith("\tPlans for <b>Friday</b>")
+
+
+def test_list_keeps_one_chat_to_a_line_of_three_columns_whatever_its_title_holds(home_dir: Path) -> None:
+    """A first message with a tab ("Pack:\tshoes") named the chat with it, and `chats list` printed the tab as
+    a fourth column, so a script reading the title (cut -f3) got half of it."""
+    store = SessionStore(home_dir / "data" / "sessions")
+    store.directory.mkdir(parents=True)
+    asyncio.run(store.rewrite(Session(KEY, metadata={"title": "Pack:\tshoes\x0b and  socks"})))
+    ran = run_main(home_dir, "chats", "list")
+    assert ran.returncode == 0
+    (line,) = ran.stdout.splitlines()
+    assert line.split("\t")[0] == KEY and line.split("\t")[2:] == ["Pack: shoes  and  socks"]
 
 
 def test_export_writes_the_file_and_refuses_to_overwrite_without_force(home_dir: Path, chat_file: Session,
