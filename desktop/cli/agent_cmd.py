@@ -27,7 +27,7 @@ from desktop.kernel.bus import (
     TurnFinished,
     TurnProgress,
 )
-from desktop.kernel.channels import Channel, session_key
+from desktop.kernel.channels import Channel, channel_of, session_key
 from desktop.kernel.questions import Question, Questions
 from desktop.kernel.taskset import spawn
 from desktop.kernel.wellformed import well_formed
@@ -86,11 +86,15 @@ def _unusable_session(chat_id: str) -> str | None:
     """Why the chat named with -s cannot be kept (then nothing is sent). An empty name made a chat of its own
     beside the default one, and a control character (a line break) one whose key `chats list` cannot show on
     its line, to be read or copied."""
-    if not chat_id.strip():
+    if not chat_id.removeprefix(f"{Channel.CLI}:").strip():
         return "the session name given with -s is empty; leave -s out for the default chat (direct), or name one"
     if any(unicodedata.category(char) == "Cc" for char in chat_id):
         return ("the session name given with -s has a line break, tab or other control character; give one of "
                 "visible characters and spaces")
+    channel = channel_of(chat_id)
+    if channel is not None and channel is not Channel.CLI:
+        return (f"{chat_id} is the key of a chat of the tray app; -s names a chat of this command (cli:NAME, given "
+                "as NAME): open that chat in the app, or give a name of your own")
     if not fits(_key(chat_id)):
         return "the session name given with -s is too long to be a chat's file name; give a shorter one"
     return None
@@ -242,8 +246,8 @@ def _leave(core: Core, key: str, out: Output) -> int:
 def _key(chat_id: str) -> str:
     """The chat's key. What the person typed is mended (desktop/kernel/wellformed.py): a command line or a
     terminal in another encoding gives Python bytes that are not UTF-8 as lone surrogates, which the chat's file
-    and the request cannot hold."""
-    return session_key(Channel.CLI, well_formed(chat_id))
+    and the request cannot hold. A key as `chats list` shows it (cli:NAME) is that chat's, not cli:cli:NAME."""
+    return session_key(Channel.CLI, well_formed(chat_id).removeprefix(f"{Channel.CLI}:"))
 
 
 async def _interactive(core: Core, chat_id: str) -> int:

@@ -273,6 +273,7 @@ def test_a_session_name_too_long_for_a_file_name_is_refused_before_the_turn(tmp_
 @pytest.mark.parametrize(("name", "said"), [
     ("", "the session name given with -s is empty; leave -s out for the default chat (direct), or name one"),
     ("  ", "the session name given with -s is empty; leave -s out for the default chat (direct), or name one"),
+    ("cli:", "the session name given with -s is empty; leave -s out for the default chat (direct), or name one"),
     ("work\nnotes", "the session name given with -s has a line break, tab or other control character; give one "
                     "of visible characters and spaces"),
     ("a\tb", "the session name given with -s has a line break, tab or other control character; give one "
@@ -286,6 +287,25 @@ def test_a_session_name_that_is_empty_or_has_a_line_break_is_refused_before_the_
     result = run_main(tmp_path, "agent", "-m", "hi", "-s", name)
     assert (result.returncode, result.stdout, result.stderr) == (2, "", f"error: {said}\n")
     assert fake.requests == [] and not (tmp_path / "data" / "sessions").exists()
+
+
+def test_a_chats_key_as_chats_list_shows_it_continues_that_chat(tmp_path: Path, fake: FakeOpenAI) -> None:
+    """`chats list` shows a terminal chat as cli:work; given back to -s, that key began another chat, cli:cli:work,
+    without a word. A key of the app's window is not this command's: it says so, and sends nothing."""
+    write_config(tmp_path, model="openai/test", api_base=fake.base_url)
+    assert run_main(tmp_path, "agent", "-m", "first", "-s", "work").returncode == 0
+    (listed,) = run_main(tmp_path, "chats", "list").stdout.splitlines()
+    key = listed.split("\t")[0]
+    assert key == "cli:work"
+    again = run_main(tmp_path, "agent", "-m", "second", "-s", key)
+    assert again.returncode == 0, again.stderr
+    assert [line.split("\t")[0] for line in run_main(tmp_path, "chats", "list").stdout.splitlines()] == [key]
+    assert "first" in str(fake.requests[-1]["messages"])  # the same chat: its history went with the message
+    window = run_main(tmp_path, "agent", "-m", "third", "-s", "desktop:ab12cd")
+    assert (window.returncode, window.stdout) == (2, "") and len(fake.requests) == 2
+    assert window.stderr == ("error: desktop:ab12cd is the key of a chat of the tray app; -s names a chat of this "
+                             "command (cli:NAME, given as NAME): open that chat in the app, or give a name of "
+                             "your own\n")
 
 
 def test_ctrl_c_in_any_command_ends_it_with_130_and_no_traceback(tmp_path: Path, fake: FakeOpenAI) -> None:
