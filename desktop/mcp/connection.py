@@ -468,9 +468,14 @@ async def initialize_once(config: McpServerConfig, name: str, auth: Any) -> None
     async def ignore(_response: Any) -> None:
         pass
 
-    async with remote_transport(config.url, headers, config.transport, ignore, auth) as (read, write), \
-            ClientSession(read, write) as session:
-        await session.initialize()
+    try:
+        async with remote_transport(config.url, headers, config.transport, ignore, auth) as (read, write), \
+                ClientSession(read, write) as session:
+            await session.initialize()
+    except Exception as exc:  # the transport's exception group said only "unhandled errors in a TaskGroup"
+        if _caused_by(exc, ConnectionRefusedError):
+            raise ConnectionError(f"connection refused by {config.url} (is the server running?)") from exc
+        raise ConnectionError(_reason(exc)) from exc
 
 
 @contextlib.asynccontextmanager

@@ -216,6 +216,19 @@ def test_login_signs_in_through_the_browser_and_logout_forgets_it(tmp_path: Path
         server.stop()
 
 
+def test_login_to_a_server_nothing_listens_for_says_so(tmp_path: Path) -> None:
+    """It said "not signed in to remote: unhandled errors in a TaskGroup (1 sub-exception)", which tells nobody
+    that the server is not running or its address is wrong."""
+    with socket.socket() as taken:  # a port nothing listens on
+        taken.bind(("127.0.0.1", 0))
+        port = taken.getsockname()[1]
+    url = f"http://127.0.0.1:{port}/mcp"
+    write_config(tmp_path, mcp={"servers": {"remote": {"url": url, "timeout": 10}}})
+    ran = run_main(tmp_path, "mcp", "login", "remote", keys=MemoryKeyring())
+    assert (ran.returncode, ran.stdout) == (1, "")
+    assert ran.stderr == f"error: not signed in to remote: connection refused by {url} (is the server running?)\n"
+
+
 def test_import_of_a_pipe_or_a_huge_file_is_refused_at_once(tmp_path: Path) -> None:
     """A named pipe made `mcp import` wait forever for a writer (Ctrl+C could not end it), and /dev/zero or a
     huge file was read whole until memory ran out."""
