@@ -17,22 +17,26 @@ from desktop.kernel.bus import TurnError
 from desktop.reminders import Reminders
 from desktop.scheduler import Scheduler
 
+JOB_ID = "the job's id, as `nanobot-tray cron list` shows it (first on its line)"
+
 
 def add_parser(sub: argparse._SubParsersAction) -> None:  # type: ignore[type-arg]
-    parser = sub.add_parser("cron", help="list and remove reminders, or run the ones due now")
+    parser = sub.add_parser("cron", help="list and remove reminders, decide their tools ahead, or run the ones due "
+                                         "now")
     cron = parser.add_subparsers(dest="cron_command", metavar="ACTION", required=True)
     for name, text in (("list", "show every job: id, label, schedule, next run (local time), chat"),
                        ("run-due", "run the jobs that are due now, print their answers, and exit")):
         add_standalone(cron.add_parser(name, help=text))
     remove = cron.add_parser("remove", help="delete one job by its id")
-    remove.add_argument("id")
+    remove.add_argument("id", help=JOB_ID)
     add_standalone(remove)
     for name, text in (("allow", "let a job use a tool without asking (exec, web_fetch, mcp:SERVER for one MCP "
                                   "server's tools)"),
                        ("deny", "never let a job use a tool, even one that needs no asking")):
         grant = cron.add_parser(name, help=text)
-        grant.add_argument("id")
-        grant.add_argument("tool")
+        grant.add_argument("id", help=JOB_ID)
+        grant.add_argument("tool", help="a tool's name (exec, web_fetch...) or mcp:SERVER for one MCP "
+                                         "server's tools")
         add_standalone(grant)
     parser.set_defaults(func=run, serve=serve)
 

@@ -16,7 +16,7 @@ def add_parser(sub: argparse._SubParsersAction) -> None:  # type: ignore[type-ar
     p.add_argument("provider", help="provider name as litellm spells it, e.g. openai, anthropic, openrouter")
     keys.add_parser("list", help="list providers that have a stored key (names only)")
     p = keys.add_parser("delete", help="delete a stored key")
-    p.add_argument("provider")
+    p.add_argument("provider", help="the provider's name, as `nanobot-tray keys list` shows it")
     parser.set_defaults(func=run)
 
 

@@ -31,21 +31,24 @@ from desktop.settings import Settings, SettingsError
 if TYPE_CHECKING:
     from desktop.core import Core
 
+SERVER_NAME = "the server's name, as `nanobot-tray mcp list` shows it (quoted if it has a space)"
+
 
 def add_parser(sub: argparse._SubParsersAction) -> None:  # type: ignore[type-arg]
     parser = sub.add_parser("mcp", help="list, test and import MCP servers")
     mcp = parser.add_subparsers(dest="mcp_command", metavar="ACTION", required=True)
     mcp.add_parser("list", help="connect to each configured server and show its state")
     p = mcp.add_parser("test", help="connect to one server and list its tools (exit 1 when it fails)")
-    p.add_argument("name")
+    p.add_argument("name", help=SERVER_NAME)
     p = mcp.add_parser("login", help="sign in to a remote server that wants it (OAuth): prints the address to open "
                        "in a browser on this computer and waits until you have signed in")
-    p.add_argument("name")
+    p.add_argument("name", help=SERVER_NAME)
     p = mcp.add_parser("logout", help="forget the sign-in to a remote server (its tokens, in the keyring)")
-    p.add_argument("name")
+    p.add_argument("name", help=SERVER_NAME)
     p = mcp.add_parser("import", help="add the servers of a Claude Desktop, Cursor or VS Code JSON file or of Goose's "
                        "config.yaml (it says what it adds and skips)")
-    p.add_argument("file", type=Path)
+    p.add_argument("file", type=Path, help="the file that lists the servers, e.g. "
+                   "~/.config/Claude/claude_desktop_config.json")
     p.add_argument("--dry-run", action="store_true", help="only say what would be added and skipped")
     add_standalone(parser)
     parser.set_defaults(func=run, serve=serve)

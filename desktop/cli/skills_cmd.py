@@ -23,11 +23,12 @@ def add_parser(sub: argparse._SubParsersAction) -> None:  # type: ignore[type-ar
     p.add_argument("path", nargs="?", type=Path,
                    help="a skill folder, a SKILL.md, or a folder of skills (default: all skills)")
     p = skills.add_parser("install", help="install a skill folder, .zip or .skill archive into the workspace")
-    p.add_argument("source", type=Path)
+    p.add_argument("source", type=Path, help="the skill's folder (holding its SKILL.md), or a .zip or .skill "
+                   "archive of it")
     p.add_argument("--force", action="store_true", help="replace an installed skill of the same name")
     for action, what in (("enable", "let the agent use a skill again"), ("disable", "hide a skill from the agent")):
         p = skills.add_parser(action, help=f"{what} (skills.disabled in config.yaml)")
-        p.add_argument("name")
+        p.add_argument("name", help="the skill's name, as `nanobot-tray skills list` shows it")
     parser.set_defaults(func=run)
 
 

@@ -3,6 +3,7 @@
 
 from __future__ import annotations
 
+import argparse
 import json
 import os
 import shutil
@@ -12,6 +13,7 @@ from pathlib import Path
 
 import pytest
 
+from desktop.cli import build_parser
 from tests.cli.in_process import run_main
 from tests.cli.interrupted import ctrl_c_during_a_model_call
 from tests.conftest import write_config
@@ -306,6 +308,22 @@ def test_a_chats_key_as_chats_list_shows_it_continues_that_chat(tmp_path: Path, 
     assert window.stderr == ("error: desktop:ab12cd is the key of a chat of the tray app; -s names a chat of this "
                              "command (cli:NAME, given as NAME): open that chat in the app, or give a name of "
                              "your own\n")
+
+
+def test_every_argument_a_command_takes_says_in_its_help_what_to_give() -> None:
+    """`cron allow --help` listed "id" and "tool" and `skills enable --help` "name", each with nothing beside it:
+    which id, which name, and where to find them, the person had to guess."""
+    def unexplained(parser: argparse.ArgumentParser, path: str) -> list[str]:
+        found = []
+        for action in parser._actions:
+            if isinstance(action, argparse._SubParsersAction):
+                for name, sub in action.choices.items():
+                    found += unexplained(sub, f"{path} {name}")
+            elif not action.option_strings and not action.help:
+                found.append(f"{path} {action.dest}")
+        return found
+
+    assert unexplained(build_parser(), "nanobot-tray") == []
 
 
 def test_ctrl_c_in_any_command_ends_it_with_130_and_no_traceback(tmp_path: Path, fake: FakeOpenAI) -> None:
