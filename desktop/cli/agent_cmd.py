@@ -108,6 +108,8 @@ def _wrong_input(args: argparse.Namespace) -> str | None:
     if args.message is None:
         if args.attach:
             return "-a attaches files to the message given with -m"
+        if args.no_wait:  # taken without a word, and the chat went on as without it
+            return "--no-wait leaves once the answer to the message given with -m is printed; give -m too"
         if sys.stdin is None:  # started with its input closed: a chat would end before it began
             return "there is no input to chat on (stdin is closed); give the message with -m"
         return None

@@ -326,6 +326,15 @@ def test_every_argument_a_command_takes_says_in_its_help_what_to_give() -> None:
     assert unexplained(build_parser(), "nanobot-tray") == []
 
 
+def test_no_wait_without_a_message_says_it_needs_one(tmp_path: Path, fake: FakeOpenAI) -> None:
+    """`agent --no-wait` was taken without a word and began a chat at the terminal as if it were not there."""
+    write_config(tmp_path, model="openai/test", api_base=fake.base_url)
+    result = run_main(tmp_path, "agent", "--no-wait", stdin="hello\n")
+    assert (result.returncode, result.stdout) == (2, "") and fake.requests == []
+    assert result.stderr == ("error: --no-wait leaves once the answer to the message given with -m is printed; "
+                             "give -m too\n")
+
+
 def test_ctrl_c_in_any_command_ends_it_with_130_and_no_traceback(tmp_path: Path, fake: FakeOpenAI) -> None:
     """Here `doctor` waiting for the model: every command without a handler of its own printed a
     KeyboardInterrupt traceback (doctor, keys set at its hidden prompt, mcp login while it waits, ...)."""
