@@ -105,9 +105,14 @@ def _one_column(title: str) -> str:
 
 
 def _taken(output: Path, force: bool) -> bool:
-    """Whether `output` exists and may not be replaced (said on stderr)."""
+    """Whether `output` exists and may not be replaced, or its folder does not exist (said on stderr): a slip in
+    the folder's name (~/Dcouments/plan.md) made that folder, and the export was not where the person looked."""
     if os.path.lexists(output) and not force:
         print(f"error: {output} exists; choose another file or add --force to replace it", file=sys.stderr)
+        return True
+    if not os.path.isdir(output.parent):
+        print(f"error: there is no folder {output.parent}; create it first, or name a file in a folder that exists",
+              file=sys.stderr)
         return True
     return False
 

@@ -47,6 +47,20 @@ def test_export_writes_the_file_and_refuses_to_overwrite_without_force(home_dir:
     assert out.read_text().startswith("# Plans for <b>Friday</b>")
 
 
+def test_export_into_a_folder_that_does_not_exist_says_so_and_makes_none(home_dir: Path, chat_file: Session,
+                                                                        tmp_path: Path) -> None:
+    """-o ~/Dcouments/plan.md (a slip) made the folder Dcouments and wrote there, where the person never looked."""
+    (tmp_path / "Documents").mkdir()
+    for argv in ((KEY,), ("--all",)):
+        out = tmp_path / "Dcouments" / "plan.md"
+        ran = run_main(home_dir, "chats", "export", *argv, "-o", str(out), "--force")
+        assert (ran.returncode, ran.stdout) == (2, "")
+        assert ran.stderr == (f"error: there is no folder {out.parent}; create it first, or name a file in a folder "
+                              "that exists\n")
+        assert not out.parent.exists()
+    assert run_main(home_dir, "chats", "export", KEY, "-o", str(tmp_path / "Documents" / "plan.md")).returncode == 0
+
+
 def test_export_prints_markdown_and_names_an_unknown_key(home_dir: Path, chat_file: Session) -> None:
     ran = run_main(home_dir, "chats", "export", KEY, "--reasoning")
     assert ran.returncode == 0 and "**Reasoning:**" in ran.stdout
