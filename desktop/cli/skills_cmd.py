@@ -50,7 +50,8 @@ def run(args: argparse.Namespace) -> int:
         return _check([(s.doc, s.source) for s in loader.scan()])
     docs = _docs_at(args.path)
     if not docs:
-        print(f"error: no SKILL.md found at {args.path}", file=sys.stderr)
+        print(f"error: no SKILL.md found at {args.path}; give a skill's folder, its SKILL.md, or a folder of skills",
+              file=sys.stderr)
         return 2
     return _check([(doc, str(doc.path.parent)) for doc in docs])
 
@@ -100,8 +101,10 @@ def _check(docs: list[tuple[SkillDoc, str]]) -> int:
 
 
 def _docs_at(path: Path) -> list[SkillDoc]:
+    """The skills at what the person named; a file other than a SKILL.md is none (read as one, it named a skill
+    after its folder that is not there)."""
     if path.is_file():
-        return [parse_skill(path)]
+        return [parse_skill(path)] if path.name == "SKILL.md" else []
     if (path / "SKILL.md").is_file():
         return [parse_skill(path / "SKILL.md")]
     return [parse_skill(p) for p in sorted(path.glob("*/SKILL.md"))] if path.is_dir() else []

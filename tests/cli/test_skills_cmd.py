@@ -33,3 +33,19 @@ def test_install_of_a_named_pipe_is_refused_at_once(tmp_path: Path) -> None:
     assert (result.returncode, result.stdout) == (1, "")
     assert result.stderr == f"error: {fifo} is not a zip archive that can be read: damaged, or not fully " \
                             "downloaded?\n"
+
+
+def test_check_of_a_file_that_is_not_a_skill_md_says_so(tmp_path: Path) -> None:
+    """`skills check notes.txt` read any file as a skill's SKILL.md: "skipped: <its folder> ... SKILL.md has no
+    frontmatter", naming a skill that is not there and a file that was not given."""
+    notes = tmp_path / "notes.txt"
+    notes.write_text("hello")
+    result = run_main(tmp_path / "home", "skills", "check", str(notes))
+    assert (result.returncode, result.stdout) == (2, "")
+    assert result.stderr == (f"error: no SKILL.md found at {notes}; give a skill's folder, its SKILL.md, or a "
+                             "folder of skills\n")
+    skill = tmp_path / "greet" / "SKILL.md"
+    skill.parent.mkdir()
+    skill.write_text("---\nname: greet\ndescription: Say hello.\n---\nSay hello.\n")
+    checked = run_main(tmp_path / "home", "skills", "check", str(skill))
+    assert checked.returncode == 0 and checked.stdout.startswith("ok: greet"), checked.stderr
