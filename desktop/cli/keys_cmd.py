@@ -24,9 +24,17 @@ def run(args: argparse.Namespace) -> int:
     try:
         if args.keys_command == "set":
             if sys.stdin.isatty():
-                secret = getpass.getpass(f"API key for {args.provider} (input hidden): ")
+                try:
+                    secret = getpass.getpass(f"API key for {args.provider} (input hidden): ")
+                except EOFError:  # Ctrl+D at the prompt: the person changed their mind
+                    print(file=sys.stderr)
+                    secret = ""
             else:
                 secret = sys.stdin.readline()
+            if not secret.strip():
+                print("error: no key was given; nothing was stored (paste it at the prompt, or give it on standard "
+                      "input)", file=sys.stderr)
+                return 2
             secrets.set_key(args.provider, secret.strip())
             print(f"Stored the {args.provider} key in the keyring ({secrets.backend_name()}).")
             if secrets.is_plaintext_backend():

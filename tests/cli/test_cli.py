@@ -4,11 +4,16 @@
 from __future__ import annotations
 
 import argparse
+import contextlib
 import json
 import os
+import pty
+import select
 import shutil
+import signal
 import subprocess
 import sys
+import time
 from pathlib import Path
 
 import pytest
@@ -188,6 +193,38 @@ def test_keys_without_keyring_explain_the_fix(tmp_path: Path) -> None:
     assert result.returncode == 2
     assert "keyring is not usable" in result.stderr and "OPENAI_API_KEY" in result.stderr
     assert not any(b"sk-abc" in p.read_bytes() for p in tmp_path.rglob("*") if p.is_file())
+
+
+def test_ctrl_d_at_the_hidden_key_prompt_stores_nothing_and_says_so(tmp_path: Path) -> None:
+    """Ctrl+D at `keys set`'s hidden prompt (the person changed their mind) ended in an EOFError traceback."""
+    env = {k: v for k, v in os.environ.items() if not k.endswith("_API_KEY")}
+    env.update(NANOBOT_TRAY_HOME=str(tmp_path), PYTHON_KEYRING_BACKEND="keyring.backends.null.Keyring")
+    pid, terminal = pty.fork()
+    if pid == 0:  # the child: the command at a terminal of its own
+        os.execve(sys.executable, [sys.executable, "-m", "desktop", "keys", "set", "openai"], env)
+    shown = b""
+    try:
+        end = time.monotonic() + 30
+        while time.monotonic() < end:
+            if select.select([terminal], [], [], 0.2)[0]:
+                try:
+                    chunk = os.read(terminal, 4096)
+                except OSError:  # the command ended and closed its terminal
+                    break
+                if not chunk:
+                    break
+                shown += chunk
+                if shown.endswith(b"(input hidden): "):
+                    os.write(terminal, b"\x04")  # Ctrl+D
+        _, status = os.waitpid(pid, 0)
+    finally:
+        os.close(terminal)
+        with contextlib.suppress(ProcessLookupError, ChildProcessError):
+            os.kill(pid, signal.SIGKILL)
+            os.waitpid(pid, 0)
+    said = shown.decode()
+    assert os.waitstatus_to_exitcode(status) == 2 and "Traceback" not in said, said
+    assert "error: no key was given; nothing was stored" in said
 
 
 def test_doctor_reports_paths_and_config(tmp_path: Path, fake: FakeOpenAI) -> None:
