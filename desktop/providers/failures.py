@@ -8,6 +8,7 @@ from enum import Enum
 from typing import Any
 
 from desktop.providers.litellm_env import litellm
+from desktop.providers.lookups import names_provider
 from desktop.providers.server_models import ServerModelsError, list_server_models
 
 _QUOTA_WORDS = ("insufficient_quota", "billing", "quota exceeded", "exceeded your current quota", "credit balance")
@@ -44,6 +45,8 @@ async def classify(exc: Exception, api_base: str | None, model: str, timeout: fl
     provider = model.split("/", 1)[0] if "/" in model else "the provider"
     where = f"the model server at {server_root(api_base)}" if api_base else provider
     status = getattr(exc, "status_code", None)
+    if isinstance(exc, lm.BadRequestError) and not names_provider(model, api_base):
+        return FailureKind.MODEL, _no_provider(model, api_base)
     if is_quota(exc):
         return FailureKind.QUOTA, (f"The {provider} account is out of quota or credit, so {provider} refused the "
                                    "request. Check your plan and billing with them; retrying will not help.")
@@ -65,6 +68,15 @@ async def classify(exc: Exception, api_base: str | None, model: str, timeout: fl
         return FailureKind.OTHER, f"{where[0].upper()}{where[1:]} is limiting requests right now (HTTP 429). " \
                                   "Wait a moment, then retry."
     return FailureKind.OTHER, _plain(exc)
+
+
+def _no_provider(model: str, api_base: str | None) -> str:
+    """What to give instead of a model name litellm finds no provider in."""
+    if api_base:
+        return (f"The model name '{model}' names no provider the app knows; for an OpenAI-compatible server give it "
+                f"as openai/{model} (Settings → Model).")
+    return (f"The model name '{model}' names no provider the app knows; give provider/model, such as "
+            "openai/gpt-4o-mini or ollama/llama3 (Settings → Model).")
 
 
 def _connection_failed(exc: BaseException) -> bool:

@@ -23,6 +23,16 @@ def provider_name(model: str) -> str:
         return "openai"
 
 
+def names_provider(model: str, api_base: str | None = None) -> bool:
+    """Whether litellm can tell the provider from `model` (a known prefix, or a bare name it lists): one it
+    cannot is refused before any server is asked, in litellm's words about Huggingface endpoints."""
+    try:
+        litellm().get_llm_provider(model, api_base=api_base)
+    except Exception:
+        return False
+    return True
+
+
 async def key_needs(_emit: EventSink, *, model: str) -> dict[str, Any]:
     """The model's provider, and the environment variables litellm would take its key from that are unset here."""
     missing = litellm().validate_environment(model=model).get("missing_keys") or []

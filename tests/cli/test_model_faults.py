@@ -64,3 +64,12 @@ def test_an_empty_answer_is_an_error(tmp_path: Path, fake: FakeOpenAI) -> None:
     assert "finished without an answer" in err
     assert len(fake.requests) == 2  # tried once more first
     assert all(m.get("failed") for m in saved_answers(tmp_path))
+
+
+def test_a_model_naming_no_provider_says_what_to_give(tmp_path: Path, fake: FakeOpenAI) -> None:
+    write_config(tmp_path, model="nosuch/x", provider={"timeout": 5, "retry_delays": [0.01]})
+    result = run_main(tmp_path, "agent", "-m", "hi", "-s", "faults")
+    assert (result.returncode, result.stdout) == (1, "")
+    assert ("error: The model name 'nosuch/x' names no provider the app knows; give provider/model, such as "
+            "openai/gpt-4o-mini or ollama/llama3 (Settings → Model).") in result.stderr
+    assert "Huggingface" not in result.stderr and fake.requests == []

@@ -52,3 +52,22 @@ async def test_quota_says_so_and_is_not_retried(fake: FakeOpenAI) -> None:
     error = await failure(provider(fake.base_url, retries=3))
     assert error.kind is FailureKind.QUOTA and "out of quota or credit" in str(error)
     assert len(fake.requests) == 1
+
+
+@pytest.mark.parametrize("model", ["nosuch/x", "gpt-x"])
+async def test_a_model_name_naming_no_provider_says_what_to_give(fake: FakeOpenAI, model: str) -> None:
+    """litellm refused it with its own text (about Huggingface endpoints); the server was never asked."""
+    call = LLMProvider(Config(model=model, provider=ProviderConfig(timeout=5, retry_delays=[0.01])))
+    error = await failure(call)
+    assert str(error) == (f"The model name '{model}' names no provider the app knows; give provider/model, such as "
+                          "openai/gpt-4o-mini or ollama/llama3 (Settings → Model).")
+    assert error.kind is FailureKind.MODEL
+    assert fake.requests == []
+
+
+async def test_a_bare_model_name_for_a_server_says_to_put_openai_before_it(fake: FakeOpenAI) -> None:
+    error = await failure(LLMProvider(Config(model="my-model", api_base=fake.base_url,
+                                             provider=ProviderConfig(timeout=5))))
+    assert str(error) == ("The model name 'my-model' names no provider the app knows; for an OpenAI-compatible "
+                          "server give it as openai/my-model (Settings → Model).")
+    assert error.kind is FailureKind.MODEL and fake.requests == []
