@@ -8,6 +8,7 @@ from dataclasses import dataclass
 from typing import TYPE_CHECKING
 
 from desktop.kernel.bus import ChatSetAside, InboundMessage
+from desktop.providers import catalog
 from desktop.session.chat_model import chat_model, choose_model, chosen_model, note_model
 from desktop.session.session import Session
 
@@ -138,6 +139,12 @@ async def _model(ctx: CommandContext) -> str:
         current = chat_model(ctx.session, default)
         whose = "" if chosen_model(ctx.session) else " (the default, set in Settings)"
         return f"Model for this chat: {current or '(not configured)'}{whose}"
+    # a server at api_base names its models as it likes (and gets them as written); elsewhere litellm must
+    # tell the provider from the name, or the next turn fails in its words
+    if not ctx.loop.config.api_base and not await catalog.names_provider(name):
+        return (f"The model name '{name}' names no provider the app knows; give provider/model, such as "
+                f"openai/gpt-4o-mini or ollama/llama3. This chat still uses "
+                f"{chat_model(ctx.session, default) or '(no model configured)'}.")
     await choose_model(ctx.loop.sessions, ctx.session, name)
     await note_model(ctx.loop.sessions, ctx.session, name)  # the exchange itself is not saved: this line is
     return f"This chat now uses {name} (other chats keep theirs; new chats start with {default or 'the default'})."

@@ -6,7 +6,7 @@ import re
 from collections.abc import Collection, Iterable, Mapping
 from typing import Any
 
-from desktop.providers.helper import ask
+from desktop.providers.helper import HelperFailed, HelperGone, ask
 
 # litellm lists these under "chat" too, but nobody picks them to chat with: fine-tunes (`ft:`, usable only by
 # their owner), the code container, and speech, image, embedding and moderation models.
@@ -31,6 +31,15 @@ async def chat_models() -> dict[str, list[str]]:
     if _models is None:
         _models = await ask("chat_models")
     return _models
+
+
+async def names_provider(model: str) -> bool:
+    """Whether litellm can tell the provider of `model`, asked of the model helper (it starts it: a turn with
+    the model is likely next). True when the helper cannot say: the call itself then says what is wrong."""
+    try:
+        return bool(await ask("knows_provider", model=model))
+    except (HelperGone, HelperFailed):
+        return True
 
 
 def group(model_cost: Mapping[str, Any]) -> dict[str, list[str]]:

@@ -28,6 +28,7 @@ from desktop.voice import calls
 OPS: dict[str, Callable[..., Awaitable[Any]]] = {
     "chat": streaming.attempt,
     "key_needs": lookups.key_needs,
+    "knows_provider": lookups.knows_provider,
     "chat_models": lookups.chat_models,
     "sees_images": lookups.sees_images,
     "price_call": pricing.price_call,

@@ -33,6 +33,11 @@ def names_provider(model: str, api_base: str | None = None) -> bool:
     return True
 
 
+async def knows_provider(_emit: EventSink, *, model: str) -> bool:
+    """For `/model NAME` in a chat (desktop/providers/catalog.py): whether litellm can tell NAME's provider."""
+    return names_provider(model)
+
+
 async def key_needs(_emit: EventSink, *, model: str) -> dict[str, Any]:
     """The model's provider, and the environment variables litellm would take its key from that are unset here."""
     missing = litellm().validate_environment(model=model).get("missing_keys") or []

@@ -45,3 +45,23 @@ async def test_model_typed_in_a_chat_not_yet_saved_leaves_no_empty_chat(core: Co
     reread = await SessionStore(core.sessions.directory).load(fresh.key)
     assert chat_model(reread, "openai/test") == "openai/other"
     assert [m.get("kind", "user") for m in reread.messages if m["role"] == "user"] == ["user"]
+
+
+async def test_a_name_naming_no_provider_is_refused_in_words_and_the_chat_keeps_its_model(core: Core,
+                                                                                      fake: FakeOpenAI) -> None:
+    """It used to be taken silently, and the next turn failed in litellm's words about Huggingface endpoints."""
+    await core.settings.update(lambda config: setattr(config, "api_base", None))
+    chat = Conversation(core, chat_id="typo")
+    for name in ("nosuch/x", "gpt-x"):
+        assert (await chat.ask(f"/model {name}")).content == (
+            f"The model name '{name}' names no provider the app knows; give provider/model, such as "
+            "openai/gpt-4o-mini or ollama/llama3. This chat still uses openai/test.")
+    assert (await chat.ask("/model")).content == "Model for this chat: openai/test (the default, set in Settings)"
+    assert "This chat now uses anthropic/claude-x" in (await chat.ask("/model anthropic/claude-x")).content
+    assert fake.requests == []
+
+
+async def test_with_a_server_address_any_name_is_taken(core: Core, fake: FakeOpenAI) -> None:
+    """A server of one's own names its models as it likes; the call says if the name does not fit."""
+    chat = Conversation(core, chat_id="server")
+    assert "This chat now uses my-own-model" in (await chat.ask("/model my-own-model")).content
