@@ -441,8 +441,16 @@ def _yaml_problem(path: Path, text: str, exc: yaml.YAMLError) -> str:
 
 
 def save_config(path: Path, config: Config) -> None:
-    """Write config.yaml whole (first line: where its schema is), then the schema if it is not current."""
-    atomic_write_text(path, HEADER + yaml.safe_dump(as_dict(config), sort_keys=False, allow_unicode=True))
+    """Write config.yaml whole (first line: where its schema is), with the comments a person wrote in it kept
+    (desktop/yaml_comments.py), then the schema if it is not current."""
+    from desktop.yaml_comments import carry_comments
+
+    text = HEADER + yaml.safe_dump(as_dict(config), sort_keys=False, allow_unicode=True)
+    try:
+        old = path.read_text(encoding="utf-8", errors="replace")
+    except OSError:  # none yet, or unreadable (a folder in its place): nothing to carry
+        old = ""
+    atomic_write_text(path, carry_comments(old, text, frozenset(HEADER.splitlines())))
     write_schema(path)
 
 
