@@ -29,7 +29,7 @@ from desktop.kernel.bus import Ask, MessageKind, TurnError, TurnFinished
 from desktop.kernel.notices import Notice, OpenChat, Target, at_newest, plain_text
 from desktop.kernel.taskset import TaskSet
 from desktop.kernel.work import Source
-from desktop.reminders.jobs import Job, JobStore, render
+from desktop.reminders.jobs import Job, JobStore, as_data
 from desktop.reminders.runs import Outcome, Run, kept
 from desktop.reminders.when import day_and_time
 from desktop.scheduler.clock import Clock
@@ -388,10 +388,45 @@ class Reminders:
         await self._saves.settle(SAVE_WITHIN)
 
     async def _changed(self) -> None:
-        """Save, re-arm the timer and tell listeners. The text is made here, so saves land in order."""
-        text = render(self._as_saved())
+        """Re-arm the timer, tell listeners and save; then take in what another process saved meanwhile (a
+        command run while the app is closed: each has its own copy of the jobs). The jobs to save are taken
+        here, on the loop, one save at a time, so saves land in order and each starts from the last one's."""
+        self._tell_changed()
+        async with self._lock:
+            wrote = as_data(self._as_saved())
+            saved = await asyncio.to_thread(self.store.save, wrote)
+            if self._adopt(wrote, saved):
+                self._tell_changed()
+
+    def _tell_changed(self) -> None:
         self._rearm()
         for listener in list(self._listeners):
             listener()
-        async with self._lock:
-            await asyncio.to_thread(self.store.write, text)
+
+    def _adopt(self, wrote: dict[str, dict[str, object]], saved: list[Job]) -> bool:
+        """Take in the jobs `saved` where they differ from what this process `wrote` (another process's changes):
+        its new jobs, the ones it removed, and each field it changed, unless this process changed that field again
+        while saving. The file keeps a job whose run goes on due as it came due; this process keeps its next run
+        (a field it holds otherwise than written, so never replaced). True when anything was taken in."""
+        here = {job.id: job for job in [*self.jobs, *self._one_shots.values()]}
+        there = {job.id: job for job in saved}
+        gone = [job for job_id, job in here.items() if job_id in wrote and job_id not in there]
+        for job in gone:
+            self.jobs[:] = [kept_job for kept_job in self.jobs if kept_job is not job]
+            self._one_shots.pop(job.id, None)
+        added = [job for job_id, job in there.items() if job_id not in wrote and job_id not in here]
+        self.jobs.extend(added)
+        changed = False
+        for job_id, theirs in there.items():
+            if job_id not in wrote or job_id not in here:
+                continue
+            new = as_data([theirs])[job_id]
+            if new == wrote[job_id]:
+                continue
+            ours = here[job_id]
+            now = as_data([ours])[job_id]
+            for key, value in new.items():
+                if value != wrote[job_id][key] and now[key] == wrote[job_id][key]:
+                    setattr(ours, key, getattr(theirs, key))
+                    changed = True
+        return bool(gone or added or changed)

@@ -1,15 +1,23 @@
 """Reminder jobs and the file that keeps them across restarts (`<data>/state/cron_jobs.json`).
 
-The file is rewritten whole and atomically on every change. One that cannot be read, or holds a job that
-cannot (whose good jobs are kept), is copied aside (`cron_jobs.json.corrupt-<time>`; moved, when it cannot be
-opened at all) and reported, never silently replaced: the user's jobs may still be recoverable by hand."""
+The file is rewritten whole and atomically on every change. Each process that keeps reminders (the app, or
+without it each command: a system timer's `cron run-due`, `cron allow`, `agent`) has its own copy of them; a save
+takes a lock, reads the file again and puts only what this process changed onto what is there (`merged`), so
+what another process saved meanwhile is kept. Reading needs no lock: the file is replaced whole.
+
+One that cannot be read, or holds a job that cannot (whose good jobs are kept), is copied aside
+(`cron_jobs.json.corrupt-<time>`; moved, when it cannot be opened at all) and reported, never silently replaced:
+the user's jobs may still be recoverable by hand."""
 
 from __future__ import annotations
 
+import contextlib
+import fcntl
 import json
 import logging
 import os
 import shutil
+from collections.abc import Iterator
 from dataclasses import dataclass, field
 from datetime import UTC, datetime
 from pathlib import Path
@@ -22,6 +30,7 @@ from desktop.scheduler.schedules import At, Cron, Every, Schedule
 
 log = logging.getLogger(__name__)
 FILE_NAME = "cron_jobs.json"
+LOCK_NAME = f"{FILE_NAME}.lock"  # next to the file, in the app's state folder: saves from two processes take turns
 VERSION = 1
 
 
@@ -86,21 +95,58 @@ class JobStore:
     def __init__(self, state_dir: Path) -> None:
         self.path = state_dir / FILE_NAME
         self.problem = ""
+        self._read: dict[str, dict[str, Any]] = {}  # each job as this process last read or saved it, by id
 
     def load(self) -> list[Job]:
         """The saved jobs; a missing file is none. Blocking."""
+        jobs = self._parsed() or []
+        self._read = as_data(jobs)
+        return jobs
+
+    def save(self, jobs: dict[str, dict[str, Any]]) -> list[Job]:
+        """Save this process's jobs (`as_data`) without losing what another process saved since this one last read
+        or saved the file: under the lock, the file as it is now, with this process's changes put onto it
+        (`merged`). Returns the jobs saved, to be adopted. A file that cannot be read now is set aside as `load`
+        does, and this process's jobs are saved whole. Blocking: call through a thread."""
+        self.path.parent.mkdir(parents=True, exist_ok=True)
+        with self._locked():
+            there = self._parsed()
+            saved = [job_from_json(item) for item in
+                     merged(self._read, jobs, self._read if there is None else as_data(there))]
+            self.write(render(saved))
+        self._read = as_data(saved)
+        return saved
+
+    def write(self, text: str) -> None:
+        """Write the file's text (`render(jobs)`) as it is, over whatever is there. Blocking."""
+        atomic_write_text(self.path, text)
+
+    @contextlib.contextmanager
+    def _locked(self) -> Iterator[None]:
+        """Hold the lock that saves take, in this and every other process, until the block ends."""
+        fd = os.open(self.path.with_name(LOCK_NAME), os.O_RDWR | os.O_CREAT | os.O_CLOEXEC, 0o600)
+        try:
+            fcntl.flock(fd, fcntl.LOCK_EX)
+            yield
+        finally:
+            os.close(fd)  # releases the lock
+
+    def _parsed(self) -> list[Job] | None:
+        """The jobs in the file; None when it could not be read at all (it was set aside)."""
         try:
             raw = self.path.read_bytes()  # decoded by json.loads: bytes that are not UTF-8 are set aside below
         except FileNotFoundError:
             return []
         except OSError as exc:  # no permission (copied back as root), a folder in its place: unreadable whole
-            return self._set_aside(exc.strerror or str(exc), move=True)
+            self._set_aside(exc.strerror or str(exc), move=True)
+            return None
         try:
             items = json.loads(raw)["jobs"]
             if not isinstance(items, list):
                 raise TypeError(f"'jobs' is a {type(items).__name__}, not a list")
         except (ValueError, KeyError, TypeError, AttributeError) as exc:
-            return self._set_aside(f"{type(exc).__name__}: {exc}")
+            self._set_aside(f"{type(exc).__name__}: {exc}")
+            return None
         jobs: list[Job] = []
         bad: list[str] = []
         for number, item in enumerate(items, 1):
@@ -112,11 +158,7 @@ class JobStore:
             self._set_aside("; ".join(bad[:3]), kept=len(jobs))
         return jobs
 
-    def write(self, text: str) -> None:
-        """Write the file's text (`render(jobs)`). Blocking: call through a thread."""
-        atomic_write_text(self.path, text)
-
-    def _set_aside(self, why: str, kept: int = 0, *, move: bool = False) -> list[Job]:
+    def _set_aside(self, why: str, kept: int = 0, *, move: bool = False) -> None:
         """Copy the file aside before anything rewrites it, and say so; `kept`: the jobs that could be read.
         `move`: one that cannot be read at all is renamed aside instead (a copy would need to read it): left in
         place, the next reminder saved would replace it. When even that fails, saving fails too and says why.
@@ -142,13 +184,36 @@ class JobStore:
             self.problem = (f"the reminders file {self.path} could not be read ({why}); it was "
                             f"{'moved' if move else 'copied'} to {copy} and {rest}")
         log.warning("%s", self.problem)
-        return []
 
 
 def render(jobs: list[Job]) -> str:
     """The file's text for `jobs` (made on the caller's thread, so a later change cannot tear it)."""
     return json.dumps({"version": VERSION, "jobs": [job_to_json(j) for j in jobs]}, indent=2,
                       ensure_ascii=False) + "\n"
+
+
+def as_data(jobs: list[Job]) -> dict[str, dict[str, Any]]:
+    """Each job as the file keeps it, by id: plain data, so a later change to a job cannot change it."""
+    return {item["id"]: item for item in json.loads(render(jobs))["jobs"]}
+
+
+def merged(read: dict[str, dict[str, Any]], mine: dict[str, dict[str, Any]],
+           there: dict[str, dict[str, Any]]) -> list[dict[str, Any]]:
+    """The jobs to save: those `there` (the file now), with what this process changed since it `read` them put on:
+    the jobs it added, the ones it removed taken out, and of each it changed the fields it changed (a field
+    changed by both processes: this process's value wins; the other's changes to the job's other fields are kept).
+    A job another process removed stays removed even when this one changed it: a run that ended here must not
+    bring back a reminder deleted while it ran."""
+    jobs = dict(there)
+    for job_id, job in mine.items():
+        before = read.get(job_id)
+        if before is None:
+            jobs[job_id] = job
+        elif job != before and job_id in jobs:
+            jobs[job_id] = {**jobs[job_id], **{key: value for key, value in job.items() if value != before.get(key)}}
+    for job_id in read.keys() - mine.keys():
+        jobs.pop(job_id, None)
+    return list(jobs.values())
 
 
 def _iso(moment: datetime | None) -> str | None:

@@ -4,8 +4,13 @@ real subprocess once, the rest in-process."""
 from __future__ import annotations
 
 import json
+import os
 import re
 import shlex
+import subprocess
+import sys
+import threading
+import time
 from datetime import UTC, datetime, timedelta
 from pathlib import Path
 
@@ -245,3 +250,32 @@ def test_ctrl_c_during_run_due_stops_the_turn_and_prints_the_reminder_as_written
                    "(Stopped before the assistant answered: the reminder as it was written.)\n")
     assert [job.id for job in jobs.load()] == ["d4e5f6"]
     assert "Remind the user to call Sam" in (tmp_path / "data" / "sessions" / "desktop%3Aplans.jsonl").read_text()
+
+
+def test_what_another_command_saves_while_run_due_runs_is_kept(tmp_path: Path, jobs: JobStore,
+                                                               fake: FakeOpenAI) -> None:
+    """Without the app each command has its own copy of the jobs: a system timer's `cron run-due` still waiting for
+    the model saved its copy over what `cron allow` and a reminder made by `agent` had saved meanwhile."""
+    answer = threading.Event()
+    fake.add({"content": "Time to call Sam!", "after": answer},
+             {"tool_calls": [{"name": "cron", "arguments": {"action": "add", "message": "Water the plants",
+                                                             "every": 3600}}]},
+             {"content": "Done."})
+    env = {k: v for k, v in os.environ.items() if not k.endswith("_API_KEY")}
+    env.update(NANOBOT_TRAY_HOME=str(tmp_path), PYTHON_KEYRING_BACKEND="keyring.backends.null.Keyring")
+    due = subprocess.Popen([sys.executable, "-m", "desktop", "cron", "run-due"], env=env, text=True,
+                           stdout=subprocess.PIPE, stderr=subprocess.PIPE)
+    try:
+        deadline = time.monotonic() + 60
+        while not fake.requests and due.poll() is None and time.monotonic() < deadline:
+            time.sleep(0.05)
+        assert len(fake.requests) == 1, "run-due never asked the model"
+        assert run_main(tmp_path, "cron", "allow", "d4e5f6", "exec").returncode == 0
+        assert run_main(tmp_path, "agent", "-m", "remind me hourly to water the plants").returncode == 0
+    finally:
+        answer.set()
+        out, err = due.communicate(timeout=60)
+    assert due.returncode == 0 and "Time to call Sam!" in out, err
+    saved = {job.label: job for job in jobs.load()}
+    assert set(saved) == {"News", "Water the plants"}  # the one-shot that ran is done; the new one is kept
+    assert saved["News"].grants == {"exec": "allow"}

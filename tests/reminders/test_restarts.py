@@ -365,3 +365,28 @@ async def test_a_run_now_while_the_scheduled_run_goes_on_is_made_at_the_next_sta
     second = (await notes.wait(2))[1]
     assert "Check the oven" in second.body and len(fake.requests) == 3
     assert saved()["oven"]["next_run"] == "2026-03-28T14:00:00+00:00"  # its own hour stays as it was
+
+
+async def test_two_runs_at_once_keep_what_each_other_saved(apps: Runs) -> None:
+    """Two processes on one home (the app and a command, or two commands: each has its own copy of the jobs):
+    each save keeps what the other saved since, and takes it in; a job both changed keeps both changes."""
+    first = await run_app(apps, START)
+    await first.cron(action="add", message="Water the plants", label="plants", every=3600)
+    await first.cron(action="add", message="Summarise the news", label="news", every=7200)
+    second = App(START, apps.notes)
+    apps.append(second)
+    await second.start()
+    assert first.core is not None and second.core is not None
+    mine, theirs = first.core.get(Reminders), second.core.get(Reminders)
+    ids = {job.label: job.id for job in mine.jobs}
+    await first.cron(action="remove", id=ids["news"])
+    await first.cron(action="add", message="Read the mail", label="mail", every=3600)
+    await mine.set_grant(ids["plants"], "exec", "allow")
+    await theirs.set_paused(ids["plants"], True)  # saved over a file the first changed since the second read it
+    assert list(saved()) == ["plants", "mail"]
+    assert saved()["plants"]["paused"] is True and saved()["plants"]["grants"] == {"exec": "allow"}
+    assert [job.label for job in theirs.jobs] == ["plants", "mail"]  # taken in: its list and its timer know them
+    assert theirs.jobs[0].grants == {"exec": "allow"}
+    await mine.set_grant(ids["plants"], "exec", "deny")  # the first had not seen the pause: it takes it in
+    assert saved()["plants"]["paused"] is True and saved()["plants"]["grants"] == {"exec": "deny"}
+    assert mine.jobs[0].paused and mine.next_run() == mine.jobs[1].next_run
