@@ -117,6 +117,7 @@ ALLOWED: dict[str, str] = {
     "desktop/providers/litellm_env.py:offline_environment": _SHIPPED + " (litellm's data)",
     "desktop/reminders/jobs.py:JobStore._set_aside": _OWN,
     "desktop/reminders/jobs.py:JobStore._locked": _OWN,
+    "desktop/reminders/jobs.py:JobStore.sole_runner": _OWN,
     "desktop/reminders/jobs.py:JobStore._parsed": _OWN,
     "desktop/reminders/jobs.py:JobStore.save": _OWN,
     "desktop/cli/__init__.py:_reader_gone": "the null device (os.devnull), put where a closed output pipe was",

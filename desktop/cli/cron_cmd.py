@@ -51,7 +51,6 @@ def run(args: argparse.Namespace) -> int:
 
 
 async def _main(args: argparse.Namespace) -> int:
-    from desktop.cli.mcp_cmd import print_startup_waits
     from desktop.core import build_core
 
     core = await asyncio.to_thread(build_core)
@@ -64,6 +63,16 @@ async def _main(args: argparse.Namespace) -> int:
     if not core.config.model and core.get(Reminders).next_run() is not None:
         print(f"error: no model is configured; set `model` in {core.home.config_file}", file=sys.stderr)
         return 2
+    with core.get(Reminders).store.sole_runner() as alone:
+        if not alone:
+            print("Nothing was run: another `nanobot-tray cron run-due` is still running the jobs that were due.")
+            return 0
+        return await _run_due(args, core)
+
+
+async def _run_due(args: argparse.Namespace, core: Core) -> int:
+    from desktop.cli.mcp_cmd import print_startup_waits
+
     core.get(Scheduler).timer = None  # only this command runs jobs here: none starts behind its back
     print_startup_waits(core)
     await core.start()

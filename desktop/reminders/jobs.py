@@ -30,6 +30,7 @@ from desktop.scheduler.schedules import At, Cron, Every, Schedule
 
 log = logging.getLogger(__name__)
 FILE_NAME = "cron_jobs.json"
+RUNNING_NAME = f"{FILE_NAME}.running"  # held by the process running due jobs (`sole_runner`)
 LOCK_NAME = f"{FILE_NAME}.lock"  # next to the file, in the app's state folder: saves from two processes take turns
 VERSION = 1
 
@@ -128,6 +129,23 @@ class JobStore:
         try:
             fcntl.flock(fd, fcntl.LOCK_EX)
             yield
+        finally:
+            os.close(fd)  # releases the lock
+
+    @contextlib.contextmanager
+    def sole_runner(self) -> Iterator[bool]:
+        """Whether this process is the only one running due jobs, held until the block ends. A job whose run goes
+        on stays due in the file until it ends (so a quit does not lose it): a second `cron run-due` meanwhile (a
+        system timer's next minute while a run still waits for the model) would run it again."""
+        self.path.parent.mkdir(parents=True, exist_ok=True)
+        fd = os.open(self.path.with_name(RUNNING_NAME), os.O_RDWR | os.O_CREAT | os.O_CLOEXEC, 0o600)
+        try:
+            try:
+                fcntl.flock(fd, fcntl.LOCK_EX | fcntl.LOCK_NB)
+            except BlockingIOError:
+                yield False
+                return
+            yield True
         finally:
             os.close(fd)  # releases the lock
 

@@ -279,3 +279,28 @@ def test_what_another_command_saves_while_run_due_runs_is_kept(tmp_path: Path, j
     saved = {job.label: job for job in jobs.load()}
     assert set(saved) == {"News", "Water the plants"}  # the one-shot that ran is done; the new one is kept
     assert saved["News"].grants == {"exec": "allow"}
+
+
+def test_a_second_run_due_while_the_first_still_runs_runs_nothing_again(tmp_path: Path, jobs: JobStore,
+                                                                         fake: FakeOpenAI) -> None:
+    """A job stays due in the file until its run ends (so a quit does not lose it): a system timer's next
+    `cron run-due` while the first still waited for the model ran the same job again, a second answer to one
+    reminder."""
+    answer = threading.Event()
+    fake.add({"content": "Time to call Sam!", "after": answer})
+    env = {k: v for k, v in os.environ.items() if not k.endswith("_API_KEY")}
+    env.update(NANOBOT_TRAY_HOME=str(tmp_path), PYTHON_KEYRING_BACKEND="keyring.backends.null.Keyring")
+    first = subprocess.Popen([sys.executable, "-m", "desktop", "cron", "run-due"], env=env, text=True,
+                             stdout=subprocess.PIPE, stderr=subprocess.PIPE)
+    try:
+        deadline = time.monotonic() + 60
+        while not fake.requests and first.poll() is None and time.monotonic() < deadline:
+            time.sleep(0.05)
+        assert len(fake.requests) == 1, "run-due never asked the model"
+        second = run_main(tmp_path, "cron", "run-due")
+        assert second.returncode == 0 and "another `nanobot-tray cron run-due` is still running" in second.stdout
+    finally:
+        answer.set()
+        out, err = first.communicate(timeout=60)
+    assert first.returncode == 0 and "Time to call Sam!" in out, err
+    assert len(fake.requests) == 1
