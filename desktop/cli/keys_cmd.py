@@ -37,6 +37,10 @@ def run(args: argparse.Namespace) -> int:
                 return 2
             secrets.set_key(args.provider, secret.strip())
             print(f"Stored the {args.provider} key in the keyring ({secrets.backend_name()}).")
+            if args.provider != args.provider.lower():  # names are exact: an MCP server's keyring:NAME may be any
+                print(f"Note: model calls look for a provider's key under its name in lower case; for the "
+                      f"{args.provider.lower()} models store it with `nanobot-tray keys set {args.provider.lower()}`.",
+                      file=sys.stderr)
             if secrets.is_plaintext_backend():
                 print("Warning: this keyring backend stores keys in a plain file.", file=sys.stderr)
         elif args.keys_command == "list":

@@ -23,6 +23,7 @@ from tests.cli.in_process import run_main
 from tests.cli.interrupted import ctrl_c_during_a_model_call
 from tests.conftest import write_config
 from tests.fakeserver import FakeOpenAI, last_user_text
+from tests.memkeyring import MemoryKeyring
 
 
 def run_cli(home: Path, *args: str, stdin: str = "", path: str | None = None,
@@ -379,3 +380,12 @@ def test_ctrl_c_in_any_command_ends_it_with_130_and_no_traceback(tmp_path: Path,
     doctor = ctrl_c_during_a_model_call(tmp_path, fake, "pong", "doctor")
     assert (doctor.returncode, doctor.stderr) == (130, ""), doctor.stderr
     assert doctor.stdout.startswith("nanobot-tray ") and "reachable:" not in doctor.stdout
+
+
+def test_a_key_stored_under_a_capitalised_provider_name_says_which_name_model_calls_use(tmp_path: Path) -> None:
+    """`keys set OpenAI` stored a key no model call ever found (they look for `openai`), and said it was stored."""
+    keys = MemoryKeyring()
+    result = run_main(tmp_path, "keys", "set", "OpenAI", stdin="sk-abc\n", keys=keys)
+    assert result.returncode == 0 and "Stored the OpenAI key" in result.stdout
+    assert "`nanobot-tray keys set openai`" in result.stderr
+    assert "`nanobot-tray keys set" not in run_main(tmp_path, "keys", "set", "openai", stdin="sk-abc\n", keys=keys).stderr
