@@ -159,11 +159,13 @@ class JobStore:
             self._set_aside(exc.strerror or str(exc), move=True)
             return None
         try:
-            items = json.loads(raw)["jobs"]
-            if not isinstance(items, list):
-                raise TypeError(f"'jobs' is a {type(items).__name__}, not a list")
-        except (ValueError, KeyError, TypeError, AttributeError) as exc:
+            data = json.loads(raw)
+        except ValueError as exc:  # not JSON, or bytes that are not UTF-8: where it broke
             self._set_aside(f"{type(exc).__name__}: {exc}")
+            return None
+        items = data.get("jobs") if isinstance(data, dict) else None
+        if not isinstance(items, list):  # JSON, but not this file's: `[]`, or jobs as another type
+            self._set_aside("it is JSON but holds no list of jobs under \"jobs\"")
             return None
         jobs: list[Job] = []
         bad: list[str] = []

@@ -304,3 +304,16 @@ def test_a_second_run_due_while_the_first_still_runs_runs_nothing_again(tmp_path
         out, err = first.communicate(timeout=60)
     assert first.returncode == 0 and "Time to call Sam!" in out, err
     assert len(fake.requests) == 1
+
+
+@pytest.mark.parametrize("text", ["[]", '{"version": 1, "jobs": {"a1": {}}}'], ids=["a list", "jobs not a list"])
+def test_a_jobs_file_of_json_that_holds_no_jobs_list_says_so_in_words(tmp_path: Path, text: str) -> None:
+    """A reminders file that is JSON but not this file's (`[]`) was reported as "TypeError: list indices must be
+    integers or slices, not str"."""
+    write_config(tmp_path, model="openai/test")
+    state = tmp_path / "data" / "state"
+    state.mkdir(parents=True)
+    (state / "cron_jobs.json").write_text(text, encoding="utf-8")
+    ran = run_main(tmp_path, "cron", "list")
+    assert 'holds no list of jobs under "jobs"' in ran.stderr and "Error" not in ran.stderr, ran.stderr
+    assert [kept.read_text(encoding="utf-8") for kept in state.glob("cron_jobs.json.corrupt-*")] == [text]
