@@ -50,7 +50,6 @@ _PROGRAMS = ("whether the program file the app is about to start exists; one in 
              "where it is with links followed, before anything runs")
 ALLOWED: dict[str, str] = {
     "desktop/agent/attachments.py:_read_chosen": _CHOSEN + "; only when no link on its way enters the workspace",
-    "desktop/agent/attachments.py:_route": _CHOSEN + ": its links, followed only until one enters the workspace",
     "desktop/agent/attachments.py:problem": _CHOSEN + " (what it is, to say at once why it cannot be attached)",
     "desktop/kernel/atomic.py:_fsync_dir": _OWN,
     "desktop/settings.py:_keep_as_last_good": _OWN,

@@ -180,42 +180,11 @@ def _bring_in(source: Path, workspace: Path, session_key: str) -> tuple[bytes, s
 
 def _read_in_place(source: Path, workspace: Path) -> tuple[bytes, str | None]:
     """The file's bytes, and its path in the workspace when it lies there (None: outside it)."""
-    inside = _route(str(source.absolute()), workspace)
+    inside = access.entered(str(source.absolute()), workspace)
     if inside is not None:
         root, relpath = inside
         return access.read_bytes(root, relpath, ATTACHMENT_LIMIT), relpath
     return _read_chosen(source.absolute()), None
-
-
-def _route(path: str, workspace: Path) -> tuple[Path, str] | None:
-    """Where `path` enters the workspace, following its links one by one as the kernel would: (root, path
-    inside it) from the first step that lies in the workspace, or None when no step does. A link of the
-    person's own (~/report → the workspace) is then read through desktop.workspace.access from there, so a
-    link a sandboxed command left inside cannot lead the read back out (to ~/.ssh, say)."""
-    roots = (workspace.absolute(), workspace.resolve())
-    pending = path.split("/")
-    current = "/"
-    for _ in range(access.MAX_LINKS * 8):
-        if not pending:
-            return None
-        part = pending.pop(0)
-        if part in ("", "."):
-            continue
-        if part == "..":
-            current = os.path.dirname(current)
-            continue
-        step = os.path.join(current, part)
-        for root in roots:
-            if Path(step).is_relative_to(root):
-                parts = [*Path(step).relative_to(root).parts, *pending]
-                return root, "/".join(p for p in parts if p not in ("", "."))
-        if os.path.islink(step):
-            target = os.readlink(step)
-            current = "/" if target.startswith("/") else current
-            pending = [*target.split("/"), *pending]
-        else:
-            current = step
-    raise NotAttached("its path has too many links (a loop?)")
 
 
 def _read_chosen(path: Path) -> bytes:

@@ -99,11 +99,11 @@ def user_content(text: str, media: list[str], workspace: Path) -> str | list[dic
 def image_bytes(path: Path, workspace: Path) -> bytes | None:
     """An attached image's bytes (within the workspace when it lies there, anywhere else as the person
     chose); None when it cannot be read, so it is named instead, like any other attachment. The chat's
-    thumbnails read it the same way."""
+    thumbnails read it the same way. A path that reaches the workspace by a link of the person's own is read
+    from where it enters it, so a link a command left there is not followed out."""
     path = path.absolute()
-    root = next((r for r in (workspace, workspace.resolve()) if path.is_relative_to(r)), Path("/"))
-    relpath = path.relative_to(root).as_posix()
     try:
+        root, relpath = access.entered(str(path), workspace) or (Path("/"), path.relative_to("/").as_posix())
         return access.read_bytes(root, relpath, IMAGE_LIMIT)
     except OSError as exc:
         access.report(exc, str(path))

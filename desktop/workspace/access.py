@@ -322,6 +322,38 @@ def exists_in(dir_fd: int, name: str) -> bool:
     return True
 
 
+def entered(path: str, workspace: Path) -> tuple[Path, str] | None:
+    """Where a path the person named (an attachment) enters the workspace, following its links one by one as
+    the kernel would: (root, path inside it) from the first step that lies in the workspace, or None when no
+    step does. The person may reach the workspace by a link of their own (~/nanobot, a home folder that is
+    itself a link), which a read from "/" would follow and then follow the links a sandboxed command left
+    inside too (to ~/.ssh, say); read from the root this returns, they are confined to it. Refused for a loop."""
+    roots = (workspace.absolute(), workspace.resolve())
+    pending = path.split("/")
+    current = "/"
+    for _ in range(MAX_LINKS * 8):
+        if not pending:
+            return None
+        part = pending.pop(0)
+        if part in ("", "."):
+            continue
+        if part == "..":
+            current = os.path.dirname(current)
+            continue
+        step = os.path.join(current, part)
+        for root in roots:
+            if Path(step).is_relative_to(root):
+                parts = [*Path(step).relative_to(root).parts, *pending]
+                return root, "/".join(p for p in parts if p not in ("", "."))
+        if os.path.islink(step):
+            target = os.readlink(step)
+            current = "/" if target.startswith("/") else current
+            pending = [*target.split("/"), *pending]
+        else:
+            current = step
+    raise Refused("its path has too many links (a loop?)")
+
+
 COPY_DEPTH = 100  # folders within folders a copy goes down: a deeper chain is a command's doing, not a person's
 
 

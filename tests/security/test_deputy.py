@@ -29,8 +29,10 @@ session or anything else in the app's data folder."""
 from __future__ import annotations
 
 import asyncio
+import base64
 import json
 import os
+import re
 import shutil
 import sys
 from collections.abc import Awaitable, Callable
@@ -39,8 +41,10 @@ from pathlib import Path
 import pytest
 import pytest_asyncio
 
+from desktop.agent.context import image_bytes
 from desktop.approvals import Answer, ApprovalRequest, Approvals
 from desktop.approvals.settings import ApprovalsConfig
+from desktop.chats import ChatExport
 from desktop.heartbeat import Heartbeat
 from desktop.kernel.bus import ToolFinished, TurnFinished
 from desktop.mcp import McpServers
@@ -55,7 +59,7 @@ from desktop.voice.reading import Phase
 from desktop.voice.settings import VoiceConfig
 from desktop.workspace import access
 from desktop.workspace.layout import ensure_workspace
-from tests.security.harness import CONTAINED, REFUSED, Lab, fill
+from tests.security.harness import CONTAINED, FILE_SECRET, REFUSED, Lab, fill
 
 pytestmark = pytest.mark.asyncio(loop_scope="module")
 
@@ -377,6 +381,39 @@ async def test_links_out_of_the_workspace_are_refused_by_every_reader(lab: Lab, 
         return bool(changed) or big or hard
 
     assert await run_case(lab, command, readers, LINKED, expected == REFUSED, laid) == expected
+
+
+PICTURE_LINKS = {"absolute": "ln -sf {key} chart.png", "relative": "ln -sf ../../user/.ssh/id_rsa chart.png"}
+
+
+@pytest.mark.parametrize("way_in", ["a link of theirs to the workspace", "a link of theirs to a folder above it"])
+@pytest.mark.parametrize("planted", PICTURE_LINKS.values(), ids=PICTURE_LINKS.keys())
+async def test_a_picture_attached_by_a_path_through_the_persons_own_link_stays_in_the_workspace(
+        lab: Lab, planted: str, way_in: str, tmp_path: Path) -> None:
+    """The person reaches the workspace by a link of their own (~/nanobot, or a home folder that is itself a link,
+    as file dialogs keep it), and attaches chart.png there, which a command made a link to their key: the model,
+    the chat's thumbnail and an exported page get no byte of the key, and the picture is named instead."""
+    via = tmp_path / "via"
+    via.symlink_to(lab.workspace if way_in.endswith("workspace") else lab.workspace.parent)
+    picture = via / ("" if way_in.endswith("workspace") else lab.workspace.name) / "chart.png"
+    key = f"cli:pictures-{len(lab.fake.requests)}"  # a chat of its own: the export shows this message only
+    start = len(lab.fake.requests)
+    try:
+        await plant(lab, planted)
+        assert (lab.workspace / "chart.png").is_symlink()
+        lab.fake.add({"content": "A chart."})
+        assert isinstance(await lab.core.loop.ask(key, "what is in this chart?", media=[str(picture)]),
+                          TurnFinished)
+        sent = json.dumps(lab.fake.requests[start:])
+        page = await lab.core.get(ChatExport).export(key, "html")
+        thumbnail = image_bytes(picture, lab.workspace)
+    finally:
+        reset(lab)
+    shown = [base64.b64decode(data) for data in re.findall(r"base64,([A-Za-z0-9+/=]+)", sent + page)]
+    assert not [data for data in shown if FILE_SECRET.encode() in data], "the key went out as a picture"
+    assert thumbnail is None
+    assert str(picture) in sent, "the picture that could not be sent was not named"
+    assert "Attached: chart.png (not included)" in page
 
 
 # -- programs the app starts -----------------------------------------------------------------------------------
