@@ -76,6 +76,7 @@ def _html(title: str, rows: list[ChatRow], workspace: Path) -> str:
     from markdown_it import MarkdownIt  # here: 2 MB of the app's start for an export that is seldom made
 
     markdown = MarkdownIt("commonmark", {"html": False}).enable("table")
+    markdown.add_render_rule("image", _picture)
     render: Callable[[str], str] = markdown.render
     parts = []
     for row in rows:
@@ -96,6 +97,17 @@ def _html(title: str, rows: list[ChatRow], workspace: Path) -> str:
             f'<meta http-equiv="Content-Security-Policy" content="default-src \'none\'; img-src data:; '
             f'style-src \'unsafe-inline\'"><style>{_STYLE}</style></head>\n<body><h1>{name}</h1>\n'
             + "\n".join(parts) + "\n</body></html>\n")
+
+
+def _picture(renderer: Any, tokens: Any, idx: int, options: Any, env: Any) -> str:
+    """A picture a message names (`![chart](/home/you/Pictures/x.png)`) as its words, unless the message holds it
+    (a data: URL). A browser would not load the file (the page allows data: pictures only), but the PDF is this
+    page laid out by Qt, which heeds no such rule: an answer, the model's words, could put a file of the person's
+    into the PDF, or name a pipe and freeze the app."""
+    token = tokens[idx]
+    if str(token.attrGet("src") or "").startswith("data:"):
+        return str(renderer.image(tokens, idx, options, env))
+    return html.escape(renderer.renderInlineAsText(token.children, options, env))
 
 
 def _attached(path: str, name: str) -> str:

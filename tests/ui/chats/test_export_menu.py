@@ -15,7 +15,8 @@ from desktop.session.session import Session
 from desktop.ui.bridge import CoreBridge
 from desktop.ui.chat.window import ChatWindow
 from desktop.ui.chats.export_menu import ExportMenu
-from tests.chats.conftest import KEY, a_chat
+from tests.chats.conftest import KEY, PNG, a_chat
+from tests.pipes import watched_pipe
 from tests.ui.conftest import until
 
 
@@ -102,6 +103,27 @@ async def test_export_menu_writes_the_chat_shown(bridge: CoreBridge, qtbot: Any,
         assert b"<strong>two</strong>" in data and b"data:image/png;base64," in data
     else:
         assert data.startswith(b"%PDF") and data.rstrip().endswith(b"%%EOF") and len(data) > 1000
+
+
+async def test_a_pdf_shows_no_picture_an_answer_names_by_path(bridge: CoreBridge, qtbot: Any, tmp_path: Path) -> None:
+    """An answer is the model's words, which web pages and workspace files steer. A picture it named by path
+    (![chart](/home/you/Pictures/private.png), a named pipe) was read when the PDF was laid out: the picture went
+    into the PDF, and a pipe froze the app for good. The HTML page never loads them (its pictures are data: URLs);
+    now neither page names them, and the picture the person attached is still in the PDF."""
+    private = tmp_path / "private.png"
+    private.write_bytes(PNG)
+    named = Session("desktop:named", [{"role": "user", "content": "Show me the chart"}])
+    menu = await shown_with_a_chat(bridge, qtbot, tmp_path)
+    with watched_pipe(tmp_path / "pipe") as opened:
+        named.messages.append({"role": "assistant", "content": f"![chart]({private}) and ![more]({tmp_path / 'pipe'})"})
+        await bridge.core.sessions.rewrite(named)
+        await menu.export_to("pdf", tmp_path / "named.pdf", named.key)
+        await menu.export_to("pdf", tmp_path / "attached.pdf", KEY)
+    assert not opened, "the pipe an answer named was opened"
+    assert b"/Subtype /Image" not in (tmp_path / "named.pdf").read_bytes(), "a picture named by an answer is in it"
+    assert b"/Subtype /Image" in (tmp_path / "attached.pdf").read_bytes()  # the photo the person attached
+    page = await bridge.core.get(ChatExport).export(named.key, "html")
+    assert "<img" not in page and "<p>chart and more</p>" in page
 
 
 @pytest.mark.parametrize("fmt", ["md", "pdf"])
