@@ -4,6 +4,7 @@ so the sentences can be read and changed in one place, without the looks and the
 
 from __future__ import annotations
 
+import re
 from collections import Counter
 from dataclasses import dataclass
 from pathlib import Path
@@ -40,8 +41,13 @@ def _megabytes(size: int) -> str:
 
 def _named(path: str) -> str:
     """A workspace path as the chat says it. A name that is not UTF-8 (a sandboxed command can make one) shows U+FFFD
-    where its bytes were: the chat's file cannot hold it as it is (the journal keeps it exactly)."""
-    return f"`{well_formed(path)}`"
+    where its bytes were: the chat's file cannot hold it as it is (the journal keeps it exactly). Fenced by more
+    backticks than any run in it: a name's own backtick would end the code and make the rest Markdown, where a
+    picture it spells is a file read as the strip shows the message."""
+    shown = well_formed(path)
+    fence = "`" * (max(map(len, re.findall("`+", shown)), default=0) + 1)
+    pad = " " if shown.startswith("`") or shown.endswith("`") else ""
+    return f"{fence}{pad}{shown}{pad}{fence}"
 
 
 def path_list(paths: list[str]) -> str:

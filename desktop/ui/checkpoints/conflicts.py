@@ -8,6 +8,7 @@ from __future__ import annotations
 
 from collections.abc import Callable
 
+from PySide6.QtCore import Qt
 from PySide6.QtWidgets import QFrame, QHBoxLayout, QLabel, QPushButton, QVBoxLayout
 
 from desktop.checkpoints.service import REST, Choice
@@ -39,6 +40,7 @@ class ConflictChoice(QFrame):
         self.listed = [QLabel(f"{c.path}  ·  {WHY[c.memory]}") for c in conflicts]
         for line in self.listed:
             line.setObjectName("conflictWhy")
+            line.setTextFormat(Qt.TextFormat.PlainText)  # a command chose the name: never markup that loads a file
             layout.addWidget(line)
         self.rest = QPushButton("Undo the rest")
         self.rest.setToolTip("Put back the turn's other files and leave these as they are now")

@@ -136,6 +136,7 @@ class FileEntry(QWidget):
         self.unfolded = False
         self.note = QLabel("Reading the kept copies…")  # until the diff comes, then why there is none, if so
         self.note.setObjectName("changesDiffNote")
+        self.note.setTextFormat(Qt.TextFormat.PlainText)  # a link's text is a command's: never markup that loads
         self.note.setWordWrap(True)
         self.note.hide()
         self.diff: DiffBox | None = None

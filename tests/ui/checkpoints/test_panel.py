@@ -16,6 +16,7 @@ from desktop.ui.bridge import CoreBridge
 from desktop.ui.chat.window import ChatWindow
 from desktop.ui.checkpoints.panel import ChangesPanel, TurnRow
 from tests.fakeserver import FakeOpenAI, last_user_text
+from tests.pipes import watched_pipe
 from tests.ui.conftest import until
 
 TURN = 90  # seconds: the first model call imports litellm, slow on a loaded machine
@@ -232,6 +233,37 @@ async def test_undo_anyway_overwrites_only_what_was_listed_and_keeps_a_copy(brid
     assert str(kept) in row.outcome.text() and row.outcome.property("stopped") is False
     if SHOTS:
         panel_of(window).grab().save(str(Path(SHOTS) / "checkpoints-anyway.png"))
+
+
+async def test_names_and_link_texts_a_command_chose_are_shown_as_words_not_as_markup(
+        bridge: CoreBridge, fake: FakeOpenAI, qtbot: Any, tmp_path: Path) -> None:
+    """A sandboxed command chooses the workspace's names and its links' texts: folders nested to spell an HTML
+    picture (<img src="/home/you/..."> is three folders), a Markdown one after a backtick, a link whose text is a
+    picture. The strip showed them in labels that read such words as markup, and Qt read the file the picture
+    named as the label was laid out, outside the workspace: a named pipe froze the app for good. A file's note,
+    the files that stop an undo and what an undo did now show them as the words they are."""
+    window = await window_with_panel(bridge, qtbot)
+    ws = bridge.core.workspace
+    with watched_pipe(tmp_path / "pipe") as opened:
+        html_folder, md_folder = f'<img src="{tmp_path}/pipe">', f"a`![x]({tmp_path}/pipe)`b"
+        row = await changing_turn(bridge, window, fake, (
+            f"mkdir -p '{html_folder}' '{md_folder}' && echo one > '{html_folder}/plan.md' && "
+            f"echo two > '{md_folder}/notes.md' && ln -s '<img src=\"{tmp_path}/pipe\">' pic"))
+        qtbot.mouseClick(row.toggle, Qt.MouseButton.LeftButton)
+        link = next(e for e in row.entries if e.change.path == "pic")
+        qtbot.mouseClick(link.button, Qt.MouseButton.LeftButton)
+        await until(lambda: link.note.text() == f'nothing → a link to <img src="{tmp_path}/pipe">', timeout=TURN)
+        (ws / html_folder / "plan.md").write_text("mine\n")  # edited since: the undo asks, naming it
+        qtbot.mouseClick(row.undo_button, Qt.MouseButton.LeftButton)
+        await until(lambda: row.choice is not None, timeout=TURN, message="the choice")
+        assert row.choice is not None
+        assert [line.text() for line in row.choice.listed] == [f"{html_folder}/plan.md  ·  changed since this turn"]
+        window.grab()  # laid out and painted
+        qtbot.mouseClick(row.choice.rest, Qt.MouseButton.LeftButton)
+        await until(lambda: row.outcome.isVisible(), timeout=TURN)
+        window.grab()
+        await until(lambda: not (ws / md_folder / "notes.md").exists(), timeout=TURN)
+    assert not opened, "a label read the pipe a name in the workspace pointed at"
 
 
 async def test_lowering_the_cap_in_settings_says_undo_is_off_in_the_chat(bridge: CoreBridge, fake: FakeOpenAI,
