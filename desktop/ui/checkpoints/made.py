@@ -76,6 +76,7 @@ class MadeSide(QFrame):
         self.folder_button = QPushButton("Show in folder")
         self.attach_button = QPushButton("Attach to my next message")
         self.refused = QLabel()  # why Open is off for this file
+        self.refused.setTextFormat(Qt.TextFormat.PlainText)  # it names a file a command made: never markup
         self.refused.setObjectName("madeRefused")
         self.refused.setWordWrap(True)
         self.refused.hide()

@@ -189,6 +189,7 @@ class ChangesPanel(ChatPanel):
         self._layout.setSpacing(2)
         self._layout.addWidget(heading)
         self.paused = QLabel(checkpoints.paused)
+        self.paused.setTextFormat(Qt.TextFormat.PlainText)  # it may name a folder a command made: never markup
         self.paused.setObjectName("changesPaused")
         self.paused.setWordWrap(True)
         self._layout.addWidget(self.paused)

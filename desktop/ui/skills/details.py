@@ -120,6 +120,9 @@ class SkillDetails(QWidget):
         self.emoji.setAlignment(Qt.AlignmentFlag.AlignCenter)
         self.title = QLabel()
         title_font = QFont(self.font())
+        # A workspace skill's name and description are a sandboxed command's to write: as markup, a picture they
+        # spell (<img src="...">) would be a file Qt reads as the skill is shown, and a named pipe would freeze it
+        self.title.setTextFormat(Qt.TextFormat.PlainText)
         title_font.setPointSizeF(self.font().pointSizeF() * 1.45)
         title_font.setBold(True)
         self.title.setFont(title_font)
@@ -131,6 +134,7 @@ class SkillDetails(QWidget):
                                     "(saved as skills.disabled in config.yaml); applies from the next message.")
         self.enabled_box.clicked.connect(self.enable_clicked)
         self.description = QLabel()
+        self.description.setTextFormat(Qt.TextFormat.PlainText)  # a command's words, as the title
         self.description.setWordWrap(True)
         self.description.setTextInteractionFlags(Qt.TextInteractionFlag.TextSelectableByMouse)
         self.facts = QLabel()

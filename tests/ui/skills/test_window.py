@@ -22,6 +22,7 @@ from desktop.ui.bridge import CoreBridge
 from desktop.ui.skills.dialogs import NameDialog
 from desktop.ui.skills.model import pills
 from desktop.ui.skills.window import SkillsWindow
+from tests.pipes import watched_pipe
 from tests.ui.conftest import Opener, until
 
 
@@ -426,3 +427,21 @@ async def test_uninstall_moves_a_workspace_skill_to_the_trash_only_when_confirme
     window.select("weather", "builtin")
     assert window.details.uninstall_button.isHidden()  # built-in skills cannot be uninstalled
     assert not await window.uninstall()
+
+
+async def test_a_skills_name_and_description_a_command_wrote_show_as_words_and_load_no_file(
+        window: SkillsWindow, tmp_path: Path) -> None:
+    """A skill in the workspace is a sandboxed command's to write: a description (or a title) spelling
+    <img src="..."> was read as markup by its label, and Qt read the file it named as the skill was shown; a named
+    pipe there froze the app."""
+    with watched_pipe(tmp_path / "pipe") as opened:
+        picture = f'<img src="{tmp_path / "pipe"}">'
+        folder = window.bridge.core.workspace / "skills" / "pictured"
+        write_skill(folder, "pictured", f"'{picture} Use when testing.'")
+        await window.refresh()
+        assert window.select("pictured", "workspace")
+        details = window.details
+        await until(lambda: picture in details.description.text(), message="the skill to be shown")
+        details.grab()  # laid out and painted, as on screen
+        assert details.description.text().startswith(picture)
+    assert opened == []
