@@ -3,6 +3,7 @@ real subprocess once, the rest in-process."""
 
 from __future__ import annotations
 
+import contextlib
 import json
 import os
 import re
@@ -11,6 +12,7 @@ import subprocess
 import sys
 import threading
 import time
+from collections.abc import Iterator
 from datetime import UTC, datetime, timedelta
 from pathlib import Path
 
@@ -252,6 +254,28 @@ def test_ctrl_c_during_run_due_stops_the_turn_and_prints_the_reminder_as_written
     assert "Remind the user to call Sam" in (tmp_path / "data" / "sessions" / "desktop%3Aplans.jsonl").read_text()
 
 
+@contextlib.contextmanager
+def run_due_waiting(home: Path, fake: FakeOpenAI, answer: threading.Event) -> Iterator[list[str]]:
+    """`cron run-due` in a process of its own, as a system timer starts it, held at its first model call (the
+    scripted server answers once `answer` is set, at the latest as the block ends); yields a list that then holds
+    its standard output and error."""
+    env = {k: v for k, v in os.environ.items() if not k.endswith("_API_KEY")}
+    env.update(NANOBOT_TRAY_HOME=str(home), PYTHON_KEYRING_BACKEND="keyring.backends.null.Keyring")
+    due = subprocess.Popen([sys.executable, "-m", "desktop", "cron", "run-due"], env=env, text=True,
+                           stdout=subprocess.PIPE, stderr=subprocess.PIPE)
+    printed: list[str] = []
+    try:
+        deadline = time.monotonic() + 60
+        while not fake.requests and due.poll() is None and time.monotonic() < deadline:
+            time.sleep(0.05)
+        assert len(fake.requests) == 1, "run-due never asked the model"
+        yield printed
+    finally:
+        answer.set()
+        printed.extend(due.communicate(timeout=60))
+    assert due.returncode == 0, printed
+
+
 def test_what_another_command_saves_while_run_due_runs_is_kept(tmp_path: Path, jobs: JobStore,
                                                                fake: FakeOpenAI) -> None:
     """Without the app each command has its own copy of the jobs: a system timer's `cron run-due` still waiting for
@@ -261,21 +285,10 @@ def test_what_another_command_saves_while_run_due_runs_is_kept(tmp_path: Path, j
              {"tool_calls": [{"name": "cron", "arguments": {"action": "add", "message": "Water the plants",
                                                              "every": 3600}}]},
              {"content": "Done."})
-    env = {k: v for k, v in os.environ.items() if not k.endswith("_API_KEY")}
-    env.update(NANOBOT_TRAY_HOME=str(tmp_path), PYTHON_KEYRING_BACKEND="keyring.backends.null.Keyring")
-    due = subprocess.Popen([sys.executable, "-m", "desktop", "cron", "run-due"], env=env, text=True,
-                           stdout=subprocess.PIPE, stderr=subprocess.PIPE)
-    try:
-        deadline = time.monotonic() + 60
-        while not fake.requests and due.poll() is None and time.monotonic() < deadline:
-            time.sleep(0.05)
-        assert len(fake.requests) == 1, "run-due never asked the model"
+    with run_due_waiting(tmp_path, fake, answer) as printed:
         assert run_main(tmp_path, "cron", "allow", "d4e5f6", "exec").returncode == 0
         assert run_main(tmp_path, "agent", "-m", "remind me hourly to water the plants").returncode == 0
-    finally:
-        answer.set()
-        out, err = due.communicate(timeout=60)
-    assert due.returncode == 0 and "Time to call Sam!" in out, err
+    assert "Time to call Sam!" in printed[0]
     saved = {job.label: job for job in jobs.load()}
     assert set(saved) == {"News", "Water the plants"}  # the one-shot that ran is done; the new one is kept
     assert saved["News"].grants == {"exec": "allow"}
@@ -288,21 +301,10 @@ def test_a_second_run_due_while_the_first_still_runs_runs_nothing_again(tmp_path
     reminder."""
     answer = threading.Event()
     fake.add({"content": "Time to call Sam!", "after": answer})
-    env = {k: v for k, v in os.environ.items() if not k.endswith("_API_KEY")}
-    env.update(NANOBOT_TRAY_HOME=str(tmp_path), PYTHON_KEYRING_BACKEND="keyring.backends.null.Keyring")
-    first = subprocess.Popen([sys.executable, "-m", "desktop", "cron", "run-due"], env=env, text=True,
-                             stdout=subprocess.PIPE, stderr=subprocess.PIPE)
-    try:
-        deadline = time.monotonic() + 60
-        while not fake.requests and first.poll() is None and time.monotonic() < deadline:
-            time.sleep(0.05)
-        assert len(fake.requests) == 1, "run-due never asked the model"
+    with run_due_waiting(tmp_path, fake, answer) as printed:
         second = run_main(tmp_path, "cron", "run-due")
         assert second.returncode == 0 and "another `nanobot-tray cron run-due` is still running" in second.stdout
-    finally:
-        answer.set()
-        out, err = first.communicate(timeout=60)
-    assert first.returncode == 0 and "Time to call Sam!" in out, err
+    assert "Time to call Sam!" in printed[0]
     assert len(fake.requests) == 1
 
 
