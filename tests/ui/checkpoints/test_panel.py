@@ -276,8 +276,7 @@ async def test_lowering_the_cap_in_settings_says_undo_is_off_in_the_chat(bridge:
     (bridge.core.workspace / "big.bin").write_bytes(os.urandom(3 * 2**20))
     settings = SettingsWindow(bridge, [("Checkpoints", "", _settings_group)])
     qtbot.addWidget(settings)
-    settings.show()
-    await settings.reload()
+    await settings.reload()  # not shown: showing reads config.yaml too, and a read landing after setValue undid it
     limit = settings.field("checkpoints.max_workspace_mb")
     assert limit.value() == 1024 and limit.suffix() == " MB"
     limit.setValue(2)
