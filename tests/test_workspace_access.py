@@ -115,7 +115,7 @@ ALLOWED: dict[str, str] = {
     "desktop/providers/litellm_env.py:_defer_claude_tokenizer.read_on_first_use": _SHIPPED + " (litellm's data)",
     "desktop/providers/litellm_env.py:offline_environment": _SHIPPED + " (litellm's data)",
     "desktop/reminders/jobs.py:JobStore._set_aside": _OWN,
-    "desktop/reminders/jobs.py:JobStore._locked": _OWN,
+    "desktop/reminders/jobs.py:_flocked": _OWN,
     "desktop/reminders/jobs.py:JobStore.sole_runner": _OWN,
     "desktop/reminders/jobs.py:JobStore._parsed": _OWN,
     "desktop/reminders/jobs.py:JobStore.save": _OWN,

@@ -110,7 +110,7 @@ class JobStore:
         (`merged`). Returns the jobs saved, to be adopted. A file that cannot be read now is set aside as `load`
         does, and this process's jobs are saved whole. Blocking: call through a thread."""
         self.path.parent.mkdir(parents=True, exist_ok=True)
-        with self._locked():
+        with _flocked(self.path.with_name(LOCK_NAME), wait=True):  # saves in every process take turns
             there = self._parsed()
             saved = [job_from_json(item) for item in
                      merged(self._read, jobs, self._read if there is None else as_data(there))]
@@ -123,31 +123,13 @@ class JobStore:
         atomic_write_text(self.path, text)
 
     @contextlib.contextmanager
-    def _locked(self) -> Iterator[None]:
-        """Hold the lock that saves take, in this and every other process, until the block ends."""
-        fd = os.open(self.path.with_name(LOCK_NAME), os.O_RDWR | os.O_CREAT | os.O_CLOEXEC, 0o600)
-        try:
-            fcntl.flock(fd, fcntl.LOCK_EX)
-            yield
-        finally:
-            os.close(fd)  # releases the lock
-
-    @contextlib.contextmanager
     def sole_runner(self) -> Iterator[bool]:
         """Whether this process is the only one running due jobs, held until the block ends. A job whose run goes
         on stays due in the file until it ends (so a quit does not lose it): a second `cron run-due` meanwhile (a
         system timer's next minute while a run still waits for the model) would run it again."""
         self.path.parent.mkdir(parents=True, exist_ok=True)
-        fd = os.open(self.path.with_name(RUNNING_NAME), os.O_RDWR | os.O_CREAT | os.O_CLOEXEC, 0o600)
-        try:
-            try:
-                fcntl.flock(fd, fcntl.LOCK_EX | fcntl.LOCK_NB)
-            except BlockingIOError:
-                yield False
-                return
-            yield True
-        finally:
-            os.close(fd)  # releases the lock
+        with _flocked(self.path.with_name(RUNNING_NAME), wait=False) as alone:
+            yield alone
 
     def _parsed(self) -> list[Job] | None:
         """The jobs in the file; None when it could not be read at all (it was set aside)."""
@@ -249,3 +231,20 @@ def _time(text: Any) -> datetime:
 
 def _maybe_time(text: Any) -> datetime | None:
     return None if text is None else _time(text)
+
+
+@contextlib.contextmanager
+def _flocked(path: Path, *, wait: bool) -> Iterator[bool]:
+    """An exclusive lock on `path` (made if missing) shared with every process, held until the block ends: True
+    once taken; without `wait`, False at once when another process holds it. Closing the file releases it, so a
+    process that dies holds nothing."""
+    fd = os.open(path, os.O_RDWR | os.O_CREAT | os.O_CLOEXEC, 0o600)
+    try:
+        try:
+            fcntl.flock(fd, fcntl.LOCK_EX if wait else fcntl.LOCK_EX | fcntl.LOCK_NB)
+        except BlockingIOError:
+            yield False
+            return
+        yield True
+    finally:
+        os.close(fd)
