@@ -6,7 +6,8 @@ Figures (issue 11; reported, not asserted):
   loopback scripted model: medians, their ratio and the difference per call
   core start with 0 vs 3 configured stdio servers (start must not wait for them: ratio ~1), each run in a
   fresh process so the MCP SDK import counts; then start → all 3 connected, and the event loop's worst
-  stall in the first 5 s with and without servers (what the tray would feel)
+  stall in the first 5 s with and without servers, garbage collected as the app does (what the tray would
+  feel), and the app's next collection of young objects once they are connected (issue 26: ≤ 16 ms)
   a turn asked the moment the core has started, with 3 stdio servers vs none: the extra time it waits for
   them to connect (issue 23's target: < 1.5 s on 2 cores), and how many MCP tools it was offered
 --json prints, as the last line, {"figures": [{"figure", "target", "ours", "nanobot"}]} for run_all.py.
@@ -16,6 +17,7 @@ from __future__ import annotations
 
 import argparse
 import asyncio
+import gc
 import json
 import os
 import statistics
@@ -92,6 +94,12 @@ async def per_call(turns: int) -> dict[str, float]:
 
 # ----- start-up (one run per process)
 async def one_start(count: int) -> dict[str, float]:
+    """Collected as the app does (desktop/ui/collector.py: automatic collection off, the GUI thread collects the
+    young generation when it has grown), so a stall counts what the app's window would wait for; `collect` is that
+    collection once the servers have connected."""
+    gc.collect()
+    gc.freeze()  # what start-up made: the app's collector freezes it once the agent is ready
+    gc.disable()
     stalls: list[float] = []
 
     async def probe() -> None:
@@ -112,10 +120,14 @@ async def one_start(count: int) -> dict[str, float]:
                         and all(s.state == "connected" for s in core.get(McpServers).servers.values()))
             connected = time.perf_counter() - begun
             await asyncio.sleep(max(0.0, WINDOW - connected))
+            collecting = time.perf_counter()
+            gc.collect(1)
+            collect = time.perf_counter() - collecting
         finally:
             prober.cancel()
             await core.close()
-    return {"ready": ready * 1000, "connected": connected * 1000, "stall": max(stalls, default=0.0) * 1000}
+    return {"ready": ready * 1000, "connected": connected * 1000, "stall": max(stalls, default=0.0) * 1000,
+            "collect": collect * 1000}
 
 
 async def one_first_turn(count: int) -> dict[str, float]:
@@ -177,7 +189,9 @@ def main() -> None:
     print(f"  core ready, 3 stdio MCP servers:  {ready3:6.1f} ms   ({ready3 / ready0:.2f}x; target: unchanged)")
     print(f"  start -> all 3 servers connected: {median(three, 'connected'):6.0f} ms")
     print(f"  worst event-loop stall in the first {WINDOW:g} s: {median(three, 'stall'):5.1f} ms with 3 servers, "
-          f"{median(none, 'stall'):.1f} ms with none")
+          f"{median(none, 'stall'):.1f} ms with none (garbage collected as the app does)")
+    print(f"  then the app's collection of the young objects: {median(three, 'collect'):5.1f} ms with 3 servers, "
+          f"{median(none, 'collect'):.1f} ms with none (target: <= 16 ms, a frame)")
     first0 = start_runs(0, args.runs, "--first-turn-child")
     first3 = start_runs(3, args.runs, "--first-turn-child")
     turn0, turn3 = median(first0, "turn"), median(first3, "turn")
@@ -196,8 +210,10 @@ def main() -> None:
             ("core ready, 3 stdio MCP servers", "unchanged (servers connect after)",
              f"{ready3:.1f} ms ({ready3 / ready0:.2f}x)"),
             ("start -> 3 stdio MCP servers connected", None, f"{median(three, 'connected'):.0f} ms"),
-            (f"worst event-loop stall in the first {WINDOW:g} s, 3 vs 0 MCP servers", None,
+            (f"worst event-loop stall in the first {WINDOW:g} s, 3 vs 0 MCP servers (collected as the app does)", None,
              f"{median(three, 'stall'):.1f} ms vs {median(none, 'stall'):.1f} ms"),
+            ("the app's next collection of young objects once 3 MCP servers connected, vs none", "≤ 16 ms",
+             f"{median(three, 'collect'):.1f} ms vs {median(none, 'collect'):.1f} ms"),
             ("first turn's extra wait, 3 stdio MCP servers vs none", "< 1500 ms", f"{extra:.0f} ms"),
         ]
         print(json.dumps({"figures": [{"figure": f, "target": t, "ours": o, "nanobot": None}
