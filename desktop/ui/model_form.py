@@ -165,25 +165,32 @@ class ModelForm(QWidget):
 
     def problem(self) -> str | None:
         """What must be fixed before these values can be saved."""
-        if self.custom_server and not self.api_base.text().strip():
-            return "Type the server's address first (its base URL, e.g. http://gpu-box:8000/v1)."
-        return address_problem(self.api_base.text()) or self._name_problem()
+        found = self.problem_at()
+        return found[0] if found else None
 
-    def _name_problem(self) -> str | None:
+    def problem_at(self) -> tuple[str, QWidget] | None:
+        """What must be fixed before these values can be saved, and the field to fix it in."""
+        if self.custom_server and not self.api_base.text().strip():
+            return "Type the server's address first (its base URL, e.g. http://gpu-box:8000/v1).", self.api_base
+        wrong_address = address_problem(self.api_base.text())
+        return (wrong_address, self.api_base) if wrong_address else self._name_problem()
+
+    def _name_problem(self) -> tuple[str, QWidget] | None:
         """A provider or model name with a space or a line break inside (often pasted with its surroundings) is
         refused by every provider, and only at the first chat, with an error that does not say why. A name the
         server at the address lists itself is taken as it is: that server answers to it."""
         provider, name = self.provider.currentText().strip(), self.model.currentText().strip()
         if name in (self._server_models or []):
             return None
-        for what, text, example in (("provider", provider, "openai"), ("model name", name, "gpt-4o-mini")):
+        for what, text, example, field in (("provider", provider, "openai", self.provider),
+                                           ("model name", name, "gpt-4o-mini", self.model)):
             blank = next((c for c in text if c.isspace() or not c.isprintable()), None)
             if blank is not None:
                 shown = "".join(c if c.isprintable() else "⏎" for c in text)
                 kind = ("a line break" if blank in "\r\n\u2028\u2029" else "a space" if blank.isspace()
                         else "an invisible character")
                 return (f"The {what} “{shown}” has {kind} in it, which no provider accepts. Type it as the "
-                        f"provider spells it (e.g. {example}), or pick it from the list.")
+                        f"provider spells it (e.g. {example}), or pick it from the list."), field
         return None
 
     def model_name(self) -> str:

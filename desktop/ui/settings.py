@@ -26,6 +26,7 @@ import asyncio
 import copy
 import math
 from collections.abc import Callable, Sequence
+from dataclasses import dataclass
 from pathlib import Path
 from typing import Any, Protocol, runtime_checkable
 
@@ -85,6 +86,7 @@ STALE = ("config.yaml changed since you opened Settings. Save writes only what y
          "the other values shown here may be older than the file's. Close and discard your changes to see the "
          "file's settings.")
 NETWORK = "tools.exec.network"
+LONGEST_ANSWER = "The longest answer must be shorter than the context window."
 DESKTOP_KEYS = "hotkeys."  # the desktop context's keys (and dictation's), each typed as a line of text
 HOST_NETWORK_QUESTION = (
     "Commands the assistant runs would share this computer's network. They could then reach the services "
@@ -92,6 +94,15 @@ HOST_NETWORK_QUESTION = (
     "local network and its router, cloud metadata addresses, and the desktop's X server and D-Bus sockets, "
     "through which a command can watch your screen, type into other windows or drive other apps.\n\n"
     "“Public internet only” lets commands download what they need without any of that.")
+
+
+@dataclass(frozen=True)
+class Refusal:
+    """Why Save is refused, and the field holding the value to fix: Save turns to its page and puts the cursor
+    in it, since the message alone, under a page that does not show the field, does not say where to look."""
+
+    message: str
+    field: QWidget
 
 
 @runtime_checkable
@@ -388,32 +399,37 @@ class SettingsWindow(QWidget):
             self.banner.setText(f"config.yaml has problems; defaults are used for these settings:\n{shown}")
 
     # ----- save
-    def form_config(self, config: Config) -> str | None:
-        """Put every value of the form into `config` (a wrong one too, so a change is seen as one); a message
-        says which value is wrong."""
-        wrong = self.model_form.problem()
+    def form_config(self, config: Config) -> Refusal | None:
+        """Put every value of the form into `config` (a wrong one too, so a change is seen as one); a refusal
+        says which value is wrong, and where (the first one found)."""
+        found = self.model_form.problem_at()
+        wrong = Refusal(*found) if found else None
         had_model = bool(config.model)
         self.model_form.apply_to(config)
         if had_model and not config.model:  # cleared by mistake: no chat could be answered
-            wrong = wrong or "Choose the model that answers (pick one on the Model page, or type its name) first."
+            wrong = wrong or Refusal("Choose the model that answers (pick one on the Model page, or type its name) "
+                                     "first.", self.model_form.model)
         self.tool_policies.apply_to(config)
         for key, row in self.rows.items():
             set_value_at(config, key, row.value())
+        if config.max_tokens >= config.context_window_tokens:
+            wrong = wrong or Refusal(LONGEST_ANSWER, self.field("max_tokens"))
         folder = self.workspace.text().strip()
         config.workspace = folder or None
         if folder and not Path(folder).expanduser().is_absolute():
-            wrong = wrong or f"The workspace folder must be a full path, e.g. {Path.home() / 'Nanobot'}"
+            wrong = wrong or Refusal(f"The workspace folder must be a full path, e.g. {Path.home() / 'Nanobot'}",
+                                     self.workspace)
         if folder and Path(folder).expanduser().is_file():
-            wrong = wrong or f"The workspace must be a folder; {folder} is a file."
+            wrong = wrong or Refusal(f"The workspace must be a folder; {folder} is a file.", self.workspace)
         chord = self.hotkey.keySequence().toString(QKeySequence.SequenceFormat.PortableText).replace("Meta", "Super")
         config.hotkey = chord
         try:
             hotkey.parse_chord(chord)
         except ValueError as exc:
-            wrong = wrong or f"Hotkey: {exc}"
+            wrong = wrong or Refusal(f"Hotkey: {exc}", self.hotkey)
         return wrong or self._keys_problem(chord) or self._allow_problem()
 
-    def _allow_problem(self) -> str | None:
+    def _allow_problem(self) -> Refusal | None:
         """A name in what the heartbeat may use without asking that no tool has, or `mcp:SERVER` naming no server
         set up, would be saved and never grant anything. A server set up (on the MCP page, saved at once) is taken
         connected or not: its tools are known only once it is connected."""
@@ -424,36 +440,38 @@ class SettingsWindow(QWidget):
         unknown = [name for name in row.value() if name not in known and not name.startswith("mcp:")]
         if unknown:
             tools = ", ".join(name for name in known if not name.startswith("mcp:"))
-            return (f"{row.spec.setting.label}: there is no tool named {', '.join(unknown)}. The tools are "
-                    f"{tools}, or mcp:SERVER for an MCP server's.")
+            return Refusal(f"{row.spec.setting.label}: there is no tool named {', '.join(unknown)}. The tools are "
+                           f"{tools}, or mcp:SERVER for an MCP server's.", row.widget)
         servers = sorted(value_at(self.bridge.settings.config, "mcp.servers"))
         absent = [name.removeprefix("mcp:") for name in row.value()
                   if name.startswith("mcp:") and name.removeprefix("mcp:") not in servers]
         if not absent:
             return None
         there = f"The servers are {', '.join(servers)}." if servers else "No MCP server is set up (MCP servers page)."
-        return f"{row.spec.setting.label}: there is no MCP server named {', '.join(absent)}. {there}"
+        return Refusal(f"{row.spec.setting.label}: there is no MCP server named {', '.join(absent)}. {there}",
+                       row.widget)
 
-    def _keys_problem(self, quick: str) -> str | None:
+    def _keys_problem(self, quick: str) -> Refusal | None:
         """The desktop context's keys are lines of text: each must be a chord, and no two of the app's keys the
         same (the second grab of a key fails, and is then reported as another program's)."""
-        named = {row.spec.setting.label: str(row.value()) for key, row in self.rows.items()
-                 if key.startswith(DESKTOP_KEYS)}
-        named["the quick prompt's hotkey"] = quick
+        named: dict[str, tuple[str, QWidget]] = {row.spec.setting.label: (str(row.value()), row.widget)
+                                                 for key, row in self.rows.items() if key.startswith(DESKTOP_KEYS)}
+        named["the quick prompt's hotkey"] = quick, self.hotkey
         seen: dict[hotkey.Chord, str] = {}
-        for name, text in named.items():
+        for name, (text, field) in named.items():
             try:
                 chord = hotkey.parse_chord(text)
             except ValueError as exc:
-                return f"{name}: {exc}"
+                return Refusal(f"{name}: {exc}", field)
             if not is_key_name(chord.key):
-                return f"{name}: there is no key named '{text.split('+')[-1].strip()}'; {KEY_NAMES_HINT}."
+                return Refusal(f"{name}: there is no key named '{text.split('+')[-1].strip()}'; {KEY_NAMES_HINT}.",
+                               field)
             if chord in seen:
-                return f"{seen[chord]} and {name} are both {chord}: give each its own key."
+                return Refusal(f"{seen[chord]} and {name} are both {chord}: give each its own key.", field)
             seen[chord] = name
         return None
 
-    def _form_values(self) -> tuple[Config, str | None]:
+    def _form_values(self) -> tuple[Config, Refusal | None]:
         """The config the form shows: what it last showed, with every field's value put in."""
         config = copy.deepcopy(self._shown) if self._shown is not None else Config()
         return config, self.form_config(config)
@@ -470,7 +488,7 @@ class SettingsWindow(QWidget):
         await self._first_shown.wait()  # Save (Enter, or on closing) in a window still reading config.yaml
         edited, wrong = self._form_values()
         if wrong:
-            self._say(wrong, ERROR_COLOUR)
+            self._refuse(wrong)
             return False
         if not await self._host_network_agreed(edited):
             return False
@@ -478,8 +496,8 @@ class SettingsWindow(QWidget):
 
         def edit(current: Config) -> str | None:
             carry_edits(self._untouched, edited, current)
-            if current.max_tokens >= current.context_window_tokens:
-                return "The longest answer must be shorter than the context window."
+            if current.max_tokens >= current.context_window_tokens:  # with the file's value of the other
+                return LONGEST_ANSWER
             written.append(current)
             return None
 
@@ -505,6 +523,23 @@ class SettingsWindow(QWidget):
         else:
             self._say(message, OK_COLOUR)
         return not held  # a page that kept its text keeps the window open (Save on closing too)
+
+    def _refuse(self, refusal: Refusal) -> None:
+        """Say why nothing was saved, on the page of the value to fix, with the cursor in its field."""
+        self._say(refusal.message, ERROR_COLOUR)
+        field = refusal.field
+        page: QWidget | None = field
+        while page is not None and page.parentWidget() is not self.tabs.pages:
+            page = page.parentWidget()
+        if page is None:
+            return
+        self.tabs.setCurrentIndex(self.tabs.indexOf(page))
+        area = field.parentWidget()
+        while area is not None and not isinstance(area, QScrollArea):
+            area = area.parentWidget()
+        if area is not None:
+            area.ensureWidgetVisible(field)
+        field.setFocus(Qt.FocusReason.OtherFocusReason)
 
     def _saved(self, config: Config) -> None:
         """What was written is what the form starts from now; after the file changed meanwhile, it shows it

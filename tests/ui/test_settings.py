@@ -6,6 +6,7 @@ from __future__ import annotations
 import asyncio
 import copy
 import logging
+from collections.abc import Callable
 from pathlib import Path
 from typing import Any
 
@@ -25,6 +26,7 @@ from PySide6.QtWidgets import (
     QPushButton,
     QScrollArea,
     QScrollBar,
+    QSpinBox,
     QWidget,
 )
 from pytestqt.qtbot import QtBot
@@ -827,3 +829,50 @@ async def test_a_longest_answer_of_a_few_tokens_is_refused(qtbot: QtBot, bridge:
     assert "Saved" in await save(window)
     saved = yaml.safe_load(bridge.core.settings.path.read_text(encoding="utf-8"))
     assert (saved["max_tokens"], saved["context_window_tokens"]) == (256, 4096)
+
+
+
+def wrong_workspace(window: SettingsWindow) -> QWidget:
+    window.workspace.setText("relative/folder")
+    return window.workspace
+
+
+def wrong_address(window: SettingsWindow) -> QWidget:
+    window.model_form.api_base.setText("htp:/nowhere")
+    return window.model_form.api_base
+
+
+def wrong_tool(window: SettingsWindow) -> QWidget:
+    field = window.field("schedules.heartbeat_allow")
+    assert isinstance(field, QLineEdit)
+    field.setText("exec, nosuchtool")
+    return field
+
+
+def too_long_an_answer(window: SettingsWindow) -> QWidget:
+    field = window.field("max_tokens")
+    assert isinstance(field, QSpinBox)
+    field.setValue(window.field("context_window_tokens").value())  # type: ignore[union-attr]
+    return field
+
+
+@pytest.mark.parametrize(("page", "wrong", "said"), [
+    ("Model", wrong_workspace, "must be a full path"),
+    ("General", wrong_address, "The server address must start with http://"),
+    ("Tools", wrong_tool, "there is no tool named nosuchtool"),
+    ("General", too_long_an_answer, "The longest answer must be shorter than the context window"),
+])
+async def test_a_refused_save_shows_the_page_with_the_bad_value_and_puts_the_cursor_in_it(
+        qtbot: QtBot, bridge: CoreBridge, page: str, wrong: Callable[[SettingsWindow], QWidget], said: str) -> None:
+    """Save with a wrong value on another page than the one shown said what was wrong at the bottom and stayed on
+    that page: the person did not see the field it meant. Save now turns to the field's page and puts the cursor in
+    it; the message stays, and nothing is saved."""
+    window = await opened(qtbot, bridge)
+    before = bridge.core.home.config_file.read_text(encoding="utf-8")
+    field = wrong(window)
+    assert window.show_page(page) and not field.isVisible()
+    assert not await window.save()
+    assert said in window.status.text()
+    assert window.tabs.pages.currentWidget().isAncestorOf(field) and field.isVisible()
+    assert window.focusWidget() is field
+    assert bridge.core.home.config_file.read_text(encoding="utf-8") == before
