@@ -1,5 +1,10 @@
 """`nanobot-tray doctor`: what a support request needs — paths, config, how commands are contained and
-what network they get, keyring, model reachability."""
+what network they get, keyring, model reachability.
+
+It exits 1 when what it found stops the app from answering (a config.yaml it cannot read, a model that does not
+answer), each named on stderr, so a script or a checklist sees it; a fresh install with nothing set up yet is not
+broken and exits 0, saying what to set up. What only narrows what the app does (no sandbox, no keyring here,
+a setting left at its default) is reported and does not fail it."""
 
 from __future__ import annotations
 
@@ -30,6 +35,15 @@ def add_parser(sub: argparse._SubParsersAction) -> None:  # type: ignore[type-ar
 
 
 def run(args: argparse.Namespace) -> int:
+    failures = _report(args)
+    for failure in failures:
+        print(f"doctor: {failure}", file=sys.stderr)
+    return 1 if failures else 0
+
+
+def _report(args: argparse.Namespace) -> list[str]:
+    """Print the report; returns what in it stops the app from answering."""
+    failures: list[str] = []
     h = home()
     loaded = load_config(h.config_file)
     config = loaded.config
@@ -46,6 +60,9 @@ def run(args: argparse.Namespace) -> int:
     print("config ok" if not loaded.problems else "config problems:")
     for problem in loaded.problems:
         print(f"  - {problem}")
+    if loaded.unreadable:
+        failures.append("config.yaml cannot be read, so the app runs on defaults, with no model: fix it where "
+                        "named above, or save in Settings to replace it (a copy of it is kept)")
     try:
         backend = secrets.backend_name()
         stored = secrets.list_providers()
@@ -60,17 +77,22 @@ def run(args: argparse.Namespace) -> int:
     _mcp_lines(config.section(McpConfig).servers, ServerPlaces.of(h, lambda: h.workspace(config.workspace)),
                args.offline)
     print(f"keep awake: {asyncio.run(_keep_awake(config.section(SchedulesConfig).keep_awake))}")
+    if loaded.unreadable:
+        print("model:      unknown until config.yaml can be read")
+        return failures
     if not config.model:
         print("model:      not configured (set `model` in config.yaml or open Settings)")
-        return 0
+        return failures
     where = f" via {config.api_base}" if config.api_base else ""
     if args.offline:  # no model helper either: it would load the model library (seconds) to name the provider
         print(f"model:      {config.model}{where}")
-        return 0
-    provider, reachable = asyncio.run(_probe(LLMProvider(config)))
+        return failures
+    provider, unanswered = asyncio.run(_probe(LLMProvider(config)))
     print(f"model:      {config.model} (provider {provider}){where}")
-    print(f"reachable:  {reachable}")
-    return 0
+    print(f"reachable:  {f'no — {unanswered}' if unanswered else 'yes'}")
+    if unanswered:
+        failures.append(f"the model {config.model} does not answer: {unanswered}")
+    return failures
 
 
 def _mcp_lines(configured: dict[str, McpServerConfig], places: ServerPlaces, offline: bool) -> None:
@@ -97,15 +119,15 @@ async def _keep_awake(wanted: bool) -> str:
     return "yes: logind holds off sleep while background work runs"
 
 
-async def _probe(provider: LLMProvider) -> tuple[str, str]:
-    """The model's provider as litellm names it, and whether one request for one token is answered."""
+async def _probe(provider: LLMProvider) -> tuple[str, str | None]:
+    """The model's provider as litellm names it, and why one request for one token is not answered (None: it is)."""
     provider.config.provider.retry_delays = []
     try:
         name = (await provider.key_needs(provider.config.model))["provider"]
     except (HelperGone, HelperFailed) as exc:
-        return "unknown", f"no — {exc}"
+        return "unknown", str(exc)
     try:
         await provider.chat([{"role": "user", "content": "ping"}], max_tokens=1, allow_empty=True)
     except ProviderError as exc:
-        return name, f"no — {exc}"
-    return name, "yes"
+        return name, str(exc)
+    return name, None

@@ -113,7 +113,7 @@ def test_a_config_yaml_that_cannot_be_read_is_named_with_why_not_a_traceback(tmp
     assert result.stderr.splitlines()[0] == f"config: {tmp_path / 'config.yaml'} could not be read (Is a directory); " \
                                             "using defaults"
     result = run_main(tmp_path, "doctor", "--offline")
-    assert result.returncode == 0 and f"  - {tmp_path / 'config.yaml'} could not be read (Is a directory)\n" in result.stdout
+    assert result.returncode == 1 and f"  - {tmp_path / 'config.yaml'} could not be read (Is a directory)\n" in result.stdout
     assert (tmp_path / "config.yaml").is_dir()
 
 
@@ -238,6 +238,32 @@ def test_doctor_reports_paths_and_config(tmp_path: Path, fake: FakeOpenAI) -> No
     assert ("; 2048 MB of memory per process, files up to 1024 MB, processor time up to the timeout on each core\n"
             in result.stdout)
     assert "network:    internet (tools.exec.network: internet): public internet addresses only" in result.stdout
+
+
+def test_doctor_in_a_fresh_home_exits_0_and_says_what_to_set_up(tmp_path: Path) -> None:
+    """A new install (no config.yaml, no key, no keyring here, as CI runs it) is not broken, only not set up."""
+    result = run_cli(tmp_path / "fresh", "doctor")
+    assert result.returncode == 0, result.stdout + result.stderr
+    assert "model:      not configured (set `model` in config.yaml or open Settings)" in result.stdout
+    assert result.stderr == ""
+
+
+def test_doctor_exits_non_zero_on_a_config_yaml_that_does_not_parse(tmp_path: Path) -> None:
+    """It said what was wrong and exited 0, so a script or a support checklist running it saw nothing wrong: the
+    app then runs on defaults, with no model."""
+    (tmp_path / "config.yaml").write_text("model: openai/test\nmax_tokens: [1000\n")
+    result = run_main(tmp_path, "doctor", "--offline")
+    assert result.returncode == 1
+    assert "not valid YAML" in result.stdout
+    assert result.stderr.startswith("doctor: config.yaml cannot be read, so the app runs on defaults")
+
+
+def test_doctor_exits_non_zero_when_the_model_does_not_answer(tmp_path: Path, closed_port: int) -> None:
+    write_config(tmp_path, model="openai/test", api_base=f"http://127.0.0.1:{closed_port}/v1")
+    result = run_main(tmp_path, "doctor")
+    assert result.returncode == 1
+    assert "reachable:  no — " in result.stdout
+    assert "doctor: the model openai/test does not answer" in result.stderr
 
 
 def test_doctor_warns_when_commands_share_this_computers_network(tmp_path: Path) -> None:
