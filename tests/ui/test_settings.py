@@ -876,3 +876,27 @@ async def test_a_refused_save_shows_the_page_with_the_bad_value_and_puts_the_cur
     assert window.tabs.pages.currentWidget().isAncestorOf(field) and field.isVisible()
     assert window.focusWidget() is field
     assert bridge.core.home.config_file.read_text(encoding="utf-8") == before
+
+
+@pytest.mark.parametrize(("provider", "typed"), [("nosuch", "x"), ("", "gpt-x")])
+async def test_a_model_name_naming_no_provider_is_refused_without_a_server_address(
+        qtbot: QtBot, bridge: CoreBridge, provider: str, typed: str) -> None:
+    """A name litellm cannot tell the provider of (nosuch/x, a bare gpt-x) with no server address was saved, and every
+    turn then failed. Save refuses it as `/model` does, saying what to give, with the cursor on the provider; the
+    typing stays and nothing is saved. With a server address the same name is the server's to answer to: saved."""
+    window = await opened(qtbot, bridge)
+    form = window.model_form
+    before = bridge.core.home.config_file.read_text(encoding="utf-8")
+    form.api_base.setText("")
+    form.provider.setCurrentText(provider)
+    form.model.setCurrentText(typed)
+    assert window.show_page("General")
+    assert not await window.save()
+    said = window.status.text()
+    assert f"'{'/'.join(filter(None, (provider, typed)))}' names no provider" in said and "openai/gpt-4o-mini" in said
+    assert window.focusWidget() is form.provider and form.provider.isVisible()
+    assert (form.provider.currentText(), form.model.currentText()) == (provider, typed)
+    assert bridge.core.home.config_file.read_text(encoding="utf-8") == before
+    form.api_base.setText("http://127.0.0.1:1/v1")
+    assert "Saved" in await save(window)
+    assert bridge.core.config.model == "/".join(filter(None, (provider, typed)))
