@@ -25,12 +25,20 @@ def provider_name(model: str) -> str:
 
 def names_provider(model: str, api_base: str | None = None) -> bool:
     """Whether litellm can tell the provider from `model` (a known prefix, or a bare name it lists): one it
-    cannot is refused before any server is asked, in litellm's words about Huggingface endpoints."""
+    cannot is refused before any server is asked, in litellm's words about Huggingface endpoints. A prefix litellm
+    lists is taken without asking it more: for some (github_copilot) it starts a login, which waits on the network."""
+    prefix, slash, _name = model.partition("/")
+    if slash and prefix in _provider_names():
+        return True
     try:
         litellm().get_llm_provider(model, api_base=api_base)
     except Exception:
         return False
     return True
+
+
+def _provider_names() -> set[str]:
+    return {str(getattr(provider, "value", provider)) for provider in litellm().provider_list}
 
 
 async def knows_provider(_emit: EventSink, *, model: str) -> bool:
@@ -45,8 +53,12 @@ async def key_needs(_emit: EventSink, *, model: str) -> dict[str, Any]:
 
 
 async def chat_models(_emit: EventSink) -> dict[str, list[str]]:
-    """provider -> sorted "provider/model" strings, from litellm's price map (desktop/providers/catalog.py)."""
-    return catalog.group(litellm().model_cost)
+    """provider -> sorted "provider/model" strings, from litellm's price map (desktop/providers/catalog.py), only
+    those whose provider litellm can tell: the map files some under a provider no call takes
+    (vertex_ai-language-models/..., anyscale/...), which the pickers offered and a turn then failed on."""
+    grouped = catalog.group(litellm().model_cost)
+    usable = {provider: [name for name in names if names_provider(name)] for provider, names in grouped.items()}
+    return {provider: names for provider, names in usable.items() if names or provider in catalog.POPULAR}
 
 
 async def sees_images(_emit: EventSink, *, model: str) -> bool:

@@ -63,3 +63,14 @@ async def test_catalogue_offers_chat_models_only_with_plain_names_first() -> Non
                       "anthropic/claude-sonnet-4-5-20250929"]
     assert not catalog.for_chat("openai/text-embedding-3-small") and not catalog.for_chat("openai/ft:gpt-4o")
     assert catalog.for_chat("ollama_chat/llama3.1")
+
+
+async def test_the_catalogue_offers_no_model_whose_provider_litellm_cannot_tell() -> None:
+    """litellm's price map files some chat models under a provider no call takes (vertex_ai-language-models/...,
+    anyscale/..., bedrock_converse/...): Settings' provider list and the chat's model picker offered them, and a turn
+    with one failed at once (and Settings refuses such a name on Save). The catalogue offers only names whose provider
+    litellm can tell, as `/model` asks it."""
+    models = await catalog.chat_models()
+    unnamed = [names[0] for names in models.values() if names and not await catalog.names_provider(names[0])]
+    assert unnamed == []
+    assert "openai/gpt-4o-mini" in models["openai"] and len(models) > 20
