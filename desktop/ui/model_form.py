@@ -193,6 +193,17 @@ class ModelForm(QWidget):
                         f"provider spells it (e.g. {example}), or pick it from the list."), field
         return None
 
+    async def unnamed_provider(self) -> str | None:
+        """Why the model name cannot be saved when litellm cannot tell its provider (nosuch/x, a bare gpt-x) and
+        no server address is given: saved, every turn would fail, so it is refused as `/model` refuses it. The
+        model helper is asked (the app's process never loads litellm). With an address any name is the server's."""
+        model = self.model_name()
+        if not model or self.api_base.text().strip() or await catalog.names_provider(model):
+            return None
+        return (f"The model name '{model}' names no provider the app knows: choose the provider and give the "
+                f"model's name, such as openai/gpt-4o-mini or ollama/llama3, or give the server's address if a "
+                f"server of your own serves it.")
+
     def model_name(self) -> str:
         """The model as litellm wants it: `provider/name` (free text allowed)."""
         provider = self.provider.currentText().strip()

@@ -229,6 +229,11 @@ class OnboardingPanel(QWidget):
         if not form.model.currentText().strip():
             set_note(status, "Choose or type a model first.", ERROR_COLOUR)
             return
+        unnamed = await form.unnamed_provider()  # before the key: "paste your nosuch API key" would mislead
+        if unnamed:
+            set_note(status, unnamed, ERROR_COLOUR)
+            form.provider.setFocus(Qt.FocusReason.OtherFocusReason)
+            return
         if (catalog.needs_key(provider) and not form.api_base.text().strip() and not form.key.text().strip()
                 and not form.has_stored_key):
             set_note(status, f"Paste your {provider} API key first.", ERROR_COLOUR)

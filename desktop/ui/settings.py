@@ -54,7 +54,6 @@ from shiboken6 import isValid
 
 from desktop.config import Config, Declared, by_key, declared, lookup, set_value_at, value_at
 from desktop.kernel.taskset import spawn
-from desktop.providers import catalog
 from desktop.settings import carry_edits, edited_keys
 from desktop.tools import Tools
 from desktop.tools.sandbox import SandboxMode
@@ -527,17 +526,12 @@ class SettingsWindow(QWidget):
         return not held  # a page that kept its text keeps the window open (Save on closing too)
 
     async def _unnamed_provider(self, edited: Config) -> Refusal | None:
-        """A model name whose provider litellm cannot tell (nosuch/x, a bare gpt-x), with no server address, is
-        refused as `/model` refuses it: saved, every turn would fail. The model helper is asked (the window stays
-        responsive; the app's process never loads litellm), and only about a name or address changed here."""
-        model, untouched = edited.model, self._untouched
-        if not model or edited.api_base or (model, edited.api_base) == (untouched.model, untouched.api_base):
+        """The model form's check of the name's provider, made only about a name or address changed here: one
+        saved before stays as it is (the chat says what is wrong with it)."""
+        if (edited.model, edited.api_base) == (self._untouched.model, self._untouched.api_base):
             return None
-        if await catalog.names_provider(model):
-            return None
-        return Refusal(f"The model name '{model}' names no provider the app knows: choose the provider and give the "
-                       f"model's name, such as openai/gpt-4o-mini or ollama/llama3, or give the server's address if "
-                       f"a server of your own serves it.", self.model_form.provider)
+        problem = await self.model_form.unnamed_provider()
+        return Refusal(problem, self.model_form.provider) if problem else None
 
     def _refuse(self, refusal: Refusal) -> None:
         """Say why nothing was saved, on the page of the value to fix, with the cursor in its field."""

@@ -123,6 +123,33 @@ async def test_a_model_name_with_a_space_is_refused_before_the_first_chat(qtbot:
     assert ("nanobot-tray", "openai") not in memory_keyring.store
 
 
+@pytest.mark.parametrize(("provider", "typed"), [("nosuch", "x"), ("", "gpt-x")])
+async def test_a_model_name_naming_no_provider_is_refused_without_a_server_address(
+        qtbot: QtBot, bridge: CoreBridge, fake: FakeOpenAI, memory_keyring: MemoryKeyring, closed_port: int,
+        provider: str, typed: str) -> None:
+    """Settings refused nosuch/x (or a bare gpt-x) with no server address, but first-run setup saved it, and the
+    first chat failed. Setup refuses it the same way, saying what to give, with the cursor on the provider; nothing
+    is saved and no key stored. With a server address the name is the server's: saved."""
+    name = "/".join(filter(None, (provider, typed)))
+    panel = panel_for(qtbot, bridge, KnownServer("LM Studio", closed_port, "openai"))
+    form = panel.model_form
+    await until(lambda: panel.rescan.isVisible() and form.provider.count() > 20, message="nothing found, list in")
+    form.provider.setCurrentText(provider)
+    form.model.setCurrentText(typed)
+    qtbot.keyClicks(form.key, "sk-first-run-key-123456")
+    panel.save_button.click()
+    await until(lambda: "names no provider" in panel.status.text(), message="the name refused")
+    said = panel.status.text()
+    assert f"'{name}' names no provider" in said and "openai/gpt-4o-mini" in said
+    assert panel.focusWidget() is form.provider
+    assert (form.provider.currentText(), form.model.currentText()) == (provider, typed)
+    assert bridge.core.config.model == "" and memory_keyring.store == {}
+    form.key.clear()
+    form.api_base.setText(fake.base_url)
+    panel.save_button.click()
+    await until(lambda: bridge.core.config.model == name, message="saved with the server's address")
+
+
 async def test_an_unreadable_settings_file_is_why_setup_shows_again(qtbot: QtBot, bridge: CoreBridge,
                                                                     home_dir: Path) -> None:
     path = bridge.core.settings.path
