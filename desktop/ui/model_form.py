@@ -22,6 +22,7 @@ from PySide6.QtWidgets import (
     QCompleter,
     QFormLayout,
     QHBoxLayout,
+    QLabel,
     QLineEdit,
     QPushButton,
     QSizePolicy,
@@ -41,6 +42,7 @@ from desktop.providers.server_models import ServerModelsError, address_problem, 
 from desktop.ui.form_widgets import ERROR_COLOUR, OK_COLOUR, WARN_COLOUR, note_label, set_note, with_note
 
 LIST_DELAY_MS = 500  # ask the server once the address has stopped changing for this long
+CHECKING_NAME = "Checking the model name…"
 
 log = logging.getLogger(__name__)
 
@@ -193,12 +195,21 @@ class ModelForm(QWidget):
                         f"provider spells it (e.g. {example}), or pick it from the list."), field
         return None
 
-    async def unnamed_provider(self) -> str | None:
+    async def unnamed_provider(self, status: QLabel) -> str | None:
         """Why the model name cannot be saved when litellm cannot tell its provider (nosuch/x, a bare gpt-x) and
         no server address is given: saved, every turn would fail, so it is refused as `/model` refuses it. The
-        model helper is asked (the app's process never loads litellm). With an address any name is the server's."""
+        model helper is asked (the app's process never loads litellm). With an address any name is the server's.
+        Started anew the helper takes seconds (litellm loads), so `status`, the note under Save, says what is
+        awaited meanwhile; it is cleared after, for what comes of the save."""
         model = self.model_name()
-        if not model or self.api_base.text().strip() or await catalog.names_provider(model):
+        if not model or self.api_base.text().strip():
+            return None
+        set_note(status, CHECKING_NAME, None)
+        try:
+            known = await catalog.names_provider(model)
+        finally:
+            status.clear()
+        if known:
             return None
         return (f"The model name '{model}' names no provider the app knows: choose the provider and give the "
                 f"model's name, such as openai/gpt-4o-mini or ollama/llama3, or give the server's address if a "

@@ -229,7 +229,7 @@ class OnboardingPanel(QWidget):
         if not form.model.currentText().strip():
             set_note(status, "Choose or type a model first.", ERROR_COLOUR)
             return
-        unnamed = await form.unnamed_provider()  # before the key: "paste your nosuch API key" would mislead
+        unnamed = await form.unnamed_provider(status)  # before the key: "paste your nosuch API key" would mislead
         if unnamed:
             set_note(status, unnamed, ERROR_COLOUR)
             form.provider.setFocus(Qt.FocusReason.OtherFocusReason)

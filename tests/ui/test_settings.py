@@ -35,10 +35,13 @@ from desktop.config import lookup
 from desktop.core import Core
 from desktop.kernel import taskset
 from desktop.mcp.settings import McpConfig
+from desktop.providers.helper import model_helper
+from desktop.providers.model_thread import run_on_model_thread
 from desktop.scheduler import Scheduler
 from desktop.tools import Tools
 from desktop.tools.limits import Limits
 from desktop.ui.bridge import CoreBridge
+from desktop.ui.model_form import CHECKING_NAME
 from desktop.ui.settings import SettingsGroup, SettingsWindow
 from tests.fakeserver import FakeOpenAI
 from tests.memkeyring import MemoryKeyring
@@ -60,7 +63,7 @@ async def opened(qtbot: QtBot, bridge: CoreBridge) -> SettingsWindow:
 async def save(window: SettingsWindow) -> str:
     window.status.clear()
     window.save_button.click()
-    await until(lambda: window.status.text(), message="save finished")
+    await until(lambda: window.status.text() not in ("", CHECKING_NAME), message="save finished")
     return window.status.text()
 
 
@@ -900,3 +903,24 @@ async def test_a_model_name_naming_no_provider_is_refused_without_a_server_addre
     form.api_base.setText("http://127.0.0.1:1/v1")
     assert "Saved" in await save(window)
     assert bridge.core.config.model == "/".join(filter(None, (provider, typed)))
+
+
+@pytest.mark.parametrize(("provider", "outcome"), [("openai", "Saved"), ("nosuch", "names no provider")])
+async def test_save_says_it_checks_the_model_name_while_the_model_helper_starts(
+        qtbot: QtBot, bridge: CoreBridge, provider: str, outcome: str) -> None:
+    """Save with a new model name asks the model helper whether litellm can tell its provider; started anew, the
+    helper takes seconds (litellm loads), and the window only greyed Save, saying nothing. It now says what it
+    waits for, and the outcome, saved or refused, takes that note's place."""
+    window = await opened(qtbot, bridge)
+    form = window.model_form
+    form.api_base.setText("")
+    form.provider.setCurrentText(provider)
+    form.model.setCurrentText("gpt-4o-mini")
+    await run_on_model_thread(model_helper().close())
+    window.status.clear()
+    window.save_button.click()
+    await until(lambda: window.status.text(), message="a word from Save")
+    assert window.status.text() == CHECKING_NAME and not window.save_button.isEnabled()
+    await until(lambda: window.status.text() != CHECKING_NAME and window.save_button.isEnabled(),
+                message="the outcome")
+    assert outcome in window.status.text()
