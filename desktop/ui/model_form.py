@@ -18,6 +18,7 @@ from dataclasses import dataclass
 
 from PySide6.QtCore import QSignalBlocker, Qt, QTimer
 from PySide6.QtWidgets import (
+    QApplication,
     QComboBox,
     QCompleter,
     QFormLayout,
@@ -195,20 +196,26 @@ class ModelForm(QWidget):
                         f"provider spells it (e.g. {example}), or pick it from the list."), field
         return None
 
-    async def unnamed_provider(self, status: QLabel) -> str | None:
+    async def unnamed_provider(self, status: QLabel, hold: QWidget) -> str | None:
         """Why the model name cannot be saved when litellm cannot tell its provider (nosuch/x, a bare gpt-x) and
         no server address is given: saved, every turn would fail, so it is refused as `/model` refuses it. The
         model helper is asked (the app's process never loads litellm). With an address any name is the server's.
-        Started anew the helper takes seconds (litellm loads), so `status`, the note under Save, says what is
-        awaited meanwhile; it is cleared after, for what comes of the save."""
+        Started anew the helper takes seconds (litellm loads), so meanwhile `status`, the note under Save, says what
+        is awaited (cleared after, for what comes of the save), and `hold`, the fields being saved, is greyed:
+        typed there meanwhile, a value would be neither checked nor saved. The cursor goes back where it was."""
         model = self.model_name()
         if not model or self.api_base.text().strip():
             return None
+        focused = QApplication.focusWidget()
         set_note(status, CHECKING_NAME, None)
+        hold.setEnabled(False)
         try:
             known = await catalog.names_provider(model)
         finally:
+            hold.setEnabled(True)
             status.clear()
+            if focused is not None and hold.isAncestorOf(focused):
+                focused.setFocus(Qt.FocusReason.OtherFocusReason)
         if known:
             return None
         return (f"The model name '{model}' names no provider the app knows: choose the provider and give the "

@@ -120,6 +120,7 @@ class OnboardingPanel(QWidget):
         cloud = _card(heading("Or a provider with an API key"),
                       note_label("OpenAI, Anthropic, OpenRouter, Gemini and many more. The key is kept in your "
                                  "system keyring."), self.model_form, self.key_problem, save_row)
+        self._cards = {self.server_form: server, self.model_form: cloud}  # each form with its Save button
 
         column = QVBoxLayout()
         column.setSpacing(14)
@@ -229,7 +230,8 @@ class OnboardingPanel(QWidget):
         if not form.model.currentText().strip():
             set_note(status, "Choose or type a model first.", ERROR_COLOUR)
             return
-        unnamed = await form.unnamed_provider(status)  # before the key: "paste your nosuch API key" would mislead
+        # before the key: "paste your nosuch API key" would mislead
+        unnamed = await form.unnamed_provider(status, self._cards[form])
         if unnamed:
             set_note(status, unnamed, ERROR_COLOUR)
             form.provider.setFocus(Qt.FocusReason.OtherFocusReason)

@@ -530,7 +530,7 @@ class SettingsWindow(QWidget):
         saved before stays as it is (the chat says what is wrong with it)."""
         if (edited.model, edited.api_base) == (self._untouched.model, self._untouched.api_base):
             return None
-        problem = await self.model_form.unnamed_provider(self.status)
+        problem = await self.model_form.unnamed_provider(self.status, self.tabs)
         return Refusal(problem, self.model_form.provider) if problem else None
 
     def _refuse(self, refusal: Refusal) -> None:

@@ -15,8 +15,10 @@ from pytestqt.qtbot import QtBot
 
 from desktop.kernel.bus import TurnFinished
 from desktop.providers.discovery import KnownServer
+from desktop.providers.helper import model_helper
+from desktop.providers.model_thread import run_on_model_thread
 from desktop.ui.bridge import CoreBridge
-from desktop.ui.model_form import ModelForm
+from desktop.ui.model_form import CHECKING_NAME, ModelForm
 from desktop.ui.onboarding import OnboardingPanel
 from tests.conftest import write_config
 from tests.fakeserver import FakeOpenAI
@@ -148,6 +150,26 @@ async def test_a_model_name_naming_no_provider_is_refused_without_a_server_addre
     form.api_base.setText(fake.base_url)
     panel.save_button.click()
     await until(lambda: bridge.core.config.model == name, message="saved with the server's address")
+
+
+async def test_typing_while_save_checks_the_model_name_does_not_save_an_unchecked_name(
+        qtbot: QtBot, bridge: CoreBridge, memory_keyring: MemoryKeyring, closed_port: int) -> None:
+    """While Save waited for the model helper (seconds, started anew) the form took typing, and setup then saved
+    the name as it was after the check, never checked. The form now waits, greyed, with a word why; what is saved
+    is the name checked."""
+    panel = panel_for(qtbot, bridge, KnownServer("LM Studio", closed_port, "openai"))
+    form = panel.model_form
+    await until(lambda: panel.rescan.isVisible() and form.provider.count() > 20, message="nothing found, list in")
+    form.model.setCurrentText("gpt-4o-mini")
+    qtbot.keyClicks(form.key, "sk-first-run-key-123456")
+    await run_on_model_thread(model_helper().close())
+    panel.save_button.click()
+    await until(lambda: panel.status.text() == CHECKING_NAME, message="the check under way")
+    greyed = not form.model.isEnabled() and not panel.save_button.isEnabled()
+    qtbot.keyClicks(form.model, "-typed")
+    await until(lambda: bridge.core.config.model, message="saved")
+    assert bridge.core.config.model == form.model_name() == "openai/gpt-4o-mini" and greyed
+    assert "Ready" in panel.status.text()
 
 
 async def test_an_unreadable_settings_file_is_why_setup_shows_again(qtbot: QtBot, bridge: CoreBridge,

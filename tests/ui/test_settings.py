@@ -924,3 +924,26 @@ async def test_save_says_it_checks_the_model_name_while_the_model_helper_starts(
     await until(lambda: window.status.text() != CHECKING_NAME and window.save_button.isEnabled(),
                 message="the outcome")
     assert outcome in window.status.text()
+
+
+async def test_typing_while_save_checks_the_model_name_is_never_silently_dropped(
+        qtbot: QtBot, bridge: CoreBridge) -> None:
+    """While Save waited for the model helper (seconds, started anew), the fields took typing that Save then
+    neither saved nor counted as unsaved: the window showed a name config.yaml did not have, and closing did not
+    ask. The pages now wait, greyed, until the check is done; afterwards the window shows what was saved, and the
+    cursor is back in its field."""
+    window = await opened(qtbot, bridge)
+    form = window.model_form
+    form.api_base.setText("")
+    form.model.setCurrentText("gpt-4o-mini")
+    form.model.setFocus()
+    await run_on_model_thread(model_helper().close())
+    window.save_button.click()
+    await until(lambda: window.status.text() == CHECKING_NAME, message="the check under way")
+    greyed = not form.model.isEnabled() and not window.workspace.isEnabled()
+    qtbot.keyClicks(form.model, "-typed")
+    await until(lambda: window.status.text() not in ("", CHECKING_NAME), message="the outcome")
+    assert "Saved" in window.status.text()
+    assert form.model_name() == bridge.core.config.model or window.unsaved()
+    assert greyed and form.model_name() == "openai/gpt-4o-mini" and not window.unsaved()
+    assert form.model.isEnabled() and window.focusWidget() is form.model
