@@ -70,6 +70,7 @@ class ModelForm(QWidget):
         super().__init__(parent)
         self.custom_server = custom_server
         self._models: dict[str, list[str]] = {}
+        self._models_read = False  # the model list came, or could not be read: no longer "Loading…"
         self._server_models: list[str] | None = None  # what the server at api_base lists, once it answered
         self._listing = 0  # bumped per request: an answer about an older address is dropped
         self._stored_key: bool | None = None  # None: not known this run without asking the keyring
@@ -325,7 +326,10 @@ class ModelForm(QWidget):
             self._models = await catalog.chat_models()
         except (HelperGone, HelperFailed) as exc:  # typing a model name still works
             log.warning("the model list could not be read: %s", exc)
+            self._models_read = True
+            self._fill_models(self.provider.currentText().strip())
             return
+        self._models_read = True
         current = self.provider.currentText()
         with QSignalBlocker(self.provider):
             self.provider.clear()
@@ -351,7 +355,10 @@ class ModelForm(QWidget):
         count = len(common) + len(others)
         if self._server_models is not None:
             hint = f"{count} models on the server; free text allowed"
-        elif self._models:
+        elif self.custom_server:  # its list is the server's own
+            hint = "Type the model's name" if self.api_base.text().strip() else \
+                "Give the server's address to list its models, or type the model's name"
+        elif self._models_read:
             hint = "Type a model name" if not count else f"{count} known models; free text allowed"
         else:
             hint = "Loading the model list…"

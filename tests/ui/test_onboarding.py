@@ -3,6 +3,7 @@ nanobot CLI workspace, or takes a provider and key; after one click the chat ans
 
 from __future__ import annotations
 
+import os
 from pathlib import Path
 from typing import Any
 
@@ -14,6 +15,7 @@ from PySide6.QtWidgets import QLabel, QPushButton, QScrollArea, QWidget
 from pytestqt.qtbot import QtBot
 
 from desktop.kernel.bus import TurnFinished
+from desktop.providers import catalog
 from desktop.providers.discovery import KnownServer
 from desktop.providers.helper import model_helper
 from desktop.providers.model_thread import run_on_model_thread
@@ -326,3 +328,25 @@ async def test_scrolling_the_welcome_page_over_the_forms_changes_no_field(
     qtbot.keyClicks(server.api_base, fake.base_url)
     await until(lambda: server.model.currentText(), message="the model field filled from the server's list")
     assert server.model.currentText() in fake.models  # the server's own, not a name the wheel put there
+
+
+async def test_the_model_field_says_what_to_do_when_no_list_can_come(
+        qtbot: QtBot, bridge: CoreBridge, closed_port: int, tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    """The model field said "Loading the model list…" for good when the model library could not be loaded (the
+    list never came), and in the custom server's card before any address was given (its list is the server's).
+    Each now says what to do instead."""
+    broken = tmp_path / "broken"
+    broken.mkdir()
+    (broken / "litellm.py").write_text("raise ImportError('a damaged install')\n")
+    monkeypatch.setenv("PYTHONPATH", os.pathsep.join([str(broken), str(Path(__file__).parents[2])]))
+    await run_on_model_thread(model_helper().close())  # the next one starts with the damaged library
+    monkeypatch.setattr(catalog, "_models", None)  # as in an app just started: the list is asked for anew
+    try:
+        panel = panel_for(qtbot, bridge, KnownServer("LM Studio", closed_port, "openai"))
+        custom = panel.server_form.model.lineEdit()
+        assert custom.placeholderText() == "Give the server's address to list its models, or type the model's name"
+        field = panel.model_form.model.lineEdit()
+        await until(lambda: field.placeholderText() == "Type a model name", timeout=60,
+                    message="the field still waits for a list")
+    finally:
+        await run_on_model_thread(model_helper().close())
