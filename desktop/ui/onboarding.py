@@ -11,7 +11,7 @@ without storing it."""
 from __future__ import annotations
 
 import logging
-from collections.abc import Callable
+from collections.abc import Awaitable, Callable
 from pathlib import Path
 
 from PySide6.QtCore import Qt, QTimer, Signal
@@ -121,6 +121,9 @@ class OnboardingPanel(QWidget):
                       note_label("OpenAI, Anthropic, OpenRouter, Gemini and many more. The key is kept in your "
                                  "system keyring."), self.model_form, self.key_problem, save_row)
         self._cards = {self.server_form: server, self.model_form: cloud}  # each form with its Save button
+        self._saving = False  # a save is under way: every way to save waits for it (`_one_save`)
+        self._save_buttons = (self.save_button, self.server_save_button, self.key_problem.try_again,
+                              self.key_problem.go_on, self.server_key_problem.try_again, self.server_key_problem.go_on)
 
         column = QVBoxLayout()
         column.setSpacing(14)
@@ -216,11 +219,30 @@ class OnboardingPanel(QWidget):
             config.api_base = server.api_base
             self._edit_workspace(config)
 
-        await self._save(edit, self.local_status)
+        await self._one_save(lambda: self._save(edit, self.local_status))
 
     async def save_form(self, form: ModelForm, status: QLabel, *, store_key: bool = True) -> None:
         """Save what `form` (the provider's or the custom server's) says, or say in `status` what is missing.
         `store_key=False`: the person chose to go on without storing the key the keyring would not take."""
+        await self._one_save(lambda: self._save_form(form, status, store_key))
+
+    async def _one_save(self, save: Callable[[], Awaitable[None]]) -> None:
+        """Run `save` unless one is under way, with the Save buttons greyed until it ends. A save can wait long
+        (the model helper starting, the keyring's password prompt open until answered): a click meanwhile would
+        store the key and save again, and say twice that setup is done."""
+        if self._saving:
+            return
+        self._saving = True
+        for button in self._save_buttons:
+            button.setEnabled(False)
+        try:
+            await save()
+        finally:
+            self._saving = False
+            for button in self._save_buttons:
+                button.setEnabled(True)
+
+    async def _save_form(self, form: ModelForm, status: QLabel, store_key: bool) -> None:
         provider = form.key_provider()
         problem_box, _ = self._problems[form]
         problem_box.hide()
@@ -261,14 +283,7 @@ class OnboardingPanel(QWidget):
             config.workspace = str(self.workspace_choice.property("path"))
 
     async def _save(self, edit: Callable[[Config], None], status: QLabel) -> None:
-        buttons = (self.save_button, self.server_save_button)
-        for button in buttons:
-            button.setEnabled(False)
-        try:
-            saved, message = await save_edited_config(self, self.bridge, edit)
-        finally:
-            for button in buttons:
-                button.setEnabled(True)
+        saved, message = await save_edited_config(self, self.bridge, edit)
         if not saved:
             set_note(status, message, ERROR_COLOUR)
             return

@@ -3,7 +3,9 @@ nanobot CLI workspace, or takes a provider and key; after one click the chat ans
 
 from __future__ import annotations
 
+import asyncio
 import os
+import threading
 from pathlib import Path
 from typing import Any
 
@@ -14,6 +16,7 @@ from PySide6.QtCore import QPoint, QRect
 from PySide6.QtWidgets import QLabel, QPushButton, QScrollArea, QWidget
 from pytestqt.qtbot import QtBot
 
+from desktop.kernel import taskset
 from desktop.kernel.bus import TurnFinished
 from desktop.providers import catalog
 from desktop.providers.discovery import KnownServer
@@ -350,3 +353,29 @@ async def test_the_model_field_says_what_to_do_when_no_list_can_come(
                     message="the field still waits for a list")
     finally:
         await run_on_model_thread(model_helper().close())
+async def test_a_second_click_while_the_keyring_asks_saves_once(qtbot: QtBot, bridge: CoreBridge, fake: FakeOpenAI,
+                                                                memory_keyring: MemoryKeyring,
+                                                                closed_port: int) -> None:
+    """Save waited for the keyring (its password prompt open, as long as the person takes) with the Save buttons
+    still live: a second click stored the key again, saved again and said twice that setup was done. While a save
+    is under way, Save does nothing more."""
+    panel = panel_for(qtbot, bridge, KnownServer("LM Studio", closed_port, "openai"))
+    await until(lambda: panel.rescan.isVisible(), message="nothing found")
+    configured: list[bool] = []
+    panel.configured.connect(lambda: configured.append(True))
+    form = panel.model_form
+    form.model.setCurrentText("test")
+    form.api_base.setText(fake.base_url)
+    qtbot.keyClicks(form.key, "sk-first-run-key-123456")
+    memory_keyring.gate = threading.Event()  # the keyring's prompt is open until the test answers it
+    panel.save_button.click()
+    await until(lambda: "set openai" in memory_keyring.calls, message="the keyring asked")
+    panel.save_button.click()
+    panel.server_save_button.click()
+    await asyncio.sleep(0.3)  # a second save, had one started, reaches the keyring meanwhile
+    memory_keyring.gate.set()
+    await until(lambda: configured, message="saved")
+    await until(lambda: not taskset.pending(), message="every save ended")
+    assert configured == [True] and memory_keyring.calls.count("set openai") == 1
+    assert bridge.core.config.model == "openai/test" and "Ready" in panel.status.text()
+    assert panel.save_button.isEnabled() and panel.server_save_button.isEnabled()
