@@ -18,6 +18,7 @@ with nothing changed in it, it shows the file anew; with changes of the person's
 changed and keeps them. Either way Save writes only the keys the person changed here, on top of the file
 as it is then, so an edit made elsewhere is never undone by values the window showed before it. Closing
 with unsaved changes asks first, also for a page that saves itself (Personalisation), which Save saves too;
+closing while a save is under way waits for it instead (closed once saved, open with the refusal if not);
 giving commands this computer's network asks what that opens."""
 
 from __future__ import annotations
@@ -132,7 +133,8 @@ class SettingsWindow(QWidget):
         self._shown: Config | None = None  # config.yaml as the form last showed it
         self._first_shown = asyncio.Event()  # until then the form's fields are empty, not the person's settings
         self._untouched = Config()  # `_shown` as the form gives it back before anyone changes a field
-        self._saving = False
+        self._saving = False  # the file is being written: its change is the window's own
+        self._save_under_way: asyncio.Future[bool] | None = None  # whether the save under way saved, once it ends
         self._asking: QMessageBox | None = None  # "Save your changes?" while it is open
         self.setWindowTitle("Settings — Nanobot Tray")
         self.setStyleSheet(STYLE)
@@ -275,10 +277,18 @@ class SettingsWindow(QWidget):
     def closeEvent(self, event: QCloseEvent) -> None:  # noqa: N802
         """Close (the button, Esc, the title bar) hides the window, asking first when it holds changes."""
         event.ignore()
-        if self.isVisible() and self.unsaved():
+        if self.isVisible() and self._save_under_way is not None:
+            spawn(self._close_after(self._save_under_way))
+        elif self.isVisible() and self.unsaved():
             self._ask_to_save()
         else:
             self.hide()
+
+    async def _close_after(self, save: asyncio.Future[bool]) -> None:
+        """Close once the save under way ends: its changes are not to be asked about. Saved, the window closes
+        (asking only about what was changed since); refused, it stays open with the refusal."""
+        if await asyncio.shield(save) and isValid(self):  # shielded: a cancelled wait leaves the save be
+            self.close()
 
     def _ask_to_save(self) -> None:
         if self._asking is None:
@@ -479,9 +489,14 @@ class SettingsWindow(QWidget):
     async def save(self) -> bool:
         """Save the person's changes; False when nothing was saved (the status line says why)."""
         self.save_button.setEnabled(False)
+        outcome = self._save_under_way = asyncio.get_running_loop().create_future()
+        saved = False
         try:
-            return await self._save()
+            saved = await self._save()
+            return saved
         finally:
+            self._save_under_way = None
+            outcome.set_result(saved)
             self.save_button.setEnabled(True)
 
     async def _save(self) -> bool:

@@ -947,3 +947,32 @@ async def test_typing_while_save_checks_the_model_name_is_never_silently_dropped
     assert form.model_name() == bridge.core.config.model or window.unsaved()
     assert greyed and form.model_name() == "openai/gpt-4o-mini" and not window.unsaved()
     assert form.model.isEnabled() and window.focusWidget() is form.model
+
+
+@pytest.mark.parametrize(("provider", "outcome"), [("openai", "Saved"), ("nosuch", "names no provider")])
+async def test_closing_while_a_save_is_under_way_waits_for_it_and_never_asks(
+        qtbot: QtBot, bridge: CoreBridge, provider: str, outcome: str) -> None:
+    """Close while Save waited (here for the model helper, seconds when started anew) asked "Save your changes?"
+    about the very changes being saved. Closing now waits for that save: saved, the window closes; refused, it
+    stays open with the refusal, and asks nothing either way."""
+    window = await opened(qtbot, bridge)
+    form = window.model_form
+    form.api_base.setText("")
+    form.provider.setCurrentText(provider)
+    form.model.setCurrentText("gpt-4o-mini")
+    await run_on_model_thread(model_helper().close())
+    window.save_button.click()
+    await until(lambda: window.status.text() == CHECKING_NAME, message="the check under way")
+    close = next(b for b in window.findChildren(QPushButton) if b.text() == "Close")
+    close.click()
+    window.close()  # the title bar's close, too
+    asked = False
+    for _ in range(1000):  # 20 s at most, looking for a question all along
+        asked = asked or message_box(window) is not None
+        if window.status.text() not in ("", CHECKING_NAME) and not taskset.pending():
+            break
+        await asyncio.sleep(0.02)
+    assert not asked and message_box(window) is None
+    assert outcome in window.status.text()
+    assert window.isVisible() == (provider == "nosuch")
+    assert (bridge.core.config.model == "openai/gpt-4o-mini") == (provider == "openai")
