@@ -487,8 +487,12 @@ class SettingsWindow(QWidget):
         return config, self.form_config(config)
 
     async def save(self) -> bool:
-        """Save the person's changes; False when nothing was saved (the status line says why)."""
+        """Save the person's changes; False when nothing was saved (the status line says why). The pages are greyed
+        until it is done: it can wait long (the model helper starting, the keyring's password prompt open), and a
+        value typed meanwhile would be neither saved nor counted as unsaved. The cursor goes back where it was."""
         self.save_button.setEnabled(False)
+        focused = QApplication.focusWidget()
+        self.tabs.setEnabled(False)
         outcome = self._save_under_way = asyncio.get_running_loop().create_future()
         saved = False
         try:
@@ -498,6 +502,10 @@ class SettingsWindow(QWidget):
             self._save_under_way = None
             outcome.set_result(saved)
             self.save_button.setEnabled(True)
+            if not self.tabs.isEnabled():  # else a refusal gave the pages back, with the cursor in its field
+                self.tabs.setEnabled(True)
+                if focused is not None and isValid(focused) and self.tabs.isAncestorOf(focused):
+                    focused.setFocus(Qt.FocusReason.OtherFocusReason)
 
     async def _save(self) -> bool:
         await self._first_shown.wait()  # Save (Enter, or on closing) in a window still reading config.yaml
@@ -545,11 +553,12 @@ class SettingsWindow(QWidget):
         saved before stays as it is (the chat says what is wrong with it)."""
         if (edited.model, edited.api_base) == (self._untouched.model, self._untouched.api_base):
             return None
-        problem = await self.model_form.unnamed_provider(self.status, self.tabs)
+        problem = await self.model_form.unnamed_provider(self.status, self.tabs.pages)  # greyed already by save()
         return Refusal(problem, self.model_form.provider) if problem else None
 
     def _refuse(self, refusal: Refusal) -> None:
         """Say why nothing was saved, on the page of the value to fix, with the cursor in its field."""
+        self.tabs.setEnabled(True)  # the save ends here: a greyed field takes no cursor
         self._say(refusal.message, ERROR_COLOUR)
         field = refusal.field
         page: QWidget | None = field

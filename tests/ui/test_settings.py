@@ -6,6 +6,7 @@ from __future__ import annotations
 import asyncio
 import copy
 import logging
+import threading
 from collections.abc import Callable
 from pathlib import Path
 from typing import Any
@@ -14,7 +15,7 @@ import keyring
 import keyring.backends.fail
 import pytest
 import yaml
-from PySide6.QtCore import QPoint
+from PySide6.QtCore import QPoint, Qt
 from PySide6.QtGui import QKeySequence
 from PySide6.QtWidgets import (
     QApplication,
@@ -976,3 +977,27 @@ async def test_closing_while_a_save_is_under_way_waits_for_it_and_never_asks(
     assert outcome in window.status.text()
     assert window.isVisible() == (provider == "nosuch")
     assert (bridge.core.config.model == "openai/gpt-4o-mini") == (provider == "openai")
+
+
+async def test_typing_while_save_waits_for_the_keyring_is_never_silently_dropped(
+        qtbot: QtBot, bridge: CoreBridge, memory_keyring: MemoryKeyring) -> None:
+    """Save stores a typed key after writing config.yaml, and waits for the keyring (its password prompt open as
+    long as the person takes). A value typed meanwhile was neither saved nor counted as unsaved: the window showed a
+    temperature config.yaml did not have, and closing did not ask. The pages now wait, greyed, until Save is done."""
+    window = await opened(qtbot, bridge)
+    qtbot.keyClicks(window.model_form.key, SECRET)
+    window.tabs.setCurrentIndex(1)
+    temperature = window.field("temperature")
+    memory_keyring.gate = threading.Event()  # the keyring's prompt is open until the test answers it
+    window.save_button.click()
+    await until(lambda: "set openai" in memory_keyring.calls, message="the keyring asked")
+    temperature.setFocus()
+    qtbot.keyClick(temperature, Qt.Key.Key_A, Qt.KeyboardModifier.ControlModifier)
+    qtbot.keyClicks(temperature, "0.5")
+    memory_keyring.gate.set()
+    await until(lambda: window.status.text() not in ("", CHECKING_NAME) and window.save_button.isEnabled(),
+                message="the outcome")
+    assert "Saved" in window.status.text() and memory_keyring.store[("nanobot-tray", "openai")] == SECRET
+    on_disk = yaml.safe_load(bridge.core.settings.path.read_text(encoding="utf-8"))["temperature"]
+    assert on_disk == temperature.value() or window.unsaved()  # type: ignore[union-attr]
+    assert temperature.isEnabled() and not window.unsaved()
