@@ -3,7 +3,8 @@
 from __future__ import annotations
 
 import asyncio
-from collections.abc import Callable
+from collections.abc import Awaitable, Callable
+from typing import TypeVar
 
 from PySide6.QtCore import QEvent, QObject, Qt
 from PySide6.QtGui import QWheelEvent
@@ -24,6 +25,7 @@ from desktop.settings import SettingsError
 from desktop.ui.bridge import CoreBridge
 
 OK_COLOUR, WARN_COLOUR, ERROR_COLOUR = "#2e7d32", "#b26a00", "#c0392b"
+T = TypeVar("T")
 
 
 def heading(text: str) -> QLabel:
@@ -97,6 +99,19 @@ def _scroll_around(widget: QWidget, event: QWheelEvent) -> None:
 
 
 _guard: _WheelGuard | None = None
+
+
+async def while_greyed(hold: QWidget, waited: Awaitable[T]) -> T:
+    """Await `waited` with `hold` (the fields being saved) greyed: typed there meanwhile, a value would be neither
+    checked nor saved. The cursor goes back where it was in `hold`."""
+    focused = QApplication.focusWidget()
+    hold.setEnabled(False)
+    try:
+        return await waited
+    finally:
+        hold.setEnabled(True)
+        if focused is not None and hold.isAncestorOf(focused):
+            focused.setFocus(Qt.FocusReason.OtherFocusReason)
 
 
 def wheel_needs_focus(root: QWidget) -> None:

@@ -18,7 +18,6 @@ from dataclasses import dataclass
 
 from PySide6.QtCore import QSignalBlocker, Qt, QTimer
 from PySide6.QtWidgets import (
-    QApplication,
     QComboBox,
     QCompleter,
     QFormLayout,
@@ -40,7 +39,15 @@ from desktop.providers.connection import test_connection
 from desktop.providers.helper import HelperFailed, HelperGone
 from desktop.providers.llm import ProviderError
 from desktop.providers.server_models import ServerModelsError, address_problem, list_server_models
-from desktop.ui.form_widgets import ERROR_COLOUR, OK_COLOUR, WARN_COLOUR, note_label, set_note, with_note
+from desktop.ui.form_widgets import (
+    ERROR_COLOUR,
+    OK_COLOUR,
+    WARN_COLOUR,
+    note_label,
+    set_note,
+    while_greyed,
+    with_note,
+)
 
 LIST_DELAY_MS = 500  # ask the server once the address has stopped changing for this long
 CHECKING_NAME = "Checking the model name…"
@@ -207,16 +214,11 @@ class ModelForm(QWidget):
         model = self.model_name()
         if not model or self.api_base.text().strip():
             return None
-        focused = QApplication.focusWidget()
         set_note(status, CHECKING_NAME, None)
-        hold.setEnabled(False)
         try:
-            known = await catalog.names_provider(model)
+            known = await while_greyed(hold, catalog.names_provider(model))
         finally:
-            hold.setEnabled(True)
             status.clear()
-            if focused is not None and hold.isAncestorOf(focused):
-                focused.setFocus(Qt.FocusReason.OtherFocusReason)
         if known:
             return None
         return (f"The model name '{model}' names no provider the app knows: choose the provider and give the "

@@ -47,6 +47,7 @@ from desktop.ui.form_widgets import (
     save_edited_config,
     set_note,
     wheel_needs_focus,
+    while_greyed,
 )
 from desktop.ui.model_form import KeyNotStored, ModelForm
 
@@ -264,7 +265,8 @@ class OnboardingPanel(QWidget):
             return
 
         if store_key:
-            not_stored = await form.store_typed_key()  # first, so the first message already finds the key
+            # first, so the first message already finds the key; greyed, as the keyring's prompt may stay open long
+            not_stored = await while_greyed(self._cards[form], form.store_typed_key())
             if not_stored:
                 status.clear()
                 may_go_on = bool(form.api_base.text().strip()) or not catalog.needs_key(provider)

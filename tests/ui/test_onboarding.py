@@ -379,3 +379,24 @@ async def test_a_second_click_while_the_keyring_asks_saves_once(qtbot: QtBot, br
     assert configured == [True] and memory_keyring.calls.count("set openai") == 1
     assert bridge.core.config.model == "openai/test" and "Ready" in panel.status.text()
     assert panel.save_button.isEnabled() and panel.server_save_button.isEnabled()
+
+
+async def test_typing_while_the_keyring_asks_does_not_save_an_unchecked_name(
+        qtbot: QtBot, bridge: CoreBridge, memory_keyring: MemoryKeyring, closed_port: int) -> None:
+    """After the model name's check, Save waits for the keyring (its password prompt open as long as the person
+    takes) with the form taking typing, and setup then saved the name as typed meanwhile, never checked. The form
+    now waits, greyed, until the key is stored; what is saved is the name checked."""
+    panel = panel_for(qtbot, bridge, KnownServer("LM Studio", closed_port, "openai"))
+    form = panel.model_form
+    await until(lambda: panel.rescan.isVisible() and form.provider.count() > 20, message="nothing found, list in")
+    form.model.setCurrentText("gpt-4o-mini")
+    qtbot.keyClicks(form.key, "sk-first-run-key-123456")
+    memory_keyring.gate = threading.Event()  # the keyring's prompt is open until the test answers it
+    panel.save_button.click()
+    await until(lambda: "set openai" in memory_keyring.calls, message="the keyring asked")
+    form.model.setFocus()
+    qtbot.keyClicks(form.model, "-typed")
+    memory_keyring.gate.set()
+    await until(lambda: bridge.core.config.model, message="saved")
+    assert bridge.core.config.model == form.model_name() == "openai/gpt-4o-mini"
+    assert form.model.isEnabled() and "Ready" in panel.status.text()
