@@ -14,9 +14,10 @@ from typing import TYPE_CHECKING, Any
 import pytest
 import pytestqt.plugin
 import qasync
-from PySide6.QtCore import QObject, QPoint, QPointF, Qt, QUrl, Slot
-from PySide6.QtGui import QDesktopServices, QWheelEvent
-from PySide6.QtWidgets import QApplication, QWidget
+from PySide6 import QtGui
+from PySide6.QtCore import QEvent, QObject, QPoint, QPointF, Qt, QUrl, Slot
+from PySide6.QtGui import QDesktopServices, QHelpEvent, QTextDocument, QWheelEvent
+from PySide6.QtWidgets import QApplication, QToolTip, QWidget
 
 from desktop.core import Core, build_core
 from desktop.ui.bridge import CoreBridge
@@ -93,6 +94,21 @@ async def open_chat(bridge: CoreBridge, qtbot: Any, key: str, panels: list[Calla
     made.show_session(key)
     await until(lambda: made.models[key].loaded, message=f"chat {key} loaded")
     return made
+
+
+def hover_tip(widget: QWidget, at: QPoint | None = None) -> str:
+    """Rest the pointer on `widget` (at `at`, its middle by default) as the person would: Qt shows the tooltip,
+    laid out as on screen; the words it shows, as the person reads them."""
+    at = widget.rect().center() if at is None else at
+    QApplication.sendEvent(widget, QHelpEvent(QEvent.Type.ToolTip, at, widget.mapToGlobal(at)))
+    tip = QToolTip.text()
+    QToolTip.hideText()
+    words = QTextDocument()
+    if QtGui.Qt.mightBeRichText(tip):  # as the tooltip reads it
+        words.setHtml(tip)
+    else:
+        words.setPlainText(tip)
+    return words.toPlainText()
 
 
 def wheel(widget: QWidget, notches: int = -1) -> None:

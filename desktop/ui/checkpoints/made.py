@@ -37,6 +37,7 @@ from desktop.kernel.taskset import spawn
 from desktop.ui.bridge import CoreBridge
 from desktop.ui.chat.panel import ChatPanel
 from desktop.ui.checkpoints.preview import FilePreview
+from desktop.ui.plain_text import plain_tip
 
 STYLE = """
 #madeSide { border-left: 1px solid palette(midlight); background: palette(window); }
@@ -157,7 +158,7 @@ class MadePanel(ChatPanel):
             text = f"{entry.path}\n{_VERBS[entry.verb]} · by “{entry.label}”"
             item = QListWidgetItem(text)
             item.setData(Qt.ItemDataRole.UserRole, entry.path)
-            item.setToolTip(text)
+            item.setToolTip(plain_tip(text))  # the whole name, as a command chose it
             files.addItem(item)
         files.blockSignals(False)
         self.side.empty.setVisible(not made)

@@ -19,7 +19,8 @@ from desktop.ui.chat.window import ChatWindow
 from desktop.ui.checkpoints.made import MadePanel
 from desktop.ui.checkpoints.panel import ChangesPanel
 from tests.fakeserver import FakeOpenAI
-from tests.ui.conftest import until
+from tests.pipes import watched_pipe
+from tests.ui.conftest import hover_tip, until
 
 TURN = 90  # seconds: the first model call imports litellm, slow on a loaded machine
 SHOTS = os.environ.get("CHECKPOINTS_SCREENSHOTS")
@@ -214,3 +215,27 @@ async def test_the_column_keeps_its_width_fits_its_rows_and_keeps_its_heading_at
     await until(lambda: side.empty.isVisible())
     assert side.heading.y() < 20 and 0 < side.empty.y() - side.heading.y() < 40
     window.grab().save(str(tmp_path / "column-empty.png"))
+
+
+async def test_a_file_a_command_named_as_markup_shows_its_name_as_words_on_hover_and_loads_no_file(
+        bridge: CoreBridge, fake: FakeOpenAI, qtbot: Any, tmp_path: Path) -> None:
+    """A sandboxed command names files as it likes: folders nested to spell <img src="/a/pipe">. The column's
+    tooltip (the whole name, on hover) read it as markup, and Qt read the file it named as the tooltip was shown:
+    a named pipe froze the app for good. It shows the name as it is."""
+    window, column = await window_with_column(bridge, qtbot)
+    pipe = tmp_path / "pipe"
+    lower, upper = f'<img src="{pipe}">', f"<IMG SRC='{pipe}'>"
+    command = f"mkdir -p '{lower}' \"{upper}\" && echo one > '{lower}/a.md' && echo two > \"{upper}/b.md\""
+    await turn(bridge, window, fake, "make the pictures", run(command))
+    qtbot.mouseClick(column.toggle, Qt.MouseButton.LeftButton)
+    files = column.side.files
+    await until(lambda: files.count() == 2, timeout=TURN)
+    shown = []
+    with watched_pipe(pipe) as opened:
+        for row in range(2):
+            item = files.item(row)
+            shown.append(hover_tip(files.viewport(), files.visualItemRect(item).center()))
+            assert shown[-1] == item.text()
+        window.grab()
+    assert sorted(line.splitlines()[0] for line in shown) == sorted([f"{lower}/a.md", f"{upper}/b.md"])
+    assert opened == [], "a tooltip read the pipe a file's name pointed at"
