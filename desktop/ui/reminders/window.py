@@ -38,6 +38,7 @@ from desktop.reminders.tool import grants_in_words
 from desktop.scheduler.schedules import describe
 from desktop.ui.bridge import CoreBridge
 from desktop.ui.chats.names import ChatNames
+from desktop.ui.plain_text import plain_tip
 from desktop.ui.skills import dialogs
 from desktop.ui.skills.details import Notice
 from desktop.ui.skills.model import GREEN, RED
@@ -82,7 +83,7 @@ def run_cells(run: Run) -> list[QStandardItem]:
     """One run's row: when, how it went (the reason in full on hover), tokens, cost."""
     how = QStandardItem(outcome_words(run))
     if run.reason:
-        how.setToolTip(run.reason)
+        how.setToolTip(plain_tip(run.reason))  # a model server's or a tool's words
     if run.outcome in TROUBLE:
         how.setForeground(QColor(RED))
     ran = run.outcome is not Outcome.MISSED
@@ -190,6 +191,7 @@ class RemindersWindow(QWidget):
         for column in (1, 2, 3, 4, 5):
             header.setSectionResizeMode(column, QHeaderView.ResizeMode.ResizeToContents)
         self.runs_title = QLabel(NO_JOB)
+        self.runs_title.setTextFormat(Qt.TextFormat.PlainText)  # it names the job, as the model may have
         self.runs_model = QStandardItemModel(0, len(RUN_HEADERS), self)
         self.runs_model.setHorizontalHeaderLabels(RUN_HEADERS)
         self.runs_table = QTableView()
@@ -257,13 +259,14 @@ class RemindersWindow(QWidget):
         for job in jobs:
             label = QStandardItem(job.label)
             label.setData(job.id, ID_ROLE)
-            label.setToolTip(job.message)
+            label.setToolTip(plain_tip(job.message))  # the model may have written it (the cron tool)
             chat = QStandardItem(self.names.words(job.session))
-            chat.setToolTip(job.session)
+            chat.setToolTip(plain_tip(job.session))
             tools = QStandardItem(tools_words(job))
             if job.wanted:
                 tools.setForeground(QColor(RED))
-                tools.setToolTip(f"Its last run wanted {', '.join(job.wanted)}, which it may not use without asking")
+                tools.setToolTip(plain_tip(f"Its last run wanted {', '.join(job.wanted)}, which it may not use "
+                                           "without asking"))  # an MCP server names its tools
             last = QStandardItem(last_run_words(job))
             if job.runs and job.runs[-1].outcome in TROUBLE:
                 last.setForeground(QColor(RED))

@@ -22,9 +22,10 @@ from desktop.ui.bridge import CoreBridge
 from desktop.ui.reminders.window import EMPTY, RemindersWindow, ToolsDialog
 from desktop.ui.skills.model import RED
 from tests.fakeserver import FakeOpenAI
+from tests.pipes import watched_pipe
 from tests.reminders.conftest import paris  # noqa: F401  (autouse: this window too is tested on Paris time)
 from tests.ui.chats.test_names import saved_by_an_earlier_run
-from tests.ui.conftest import until
+from tests.ui.conftest import hover_tip, until
 from tests.usage.test_counting import counts
 
 SHOTS = os.environ.get("NANOBOT_SCREENSHOTS")  # a folder: save what the window looks like there
@@ -230,3 +231,31 @@ async def test_a_jobs_last_runs_show_how_each_went_with_its_tokens_and_again_aft
             bridge.close()
             await core.close()
     assert shown[0] == shown[1]
+
+
+async def test_a_reminders_words_and_a_runs_failure_that_spell_markup_show_as_words_and_load_no_file(
+        window: RemindersWindow, bridge: CoreBridge, fake: FakeOpenAI, tmp_path: Path) -> None:
+    """The model writes a reminder's message and name (the cron tool), and a model server its error: spelling
+    <img src="/a/pipe">, the message's tooltip, the failure's and the title over the runs were read as markup, and
+    Qt read the file they named as they were shown: a named pipe froze the app for good. They show as words."""
+    pipe = tmp_path / "pipe"
+    message, label, error = (f'Water the plants <img src="{pipe}">', f"<IMG SRC='{pipe}'> plants",
+                             f"<img src={pipe}> is overloaded")
+    with watched_pipe(pipe) as opened:
+        reminders = bridge.core.get(Reminders)
+        job = await reminders.add("desktop:plants", Every(3600, datetime.now(UTC)), message, label)
+        await until(lambda: window.model.rowCount() == 1, message="listed")
+        fake.add({"status": 400, "body": {"error": {"message": error, "type": "invalid_request_error"}}})
+        await reminders.run_now(job.id)
+        await until(lambda: rows(window)[0][3] == "Failed", message="its failed run")
+        window.table.selectRow(0)
+        await until(lambda: window.runs_table.isVisible(), message="its runs")
+        window.grab()  # laid out and painted, as on screen
+        table, runs = window.table, window.runs_table
+        said = hover_tip(table.viewport(), table.visualRect(window.model.index(0, 0)).center())
+        why = hover_tip(runs.viewport(), runs.visualRect(window.runs_model.index(0, 1)).center())
+        title = window.runs_title
+    assert said == message
+    assert why.endswith(error)
+    assert title.text() == f"Last runs of “{job.label}”" and job.label.startswith("<IMG SRC='")  # shortened
+    assert opened == [], "a reminder's words read the pipe they named"
