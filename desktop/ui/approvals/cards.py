@@ -11,7 +11,7 @@ from __future__ import annotations
 
 from collections.abc import Callable
 
-from PySide6.QtCore import QEvent, QObject, QTimer, Signal
+from PySide6.QtCore import QEvent, QObject, Qt, QTimer, Signal
 from PySide6.QtGui import QFontDatabase, QShowEvent
 from PySide6.QtWidgets import (
     QApplication,
@@ -51,6 +51,8 @@ class ApprovalCard(QFrame):
         self.setStyleSheet(STYLE)
         self.title = QLabel(f"<b>{request.title}</b>")
         self.reason = QLabel(f"Asking because {request.reason}.")
+        # it quotes the path the model chose: never markup, where <img src="/a/path"> is a file Qt would read
+        self.reason.setTextFormat(Qt.TextFormat.PlainText)
         self.reason.setObjectName("reason")
         self.reason.setWordWrap(True)
         self.code = QPlainTextEdit(request.shown + (f"\n\n{request.detail}" if request.detail else ""))

@@ -7,6 +7,7 @@ import asyncio
 import os
 import re
 from collections.abc import AsyncIterator
+from pathlib import Path
 
 import pytest
 import yaml
@@ -24,6 +25,7 @@ from desktop.ui.quick_prompt import QuickPrompt
 from desktop.ui.settings import SettingsWindow
 from tests.approvals.test_approvals import unsandboxed_exec
 from tests.fakeserver import FakeOpenAI
+from tests.pipes import watched_pipe
 from tests.ui.conftest import until
 
 TURN = 90  # seconds: the first model call imports litellm, slow on a loaded machine
@@ -209,3 +211,25 @@ async def test_the_quick_prompt_shows_its_card(asking: CoreBridge, fake: FakeOpe
     prompt.approvals.cards[0].allow.click()
     await until(lambda: "It said quick." in prompt.answer.toPlainText(), timeout=TURN)
     assert not prompt.approvals.cards
+
+
+async def test_a_path_the_model_chose_that_spells_markup_shows_on_the_card_as_words_and_loads_no_file(
+        window: ChatWindow, fake: FakeOpenAI, tmp_path: Path) -> None:
+    """The model chooses the path a file tool writes to; outside the workspace the card asks, its reason naming
+    the path. A path spelling <img src="/a/pipe"> was read as markup there, and Qt read the file it named as the
+    card was shown: a named pipe froze the app for good. The card shows the path as words."""
+    core = window.bridge.core
+    await core.settings.update(lambda config: setattr(config.tools, "restrict_to_workspace", False))
+    pipe = tmp_path / "pipe"
+    path = f'{tmp_path}/<img src="{pipe}">/<IMG SRC=\'{pipe}\'>/note.md'
+    fake.add({"tool_calls": [{"name": "write_file", "arguments": {"path": path, "content": "hi"}}]},
+             {"content": "Done here."})
+    window.send("write me a note", [])
+    await until(lambda: cards_of(window).cards, timeout=TURN, message="the approval card appeared")
+    card = cards_of(window).cards[0]
+    with watched_pipe(pipe) as opened:
+        window.grab()  # laid out and painted, as on screen
+    assert card.reason.text() == f"Asking because {path} is outside the workspace and " \
+                                 "tools.restrict_to_workspace is off."
+    assert opened == [], "the card read the pipe the path named"
+    card.deny.click()
