@@ -1,6 +1,6 @@
 """An MCP server over stdio written line by line, not with the SDK: it sends what the SDK's own server cannot, a
 JSON string that escapes half a character (`\\ud83d`, `\\udcff`), as a server in JavaScript does when it cuts text
-between an emoji's two halves. One tool, `name_files`, answers with such text."""
+between an emoji's two halves. One tool, `name_files` (or the name given as its argument), answers with such text."""
 
 from __future__ import annotations
 
@@ -8,7 +8,8 @@ import json
 import sys
 
 HALVES = 'the file caf\\udce9.txt and half an emoji \\ud83d, then a whole one \\ud83d\\ude00'
-TOOL = {"name": "name_files", "description": "Names the files.", "inputSchema": {"type": "object", "properties": {}}}
+TOOL = {"name": sys.argv[1] if len(sys.argv) > 1 else "name_files", "description": "Names the files.",
+        "inputSchema": {"type": "object", "properties": {}}}
 
 
 def reply(number: object, result: str) -> None:

@@ -13,7 +13,7 @@ import shlex
 from collections.abc import Awaitable, Callable
 from pathlib import Path
 
-from PySide6.QtCore import QTimer, QUrl
+from PySide6.QtCore import Qt, QTimer, QUrl
 from PySide6.QtGui import QDesktopServices, QFontDatabase, QShowEvent
 from PySide6.QtWidgets import (
     QButtonGroup,
@@ -284,6 +284,7 @@ class ServerRow(QFrame):
         self.command.setFont(QFontDatabase.systemFont(QFontDatabase.SystemFont.FixedFont))
         self.error = note_label()
         self.result = note_label()
+        self.result.setTextFormat(Qt.TextFormat.PlainText)  # it lists tools as their server names them: not markup
         self.result.hide()
         self.test_button = _button("Test", self.test)
         self.log_button = _button("View log", self.view_log)

@@ -28,6 +28,7 @@ from tests.conftest import write_config
 from tests.mcp.conftest import FAST, SERVER, RemoteServer, http_server, remote_servers, stdio_server
 from tests.mcp.test_oauth import Browser
 from tests.memkeyring import MemoryKeyring
+from tests.pipes import watched_pipe
 from tests.ui.conftest import until
 
 __all__ = ["http_server", "remote_servers"]  # the fixtures, used here too
@@ -343,3 +344,28 @@ async def test_sign_in_and_out_of_a_server_that_wants_oauth(qtbot: QtBot, bridge
     row.sign_in_button.click()
     await until(lambda: row.sign_in_state.text() == "Not signed in", message="signed out shown")
     await until(lambda: "needs sign-in" in row.error.text(), timeout=CONNECT, message="wants a sign-in again")
+
+
+async def test_a_tool_name_a_server_gives_that_spells_markup_shows_as_words_and_loads_no_file(
+        qtbot: QtBot, bridge: CoreBridge, tmp_path: Path) -> None:
+    """An MCP server names its own tools: one named <img src="/a/pipe"> was read as markup where Test lists the
+    tools, and Qt read the file it named as the list was shown; a named pipe froze the app for good."""
+    page = await opened(qtbot, bridge)
+    pipe = tmp_path / "pipe"
+    raw = str(Path(__file__).parents[2] / "mcp" / "raw_server.py")
+    for name, tool in (("lower", f'<img src="{pipe}">'), ("upper", f"<IMG SRC='{pipe}'>")):
+        script = tmp_path / f"{name}.py"  # the server's command line stays the person's own plain words
+        script.write_text(f"import runpy, sys\nsys.argv[1:] = [{tool!r}]\nrunpy.run_path({raw!r}, run_name='__main__')\n")
+        server = McpServerConfig(command=sys.executable, args=[str(script)], enabled=False, timeout=30)
+        await bridge.core.settings.update(
+            lambda config, n=name, s=server: config.section(McpConfig).servers.__setitem__(n, s))
+    await until(lambda: {"lower", "upper"} <= set(page.rows), message="the servers listed")
+    with watched_pipe(pipe) as reads:
+        for name in ("lower", "upper"):
+            row = page.rows[name]
+            row.test_button.click()
+            await until(lambda r=row: r.result.text().startswith("Works"), timeout=CONNECT, message=f"{name} tested")
+            page.window().grab()  # laid out and painted, as on screen
+    assert page.rows["lower"].result.text() == f'Works. 1 tools: <img src="{pipe}">'
+    assert page.rows["upper"].result.text() == f"Works. 1 tools: <IMG SRC='{pipe}'>"
+    assert reads == [], "the page read the pipe a tool's name pointed at"
