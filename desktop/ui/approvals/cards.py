@@ -9,6 +9,7 @@ waits in the chat that started the task, named by the task. A question the core 
 
 from __future__ import annotations
 
+import html
 from collections.abc import Callable
 
 from PySide6.QtCore import QEvent, QObject, Qt, QTimer, Signal
@@ -49,7 +50,8 @@ class ApprovalCard(QFrame):
         request = question.request
         self.setObjectName("approvalCard")
         self.setStyleSheet(STYLE)
-        self.title = QLabel(f"<b>{request.title}</b>")
+        # bold on purpose; it names the tool, as an MCP server named it: <img src="/a/path"> is words, not a file
+        self.title = QLabel(f"<b>{html.escape(request.title)}</b>")
         self.reason = QLabel(f"Asking because {request.reason}.")
         # it quotes the path the model chose: never markup, where <img src="/a/path"> is a file Qt would read
         self.reason.setTextFormat(Qt.TextFormat.PlainText)
@@ -84,6 +86,7 @@ class ApprovalCard(QFrame):
         header = QHBoxLayout()
         header.addWidget(self.title, 1)
         self.origin = QLabel(origin)  # who asks, when not the chat shown (a background task of it)
+        self.origin.setTextFormat(Qt.TextFormat.PlainText)  # the task's name, as the model chose it
         self.origin.setObjectName("origin")
         self.origin.setVisible(bool(origin))
         header.addWidget(self.origin)

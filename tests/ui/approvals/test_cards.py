@@ -6,17 +6,25 @@ from __future__ import annotations
 import asyncio
 import os
 import re
+import sys
 from collections.abc import AsyncIterator
 from pathlib import Path
 
 import pytest
 import yaml
+from PySide6 import QtGui
+from PySide6.QtCore import Qt
+from PySide6.QtGui import QTextDocument
 from PySide6.QtWidgets import QLabel
 from pytestqt.qtbot import QtBot
 
 from desktop.approvals.settings import ApprovalsConfig
 from desktop.conversation.transcript import Kind
 from desktop.core import Core
+from desktop.mcp.manager import McpServers
+from desktop.mcp.names import tool_name
+from desktop.mcp.settings import McpConfig, McpServerConfig
+from desktop.subagents import Subagents
 from desktop.ui.approvals.cards import ApprovalCard, ApprovalCards
 from desktop.ui.approvals.rules import ApprovalRules
 from desktop.ui.bridge import CoreBridge
@@ -233,3 +241,61 @@ async def test_a_path_the_model_chose_that_spells_markup_shows_on_the_card_as_wo
                                  "tools.restrict_to_workspace is off."
     assert opened == [], "the card read the pipe the path named"
     card.deny.click()
+
+
+def words(label: QLabel) -> str:
+    """What `label` shows, as the person reads it: its markup as Qt reads it (a label's text is markup when it
+    looks like some), else its text."""
+    document = QTextDocument()
+    if label.textFormat() != Qt.TextFormat.PlainText and QtGui.Qt.mightBeRichText(label.text()):
+        document.setHtml(label.text())
+    else:
+        document.setPlainText(label.text())
+    return document.toPlainText()
+
+
+async def test_an_mcp_tool_named_as_markup_is_named_on_the_card_as_words_and_loads_no_file(
+        window: ChatWindow, fake: FakeOpenAI, tmp_path: Path) -> None:
+    """An MCP server names its own tools, and the card's title names the tool asking: a tool named
+    <img src="/a/pipe"> was read as markup there, and Qt read the file it named as the card was shown: a named
+    pipe froze the app for good. The title names the tool as the words it is."""
+    pipe = tmp_path / "pipe"
+    tool = f'<img src="{pipe}">'
+    raw = str(Path(__file__).parents[2] / "mcp" / "raw_server.py")
+    core = window.bridge.core
+    await core.settings.update(lambda config: config.section(McpConfig).servers.__setitem__(
+        "raw", McpServerConfig(command=sys.executable, args=[raw, tool], timeout=30)))
+    await until(lambda: "raw" in core.get(McpServers).servers
+                and core.get(McpServers).servers["raw"].state == "connected", timeout=TURN, message="connected")
+    fake.add({"tool_calls": [{"name": tool_name("raw", tool, set()), "arguments": {}}]}, {"content": "Named."})
+    window.send("name the files", [])
+    await until(lambda: cards_of(window).cards, timeout=TURN, message="the approval card appeared")
+    card = cards_of(window).cards[0]
+    with watched_pipe(pipe) as opened:
+        window.grab()  # laid out and painted, as on screen
+        title = words(card.title)
+        card.deny.click()  # gone before the pipe has no watcher: a card still reading it would hang the test
+        await until(lambda: not cards_of(window).cards, message="the card answered")
+    assert title == f"Let the assistant use raw · {tool}?"
+    assert opened == [], "the card read the pipe the tool's name pointed at"
+
+
+async def test_a_background_task_named_as_markup_is_named_on_its_card_as_words_and_loads_no_file(
+        window: ChatWindow, fake: FakeOpenAI, tmp_path: Path) -> None:
+    """The model names the background tasks it starts, and a task's card says which task asks: a task named
+    <IMG SRC='/a/pipe'> was read as markup there, and Qt read the file it named as the card was shown. The card
+    names the task as the words it is."""
+    pipe = tmp_path / "pipe"
+    label = f"<IMG SRC='{pipe}'>"
+    fake.add({"tool_calls": [{"name": "exec", "arguments": {"command": "touch booked.txt"}}]},
+             {"content": "Booked."}, {"content": "The booking is done."})
+    window.bridge.core.get(Subagents).spawn("book the train", label, KEY)
+    await until(lambda: cards_of(window).cards, timeout=TURN, message="the task's approval card appeared")
+    card = cards_of(window).cards[0]
+    with watched_pipe(pipe) as opened:
+        window.grab()  # laid out and painted, as on screen
+        origin = words(card.origin)
+        card.deny.click()  # gone before the pipe has no watcher: a card still reading it would hang the test
+        await until(lambda: not cards_of(window).cards, message="the card answered")
+    assert origin.startswith(f"Background task “{label}” · ")
+    assert opened == [], "the card read the pipe the task's name pointed at"
