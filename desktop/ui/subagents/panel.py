@@ -19,6 +19,7 @@ from desktop.subagents import Subagents
 from desktop.subagents.events import BackgroundTasks, TaskSnapshot
 from desktop.ui.bridge import CoreBridge
 from desktop.ui.chat.panel import ChatPanel
+from desktop.ui.plain_text import plain_tip
 from desktop.ui.subagents.transcript import TranscriptDialog
 from desktop.usage.report import brief
 
@@ -40,13 +41,17 @@ class TaskRow(QWidget):
     def __init__(self, task: TaskSnapshot, panel: TasksPanel) -> None:
         super().__init__(panel)
         self.task = task
+        # The model names the task, chooses its steps and writes its report: all words, never markup, where
+        # <img src="/a/path"> is a file Qt would read.
         self.label = QLabel()
+        self.label.setTextFormat(Qt.TextFormat.PlainText)
         self.label.setObjectName("taskLabel")
         self.time = QLabel()
         self.time.setObjectName("taskTime")
         self.usage = QLabel()
         self.usage.setObjectName("taskUsage")
         self.detail = QLabel()
+        self.detail.setTextFormat(Qt.TextFormat.PlainText)
         self.detail.setObjectName("taskDetail")
         self.detail.setTextInteractionFlags(Qt.TextInteractionFlag.TextSelectableByMouse)
         self.detail.setWordWrap(True)  # a long report or command must not widen the window
@@ -89,7 +94,7 @@ class TaskRow(QWidget):
             detail = f"{_ENDED.get(task.status, task.status)}: {said}" if said else _ENDED.get(task.status, "")
         self.detail.setProperty("outcome", task.status)
         self.detail.setText(detail[:DETAIL_CHARS] + ("…" if len(detail) > DETAIL_CHARS else ""))
-        self.detail.setToolTip(_plain(task.result) if not task.active else "")
+        self.detail.setToolTip(plain_tip(_plain(task.result)) if not task.active else "")
         self.detail.style().polish(self.detail)
         self.tick(time.time())
 
@@ -217,7 +222,8 @@ def readable(markdown: str) -> str:
 
 
 def _plain(markdown: str) -> str:
-    """The whole report as plain text, for a tooltip (rich text there could load what it names)."""
+    """The whole report's words, its Markdown rendered, for a tooltip (through plain_tip: words that spell markup
+    stay words)."""
     doc = QTextDocument()
     doc.setMarkdown(markdown)
     return doc.toPlainText()

@@ -5,6 +5,9 @@ that it follows the open chat."""
 from __future__ import annotations
 
 import os
+import shutil
+import tempfile
+from pathlib import Path
 from typing import Any
 
 from PySide6.QtCore import Qt
@@ -16,7 +19,8 @@ from desktop.ui.chat.window import ChatWindow
 from desktop.ui.subagents.panel import TaskRow, TasksPanel, readable
 from desktop.ui.subagents.transcript import TranscriptDialog
 from tests.fakeserver import FakeOpenAI, Step, last_user_text
-from tests.ui.conftest import until
+from tests.pipes import watched_pipe
+from tests.ui.conftest import hover_tip, until
 from tests.usage.test_counting import counts
 
 SHOTS = os.environ.get("NANOBOT_SCREENSHOTS")  # a folder: save what a finished task's row looks like
@@ -133,3 +137,44 @@ def test_an_outcome_line_shows_the_reports_words_not_its_markdown() -> None:
     assert readable("## Report\n\nThe disk is **40%** full:\n\n- used: 40G\n- free: `60G`") == (
         "The disk is 40% full: • used: 40G • free: 60G")
     assert readable("## Nothing found") == "Nothing found"  # a heading alone is what it says
+
+
+async def test_a_tasks_words_that_spell_markup_show_as_words_and_load_no_file(
+        window: ChatWindow, bridge: CoreBridge, fake: FakeOpenAI) -> None:
+    """The model names a task, chooses its commands and writes its report: spelling <img src="/a/pipe">, the row's
+    name, its step, its outcome and the report on hover were read as markup, and Qt read the file they named as
+    they were shown: a named pipe froze the app for good. They show as words."""
+    folder = Path(tempfile.mkdtemp(prefix="p", dir="/tmp"))  # short: the whole tag fits in a task's name
+    pipe = folder / "x"
+    label, step, said = f"<IMG SRC='{pipe}'>", f'sleep 3 # <img src="{pipe}">', f"<img src={pipe}>"
+
+    def reply(body: dict[str, Any]) -> Step:
+        if str(body["messages"][0]["content"]).startswith("# Background task"):
+            if body["messages"][-1].get("role") == "tool":
+                return {"content": f"Found `{said}` here."}
+            return {"tool_calls": [{"name": "exec", "arguments": {"command": step}}]}
+        if body["messages"][-1].get("role") == "tool":
+            return {"content": "Started."}
+        if "[Background task" in last_user_text(body):
+            return {"content": "It is done."}
+        return {"tool_calls": [{"name": "spawn", "arguments": {"task": "look", "label": label}}]}
+
+    fake.default = reply
+    try:
+        with watched_pipe(pipe) as opened:
+            bridge.send(window.current_key, "look in the background")
+            await until(lambda: label in rows(window) and rows(window)[label].detail.text() == f"exec: {step}",
+                        timeout=TURN, message="the task's step")
+            window.grab()  # laid out and painted, as on screen
+            running = rows(window)[label]
+            shown = [running.label.text(), running.detail.text()]
+            await until(lambda: rows(window)[label].task.status == "done", timeout=TURN, message="done")
+            window.grab()
+            done = rows(window)[label]
+            shown += [done.detail.text(), hover_tip(done.detail)]
+            panel_of(window).dismiss(done.task.id)
+            pipe.unlink()  # gone before it has no watcher: whatever still read it would hang the test
+    finally:
+        shutil.rmtree(folder)
+    assert opened == [], "the task's words read the pipe they named"
+    assert shown == [label, f"exec: {step}", f"Done: Found {said} here.", f"Found {said} here."]
