@@ -45,6 +45,7 @@ from desktop.ui.bridge import CoreBridge
 from desktop.ui.context.capture import grab_screen, grab_window, hidden_while, png_bytes, read_clipboard, read_selection
 from desktop.ui.context.region import RegionPicker
 from desktop.ui.context.sources import offered
+from desktop.ui.plain_text import plain_tip
 
 log = logging.getLogger(__name__)
 THUMB_HEIGHT = 56
@@ -124,7 +125,7 @@ class ImageChip(_Chip):
         self.sent = True
         thumb = QLabel()
         thumb.setPixmap(picture.scaledToHeight(THUMB_HEIGHT, Qt.TransformationMode.SmoothTransformation))
-        thumb.setToolTip(f"{picture.width()}×{picture.height()} px, kept at {path}")
+        thumb.setToolTip(plain_tip(f"{picture.width()}×{picture.height()} px, kept at {path}"))
         self.size_label = QLabel(f"{picture.width()}×{picture.height()} px")
         self.size_label.setObjectName("detail")
         self.warning = QLabel()
@@ -170,8 +171,9 @@ class OfferChip(_Chip):
         self.offer = offer
         self.sent = True
         self.fetched: Fetched | None = None  # once read, for the message being sent
-        self.source.setToolTip(offer.where)
+        self.source.setToolTip(plain_tip(offer.where))  # an MCP server names it, and its type
         self.detail = QLabel(f"{offer.mime_type or 'type not given'} · read when you send")
+        self.detail.setTextFormat(Qt.TextFormat.PlainText)
         self.detail.setObjectName("detail")
         self.warning = QLabel()
         self.warning.setObjectName("warning")
@@ -201,7 +203,7 @@ class FileChip(_Chip):
         """`label`: what the chip calls the file ("Pasted text, 80 lines"); else its name."""
         super().__init__(label or f"File · {os.path.basename(path) or path}", parent)
         self.path = path
-        self.source.setToolTip(path)
+        self.source.setToolTip(plain_tip(path))  # a sandboxed command may have named its folders
         self.head.addWidget(self.close_button)
         self.body.addLayout(self.head)
 
@@ -492,7 +494,7 @@ class _SourceMenu:
             return
         self.menu.clear()
         for offer in listing.offers:
-            self.menu.addAction(offer.label, self._chosen(source, offer)).setToolTip(offer.where)
+            self.menu.addAction(offer.label, self._chosen(source, offer)).setToolTip(plain_tip(offer.where))
         for note in listing.notes:
             self.menu.addAction(note).setEnabled(False)
 

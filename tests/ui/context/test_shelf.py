@@ -25,8 +25,9 @@ from desktop.ui.quick_prompt import QuickPrompt
 from tests.busstandin import private_bus
 from tests.fakeserver import FakeOpenAI
 from tests.pdfs import pdf
+from tests.pipes import watched_pipe
 from tests.portalstandin import ScreenshotPortal
-from tests.ui.conftest import until
+from tests.ui.conftest import hover_tip, until
 
 CODE = "def area(r):\n    return 3.14 * r * r\n\nprint(area(2))\n"
 
@@ -275,3 +276,24 @@ async def test_a_pdfs_chip_says_its_pages_before_it_goes_as_text(qtbot: QtBot, b
     await until(lambda: prompt.status.text() == "Done", message="answer finished")
     sent = fake.requests[-1]["messages"][-1]["content"]
     assert "[Attached PDF “report.pdf” (" in sent and "2 pages)" in sent and "[Page 2]\nCosts held." in sent
+
+
+async def test_a_files_path_that_spells_markup_shows_on_hover_as_words_and_loads_no_file(
+        qtbot: QtBot, bridge: CoreBridge, tmp_path: Path) -> None:
+    """A file a sandboxed command made in folders spelling <img src="/a/pipe"> (or <IMG SRC='...'>): the chip's
+    tooltip (its whole path) read it as markup, and Qt read the file it named as the tooltip was shown: a named
+    pipe froze the app for good. The tooltip shows the path as words."""
+    pipe = tmp_path / "pipe"
+    folder = tmp_path / f'<img src="{pipe}">' / f"<IMG SRC='{pipe}'>"
+    folder.mkdir(parents=True)
+    (folder / "notes.md").write_text("hi")
+    prompt = await _prompt(qtbot, bridge)
+    with watched_pipe(pipe) as opened:
+        prompt.shelf.add_file(str(folder / "notes.md"))
+        chip = prompt.shelf.chips[0]
+        prompt.grab()  # laid out and painted, as on screen
+        tip = hover_tip(chip.source)
+        qtbot.mouseClick(chip.close_button, Qt.MouseButton.LeftButton)
+        pipe.unlink()  # gone before it has no watcher: whatever still read it would hang the test
+    assert tip == str(folder / "notes.md")
+    assert opened == [], "the chip read the pipe its path named"
