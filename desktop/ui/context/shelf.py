@@ -221,6 +221,7 @@ class ContextShelf(QWidget):
         self._reading = False  # chips are being read for a message (`read_first`)
         self.setStyleSheet(STYLE)
         self.note = QLabel()  # what could not be added, and why
+        self.note.setTextFormat(Qt.TextFormat.PlainText)  # it names resources as their MCP server named them
         self.note.setObjectName("warning")
         self.note.setWordWrap(True)
         self.note.hide()

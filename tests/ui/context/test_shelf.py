@@ -5,6 +5,7 @@ test's own: tests/portalstandin.py)."""
 
 from __future__ import annotations
 
+import asyncio
 import base64
 import json
 from collections.abc import Callable, Iterator
@@ -18,6 +19,7 @@ from pytestqt.qtbot import QtBot
 from desktop.context import portal as portal_route
 from desktop.context.captures import FOLDER
 from desktop.context.quoting import snippet
+from desktop.context.sources import Fetched, Listing, Offer
 from desktop.ui.bridge import CoreBridge
 from desktop.ui.context.capture import png_bytes
 from desktop.ui.context.shelf import PORTAL_ENTRY, ImageChip, TextChip
@@ -297,3 +299,46 @@ async def test_a_files_path_that_spells_markup_shows_on_hover_as_words_and_loads
         pipe.unlink()  # gone before it has no watcher: whatever still read it would hang the test
     assert tip == str(folder / "notes.md")
     assert opened == [], "the chip read the pipe its path named"
+
+
+class SlowServer:
+    """A source of offers (as the MCP resources are) that answers once told to: its name for a resource is its own."""
+
+    title = "Resource"
+    waiting = "Asking the servers…"
+
+    def __init__(self) -> None:
+        self.go = asyncio.Event()
+
+    def available(self) -> bool:
+        return True
+
+    async def listing(self) -> Listing:
+        return Listing([], [])
+
+    async def fetch(self, offer: Offer, images: bool) -> Fetched:
+        await self.go.wait()
+        return Fetched()
+
+
+async def test_a_resource_named_as_markup_is_named_as_words_while_it_is_read_and_loads_no_file(
+        qtbot: QtBot, bridge: CoreBridge, tmp_path: Path) -> None:
+    """An MCP server names its resources: while one is read for the message, the line over the chips names it,
+    and a name spelling <img src="/a/pipe"> was read as markup there, and Qt read the file it named as the line
+    was shown: a named pipe froze the app for good. The line names it as words."""
+    pipe = tmp_path / "pipe"
+    label = f'notes · <img src="{pipe}">'
+    server = SlowServer()
+    prompt = await _prompt(qtbot, bridge)
+    sent: list[bool] = []
+    with watched_pipe(pipe) as opened:
+        prompt.shelf.add_offer(server, Offer(label, "text/plain", "notes://list"))
+        assert prompt.shelf.read_first(lambda: sent.append(True))
+        await until(lambda: prompt.shelf.note.isVisible(), message="the line saying it is read")
+        prompt.grab()  # laid out and painted, as on screen
+        said = prompt.shelf.note.text()
+        server.go.set()
+        await until(lambda: sent == [True], message="read, then sent")
+        pipe.unlink()  # gone before it has no watcher: whatever still read it would hang the test
+    assert said == f"Reading {label}…"
+    assert opened == [], "the line read the pipe the resource's name pointed at"
