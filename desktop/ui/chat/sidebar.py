@@ -38,6 +38,7 @@ from PySide6.QtWidgets import (
 from desktop.kernel.channels import Channel, channel_of
 from desktop.session.session import SessionInfo
 from desktop.ui.markdown import mix
+from desktop.ui.plain_text import plain_tip
 
 KEY_ROLE = Qt.ItemDataRole.UserRole + 1
 DETAIL_ROLE = Qt.ItemDataRole.UserRole + 2
@@ -277,8 +278,9 @@ class SessionList(QWidget):
             item.setData(DEPTH_ROLE, depth)
             item.setData(TITLE_ROLE, info.title)
             quick = channel_of(info.key) is Channel.QUICK
-            item.setToolTip(f"{QUICK_MARK} Asked in the quick prompt: {info.title}" if quick else
-                            f"{info.title}\nBranch of “{titles[info.branch_of]}”" if depth else info.title)
+            item.setToolTip(plain_tip(  # a title may be the model's words (a reminder's name)
+                f"{QUICK_MARK} Asked in the quick prompt: {info.title}" if quick else
+                f"{info.title}\nBranch of “{titles[info.branch_of]}”" if depth else info.title))
             item.setFlags(item.flags() | Qt.ItemFlag.ItemIsEditable)
             self.list.addItem(item)
             if info.key == current:

@@ -15,7 +15,8 @@ from desktop.ui.bridge import CoreBridge
 from desktop.ui.chat.sidebar import KEY_ROLE, SessionList
 from desktop.ui.chat.window import ChatWindow
 from tests.fakeserver import FakeOpenAI
-from tests.ui.conftest import until
+from tests.pipes import watched_pipe
+from tests.ui.conftest import hover_tip, until
 
 KEY = "desktop:a"
 
@@ -259,3 +260,26 @@ async def test_the_search_field_opens_the_search_of_every_chat(window: ChatWindo
     window.search_all.dismiss()
     qtbot.mouseClick(field, Qt.MouseButton.LeftButton)
     assert window.search_all.isVisible() and window.search_all.field.hasFocus()
+
+
+def test_a_chat_title_that_spells_markup_shows_as_words_on_hover_and_loads_no_file(
+        qtbot, tmp_path) -> None:  # type: ignore[no-untyped-def]
+    """A chat a reminder started is titled by the reminder's name, which the model chose: spelling
+    <img src="/a/pipe">, the chat's tooltip in the list read it as markup, and Qt read the file it named as the
+    tooltip was shown: a named pipe froze the app for good. It shows the title as words."""
+    pipe = tmp_path / "pipe"
+    title = f"Reminder: <img src=\"{pipe}\"> and <IMG SRC='{pipe}'>"
+    sidebar = SessionList()
+    qtbot.addWidget(sidebar)
+    sidebar.resize(260, 300)
+    sidebar.show()
+    with watched_pipe(pipe) as opened:
+        sidebar.set_sessions([SessionInfo(KEY, title, "", 2)], KEY, set())
+        item = next(sidebar.list.item(i) for i in range(sidebar.list.count())
+                    if sidebar.list.item(i).data(KEY_ROLE) == KEY)
+        sidebar.grab()  # laid out and painted, as on screen
+        tip = hover_tip(sidebar.list.viewport(), sidebar.list.visualItemRect(item).center())
+        sidebar.close()
+        pipe.unlink()  # gone before it has no watcher: whatever still read it would hang the test
+    assert tip == title
+    assert opened == [], "the chat list read the pipe a title named"
