@@ -43,6 +43,7 @@ from desktop.kernel.taskset import spawn
 from desktop.ui.chat import pasted
 from desktop.ui.chat.thumbnails import Thumbnails
 from desktop.ui.elided_label import ElidedLabel
+from desktop.ui.plain_text import plain_tip
 
 if TYPE_CHECKING:
     from desktop.ui.context.shelf import ContextShelf
@@ -56,6 +57,7 @@ BUSY_HINT = "Esc to stop the answer · Enter sends your next message after it"
 POPUP_MARGIN = 8  # pixels the command list keeps from the window's edges
 CommandList = Callable[[], list[tuple[str, str]]]  # (name, summary), read fresh: features add commands later
 _NAME_ROLE = Qt.ItemDataRole.UserRole + 1
+_SUMMARY_ROLE = Qt.ItemDataRole.UserRole + 2  # as written: the tooltip holds it made safe to show
 
 
 @dataclass(frozen=True)
@@ -418,7 +420,7 @@ class Composer(QFrame):
         metrics = popup.fontMetrics()
         for row in range(self._command_model.rowCount()):
             item = self._command_model.item(row)
-            whole = f"{item.data(_NAME_ROLE)}   {item.toolTip()}"
+            whole = f"{item.data(_NAME_ROLE)}   {item.data(_SUMMARY_ROLE)}"
             item.setText(metrics.elidedText(whole, Qt.TextElideMode.ElideRight, width - chrome))
         cursor = self.input.cursorRect()
         left = min(max(cursor.x(), window_left + margin), window_left + margin + room - width)
@@ -434,7 +436,8 @@ class Composer(QFrame):
         for name, summary in sorted(self._commands()):
             item = QStandardItem(f"{name}   {summary}")
             item.setData(name, _NAME_ROLE)
-            item.setToolTip(summary)
+            item.setData(summary, _SUMMARY_ROLE)
+            item.setToolTip(plain_tip(summary))  # an MCP server describes its prompts, offered here as commands
             self._command_model.appendRow(item)
 
     def _chosen_text(self, name: str) -> None:
@@ -453,7 +456,7 @@ class _Chip(QFrame):
                  open_text: Callable[[], None] | None = None) -> None:
         super().__init__(parent)
         self.setObjectName("chip")
-        self.setToolTip(path)
+        self.setToolTip(plain_tip(path))  # the whole path: a command in the sandbox may have named its folders
         self.path = path
         self._label = label or Path(path).name
         self._thumbnails = thumbnails

@@ -15,7 +15,8 @@ from desktop.ui.chat.render import _Label, _Picture
 from desktop.ui.chat.window import ChatWindow
 from tests.fakeserver import FakeOpenAI, last_user_text
 from tests.pdfs import pdf
-from tests.ui.conftest import until
+from tests.pipes import watched_pipe
+from tests.ui.conftest import hover_tip, until
 
 TURN = 90  # seconds: the first model call imports litellm, slow on a loaded machine
 SHOTS = Path("/tmp/ux5shots")
@@ -244,3 +245,25 @@ async def test_a_pdfs_chip_in_the_message_box_says_its_pages(window: ChatWindow,
     window.composer.add_files([str(report)])
     await until(lambda: "report.pdf · 3 pages" in [label.text() for label in window.composer.findChildren(QLabel)],
                 message="pages counted")
+
+
+async def test_an_attached_files_path_that_spells_markup_shows_on_hover_as_words_and_loads_no_file(
+        window: ChatWindow, bridge: CoreBridge, qtbot, tmp_path: Path) -> None:  # type: ignore[no-untyped-def]
+    """A chip's tooltip is the attached file's whole path, and a sandboxed command names the folders: spelling
+    <img src="/a/pipe"> across them, the tooltip read it as markup, and Qt read the file it named as the tooltip
+    was shown (a named pipe froze the app for good). It shows the path as words."""
+    pipe = tmp_path / "pipe"
+    folders = bridge.core.workspace / '<img src="' / str(pipe).strip("/")
+    folders = folders.parent / (folders.name + '">')
+    folders.mkdir(parents=True)
+    attached = folders / "notes.txt"
+    attached.write_text("notes\n")
+    with watched_pipe(pipe) as opened:
+        window.composer.add_files([str(attached)])
+        chip = window.composer.chips.itemAt(0).widget()
+        window.composer.grab()  # laid out and painted, as on screen
+        tip = hover_tip(chip)
+        window.composer.clear_attachments()
+        pipe.unlink()  # gone before it has no watcher: whatever still read it would hang the test
+    assert tip == str(attached)
+    assert opened == [], "the chip's tooltip read the pipe its path named"

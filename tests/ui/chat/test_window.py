@@ -27,7 +27,8 @@ from desktop.ui.chat.model import TranscriptModel
 from desktop.ui.chat.sidebar import DETAIL_ROLE, KEY_ROLE
 from desktop.ui.chat.window import ChatWindow
 from tests.fakeserver import FakeOpenAI, last_user_text
-from tests.ui.conftest import until
+from tests.pipes import watched_pipe
+from tests.ui.conftest import hover_tip, until
 
 SHOTS = os.environ.get("NANOBOT_SCREENSHOTS")  # a folder: save what the window looks like there
 TURN = 90  # seconds: the first model call imports litellm, slow on a loaded machine
@@ -693,3 +694,26 @@ async def test_the_persons_text_shows_verbatim_live_and_after_a_reload(
     reopened.show_session("desktop:test")
     await until(lambda: reopened.models["desktop:test"].loaded)
     assert bubble_text(reopened, 0) == VERBATIM
+
+
+async def test_a_commands_summary_that_spells_markup_shows_on_hover_as_words_and_loads_no_file(
+        window: ChatWindow, bridge: CoreBridge, qtbot, tmp_path: Path) -> None:  # type: ignore[no-untyped-def]
+    """An MCP server's prompts are offered as commands, described in its words: a description spelling
+    <img src="/a/pipe"> was read as markup by the command list's tooltip, and Qt read the file it named as the
+    tooltip was shown (a named pipe froze the app for good). It shows the words, and the line shows them too."""
+    pipe = tmp_path / "pipe"
+    summary = f"summarise <img src=\"{pipe}\"> and <IMG SRC='{pipe}'>"
+    bridge.core.loop.commands.add(Command("/brief", summary, lambda ctx: None))  # type: ignore[arg-type,return-value]
+    with watched_pipe(pipe) as opened:
+        qtbot.keyClicks(window.composer.input, "/bri")
+        popup = window.composer.completer.popup()
+        assert popup.isVisible()
+        row = popup.model().index(0, 0)
+        line = row.data()
+        tip = hover_tip(popup.viewport(), popup.visualRect(row).center())
+        popup.hide()
+        window.composer.input.clear()
+        pipe.unlink()  # gone before it has no watcher: whatever still read it would hang the test
+    assert line.startswith("/brief   summarise <img")
+    assert tip == summary
+    assert opened == [], "the command list read the pipe a description named"
