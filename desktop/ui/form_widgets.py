@@ -19,6 +19,7 @@ from PySide6.QtWidgets import (
     QVBoxLayout,
     QWidget,
 )
+from shiboken6 import isValid
 
 from desktop.config import Config
 from desktop.settings import SettingsError
@@ -103,15 +104,17 @@ _guard: _WheelGuard | None = None
 
 async def while_greyed(hold: QWidget, waited: Awaitable[T]) -> T:
     """Await `waited` with `hold` (the fields being saved) greyed: typed there meanwhile, a value would be neither
-    checked nor saved. The cursor goes back where it was in `hold`."""
+    checked nor saved. The cursor goes back where it was in `hold`, unless `waited` gave `hold` back itself (a
+    refused save puts the cursor in the field to fix)."""
     focused = QApplication.focusWidget()
     hold.setEnabled(False)
     try:
         return await waited
     finally:
-        hold.setEnabled(True)
-        if focused is not None and hold.isAncestorOf(focused):
-            focused.setFocus(Qt.FocusReason.OtherFocusReason)
+        if hold.testAttribute(Qt.WidgetAttribute.WA_Disabled):
+            hold.setEnabled(True)
+            if focused is not None and isValid(focused) and hold.isAncestorOf(focused):
+                focused.setFocus(Qt.FocusReason.OtherFocusReason)
 
 
 def wheel_needs_focus(root: QWidget) -> None:

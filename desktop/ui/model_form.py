@@ -45,7 +45,6 @@ from desktop.ui.form_widgets import (
     WARN_COLOUR,
     note_label,
     set_note,
-    while_greyed,
     with_note,
 )
 
@@ -204,19 +203,19 @@ class ModelForm(QWidget):
                         f"provider spells it (e.g. {example}), or pick it from the list."), field
         return None
 
-    async def unnamed_provider(self, status: QLabel, hold: QWidget) -> str | None:
+    async def unnamed_provider(self, status: QLabel) -> str | None:
         """Why the model name cannot be saved when litellm cannot tell its provider (nosuch/x, a bare gpt-x) and
         no server address is given: saved, every turn would fail, so it is refused as `/model` refuses it. The
         model helper is asked (the app's process never loads litellm). With an address any name is the server's.
         Started anew the helper takes seconds (litellm loads), so meanwhile `status`, the note under Save, says what
-        is awaited (cleared after, for what comes of the save), and `hold`, the fields being saved, is greyed:
-        typed there meanwhile, a value would be neither checked nor saved. The cursor goes back where it was."""
+        is awaited (cleared after, for what comes of the save); the caller greys the fields being saved
+        (`while_greyed`)."""
         model = self.model_name()
         if not model or self.api_base.text().strip():
             return None
         set_note(status, CHECKING_NAME, None)
         try:
-            known = await while_greyed(hold, catalog.names_provider(model))
+            known = await catalog.names_provider(model)
         finally:
             status.clear()
         if known:

@@ -254,7 +254,7 @@ class OnboardingPanel(QWidget):
             set_note(status, "Choose or type a model first.", ERROR_COLOUR)
             return
         # before the key: "paste your nosuch API key" would mislead
-        unnamed = await form.unnamed_provider(status, self._cards[form])
+        unnamed = await while_greyed(self._cards[form], form.unnamed_provider(status))
         if unnamed:
             set_note(status, unnamed, ERROR_COLOUR)
             form.provider.setFocus(Qt.FocusReason.OtherFocusReason)

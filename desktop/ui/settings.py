@@ -73,6 +73,7 @@ from desktop.ui.form_widgets import (
     save_edited_config,
     set_note,
     wheel_needs_focus,
+    while_greyed,
     with_note,
 )
 from desktop.ui.hotkey.x11 import KEY_NAMES_HINT, is_key_name
@@ -491,21 +492,15 @@ class SettingsWindow(QWidget):
         until it is done: it can wait long (the model helper starting, the keyring's password prompt open), and a
         value typed meanwhile would be neither saved nor counted as unsaved. The cursor goes back where it was."""
         self.save_button.setEnabled(False)
-        focused = QApplication.focusWidget()
-        self.tabs.setEnabled(False)
         outcome = self._save_under_way = asyncio.get_running_loop().create_future()
         saved = False
         try:
-            saved = await self._save()
+            saved = await while_greyed(self.tabs, self._save())
             return saved
         finally:
             self._save_under_way = None
             outcome.set_result(saved)
             self.save_button.setEnabled(True)
-            if not self.tabs.isEnabled():  # else a refusal gave the pages back, with the cursor in its field
-                self.tabs.setEnabled(True)
-                if focused is not None and isValid(focused) and self.tabs.isAncestorOf(focused):
-                    focused.setFocus(Qt.FocusReason.OtherFocusReason)
 
     async def _save(self) -> bool:
         await self._first_shown.wait()  # Save (Enter, or on closing) in a window still reading config.yaml
@@ -553,7 +548,7 @@ class SettingsWindow(QWidget):
         saved before stays as it is (the chat says what is wrong with it)."""
         if (edited.model, edited.api_base) == (self._untouched.model, self._untouched.api_base):
             return None
-        problem = await self.model_form.unnamed_provider(self.status, self.tabs.pages)  # greyed already by save()
+        problem = await self.model_form.unnamed_provider(self.status)  # the pages greyed by save()
         return Refusal(problem, self.model_form.provider) if problem else None
 
     def _refuse(self, refusal: Refusal) -> None:
