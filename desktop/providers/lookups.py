@@ -3,6 +3,7 @@ provider a model is and where its key may be, the chat models litellm knows, and
 
 from __future__ import annotations
 
+import functools
 import logging
 from typing import Any
 
@@ -37,8 +38,10 @@ def names_provider(model: str, api_base: str | None = None) -> bool:
     return True
 
 
-def _provider_names() -> set[str]:
-    return {str(getattr(provider, "value", provider)) for provider in litellm().provider_list}
+@functools.cache
+def _provider_names() -> frozenset[str]:
+    """litellm's providers, read once: the model list asks this of each of its thousands of names."""
+    return frozenset(str(getattr(provider, "value", provider)) for provider in litellm().provider_list)
 
 
 async def knows_provider(_emit: EventSink, *, model: str) -> bool:
