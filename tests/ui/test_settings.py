@@ -906,12 +906,9 @@ async def test_a_model_name_naming_no_provider_is_refused_without_a_server_addre
     assert bridge.core.config.model == "/".join(filter(None, (provider, typed)))
 
 
-@pytest.mark.parametrize(("provider", "outcome"), [("openai", "Saved"), ("nosuch", "names no provider")])
-async def test_save_says_it_checks_the_model_name_while_the_model_helper_starts(
-        qtbot: QtBot, bridge: CoreBridge, provider: str, outcome: str) -> None:
-    """Save with a new model name asks the model helper whether litellm can tell its provider; started anew, the
-    helper takes seconds (litellm loads), and the window only greyed Save, saying nothing. It now says what it
-    waits for, and the outcome, saved or refused, takes that note's place."""
+async def saving_a_new_name(qtbot: QtBot, bridge: CoreBridge, provider: str) -> SettingsWindow:
+    """Settings with `provider`/gpt-4o-mini typed and no server address, Save clicked on a model helper started
+    anew: the save waits seconds for its answer about the name (litellm loads)."""
     window = await opened(qtbot, bridge)
     form = window.model_form
     form.api_base.setText("")
@@ -920,6 +917,16 @@ async def test_save_says_it_checks_the_model_name_while_the_model_helper_starts(
     await run_on_model_thread(model_helper().close())
     window.status.clear()
     window.save_button.click()
+    return window
+
+
+@pytest.mark.parametrize(("provider", "outcome"), [("openai", "Saved"), ("nosuch", "names no provider")])
+async def test_save_says_it_checks_the_model_name_while_the_model_helper_starts(
+        qtbot: QtBot, bridge: CoreBridge, provider: str, outcome: str) -> None:
+    """Save with a new model name asks the model helper whether litellm can tell its provider; started anew, the
+    helper takes seconds (litellm loads), and the window only greyed Save, saying nothing. It now says what it
+    waits for, and the outcome, saved or refused, takes that note's place."""
+    window = await saving_a_new_name(qtbot, bridge, provider)
     await until(lambda: window.status.text(), message="a word from Save")
     assert window.status.text() == CHECKING_NAME and not window.save_button.isEnabled()
     await until(lambda: window.status.text() != CHECKING_NAME and window.save_button.isEnabled(),
@@ -956,13 +963,7 @@ async def test_closing_while_a_save_is_under_way_waits_for_it_and_never_asks(
     """Close while Save waited (here for the model helper, seconds when started anew) asked "Save your changes?"
     about the very changes being saved. Closing now waits for that save: saved, the window closes; refused, it
     stays open with the refusal, and asks nothing either way."""
-    window = await opened(qtbot, bridge)
-    form = window.model_form
-    form.api_base.setText("")
-    form.provider.setCurrentText(provider)
-    form.model.setCurrentText("gpt-4o-mini")
-    await run_on_model_thread(model_helper().close())
-    window.save_button.click()
+    window = await saving_a_new_name(qtbot, bridge, provider)
     await until(lambda: window.status.text() == CHECKING_NAME, message="the check under way")
     close = next(b for b in window.findChildren(QPushButton) if b.text() == "Close")
     close.click()

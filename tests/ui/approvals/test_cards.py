@@ -7,7 +7,7 @@ import asyncio
 import os
 import re
 import sys
-from collections.abc import AsyncIterator
+from collections.abc import AsyncIterator, Callable
 from pathlib import Path
 
 import pytest
@@ -254,6 +254,20 @@ def words(label: QLabel) -> str:
     return document.toPlainText()
 
 
+async def words_on_the_card(window: ChatWindow, pipe: Path, label: Callable[[ApprovalCard], QLabel],
+                            ) -> tuple[str, list[str]]:
+    """The words `label` of the approval card that comes shows, laid out and painted as on screen, and whether
+    anything opened `pipe` meanwhile; the card is then denied and gone."""
+    await until(lambda: cards_of(window).cards, timeout=TURN, message="the approval card appeared")
+    card = cards_of(window).cards[0]
+    with watched_pipe(pipe) as opened:
+        window.grab()
+        shown = words(label(card))
+        card.deny.click()  # gone before the pipe has no watcher: a card still reading it would hang the test
+        await until(lambda: not cards_of(window).cards, message="the card answered")
+    return shown, opened
+
+
 async def test_an_mcp_tool_named_as_markup_is_named_on_the_card_as_words_and_loads_no_file(
         window: ChatWindow, fake: FakeOpenAI, tmp_path: Path) -> None:
     """An MCP server names its own tools, and the card's title names the tool asking: a tool named
@@ -269,13 +283,7 @@ async def test_an_mcp_tool_named_as_markup_is_named_on_the_card_as_words_and_loa
                 and core.get(McpServers).servers["raw"].state == "connected", timeout=TURN, message="connected")
     fake.add({"tool_calls": [{"name": tool_name("raw", tool, set()), "arguments": {}}]}, {"content": "Named."})
     window.send("name the files", [])
-    await until(lambda: cards_of(window).cards, timeout=TURN, message="the approval card appeared")
-    card = cards_of(window).cards[0]
-    with watched_pipe(pipe) as opened:
-        window.grab()  # laid out and painted, as on screen
-        title = words(card.title)
-        card.deny.click()  # gone before the pipe has no watcher: a card still reading it would hang the test
-        await until(lambda: not cards_of(window).cards, message="the card answered")
+    title, opened = await words_on_the_card(window, pipe, lambda card: card.title)
     assert title == f"Let the assistant use raw · {tool}?"
     assert opened == [], "the card read the pipe the tool's name pointed at"
 
@@ -290,12 +298,6 @@ async def test_a_background_task_named_as_markup_is_named_on_its_card_as_words_a
     fake.add({"tool_calls": [{"name": "exec", "arguments": {"command": "touch booked.txt"}}]},
              {"content": "Booked."}, {"content": "The booking is done."})
     window.bridge.core.get(Subagents).spawn("book the train", label, KEY)
-    await until(lambda: cards_of(window).cards, timeout=TURN, message="the task's approval card appeared")
-    card = cards_of(window).cards[0]
-    with watched_pipe(pipe) as opened:
-        window.grab()  # laid out and painted, as on screen
-        origin = words(card.origin)
-        card.deny.click()  # gone before the pipe has no watcher: a card still reading it would hang the test
-        await until(lambda: not cards_of(window).cards, message="the card answered")
+    origin, opened = await words_on_the_card(window, pipe, lambda card: card.origin)
     assert origin.startswith(f"Background task “{label}” · ")
     assert opened == [], "the card read the pipe the task's name pointed at"
