@@ -466,7 +466,10 @@ async def test_commands_ask_on_a_card_in_the_chat_or_by_a_notification_when_it_i
     note.on_action("deny")  # the notification's Deny button
     await until(lambda: len(done) == 2, timeout=60)
     assert not (workspace / "unseen.txt").exists() and "did not approve" in fake.requests[-1]["messages"][-1]["content"]
-    assert len(notes) == 2  # the question, then the reply that finished out of sight
+    # The reply's notification follows the turn's end: it points at the answer once the chat is loaded.
+    await until(lambda: len(notes) == 2, timeout=10, message="the reply that finished out of sight, announced")
+    reply = notes[1]
+    assert reply.body == "no" and isinstance(reply.target, OpenChat) and reply.target.session_key == "desktop:asks"
 
 
 async def test_the_tray_lists_the_recent_chats_and_opens_one(shell: Shell, fake: FakeOpenAI) -> None:
