@@ -8,8 +8,9 @@ from __future__ import annotations
 
 from pathlib import Path
 
-from PySide6.QtCore import QPoint, QPointF, Qt, QUrl
-from PySide6.QtWidgets import QToolTip
+from PySide6.QtCore import QEvent, QPoint, QPointF, Qt, QUrl
+from PySide6.QtGui import QMouseEvent
+from PySide6.QtWidgets import QApplication, QToolTip
 
 from desktop.memory import Memory
 from desktop.ui.bridge import CoreBridge
@@ -17,7 +18,8 @@ from desktop.ui.chat.view import MessageView
 from desktop.ui.memory.files_tab import MemoryFilesTab
 from desktop.ui.quick_prompt import QuickPrompt
 from tests.fakeserver import FakeOpenAI
-from tests.ui.conftest import Opener, open_chat, until
+from tests.pipes import watched_pipe
+from tests.ui.conftest import Opener, hover_tip, open_chat, until
 
 TURN = 90  # seconds: the first model call imports litellm, slow on a loaded machine
 
@@ -87,17 +89,34 @@ async def _clicked(qtbot, opener: Opener, link: str, click) -> str:  # type: ign
     return opener.opened[-1] if len(opener.opened) > before else QToolTip.text()
 
 
-async def test_in_a_chat_web_mail_and_plain_workspace_files_open_and_nothing_that_could_run(
-        bridge: CoreBridge, fake: FakeOpenAI, opener: Opener, qtbot) -> None:  # type: ignore[no-untyped-def]
+async def _answered(bridge: CoreBridge, qtbot):  # type: ignore[no-untyped-def]
+    """The chat window once the scripted model has answered a question, tall enough to show the answer whole."""
     window = await open_chat(bridge, qtbot, "desktop:test", [])
-    workspace = bridge.workspace
-    _plant(workspace)
-    fake.add({"content": _answer(workspace)})
     qtbot.keyClicks(window.composer.input, "where are my files?")
     qtbot.keyClick(window.composer.input, Qt.Key.Key_Return)
     await until(lambda: not window.models["desktop:test"].busy and len(window.models["desktop:test"].rows) == 2,
                 timeout=TURN)
     window.resize(900, 1200)
+    return window
+
+
+def _markup_links(target: str) -> list[str]:
+    """Link addresses that spell a picture of `target`, both ways Qt reads one."""
+    return [f'<img src="{target}">', f"<IMG SRC='{target}'>"]
+
+
+def _as_markdown(links: list[str]) -> str:
+    """`links` in an answer, each written whole: in <...>, its own < and > escaped (CommonMark)."""
+    escaped = (link.replace("<", "\\<").replace(">", "\\>") for link in links)
+    return "\n\n".join(f"[link {i}](<{link}>)" for i, link in enumerate(escaped))
+
+
+async def test_in_a_chat_web_mail_and_plain_workspace_files_open_and_nothing_that_could_run(
+        bridge: CoreBridge, fake: FakeOpenAI, opener: Opener, qtbot) -> None:  # type: ignore[no-untyped-def]
+    workspace = bridge.workspace
+    _plant(workspace)
+    fake.add({"content": _answer(workspace)})
+    window = await _answered(bridge, qtbot)
     points = _link_points(window.view)
     opens, refused = _expected(workspace)
     assert set(points) == {*(link.replace("{ws}", str(workspace)) for link in OPENS), *refused}
@@ -109,6 +128,30 @@ async def test_in_a_chat_web_mail_and_plain_workspace_files_open_and_nothing_tha
         else:
             assert said in opens, (link, said)
     assert sorted(opener.opened) == sorted(opens)
+
+
+async def test_a_links_address_that_spells_markup_shows_on_hover_as_words_and_loads_no_file(
+        bridge: CoreBridge, fake: FakeOpenAI, qtbot, tmp_path: Path) -> None:  # type: ignore[no-untyped-def]
+    """A link's address is the model's words, shown in a tooltip as the pointer rests on the link: an address
+    spelling <img src="/a/pipe"> was read as markup, and Qt read the file it named as the tooltip was shown (a
+    named pipe froze the app for good). The tooltip shows the address as it is."""
+    pipe = tmp_path / "pipe"
+    links = _markup_links(str(pipe))
+    fake.add({"content": _as_markdown(links)})
+    window = await _answered(bridge, qtbot)
+    viewport = window.view.viewport()
+    points = _link_points(window.view)
+    assert set(points) == set(links)
+    with watched_pipe(pipe) as opened:
+        tips = {}
+        for link, point in points.items():
+            QApplication.sendEvent(viewport, QMouseEvent(
+                QEvent.Type.MouseMove, QPointF(point), viewport.mapToGlobal(QPointF(point)), Qt.MouseButton.NoButton,
+                Qt.MouseButton.NoButton, Qt.KeyboardModifier.NoModifier))
+            tips[link] = hover_tip(viewport, point)
+        pipe.unlink()  # gone before it has no watcher: whatever still read it would hang the test
+    assert tips == {link: link for link in links}
+    assert opened == [], "the link's tooltip read the pipe its address named"
 
 
 async def test_the_quick_prompt_s_answer_and_the_memory_window_follow_the_same_rule(

@@ -48,6 +48,7 @@ from desktop.ui.chat.row_actions import RowActions
 from desktop.ui.chat.selection import TextSelector
 from desktop.ui.chat.thumbnails import Thumbnails
 from desktop.ui.highlight import lexers
+from desktop.ui.plain_text import plain_tip
 
 COLUMN_MAX = 860   # readable line length on wide windows
 MARGIN = 18
@@ -530,7 +531,7 @@ class MessageView(QAbstractScrollArea):
                                         placed.color)
         pointing = hover is not None or bool(link)
         self.viewport().setCursor(Qt.CursorShape.PointingHandCursor if pointing else Qt.CursorShape.ArrowCursor)
-        self.viewport().setToolTip(link)
+        self.viewport().setToolTip(plain_tip(link))  # the model wrote it
         if hover != self._hover:
             self._hover = hover
             self.viewport().update()
