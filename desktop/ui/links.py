@@ -13,6 +13,7 @@ from PySide6.QtGui import QCursor, QDesktopServices
 from PySide6.QtWidgets import QToolTip
 
 from desktop.kernel.taskset import spawn
+from desktop.ui.plain_text import plain_tip
 from desktop.workspace.opening import link_refusal
 
 
@@ -25,7 +26,7 @@ def open_link(link: str | QUrl, root: Path) -> None:
 async def _open(link: str, root: Path, where: QPoint) -> None:
     why = await asyncio.to_thread(link_refusal, link, root)
     if why:
-        QToolTip.showText(where, f"Not opened: {why}.")
+        QToolTip.showText(where, plain_tip(f"Not opened: {why}."))  # it may name what the link names
         return
     url = QUrl(link)
     QDesktopServices.openUrl(url if url.scheme() else QUrl.fromLocalFile(str(root / url.path())))

@@ -101,8 +101,14 @@ def hover_tip(widget: QWidget, at: QPoint | None = None) -> str:
     laid out as on screen; the words it shows, as the person reads them."""
     at = widget.rect().center() if at is None else at
     QApplication.sendEvent(widget, QHelpEvent(QEvent.Type.ToolTip, at, widget.mapToGlobal(at)))
-    tip = QToolTip.text()
+    tip = tip_words()
     QToolTip.hideText()
+    return tip
+
+
+def tip_words() -> str:
+    """The words of the tooltip shown now, as the person reads them."""
+    tip = QToolTip.text()
     words = QTextDocument()
     if QtGui.Qt.mightBeRichText(tip):  # as the tooltip reads it
         words.setHtml(tip)

@@ -19,7 +19,7 @@ from desktop.ui.memory.files_tab import MemoryFilesTab
 from desktop.ui.quick_prompt import QuickPrompt
 from tests.fakeserver import FakeOpenAI
 from tests.pipes import watched_pipe
-from tests.ui.conftest import Opener, hover_tip, open_chat, until
+from tests.ui.conftest import Opener, hover_tip, open_chat, tip_words, until
 
 TURN = 90  # seconds: the first model call imports litellm, slow on a loaded machine
 
@@ -80,13 +80,13 @@ def _link_points(view: MessageView) -> dict[str, QPoint]:
 
 
 async def _clicked(qtbot, opener: Opener, link: str, click) -> str:  # type: ignore[no-untyped-def]
-    """What a click on `link` did: the URL the opener got, or the tooltip saying why not."""
+    """What a click on `link` did: the URL the opener got, or the tooltip saying why not (its words as read)."""
     QToolTip.hideText()
     await until(lambda: not QToolTip.isVisible(), message="the last click's tooltip gone")
     before = len(opener.opened)
     click()
     await until(lambda: len(opener.opened) > before or QToolTip.isVisible(), message=f"an answer to a click on {link}")
-    return opener.opened[-1] if len(opener.opened) > before else QToolTip.text()
+    return opener.opened[-1] if len(opener.opened) > before else tip_words()
 
 
 async def _answered(bridge: CoreBridge, qtbot):  # type: ignore[no-untyped-def]
@@ -152,6 +152,31 @@ async def test_a_links_address_that_spells_markup_shows_on_hover_as_words_and_lo
         pipe.unlink()  # gone before it has no watcher: whatever still read it would hang the test
     assert tips == {link: link for link in links}
     assert opened == [], "the link's tooltip read the pipe its address named"
+
+
+async def test_a_refused_link_to_folders_that_spell_markup_says_why_in_words_and_loads_no_file(
+        bridge: CoreBridge, fake: FakeOpenAI, opener: Opener, qtbot, tmp_path: Path) -> None:  # type: ignore[no-untyped-def]
+    """A link to a folder inside folders a sandboxed command made, nested to spell <img src="/a/pipe">, is not
+    opened, and the tooltip saying why names them: read as markup, Qt read the file it named as the tooltip was
+    shown (a named pipe froze the app for good). The tooltip says it in words."""
+    pipe = tmp_path / "pipe"
+    spelled = _markup_links(str(pipe))
+    links = [f"{folders}/inside" for folders in spelled]
+    for link in links:
+        (bridge.workspace / link).mkdir(parents=True)
+    fake.add({"content": _as_markdown(links)})
+    window = await _answered(bridge, qtbot)
+    points = _link_points(window.view)
+    assert set(points) == set(links)
+    with watched_pipe(pipe) as opened:
+        said = [await _clicked(qtbot, opener, link, lambda p=points[link]: qtbot.mouseClick(
+            window.view.viewport(), Qt.MouseButton.LeftButton, pos=p)) for link in links]
+        QToolTip.hideText()
+        pipe.unlink()  # gone before it has no watcher: whatever still read it would hang the test
+    for folders, why in zip(spelled, said, strict=True):
+        assert why.startswith(f"Not opened: {folders}") and "is a folder" in why, why
+    assert opener.opened == []
+    assert opened == [], "the tooltip saying why read the pipe the link named"
 
 
 async def test_the_quick_prompt_s_answer_and_the_memory_window_follow_the_same_rule(
