@@ -33,6 +33,7 @@ from PySide6.QtWidgets import (
 from desktop.skills.frontmatter import ERROR, Diagnostic, SkillDoc, parse_skill_text
 from desktop.skills.loader import SkillStatus
 from desktop.ui.markdown import MarkdownBrowser, prose_document
+from desktop.ui.plain_text import plain_tip
 from desktop.ui.skills.avatar import avatar_pixmap
 from desktop.ui.skills.model import AMBER, GREEN, GREY, RED, SOURCE_COLORS, SOURCE_LABELS
 
@@ -196,7 +197,7 @@ class SkillDetails(QWidget):
         source = SOURCE_LABELS.get(status.source, status.source)
         self.subtitle.setText(f"<span style='color:{SOURCE_COLORS.get(status.source, GREY)}'><b>{source}</b></span>"
                               f" &nbsp;·&nbsp; <span style='color:{GREY}'>{html.escape(_short_path(doc.path))}</span>")
-        self.subtitle.setToolTip(str(doc.path))
+        self.subtitle.setToolTip(plain_tip(str(doc.path)))  # a command may have named its folder
         self.enabled_box.setChecked(status.enabled)
         self.description.setText(doc.description or "(no description)")
         self.description.setVisible(doc.loadable)

@@ -23,7 +23,7 @@ from desktop.ui.skills.dialogs import NameDialog
 from desktop.ui.skills.model import pills
 from desktop.ui.skills.window import SkillsWindow
 from tests.pipes import watched_pipe
-from tests.ui.conftest import Opener, until
+from tests.ui.conftest import Opener, hover_tip, until
 
 
 @pytest.fixture
@@ -445,3 +445,27 @@ async def test_a_skills_name_and_description_a_command_wrote_show_as_words_and_l
         details.grab()  # laid out and painted, as on screen
         assert details.description.text().startswith(picture)
     assert opened == []
+
+
+async def test_a_skill_folder_named_as_markup_shows_its_path_on_hover_as_words_and_loads_no_file(
+        window: SkillsWindow, tmp_path: Path) -> None:
+    """A workspace skill's folder is named by whatever command made it, and the line under its title shows its path
+    on hover: a folder named <img src="&#47;a&#47;pipe"> (a name has no slash; the entity spells one) was read as
+    markup by that tooltip, and Qt read the file it named as the tooltip was shown (a named pipe froze the app for
+    good). The tooltip shows the path as it is."""
+    pipe = str(tmp_path / "pipe").replace("/", "&#47;")
+    skills = window.bridge.core.workspace / "skills"
+    folders = [skills / f'<img src="{pipe}">', skills / f"<IMG SRC='{pipe}'>"]
+    for folder in folders:
+        write_skill(folder, "pictured")  # named by its folder: the name it gives is only checked against it
+    await window.refresh()
+    details = window.details
+    tips = []
+    with watched_pipe(tmp_path / "pipe") as opened:
+        for folder in folders:
+            assert window.select(folder.name, "workspace")
+            await until(lambda f=folder: details.title.text() == f.name, message=f"{folder.name} to be shown")
+            tips.append(hover_tip(details.subtitle))
+        (tmp_path / "pipe").unlink()  # gone before it has no watcher: whatever still read it would hang the test
+    assert tips == [str(folder / "SKILL.md") for folder in folders]
+    assert opened == [], "the path's tooltip read the pipe a folder's name named"
