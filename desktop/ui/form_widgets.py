@@ -49,7 +49,9 @@ def note_label(text: str = "") -> QLabel:
 
 
 def set_note(label: QLabel, text: str, colour: str | None) -> None:
-    """Show a message in a colour (green success, amber warning, red error) or in grey."""
+    """Show a message in a colour (green success, amber warning, red error) or in grey, as the words it is: a note
+    often quotes what a server, a file or an error said, and markup there could name a file for Qt to read."""
+    label.setTextFormat(Qt.TextFormat.PlainText)
     label.setText(text)
     label.setStyleSheet(f"color: {colour};" if colour else "color: palette(placeholder-text);")
 

@@ -46,6 +46,7 @@ from desktop.ui.model_form import CHECKING_NAME
 from desktop.ui.settings import SettingsGroup, SettingsWindow
 from tests.fakeserver import FakeOpenAI
 from tests.memkeyring import MemoryKeyring
+from tests.pipes import watched_pipe
 from tests.ui.conftest import new_shell, until, wheel
 
 SECRET = "sk-test-0123456789abcdef"
@@ -178,6 +179,30 @@ async def test_connection_test_succeeds_against_the_server_and_names_a_dead_port
     await until(form.test_button.isEnabled, timeout=30, message="test finished")
     assert form.test_result.text() == "✗ Can't reach the model server at http://127.0.0.1:9 — is it running?"
     assert yaml.safe_load(bridge.core.settings.path.read_text())["api_base"] == fake.base_url  # testing saves nothing
+
+
+async def test_a_model_servers_refusal_that_spells_markup_shows_under_the_test_as_words_and_loads_no_file(
+        qtbot: QtBot, bridge: CoreBridge, fake: FakeOpenAI, tmp_path: Path) -> None:
+    """The note under Test connection quotes what the model server said when it refused: words spelling
+    <img src="/a/pipe"> were read as markup there, and Qt read the file they named as the note was shown (a named
+    pipe froze the app for good). The note shows the words."""
+    window = await opened(qtbot, bridge)
+    form = window.model_form
+    pipe = tmp_path / "pipe"
+    said = [f'no such route: <img src="{pipe}">', f"no such route: <IMG SRC='{pipe}'>"]
+    notes = []
+    with watched_pipe(pipe) as reads:
+        for words in said:
+            fake.add({"status": 400, "body": {"error": {"message": words, "type": "invalid_request_error"}}})
+            form.test_button.click()
+            await until(form.test_button.isEnabled, timeout=30, message="test finished")
+            window.grab()  # laid out and painted, as on screen
+            notes.append(form.test_result.text())
+        form.test_result.clear()
+        pipe.unlink()  # gone before it has no watcher: whatever still read it would hang the test
+    for words, note in zip(said, notes, strict=True):
+        assert note.startswith("✗ The model request failed") and words in note, note
+    assert reads == [], "the note read the pipe the server's words named"
 
 
 async def test_the_connection_tests_note_moves_nothing(qtbot: QtBot, bridge: CoreBridge, fake: FakeOpenAI,

@@ -8,7 +8,6 @@ editor) is not overwritten; the page says so and keeps the typing until the pers
 from __future__ import annotations
 
 import asyncio
-import html
 
 from PySide6.QtWidgets import QHBoxLayout, QPlainTextEdit, QPushButton, QVBoxLayout, QWidget
 
@@ -69,7 +68,7 @@ class PersonalisationPage(QWidget):
             self.editors[name].setPlainText(text)
             self.editors[name].setReadOnly(bool(refused))
             if refused:
-                set_note(self.status, f"{html.escape(refused)}. Replace it with a plain file to edit it here.",
+                set_note(self.status, f"{refused}. Replace it with a plain file to edit it here.",
                          ERROR_COLOUR)
                 return
         set_note(self.status, "", None)
@@ -100,7 +99,7 @@ class PersonalisationPage(QWidget):
                          ERROR_COLOUR)
                 return False
             except TooLarge as exc:
-                set_note(self.status, f"Not saved: {html.escape(str(exc))}. Your text is still here.", ERROR_COLOUR)
+                set_note(self.status, f"Not saved: {exc}. Your text is still here.", ERROR_COLOUR)
                 return False
             self._read[name] = text
             saved.append(name)

@@ -369,3 +369,33 @@ async def test_a_tool_name_a_server_gives_that_spells_markup_shows_as_words_and_
     assert page.rows["lower"].result.text() == f'Works. 1 tools: <img src="{pipe}">'
     assert page.rows["upper"].result.text() == f"Works. 1 tools: <IMG SRC='{pipe}'>"
     assert reads == [], "the page read the pipe a tool's name pointed at"
+
+
+async def test_a_servers_error_that_spells_markup_shows_as_words_and_loads_no_file(
+        qtbot: QtBot, bridge: CoreBridge, tmp_path: Path) -> None:
+    """A server that will not start says why in its own words, shown as the row's last error: words spelling
+    <img src="/a/pipe"> were read as markup there, and Qt read the file they named as the line was shown (a named
+    pipe froze the app for good). The line shows the words."""
+    page = await opened(qtbot, bridge)
+    pipe = tmp_path / "pipe"
+    said = {"lower": f'cannot start: <img src="{pipe}">', "upper": f"cannot start: <IMG SRC='{pipe}'>"}
+    with watched_pipe(pipe) as reads:
+        for name, why in said.items():
+            script = tmp_path / f"{name}.py"  # a server that answers the first request with an error, then waits
+            script.write_text("import json, sys\nask = json.loads(sys.stdin.readline())\n"
+                              "print(json.dumps({'jsonrpc': '2.0', 'id': ask['id'], "
+                              f"'error': {{'code': -32603, 'message': {why!r}}}}}), flush=True)\nsys.stdin.read()\n")
+            server = McpServerConfig(command=sys.executable, args=[str(script)], timeout=30)
+            await bridge.core.settings.update(
+                lambda config, n=name, s=server: config.section(McpConfig).servers.__setitem__(n, s))
+        await until(lambda: {"lower", "upper"} <= set(page.rows), message="the servers listed")
+        for name, why in said.items():
+            row = page.rows[name]
+            await until(lambda r=row, w=why: w in r.error.text(), timeout=CONNECT, message=f"{name} failed")
+        page.window().grab()  # laid out and painted, as on screen
+        errors = {name: page.rows[name].error.text() for name in said}
+        for name in said:
+            page.rows[name].error.hide()
+        pipe.unlink()  # gone before it has no watcher: whatever still read it would hang the test
+    assert errors == {name: f"Last error: {why}" for name, why in said.items()}
+    assert reads == [], "the page read the pipe a server's error named"
