@@ -321,7 +321,9 @@ class SkillEditor(QWidget):
         heading_font.setPointSizeF(self.font().pointSizeF() * 1.25)
         heading_font.setBold(True)
         self.heading.setFont(heading_font)
+        self.heading.setTextFormat(Qt.TextFormat.PlainText)  # it names the skill's folder, as a command may have
         self.where = QLabel()
+        self.where.setTextFormat(Qt.TextFormat.PlainText)  # its path: that folder too
         self.where.setTextInteractionFlags(Qt.TextInteractionFlag.TextSelectableByMouse)
         self.where.setStyleSheet(f"color: {GREY}")
         self.text_edit = QPlainTextEdit()

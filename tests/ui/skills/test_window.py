@@ -469,3 +469,29 @@ async def test_a_skill_folder_named_as_markup_shows_its_path_on_hover_as_words_a
         (tmp_path / "pipe").unlink()  # gone before it has no watcher: whatever still read it would hang the test
     assert tips == [str(folder / "SKILL.md") for folder in folders]
     assert opened == [], "the path's tooltip read the pipe a folder's name named"
+
+
+async def test_the_editor_names_a_skill_folder_named_as_markup_in_words_and_loads_no_file(
+        window: SkillsWindow, tmp_path: Path) -> None:
+    """Editing a workspace skill names its folder over the text and shows its SKILL.md's path; a folder named
+    <img src="&#47;a&#47;pipe"> by the command that made it was read as markup in both lines, and Qt read the
+    file it named as the editor was shown (a named pipe froze the app for good). They show the words."""
+    pipe = str(tmp_path / "pipe").replace("/", "&#47;")
+    skills = window.bridge.core.workspace / "skills"
+    folders = [skills / f'<img src="{pipe}">', skills / f"<IMG SRC='{pipe}'>"]
+    for folder in folders:
+        write_skill(folder, "pictured")
+    await window.refresh()
+    shown = []
+    with watched_pipe(tmp_path / "pipe") as opened:
+        for folder in folders:
+            assert window.select(folder.name, "workspace")
+            window.details.edit_button.click()
+            await until(lambda f=folder: window.editor.path == f / "SKILL.md", message=f"{folder.name} in the editor")
+            window.grab()  # laid out and painted, as on screen
+            shown.append((window.editor.heading.text(), window.editor.where.text()))
+            window.editor.close_button.click()
+            await until(lambda: window.editing is None, message="the editor closed")
+        (tmp_path / "pipe").unlink()  # gone before it has no watcher: whatever still read it would hang the test
+    assert shown == [(f"Editing {folder.name}", str(folder / "SKILL.md")) for folder in folders]
+    assert opened == [], "the editor read the pipe a folder's name named"
