@@ -60,6 +60,7 @@ class FilePreview(QWidget):
         self.note = QLabel()
         self.note.setObjectName("madeNote")
         self.note.setWordWrap(True)
+        self.note.setTextFormat(Qt.TextFormat.PlainText)  # why a file is not shown names it, as a command named it
         self.note.hide()
         self.stack = QStackedWidget()
         for view in (self.markdown, self.text, pictures):

@@ -239,3 +239,31 @@ async def test_a_file_a_command_named_as_markup_shows_its_name_as_words_on_hover
         window.grab()
     assert sorted(line.splitlines()[0] for line in shown) == sorted([f"{lower}/a.md", f"{upper}/b.md"])
     assert opened == [], "a tooltip read the pipe a file's name pointed at"
+
+
+async def test_a_file_turned_into_a_pipe_in_folders_named_as_markup_says_why_in_words_and_loads_no_file(
+        bridge: CoreBridge, fake: FakeOpenAI, qtbot: Any, tmp_path: Path) -> None:
+    """A file a turn made, in folders nested to spell <img src="/a/pipe">, that a later command turned into a named
+    pipe is not shown, and the note under the preview says why, naming the folders: read as markup, Qt read the
+    file they named as the note was shown (a named pipe froze the app for good). The note says it in words."""
+    window, column = await window_with_column(bridge, qtbot)
+    pipe = tmp_path / "pipe"
+    lower, upper = f'<img src="{pipe}">', f"<IMG SRC='{pipe}'>"
+    command = f"mkdir -p '{lower}' \"{upper}\" && echo one > '{lower}/a.md' && echo two > \"{upper}/b.md\""
+    await turn(bridge, window, fake, "make the pictures", run(command))
+    for made in (f"{lower}/a.md", f"{upper}/b.md"):  # as a later command could
+        (bridge.workspace / made).unlink()
+        os.mkfifo(bridge.workspace / made)
+    qtbot.mouseClick(column.toggle, Qt.MouseButton.LeftButton)
+    await until(lambda: column.side.files.count() == 2, timeout=TURN)
+    notes = {}
+    with watched_pipe(pipe) as opened:
+        for folders, made in ((lower, f"{lower}/a.md"), (upper, f"{upper}/b.md")):
+            await pick(column, made)
+            window.grab()  # laid out and painted, as on screen
+            notes[folders] = column.side.preview.note.text()
+        column.side.preview.note.clear()
+        pipe.unlink()  # gone before it has no watcher: whatever still read it would hang the test
+    for folders, note in notes.items():
+        assert note.startswith(f"Not shown: {folders}") and "named pipe" in note, note
+    assert opened == [], "the preview's note read the pipe the folders named"
