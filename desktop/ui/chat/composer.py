@@ -464,7 +464,9 @@ class _Chip(QFrame):
         self.picture.hide()
         self.name: QWidget
         if open_text is None:
-            self.name = QLabel(self._label, self)
+            self.name = QLabel(self)
+            self.name.setTextFormat(Qt.TextFormat.PlainText)  # a file's name, as whatever made it chose it
+            self.name.setText(self._label)
         else:
             button = QToolButton(self)
             button.setText(f"{label}  ▾")

@@ -267,3 +267,25 @@ async def test_an_attached_files_path_that_spells_markup_shows_on_hover_as_words
         pipe.unlink()  # gone before it has no watcher: whatever still read it would hang the test
     assert tip == str(attached)
     assert opened == [], "the chip's tooltip read the pipe its path named"
+
+
+async def test_an_attached_file_named_as_markup_is_named_on_its_chip_as_words_and_loads_no_file(
+        window: ChatWindow, bridge: CoreBridge, tmp_path: Path) -> None:
+    """A chip names the attached file, and a sandboxed command names files in the workspace: one named
+    <img src="&#47;a&#47;pipe">.txt (a name has no slash; the entity spells one) was read as markup on its chip,
+    and Qt read the file it named as the chip was shown (a named pipe froze the app for good). The chip names it
+    in words."""
+    pipe = tmp_path / "pipe"
+    spelled = str(pipe).replace("/", "&#47;")
+    names = [f'<img src="{spelled}">.txt', f"<IMG SRC='{spelled}'>.txt"]
+    for name in names:
+        (bridge.core.workspace / name).write_text("notes\n")
+    with watched_pipe(pipe) as opened:
+        window.composer.add_files([str(bridge.core.workspace / name) for name in names])
+        window.composer.grab()  # laid out and painted, as on screen
+        chips = [window.composer.chips.itemAt(i).widget() for i in range(len(names))]
+        shown = [chip.name.text() for chip in chips]
+        window.composer.clear_attachments()
+        pipe.unlink()  # gone before it has no watcher: whatever still read it would hang the test
+    assert shown == names
+    assert opened == [], "a chip read the pipe its file's name named"
