@@ -153,6 +153,7 @@ class QuickPrompt(QWidget):
         self.answer.document().setDocumentMargin(0)
 
         self.status = QLabel(HINT)
+        self.status.setTextFormat(Qt.TextFormat.PlainText)  # it quotes a server's error, a tool's title: not markup
         self.status.setObjectName("status")
         self.status.setFont(_scaled(self.font(), 0.9))
         self.open_button = QPushButton("Open in chat")

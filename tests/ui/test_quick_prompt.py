@@ -19,6 +19,7 @@ from desktop.ui.bridge import CoreBridge
 from desktop.ui.context.shelf import FileChip, ImageChip
 from desktop.ui.quick_prompt import SHADOW, WIDTH, QuickPrompt
 from tests.fakeserver import FakeOpenAI, last_user_text
+from tests.pipes import watched_pipe
 from tests.ui.conftest import until
 
 
@@ -68,6 +69,31 @@ async def test_a_failed_turn_shows_the_error_inline(qtbot: QtBot, bridge: CoreBr
     qtbot.keyClick(prompt.input, Qt.Key.Key_Enter)
     await until(lambda: prompt.status.property("error") is True, message="error shown")
     assert "refused the API key (HTTP 401)" in prompt.status.text()
+
+
+async def test_a_model_servers_refusal_that_spells_markup_shows_as_words_and_loads_no_file(
+        qtbot: QtBot, bridge: CoreBridge, fake: FakeOpenAI, tmp_path: Path) -> None:
+    """A failed answer's line quotes what the model server said: words spelling <img src="/a/pipe"> were read as
+    markup there, and Qt read the file they named as the line was shown (a named pipe froze the app for good). The
+    line shows the words."""
+    pipe = tmp_path / "pipe"
+    said = [f'no such route: <img src="{pipe}">', f"no such route: <IMG SRC='{pipe}'>"]
+    prompt = QuickPrompt(bridge)
+    qtbot.addWidget(prompt)
+    prompt.popup()
+    lines = []
+    with watched_pipe(pipe) as opened:
+        for words in said:
+            fake.add({"status": 400, "body": {"error": {"message": words, "type": "invalid_request_error"}}})
+            qtbot.keyClicks(prompt.input, "hello")
+            qtbot.keyClick(prompt.input, Qt.Key.Key_Enter)
+            await until(lambda w=words: w in prompt.status.text(), timeout=60, message="the refusal shown")
+            prompt.grab()  # laid out and painted, as on screen
+            lines.append(prompt.status.text())
+        prompt.status.clear()
+        pipe.unlink()  # gone before it has no watcher: whatever still read it would hang the test
+    assert all(line.startswith("The model request failed") for line in lines), lines
+    assert opened == [], "the line read the pipe the server's words named"
 
 
 async def test_the_question_shows_as_typed_not_as_markup(qtbot: QtBot, bridge: CoreBridge, fake: FakeOpenAI) -> None:
