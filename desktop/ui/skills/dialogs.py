@@ -10,6 +10,7 @@ import re
 from collections.abc import Collection
 from pathlib import Path
 
+from PySide6.QtCore import Qt
 from PySide6.QtWidgets import (
     QDialog,
     QDialogButtonBox,
@@ -121,7 +122,11 @@ async def pick_source(parent: QWidget, kind: str) -> Path | None:
 
 
 async def confirm(parent: QWidget, title: str, text: str, action: str) -> bool:
-    box = QMessageBox(QMessageBox.Icon.Question, title, text, QMessageBox.StandardButton.Cancel, parent)
+    """Ask before `action`; True when it is chosen. `text` names what it acts on (a skill's folder, a reminder, a
+    chat) as others named it: it is shown as words, never as markup."""
+    box = QMessageBox(QMessageBox.Icon.Question, title, "", QMessageBox.StandardButton.Cancel, parent)
+    box.setTextFormat(Qt.TextFormat.PlainText)
+    box.setText(text)
     go = box.addButton(action, QMessageBox.ButtonRole.AcceptRole)
     box.setDefaultButton(QMessageBox.StandardButton.Cancel)
     await run_dialog(box)

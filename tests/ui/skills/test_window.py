@@ -495,3 +495,33 @@ async def test_the_editor_names_a_skill_folder_named_as_markup_in_words_and_load
         (tmp_path / "pipe").unlink()  # gone before it has no watcher: whatever still read it would hang the test
     assert shown == [(f"Editing {folder.name}", str(folder / "SKILL.md")) for folder in folders]
     assert opened == [], "the editor read the pipe a folder's name named"
+
+
+async def test_uninstalling_a_skill_folder_named_as_markup_asks_in_words_and_loads_no_file(
+        window: SkillsWindow, tmp_path: Path) -> None:
+    """Uninstall asks first, naming the skill by its folder, as the command that made it named it: a folder named
+    <img src="&#47;a&#47;pipe"> was read as markup by the question, and Qt read the file it named as the question
+    was shown (a named pipe froze the app for good). The question names it in words."""
+    pipe = str(tmp_path / "pipe").replace("/", "&#47;")
+    skills = window.bridge.core.workspace / "skills"
+    folders = [skills / f'<img src="{pipe}">', skills / f"<IMG SRC='{pipe}'>"]
+    for folder in folders:
+        write_skill(folder, "pictured")
+    await window.refresh()
+    asked = []
+    with watched_pipe(tmp_path / "pipe") as opened:
+        for folder in folders:
+            assert window.select(folder.name, "workspace")
+            await until(lambda f=folder: window.details.title.text() == f.name, message=f"{folder.name} shown")
+            window.details.uninstall_button.click()
+            await until(lambda: asking(window), message="the question asked")
+            box = asking(window)
+            assert box is not None
+            box.grab()  # laid out and painted, as on screen
+            asked.append(box.text())
+            next(b for b in box.buttons() if b.text().replace("&", "") == "Cancel").click()
+            await until(lambda: asking(window) is None, message="the question gone")
+        (tmp_path / "pipe").unlink()  # gone before it has no watcher: whatever still read it would hang the test
+    assert [text.splitlines()[0] for text in asked] == [f"Uninstall “{folder.name}”?" for folder in folders]
+    assert all(folder.exists() for folder in folders)
+    assert opened == [], "the question read the pipe a folder's name named"
