@@ -7,15 +7,19 @@ from __future__ import annotations
 import asyncio
 from collections.abc import Callable
 
+from PySide6.QtCore import Qt
 from PySide6.QtWidgets import QMessageBox, QWidget
 
 Choice = QMessageBox.StandardButton
 
 
 def ask_to_save(parent: QWidget, text: str, answered: Callable[[Choice], None]) -> QMessageBox:
-    """Ask over `parent`; `answered` gets the button chosen (Cancel when the question was dismissed)."""
-    box = QMessageBox(QMessageBox.Icon.Question, "Save your changes?", text,
+    """Ask over `parent`; `answered` gets the button chosen (Cancel when the question was dismissed). `text` is
+    shown as words: it may name what is edited as others named it (a skill's folder a command made)."""
+    box = QMessageBox(QMessageBox.Icon.Question, "Save your changes?", "",
                       Choice.Save | Choice.Discard | Choice.Cancel, parent)
+    box.setTextFormat(Qt.TextFormat.PlainText)
+    box.setText(text)
     box.setDefaultButton(Choice.Save)
 
     def finished(_result: int) -> None:

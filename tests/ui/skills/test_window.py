@@ -525,3 +525,33 @@ async def test_uninstalling_a_skill_folder_named_as_markup_asks_in_words_and_loa
     assert [text.splitlines()[0] for text in asked] == [f"Uninstall “{folder.name}”?" for folder in folders]
     assert all(folder.exists() for folder in folders)
     assert opened == [], "the question read the pipe a folder's name named"
+
+
+async def test_closing_the_editor_of_a_skill_folder_named_as_markup_asks_in_words_and_loads_no_file(
+        window: SkillsWindow, tmp_path: Path) -> None:
+    """Closing the editor with changes not saved asks first, naming the skill by its folder, as the command that
+    made it named it: a folder named <img src="&#47;a&#47;pipe"> was read as markup by the question, and Qt read
+    the file it named as the question was shown (a named pipe froze the app for good). It names it in words."""
+    pipe = str(tmp_path / "pipe").replace("/", "&#47;")
+    skills = window.bridge.core.workspace / "skills"
+    folders = [skills / f'<img src="{pipe}">', skills / f"<IMG SRC='{pipe}'>"]
+    for folder in folders:
+        write_skill(folder, "pictured")
+    await window.refresh()
+    asked = []
+    with watched_pipe(tmp_path / "pipe") as opened:
+        for folder in folders:
+            assert window.select(folder.name, "workspace")
+            window.details.edit_button.click()
+            await until(lambda f=folder: window.editor.path == f / "SKILL.md", message=f"{folder.name} in the editor")
+            window.editor.text_edit.appendPlainText("More.")
+            closing = asyncio.ensure_future(window.close_editor())
+            await until(lambda: asking(window), message="the question asked")
+            box = asking(window)
+            assert box is not None
+            box.grab()  # laid out and painted, as on screen
+            asked.append(await answer(window, "Discard"))
+            assert await closing
+        (tmp_path / "pipe").unlink()  # gone before it has no watcher: whatever still read it would hang the test
+    assert asked == [f"Your changes to “{folder.name}” are not saved." for folder in folders]
+    assert opened == [], "the question read the pipe a folder's name named"
