@@ -317,9 +317,10 @@ class SessionList(QWidget):
         item = self._item(key)
         if item is None:
             return
-        box = QMessageBox(QMessageBox.Icon.Question, "Delete chat",
-                          f"Delete “{item.text()}”?\nIts messages are removed from disk; this cannot be undone.",
+        box = QMessageBox(QMessageBox.Icon.Question, "Delete chat", "",
                           QMessageBox.StandardButton.Yes | QMessageBox.StandardButton.Cancel, self)
+        box.setTextFormat(Qt.TextFormat.PlainText)  # the title may be a reminder's name, as the model chose it
+        box.setText(f"Delete “{item.text()}”?\nIts messages are removed from disk; this cannot be undone.")
         box.button(QMessageBox.StandardButton.Yes).setText("Delete")
         box.setDefaultButton(QMessageBox.StandardButton.Cancel)
         box.setWindowModality(Qt.WindowModality.WindowModal)

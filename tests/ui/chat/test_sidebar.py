@@ -283,3 +283,27 @@ def test_a_chat_title_that_spells_markup_shows_as_words_on_hover_and_loads_no_fi
         pipe.unlink()  # gone before it has no watcher: whatever still read it would hang the test
     assert tip == title
     assert opened == [], "the chat list read the pipe a title named"
+
+
+def test_deleting_a_chat_titled_as_markup_asks_in_words_and_loads_no_file(qtbot, tmp_path) -> None:  # type: ignore[no-untyped-def]
+    """Delete asks first, naming the chat by its title, which a reminder's name (the model's choice) can be:
+    spelling <img src="/a/pipe">, the question read it as markup, and Qt read the file it named as the question
+    was shown (a named pipe froze the app for good). The question names the chat in words."""
+    pipe = tmp_path / "pipe"
+    title = f"Reminder: <img src=\"{pipe}\"> and <IMG SRC='{pipe}'>"
+    sidebar = SessionList()
+    qtbot.addWidget(sidebar)
+    sidebar.resize(260, 300)
+    sidebar.show()
+    sidebar.set_sessions([SessionInfo(KEY, title, "", 2)], KEY, set())
+    with watched_pipe(pipe) as opened:
+        sidebar.confirm_delete(KEY)
+        box = sidebar.delete_box
+        assert box is not None
+        box.grab()  # laid out and painted, as on screen
+        asked = box.text()
+        box.reject()
+        sidebar.close()
+        pipe.unlink()  # gone before it has no watcher: whatever still read it would hang the test
+    assert asked.splitlines()[0] == f"Delete “{title}”?"
+    assert opened == [], "the question read the pipe a title named"
