@@ -25,6 +25,7 @@ from PySide6.QtWidgets import QStyle, QStyledItemDelegate, QStyleOptionViewItem,
 
 from desktop.skills.frontmatter import ERROR
 from desktop.skills.loader import SkillStatus
+from desktop.ui.plain_text import plain_tip
 from desktop.ui.skills.avatar import paint_avatar
 
 STATUS_ROLE = Qt.ItemDataRole.UserRole + 1
@@ -94,7 +95,7 @@ class SkillListModel(QAbstractListModel):
         if role == Qt.ItemDataRole.CheckStateRole:
             return Qt.CheckState.Checked if status.enabled else Qt.CheckState.Unchecked
         if role == Qt.ItemDataRole.ToolTipRole:
-            return f"{status.doc.description or status.name}\n\n{status.doc.path}"
+            return plain_tip(f"{status.doc.description or status.name}\n\n{status.doc.path}")  # a command's words
         if role == STATUS_ROLE:
             return status
         if role == SEARCH_ROLE:

@@ -4,6 +4,7 @@ checked against the files on disk and the agent's next system prompt."""
 from __future__ import annotations
 
 import asyncio
+import json
 import zipfile
 from collections.abc import AsyncIterator, Collection
 from pathlib import Path
@@ -555,3 +556,26 @@ async def test_closing_the_editor_of_a_skill_folder_named_as_markup_asks_in_word
         (tmp_path / "pipe").unlink()  # gone before it has no watcher: whatever still read it would hang the test
     assert asked == [f"Your changes to “{folder.name}” are not saved." for folder in folders]
     assert opened == [], "the question read the pipe a folder's name named"
+
+
+async def test_a_skills_description_that_spells_markup_shows_on_hover_in_the_list_as_words_and_loads_no_file(
+        window: SkillsWindow, tmp_path: Path) -> None:
+    """The list shows a skill's description and path on hover, and a sandboxed command writes the workspace's
+    skills: a description spelling <img src="/a/pipe"> was read as markup by that tooltip, and Qt read the file it
+    named as the tooltip was shown (a named pipe froze the app for good). The tooltip shows the words."""
+    pipe = tmp_path / "pipe"
+    skills = window.bridge.core.workspace / "skills"
+    said = {"lower": f'<img src="{pipe}"> Use when testing.', "upper": f"<IMG SRC='{pipe}'> Use when testing."}
+    for name, description in said.items():
+        write_skill(skills / name, name, json.dumps(description))
+    await window.refresh()
+    tips = {}
+    with watched_pipe(pipe) as opened:
+        for name in said:
+            assert window.select(name, "workspace")
+            view = window.list_view
+            index = view.currentIndex()
+            tips[name] = hover_tip(view.viewport(), view.visualRect(index).center())
+        pipe.unlink()  # gone before it has no watcher: whatever still read it would hang the test
+    assert tips == {name: f"{description}\n\n{skills / name / 'SKILL.md'}" for name, description in said.items()}
+    assert opened == [], "the list's tooltip read the pipe a description named"
