@@ -34,6 +34,7 @@ from desktop.memory import Memory
 from desktop.memory.history_search import Query, read_newest, search
 from desktop.memory.store import HistoryEntry
 from desktop.ui.bridge import CoreBridge
+from desktop.ui.plain_text import plain_tip
 
 FIRST_SCREEN = 300  # entries shown before the whole file is loaded
 FIRST_PAINT_GRACE = 0.15  # seconds
@@ -79,7 +80,9 @@ class HistoryModel(QAbstractTableModel):
                 return self.chat(entry)
             return _preview(entry.content)
         if role == Qt.ItemDataRole.ToolTipRole:
-            return entry.session_key if index.column() == 1 else entry.content[:1000] if index.column() == 2 else None
+            if index.column() == 2:
+                return plain_tip(entry.content[:1000])  # the model's summary, or what a command wrote in the file
+            return entry.session_key if index.column() == 1 else None
         return None
 
     def replace(self, entries: Sequence[HistoryEntry]) -> None:

@@ -19,7 +19,8 @@ from desktop.kernel import taskset
 from desktop.memory import Memory
 from desktop.ui.bridge import CoreBridge
 from desktop.ui.memory.window import MemoryWindow
-from tests.ui.conftest import until
+from tests.pipes import watched_pipe
+from tests.ui.conftest import hover_tip, until
 
 SHOTS = os.environ.get("MEMORY_SHOTS")  # a folder: save screenshots of each tab there
 
@@ -389,3 +390,27 @@ async def test_a_memory_file_too_large_for_the_assistant_to_read_is_not_saved(  
     assert "Not saved" in tab.notice.text() and "512 KB" in tab.notice.text()
     assert user.read_text(encoding="utf-8") == before and tab.editor.toPlainText() == pasted
     shot(window, "memory-too-large")
+
+
+async def test_a_history_entry_that_spells_markup_shows_on_hover_as_words_and_loads_no_file(
+        window: MemoryWindow, bridge: CoreBridge, tmp_path: Path) -> None:
+    """A history entry is the model's summary of a chat (and history.jsonl is workspace text a sandboxed command can
+    write); its text shows on hover: an entry spelling <img src="/a/pipe"> was read as markup by that tooltip, and
+    Qt read the file it named as the tooltip was shown (a named pipe froze the app for good). It shows the words."""
+    pipe = tmp_path / "pipe"
+    said = [f'Looked at <img src="{pipe}">.', f"Looked at <IMG SRC='{pipe}'>."]
+    store = bridge.core.get(Memory).store
+    for words in said:
+        store.append_history("desktop:a", words)
+    tab = window.history
+    window.tabs.setCurrentWidget(tab)
+    await tab.load()
+    await until(lambda: tab.model.rowCount() == 2 and not tab.searching)
+    tips = []
+    with watched_pipe(pipe) as opened:
+        for row in range(2):
+            index = tab.model.index(row, 2)
+            tips.append(hover_tip(tab.table.viewport(), tab.table.visualRect(index).center()))
+        pipe.unlink()  # gone before it has no watcher: whatever still read it would hang the test
+    assert sorted(tips) == sorted(said)
+    assert opened == [], "the entry's tooltip read the pipe it named"
