@@ -483,7 +483,7 @@ class _Walk:
             raise Refused(f"{self._shown()} is a folder, not a file; the app does not read it")
         fd = self._open_last(name, _FILE)
         try:
-            _require_regular(fd, self._shown())
+            _require_regular(fd, self.relpath)  # as asked: a link followed is not what the person named
         except BaseException:
             os.close(fd)
             raise

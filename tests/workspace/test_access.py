@@ -105,6 +105,18 @@ def test_a_pipe_or_a_folder_is_refused_without_blocking(ws: Path) -> None:
     assert wf.kind(ws, "MEMORY.md") == "other"
 
 
+@pytest.mark.timeout(10)
+def test_a_refusal_names_the_path_asked_for_not_the_folder_it_is_in(ws: Path) -> None:
+    """"Not opened: notes is a named pipe" sent the person looking at the wrong thing."""
+    os.mkfifo(ws / "notes" / "pipe")
+    (ws / "notes" / "deeper" / "folder").mkdir(parents=True)
+    (ws / "link").symlink_to("notes/pipe")
+    for asked, what in (("notes/pipe", "a named pipe"), ("notes/deeper/folder", "a folder"), ("link", "a named pipe")):
+        with pytest.raises(wf.Refused) as refused:
+            wf.read_text(ws, asked, 100)
+        assert str(refused.value) == f"{asked} is {what}, not a file; the app does not read it"
+
+
 def test_sizes_are_bounded(ws: Path) -> None:
     (ws / "big.md").write_bytes(b"x" * 5000)
     with pytest.raises(wf.Refused, match=r"big.md is 4\.9 KB; the app reads files up to 4 KB"):
