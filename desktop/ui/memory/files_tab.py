@@ -170,15 +170,18 @@ class MemoryFilesTab(QWidget):
             return False
         self._catch_up()
         self._disk[name] = text
-        self._editing = False
         self.load_theirs.hide()
-        self._render()
-        self._show_mode()
+        typed_on = self.editor.toPlainText() != text  # typed while the save was written: kept, to save next
+        if not typed_on:
+            self._editing = False
+            self._render()
+            self._show_mode()
+        unsaved = " What you typed since is not saved yet." if typed_on else ""
         if edit.problem:
-            self.notice.show_html(AMBER, f"Saved {name}, but {html.escape(edit.problem)}")
+            self.notice.show_html(AMBER, f"Saved {name}, but {html.escape(edit.problem)}{unsaved}")
         else:
             note = f" (change {edit.rev[:7]}, undoable in Changes)" if edit.rev else ""
-            self.notice.show_html(GREEN, f"Saved {name}{note}.")
+            self.notice.show_html(AMBER if typed_on else GREEN, f"Saved {name}{note}.{unsaved}")
         self.saved.emit(name)
         return True
 

@@ -81,8 +81,8 @@ class MemoryWindow(QWidget):
             self.hide()
 
     async def _save_and_close(self) -> None:
-        if await self.memory.save():  # else the tab says why, and the window stays with the edits
-            self.hide()
+        if await self.memory.save() and not self.memory.dirty:  # else the tab says why (a failure, or typing
+            self.hide()                                          # since), and the window stays with the edits
 
     def _refresh_current(self) -> None:
         if not self.isVisible():

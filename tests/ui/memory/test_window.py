@@ -3,6 +3,7 @@ change, search the history, manage sessions; and the Dream timer's notification.
 
 from __future__ import annotations
 
+import asyncio
 import json
 import os
 import time
@@ -414,3 +415,35 @@ async def test_a_history_entry_that_spells_markup_shows_on_hover_as_words_and_lo
         pipe.unlink()  # gone before it has no watcher: whatever still read it would hang the test
     assert sorted(tips) == sorted(said)
     assert opened == [], "the entry's tooltip read the pipe it named"
+
+
+async def test_typing_on_while_a_save_is_written_is_kept_in_the_editor(  # type: ignore[no-untyped-def]
+        window: MemoryWindow, qtbot, bridge: CoreBridge) -> None:
+    """Ctrl+S, then typing on at once: the save (a read, a write and a history commit, off the GUI thread) ends
+    after more was typed. What was typed since is still in the editor, not saved, and the window says so."""
+    tab = window.memory
+    memory_file = bridge.core.workspace / "memory" / "MEMORY.md"
+    await until(lambda: "Long-term memory" in tab.view.toPlainText())
+    qtbot.mouseClick(tab.edit_button, Qt.MouseButton.LeftButton)
+    tab.editor.moveCursor(tab.editor.textCursor().MoveOperation.End)
+    qtbot.keyClicks(tab.editor, "Atlas runs on Postgres 16.")
+    saving = taskset.spawn(tab.save())
+    await asyncio.sleep(0)  # the save has read the editor and waits on the disk
+    qtbot.keyClicks(tab.editor, " Backups nightly.")
+    assert await saving
+    assert memory_file.read_text(encoding="utf-8").endswith("Atlas runs on Postgres 16.")
+    assert tab.stack.currentWidget() is tab.editor and tab.dirty
+    assert tab.editor.toPlainText().endswith("Atlas runs on Postgres 16. Backups nightly.")
+    assert "not saved" in tab.notice.text()
+    window.close()  # the typing since the save is not saved: closing asks
+    assert window.isVisible()
+    box = next(w for w in window.findChildren(QMessageBox) if w.isVisible())
+    box.button(QMessageBox.StandardButton.Save).click()
+    await asyncio.sleep(0)  # that save too has read the editor: typing on, the window stays with it
+    qtbot.keyClicks(tab.editor, " Kept 30 days.")
+    await until(lambda: not taskset.pending(), message="the save and its history")
+    assert window.isVisible() and tab.dirty and "not saved" in tab.notice.text()
+    assert memory_file.read_text(encoding="utf-8").endswith("Atlas runs on Postgres 16. Backups nightly.")
+    assert await tab.save()
+    assert memory_file.read_text(encoding="utf-8").endswith("Backups nightly. Kept 30 days.")
+    await until(lambda: not taskset.pending(), message="the save's history to be read")
