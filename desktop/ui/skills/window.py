@@ -375,6 +375,10 @@ class SkillsWindow(QWidget):
         if self.editor.text() == text:  # typing during the save keeps the document dirty
             self.editor.mark_saved()
         await self.refresh(select=(editing.name, "workspace"))
+        if self.editor.text() != text:  # typed on while it was written: the editor stays, with that typing
+            self.banner.show_message(AMBER, f"<b>Saved “{_esc(editing.name)}”.</b> What you typed since is not "
+                                            "saved yet.")
+            return True
         if not doc.loadable:
             self.banner.show_message(AMBER, f"<b>Saved, but “{_esc(editing.name)}” cannot be loaded.</b> The assistant "
                                             "skips it until the errors shown under the editor are fixed.")
@@ -406,8 +410,9 @@ class SkillsWindow(QWidget):
             return True
         if self.editor.is_modified():
             choice = await asked_to_save(self, f"Your changes to “{self._editing.name}” are not saved.")
-            if choice == Choice.Cancel or choice == Choice.Save and not await self.save():
-                return False  # a failed save says why in the banner, the text still in the editor
+            if choice == Choice.Cancel or choice == Choice.Save and not (await self.save()
+                                                                        and not self.editor.is_modified()):
+                return False  # a failed save (or typing since) is said in the banner, the text still in the editor
         self._set_editing(None)
         self._show_current()
         return True

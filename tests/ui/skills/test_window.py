@@ -298,6 +298,34 @@ async def test_a_save_never_silently_replaces_a_skill_changed_on_disk_while_it_w
     assert "My step." in path.read_text(encoding="utf-8")
 
 
+async def test_typing_on_while_a_save_is_written_stays_in_the_editor(window: SkillsWindow) -> None:
+    """Save, then typing on at once: the save (a read and a write off the GUI thread, then the list read again)
+    ends after more was typed. The editor stays open with it, not saved, and closing the window asks; when that
+    question's Save is typed on too, the window stays open with the typing."""
+    assert await window.create_skill("drafts")
+    path = window.editor.path
+    assert path is not None
+    window.editor.text_edit.appendPlainText("My step.")
+    saving = asyncio.ensure_future(window.save())
+    await asyncio.sleep(0)  # the save has read the editor and waits on the disk
+    window.editor.text_edit.appendPlainText("My next step.")
+    assert await saving
+    assert "My step." in path.read_text(encoding="utf-8")
+    assert window.editing is not None and window.stack.currentWidget() is window.editor
+    assert "My next step." in window.editor.text() and window.editor.is_modified()
+    assert "not saved yet" in window.banner.text()
+    window.close()
+    await answer(window, "Save")
+    await asyncio.sleep(0)  # that save too has read the editor: typing on, the window stays with it
+    window.editor.text_edit.appendPlainText("My last step.")
+    await settled(window)
+    assert window.isVisible() and window.editing is not None and window.editor.is_modified()
+    assert "My next step." in path.read_text(encoding="utf-8")
+    assert "My last step." not in path.read_text(encoding="utf-8") and "My last step." in window.editor.text()
+    assert await window.save()
+    assert "My last step." in path.read_text(encoding="utf-8")
+
+
 async def test_closing_the_window_with_unsaved_changes_asks_first(window: SkillsWindow) -> None:
     """Esc or the title bar's close while a skill's changes are unsaved: asked first, as the editor's Close does;
     Cancel keeps the window and the typing."""
