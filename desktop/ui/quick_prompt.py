@@ -220,13 +220,14 @@ class QuickPrompt(QWidget):
     def popup(self, text: str = "", session_key: str | None = None) -> None:
         """Show centred on the screen under the mouse, optionally pre-filled: in a new quick chat, or in
         `session_key` when opened from a chat. While an answer streams it comes back as it was. A question written
-        but not asked comes back selected: typing a new one replaces it (Ctrl+Z brings it back)."""
+        but not asked comes back selected: typing a new one, or `text`, replaces it (Ctrl+Z brings it back)."""
         if session_key is not None and (session_key != self.session_key or not self._busy):
             self._start(session_key, continuing=True)
         elif session_key is None and not self._busy:
             self._start(new_quick_key(), continuing=False)
-        if text:
-            self.input.setText(text)
+        if text:  # in place of a question being written, as typing over it would be: Ctrl+Z gives it back
+            self.input.selectAll()
+            self.input.insert(text)
         self.input.end(False)
         if not text and self.input.text():
             self.input.selectAll()

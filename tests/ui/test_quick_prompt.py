@@ -224,6 +224,21 @@ async def test_what_is_typed_and_attached_but_not_asked_stays_until_asked(
     assert len(prompt.shelf.chips) == 1
 
 
+async def test_a_prefilled_popup_over_a_question_being_written_can_give_it_back(
+        qtbot: QtBot, bridge: CoreBridge) -> None:
+    """`nanobot-tray --quick "TEXT"` while a question is written but not asked: TEXT takes its place, as typing
+    over it would, and Ctrl+Z brings the question back (it was gone for good, and its kept draft with it)."""
+    prompt = QuickPrompt(bridge)
+    qtbot.addWidget(prompt)
+    prompt.popup()
+    qtbot.keyClicks(prompt.input, "a long question I am still")
+    qtbot.keyClick(prompt.input, Qt.Key.Key_Escape)
+    prompt.popup("translate this to French")
+    assert prompt.input.text() == "translate this to French"
+    qtbot.keyClick(prompt.input, Qt.Key.Key_Z, Qt.KeyboardModifier.ControlModifier)
+    assert prompt.input.text() == "a long question I am still"
+
+
 async def test_a_question_written_but_not_asked_outlives_a_quit(qtbot: QtBot, bridge: CoreBridge) -> None:
     kept = draft_path(bridge.core.home.state_dir, "quick")
     prompt = QuickPrompt(bridge)
