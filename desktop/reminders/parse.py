@@ -3,6 +3,7 @@ or `cron` (+ `tz`). Every refusal says what to send instead, for a model to corr
 
 from __future__ import annotations
 
+import math
 from datetime import UTC, datetime, timedelta
 from typing import Any
 
@@ -15,6 +16,7 @@ from desktop.scheduler.schedules import (
     ScheduleError,
     check_cron,
     local_zone_name,
+    next_run,
     zone,
 )
 
@@ -52,7 +54,9 @@ def parse_schedule(args: dict[str, Any], now: datetime) -> Schedule:
     expr = check_cron(str(value))
     name = tz or local_zone_name()
     zone(name)
-    return Cron(expr, name)
+    schedule = Cron(expr, name)
+    next_run(schedule, now)  # one that never comes (Feb 31) is refused now, not saved to never run
+    return schedule
 
 
 def _at(text: str, tz: str | None, now: datetime) -> datetime:
@@ -61,11 +65,14 @@ def _at(text: str, tz: str | None, now: datetime) -> datetime:
     except ValueError:
         raise ScheduleError(f"'at' should be an ISO time such as 2026-03-14T15:00 or "
                             f"2026-03-14T15:00:00+01:00, got '{text}'") from None
-    if moment.tzinfo is None:  # a naive time is the user's wall clock: here, or in `tz`
-        moment = moment.replace(tzinfo=zone(tz)) if tz else moment.astimezone()
-    elif tz:
+    if moment.tzinfo is not None and tz:
         raise ScheduleError("'at' already carries a UTC offset; leave out 'tz' or the offset")
-    moment = moment.astimezone(UTC)
+    try:
+        if moment.tzinfo is None:  # a naive time is the user's wall clock: here, or in `tz`
+            moment = moment.replace(tzinfo=zone(tz)) if tz else moment.astimezone()
+        moment = moment.astimezone(UTC)
+    except (OverflowError, ValueError):  # the calendar's first or last day, moved to UTC, leaves it
+        raise ScheduleError(f"'at' {text} is out of range; give a time such as 2026-03-14T15:00") from None
     if moment <= now:
         local = now.astimezone()
         raise ScheduleError(f"'at' {text} is in the past (it is now {local:%Y-%m-%d %H:%M %Z}); "
@@ -80,6 +87,6 @@ def _whole(value: Any, name: str) -> int:
         number = float(value)
     except (TypeError, ValueError):
         raise ScheduleError(f"'{name}' should be a whole number of seconds, got {value!r}") from None
-    if number != int(number):
+    if not math.isfinite(number) or number != int(number):
         raise ScheduleError(f"'{name}' should be a whole number of seconds, got {value!r}")
     return int(number)

@@ -109,13 +109,17 @@ def next_run(schedule: Schedule, after: datetime) -> datetime | None:
 def _next_cron(schedule: Cron, after: datetime) -> datetime:
     """Cron fields match local wall-clock times: a time skipped by a spring-forward change runs an hour
     later on the clock; a time repeated by a fall-back change runs once (its first occurrence)."""
-    from croniter import croniter
+    from croniter import CroniterBadDateError, croniter
 
     tz = zone(schedule.tz)
     wall = after.astimezone(tz).replace(tzinfo=None)
     it = croniter(schedule.expr, wall)
     for _ in range(_MAX_CRON_STEPS):
-        candidate = it.get_next(datetime).replace(tzinfo=tz, fold=0)
+        try:
+            candidate = it.get_next(datetime).replace(tzinfo=tz, fold=0)
+        except CroniterBadDateError:  # valid field by field, yet no date has them all
+            raise ScheduleError(f"'{schedule.expr}' never comes: no date matches it (a day the month never "
+                                "has, like February 31)") from None
         if candidate > after:
             return candidate.astimezone(UTC)
     raise ScheduleError(f"'{schedule.expr}' has no run after {after.isoformat()}")

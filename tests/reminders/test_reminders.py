@@ -189,6 +189,27 @@ async def test_bad_input_is_a_clear_tool_error(app: App) -> None:
     assert not (home().state_dir / JOBS_FILE).exists()  # nothing half made
 
 
+async def test_a_schedule_that_never_comes_or_leaves_the_calendar_is_a_clear_tool_error(
+        app: App, fake: FakeOpenAI) -> None:
+    """A cron day no month has (Feb 31) failed as a crash of the tool ("CroniterBadDateError: failed to find
+    next date"), a time before the calendar's start too, and an 'in' of NaN ended the whole turn with an error
+    (naming the call for its card raised): each is now a tool error the model reads and corrects."""
+    cases = {
+        "'0 9 31 2 *' never comes": {"cron": "0 9 31 2 *"},
+        "'at' 0001-01-01T00:00+14:00 is out of range": {"at": "0001-01-01T00:00+14:00"},
+    }
+    for expected, schedule in cases.items():
+        out, ok = await app.cron(action="add", message="x", **schedule)
+        assert not ok and expected in out and "failed:" not in out, (expected, out)
+    fake.add({"tool_calls": [{"name": "cron", "arguments": {"action": "add", "message": "x", "in": float("nan")}}]},
+             {"content": "Let me try that again."})
+    end = await Conversation(app.core, "desktop", "plans").ask("remind me")
+    assert isinstance(end, TurnFinished) and end.content == "Let me try that again."
+    tool_result = next(m for m in fake.requests[1]["messages"] if m["role"] == "tool")["content"]
+    assert "in should be integer" in tool_result
+    assert not (home().state_dir / JOBS_FILE).exists()  # nothing half made
+
+
 async def test_the_cron_skill_is_offered_with_the_tool_it_describes(app: App) -> None:
     assert app.core is not None
     assert "cron" in [schema["function"]["name"] for schema in app.core.tools.schemas()]
