@@ -289,10 +289,10 @@ class Shell(QObject):
         self.collector.settle()
 
     def quit_asked(self) -> None:
-        """The person's Quit (the tray menu). An open window that may hold edits not yet saved (memory, skills,
-        settings) is closed first, as its own close would be: one holding some asks about them and stays, and so
-        does the app (Quit again once answered). The chat and the quick prompt keep what is being written on disk,
-        so they need not ask."""
+        """The person's Quit (the tray menu, or closing the chat when there is no tray). An open window that may
+        hold edits not yet saved (memory, skills, settings) is closed first, as its own close would be: one holding
+        some asks about them and stays, and so does the app (Quit again once answered). The chat and the quick
+        prompt keep what is being written on disk, so they need not ask."""
         for kind, widget in self._windows.items():
             if kind in ("chat", "quick") or not widget.isVisible():
                 continue
@@ -502,13 +502,14 @@ class Shell(QObject):
             bring_to_front(widget)
 
     def eventFilter(self, watched: QObject, event: QEvent) -> bool:  # noqa: N802 (Qt override)
-        """Without a tray there is no other way back to the app, so closing the chat quits it; with one, the
-        first close says where the app went."""
+        """Without a tray there is no other way back to the app, so closing the chat quits it as the tray's Quit
+        would (a window with edits not saved asks first, and the app stays); with one, the first close says where
+        the app went."""
         if event.type() != QEvent.Type.Close or watched is not self._chat:
             return False
         if not QSystemTrayIcon.isSystemTrayAvailable():  # asked now: a tray may have just appeared
             log.info("the chat window was closed and there is no tray: quitting")
-            self.quit()
+            self.quit_asked()
         elif not self.state.tray_close_explained:
             self._explain_tray_close()
         return False

@@ -355,6 +355,36 @@ async def test_quit_in_the_tray_menu_asks_about_unsaved_memory_edits_first(  # t
         widget.close()
 
 
+async def test_closing_the_chat_without_a_tray_asks_about_unsaved_memory_edits_first(  # type: ignore[no-untyped-def]
+        model_config: dict[str, Any], memory_keyring: object, tmp_path: Path, monkeypatch: pytest.MonkeyPatch,
+        qtbot) -> None:
+    """No tray (a desktop without one): closing the chat window quits the app, and it did so at once, dropping a
+    memory file's edits unsaved in the memory window. It now quits as the tray's Quit does: that window asks
+    first and the app stays; once answered, closing the chat quits."""
+    shell, task = await _started(tmp_path, monkeypatch)
+    for box in _visible_boxes():  # the one-time "No system tray" explanation
+        box.close()
+    shell.open_window("memory")
+    window = shell.window("memory")
+    assert window is not None
+    tab = window.memory  # type: ignore[attr-defined]
+    await until(lambda: "Long-term memory" in tab.view.toPlainText(), message="MEMORY.md shown")
+    qtbot.mouseClick(tab.edit_button, Qt.MouseButton.LeftButton)
+    qtbot.keyClicks(tab.editor, "Atlas runs on Postgres 16")
+    chat = shell.window("chat")
+    assert chat is not None
+    chat.close()
+    await asyncio.sleep(0.5)  # a quit takes well under this to end the run
+    asked = [box for box in window.findChildren(QMessageBox) if box.isVisible()]
+    assert not task.done() and window.isVisible() and len(asked) == 1 and "MEMORY.md" in asked[0].text()
+    asked[0].button(QMessageBox.StandardButton.Discard).click()
+    shell.show_chat()
+    chat.close()
+    assert await asyncio.wait_for(task, 30) == 0
+    for widget in QApplication.topLevelWidgets():
+        widget.close()
+
+
 async def test_windows_that_point_at_a_chat_open_it(shell: Shell) -> None:
     chat = shell.window("chat")
     assert chat is not None
