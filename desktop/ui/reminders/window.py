@@ -285,7 +285,10 @@ class RemindersWindow(QWidget):
     async def toggle_pause(self) -> None:
         job = self.selected()
         if job is not None and job.missed is None:
-            await self.reminders.set_paused(job.id, not job.paused)
+            try:
+                await self.reminders.set_paused(job.id, not job.paused)
+            except OSError as exc:
+                self._not_saved(exc)
 
     def run_now(self) -> None:
         job = self.selected()
@@ -307,6 +310,9 @@ class RemindersWindow(QWidget):
             await self.reminders.set_grants(job.id, chosen)
         except (LookupError, GrantError) as exc:
             self.notice.show_html(RED, html.escape(str(exc)))
+            return
+        except OSError as exc:
+            self._not_saved(exc)
             return
         self.notice.show_html(GREEN, html.escape(f"“{job.label}”: {tools_words(job)}."))
 
@@ -330,8 +336,18 @@ class RemindersWindow(QWidget):
         except LookupError as exc:  # it ran (a one-shot is done) or went away meanwhile
             self.notice.show_html(RED, html.escape(str(exc)))
             return False
+        except OSError as exc:
+            self._not_saved(exc)
+            return False
         self.notice.show_html(GREEN, html.escape(f"Deleted “{job.label}”."))
         return True
+
+    def _not_saved(self, exc: OSError) -> None:
+        """The change holds in the running app (the table shows it), but the file did not take it (a full disk):
+        said, or a restart would bring the reminder back as it was without a word."""
+        self.notice.show_html(RED, html.escape(f"Changed here, but the reminders could not be saved: "
+                                               f"{exc.strerror or exc}. They are saved with the next change that "
+                                               "can be; until then, quitting the app undoes this one."))
 
     def _open(self) -> None:
         job = self.selected()

@@ -259,3 +259,27 @@ async def test_a_reminders_words_and_a_runs_failure_that_spell_markup_show_as_wo
     assert why.endswith(error)
     assert title.text() == f"Last runs of “{job.label}”" and job.label.startswith("<IMG SRC='")  # shortened
     assert opened == [], "a reminder's words read the pipe they named"
+
+
+async def test_a_change_the_reminders_file_cannot_take_is_said(window: RemindersWindow, bridge: CoreBridge) -> None:
+    """Pause or Delete when the reminders cannot be saved (a full disk; here a folder where the file's lock goes):
+    the table showed the change and nothing said it was not kept, so a restart brought the reminder back as it was.
+    The window says so, and why."""
+    reminders = bridge.core.get(Reminders)
+    await reminders.add("desktop:trip", Every(600, datetime.now(UTC)), "Check the oven", "Oven")
+    await until(lambda: window.model.rowCount() == 1, message="the job shows up")
+    lock = Path(bridge.core.home.state_dir / "cron_jobs.json.lock")
+    lock.unlink(missing_ok=True)
+    lock.mkdir()
+    window.table.selectRow(0)
+    window.pause_button.click()
+    await until(lambda: "could not be saved" in window.notice.label.text(), message="the failure said")
+    assert "Is a directory" in window.notice.label.text()
+
+    async def confirm(title: str, text: str, action: str) -> bool:
+        return True
+
+    window.confirm = confirm
+    window.table.selectRow(0)
+    assert not await window.delete()
+    assert "could not be saved" in window.notice.label.text()
