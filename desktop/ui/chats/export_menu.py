@@ -94,6 +94,7 @@ class ExportMenu(ChatPanel):
         """The file the person chose to save to, starting in their home folder with `name`; None when cancelled."""
         dialog = QFileDialog(self.window(), title, str(Path.home() / name), kind)
         dialog.setAcceptMode(QFileDialog.AcceptMode.AcceptSave)
+        dialog.setDefaultSuffix(Path(name).suffix.lstrip("."))  # a name typed without it gets it: friday → friday.pdf
         accepted = await run_dialog(dialog) == QDialog.DialogCode.Accepted
         chosen = dialog.selectedFiles()
         dialog.deleteLater()

@@ -105,6 +105,21 @@ async def test_export_menu_writes_the_chat_shown(bridge: CoreBridge, qtbot: Any,
         assert data.startswith(b"%PDF") and data.rstrip().endswith(b"%%EOF") and len(data) > 1000
 
 
+async def test_a_name_typed_without_its_ending_is_saved_with_it(bridge: CoreBridge, qtbot: Any, tmp_path: Path) -> None:
+    """The suggested name replaced by one typed without ".pdf" (or ".zip"): the file was saved as "friday", with no
+    ending, which the file manager then offered to open as text. It gets the format's ending."""
+    menu = await shown_with_a_chat(bridge, qtbot, tmp_path)
+    menu.button.menu().actions()[2].trigger()
+    await choose(menu, tmp_path / "friday")
+    out = tmp_path / "friday.pdf"
+    await until(lambda: out.exists() and menu.button.isEnabled(), timeout=30)
+    assert out.read_bytes().startswith(b"%PDF") and not (tmp_path / "friday").exists()
+    menu.button.menu().actions()[4].trigger()
+    await choose(menu, tmp_path / "backup")
+    await until(lambda: (tmp_path / "backup.zip").exists() and menu.button.isEnabled(), timeout=30)
+    assert zipfile.is_zipfile(tmp_path / "backup.zip")
+
+
 async def test_a_pdf_shows_no_picture_an_answer_names_by_path(bridge: CoreBridge, qtbot: Any, tmp_path: Path) -> None:
     """An answer is the model's words, which web pages and workspace files steer. A picture it named by path
     (![chart](/home/you/Pictures/private.png), a named pipe) was read when the PDF was laid out: the picture went
