@@ -61,9 +61,13 @@ def name_problem(name: str, taken: Collection[str]) -> str:
 class NameDialog(QDialog):
     """Asks for a new skill's name and keeps OK disabled until the name follows the rules."""
 
-    def __init__(self, taken: Collection[str], parent: QWidget | None = None) -> None:
+    def __init__(self, taken: Collection[str], others: dict[str, str] | None = None,
+                 parent: QWidget | None = None) -> None:
+        """`taken`: the workspace's skill names; `others`: the other skills' names and sources ("builtin", "user"),
+        which a workspace skill of the same name takes the place of."""
         super().__init__(parent)
         self.taken = set(taken)
+        self.others = dict(others or {})
         self.setWindowTitle("New skill")
         self.field = QLineEdit()
         self.field.setPlaceholderText("meeting-notes")
@@ -92,12 +96,16 @@ class NameDialog(QDialog):
         problem = name_problem(self.name(), self.taken)
         self.buttons.button(QDialogButtonBox.StandardButton.Ok).setEnabled(not problem)
         color = GREY if not self.name() else RED
+        source = self.others.get(self.name())
+        instead = "" if problem or source is None else (
+            f" It is used in place of the {'built-in' if source == 'builtin' else source} “{self.name()}” skill; "
+            "to change that one instead, select it and use Copy to workspace.")
         self.message.setText(f"<span style='color:{color}'>{problem}</span>" if problem else
-                             f"Creates <code>skills/{self.name()}/SKILL.md</code>.")
+                             f"Creates <code>skills/{self.name()}/SKILL.md</code>.{instead}")
 
 
-async def ask_name(parent: QWidget, taken: Collection[str]) -> str | None:
-    dialog = NameDialog(taken, parent)
+async def ask_name(parent: QWidget, taken: Collection[str], others: dict[str, str]) -> str | None:
+    dialog = NameDialog(taken, others, parent)
     accepted = await run_dialog(dialog) == QDialog.DialogCode.Accepted
     name = dialog.name()
     dialog.deleteLater()

@@ -99,7 +99,8 @@ class SkillsWindow(QWidget):
         self.resize(1100, 720)
         self.setAcceptDrops(True)
         # The questions this window asks; tests replace them with plain coroutines.
-        self.ask_name: Callable[[Collection[str]], Awaitable[str | None]] = lambda taken: dialogs.ask_name(self, taken)
+        self.ask_name: Callable[[Collection[str]], Awaitable[str | None]] = lambda taken: dialogs.ask_name(
+            self, taken, {s.name: s.source for s in self.model.statuses() if s.source != "workspace"})
         self.pick_source: Callable[[str], Awaitable[Path | None]] = lambda kind: dialogs.pick_source(self, kind)
         self.confirm: Callable[[str, str, str], Awaitable[bool]] = (
             lambda title, text, action: dialogs.confirm(self, title, text, action))

@@ -163,6 +163,20 @@ def test_name_dialog_only_accepts_names_that_follow_the_rules(qtbot) -> None:  #
     assert create.isEnabled()
 
 
+def test_name_dialog_says_when_the_new_skill_takes_the_place_of_a_built_in_one(qtbot) -> None:  # type: ignore[no-untyped-def]
+    """New skill named as a built-in one ("weather"): the empty skeleton was created and quietly used in place of
+    the built-in skill, whose steps the assistant no longer had. The dialog says so before Create, and where to
+    change the built-in one instead."""
+    dialog = NameDialog({"notes"}, {"weather": "builtin"})
+    qtbot.addWidget(dialog)
+    dialog.field.setText("weather")
+    assert dialog.buttons.button(QDialogButtonBox.StandardButton.Ok).isEnabled()
+    assert "in place of the built-in “weather”" in dialog.message.text()
+    assert "Copy to workspace" in dialog.message.text()
+    dialog.field.setText("meeting-notes")
+    assert "in place of" not in dialog.message.text()
+
+
 async def test_install_a_folder_and_an_archive(window: SkillsWindow, tmp_path: Path) -> None:
     folder = write_skill(tmp_path / "src" / "pdf-helper", "pdf-helper")
     archive = tmp_path / "csv-tools.skill"
