@@ -63,15 +63,14 @@ class PersonalisationPage(QWidget):
 
     async def load(self) -> None:
         texts = await asyncio.to_thread(self._read_files)
-        for name, (text, refused) in texts.items():
+        problems = []
+        for name, (text, refused) in texts.items():  # one that may not be read leaves the other editable
             self._read[name] = text
             self.editors[name].setPlainText(text)
             self.editors[name].setReadOnly(bool(refused))
             if refused:
-                set_note(self.status, f"{refused}. Replace it with a plain file to edit it here.",
-                         ERROR_COLOUR)
-                return
-        set_note(self.status, "", None)
+                problems.append(f"{refused}. Replace it with a plain file to edit it here.")
+        set_note(self.status, " ".join(problems), ERROR_COLOUR if problems else None)
 
     def unsaved(self) -> list[str]:
         """The files typed in here and not saved, by their headings (the Settings window asks before closing)."""

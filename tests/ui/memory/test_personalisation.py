@@ -101,3 +101,20 @@ async def test_close_asks_about_instructions_typed_before_the_rest_of_settings_w
     await until(lambda: not window.isVisible(), message="saved, then closed")
     assert "Metric units" in (shell.core.workspace / "USER.md").read_text(encoding="utf-8")
     assert by_key(load_config(settings.path).config) == config_before  # no empty field of the form saved
+
+
+async def test_a_file_that_may_not_be_read_leaves_the_other_one_editable(  # type: ignore[no-untyped-def]
+        bridge, qtbot, tmp_path: Path) -> None:
+    """USER.md became a link out of the workspace (a sandboxed command can make one): the page said why, and also
+    left SOUL.md blank and read-only for good, its text never shown. SOUL.md is shown and can be edited."""
+    workspace: Path = bridge.core.workspace
+    soul = (workspace / "SOUL.md").read_text(encoding="utf-8")
+    outside = tmp_path / "elsewhere.md"
+    outside.write_text("not the workspace's\n", encoding="utf-8")
+    (workspace / "USER.md").unlink()
+    (workspace / "USER.md").symlink_to(outside)
+    page = PersonalisationPage(bridge.core.get(Memory), bridge)
+    qtbot.addWidget(page)
+    await until(lambda: page.status.text() != "", message="the page read the files")
+    assert "USER.md" in page.status.text() and page.editors["USER.md"].isReadOnly()
+    assert page.editors["SOUL.md"].toPlainText() == soul and not page.editors["SOUL.md"].isReadOnly()
