@@ -308,7 +308,10 @@ class RemindersWindow(QWidget):
             return
         try:
             await self.reminders.set_grants(job.id, chosen)
-        except (LookupError, GrantError) as exc:
+        except LookupError:
+            self._gone(job)
+            return
+        except GrantError as exc:
             self.notice.show_html(RED, html.escape(str(exc)))
             return
         except OSError as exc:
@@ -333,14 +336,19 @@ class RemindersWindow(QWidget):
             return False
         try:
             await self.reminders.remove(job.id)
-        except LookupError as exc:  # it ran (a one-shot is done) or went away meanwhile
-            self.notice.show_html(RED, html.escape(str(exc)))
+        except LookupError:  # it ran (a one-shot is done) or went away meanwhile
+            self._gone(job)
             return False
         except OSError as exc:
             self._not_saved(exc)
             return False
         self.notice.show_html(GREEN, html.escape(f"Deleted “{job.label}”."))
         return True
+
+    def _gone(self, job: Job) -> None:
+        """The job went while a question was open: said by its name (the core's words name its id, for the model)."""
+        self.notice.show_html(RED, html.escape(f"“{job.label}” is no longer there: it ran for the last time or was "
+                                               "deleted elsewhere meanwhile."))
 
     def _not_saved(self, exc: OSError) -> None:
         """The change holds in the running app (the table shows it), but the file did not take it (a full disk):

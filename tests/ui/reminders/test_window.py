@@ -283,3 +283,23 @@ async def test_a_change_the_reminders_file_cannot_take_is_said(window: Reminders
     window.table.selectRow(0)
     assert not await window.delete()
     assert "could not be saved" in window.notice.label.text()
+
+
+async def test_a_reminder_gone_while_delete_asked_is_named_by_its_name(
+        window: RemindersWindow, bridge: CoreBridge) -> None:
+    """Delete asks first; a one-shot that ran meanwhile (or a delete elsewhere) is gone by the answer. The window
+    said "no scheduled job with id '3fa2c1' (ids: none)", the words meant for the model, naming an id the person
+    never sees. It names the reminder as the table did, and says what happened."""
+    reminders = bridge.core.get(Reminders)
+    job = await reminders.add("desktop:trip", Every(600, datetime.now(UTC)), "Check the oven", "Oven")
+    await until(lambda: window.model.rowCount() == 1, message="the job shows up")
+
+    async def confirm(title: str, text: str, action: str) -> bool:
+        await reminders.remove(job.id)  # it went away while the question was open
+        return True
+
+    window.confirm = confirm
+    window.table.selectRow(0)
+    assert not await window.delete()
+    said = window.notice.label.text()
+    assert "“Oven” is no longer there" in said and job.id not in said
