@@ -66,6 +66,9 @@ STYLE = """
 """
 
 
+STILL_ANSWERING = "An answer is still coming: Enter asks this once it is done, Esc stops it."
+
+
 def new_quick_key() -> str:
     return session_key(Channel.QUICK, uuid.uuid4().hex[:8])
 
@@ -249,6 +252,9 @@ class QuickPrompt(QWidget):
             self.input.setFocus()
 
     def submit(self) -> None:
+        if self._busy:  # asked now, it would be answered under this question's answer: kept in the field instead
+            self.shelf.say(STILL_ANSWERING)
+            return
         text = self.input.text().strip()
         if self.shelf.read_first(self.submit):
             return  # sent once what is read when sent (an MCP resource) has been
@@ -411,9 +417,12 @@ class QuickPrompt(QWidget):
             self._show_answer(answer.text)
         if self._busy:
             self._set_status(activity(self.turn))
-        elif not was_busy:  # the status line keeps what it says ("Copied") until a turn runs
             return
-        elif failed is not None:
+        if not was_busy:  # the status line keeps what it says ("Copied") until a turn runs
+            return
+        if self.shelf.note.text() == STILL_ANSWERING:  # the question kept in the field can be asked now
+            self.shelf.say("")
+        if failed is not None:
             self._failed = True
             if answer is not None and answer.cut_off:  # what was read so far stays, marked as not whole, as in the chat
                 self._show_answer(f"{answer.text}\n\n*{CUT_OFF}*")

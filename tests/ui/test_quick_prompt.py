@@ -224,6 +224,32 @@ async def test_what_is_typed_and_attached_but_not_asked_stays_until_asked(
     assert len(prompt.shelf.chips) == 1
 
 
+async def test_enter_while_an_answer_streams_keeps_the_next_question_until_it_is_done(
+        qtbot: QtBot, bridge: CoreBridge, fake: FakeOpenAI) -> None:
+    """A second question asked while the first answer streamed was sent behind it, and the prompt showed the rest
+    of the first answer ("beta gamma…", its start cut off) under the second question, as if it answered it. Enter
+    now keeps the question in the field and says to wait or stop; once the answer is done, Enter asks it."""
+    fake.add({"content": "Alpha beta gamma delta epsilon zeta eta theta.", "chunk": 6, "pace": 0.2})
+    fake.add({"content": "Second answer here."})
+    prompt = QuickPrompt(bridge)
+    qtbot.addWidget(prompt)
+    prompt.popup()
+    qtbot.keyClicks(prompt.input, "first question")
+    qtbot.keyClick(prompt.input, Qt.Key.Key_Return)
+    await until(lambda: prompt.answer.toPlainText(), message="the first words")
+    qtbot.keyClicks(prompt.input, "second question")
+    qtbot.keyClick(prompt.input, Qt.Key.Key_Return)
+    assert prompt.input.text() == "second question" and prompt.question.text() == "first question"
+    assert "still coming" in prompt.shelf.note.text() and prompt.shelf.note.isVisible()
+    await until(lambda: prompt.status.text() == "Done", message="the first answer done")
+    assert prompt.answer.toPlainText() == "Alpha beta gamma delta epsilon zeta eta theta."
+    assert not prompt.shelf.note.isVisible()
+    qtbot.keyClick(prompt.input, Qt.Key.Key_Return)
+    await until(lambda: prompt.status.text() == "Done" and prompt.question.text() == "second question",
+                message="the second answer")
+    assert prompt.answer.toPlainText() == "Second answer here." and len(fake.requests) == 2
+
+
 async def test_a_prefilled_popup_over_a_question_being_written_can_give_it_back(
         qtbot: QtBot, bridge: CoreBridge) -> None:
     """`nanobot-tray --quick "TEXT"` while a question is written but not asked: TEXT takes its place, as typing
