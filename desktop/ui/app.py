@@ -288,19 +288,20 @@ class Shell(QObject):
         self.quick_prompt(log_missing=False)  # built now so the hotkey shows it without delay
         self.collector.settle()
 
-    def quit_asked(self) -> None:
-        """The person's Quit (the tray menu, or closing the chat when there is no tray). An open window that may
-        hold edits not yet saved (memory, skills, settings) is closed first, as its own close would be: one holding
-        some asks about them and stays, and so does the app (Quit again once answered). The chat and the quick
-        prompt keep what is being written on disk, so they need not ask."""
+    def quit_asked(self) -> bool:
+        """The person's Quit (the tray menu, or closing the chat when there is no tray); False when it waits. An
+        open window that may hold edits not yet saved (memory, skills, settings) is closed first, as its own close
+        would be: one holding some asks about them and stays, and so does the app (Quit again once answered). The
+        chat and the quick prompt keep what is being written on disk, so they need not ask."""
         for kind, widget in self._windows.items():
             if kind in ("chat", "quick") or not widget.isVisible():
                 continue
             widget.close()
             if widget.isVisible():
                 bring_to_front(widget)
-                return
+                return False
         self.quit()
+        return True
 
     def quit(self) -> None:
         if not self._quit.is_set():
@@ -503,13 +504,15 @@ class Shell(QObject):
 
     def eventFilter(self, watched: QObject, event: QEvent) -> bool:  # noqa: N802 (Qt override)
         """Without a tray there is no other way back to the app, so closing the chat quits it as the tray's Quit
-        would (a window with edits not saved asks first, and the app stays); with one, the first close says where
-        the app went."""
+        would (a window with edits not saved asks first, and the app and the chat stay); with one, the first close
+        says where the app went."""
         if event.type() != QEvent.Type.Close or watched is not self._chat:
             return False
         if not QSystemTrayIcon.isSystemTrayAvailable():  # asked now: a tray may have just appeared
             log.info("the chat window was closed and there is no tray: quitting")
-            self.quit_asked()
+            if not self.quit_asked():  # a window asks about its edits: the chat stays, the one way back to the app
+                event.ignore()
+                return True
         elif not self.state.tray_close_explained:
             self._explain_tray_close()
         return False

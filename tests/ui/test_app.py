@@ -360,7 +360,7 @@ async def test_closing_the_chat_without_a_tray_asks_about_unsaved_memory_edits_f
         qtbot) -> None:
     """No tray (a desktop without one): closing the chat window quits the app, and it did so at once, dropping a
     memory file's edits unsaved in the memory window. It now quits as the tray's Quit does: that window asks
-    first and the app stays; once answered, closing the chat quits."""
+    first and the app stays, its chat too (the app's one window then); once answered, closing the chat quits."""
     shell, task = await _started(tmp_path, monkeypatch)
     for box in _visible_boxes():  # the one-time "No system tray" explanation
         box.close()
@@ -377,8 +377,8 @@ async def test_closing_the_chat_without_a_tray_asks_about_unsaved_memory_edits_f
     await asyncio.sleep(0.5)  # a quit takes well under this to end the run
     asked = [box for box in window.findChildren(QMessageBox) if box.isVisible()]
     assert not task.done() and window.isVisible() and len(asked) == 1 and "MEMORY.md" in asked[0].text()
+    assert chat.isVisible()  # with no tray, the one way back to the app once the question is answered
     asked[0].button(QMessageBox.StandardButton.Discard).click()
-    shell.show_chat()
     chat.close()
     assert await asyncio.wait_for(task, 30) == 0
     for widget in QApplication.topLevelWidgets():
