@@ -11,6 +11,7 @@ import importlib.util
 import logging
 import uuid
 from collections.abc import Callable, Sequence
+from dataclasses import dataclass
 from typing import Any
 
 from PySide6.QtCore import QEvent, QObject, Qt, QTimer, Signal
@@ -81,6 +82,15 @@ QSplitter::handle { background: palette(midlight); }
 """
 
 
+@dataclass(frozen=True)
+class _Edit:
+    """A question being edited in a chat that was left: taken up again, as it was, when the chat is opened."""
+
+    row: ChatRow
+    branches: bool  # sending it makes a branch (it was an earlier question)
+    draft: Draft  # the rewritten text and its files
+
+
 def new_session_key() -> str:
     return session_key(Channel.DESKTOP, uuid.uuid4().hex[:8])
 
@@ -142,6 +152,7 @@ class ChatWindow(QWidget):
         self._editing: ChatRow | None = None  # the question being edited in the composer
         self._edit_branches = False  # sending the edited question makes a branch (it was an earlier one)
         self._draft: Draft | None = None  # what was being written when Edit filled the box, given back after
+        self._edits_aside: dict[str, _Edit] = {}  # per chat left mid-edit: the edit, taken up again on coming back
         self.view.settings_requested.connect(self.settings_requested)
         self.stack = QStackedWidget()
         self.stack.addWidget(self.view)
@@ -217,10 +228,9 @@ class ChatWindow(QWidget):
         if key == self.current_key and key in self.models:
             self.sidebar.select(key)
             return
+        self._set_edit_aside(self.current_key)
         self.current_key = key
-        if self._editing is not None:  # the edit was of the chat left: what was being written comes back
-            self._stop_editing()
-            self._give_back_draft()
+        self._take_up_edit(key)
         for panel in self.panels:
             panel.show_session(key)
         model = self._model_for(key)
@@ -331,19 +341,50 @@ class ChatWindow(QWidget):
         self.composer.add_files(list(row.media), attachment_names(row))
         self._editing = row
         self._edit_branches = model is None or not model.redoable() or row is not model.last_user()
+        self._say_editing()
+        self.composer.input.setFocus()
+
+    def _say_editing(self) -> None:
+        """The hint line says what Enter does with the question being edited."""
         self.composer.say("Editing an earlier message: Enter sends it in a new branch, this chat stays as it is · "
                           "Esc cancels" if self._edit_branches else
                           "Editing your last message: Enter sends it in its place · Esc cancels")
-        self.composer.input.setFocus()
 
     def _stop_editing(self) -> None:
         self._editing = None
         self._edit_branches = False
         self.composer.show_keys()
 
+    def _set_edit_aside(self, key: str) -> None:
+        """The chat `key` is left mid-edit: the edit (with its rewritten text and files) is kept for when it is
+        opened again, and what was being written before Edit comes back in the box. A chat gone (deleted) keeps
+        none: its question is gone with it."""
+        if self._editing is not None and key in self.models:
+            self._edits_aside[key] = _Edit(self._editing, self._edit_branches, self.composer.take_draft())
+        if self._editing is not None:
+            self._stop_editing()
+            self._give_back_draft()
+
+    def _take_up_edit(self, key: str) -> None:
+        """Back in a chat left mid-edit: the edit goes on as it was left, what is in the box set aside again."""
+        edit = self._edits_aside.pop(key, None)
+        if edit is None:
+            return
+        self._draft = self.composer.take_draft()
+        self.composer.put_back(edit.draft)
+        self._editing, self._edit_branches = edit.row, edit.branches
+        self._say_editing()
+
     def _unsent(self) -> str:
-        """The message being written, kept on disk: the one set aside while a question is edited in the box."""
-        return self._draft.text if self._draft is not None else self.composer.input.toPlainText()
+        """The message being written, kept on disk: the one set aside while a question is edited in the box, then
+        each question rewritten and not yet sent (in this chat or one left mid-edit), after a blank line. Edits are
+        taken up again in this run only; after a restart their words are in the box, never lost."""
+        box = self.composer.input.toPlainText()
+        edits = [(edit.row, edit.draft.text) for edit in self._edits_aside.values()]
+        if self._editing is not None:
+            edits.append((self._editing, box))
+        rewritten = [text for row, text in edits if text.strip() and text.strip() != row.text.strip()]
+        return "\n\n".join(filter(None, (self._draft.text if self._draft is not None else box, *rewritten)))
 
     def _give_back_kept(self, text: str) -> None:
         """The message that was being written when the app last ended, unless something is in the box already."""
@@ -439,6 +480,7 @@ class ChatWindow(QWidget):
             self.bridge.stop(key)
         await self.bridge.delete_chat(key)
         self.models.pop(key, None)
+        self._edits_aside.pop(key, None)
         if key == self.current_key:
             remaining = [k for k in self.sidebar.session_keys() if k != key]
             self.current_key = ""

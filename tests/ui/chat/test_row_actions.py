@@ -9,6 +9,7 @@ from pathlib import Path
 from PySide6.QtCore import QPointF, Qt
 from PySide6.QtGui import QGuiApplication
 
+from desktop.conversation.drafts import draft_path
 from desktop.conversation.transcript import Kind
 from desktop.ui.bridge import CoreBridge
 from desktop.ui.chat.window import ChatWindow
@@ -107,6 +108,42 @@ async def test_editing_a_question_sets_aside_the_message_being_written_and_gives
     assert [r.text for r in model_of(window).rows] == ["Second biggest city in France?", "Lyon is second."]
     assert window.composer.input.toPlainText() == "a long message I am still writing"
     assert window.composer.attachments == [str(notes)]
+
+
+async def test_an_edit_left_for_another_chat_is_still_there_on_coming_back(
+        window: ChatWindow, bridge: CoreBridge, fake: FakeOpenAI, qtbot) -> None:  # type: ignore[no-untyped-def]
+    """Edit, rewrite, then another chat: the rewritten question was dropped without a word. It is kept with its
+    chat: there the message set aside before Edit is in the box; back, the edit goes on where it was, and the
+    message set aside comes back once it is sent. Kept on disk meanwhile too: a restart gives it back in the box."""
+    fake.add({"content": "Paris."}, {"content": "Lyon is second."})
+    await ask(qtbot, window, "Biggest city in France?")
+    qtbot.keyClicks(window.composer.input, "a long message I am still writing")
+    hover(window, 1)
+    hover(window, 0)
+    qtbot.mouseClick(window.view.row_actions.edit_button, Qt.MouseButton.LeftButton)
+    window.composer.input.setPlainText("Second biggest city in France?")
+
+    window.show_session("desktop:other")
+    await until(lambda: model_of(window).loaded, message="the other chat read")
+    assert window.composer.input.toPlainText() == "a long message I am still writing"
+    assert "Editing" not in window.composer.hint.text()
+    kept = draft_path(bridge.core.home.state_dir, "chat")
+    await until(lambda: kept.exists() and "Second biggest city" in kept.read_text(encoding="utf-8"),
+                message="the rewritten question kept on disk with the message being written")
+    assert "a long message I am still writing" in kept.read_text(encoding="utf-8")
+    restarted = reopened(bridge, qtbot, "desktop:again")  # the next start's window: nothing of the edit is lost
+    await until(lambda: "Second biggest city in France?" in restarted.composer.input.toPlainText(),
+                message="the rewritten question given back after a restart")
+    assert "a long message I am still writing" in restarted.composer.input.toPlainText()
+
+    window.show_session("desktop:test")
+    assert window.composer.input.toPlainText() == "Second biggest city in France?"
+    assert "Editing your last message" in window.composer.hint.text()
+    qtbot.keyClick(window.composer.input, Qt.Key.Key_Return)
+    await until(lambda: not model_of(window).busy and model_of(window).rows[-1].text == "Lyon is second.",
+                timeout=TURN)
+    assert [r.text for r in model_of(window).rows] == ["Second biggest city in France?", "Lyon is second."]
+    assert window.composer.input.toPlainText() == "a long message I am still writing"
 
 
 async def test_moving_from_message_to_message_keeps_every_line_in_view(window: ChatWindow, fake: FakeOpenAI,
