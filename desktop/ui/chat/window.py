@@ -291,6 +291,9 @@ class ChatWindow(QWidget):
         workspace copies), kept by the message."""
         if not self.current_key:
             self.show_session(new_session_key())
+        if self._editing is not None and self._is_command(text):  # typed over the edit: it ends as Esc ends it
+            self._stop_editing()
+            self._give_back_draft()
         if text.strip().lower() == STOP:  # typed: the chat shows no question for it
             self.stop()
             return
@@ -314,6 +317,11 @@ class ChatWindow(QWidget):
         if self.current_key:
             self.bridge.stop(self.current_key)
         self.composer.input.setFocus()  # the Stop button hides: the keyboard goes back to writing
+
+    def _is_command(self, text: str) -> bool:
+        """Whether `text` is a slash command (which the core runs, never taken as a question)."""
+        word = text.split(maxsplit=1)[0].lower() if text.strip() else ""
+        return word.startswith("/") and word in {name.lower() for name, _ in self._commands()}
 
     def _answering(self) -> bool:
         """Whether the open chat's turn runs (what Stop, shown then, ends)."""

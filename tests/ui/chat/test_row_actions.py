@@ -146,6 +146,34 @@ async def test_an_edit_left_for_another_chat_is_still_there_on_coming_back(
     assert window.composer.input.toPlainText() == "a long message I am still writing"
 
 
+async def test_a_command_typed_over_an_edit_runs_and_leaves_the_question_as_it_was(
+        window: ChatWindow, bridge: CoreBridge, fake: FakeOpenAI, qtbot) -> None:  # type: ignore[no-untyped-def]
+    """/stop (or /help) typed in the box while a question is edited: the chat stayed in edit mode with an empty box,
+    and the next message sent took the question's place (/help itself did). A command is not the edit: it runs as
+    typed, the edit ends as Esc ends it (the question stays as it was) and the message set aside comes back."""
+    fake.add({"content": "Paris."}, {"content": "About 67 million."})
+    await ask(qtbot, window, "Biggest city in France?")
+    qtbot.keyClicks(window.composer.input, "a long message I am still writing")
+    for command in ("/stop", "/help"):
+        hover(window, len(model_of(window).rows) - 1)
+        hover(window, 0)
+        qtbot.mouseClick(window.view.row_actions.edit_button, Qt.MouseButton.LeftButton)
+        assert "Editing" in window.composer.hint.text()
+        window.composer.input.setPlainText(command)
+        qtbot.keyClick(window.composer.input, Qt.Key.Key_Return)
+        assert "Editing" not in window.composer.hint.text()
+        assert window.composer.input.toPlainText() == "a long message I am still writing"
+    await until(lambda: "/status" in model_of(window).rows[-1].text, timeout=TURN, message="/help answered")
+    assert [r.text for r in model_of(window).rows][:2] == ["Biggest city in France?", "Paris."]
+
+    window.composer.input.setPlainText("And its population?")
+    qtbot.keyClick(window.composer.input, Qt.Key.Key_Return)
+    await until(lambda: not model_of(window).busy and model_of(window).rows[-1].text == "About 67 million.",
+                timeout=TURN)
+    assert [m["content"] for m in saved_messages(bridge, "desktop:test")][:2] == ["Biggest city in France?", "Paris."]
+    assert [r.text for r in model_of(window).rows][:2] == ["Biggest city in France?", "Paris."]
+
+
 async def test_moving_from_message_to_message_keeps_every_line_in_view(window: ChatWindow, fake: FakeOpenAI,
                                                                        qtbot) -> None:  # type: ignore[no-untyped-def]
     fake.add({"content": "echo: Are you there? A line as wide as the column needs."})
