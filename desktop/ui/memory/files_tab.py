@@ -29,6 +29,7 @@ from desktop.memory.hand_edit import TooLarge, save_by_hand
 from desktop.ui.bridge import CoreBridge
 from desktop.ui.links import open_link
 from desktop.ui.markdown import MarkdownBrowser
+from desktop.ui.memory.changed_meanwhile import LOAD_THEIRS, changed_meanwhile, held_back_note
 from desktop.ui.skills.details import Notice
 from desktop.ui.skills.model import AMBER, GREEN, RED
 from desktop.workspace import access
@@ -85,7 +86,7 @@ class MemoryFilesTab(QWidget):
         self.save_button = QPushButton("Save")
         self.cancel_button = QPushButton("Cancel")
         self.notice = Notice()
-        self.load_theirs = QPushButton("Load the version on disk")
+        self.load_theirs = QPushButton(LOAD_THEIRS)
         self.load_theirs.hide()
         buttons = QHBoxLayout()
         buttons.addWidget(self.title, 1)
@@ -157,7 +158,7 @@ class MemoryFilesTab(QWidget):
         name, text = self.current, self.editor.toPlainText()
         if self._on_disk_now is None:  # not yet told of a change: one the watcher has not reported is looked for
             texts, _ = await asyncio.to_thread(_read_all, self.bridge.workspace)
-            if texts.get(name) not in (self._disk.get(name), text):
+            if changed_meanwhile(texts.get(name), self._disk.get(name), text):
                 self._hold_back(texts)
                 return False
         try:
@@ -226,8 +227,7 @@ class MemoryFilesTab(QWidget):
         """The file being edited changed on disk: keep the typing, say so, and hold the new contents for Cancel
         and "Load the version on disk". A Save after this, knowingly, replaces that version."""
         self._on_disk_now = texts
-        self.notice.show_html(AMBER, f"{self.current} was changed outside this window (by Dream, say). Your edits "
-                                     "are kept: Save replaces that version with them, or load the version on disk.")
+        self.notice.show_html(AMBER, html.escape(held_back_note(self.current, "this window")))
         self.load_theirs.show()
 
     def _catch_up(self) -> None:

@@ -46,7 +46,7 @@ async def test_custom_instructions_edit_user_and_soul_into_the_memory_history(sh
     (workspace / "SOUL.md").write_text("Changed by Dream meanwhile.\n", encoding="utf-8")
     soul.setPlainText("Be direct and warm.\n")
     qtbot.mouseClick(page.save_button, Qt.MouseButton.LeftButton)
-    await until(lambda: "changed elsewhere" in page.status.text(), message="the conflict said")
+    await until(lambda: "changed outside" in page.status.text(), message="the conflict said")
     assert (workspace / "SOUL.md").read_text(encoding="utf-8") == "Changed by Dream meanwhile.\n"
     assert soul.toPlainText() == "Be direct and warm.\n"  # the typing is kept
 
@@ -118,3 +118,35 @@ async def test_a_file_that_may_not_be_read_leaves_the_other_one_editable(  # typ
     await until(lambda: page.status.text() != "", message="the page read the files")
     assert "USER.md" in page.status.text() and page.editors["USER.md"].isReadOnly()
     assert page.editors["SOUL.md"].toPlainText() == soul and not page.editors["SOUL.md"].isReadOnly()
+
+
+async def test_a_file_changed_meanwhile_can_be_saved_over_or_loaded_as_in_the_memory_window(  # type: ignore[no-untyped-def]
+        bridge, qtbot) -> None:
+    """Dream rewrote USER.md after the page read it: Save stopped, and the only way offered was to copy the text,
+    Reload and type it in again. As in the memory window, the typing is kept and both ways are offered: a second
+    Save, knowingly, replaces that version, or the version on disk is loaded."""
+    user = bridge.core.workspace / "USER.md"
+    page = PersonalisationPage(bridge.core.get(Memory), bridge)
+    qtbot.addWidget(page)
+    page.show()
+    editor = page.editors["USER.md"]
+    await until(lambda: not editor.isReadOnly(), message="USER.md read into the page")
+    editor.setPlainText("I'm Sam. Metric units, please.\n")
+    user.write_text("Dream's version.\n", encoding="utf-8")
+    qtbot.mouseClick(page.save_button, Qt.MouseButton.LeftButton)
+    await until(lambda: page.load_theirs.isVisible(), message="the choice offered")
+    assert "changed outside" in page.status.text() and "Save replaces" in page.status.text()
+    assert user.read_text(encoding="utf-8") == "Dream's version.\n"
+    assert editor.toPlainText() == "I'm Sam. Metric units, please.\n"
+    qtbot.mouseClick(page.save_button, Qt.MouseButton.LeftButton)
+    await until(lambda: "Saved USER.md" in page.status.text(), message="saved over it, knowingly")
+    assert user.read_text(encoding="utf-8") == "I'm Sam. Metric units, please.\n"
+    assert not page.load_theirs.isVisible() and page.unsaved() == []
+
+    editor.setPlainText("Another try.\n")
+    user.write_text("Dream again.\n", encoding="utf-8")
+    qtbot.mouseClick(page.save_button, Qt.MouseButton.LeftButton)
+    await until(lambda: page.load_theirs.isVisible(), message="the choice offered again")
+    qtbot.mouseClick(page.load_theirs, Qt.MouseButton.LeftButton)
+    assert editor.toPlainText() == "Dream again.\n" and page.unsaved() == [] and not page.load_theirs.isVisible()
+    assert user.read_text(encoding="utf-8") == "Dream again.\n"
