@@ -291,7 +291,9 @@ class ChatWindow(QWidget):
         workspace copies), kept by the message."""
         if not self.current_key:
             self.show_session(new_session_key())
-        if self._editing is not None and self._is_command(text):  # typed over the edit: it ends as Esc ends it
+        if self._editing is not None and self._is_command(text):  # typed over the edit: it ends as Esc ends it,
+            media = [path for path in media if path not in self._editing.media]  # the question keeps its files
+            names = {path: name for path, name in (names or {}).items() if path in media}
             self._stop_editing()
             self._give_back_draft()
         if text.strip().lower() == STOP:  # typed: the chat shows no question for it

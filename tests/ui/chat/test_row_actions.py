@@ -174,6 +174,29 @@ async def test_a_command_typed_over_an_edit_runs_and_leaves_the_question_as_it_w
     assert [r.text for r in model_of(window).rows][:2] == ["Biggest city in France?", "Paris."]
 
 
+async def test_a_command_typed_over_an_edit_leaves_the_questions_files_with_it(
+        window: ChatWindow, fake: FakeOpenAI, tmp_path: Path, qtbot) -> None:  # type: ignore[no-untyped-def]
+    """The files Edit put in the box are the edited question's: a command typed over the edit ends it, and they
+    stayed in the box and went with the command (its bubble showed the question's file). A file attached after
+    Edit is the person's own and goes with what they send."""
+    notes, extra = tmp_path / "notes.txt", tmp_path / "extra.txt"
+    notes.write_text("my notes\n")
+    extra.write_text("more\n")
+    window.composer.add_files([str(notes)])
+    fake.add({"content": "Read them."})
+    await ask(qtbot, window, "Read my notes?")
+    hover(window, 1)
+    hover(window, 0)
+    qtbot.mouseClick(window.view.row_actions.edit_button, Qt.MouseButton.LeftButton)
+    assert window.composer.attachments == [str(notes)]
+    window.composer.add_files([str(extra)])
+    window.composer.input.setPlainText("/help")
+    qtbot.keyClick(window.composer.input, Qt.Key.Key_Return)
+    await until(lambda: "/status" in model_of(window).rows[-1].text, timeout=TURN, message="/help answered")
+    command = next(r for r in model_of(window).rows if r.text == "/help")
+    assert list(command.media) == [str(extra)] and window.composer.attachments == []
+
+
 async def test_moving_from_message_to_message_keeps_every_line_in_view(window: ChatWindow, fake: FakeOpenAI,
                                                                        qtbot) -> None:  # type: ignore[no-untyped-def]
     fake.add({"content": "echo: Are you there? A line as wide as the column needs."})
