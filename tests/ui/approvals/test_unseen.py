@@ -171,26 +171,29 @@ async def test_the_tray_calms_down_once_a_question_is_answered_timed_out_or_with
         assert shell.tray.state is TrayState.ATTENTION and "Waiting for your answer" in shell.tray.icon.toolTip()
         return card
 
-    async def working_on() -> None:
+    async def working_on(out_of_sight: bool) -> None:
         await until(lambda: tray_calm(shell, TrayState.WORKING), timeout=TURN, message="working, no attention")
         going_on.set()
         await until(lambda: not shell.bridge.conversations.busy(KEY), timeout=TURN)
+        if out_of_sight:  # its announcement follows the turn's end (once the chat is loaded): the next chat shown
+            # clears the attention it wants only if it came first
+            await until(lambda: notes[-1].body == "Done.", timeout=10, message="the reply out of sight, announced")
 
     await announced("touch by-notification.txt")
     action = notes[-1].on_action
     assert action is not None
     action("allow")  # the notification's Allow once
-    await working_on()
+    await working_on(out_of_sight=True)
 
     card = await announced("touch on-the-card.txt")
     shell.chat_window().show_session(KEY)  # type: ignore[union-attr]  # back in the chat by the sidebar
     card.deny.click()  # on the card
-    await working_on()
+    await working_on(out_of_sight=False)
 
     await shell.core.settings.update(  # type: ignore[union-attr]
         lambda config: setattr(config.section(ApprovalsConfig), "timeout", 3.0))
     await announced("touch timed-out.txt")
-    await working_on()  # nobody answered
+    await working_on(out_of_sight=True)  # nobody answered
     assert "nobody answered" in str(fake.requests[-1])
 
     await announced("touch stopped.txt")
