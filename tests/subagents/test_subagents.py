@@ -88,14 +88,17 @@ async def test_a_result_is_told_in_the_chat_that_asked(chat: Conversation, core:
 async def test_tasks_past_the_limit_wait_and_the_same_task_twice_is_one(
         chat: Conversation, core: Core, fake: FakeOpenAI) -> None:
     core.config.max_subagents = 1
+    reporting = threading.Event()  # the tasks' reports are held until the test has seen one run and one wait:
+    # a fixed delay was outlasted by the chat's own turn on a loaded machine (the first task already done)
     fake.default = model([{"task": "first job"}, {"task": "second job"}, {"task": "first job"}],
-                         subagent={"content": "Report: finished.", "delay": 2})
+                         subagent={"content": "Report: finished.", "after": reporting})
     await chat.ask("do both")
     tasks = core.get(Subagents).of(chat.key)
     assert len(tasks) == 2  # "first job" twice is one task
     results = [m["content"] for m in saved(core, chat.key) if m.get("role") == "tool"]
     assert "started" in results[0] and "queued" in results[1] and results[2] == results[0]
     assert [t.status for t in tasks] == ["running", "queued"]
+    reporting.set()
     await until(lambda: all(t.status == "done" for t in tasks))
     counts = [len(e.running) for e in chat.of(BackgroundTasks)]  # what the tray shows
     assert max(counts) == 1 and counts[-1] == 0
