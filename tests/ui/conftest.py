@@ -71,6 +71,14 @@ def _process_events_in_the_loop(process: Callable[[], None] = pytestqt.plugin._p
 pytestqt.plugin._process_events = _process_events_in_the_loop
 
 
+# A scripted answer that a test stops stalls after its first words for STALL seconds, far longer than a stop may
+# take: a stop goes through the chat's queue and saves the partial answer, seconds on a loaded machine (a 4 s bound
+# under a 5 s stall failed the stop tests whenever it took longer); STOPPED_WITHIN stays below STALL, so a stop
+# that never worked still fails as a stop, not as an answer that came in whole.
+STALL = 30.0
+STOPPED_WITHIN = 20.0
+
+
 async def until(predicate: Callable[[], object], timeout: float = 30.0, message: str = "") -> None:
     """Await (on the Qt loop) until predicate() is truthy. The bound is for a hang, not a speed target: a busy CI
     machine runs a test several times slower for stretches (one that takes 15 s here took 61 s there), and a

@@ -20,7 +20,7 @@ from desktop.ui.context.shelf import FileChip, ImageChip
 from desktop.ui.quick_prompt import SHADOW, WIDTH, QuickPrompt
 from tests.fakeserver import FakeOpenAI, last_user_text
 from tests.pipes import watched_pipe
-from tests.ui.conftest import until
+from tests.ui.conftest import STALL, STOPPED_WITHIN, until
 
 
 async def test_enter_streams_the_answer_inline_and_esc_hides(qtbot: QtBot, bridge: CoreBridge,
@@ -111,7 +111,7 @@ async def test_the_question_shows_as_typed_not_as_markup(qtbot: QtBot, bridge: C
 
 
 async def test_esc_mid_answer_stops_it_and_then_closes(qtbot: QtBot, bridge: CoreBridge, fake: FakeOpenAI) -> None:
-    fake.add({"content": "The first part, then a long pause before the rest.", "chunk": 14, "hang": 5})
+    fake.add({"content": "The first part, then a long pause before the rest.", "chunk": 14, "hang": STALL})
     prompt = QuickPrompt(bridge)
     qtbot.addWidget(prompt)
     prompt.popup()
@@ -121,7 +121,7 @@ async def test_esc_mid_answer_stops_it_and_then_closes(qtbot: QtBot, bridge: Cor
     assert "Esc" in prompt.stop_button.text()
     qtbot.keyClick(prompt.input, Qt.Key.Key_Escape)
     assert prompt.isVisible()
-    await until(lambda: prompt.status.text() == "Stopped", timeout=4, message="the stop")
+    await until(lambda: prompt.status.text() == "Stopped", timeout=STOPPED_WITHIN, message="the stop")
     assert prompt.answer.toPlainText().startswith("The first part") and "pause" not in prompt.answer.toPlainText()
     qtbot.keyClick(prompt.input, Qt.Key.Key_Escape)
     assert not prompt.isVisible()
@@ -129,7 +129,7 @@ async def test_esc_mid_answer_stops_it_and_then_closes(qtbot: QtBot, bridge: Cor
 
 async def test_stop_ends_a_long_answer_and_copy_takes_it_as_markdown(qtbot: QtBot, bridge: CoreBridge,
                                                                      fake: FakeOpenAI) -> None:
-    fake.add({"content": "The first part, **then** a long pause before the rest.", "chunk": 14, "hang": 5})
+    fake.add({"content": "The first part, **then** a long pause before the rest.", "chunk": 14, "hang": STALL})
     prompt = QuickPrompt(bridge)
     qtbot.addWidget(prompt)
     prompt.popup()
@@ -139,7 +139,7 @@ async def test_stop_ends_a_long_answer_and_copy_takes_it_as_markdown(qtbot: QtBo
     await until(lambda: prompt.answer.toPlainText(), message="the first words")
     assert not prompt.stop_button.isHidden() and prompt.copy_button.isHidden()
     prompt.stop_button.click()
-    await until(lambda: prompt.status.text() == "Stopped", timeout=4, message="the stop")
+    await until(lambda: prompt.status.text() == "Stopped", timeout=STOPPED_WITHIN, message="the stop")
     assert prompt.stop_button.isHidden() and not prompt.copy_button.isHidden()
     prompt.copy_button.click()
     copied = QGuiApplication.clipboard().text()

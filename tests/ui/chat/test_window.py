@@ -28,7 +28,7 @@ from desktop.ui.chat.sidebar import DETAIL_ROLE, KEY_ROLE
 from desktop.ui.chat.window import ChatWindow
 from tests.fakeserver import FakeOpenAI, last_user_text
 from tests.pipes import watched_pipe
-from tests.ui.conftest import hover_tip, until
+from tests.ui.conftest import STALL, STOPPED_WITHIN, hover_tip, until
 
 SHOTS = os.environ.get("NANOBOT_SCREENSHOTS")  # a folder: save what the window looks like there
 TURN = 90  # seconds: the first model call imports litellm, slow on a loaded machine
@@ -197,11 +197,11 @@ async def test_message_text_can_be_selected_and_copied(window: ChatWindow, qtbot
 
 async def test_stop_keeps_the_partial_answer_and_ends_the_turn(window: ChatWindow, fake: FakeOpenAI, bridge: CoreBridge,
                                                                qtbot) -> None:  # type: ignore[no-untyped-def]
-    fake.add({"content": "The partial answer, and then a long pause before the rest.", "chunk": 12, "hang": 5})
+    fake.add({"content": "The partial answer, and then a long pause before the rest.", "chunk": 12, "hang": STALL})
     type_and_send(qtbot, window, "tell me")
     await until(lambda: Kind.ASSISTANT in kinds(window) and model_of(window).rows[-1].text, timeout=TURN)
     qtbot.mouseClick(window.composer.stop_button, Qt.MouseButton.LeftButton)
-    await until(lambda: not model_of(window).busy, timeout=4)
+    await until(lambda: not model_of(window).busy, timeout=STOPPED_WITHIN, message="the stop")
     answer = model_of(window).rows[-1]
     assert answer.kind is Kind.ASSISTANT and answer.stopped and answer.text.startswith("The partial")
     assert "the rest" not in answer.text
@@ -212,13 +212,13 @@ async def test_stop_keeps_the_partial_answer_and_ends_the_turn(window: ChatWindo
 
 async def test_esc_mid_answer_stops_it_and_only_then_hides_the_window(window: ChatWindow, fake: FakeOpenAI,
                                                                       qtbot) -> None:  # type: ignore[no-untyped-def]
-    fake.add({"content": "The partial answer, and then a long pause before the rest.", "chunk": 12, "hang": 5})
+    fake.add({"content": "The partial answer, and then a long pause before the rest.", "chunk": 12, "hang": STALL})
     type_and_send(qtbot, window, "tell me")
     await until(lambda: Kind.ASSISTANT in kinds(window) and model_of(window).rows[-1].text, timeout=TURN)
     assert "Esc" in window.composer.hint.text() and "Esc" in window.composer.stop_button.toolTip()
     qtbot.keyClick(window.composer.input, Qt.Key.Key_Escape)
     assert window.isVisible()  # the answer stops; the window stays
-    await until(lambda: not model_of(window).busy, timeout=4)
+    await until(lambda: not model_of(window).busy, timeout=STOPPED_WITHIN, message="the stop")
     answer = model_of(window).rows[-1]
     assert answer.stopped and answer.text.startswith("The partial") and "the rest" not in answer.text
     assert "Esc" not in window.composer.hint.text()  # back to the keys for writing
