@@ -35,6 +35,10 @@ ANSWER = ("The **capital** of Norway is Oslo.\n\n```python\nprint('Oslo')\n```\n
 WORDS = ("The capital of Norway is Oslo.\nCode block omitted.\n"
          "See the city's site or a link to en.wikipedia.org.")
 PYTHON = "ALSA plug-in [python3"  # how PortAudio's stream names itself to PulseAudio
+# A stop is done once the sound output is closed: a round trip to the sound server, which took more than the 2 s
+# these tests allowed when the machine was busy. Still well under the app's own bound (reading.STOP_WITHIN, 10 s);
+# that the sound stops at once is _silent's to check.
+STOPPED_WITHIN = 5.0
 
 
 def _voice(bridge: CoreBridge, fake: FakeOpenAI | None, **settings: object) -> Voice:
@@ -130,7 +134,7 @@ async def test_a_click_reads_the_answer_aloud_and_stop_silences_it(
     started = time.monotonic()
     qtbot.mouseClick(strip.speaker, Qt.MouseButton.LeftButton)  # the same button, now Stop
     await until(lambda: voice.reader.phase is Phase.IDLE, message="stopped")
-    assert time.monotonic() - started < 2.0
+    assert time.monotonic() - started < STOPPED_WITHIN
     assert await _silent(speakers)
     assert strip.speaker.text() == "Read aloud" and strip.isHidden() and len(fake.speeches) == 1
 
@@ -171,7 +175,7 @@ async def test_closing_the_window_stops_the_reading(
     await until(lambda: voice.reader.phase is Phase.SPEAKING, timeout=20, message="speaking")
     await _hear(speakers, 0.45)
     chat.close()
-    await until(lambda: voice.reader.phase is Phase.IDLE, timeout=2, message="stopped with the window")
+    await until(lambda: voice.reader.phase is Phase.IDLE, timeout=STOPPED_WITHIN, message="stopped with the window")
     assert await _silent(speakers)
 
 
