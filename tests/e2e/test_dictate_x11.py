@@ -84,6 +84,8 @@ def test_holding_the_key_records_until_it_is_let_go(wm_desktop: Desktop, app: Ap
     wm_desktop.xdo("keydown", "ctrl+alt+d")
     try:
         wm_desktop.window(QUICK, timeout=10)
+        # held from when the microphone is open, as the app counts it: the device opens after the window shows
+        wait_for(lambda: _recordings(app) > started, 15, "the recording to start")
         time.sleep(1.5)  # long enough for the keyboard to repeat the held key many times
         assert len(model_server.uploads) == before and _recordings(app) == started + 1
     finally:
