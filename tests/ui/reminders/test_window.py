@@ -57,7 +57,9 @@ async def test_jobs_are_listed_and_paused_resumed_run_and_deleted(
     await reminders.add("desktop:trip", Every(600, datetime.now(UTC)), "Check the oven", "Oven")
     soon = datetime(2030, 1, 7, 14, 0, tzinfo=UTC)
     await reminders.add("quick:abc", At(soon), "Call Sam", "Call Sam")
-    await until(lambda: window.model.rowCount() == 3, message="jobs added elsewhere show up")
+    # the rows come at once; their chats' titles once read from the chats (a separate task, after)
+    await until(lambda: window.model.rowCount() == 3 and rows(window)[0][4] == "Trip plans",
+                message="jobs added elsewhere show up, named by their chats")
     listed = rows(window)
     assert listed[0][:2] == ["Calendar", "Weekdays at 09:00 (Europe/Paris)"] and listed[0][4] == "Trip plans"
     assert listed[1][1] == "Every 10 minutes" and listed[2][1:] == [
@@ -221,7 +223,8 @@ async def test_a_jobs_last_runs_show_how_each_went_with_its_tokens_and_again_aft
             assert listed[1][1].startswith("Failed: ") and listed[1][1].endswith("model is overloaded")
             assert window.runs_model.item(1, 1).toolTip() == listed[1][1].removeprefix("Failed: ")
             assert window.runs_model.item(1, 1).foreground().color().name() == QColor(RED).name()
-            assert rows(window)[0][4] == "Reminder: Oven"  # the runs made the chat: named after the reminder
+            # the runs made the chat: named after the reminder (titles are read after the rows are shown)
+            await until(lambda w=window: rows(w)[0][4] == "Reminder: Oven", message="its chat's title")
             assert window.table.columnWidth(4) >= window.table.sizeHintForColumn(4)  # whole, not "Remi…: Oven"
             shown.append((rows(window), listed))
             if SHOTS:
