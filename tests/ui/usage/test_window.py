@@ -14,6 +14,7 @@ from pathlib import Path
 
 import pytest
 
+from desktop.kernel import taskset
 from desktop.kernel.work import Source
 from desktop.ui.bridge import CoreBridge
 from desktop.ui.usage.window import UsageWindow
@@ -148,7 +149,9 @@ async def test_budgets_have_their_page_in_settings_and_saving_it_holds_unattende
     window = shell.window("settings")
     assert isinstance(window, SettingsWindow)
     assert window.show_page("Budgets")  # it has its page, named in the list on the left
-    await window.reload()
+    # showing it reads config.yaml: a read of the test's own beside it could land after the value was set and put
+    # it back (so the save changed nothing); the window's own read, ended, is the one to wait for
+    await until(lambda: not taskset.pending(), message="the settings read when the window showed")
     window.field("budgets.unattended_daily_tokens").setValue(20000)
     assert "Saved" in await save(window)
     assert shell.core.config.section(BudgetsConfig).unattended_daily_tokens == 20000
