@@ -217,15 +217,20 @@ class Desktop:
                               "null:"], capture_output=True, text=True, timeout=30)
         return int(float(out.stderr.split()[0]))
 
-    def settled(self, name: str, window: Window, timeout: float = 20) -> Path:
-        """A screenshot once the window has stopped changing: two in a row differ in fewer than SETTLED pixels
-        (a blinking text cursor is allowed). What a later screenshot is compared with must be drawn."""
+    def settled(self, name: str, window: Window, timeout: float = 20, still: float = 0.2) -> Path:
+        """A screenshot once the window has stopped changing: the screenshots 0.2 s apart over `still` seconds
+        differ in fewer than SETTLED pixels (a blinking text cursor is allowed). What a later screenshot is compared
+        with must be drawn: give a longer `still` where the app redraws after a pause (the chat list, refreshed on a
+        timer and a disk read after a turn ends)."""
         shot = self.screenshot(name)
         deadline = time.monotonic() + timeout
+        unchanged_since = time.monotonic()
         while True:
             time.sleep(0.2)
             previous, shot = shot.rename(shot.with_name(f"{name}-before.png")), self.screenshot(name)
-            if self.differing_pixels(previous, shot, window) < SETTLED:
+            if self.differing_pixels(previous, shot, window) >= SETTLED:
+                unchanged_since = time.monotonic()
+            elif time.monotonic() - unchanged_since >= still:
                 return shot
             if time.monotonic() > deadline:
                 raise AssertionError(f"timed out after {timeout:.0f} s waiting for the window {window.name!r} to "
