@@ -11,7 +11,7 @@ import importlib.util
 import logging
 import uuid
 from collections.abc import Callable, Sequence
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 from typing import Any
 
 from PySide6.QtCore import QEvent, QObject, Qt, QTimer, Signal
@@ -86,7 +86,7 @@ QSplitter::handle { background: palette(midlight); }
 class _Edit:
     """A question being edited in a chat that was left: taken up again, as it was, when the chat is opened."""
 
-    row: ChatRow
+    row: ChatRow | None  # None: the question is no longer in the chat (see _say_question_gone)
     branches: bool  # sending it makes a branch (it was an earlier question)
     draft: Draft  # the rewritten text and its files
 
@@ -246,7 +246,12 @@ class ChatWindow(QWidget):
         from live events do not know their place in the file, so a chat showing such rows is read again first,
         unless a turn runs in it (then it just opens)."""
         model = self.models.get(key)
+        edit: _Edit | None = None
         if model is not None and model.loaded and not model.busy and model.row_of_message(message) is None:
+            if key == self.current_key:
+                self._set_edit_aside(key)  # an edit there is kept while the chat is read, and taken up at once
+            edit = self._edits_aside.get(key)
+            place = next((i for i, row in enumerate(model.rows) if edit is not None and row is edit.row), -1)
             del self.models[key]
             model.deleteLater()
         self.show_session(key)
@@ -257,6 +262,8 @@ class ChatWindow(QWidget):
 
         def loaded() -> None:
             model.modelReset.disconnect(loaded)
+            if edit is not None and edit.row is not None:
+                self._find_edit_again(model, edit.row, place)
             self._reveal_message(model, message)
         model.modelReset.connect(loaded)
 
@@ -382,8 +389,32 @@ class ChatWindow(QWidget):
             return
         self._draft = self.composer.take_draft()
         self.composer.put_back(edit.draft)
+        if edit.row is None:
+            self._say_question_gone()
+            return
         self._editing, self._edit_branches = edit.row, edit.branches
         self._say_editing()
+
+    def _find_edit_again(self, model: TranscriptModel, old: ChatRow, place: int) -> None:
+        """The chat was read again, its rows made anew: the question edited there is the one at its place. One not
+        found there as it was (the file changed) is gone: its rewritten words stay, as a message to send."""
+        rows = model.rows
+        found = rows[place] if (0 <= place < len(rows) and rows[place].kind is Kind.USER
+                                and rows[place].text == old.text) else None
+        edit = self._edits_aside.get(model.session_key)
+        if edit is not None and edit.row is old:
+            self._edits_aside[model.session_key] = replace(edit, row=found)
+        elif self._editing is old and found is not None:
+            self._editing = found
+        elif self._editing is old:
+            self._stop_editing()
+            self._say_question_gone()
+
+    def _say_question_gone(self) -> None:
+        """The question being edited is no longer in its chat: the box keeps the rewritten words, which are not an
+        edit any more; what was being written before Edit comes back once they are sent."""
+        self.composer.say("The message you were editing is no longer in this chat: Enter sends your rewritten "
+                          "words as a new message")
 
     def _unsent(self) -> str:
         """The message being written, kept on disk: the one set aside while a question is edited in the box, then
@@ -391,9 +422,10 @@ class ChatWindow(QWidget):
         taken up again in this run only; after a restart their words are in the box, never lost."""
         box = self.composer.input.toPlainText()
         edits = [(edit.row, edit.draft.text) for edit in self._edits_aside.values()]
-        if self._editing is not None:
+        if self._draft is not None:  # the box holds a question being edited, or the words of one gone
             edits.append((self._editing, box))
-        rewritten = [text for row, text in edits if text.strip() and text.strip() != row.text.strip()]
+        rewritten = [text for row, text in edits
+                     if text.strip() and (row is None or text.strip() != row.text.strip())]
         return "\n\n".join(filter(None, (self._draft.text if self._draft is not None else box, *rewritten)))
 
     def _give_back_kept(self, text: str) -> None:

@@ -146,6 +146,33 @@ async def test_an_edit_left_for_another_chat_is_still_there_on_coming_back(
     assert window.composer.input.toPlainText() == "a long message I am still writing"
 
 
+async def test_a_notification_about_the_chat_being_edited_keeps_the_edit(
+        window: ChatWindow, bridge: CoreBridge, fake: FakeOpenAI, qtbot) -> None:  # type: ignore[no-untyped-def]
+    """A notification (or a search hit, or Recent chats) about the chat whose question is being edited: the chat
+    was read again for it and the rewritten question dropped without a word. The edit goes on, the same question
+    found again in the chat as read, and Enter still sends it in its place."""
+    fake.add({"content": "Paris."}, {"content": "Lyon is second."})
+    await ask(qtbot, window, "Biggest city in France?")
+    qtbot.keyClicks(window.composer.input, "a long message I am still writing")
+    hover(window, 1)
+    hover(window, 0)
+    qtbot.mouseClick(window.view.row_actions.edit_button, Qt.MouseButton.LeftButton)
+    window.composer.input.setPlainText("Second biggest city in France?")
+
+    window.show_message("desktop:test", 1)
+    await until(lambda: model_of(window).loaded and model_of(window).row_of_message(1) is not None,
+                message="the chat read again for the notification")
+    assert window.composer.input.toPlainText() == "Second biggest city in France?"
+    assert "Editing your last message" in window.composer.hint.text()
+    qtbot.keyClick(window.composer.input, Qt.Key.Key_Return)
+    await until(lambda: not model_of(window).busy and model_of(window).rows[-1].text == "Lyon is second.",
+                timeout=TURN)
+    assert [r.text for r in model_of(window).rows] == ["Second biggest city in France?", "Lyon is second."]
+    assert [m["content"] for m in saved_messages(bridge, "desktop:test")] == [
+        "Second biggest city in France?", "Lyon is second."]
+    assert window.composer.input.toPlainText() == "a long message I am still writing"
+
+
 async def test_a_command_typed_over_an_edit_runs_and_leaves_the_question_as_it_was(
         window: ChatWindow, bridge: CoreBridge, fake: FakeOpenAI, qtbot) -> None:  # type: ignore[no-untyped-def]
     """/stop (or /help) typed in the box while a question is edited: the chat stayed in edit mode with an empty box,
