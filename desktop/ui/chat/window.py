@@ -544,10 +544,16 @@ class ChatWindow(QWidget):
 
     def _chat_set_aside(self, event: ChatSetAside) -> None:
         """/new: the conversation now lives under another key (listed in the sidebar, read from its file when
-        opened); this key starts empty."""
+        opened); this key starts empty. A question edited in it is gone from it: its rewritten words stay in the
+        box as a message to send, and the hint says so."""
         old = self.models.pop(event.session_key, None)
         if old is not None:
             old.deleteLater()
+        if (edit := self._edits_aside.get(event.session_key)) is not None:  # its question went with the history
+            self._edits_aside[event.session_key] = replace(edit, row=None)
+        if event.session_key == self.current_key and self._editing is not None:
+            self._stop_editing()
+            self._say_question_gone()
         fresh = self._model_for(event.session_key, [])
         if event.session_key == self.current_key:
             self.view.set_model(fresh)

@@ -173,6 +173,44 @@ async def test_a_notification_about_the_chat_being_edited_keeps_the_edit(
     assert window.composer.input.toPlainText() == "a long message I am still writing"
 
 
+async def test_new_in_a_chat_being_edited_leaves_the_rewritten_words_to_send(
+        window: ChatWindow, bridge: CoreBridge, fake: FakeOpenAI, qtbot) -> None:  # type: ignore[no-untyped-def]
+    """/new in a chat left mid-edit (or open mid-edit) moves its history, question and all, under another key: the
+    edit kept pointing at a question no longer shown, and Enter sent the rewritten words as a new message while the
+    hint still said Editing. The edit ends: its words stay in the box and the hint says Enter sends them as new."""
+    fake.add({"content": "Paris."})
+    await ask(qtbot, window, "Biggest city in France?")
+    qtbot.keyClicks(window.composer.input, "a long message I am still writing")
+    hover(window, 1)
+    hover(window, 0)
+    qtbot.mouseClick(window.view.row_actions.edit_button, Qt.MouseButton.LeftButton)
+    window.composer.input.setPlainText("Second biggest city in France?")
+    window.show_session("desktop:other")
+    await until(lambda: model_of(window).loaded, message="the other chat read")
+
+    bridge.send("desktop:test", "/new")
+    await until(lambda: [r.kind for r in window.models["desktop:test"].rows] == [Kind.ASSISTANT],
+                timeout=TURN, message="the chat started afresh, with the reply to /new")
+    window.show_session("desktop:test")
+    assert window.composer.input.toPlainText() == "Second biggest city in France?"
+    assert "Editing" not in window.composer.hint.text()
+    assert "no longer in this chat" in window.composer.hint.text()
+    qtbot.keyClick(window.composer.input, Qt.Key.Key_Return)
+    await until(lambda: not model_of(window).busy and kinds(window)[-1] is Kind.ASSISTANT, timeout=TURN)
+    assert [r.text for r in model_of(window).rows][1:] == [
+        "Second biggest city in France?", "echo: Second biggest city in France?"]
+    assert window.composer.input.toPlainText() == "a long message I am still writing"
+
+    hover(window, 2)
+    hover(window, 1)
+    qtbot.mouseClick(window.view.row_actions.edit_button, Qt.MouseButton.LeftButton)
+    window.composer.input.setPlainText("Third biggest city in France?")
+    bridge.send("desktop:test", "/new")  # from elsewhere, while the chat is open mid-edit
+    await until(lambda: kinds(window) == [Kind.ASSISTANT], timeout=TURN, message="the open chat started afresh")
+    assert window.composer.input.toPlainText() == "Third biggest city in France?"
+    assert "no longer in this chat" in window.composer.hint.text()
+
+
 async def test_a_command_typed_over_an_edit_runs_and_leaves_the_question_as_it_was(
         window: ChatWindow, bridge: CoreBridge, fake: FakeOpenAI, qtbot) -> None:  # type: ignore[no-untyped-def]
     """/stop (or /help) typed in the box while a question is edited: the chat stayed in edit mode with an empty box,
