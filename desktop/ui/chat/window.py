@@ -615,8 +615,16 @@ class ChatWindow(QWidget):
         self.sidebar.set_asking(set(self.bridge.conversations.asking()))
 
     def _busy_changed(self, key: str, busy: bool) -> None:
+        """A turn begins in the chat `key` while a question there is edited: the chat moved on (the message may have
+        come from elsewhere, shown only by its answer), so the question is sent in a branch, the chat as it is."""
+        edit = self._edits_aside.get(key)
+        if busy and edit is not None:
+            self._edits_aside[key] = replace(edit, branches=True)
         if key == self.current_key:
+            self._edit_branches = self._edit_branches or (busy and self._editing is not None)
             self.composer.set_busy(busy)
+            if self._editing is not None:  # the hint says what Enter does now
+                self._say_editing()
 
     def _row_tip(self, rows: Sequence[ChatRow], index: int) -> str:
         """A hovered row's tooltip: what the features' strips say about it (what an answer cost)."""

@@ -211,6 +211,32 @@ async def test_new_in_a_chat_being_edited_leaves_the_rewritten_words_to_send(
     assert "no longer in this chat" in window.composer.hint.text()
 
 
+async def test_a_turn_arriving_while_the_last_question_is_edited_makes_it_an_earlier_one(
+        window: ChatWindow, bridge: CoreBridge, fake: FakeOpenAI, qtbot) -> None:  # type: ignore[no-untyped-def]
+    """Edit on the last question ("sent in its place"), and meanwhile a message reaches the chat from elsewhere (the
+    quick prompt, a reminder): the hint still said in its place, and Enter cut the newer turn off the screen while
+    the saved chat lost that turn instead of the edited one. The question is an earlier one now: Enter sends it in a
+    new branch, as for any earlier question, and the chat stays as it is."""
+    fake.add({"content": "Paris."}, {"content": "Berlin."})
+    await ask(qtbot, window, "Biggest city in France?")
+    hover(window, 1)
+    hover(window, 0)
+    qtbot.mouseClick(window.view.row_actions.edit_button, Qt.MouseButton.LeftButton)
+    assert "Editing your last message" in window.composer.hint.text()
+    window.composer.input.setPlainText("Second biggest city in France?")
+
+    bridge.send("desktop:test", "Biggest city in Germany?")
+    await until(lambda: not model_of(window).busy and model_of(window).rows[-1].text == "Berlin.", timeout=TURN,
+                message="the turn from elsewhere answered")
+    assert "Editing an earlier message" in window.composer.hint.text()
+    qtbot.keyClick(window.composer.input, Qt.Key.Key_Return)
+    await until(lambda: window.current_key != "desktop:test" and not model_of(window).busy
+                and kinds(window)[-1] is Kind.ASSISTANT, timeout=TURN, message="the edit asked in a branch")
+    assert [r.text for r in model_of(window).rows][0] == "Second biggest city in France?"
+    assert [m["content"] for m in saved_messages(bridge, "desktop:test")] == [
+        "Biggest city in France?", "Paris.", "Biggest city in Germany?", "Berlin."]
+
+
 async def test_a_command_typed_over_an_edit_runs_and_leaves_the_question_as_it_was(
         window: ChatWindow, bridge: CoreBridge, fake: FakeOpenAI, qtbot) -> None:  # type: ignore[no-untyped-def]
     """/stop (or /help) typed in the box while a question is edited: the chat stayed in edit mode with an empty box,
