@@ -173,6 +173,31 @@ async def test_a_notification_about_the_chat_being_edited_keeps_the_edit(
     assert window.composer.input.toPlainText() == "a long message I am still writing"
 
 
+async def test_a_notification_about_a_chat_left_mid_edit_keeps_the_edit(
+        window: ChatWindow, bridge: CoreBridge, fake: FakeOpenAI, qtbot) -> None:  # type: ignore[no-untyped-def]
+    """The same for a chat left mid-edit: the notification opened it read again, the edit was taken up with a
+    question no longer on screen, and Enter sent the rewritten words as a new message at the end."""
+    fake.add({"content": "Paris."}, {"content": "Lyon is second."})
+    await ask(qtbot, window, "Biggest city in France?")
+    hover(window, 1)
+    hover(window, 0)
+    qtbot.mouseClick(window.view.row_actions.edit_button, Qt.MouseButton.LeftButton)
+    window.composer.input.setPlainText("Second biggest city in France?")
+    window.show_session("desktop:other")
+    await until(lambda: model_of(window).loaded, message="the other chat read")
+
+    window.show_message("desktop:test", 1)
+    await until(lambda: model_of(window).loaded and model_of(window).row_of_message(1) is not None,
+                message="the chat read again for the notification")
+    assert window.composer.input.toPlainText() == "Second biggest city in France?"
+    qtbot.keyClick(window.composer.input, Qt.Key.Key_Return)
+    await until(lambda: not model_of(window).busy and model_of(window).rows[-1].text == "Lyon is second.",
+                timeout=TURN)
+    assert [r.text for r in model_of(window).rows] == ["Second biggest city in France?", "Lyon is second."]
+    assert [m["content"] for m in saved_messages(bridge, "desktop:test")] == [
+        "Second biggest city in France?", "Lyon is second."]
+
+
 async def test_new_in_a_chat_being_edited_leaves_the_rewritten_words_to_send(
         window: ChatWindow, bridge: CoreBridge, fake: FakeOpenAI, qtbot) -> None:  # type: ignore[no-untyped-def]
     """/new in a chat left mid-edit (or open mid-edit) moves its history, question and all, under another key: the
