@@ -307,6 +307,10 @@ class ChatWindow(QWidget):
             self.stop()
             return
         model = self._model_for(self.current_key)
+        if self._editing is not None and not model.loaded:  # read again (a notification): its question not shown yet
+            self.composer.put_back(Draft(text, media, dict(names or {}), {}))
+            self.composer.say("This chat is still being read: press Enter again in a moment to send the edit")
+            return
         edited, redo = self._editing, False
         branching = self._edit_branches
         self._stop_editing()

@@ -198,6 +198,31 @@ async def test_a_notification_about_a_chat_left_mid_edit_keeps_the_edit(
         "Second biggest city in France?", "Lyon is second."]
 
 
+async def test_enter_on_an_edit_while_its_chat_is_read_again_waits_for_it(
+        window: ChatWindow, bridge: CoreBridge, fake: FakeOpenAI, qtbot) -> None:  # type: ignore[no-untyped-def]
+    """Enter on an edit while a notification has its chat read again (a long chat takes a moment): the question was
+    not on screen yet, and the rewritten words went as a new message at the end. They stay in the box, the edit
+    going on, and the hint says to send it once the chat is read."""
+    fake.add({"content": "Paris."}, {"content": "Lyon is second."})
+    await ask(qtbot, window, "Biggest city in France?")
+    hover(window, 1)
+    hover(window, 0)
+    qtbot.mouseClick(window.view.row_actions.edit_button, Qt.MouseButton.LeftButton)
+    window.composer.input.setPlainText("Second biggest city in France?")
+
+    window.show_message("desktop:test", 1)
+    assert not model_of(window).loaded
+    qtbot.keyClick(window.composer.input, Qt.Key.Key_Return)
+    assert window.composer.input.toPlainText() == "Second biggest city in France?"
+    assert "still being read" in window.composer.hint.text()
+    await until(lambda: model_of(window).loaded, message="the chat read again")
+    qtbot.keyClick(window.composer.input, Qt.Key.Key_Return)
+    await until(lambda: not model_of(window).busy and model_of(window).rows[-1].text == "Lyon is second.",
+                timeout=TURN)
+    assert [m["content"] for m in saved_messages(bridge, "desktop:test")] == [
+        "Second biggest city in France?", "Lyon is second."]
+
+
 async def test_new_in_a_chat_being_edited_leaves_the_rewritten_words_to_send(
         window: ChatWindow, bridge: CoreBridge, fake: FakeOpenAI, qtbot) -> None:  # type: ignore[no-untyped-def]
     """/new in a chat left mid-edit (or open mid-edit) moves its history, question and all, under another key: the
