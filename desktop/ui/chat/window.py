@@ -400,11 +400,11 @@ class ChatWindow(QWidget):
         self._say_editing()
 
     def _find_edit_again(self, model: TranscriptModel, old: ChatRow, place: int) -> None:
-        """The chat was read again, its rows made anew: the question edited there is the one at its place. One not
-        found there as it was (the file changed) is gone: its rewritten words stay, as a message to send."""
-        rows = model.rows
-        found = rows[place] if (0 <= place < len(rows) and rows[place].kind is Kind.USER
-                                and rows[place].text == old.text) else None
+        """The chat was read again, its rows made anew: the question edited there is the one with its words nearest
+        its place (the chat as read may show more: a message from elsewhere shows live only by its answer). One not
+        found (the file changed) is gone: its rewritten words stay, as a message to send."""
+        same = [i for i, row in enumerate(model.rows) if row.kind is Kind.USER and row.text == old.text]
+        found = model.rows[min(same, key=lambda i: abs(i - place))] if same else None
         edit = self._edits_aside.get(model.session_key)
         if edit is not None and edit.row is old:
             self._edits_aside[model.session_key] = replace(edit, row=found)

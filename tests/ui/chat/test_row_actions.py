@@ -198,6 +198,29 @@ async def test_a_notification_about_a_chat_left_mid_edit_keeps_the_edit(
         "Second biggest city in France?", "Lyon is second."]
 
 
+async def test_an_edit_is_found_again_in_a_chat_read_again_that_shows_more(
+        window: ChatWindow, bridge: CoreBridge, fake: FakeOpenAI, qtbot) -> None:  # type: ignore[no-untyped-def]
+    """A message from elsewhere shows only by its answer until the chat is read again, so the question edited is at
+    another place in the chat as read: it is found there by its words, not taken for gone."""
+    fake.add({"content": "Paris."}, {"content": "Berlin."}, {"content": "Rome."}, {"content": "Madrid."})
+    await ask(qtbot, window, "Biggest city in France?")
+    bridge.send("desktop:test", "Biggest city in Germany?")
+    await until(lambda: not model_of(window).busy and model_of(window).rows[-1].text == "Berlin.", timeout=TURN)
+    await ask(qtbot, window, "Biggest city in Italy?")
+    hover(window, len(model_of(window).rows) - 1)
+    hover(window, len(model_of(window).rows) - 2)
+    qtbot.mouseClick(window.view.row_actions.edit_button, Qt.MouseButton.LeftButton)
+    window.composer.input.setPlainText("Biggest city in Spain?")
+
+    window.show_message("desktop:test", 1)
+    await until(lambda: model_of(window).loaded, message="the chat read again")
+    assert "Editing your last message" in window.composer.hint.text()
+    qtbot.keyClick(window.composer.input, Qt.Key.Key_Return)
+    await until(lambda: not model_of(window).busy and model_of(window).rows[-1].text == "Madrid.", timeout=TURN)
+    assert [m["content"] for m in saved_messages(bridge, "desktop:test")] == [
+        "Biggest city in France?", "Paris.", "Biggest city in Germany?", "Berlin.", "Biggest city in Spain?", "Madrid."]
+
+
 async def test_enter_on_an_edit_while_its_chat_is_read_again_waits_for_it(
         window: ChatWindow, bridge: CoreBridge, fake: FakeOpenAI, qtbot) -> None:  # type: ignore[no-untyped-def]
     """Enter on an edit while a notification has its chat read again (a long chat takes a moment): the question was
