@@ -403,8 +403,7 @@ class ChatWindow(QWidget):
         """The chat was read again, its rows made anew: the question edited there is the one with its words nearest
         its place (the chat as read may show more: a message from elsewhere shows live only by its answer). One not
         found (the file changed) is gone: its rewritten words stay, as a message to send."""
-        same = [i for i, row in enumerate(model.rows) if row.kind is Kind.USER and row.text == old.text]
-        found = model.rows[min(same, key=lambda i: abs(i - place))] if same else None
+        found = _nearest(model.rows, old, place)
         edit = self._edits_aside.get(model.session_key)
         if edit is not None and edit.row is old:
             self._edits_aside[model.session_key] = replace(edit, row=found)
@@ -473,15 +472,16 @@ class ChatWindow(QWidget):
         self._give_back_draft()
 
     async def _message_of(self, model: TranscriptModel, row: ChatRow) -> int | None:
-        """The index of the saved message `row` shows. A row shown live (this run's turns) is matched, by its
-        place, with the rows of the saved chat; None (and the person told) when it is not saved as shown."""
+        """The index of the saved message `row` shows. A row shown live (this run's turns) is matched with the row
+        of the saved chat showing the same, nearest its place; None (and the person told) when it is not saved as
+        shown."""
         if row.message >= 0:
             return row.message
         position = next((i for i, r in enumerate(model.rows) if r is row), -1)
         session = await self.bridge.load_chat(model.session_key)
         saved = await asyncio.to_thread(rows_from_messages, list(session.messages))
-        if 0 <= position < len(saved) and saved[position].kind is row.kind and saved[position].text == row.text:
-            return saved[position].message
+        if position >= 0 and (found := _nearest(saved, row, position)) is not None:
+            return found.message
         self.composer.say("That message is not saved as shown, so the chat cannot branch there.", error=True)
         return None
 
@@ -726,6 +726,13 @@ class ChatWindow(QWidget):
         self.composer.add_files([url.toLocalFile() for url in event.mimeData().urls() if url.isLocalFile()])
         event.acceptProposedAction()
         self.composer.input.setFocus()
+
+
+def _nearest(rows: Sequence[ChatRow], row: ChatRow, place: int) -> ChatRow | None:
+    """The row of `rows` (a chat as read from its file) showing what `row` (shown at `place`) shows, nearest that
+    place: the chat as read may show more, as a message from elsewhere shows live only by its answer."""
+    same = [i for i, other in enumerate(rows) if other.kind is row.kind and other.text == row.text]
+    return rows[min(same, key=lambda i: abs(i - place))] if same else None
 
 
 def _is_typing(event: QKeyEvent) -> bool:

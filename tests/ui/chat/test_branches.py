@@ -150,3 +150,21 @@ def depth_of_item(sidebar: SessionList, key: str) -> int:
     item = sidebar._item(key)
     assert item is not None
     return int(item.data(DEPTH_ROLE) or 0)
+
+
+async def test_branch_after_a_message_from_elsewhere_finds_its_place(window: ChatWindow, bridge: CoreBridge,
+                                                                     fake: FakeOpenAI, qtbot) -> None:  # type: ignore[no-untyped-def]
+    """A message that reached the chat from elsewhere (the quick prompt) shows live only by its answer, so a row
+    after it was at another place than in the saved chat, and Branch there said the message was not saved as
+    shown. It is found by its words nearest its place."""
+    fake.add({"content": "Alpaca answer."}, {"content": "Bison answer."}, {"content": "Camel answer."})
+    await ask(qtbot, window, "alpaca?")
+    bridge.send(PARENT, "bison?")
+    await until(lambda: not model_of(window).busy and texts(window)[-1] == "Bison answer.", timeout=TURN)
+    await ask(qtbot, window, "camel?")
+    hover(window, len(texts(window)) - 1)
+    hover(window, len(texts(window)) - 2)  # camel?
+    qtbot.mouseClick(window.view.row_actions.branch_button, Qt.MouseButton.LeftButton)
+    await until(lambda: window.current_key != PARENT and model_of(window).loaded, timeout=10,
+                message="the branch opened")
+    assert texts(window) == ["alpaca?", "Alpaca answer.", "bison?", "Bison answer.", "camel?"]
