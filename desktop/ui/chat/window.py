@@ -416,7 +416,7 @@ class ChatWindow(QWidget):
     def _say_question_gone(self) -> None:
         """The question being edited is no longer in its chat: the box keeps the rewritten words, which are not an
         edit any more; what was being written before Edit comes back once they are sent."""
-        self.composer.say("The message you were editing is no longer in this chat: Enter sends your rewritten "
+        self.composer.say("The message you were editing is no longer in its chat: Enter sends your rewritten "
                           "words as a new message")
 
     def _unsent(self) -> str:
@@ -527,10 +527,16 @@ class ChatWindow(QWidget):
         await self.bridge.delete_chat(key)
         self.models.pop(key, None)
         self._edits_aside.pop(key, None)
+        rewritten = (key == self.current_key and self._editing is not None
+                     and self.composer.input.toPlainText().strip() != self._editing.text.strip())
+        if rewritten:  # the question goes with its chat, not the words rewritten for it: they stay in the box
+            self._stop_editing()
         if key == self.current_key:
             remaining = [k for k in self.sidebar.session_keys() if k != key]
             self.current_key = ""
             self.show_session(remaining[0] if remaining else new_session_key())
+        if rewritten:
+            self._say_question_gone()
         await self.refresh_sessions()
 
     def _model_for(self, key: str, rows: list[ChatRow] | None = None) -> TranscriptModel:

@@ -267,7 +267,7 @@ async def test_new_in_a_chat_being_edited_leaves_the_rewritten_words_to_send(
     window.show_session("desktop:test")
     assert window.composer.input.toPlainText() == "Second biggest city in France?"
     assert "Editing" not in window.composer.hint.text()
-    assert "no longer in this chat" in window.composer.hint.text()
+    assert "no longer in its chat" in window.composer.hint.text()
     qtbot.keyClick(window.composer.input, Qt.Key.Key_Return)
     await until(lambda: not model_of(window).busy and kinds(window)[-1] is Kind.ASSISTANT, timeout=TURN)
     assert [r.text for r in model_of(window).rows][1:] == [
@@ -281,7 +281,7 @@ async def test_new_in_a_chat_being_edited_leaves_the_rewritten_words_to_send(
     bridge.send("desktop:test", "/new")  # from elsewhere, while the chat is open mid-edit
     await until(lambda: kinds(window) == [Kind.ASSISTANT], timeout=TURN, message="the open chat started afresh")
     assert window.composer.input.toPlainText() == "Third biggest city in France?"
-    assert "no longer in this chat" in window.composer.hint.text()
+    assert "no longer in its chat" in window.composer.hint.text()
 
 
 async def test_a_turn_arriving_while_the_last_question_is_edited_makes_it_an_earlier_one(
@@ -308,6 +308,28 @@ async def test_a_turn_arriving_while_the_last_question_is_edited_makes_it_an_ear
     assert [r.text for r in model_of(window).rows][0] == "Second biggest city in France?"
     assert [m["content"] for m in saved_messages(bridge, "desktop:test")] == [
         "Biggest city in France?", "Paris.", "Biggest city in Germany?", "Berlin."]
+
+
+async def test_deleting_the_chat_being_edited_leaves_the_rewritten_words(
+        window: ChatWindow, bridge: CoreBridge, fake: FakeOpenAI, qtbot) -> None:  # type: ignore[no-untyped-def]
+    """Delete on the chat whose question is being rewritten: its messages go, as the person confirmed, but the
+    rewritten words were never among them and went too, without a word. They stay in the box, the hint saying so."""
+    fake.add({"content": "Paris."})
+    await ask(qtbot, window, "Biggest city in France?")
+    qtbot.keyClicks(window.composer.input, "a long message I am still writing")
+    hover(window, 1)
+    hover(window, 0)
+    qtbot.mouseClick(window.view.row_actions.edit_button, Qt.MouseButton.LeftButton)
+    window.composer.input.setPlainText("Second biggest city in France?")
+
+    await window.delete_session("desktop:test")
+    assert window.current_key != "desktop:test"
+    assert window.composer.input.toPlainText() == "Second biggest city in France?"
+    assert "no longer in its chat" in window.composer.hint.text()
+    kept = draft_path(bridge.core.home.state_dir, "chat")
+    await until(lambda: kept.exists() and "Second biggest city" in kept.read_text(encoding="utf-8")
+                and "a long message I am still writing" in kept.read_text(encoding="utf-8"),
+                message="both kept on disk")
 
 
 async def test_a_command_typed_over_an_edit_runs_and_leaves_the_question_as_it_was(
