@@ -11,7 +11,6 @@ import importlib.util
 import logging
 import uuid
 from collections.abc import Callable, Sequence
-from dataclasses import dataclass, replace
 from typing import Any
 
 from PySide6.QtCore import QEvent, QObject, Qt, QTimer, Signal
@@ -46,6 +45,7 @@ from desktop.session import alternatives
 from desktop.ui.bridge import CoreBridge
 from desktop.ui.chat.composer import Composer, Draft
 from desktop.ui.chat.draft_keeper import DraftKeeper
+from desktop.ui.chat.editing import Editing, nearest
 from desktop.ui.chat.find_bar import FindBar
 from desktop.ui.chat.model import TranscriptModel
 from desktop.ui.chat.model_picker import ModelPicker
@@ -80,15 +80,6 @@ QSplitter::handle { background: palette(midlight); }
 #chip QLabel { padding-left: 4px; }
 #preview { border: 1px solid palette(midlight); border-radius: 6px; background: palette(alternate-base); }
 """
-
-
-@dataclass(frozen=True)
-class _Edit:
-    """A question being edited in a chat that was left: taken up again, as it was, when the chat is opened."""
-
-    row: ChatRow | None  # None: the question is no longer in the chat (see _say_question_gone)
-    branches: bool  # sending it makes a branch (it was an earlier question)
-    draft: Draft  # the rewritten text and its files
 
 
 def new_session_key() -> str:
@@ -149,10 +140,6 @@ class ChatWindow(QWidget):
         self._alternatives: dict[str, tuple[int, int] | None] = {}  # per chat: its last answer's, as last read
         actions.alternatives = lambda: self._alternatives.get(self.current_key)
         actions.answer_requested.connect(lambda index: spawn(self.show_answer(index)))
-        self._editing: ChatRow | None = None  # the question being edited in the composer
-        self._edit_branches = False  # sending the edited question makes a branch (it was an earlier one)
-        self._draft: Draft | None = None  # what was being written when Edit filled the box, given back after
-        self._edits_aside: dict[str, _Edit] = {}  # per chat left mid-edit: the edit, taken up again on coming back
         self.view.settings_requested.connect(self.settings_requested)
         self.stack = QStackedWidget()
         self.stack.addWidget(self.view)
@@ -163,7 +150,8 @@ class ChatWindow(QWidget):
                                  ContextShelf(bridge, self.model_picker), dictate)
         self.composer.submitted.connect(self.send)
         self.composer.stop_requested.connect(self.stop)
-        DraftKeeper("chat", self._unsent, self.composer.input.textChanged, self._give_back_kept, self)
+        self.editing = Editing(self.composer)  # a question of the person's, edited in the box
+        DraftKeeper("chat", self.editing.unsent, self.composer.input.textChanged, self.editing.give_back_kept, self)
         composer_area = QWidget()
         composer_area.setObjectName("composerArea")
         area_layout = QVBoxLayout(composer_area)
@@ -228,9 +216,9 @@ class ChatWindow(QWidget):
         if key == self.current_key and key in self.models:
             self.sidebar.select(key)
             return
-        self._set_edit_aside(self.current_key)
+        self.editing.set_aside(self.current_key, known=self.current_key in self.models)
         self.current_key = key
-        self._take_up_edit(key)
+        self.editing.take_up(key)
         for panel in self.panels:
             panel.show_session(key)
         model = self._model_for(key)
@@ -246,12 +234,12 @@ class ChatWindow(QWidget):
         from live events do not know their place in the file, so a chat showing such rows is read again first,
         unless a turn runs in it (then it just opens)."""
         model = self.models.get(key)
-        edit: _Edit | None = None
+        edited: ChatRow | None = None
         if model is not None and model.loaded and not model.busy and model.row_of_message(message) is None:
-            if key == self.current_key:
-                self._set_edit_aside(key)  # an edit there is kept while the chat is read, and taken up at once
-            edit = self._edits_aside.get(key)
-            place = next((i for i, row in enumerate(model.rows) if edit is not None and row is edit.row), -1)
+            if key == self.current_key:  # an edit there is kept while the chat is read, and taken up at once
+                self.editing.set_aside(key, known=True)
+            edited = self.editing.aside_row(key)
+            place = next((i for i, row in enumerate(model.rows) if edited is not None and row is edited), -1)
             del self.models[key]
             model.deleteLater()
         self.show_session(key)
@@ -262,8 +250,8 @@ class ChatWindow(QWidget):
 
         def loaded() -> None:
             model.modelReset.disconnect(loaded)
-            if edit is not None and edit.row is not None:
-                self._find_edit_again(model, edit.row, place)
+            if edited is not None:
+                self.editing.find_again(key, model.rows, edited, place)
             self._reveal_message(model, message)
         model.modelReset.connect(loaded)
 
@@ -298,22 +286,22 @@ class ChatWindow(QWidget):
         workspace copies), kept by the message."""
         if not self.current_key:
             self.show_session(new_session_key())
-        if self._editing is not None and self._is_command(text):  # typed over the edit: it ends as Esc ends it,
-            media = [path for path in media if path not in self._editing.media]  # the question keeps its files
+        if self.editing.row is not None and self._is_command(text):  # typed over the edit: it ends as Esc does,
+            media = [path for path in media if path not in self.editing.row.media]  # the question keeps its files
             names = {path: name for path, name in (names or {}).items() if path in media}
-            self._stop_editing()
-            self._give_back_draft()
+            self.editing.stop()
+            self.editing.give_back_draft()
         if text.strip().lower() == STOP:  # typed: the chat shows no question for it
             self.stop()
             return
         model = self._model_for(self.current_key)
-        if self._editing is not None and not model.loaded:  # read again (a notification): its question not shown yet
+        if self.editing.row is not None and not model.loaded:  # read again (a notification): question not shown yet
             self.composer.put_back(Draft(text, media, dict(names or {}), {}))
             self.composer.say("This chat is still being read: press Enter again in a moment to send the edit")
             return
-        edited, redo = self._editing, False
-        branching = self._edit_branches
-        self._stop_editing()
+        edited, redo = self.editing.row, False
+        branching = self.editing.branches
+        self.editing.stop()
         if edited is not None and branching and edited in model.rows:
             spawn(self._send_in_branch(model, edited, text, media, names))
             return
@@ -324,7 +312,7 @@ class ChatWindow(QWidget):
         self.view.scroll_to_bottom()
         self.bridge.send(self.current_key, text, media, redo=redo, names=names)
         self._refresh_timer.start()
-        self._give_back_draft()
+        self.editing.give_back_draft()
 
     def stop(self) -> None:
         if self.current_key:
@@ -355,93 +343,8 @@ class ChatWindow(QWidget):
         """Put a question in the composer (Esc leaves it as it was). Sending the last one replaces its turn;
         sending an earlier one asks it in a new chat branched before it, and this chat stays as it is."""
         model = self.view.model()
-        if self._draft is None:  # what was being written is set aside, not replaced
-            self._draft = self.composer.take_draft()
-        self.composer.input.setPlainText(row.text)
-        self.composer.clear_attachments()
-        self.composer.add_files(list(row.media), attachment_names(row))
-        self._editing = row
-        self._edit_branches = model is None or not model.redoable() or row is not model.last_user()
-        self._say_editing()
+        self.editing.start(row, branches=model is None or not model.redoable() or row is not model.last_user())
         self.composer.input.setFocus()
-
-    def _say_editing(self) -> None:
-        """The hint line says what Enter does with the question being edited."""
-        self.composer.say("Editing an earlier message: Enter sends it in a new branch, this chat stays as it is · "
-                          "Esc cancels" if self._edit_branches else
-                          "Editing your last message: Enter sends it in its place · Esc cancels")
-
-    def _stop_editing(self) -> None:
-        self._editing = None
-        self._edit_branches = False
-        self.composer.show_keys()
-
-    def _set_edit_aside(self, key: str) -> None:
-        """The chat `key` is left mid-edit: the edit (with its rewritten text and files) is kept for when it is
-        opened again, and what was being written before Edit comes back in the box. A chat gone (deleted) keeps
-        none: its question is gone with it."""
-        if self._editing is not None and key in self.models:
-            self._edits_aside[key] = _Edit(self._editing, self._edit_branches, self.composer.take_draft())
-        if self._editing is not None:
-            self._stop_editing()
-            self._give_back_draft()
-
-    def _take_up_edit(self, key: str) -> None:
-        """Back in a chat left mid-edit: the edit goes on as it was left, what is in the box set aside again."""
-        edit = self._edits_aside.pop(key, None)
-        if edit is None:
-            return
-        self._draft = self.composer.take_draft()
-        self.composer.put_back(edit.draft)
-        if edit.row is None:
-            self._say_question_gone()
-            return
-        self._editing, self._edit_branches = edit.row, edit.branches
-        self._say_editing()
-
-    def _find_edit_again(self, model: TranscriptModel, old: ChatRow, place: int) -> None:
-        """The chat was read again, its rows made anew: the question edited there is the one with its words nearest
-        its place (the chat as read may show more: a message from elsewhere shows live only by its answer). One not
-        found (the file changed) is gone: its rewritten words stay, as a message to send."""
-        found = _nearest(model.rows, old, place)
-        edit = self._edits_aside.get(model.session_key)
-        if edit is not None and edit.row is old:
-            self._edits_aside[model.session_key] = replace(edit, row=found)
-        elif self._editing is old and found is not None:
-            self._editing = found
-        elif self._editing is old:
-            self._stop_editing()
-            self._say_question_gone()
-
-    def _say_question_gone(self) -> None:
-        """The question being edited is no longer in its chat: the box keeps the rewritten words, which are not an
-        edit any more; what was being written before Edit comes back once they are sent."""
-        self.composer.say("The message you were editing is no longer in its chat: Enter sends your rewritten "
-                          "words as a new message")
-
-    def _unsent(self) -> str:
-        """The message being written, kept on disk: the one set aside while a question is edited in the box, then
-        each question rewritten and not yet sent (in this chat or one left mid-edit), after a blank line. Edits are
-        taken up again in this run only; after a restart their words are in the box, never lost."""
-        box = self.composer.input.toPlainText()
-        edits = [(edit.row, edit.draft.text) for edit in self._edits_aside.values()]
-        if self._draft is not None:  # the box holds a question being edited, or the words of one gone
-            edits.append((self._editing, box))
-        rewritten = [text for row, text in edits
-                     if text.strip() and (row is None or text.strip() != row.text.strip())]
-        return "\n\n".join(filter(None, (self._draft.text if self._draft is not None else box, *rewritten)))
-
-    def _give_back_kept(self, text: str) -> None:
-        """The message that was being written when the app last ended, unless something is in the box already."""
-        if self._draft is None and not self.composer.input.toPlainText():
-            self.composer.input.setPlainText(text)
-            self.composer.input.moveCursor(self.composer.input.textCursor().MoveOperation.End)
-
-    def _give_back_draft(self) -> None:
-        """The edit is over (sent, cancelled, or its chat left): the message that was being written comes back."""
-        draft, self._draft = self._draft, None
-        if draft is not None:
-            self.composer.put_back(draft)
 
     # -- branches (desktop/session/branches.py)
 
@@ -469,7 +372,7 @@ class ChatWindow(QWidget):
         branch.add_user(text, media, names)
         self.view.scroll_to_bottom()
         self.bridge.send(key, text, media, names=names)
-        self._give_back_draft()
+        self.editing.give_back_draft()
 
     async def _message_of(self, model: TranscriptModel, row: ChatRow) -> int | None:
         """The index of the saved message `row` shows. A row shown live (this run's turns) is matched with the row
@@ -480,7 +383,7 @@ class ChatWindow(QWidget):
         position = next((i for i, r in enumerate(model.rows) if r is row), -1)
         session = await self.bridge.load_chat(model.session_key)
         saved = await asyncio.to_thread(rows_from_messages, list(session.messages))
-        if position >= 0 and (found := _nearest(saved, row, position)) is not None:
+        if position >= 0 and (found := nearest(saved, row, position)) is not None:
             return found.message
         self.composer.say("That message is not saved as shown, so the chat cannot branch there.", error=True)
         return None
@@ -526,17 +429,13 @@ class ChatWindow(QWidget):
             self.bridge.stop(key)
         await self.bridge.delete_chat(key)
         self.models.pop(key, None)
-        self._edits_aside.pop(key, None)
-        rewritten = (key == self.current_key and self._editing is not None
-                     and self.composer.input.toPlainText().strip() != self._editing.text.strip())
-        if rewritten:  # the question goes with its chat, not the words rewritten for it: they stay in the box
-            self._stop_editing()
+        rewritten = self.editing.chat_deleted(key, current=key == self.current_key)  # those words stay in the box
         if key == self.current_key:
             remaining = [k for k in self.sidebar.session_keys() if k != key]
             self.current_key = ""
             self.show_session(remaining[0] if remaining else new_session_key())
         if rewritten:
-            self._say_question_gone()
+            self.editing.say_gone()
         await self.refresh_sessions()
 
     def _model_for(self, key: str, rows: list[ChatRow] | None = None) -> TranscriptModel:
@@ -559,11 +458,7 @@ class ChatWindow(QWidget):
         old = self.models.pop(event.session_key, None)
         if old is not None:
             old.deleteLater()
-        if (edit := self._edits_aside.get(event.session_key)) is not None:  # its question went with the history
-            self._edits_aside[event.session_key] = replace(edit, row=None)
-        if event.session_key == self.current_key and self._editing is not None:
-            self._stop_editing()
-            self._say_question_gone()
+        self.editing.history_gone(event.session_key, current=event.session_key == self.current_key)
         fresh = self._model_for(event.session_key, [])
         if event.session_key == self.current_key:
             self.view.set_model(fresh)
@@ -625,16 +520,12 @@ class ChatWindow(QWidget):
         self.sidebar.set_asking(set(self.bridge.conversations.asking()))
 
     def _busy_changed(self, key: str, busy: bool) -> None:
-        """A turn begins in the chat `key` while a question there is edited: the chat moved on (the message may have
-        come from elsewhere, shown only by its answer), so the question is sent in a branch, the chat as it is."""
-        edit = self._edits_aside.get(key)
-        if busy and edit is not None:
-            self._edits_aside[key] = replace(edit, branches=True)
+        if busy:
+            self.editing.turn_began(key, current=key == self.current_key)
         if key == self.current_key:
-            self._edit_branches = self._edit_branches or (busy and self._editing is not None)
             self.composer.set_busy(busy)
-            if self._editing is not None:  # the hint says what Enter does now
-                self._say_editing()
+            if self.editing.row is not None:  # the hint says what Enter does now
+                self.editing.say()
 
     def _row_tip(self, rows: Sequence[ChatRow], index: int) -> str:
         """A hovered row's tooltip: what the features' strips say about it (what an answer cost)."""
@@ -704,10 +595,8 @@ class ChatWindow(QWidget):
     def keyPressEvent(self, event: QKeyEvent) -> None:
         if event.key() == Qt.Key.Key_Escape and self.find_bar.isVisible():
             self.find_bar.close_bar()
-        elif event.key() == Qt.Key.Key_Escape and self._editing is not None:
-            self._stop_editing()
-            self.composer.take_draft()  # the edited copy goes: the question stays as it was
-            self._give_back_draft()
+        elif event.key() == Qt.Key.Key_Escape and self.editing.row is not None:
+            self.editing.cancel()
         elif event.key() == Qt.Key.Key_Escape and self._answering():
             self.stop()
         elif event.key() == Qt.Key.Key_Escape:
@@ -732,13 +621,6 @@ class ChatWindow(QWidget):
         self.composer.add_files([url.toLocalFile() for url in event.mimeData().urls() if url.isLocalFile()])
         event.acceptProposedAction()
         self.composer.input.setFocus()
-
-
-def _nearest(rows: Sequence[ChatRow], row: ChatRow, place: int) -> ChatRow | None:
-    """The row of `rows` (a chat as read from its file) showing what `row` (shown at `place`) shows, nearest that
-    place: the chat as read may show more, as a message from elsewhere shows live only by its answer."""
-    same = [i for i, other in enumerate(rows) if other.kind is row.kind and other.text == row.text]
-    return rows[min(same, key=lambda i: abs(i - place))] if same else None
 
 
 def _is_typing(event: QKeyEvent) -> bool:
