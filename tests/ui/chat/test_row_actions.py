@@ -33,6 +33,38 @@ async def ask(qtbot, window: ChatWindow, text: str) -> None:  # type: ignore[no-
     await until(lambda: not model_of(window).busy and kinds(window)[-1] is Kind.ASSISTANT, timeout=TURN)
 
 
+WRITING = "a long message I am still writing"  # in the box before Edit: set aside, then given back
+
+
+def click_edit(qtbot, window: ChatWindow, row: int = 0) -> None:  # type: ignore[no-untyped-def]
+    """Edit on the question at row: the mouse on the answer below first, so the toolbar is placed on it afresh."""
+    hover(window, row + 1)
+    hover(window, row)
+    qtbot.mouseClick(window.view.row_actions.edit_button, Qt.MouseButton.LeftButton)
+
+
+def rewrite(qtbot, window: ChatWindow, words: str, row: int = 0) -> None:  # type: ignore[no-untyped-def]
+    """Edit on the question at row, its words replaced in the box (not sent yet)."""
+    click_edit(qtbot, window, row)
+    window.composer.input.setPlainText(words)
+
+
+async def answered(window: ChatWindow, text: str, message: str = "") -> None:
+    """Until the turn is over and its last row says text."""
+    await until(lambda: not model_of(window).busy and model_of(window).rows[-1].text == text, timeout=TURN,
+                message=message)
+
+
+async def leave_for_another_chat(window: ChatWindow) -> None:
+    window.show_session("desktop:other")
+    await until(lambda: model_of(window).loaded, message="the other chat read")
+
+
+def saved_texts(bridge: CoreBridge) -> list[str]:
+    """What the test chat's saved session holds, message by message."""
+    return [m["content"] for m in saved_messages(bridge, "desktop:test")]
+
+
 async def test_copy_and_regenerate_the_last_answer(window: ChatWindow, bridge: CoreBridge, fake: FakeOpenAI,
                                                    qtbot) -> None:  # type: ignore[no-untyped-def]
     fake.add({"content": "First **answer**."}, {"content": "Second answer."}, {"content": "A better answer."})
@@ -46,11 +78,9 @@ async def test_copy_and_regenerate_the_last_answer(window: ChatWindow, bridge: C
     hover(window, 3)
     assert offered(window) == ["Copy", "↻ Regenerate", "Branch"]
     qtbot.mouseClick(window.view.row_actions.regenerate_button, Qt.MouseButton.LeftButton)
-    await until(lambda: not model_of(window).busy and model_of(window).rows[-1].text == "A better answer.",
-                timeout=TURN)
+    await answered(window, "A better answer.")
     assert [r.text for r in model_of(window).rows] == ["one", "First **answer**.", "two", "A better answer."]
-    assert [m["content"] for m in saved_messages(bridge, "desktop:test")] == [
-        "one", "First **answer**.", "two", "A better answer."]
+    assert saved_texts(bridge) == ["one", "First **answer**.", "two", "A better answer."]
     assert "Second answer." not in json.dumps(fake.requests[-1]["messages"])
 
 
@@ -66,16 +96,11 @@ async def test_edit_the_last_question_replaces_its_turn(window: ChatWindow, brid
     assert window.isVisible() and window.composer.input.toPlainText() == "" and kinds(window) == [
         Kind.USER, Kind.ASSISTANT]
 
-    hover(window, 1)
-    hover(window, 0)
-    qtbot.mouseClick(window.view.row_actions.edit_button, Qt.MouseButton.LeftButton)
-    window.composer.input.setPlainText("Second biggest city in France?")
+    rewrite(qtbot, window, "Second biggest city in France?")
     qtbot.keyClick(window.composer.input, Qt.Key.Key_Return)
-    await until(lambda: not model_of(window).busy and model_of(window).rows[-1].text == "Lyon is second.",
-                timeout=TURN)
+    await answered(window, "Lyon is second.")
     assert [r.text for r in model_of(window).rows] == ["Second biggest city in France?", "Lyon is second."]
-    assert [m["content"] for m in saved_messages(bridge, "desktop:test")] == [
-        "Second biggest city in France?", "Lyon is second."]
+    assert saved_texts(bridge) == ["Second biggest city in France?", "Lyon is second."]
     assert last_user_text(fake.requests[-1]) == "Second biggest city in France?"
     assert "Paris." not in json.dumps(fake.requests[-1]["messages"])
 
@@ -88,25 +113,19 @@ async def test_editing_a_question_sets_aside_the_message_being_written_and_gives
     await ask(qtbot, window, "Biggest city in France?")
     notes = tmp_path / "notes.txt"
     notes.write_text("my notes\n")
-    qtbot.keyClicks(window.composer.input, "a long message I am still writing")
+    qtbot.keyClicks(window.composer.input, WRITING)
     window.composer.add_files([str(notes)])
-    hover(window, 1)
-    hover(window, 0)
-    qtbot.mouseClick(window.view.row_actions.edit_button, Qt.MouseButton.LeftButton)
+    click_edit(qtbot, window)
     assert window.composer.input.toPlainText() == "Biggest city in France?" and window.composer.attachments == []
     qtbot.keyClick(window.composer.input, Qt.Key.Key_Escape)
-    assert window.composer.input.toPlainText() == "a long message I am still writing"
+    assert window.composer.input.toPlainText() == WRITING
     assert window.composer.attachments == [str(notes)]
 
-    hover(window, 1)
-    hover(window, 0)
-    qtbot.mouseClick(window.view.row_actions.edit_button, Qt.MouseButton.LeftButton)
-    window.composer.input.setPlainText("Second biggest city in France?")
+    rewrite(qtbot, window, "Second biggest city in France?")
     qtbot.keyClick(window.composer.input, Qt.Key.Key_Return)
-    await until(lambda: not model_of(window).busy and model_of(window).rows[-1].text == "Lyon is second.",
-                timeout=TURN)
+    await answered(window, "Lyon is second.")
     assert [r.text for r in model_of(window).rows] == ["Second biggest city in France?", "Lyon is second."]
-    assert window.composer.input.toPlainText() == "a long message I am still writing"
+    assert window.composer.input.toPlainText() == WRITING
     assert window.composer.attachments == [str(notes)]
 
 
@@ -117,33 +136,28 @@ async def test_an_edit_left_for_another_chat_is_still_there_on_coming_back(
     message set aside comes back once it is sent. Kept on disk meanwhile too: a restart gives it back in the box."""
     fake.add({"content": "Paris."}, {"content": "Lyon is second."})
     await ask(qtbot, window, "Biggest city in France?")
-    qtbot.keyClicks(window.composer.input, "a long message I am still writing")
-    hover(window, 1)
-    hover(window, 0)
-    qtbot.mouseClick(window.view.row_actions.edit_button, Qt.MouseButton.LeftButton)
-    window.composer.input.setPlainText("Second biggest city in France?")
+    qtbot.keyClicks(window.composer.input, WRITING)
+    rewrite(qtbot, window, "Second biggest city in France?")
 
-    window.show_session("desktop:other")
-    await until(lambda: model_of(window).loaded, message="the other chat read")
-    assert window.composer.input.toPlainText() == "a long message I am still writing"
+    await leave_for_another_chat(window)
+    assert window.composer.input.toPlainText() == WRITING
     assert "Editing" not in window.composer.hint.text()
     kept = draft_path(bridge.core.home.state_dir, "chat")
     await until(lambda: kept.exists() and "Second biggest city" in kept.read_text(encoding="utf-8"),
                 message="the rewritten question kept on disk with the message being written")
-    assert "a long message I am still writing" in kept.read_text(encoding="utf-8")
+    assert WRITING in kept.read_text(encoding="utf-8")
     restarted = reopened(bridge, qtbot, "desktop:again")  # the next start's window: nothing of the edit is lost
     await until(lambda: "Second biggest city in France?" in restarted.composer.input.toPlainText(),
                 message="the rewritten question given back after a restart")
-    assert "a long message I am still writing" in restarted.composer.input.toPlainText()
+    assert WRITING in restarted.composer.input.toPlainText()
 
     window.show_session("desktop:test")
     assert window.composer.input.toPlainText() == "Second biggest city in France?"
     assert "Editing your last message" in window.composer.hint.text()
     qtbot.keyClick(window.composer.input, Qt.Key.Key_Return)
-    await until(lambda: not model_of(window).busy and model_of(window).rows[-1].text == "Lyon is second.",
-                timeout=TURN)
+    await answered(window, "Lyon is second.")
     assert [r.text for r in model_of(window).rows] == ["Second biggest city in France?", "Lyon is second."]
-    assert window.composer.input.toPlainText() == "a long message I am still writing"
+    assert window.composer.input.toPlainText() == WRITING
 
 
 async def test_a_notification_about_the_chat_being_edited_keeps_the_edit(
@@ -153,11 +167,8 @@ async def test_a_notification_about_the_chat_being_edited_keeps_the_edit(
     found again in the chat as read, and Enter still sends it in its place."""
     fake.add({"content": "Paris."}, {"content": "Lyon is second."})
     await ask(qtbot, window, "Biggest city in France?")
-    qtbot.keyClicks(window.composer.input, "a long message I am still writing")
-    hover(window, 1)
-    hover(window, 0)
-    qtbot.mouseClick(window.view.row_actions.edit_button, Qt.MouseButton.LeftButton)
-    window.composer.input.setPlainText("Second biggest city in France?")
+    qtbot.keyClicks(window.composer.input, WRITING)
+    rewrite(qtbot, window, "Second biggest city in France?")
 
     window.show_message("desktop:test", 1)
     await until(lambda: model_of(window).loaded and model_of(window).row_of_message(1) is not None,
@@ -165,12 +176,10 @@ async def test_a_notification_about_the_chat_being_edited_keeps_the_edit(
     assert window.composer.input.toPlainText() == "Second biggest city in France?"
     assert "Editing your last message" in window.composer.hint.text()
     qtbot.keyClick(window.composer.input, Qt.Key.Key_Return)
-    await until(lambda: not model_of(window).busy and model_of(window).rows[-1].text == "Lyon is second.",
-                timeout=TURN)
+    await answered(window, "Lyon is second.")
     assert [r.text for r in model_of(window).rows] == ["Second biggest city in France?", "Lyon is second."]
-    assert [m["content"] for m in saved_messages(bridge, "desktop:test")] == [
-        "Second biggest city in France?", "Lyon is second."]
-    assert window.composer.input.toPlainText() == "a long message I am still writing"
+    assert saved_texts(bridge) == ["Second biggest city in France?", "Lyon is second."]
+    assert window.composer.input.toPlainText() == WRITING
 
 
 async def test_a_notification_about_a_chat_left_mid_edit_keeps_the_edit(
@@ -179,23 +188,17 @@ async def test_a_notification_about_a_chat_left_mid_edit_keeps_the_edit(
     question no longer on screen, and Enter sent the rewritten words as a new message at the end."""
     fake.add({"content": "Paris."}, {"content": "Lyon is second."})
     await ask(qtbot, window, "Biggest city in France?")
-    hover(window, 1)
-    hover(window, 0)
-    qtbot.mouseClick(window.view.row_actions.edit_button, Qt.MouseButton.LeftButton)
-    window.composer.input.setPlainText("Second biggest city in France?")
-    window.show_session("desktop:other")
-    await until(lambda: model_of(window).loaded, message="the other chat read")
+    rewrite(qtbot, window, "Second biggest city in France?")
+    await leave_for_another_chat(window)
 
     window.show_message("desktop:test", 1)
     await until(lambda: model_of(window).loaded and model_of(window).row_of_message(1) is not None,
                 message="the chat read again for the notification")
     assert window.composer.input.toPlainText() == "Second biggest city in France?"
     qtbot.keyClick(window.composer.input, Qt.Key.Key_Return)
-    await until(lambda: not model_of(window).busy and model_of(window).rows[-1].text == "Lyon is second.",
-                timeout=TURN)
+    await answered(window, "Lyon is second.")
     assert [r.text for r in model_of(window).rows] == ["Second biggest city in France?", "Lyon is second."]
-    assert [m["content"] for m in saved_messages(bridge, "desktop:test")] == [
-        "Second biggest city in France?", "Lyon is second."]
+    assert saved_texts(bridge) == ["Second biggest city in France?", "Lyon is second."]
 
 
 async def test_an_edit_is_found_again_in_a_chat_read_again_that_shows_more(
@@ -205,19 +208,16 @@ async def test_an_edit_is_found_again_in_a_chat_read_again_that_shows_more(
     fake.add({"content": "Paris."}, {"content": "Berlin."}, {"content": "Rome."}, {"content": "Madrid."})
     await ask(qtbot, window, "Biggest city in France?")
     bridge.send("desktop:test", "Biggest city in Germany?")
-    await until(lambda: not model_of(window).busy and model_of(window).rows[-1].text == "Berlin.", timeout=TURN)
+    await answered(window, "Berlin.")
     await ask(qtbot, window, "Biggest city in Italy?")
-    hover(window, len(model_of(window).rows) - 1)
-    hover(window, len(model_of(window).rows) - 2)
-    qtbot.mouseClick(window.view.row_actions.edit_button, Qt.MouseButton.LeftButton)
-    window.composer.input.setPlainText("Biggest city in Spain?")
+    rewrite(qtbot, window, "Biggest city in Spain?", len(model_of(window).rows) - 2)
 
     window.show_message("desktop:test", 1)
     await until(lambda: model_of(window).loaded, message="the chat read again")
     assert "Editing your last message" in window.composer.hint.text()
     qtbot.keyClick(window.composer.input, Qt.Key.Key_Return)
-    await until(lambda: not model_of(window).busy and model_of(window).rows[-1].text == "Madrid.", timeout=TURN)
-    assert [m["content"] for m in saved_messages(bridge, "desktop:test")] == [
+    await answered(window, "Madrid.")
+    assert saved_texts(bridge) == [
         "Biggest city in France?", "Paris.", "Biggest city in Germany?", "Berlin.", "Biggest city in Spain?", "Madrid."]
 
 
@@ -228,10 +228,7 @@ async def test_enter_on_an_edit_while_its_chat_is_read_again_waits_for_it(
     going on, and the hint says to send it once the chat is read."""
     fake.add({"content": "Paris."}, {"content": "Lyon is second."})
     await ask(qtbot, window, "Biggest city in France?")
-    hover(window, 1)
-    hover(window, 0)
-    qtbot.mouseClick(window.view.row_actions.edit_button, Qt.MouseButton.LeftButton)
-    window.composer.input.setPlainText("Second biggest city in France?")
+    rewrite(qtbot, window, "Second biggest city in France?")
 
     window.show_message("desktop:test", 1)
     assert not model_of(window).loaded
@@ -240,10 +237,8 @@ async def test_enter_on_an_edit_while_its_chat_is_read_again_waits_for_it(
     assert "still being read" in window.composer.hint.text()
     await until(lambda: model_of(window).loaded, message="the chat read again")
     qtbot.keyClick(window.composer.input, Qt.Key.Key_Return)
-    await until(lambda: not model_of(window).busy and model_of(window).rows[-1].text == "Lyon is second.",
-                timeout=TURN)
-    assert [m["content"] for m in saved_messages(bridge, "desktop:test")] == [
-        "Second biggest city in France?", "Lyon is second."]
+    await answered(window, "Lyon is second.")
+    assert saved_texts(bridge) == ["Second biggest city in France?", "Lyon is second."]
 
 
 async def test_new_in_a_chat_being_edited_leaves_the_rewritten_words_to_send(
@@ -253,13 +248,9 @@ async def test_new_in_a_chat_being_edited_leaves_the_rewritten_words_to_send(
     hint still said Editing. The edit ends: its words stay in the box and the hint says Enter sends them as new."""
     fake.add({"content": "Paris."})
     await ask(qtbot, window, "Biggest city in France?")
-    qtbot.keyClicks(window.composer.input, "a long message I am still writing")
-    hover(window, 1)
-    hover(window, 0)
-    qtbot.mouseClick(window.view.row_actions.edit_button, Qt.MouseButton.LeftButton)
-    window.composer.input.setPlainText("Second biggest city in France?")
-    window.show_session("desktop:other")
-    await until(lambda: model_of(window).loaded, message="the other chat read")
+    qtbot.keyClicks(window.composer.input, WRITING)
+    rewrite(qtbot, window, "Second biggest city in France?")
+    await leave_for_another_chat(window)
 
     bridge.send("desktop:test", "/new")
     await until(lambda: [r.kind for r in window.models["desktop:test"].rows] == [Kind.ASSISTANT],
@@ -272,12 +263,9 @@ async def test_new_in_a_chat_being_edited_leaves_the_rewritten_words_to_send(
     await until(lambda: not model_of(window).busy and kinds(window)[-1] is Kind.ASSISTANT, timeout=TURN)
     assert [r.text for r in model_of(window).rows][1:] == [
         "Second biggest city in France?", "echo: Second biggest city in France?"]
-    assert window.composer.input.toPlainText() == "a long message I am still writing"
+    assert window.composer.input.toPlainText() == WRITING
 
-    hover(window, 2)
-    hover(window, 1)
-    qtbot.mouseClick(window.view.row_actions.edit_button, Qt.MouseButton.LeftButton)
-    window.composer.input.setPlainText("Third biggest city in France?")
+    rewrite(qtbot, window, "Third biggest city in France?", 1)
     bridge.send("desktop:test", "/new")  # from elsewhere, while the chat is open mid-edit
     await until(lambda: kinds(window) == [Kind.ASSISTANT], timeout=TURN, message="the open chat started afresh")
     assert window.composer.input.toPlainText() == "Third biggest city in France?"
@@ -292,22 +280,18 @@ async def test_a_turn_arriving_while_the_last_question_is_edited_makes_it_an_ear
     new branch, as for any earlier question, and the chat stays as it is."""
     fake.add({"content": "Paris."}, {"content": "Berlin."})
     await ask(qtbot, window, "Biggest city in France?")
-    hover(window, 1)
-    hover(window, 0)
-    qtbot.mouseClick(window.view.row_actions.edit_button, Qt.MouseButton.LeftButton)
+    click_edit(qtbot, window)
     assert "Editing your last message" in window.composer.hint.text()
     window.composer.input.setPlainText("Second biggest city in France?")
 
     bridge.send("desktop:test", "Biggest city in Germany?")
-    await until(lambda: not model_of(window).busy and model_of(window).rows[-1].text == "Berlin.", timeout=TURN,
-                message="the turn from elsewhere answered")
+    await answered(window, "Berlin.", message="the turn from elsewhere answered")
     assert "Editing an earlier message" in window.composer.hint.text()
     qtbot.keyClick(window.composer.input, Qt.Key.Key_Return)
     await until(lambda: window.current_key != "desktop:test" and not model_of(window).busy
                 and kinds(window)[-1] is Kind.ASSISTANT, timeout=TURN, message="the edit asked in a branch")
     assert [r.text for r in model_of(window).rows][0] == "Second biggest city in France?"
-    assert [m["content"] for m in saved_messages(bridge, "desktop:test")] == [
-        "Biggest city in France?", "Paris.", "Biggest city in Germany?", "Berlin."]
+    assert saved_texts(bridge) == ["Biggest city in France?", "Paris.", "Biggest city in Germany?", "Berlin."]
 
 
 async def test_deleting_the_chat_being_edited_leaves_the_rewritten_words(
@@ -316,11 +300,8 @@ async def test_deleting_the_chat_being_edited_leaves_the_rewritten_words(
     rewritten words were never among them and went too, without a word. They stay in the box, the hint saying so."""
     fake.add({"content": "Paris."})
     await ask(qtbot, window, "Biggest city in France?")
-    qtbot.keyClicks(window.composer.input, "a long message I am still writing")
-    hover(window, 1)
-    hover(window, 0)
-    qtbot.mouseClick(window.view.row_actions.edit_button, Qt.MouseButton.LeftButton)
-    window.composer.input.setPlainText("Second biggest city in France?")
+    qtbot.keyClicks(window.composer.input, WRITING)
+    rewrite(qtbot, window, "Second biggest city in France?")
 
     await window.delete_session("desktop:test")
     assert window.current_key != "desktop:test"
@@ -328,7 +309,7 @@ async def test_deleting_the_chat_being_edited_leaves_the_rewritten_words(
     assert "no longer in its chat" in window.composer.hint.text()
     kept = draft_path(bridge.core.home.state_dir, "chat")
     await until(lambda: kept.exists() and "Second biggest city" in kept.read_text(encoding="utf-8")
-                and "a long message I am still writing" in kept.read_text(encoding="utf-8"),
+                and WRITING in kept.read_text(encoding="utf-8"),
                 message="both kept on disk")
 
 
@@ -339,7 +320,7 @@ async def test_a_command_typed_over_an_edit_runs_and_leaves_the_question_as_it_w
     typed, the edit ends as Esc ends it (the question stays as it was) and the message set aside comes back."""
     fake.add({"content": "Paris."}, {"content": "About 67 million."})
     await ask(qtbot, window, "Biggest city in France?")
-    qtbot.keyClicks(window.composer.input, "a long message I am still writing")
+    qtbot.keyClicks(window.composer.input, WRITING)
     for command in ("/stop", "/help"):
         hover(window, len(model_of(window).rows) - 1)
         hover(window, 0)
@@ -348,15 +329,14 @@ async def test_a_command_typed_over_an_edit_runs_and_leaves_the_question_as_it_w
         window.composer.input.setPlainText(command)
         qtbot.keyClick(window.composer.input, Qt.Key.Key_Return)
         assert "Editing" not in window.composer.hint.text()
-        assert window.composer.input.toPlainText() == "a long message I am still writing"
+        assert window.composer.input.toPlainText() == WRITING
     await until(lambda: "/status" in model_of(window).rows[-1].text, timeout=TURN, message="/help answered")
     assert [r.text for r in model_of(window).rows][:2] == ["Biggest city in France?", "Paris."]
 
     window.composer.input.setPlainText("And its population?")
     qtbot.keyClick(window.composer.input, Qt.Key.Key_Return)
-    await until(lambda: not model_of(window).busy and model_of(window).rows[-1].text == "About 67 million.",
-                timeout=TURN)
-    assert [m["content"] for m in saved_messages(bridge, "desktop:test")][:2] == ["Biggest city in France?", "Paris."]
+    await answered(window, "About 67 million.")
+    assert saved_texts(bridge)[:2] == ["Biggest city in France?", "Paris."]
     assert [r.text for r in model_of(window).rows][:2] == ["Biggest city in France?", "Paris."]
 
 
@@ -371,9 +351,7 @@ async def test_a_command_typed_over_an_edit_leaves_the_questions_files_with_it(
     window.composer.add_files([str(notes)])
     fake.add({"content": "Read them."})
     await ask(qtbot, window, "Read my notes?")
-    hover(window, 1)
-    hover(window, 0)
-    qtbot.mouseClick(window.view.row_actions.edit_button, Qt.MouseButton.LeftButton)
+    click_edit(qtbot, window)
     assert window.composer.attachments == [str(notes)]
     window.composer.add_files([str(extra)])
     window.composer.input.setPlainText("/help")
@@ -477,13 +455,13 @@ async def test_regenerate_and_edit_keep_the_names_attachments_were_sent_by(
 
     hover(window, 1)
     qtbot.mouseClick(window.view.row_actions.regenerate_button, Qt.MouseButton.LeftButton)  # the files as sent
-    await until(lambda: not model_of(window).busy and model_of(window).rows[-1].text == "It rose 12%.", timeout=TURN)
+    await answered(window, "It rose 12%.")
 
     again = reopened(bridge, qtbot, "desktop:test")  # its files are now the workspace copies
     await until(lambda: model_of(again).loaded and chip_names(again, 0) == sent, message="read again")
     hover(again, 1)
     qtbot.mouseClick(again.view.row_actions.regenerate_button, Qt.MouseButton.LeftButton)
-    await until(lambda: not model_of(again).busy and model_of(again).rows[-1].text == "By 12%.", timeout=TURN)
+    await answered(again, "By 12%.")
     assert chip_names(again, 0) == sent
     said = last_user_text(fake.requests[-1])
     assert "“Q3 report (final).pdf”" in said and f"“{pasted}”" in said  # the model hears the same names
@@ -491,16 +469,14 @@ async def test_regenerate_and_edit_keep_the_names_attachments_were_sent_by(
     third = reopened(bridge, qtbot, "desktop:test")
     await until(lambda: model_of(third).loaded, message="read again")
     assert chip_names(third, 0) == sent
-    hover(third, 1)
-    hover(third, 0)
-    qtbot.mouseClick(third.view.row_actions.edit_button, Qt.MouseButton.LeftButton)
+    click_edit(qtbot, third)
     chips = [third.composer.chips.itemAt(i).widget() for i in range(2)]
     await until(lambda: [c.name.text() for c in chips] == [pasted, "Q3 report (final).pdf · 1 page"],
                 message="the message box names the files as they were sent")
     third.grab().save(str(SHOTS / "edit-with-attachments.png"))
     third.composer.input.setPlainText("what changed, in percent?")
     qtbot.keyClick(third.composer.input, Qt.Key.Key_Return)
-    await until(lambda: not model_of(third).busy and model_of(third).rows[-1].text == "Twelve percent.", timeout=TURN)
+    await answered(third, "Twelve percent.")
     assert chip_names(third, 0) == sent
     third.grab().save(str(SHOTS / "edited-with-attachments.png"))
 
