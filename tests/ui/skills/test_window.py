@@ -269,6 +269,34 @@ def asking(window: SkillsWindow) -> QMessageBox | None:
     return next((w for w in window.findChildren(QMessageBox) if w.isVisible()), None)
 
 
+async def skills_named_as_markup(window: SkillsWindow, tmp_path: Path) -> list[Path]:
+    """Two workspace skill folders a command named <img src="…/pipe"> (a name has no slash; the entity spells one),
+    in lower and upper case, the pipe being tmp_path/pipe; listed in the window."""
+    pipe = str(tmp_path / "pipe").replace("/", "&#47;")
+    skills = window.bridge.core.workspace / "skills"
+    folders = [skills / f'<img src="{pipe}">', skills / f"<IMG SRC='{pipe}'>"]
+    for folder in folders:
+        write_skill(folder, "pictured")  # named by its folder: the name it gives is only checked against it
+    await window.refresh()
+    return folders
+
+
+async def open_in_the_editor(window: SkillsWindow, folder: Path) -> None:
+    """The workspace skill in folder selected, then Edit."""
+    assert window.select(folder.name, "workspace")
+    window.details.edit_button.click()
+    await until(lambda: window.editor.path == folder / "SKILL.md", message=f"{folder.name} in the editor")
+
+
+async def the_question_shown(window: SkillsWindow) -> QMessageBox:
+    """The question the window asks, once it is laid out and painted as on screen."""
+    await until(lambda: asking(window), message="the question asked")
+    box = asking(window)
+    assert box is not None
+    box.grab()
+    return box
+
+
 async def test_closing_the_editor_with_unsaved_changes_asks_first(window: SkillsWindow) -> None:
     assert await window.create_skill("drafts")
     window.editor.text_edit.appendPlainText("More.")
@@ -496,12 +524,7 @@ async def test_a_skill_folder_named_as_markup_shows_its_path_on_hover_as_words_a
     on hover: a folder named <img src="&#47;a&#47;pipe"> (a name has no slash; the entity spells one) was read as
     markup by that tooltip, and Qt read the file it named as the tooltip was shown (a named pipe froze the app for
     good). The tooltip shows the path as it is."""
-    pipe = str(tmp_path / "pipe").replace("/", "&#47;")
-    skills = window.bridge.core.workspace / "skills"
-    folders = [skills / f'<img src="{pipe}">', skills / f"<IMG SRC='{pipe}'>"]
-    for folder in folders:
-        write_skill(folder, "pictured")  # named by its folder: the name it gives is only checked against it
-    await window.refresh()
+    folders = await skills_named_as_markup(window, tmp_path)
     details = window.details
     tips = []
     with watched_pipe(tmp_path / "pipe") as opened:
@@ -519,18 +542,11 @@ async def test_the_editor_names_a_skill_folder_named_as_markup_in_words_and_load
     """Editing a workspace skill names its folder over the text and shows its SKILL.md's path; a folder named
     <img src="&#47;a&#47;pipe"> by the command that made it was read as markup in both lines, and Qt read the
     file it named as the editor was shown (a named pipe froze the app for good). They show the words."""
-    pipe = str(tmp_path / "pipe").replace("/", "&#47;")
-    skills = window.bridge.core.workspace / "skills"
-    folders = [skills / f'<img src="{pipe}">', skills / f"<IMG SRC='{pipe}'>"]
-    for folder in folders:
-        write_skill(folder, "pictured")
-    await window.refresh()
+    folders = await skills_named_as_markup(window, tmp_path)
     shown = []
     with watched_pipe(tmp_path / "pipe") as opened:
         for folder in folders:
-            assert window.select(folder.name, "workspace")
-            window.details.edit_button.click()
-            await until(lambda f=folder: window.editor.path == f / "SKILL.md", message=f"{folder.name} in the editor")
+            await open_in_the_editor(window, folder)
             window.grab()  # laid out and painted, as on screen
             shown.append((window.editor.heading.text(), window.editor.where.text()))
             window.editor.close_button.click()
@@ -545,22 +561,14 @@ async def test_uninstalling_a_skill_folder_named_as_markup_asks_in_words_and_loa
     """Uninstall asks first, naming the skill by its folder, as the command that made it named it: a folder named
     <img src="&#47;a&#47;pipe"> was read as markup by the question, and Qt read the file it named as the question
     was shown (a named pipe froze the app for good). The question names it in words."""
-    pipe = str(tmp_path / "pipe").replace("/", "&#47;")
-    skills = window.bridge.core.workspace / "skills"
-    folders = [skills / f'<img src="{pipe}">', skills / f"<IMG SRC='{pipe}'>"]
-    for folder in folders:
-        write_skill(folder, "pictured")
-    await window.refresh()
+    folders = await skills_named_as_markup(window, tmp_path)
     asked = []
     with watched_pipe(tmp_path / "pipe") as opened:
         for folder in folders:
             assert window.select(folder.name, "workspace")
             await until(lambda f=folder: window.details.title.text() == f.name, message=f"{folder.name} shown")
             window.details.uninstall_button.click()
-            await until(lambda: asking(window), message="the question asked")
-            box = asking(window)
-            assert box is not None
-            box.grab()  # laid out and painted, as on screen
+            box = await the_question_shown(window)
             asked.append(box.text())
             next(b for b in box.buttons() if b.text().replace("&", "") == "Cancel").click()
             await until(lambda: asking(window) is None, message="the question gone")
@@ -575,24 +583,14 @@ async def test_closing_the_editor_of_a_skill_folder_named_as_markup_asks_in_word
     """Closing the editor with changes not saved asks first, naming the skill by its folder, as the command that
     made it named it: a folder named <img src="&#47;a&#47;pipe"> was read as markup by the question, and Qt read
     the file it named as the question was shown (a named pipe froze the app for good). It names it in words."""
-    pipe = str(tmp_path / "pipe").replace("/", "&#47;")
-    skills = window.bridge.core.workspace / "skills"
-    folders = [skills / f'<img src="{pipe}">', skills / f"<IMG SRC='{pipe}'>"]
-    for folder in folders:
-        write_skill(folder, "pictured")
-    await window.refresh()
+    folders = await skills_named_as_markup(window, tmp_path)
     asked = []
     with watched_pipe(tmp_path / "pipe") as opened:
         for folder in folders:
-            assert window.select(folder.name, "workspace")
-            window.details.edit_button.click()
-            await until(lambda f=folder: window.editor.path == f / "SKILL.md", message=f"{folder.name} in the editor")
+            await open_in_the_editor(window, folder)
             window.editor.text_edit.appendPlainText("More.")
             closing = asyncio.ensure_future(window.close_editor())
-            await until(lambda: asking(window), message="the question asked")
-            box = asking(window)
-            assert box is not None
-            box.grab()  # laid out and painted, as on screen
+            await the_question_shown(window)
             asked.append(await answer(window, "Discard"))
             assert await closing
         (tmp_path / "pipe").unlink()  # gone before it has no watcher: whatever still read it would hang the test
