@@ -22,12 +22,18 @@ from tests.ui.conftest import hover_tip, until
 KEY = "desktop:a"
 
 
-def listed(qtbot, busy: set[str]) -> SessionList:  # type: ignore[no-untyped-def]
+def listed(qtbot, busy: set[str], title: str = "Plan my week") -> SessionList:  # type: ignore[no-untyped-def]
+    sidebar = shown_list(qtbot)
+    sidebar.set_sessions([SessionInfo(KEY, title, "", 2)], KEY, busy)
+    return sidebar
+
+
+def shown_list(qtbot) -> SessionList:  # type: ignore[no-untyped-def]
+    """An empty chat list on screen, at a sidebar's size."""
     sidebar = SessionList()
     qtbot.addWidget(sidebar)
     sidebar.resize(260, 300)
     sidebar.show()
-    sidebar.set_sessions([SessionInfo(KEY, "Plan my week", "", 2)], KEY, busy)
     return sidebar
 
 
@@ -275,10 +281,7 @@ def test_a_chat_title_that_spells_markup_shows_as_words_on_hover_and_loads_no_fi
     tooltip was shown: a named pipe froze the app for good. It shows the title as words."""
     pipe = tmp_path / "pipe"
     title = f"Reminder: <img src=\"{pipe}\"> and <IMG SRC='{pipe}'>"
-    sidebar = SessionList()
-    qtbot.addWidget(sidebar)
-    sidebar.resize(260, 300)
-    sidebar.show()
+    sidebar = shown_list(qtbot)
     with watched_pipe(pipe) as opened:
         sidebar.set_sessions([SessionInfo(KEY, title, "", 2)], KEY, set())
         item = next(sidebar.list.item(i) for i in range(sidebar.list.count())
@@ -297,11 +300,7 @@ def test_deleting_a_chat_titled_as_markup_asks_in_words_and_loads_no_file(qtbot,
     was shown (a named pipe froze the app for good). The question names the chat in words."""
     pipe = tmp_path / "pipe"
     title = f"Reminder: <img src=\"{pipe}\"> and <IMG SRC='{pipe}'>"
-    sidebar = SessionList()
-    qtbot.addWidget(sidebar)
-    sidebar.resize(260, 300)
-    sidebar.show()
-    sidebar.set_sessions([SessionInfo(KEY, title, "", 2)], KEY, set())
+    sidebar = listed(qtbot, set(), title)
     with watched_pipe(pipe) as opened:
         sidebar.confirm_delete(KEY)
         box = sidebar.delete_box
