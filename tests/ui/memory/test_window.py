@@ -51,6 +51,15 @@ def type_text(qtbot, widget: Any, text: str) -> None:  # type: ignore[no-untyped
             qtbot.keyClicks(widget, line)
 
 
+async def type_at_the_end_of_memory_md(qtbot, window: MemoryWindow, words: str) -> None:  # type: ignore[no-untyped-def]
+    """Edit on MEMORY.md once it is shown, and words typed at its end: unsaved edits."""
+    tab = window.memory
+    await until(lambda: "Long-term memory" in tab.view.toPlainText())
+    qtbot.mouseClick(tab.edit_button, Qt.MouseButton.LeftButton)
+    tab.editor.moveCursor(tab.editor.textCursor().MoveOperation.End)
+    qtbot.keyClicks(tab.editor, words)
+
+
 async def subjects(bridge: CoreBridge) -> list[str]:
     return [c.subject for c in await bridge.core.get(Memory).git.log()]
 
@@ -353,10 +362,7 @@ async def test_closing_the_window_while_a_memory_file_is_edited_asks_first(  # t
     hidden window that quitting drops."""
     tab = window.memory
     memory_file = bridge.core.workspace / "memory" / "MEMORY.md"
-    await until(lambda: "Long-term memory" in tab.view.toPlainText())
-    qtbot.mouseClick(tab.edit_button, Qt.MouseButton.LeftButton)
-    tab.editor.moveCursor(tab.editor.textCursor().MoveOperation.End)
-    qtbot.keyClicks(tab.editor, "Atlas runs on Postgres 16")
+    await type_at_the_end_of_memory_md(qtbot, window, "Atlas runs on Postgres 16")
 
     def question() -> QMessageBox | None:
         return next((w for w in window.findChildren(QMessageBox) if w.isVisible()), None)
@@ -423,10 +429,7 @@ async def test_typing_on_while_a_save_is_written_is_kept_in_the_editor(  # type:
     after more was typed. What was typed since is still in the editor, not saved, and the window says so."""
     tab = window.memory
     memory_file = bridge.core.workspace / "memory" / "MEMORY.md"
-    await until(lambda: "Long-term memory" in tab.view.toPlainText())
-    qtbot.mouseClick(tab.edit_button, Qt.MouseButton.LeftButton)
-    tab.editor.moveCursor(tab.editor.textCursor().MoveOperation.End)
-    qtbot.keyClicks(tab.editor, "Atlas runs on Postgres 16.")
+    await type_at_the_end_of_memory_md(qtbot, window, "Atlas runs on Postgres 16.")
     saving = taskset.spawn(tab.save())
     await asyncio.sleep(0)  # the save has read the editor and waits on the disk
     qtbot.keyClicks(tab.editor, " Backups nightly.")
