@@ -64,6 +64,17 @@ def _break_memory_window(shell: Shell, monkeypatch: pytest.MonkeyPatch) -> None:
     monkeypatch.setitem(shell._builders, "memory", build)
 
 
+async def _memory_edited_unsaved(shell: Shell, qtbot) -> QWidget:  # type: ignore[no-untyped-def]
+    """The memory window (opened by the test) once MEMORY.md is shown, Edit clicked and words typed, not saved."""
+    window = shell.window("memory")
+    assert window is not None
+    tab = window.memory  # type: ignore[attr-defined]
+    await until(lambda: "Long-term memory" in tab.view.toPlainText(), message="MEMORY.md shown")
+    qtbot.mouseClick(tab.edit_button, Qt.MouseButton.LeftButton)
+    qtbot.keyClicks(tab.editor, "Atlas runs on Postgres 16")
+    return window
+
+
 def _record_balloons(shell: Shell) -> list[tuple[str, str]]:
     """What reaches the screen: without a session bus (as here) the notifier shows tray balloons."""
     shown: list[tuple[str, str]] = []
@@ -338,12 +349,7 @@ async def test_quit_in_the_tray_menu_asks_about_unsaved_memory_edits_first(  # t
     stays (it used to quit and drop them); once answered, Quit quits."""
     shell, task = await _started(tmp_path, monkeypatch)
     _tray_entry(shell, "Memory && history").trigger()
-    window = shell.window("memory")
-    assert window is not None
-    tab = window.memory  # type: ignore[attr-defined]
-    await until(lambda: "Long-term memory" in tab.view.toPlainText(), message="MEMORY.md shown")
-    qtbot.mouseClick(tab.edit_button, Qt.MouseButton.LeftButton)
-    qtbot.keyClicks(tab.editor, "Atlas runs on Postgres 16")
+    window = await _memory_edited_unsaved(shell, qtbot)
     shell.tray.quit_requested.emit()
     await asyncio.sleep(0.5)  # a quit takes well under this to end the run
     asked = [box for box in window.findChildren(QMessageBox) if box.isVisible()]
@@ -365,12 +371,7 @@ async def test_closing_the_chat_without_a_tray_asks_about_unsaved_memory_edits_f
     for box in _visible_boxes():  # the one-time "No system tray" explanation
         box.close()
     shell.open_window("memory")
-    window = shell.window("memory")
-    assert window is not None
-    tab = window.memory  # type: ignore[attr-defined]
-    await until(lambda: "Long-term memory" in tab.view.toPlainText(), message="MEMORY.md shown")
-    qtbot.mouseClick(tab.edit_button, Qt.MouseButton.LeftButton)
-    qtbot.keyClicks(tab.editor, "Atlas runs on Postgres 16")
+    window = await _memory_edited_unsaved(shell, qtbot)
     chat = shell.window("chat")
     assert chat is not None
     chat.close()
