@@ -23,14 +23,20 @@ from tests.pipes import watched_pipe
 from tests.ui.conftest import STALL, STOPPED_WITHIN, until
 
 
+def popped_up(qtbot: QtBot, bridge: CoreBridge) -> QuickPrompt:
+    """The quick prompt on screen, as its hotkey shows it."""
+    prompt = QuickPrompt(bridge)
+    qtbot.addWidget(prompt)
+    prompt.popup()
+    return prompt
+
+
 async def test_enter_streams_the_answer_inline_and_esc_hides(qtbot: QtBot, bridge: CoreBridge,
                                                              fake: FakeOpenAI) -> None:
     fake.add({"content": "The capital of **France** is Paris.", "chunk": 4})
     deltas: list[str] = []
     bridge.event.connect(lambda e: deltas.append(e.text) if isinstance(e, TextDelta) else None)
-    prompt = QuickPrompt(bridge)
-    qtbot.addWidget(prompt)
-    prompt.popup()
+    prompt = popped_up(qtbot, bridge)
     assert prompt.isVisible() and prompt.windowFlags() & Qt.WindowType.FramelessWindowHint
     collapsed = prompt.height()
     qtbot.keyClicks(prompt.input, "Capital of France?")
@@ -62,9 +68,7 @@ async def test_popup_prefills_and_ctrl_enter_continues_in_chat(qtbot: QtBot, bri
 
 async def test_a_failed_turn_shows_the_error_inline(qtbot: QtBot, bridge: CoreBridge, fake: FakeOpenAI) -> None:
     fake.add({"status": 401, "body": {"error": {"message": "invalid api key"}}})
-    prompt = QuickPrompt(bridge)
-    qtbot.addWidget(prompt)
-    prompt.popup()
+    prompt = popped_up(qtbot, bridge)
     qtbot.keyClicks(prompt.input, "hello")
     qtbot.keyClick(prompt.input, Qt.Key.Key_Enter)
     await until(lambda: prompt.status.property("error") is True, message="error shown")
@@ -78,9 +82,7 @@ async def test_a_model_servers_refusal_that_spells_markup_shows_as_words_and_loa
     line shows the words."""
     pipe = tmp_path / "pipe"
     said = [f'no such route: <img src="{pipe}">', f"no such route: <IMG SRC='{pipe}'>"]
-    prompt = QuickPrompt(bridge)
-    qtbot.addWidget(prompt)
-    prompt.popup()
+    prompt = popped_up(qtbot, bridge)
     lines = []
     with watched_pipe(pipe) as opened:
         for words in said:
@@ -98,9 +100,7 @@ async def test_a_model_servers_refusal_that_spells_markup_shows_as_words_and_loa
 
 async def test_the_question_shows_as_typed_not_as_markup(qtbot: QtBot, bridge: CoreBridge, fake: FakeOpenAI) -> None:
     fake.add({"content": "It is *bold*."})
-    prompt = QuickPrompt(bridge)
-    qtbot.addWidget(prompt)
-    prompt.popup()
+    prompt = popped_up(qtbot, bridge)
     typed = "is <b>this</b> bold? 2 * 3 _x_"
     qtbot.keyClicks(prompt.input, typed)
     qtbot.keyClick(prompt.input, Qt.Key.Key_Return)
@@ -112,9 +112,7 @@ async def test_the_question_shows_as_typed_not_as_markup(qtbot: QtBot, bridge: C
 
 async def test_esc_mid_answer_stops_it_and_then_closes(qtbot: QtBot, bridge: CoreBridge, fake: FakeOpenAI) -> None:
     fake.add({"content": "The first part, then a long pause before the rest.", "chunk": 14, "hang": STALL})
-    prompt = QuickPrompt(bridge)
-    qtbot.addWidget(prompt)
-    prompt.popup()
+    prompt = popped_up(qtbot, bridge)
     qtbot.keyClicks(prompt.input, "Tell me slowly")
     qtbot.keyClick(prompt.input, Qt.Key.Key_Return)
     await until(lambda: prompt.answer.toPlainText(), message="the first words")
@@ -130,9 +128,7 @@ async def test_esc_mid_answer_stops_it_and_then_closes(qtbot: QtBot, bridge: Cor
 async def test_stop_ends_a_long_answer_and_copy_takes_it_as_markdown(qtbot: QtBot, bridge: CoreBridge,
                                                                      fake: FakeOpenAI) -> None:
     fake.add({"content": "The first part, **then** a long pause before the rest.", "chunk": 14, "hang": STALL})
-    prompt = QuickPrompt(bridge)
-    qtbot.addWidget(prompt)
-    prompt.popup()
+    prompt = popped_up(qtbot, bridge)
     assert prompt.stop_button.isHidden() and prompt.copy_button.isHidden()
     qtbot.keyClicks(prompt.input, "Tell me slowly")
     qtbot.keyClick(prompt.input, Qt.Key.Key_Return)
@@ -150,9 +146,7 @@ async def test_stop_ends_a_long_answer_and_copy_takes_it_as_markdown(qtbot: QtBo
 async def test_a_tool_call_shows_in_the_status_line_until_stop(qtbot: QtBot, bridge: CoreBridge,
                                                              fake: FakeOpenAI) -> None:
     fake.add({"content": "Let me look.", "tool_calls": [{"name": "exec", "arguments": {"command": "sleep 30.75"}}]})
-    prompt = QuickPrompt(bridge)
-    qtbot.addWidget(prompt)
-    prompt.popup()
+    prompt = popped_up(qtbot, bridge)
     qtbot.keyClicks(prompt.input, "What is slow?")
     qtbot.keyClick(prompt.input, Qt.Key.Key_Return)
     await until(lambda: prompt.status.text() == "Using exec…", message="the tool call")
@@ -164,9 +158,7 @@ async def test_a_tool_call_shows_in_the_status_line_until_stop(qtbot: QtBot, bri
 
 async def test_each_popup_is_a_new_quick_chat_unless_the_last_one_is_continued(
         qtbot: QtBot, bridge: CoreBridge, fake: FakeOpenAI) -> None:
-    prompt = QuickPrompt(bridge)
-    qtbot.addWidget(prompt)
-    prompt.popup()
+    prompt = popped_up(qtbot, bridge)
     assert prompt.context.isHidden()  # nothing to continue yet
     qtbot.keyClicks(prompt.input, "My cat is called Miso")
     qtbot.keyClick(prompt.input, Qt.Key.Key_Return)
@@ -200,9 +192,7 @@ async def test_what_is_typed_and_attached_but_not_asked_stays_until_asked(
     one replaces it), with its files, as do Ctrl+Up and Ctrl+N, which change the chat it goes to."""
     notes = tmp_path / "notes.txt"
     notes.write_text("kept\n")
-    prompt = QuickPrompt(bridge)
-    qtbot.addWidget(prompt)
-    prompt.popup()
+    prompt = popped_up(qtbot, bridge)
     qtbot.keyClicks(prompt.input, "My cat is called Miso")
     qtbot.keyClick(prompt.input, Qt.Key.Key_Return)
     await until(lambda: prompt.status.text() == "Done", message="first answer")
@@ -231,9 +221,7 @@ async def test_enter_while_an_answer_streams_keeps_the_next_question_until_it_is
     now keeps the question in the field and says to wait or stop; once the answer is done, Enter asks it."""
     fake.add({"content": "Alpha beta gamma delta epsilon zeta eta theta.", "chunk": 6, "pace": 0.2})
     fake.add({"content": "Second answer here."})
-    prompt = QuickPrompt(bridge)
-    qtbot.addWidget(prompt)
-    prompt.popup()
+    prompt = popped_up(qtbot, bridge)
     qtbot.keyClicks(prompt.input, "first question")
     qtbot.keyClick(prompt.input, Qt.Key.Key_Return)
     await until(lambda: prompt.answer.toPlainText(), message="the first words")
@@ -254,9 +242,7 @@ async def test_a_prefilled_popup_over_a_question_being_written_can_give_it_back(
         qtbot: QtBot, bridge: CoreBridge) -> None:
     """`nanobot-tray --quick "TEXT"` while a question is written but not asked: TEXT takes its place, as typing
     over it would, and Ctrl+Z brings the question back (it was gone for good, and its kept draft with it)."""
-    prompt = QuickPrompt(bridge)
-    qtbot.addWidget(prompt)
-    prompt.popup()
+    prompt = popped_up(qtbot, bridge)
     qtbot.keyClicks(prompt.input, "a long question I am still")
     qtbot.keyClick(prompt.input, Qt.Key.Key_Escape)
     prompt.popup("translate this to French")
@@ -267,9 +253,7 @@ async def test_a_prefilled_popup_over_a_question_being_written_can_give_it_back(
 
 async def test_a_question_written_but_not_asked_outlives_a_quit(qtbot: QtBot, bridge: CoreBridge) -> None:
     kept = draft_path(bridge.core.home.state_dir, "quick")
-    prompt = QuickPrompt(bridge)
-    qtbot.addWidget(prompt)
-    prompt.popup()
+    prompt = popped_up(qtbot, bridge)
     qtbot.keyClicks(prompt.input, "how do I rename a git branch")
     await until(lambda: kept.exists(), message="the question kept as it is typed")
     again = QuickPrompt(bridge)  # the next start's
@@ -284,9 +268,7 @@ async def test_after_a_restart_the_newest_quick_chat_is_offered(qtbot: QtBot, br
         session = await bridge.core.sessions.load(key)
         await bridge.core.sessions.append(session, {"role": "user", "content": text})
         await asyncio.sleep(1.1)  # updated_at has whole seconds
-    prompt = QuickPrompt(bridge)
-    qtbot.addWidget(prompt)
-    prompt.popup()
+    prompt = popped_up(qtbot, bridge)
     await until(lambda: "Continue the last quick chat" in prompt.context.text(), message="the offer")
     qtbot.keyClick(prompt.input, Qt.Key.Key_Up, Qt.KeyboardModifier.ControlModifier)
     assert prompt.session_key == "quick:newer"
@@ -303,9 +285,7 @@ async def test_a_faulty_answer_offers_retry_which_replaces_the_failed_turn(
     bridge.core.config.provider.timeout = 1.0  # an endless stream is cut at ten times this
     bridge.core.config.provider.retry_delays = []
     fake.add(step)
-    prompt = QuickPrompt(bridge)
-    qtbot.addWidget(prompt)
-    prompt.popup()
+    prompt = popped_up(qtbot, bridge)
     qtbot.keyClicks(prompt.input, "tell me a story")
     qtbot.keyClick(prompt.input, Qt.Key.Key_Enter)
     await until(lambda: prompt.status.property("error") is True, timeout=60, message="error shown")
@@ -391,9 +371,7 @@ async def test_the_card_has_rounded_corners_and_a_shadow_where_the_desktop_can_s
 async def test_ctrl_v_of_a_screenshot_or_a_long_text_attaches_it_as_in_the_chat(
         qtbot: QtBot, bridge: CoreBridge, fake: FakeOpenAI) -> None:
     bridge.core.config.model = "openai/gpt-4o"  # reads images (the scripted server answers any model name)
-    prompt = QuickPrompt(bridge)
-    qtbot.addWidget(prompt)
-    prompt.popup()
+    prompt = popped_up(qtbot, bridge)
     screenshot = QImage(640, 360, QImage.Format.Format_RGB32)
     screenshot.fill(QColor("#3366cc"))
     QGuiApplication.clipboard().setImage(screenshot)
