@@ -100,8 +100,9 @@ class Editing:
 
     def find_again(self, key: str, rows: Sequence[ChatRow], old: ChatRow, place: int) -> None:
         """The chat was read again, its rows made anew: the question edited there is the one with its words nearest
-        its place (the chat as read may show more: a message from elsewhere shows live only by its answer). One not
-        found (the file changed) is gone: its rewritten words stay, as a message to send."""
+        its place (the chat as read may show more: a message from elsewhere taken into a running turn shows live
+        only by its answer). One not found (the file changed) is gone: its rewritten words stay, as a message to
+        send."""
         found = nearest(rows, old, place)
         edit = self._aside.get(key)
         if edit is not None and edit.row is old:
@@ -137,7 +138,7 @@ class Editing:
 
     def turn_began(self, key: str, current: bool) -> None:
         """A turn begins in the chat `key` while a question there is edited: the chat moved on (the message may have
-        come from elsewhere, shown only by its answer), so the question is sent in a branch, the chat as it is."""
+        come from elsewhere), so the question is sent in a branch, the chat as it is."""
         if (edit := self._aside.get(key)) is not None:
             self._aside[key] = replace(edit, branches=True)
         if current and self.row is not None:
@@ -158,6 +159,7 @@ class Editing:
 
 def nearest(rows: Sequence[ChatRow], row: ChatRow, place: int) -> ChatRow | None:
     """The row of `rows` (a chat as read from its file) showing what `row` (shown at `place`) shows, nearest that
-    place: the chat as read may show more, as a message from elsewhere shows live only by its answer."""
+    place: the chat as read may show more, as a message from elsewhere taken into a running turn shows live only
+    by its answer."""
     same = [i for i, other in enumerate(rows) if other.kind is row.kind and other.text == row.text]
     return rows[min(same, key=lambda i: abs(i - place))] if same else None

@@ -4,6 +4,7 @@ announced at most every FLUSH_MS, so a fast stream costs one re-render per frame
 
 from __future__ import annotations
 
+from collections import deque
 from collections.abc import Mapping
 from typing import Any
 
@@ -18,7 +19,7 @@ from PySide6.QtCore import (
 )
 
 from desktop.conversation.transcript import ChatRow, Transcript, tool_summary
-from desktop.kernel.bus import Event
+from desktop.kernel.bus import Event, MessageKind, TurnStarted
 
 FLUSH_MS = 30
 RowRole = Qt.ItemDataRole.UserRole + 1
@@ -34,6 +35,7 @@ class TranscriptModel(QAbstractListModel):
         super().__init__(parent)
         self.session_key = session_key
         self.transcript = Transcript(self)
+        self._asked: deque[str] = deque()  # questions shown here as they were sent, their turns not begun yet
         self._dirty: dict[int, ChatRow] = {}
         self._flush = QTimer(self, singleShot=True, interval=FLUSH_MS)
         self._flush.timeout.connect(self.flush)
@@ -79,6 +81,9 @@ class TranscriptModel(QAbstractListModel):
     # -- the transcript's doors
 
     def apply(self, event: Event) -> None:
+        if (isinstance(event, TurnStarted) and event.kind is MessageKind.USER and self.loaded
+                and not self._asked_here(event.message)):
+            self.transcript.add_user(event.message)  # asked elsewhere (the quick prompt): shown before its answer
         self.transcript.apply(event)
         if self.transcript.running and not self._ticker.isActive():
             self._ticker.start()
@@ -90,7 +95,21 @@ class TranscriptModel(QAbstractListModel):
         return self.transcript.append(row)
 
     def add_user(self, text: str, media: list[str] | None = None, names: Mapping[str, str] | None = None) -> ChatRow:
+        self._asked.append(text)
         return self.transcript.add_user(text, media, names)
+
+    def asked_again(self, text: str) -> None:
+        """The question shown last is asked again in its place (Retry, Regenerate): no second row for it."""
+        self._asked.append(text)
+
+    def _asked_here(self, text: str) -> bool:
+        """Whether the turn beginning answers a question shown here as sent. One that began no turn of its own (a
+        command that answered itself, a message taken into the running turn) is passed over."""
+        if text not in self._asked:
+            return False
+        while self._asked.popleft() != text:
+            pass
+        return True
 
     def drop_after(self, row: ChatRow, *, inclusive: bool = False) -> None:
         self.transcript.drop_after(row, inclusive=inclusive)

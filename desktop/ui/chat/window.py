@@ -337,6 +337,7 @@ class ChatWindow(QWidget):
         if model is None or last is None or row not in model.rows or not model.redoable():
             return
         model.drop_after(last)
+        model.asked_again(last.text)
         self.bridge.send(self.current_key, last.text, list(last.media), redo=True, names=attachment_names(last))
 
     def edit(self, row: ChatRow) -> None:

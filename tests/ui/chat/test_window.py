@@ -717,3 +717,28 @@ async def test_a_commands_summary_that_spells_markup_shows_on_hover_as_words_and
     assert line.startswith("/brief   summarise <img")
     assert tip == summary
     assert opened == [], "the command list read the pipe a description named"
+
+
+async def test_a_question_sent_into_the_open_chat_from_elsewhere_shows_before_its_answer(
+        window: ChatWindow, bridge: CoreBridge, fake: FakeOpenAI, qtbot) -> None:  # type: ignore[no-untyped-def]
+    """The quick prompt opened from a chat asks in that chat: the chat window showed only the answer, as if it
+    answered the question before (until the chat was read again). The person's own messages, a command that
+    answers itself and a retry still show once each."""
+    fake.add({"content": "Oslo."}, {"content": "Bergen, on the west coast."}, {"content": "Bergen, still."})
+    type_and_send(qtbot, window, "/help")
+    await until(lambda: Kind.ASSISTANT in kinds(window), timeout=TURN)
+    type_and_send(qtbot, window, "Capital of Norway?")
+    await until(lambda: not model_of(window).busy and model_of(window).rows[-1].text == "Oslo.", timeout=TURN)
+    bridge.send(window.current_key, "And its second city?")  # as the quick prompt sends into this chat
+    await until(lambda: not model_of(window).busy and model_of(window).rows[-1].text.startswith("Bergen"),
+                timeout=TURN)
+    shown = [(row.kind, row.text) for row in model_of(window).rows if row.kind in (Kind.USER, Kind.ASSISTANT)]
+    assert shown[0] == (Kind.USER, "/help") and shown[2:] == [
+        (Kind.USER, "Capital of Norway?"), (Kind.ASSISTANT, "Oslo."),
+        (Kind.USER, "And its second city?"), (Kind.ASSISTANT, "Bergen, on the west coast.")]
+
+    window.retry(model_of(window).rows[-1])  # Regenerate: asked again in its place, not shown twice
+    await until(lambda: not model_of(window).busy and model_of(window).rows[-1].text == "Bergen, still.",
+                timeout=TURN)
+    assert [row.text for row in model_of(window).rows if row.kind is Kind.USER] == [
+        "/help", "Capital of Norway?", "And its second city?"]
