@@ -12,6 +12,7 @@ import asyncio
 import io
 import json
 import logging
+import math
 import os
 import time
 from pathlib import Path
@@ -25,6 +26,7 @@ FILE_NAME = "usage.jsonl"
 TAIL_BLOCK = 64 * 1024  # bytes read at a time from the end of the file
 CHUNK = 400  # lines parsed in one go
 _SOURCES = {source.value: source for source in Source}  # Source(text) is slow over a year of lines
+LAST_TIME = 253402214400.0  # 9999-12-31: a later time (or a NaN) is no call's, and no date can show it
 
 
 class CallRecord(NamedTuple):
@@ -64,12 +66,18 @@ def record_from_json(data: Any) -> CallRecord | None:
     """The record a parsed line holds; None for one that is not a record (skipped, never fatal)."""
     try:
         cost = data["cost"]
-        return CallRecord(float(data["at"]), _SOURCES[data["source"]], str(data["session"]), str(data["model"]),
-                          int(data["prompt"]), int(data["completion"]), int(data["cached"]),
-                          None if cost is None else float(cost), bool(data.get("estimated", False)),
-                          int(data.get("question", -1)))
-    except (KeyError, TypeError, ValueError, AttributeError):
+        record = CallRecord(float(data["at"]), _SOURCES[data["source"]], str(data["session"]), str(data["model"]),
+                            int(data["prompt"]), int(data["completion"]), int(data["cached"]),
+                            None if cost is None else float(cost), bool(data.get("estimated", False)),
+                            int(data.get("question", -1)))
+    except (KeyError, TypeError, ValueError, AttributeError, OverflowError):  # 1e400 is an infinite float
         return None
+    # numbers no call has (a line edited by hand): a NaN or a far time would stop every sum that met it
+    if not (0 <= record.at < LAST_TIME and min(record.prompt_tokens, record.completion_tokens,
+                                               record.cached_tokens) >= 0
+            and (record.cost_usd is None or 0 <= record.cost_usd < math.inf)):
+        return None
+    return record
 
 
 def parse_line(line: bytes) -> CallRecord | None:

@@ -60,3 +60,19 @@ def test_a_replaced_log_or_a_broken_summary_is_read_afresh(tmp_path: Path) -> No
     summary.write_text('{"version": 1, "groups": [[')
     assert report(tmp_path)["prompt_tokens"] == 8
     assert json.loads(summary.read_text())["version"] == 1  # saved whole again
+
+
+def test_a_line_broken_by_hand_with_impossible_numbers_costs_only_itself(tmp_path: Path) -> None:
+    """Numbers no call can have (a time or a count past any float, not a number at all) are a broken line like
+    any other: skipped, the rest still counted, the report still printed."""
+    today = date.today()
+    write_log(tmp_path, call(today, Source.CHAT, 1000, 10))
+    good = json.dumps(call(today, Source.CHAT, 20, 2).to_json())
+    with (tmp_path / "data" / "usage.jsonl").open("a") as fh:
+        for field, value in (("at", "1e400"), ("at", "NaN"), ("prompt", "1e400"), ("cost", "NaN"),
+                             ("cost", "Infinity"), ("prompt", "-5")):
+            fh.write(good.replace(f'"{field}": ', f'"{field}": {value}, "was": ', 1) + "\n")
+    result = run_main(tmp_path, "usage", "--days", "30", "--json")
+    assert result.returncode == 0, result.stderr
+    total = json.loads(result.stdout)["total"]
+    assert (total["calls"], total["prompt_tokens"], total["cost_usd"]) == (1, 1000, None)
