@@ -113,8 +113,12 @@ class UsageWindow(QWidget):
 
     async def reload(self) -> None:
         """Add up the period (off the GUI thread, from the per-day summary) while the chats' titles are read, then
-        show both at once: `summary` is set only when the window is filled."""
-        summary, _ = await asyncio.gather(self.usage.summary(first_day(self.days)), self.names.read())
+        show both at once: `summary` is set only when the window is filled. A period chosen meanwhile has a
+        reading of its own, and only its summary is shown: a year read after the week would land under its label."""
+        days = self.days
+        summary, _ = await asyncio.gather(self.usage.summary(first_day(days)), self.names.read())
+        if days != self.days:
+            return
         self.summary = summary
         self.show_summary()
 

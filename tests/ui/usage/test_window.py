@@ -4,6 +4,7 @@ counted, and the calls as CSV."""
 
 from __future__ import annotations
 
+import asyncio
 import csv
 import json
 import os
@@ -156,3 +157,25 @@ async def test_budgets_have_their_page_in_settings_and_saving_it_holds_unattende
     assert "Saved" in await save(window)
     assert shell.core.config.section(BudgetsConfig).unattended_daily_tokens == 20000
     assert "unattended_daily_tokens: 20000" in shell.core.settings.path.read_text(encoding="utf-8")
+
+
+async def test_a_period_chosen_while_a_longer_one_is_still_counted_is_the_one_shown(
+        home_dir: Path, bridge: CoreBridge, qtbot, today: date) -> None:  # type: ignore[no-untyped-def]
+    """Last year, then at once Last 7 days: the year, read longer, must not land under the week's label."""
+    year_ago = at(today - timedelta(days=300))
+    line = json.dumps(CallRecord(year_ago, Source.CHAT, "desktop:old", "openai/gpt-4o", 10, 1, 0, None).to_json())
+    path = home_dir / "data" / "usage.jsonl"
+    path.parent.mkdir(parents=True, exist_ok=True)
+    path.write_text((line + "\n") * 60_000 + json.dumps(
+        CallRecord(at(today), Source.CHAT, "desktop:new", "openai/gpt-4o", 5, 5, 0, None).to_json()) + "\n")
+    window = UsageWindow(bridge.core.get(Usage), bridge)
+    qtbot.addWidget(window)
+    window.period.setCurrentIndex(0)
+    window.show()
+    await until(lambda: window.totals.text() != "Counting…" and not taskset.pending(), message="the week is shown")
+    (home_dir / "data" / FILE_NAME).unlink(missing_ok=True)  # no summary yet: the year is read from the log
+    window.period.setCurrentIndex(3)
+    await asyncio.sleep(0.01)  # the year's reading has begun
+    window.period.setCurrentIndex(0)
+    await until(lambda: not taskset.pending(), message="both periods are counted")
+    assert window.totals.text().startswith("<b>Last 7 days</b>: 1 model calls, 10 tokens"), window.totals.text()
