@@ -61,7 +61,7 @@ from desktop.checkpoints.made import MadeFile, Preview, folder_of, made_files, r
 from desktop.checkpoints.manifests import Manifests
 from desktop.checkpoints.notes import UndoNotes
 from desktop.checkpoints.restore import kind, revert
-from desktop.checkpoints.scan import DIR, LINK, Entry, Limits, Manifest, OverLimit, look, measure, scan
+from desktop.checkpoints.scan import DIR, Entry, Limits, Manifest, OverLimit, look, measure, scan
 from desktop.checkpoints.settings import CheckpointsConfig
 from desktop.checkpoints.undone import Conflict, keep_copies, overwritten_folder
 from desktop.checkpoints.wording import Outcome, conflict_message, path_list, paused_message
@@ -304,8 +304,8 @@ class Checkpoints:
                 todo.append(change)
             elif not _same(now, change.before) and not kind(now) == kind(change.after) == "dir":
                 conflicts.append(Conflict(change.path, change.before, now, memory))
-        # A file to write back whose folder is a link now, one this undo does not put back first: through it, the
-        # path names another file (see `_behind_link`). It is left, and asked about as changed since.
+        # A file to write back whose folder is a link (or a file) now, one this undo does not put back first: through
+        # a link the path names another file (see `_behind_link`). It is left, and asked about as changed since.
         reverted = {c.path for c in todo}
         writes: list[Change | Conflict] = [*todo, *conflicts]
         behind = {c.path for c in writes if c.before is not None and _behind_link(c.path, self._manifest, reverted)}
@@ -466,10 +466,11 @@ def _behind_link(path: str, manifest: Manifest, reverted: set[str]) -> bool:
     """Whether a folder on the way to `path` is a link now, and not among the `reverted` paths (a link there is
     removed before any file is written). Looks never follow a link, so the path as recorded is not there; writing
     it would follow the link to another folder of the workspace and overwrite a file no turn recorded there (the
-    person's, or memory/history.jsonl, which the sandbox may not write)."""
+    person's, or memory/history.jsonl, which the sandbox may not write). A file there now (the person saved one
+    under the name of a folder the turn removed) is as much in the way: nothing can be written under it."""
     parts = path.split("/")[:-1]
     folders = ("/".join(parts[:n]) for n in range(1, len(parts) + 1))
-    return any(f not in reverted and manifest.get(f, _FOLDER).digest.startswith(LINK) for f in folders)
+    return any(f not in reverted and manifest.get(f, _FOLDER).digest != DIR for f in folders)
 
 
 def _is_memory(path: str) -> bool:

@@ -27,7 +27,7 @@ class Conflict:
     before: State  # as the turn found it: what undoing puts back
     now: State  # as it is now
     memory: bool  # a memory file: asked about whether or not it changed since
-    behind_link: bool = False  # a folder on its way is a link now: never written through, even when chosen
+    behind_link: bool = False  # a folder on its way is a link (or a file) now: never written through
 
 
 def overwritten_folder(checkpoints: Path) -> Path:

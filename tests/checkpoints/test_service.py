@@ -590,3 +590,21 @@ async def test_undo_never_writes_through_a_folder_another_turn_made_a_link(core:
     assert "FORGED" not in (ws / "memory/history.jsonl").read_text(), (ws / "memory/history.jsonl").read_text()
     assert (ws / "src/main.py").read_text() == "the person's own code\n"
     assert (ws / "notes").is_symlink() and (ws / "drafts").is_symlink()
+
+
+async def test_undo_rest_with_a_file_where_a_deleted_folder_was_says_why_and_stays_whole(
+        core: Core, chat: Conversation, fake: FakeOpenAI) -> None:
+    """The turn removed a folder; the person then saved a file under its name and keeps it (`/undo rest`): what
+    was in the folder cannot go back, and the person is told so instead of the undo stopping half way."""
+    ws = core.workspace
+    (ws / "notes").mkdir()
+    (ws / "notes/a.txt").write_text("kept\n")
+    (ws / "elsewhere.txt").write_text("before\n")
+    await turn(core, chat, fake, exec_call("rm -r notes && echo after > elsewhere.txt"))
+    (ws / "notes").write_text("my new file\n")
+    said = await undo(chat)
+    assert "`notes`" in said and "Nothing was changed" in said
+    said = await chat_says(chat, "/undo rest")
+    assert (ws / "notes").read_text() == "my new file\n" and (ws / "elsewhere.txt").read_text() == "before\n"
+    assert "restored `elsewhere.txt`" in said and "`notes/a.txt`" in said, said
+    assert (await undo(chat)).startswith("Nothing to undo")  # the undo finished: the turn is undone
