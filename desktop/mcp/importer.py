@@ -43,6 +43,9 @@ def read_servers(path: Path, existing: set[str]) -> Imported:
     result = Imported(source)
     for name, entry in entries.items():
         name = str(name)
+        if not name.strip():  # a row nobody could name, edit (the form wants a name) or tell apart
+            result.skipped[f"“{name}”"] = "a server needs a name"
+            continue
         if name in existing:
             result.skipped[name] = "a server of that name is already configured"
             continue

@@ -130,3 +130,12 @@ def test_files_that_list_no_servers_are_refused_with_the_reason(tmp_path: Path, 
     assert says in str(refused.value)
     with pytest.raises(NotAServerList, match="cannot read"):
         read_servers(tmp_path / "missing.json", existing=set())
+
+
+def test_a_server_without_a_name_is_skipped_with_the_reason(tmp_path: Path) -> None:
+    """An entry under "" (or only spaces) would be a row nobody can name, edit or tell apart: left out, said why."""
+    path = written(tmp_path, "claude.json", '{"mcpServers": {"": {"command": "uvx"}, "  ": {"command": "npx"}, '
+                   '"time": {"command": "uvx", "args": ["mcp-server-time"]}}}')
+    found = read_servers(path, set())
+    assert list(found.added) == ["time"]
+    assert any("needs a name" in line for line in described(found, done=False))
