@@ -51,6 +51,7 @@ MAX_TOOL_PAGES = 100  # a server whose tool (prompt, resource) list never ends i
 # server: its stdio process is killed, then the task gets KILL_GRACE more to notice before it is abandoned.
 STOP_WITHIN = 2.0
 KILL_GRACE = 1.0
+LAST_WORDS = 4096  # bytes of a failed server's log looked at for the last thing it said
 
 
 class ConnectionLost(Exception):
@@ -263,7 +264,14 @@ class ServerConnection:
         connecting = anyio.CancelScope(deadline=anyio.current_time() + within)
         try:
             with self._stderr() as errlog, connecting:
-                await self._serve(errlog, connecting)
+                start = errlog.tell()
+                try:
+                    await self._serve(errlog, connecting)
+                except Exception as exc:
+                    said = _last_words(errlog, start) if self.config.command and not connecting.cancel_called else ""
+                    if said:  # the SDK says only "Connection closed"; why is what the program printed last
+                        raise ConnectionLost(f"{_reason(exc)}; it said: {said}") from exc
+                    raise
         except Exception:
             if not connecting.cancel_called:
                 raise
@@ -420,8 +428,20 @@ class ServerConnection:
     @contextlib.contextmanager
     def _stderr(self) -> Any:
         self.log_file.parent.mkdir(parents=True, exist_ok=True)
-        with open(self.log_file, "a", encoding="utf-8", errors="replace") as handle:
+        with open(self.log_file, "a+", encoding="utf-8", errors="replace") as handle:  # read back: `_last_words`
             yield handle
+
+
+def _last_words(errlog: TextIO, start: int) -> str:
+    """The last line the server printed to its log (stderr) since `start`, cut short: read from the open handle
+    of the app's own log, at most its last few kilobytes."""
+    try:
+        end = os.fstat(errlog.fileno()).st_size
+        tail = os.pread(errlog.fileno(), min(LAST_WORDS, max(0, end - start)), max(start, end - LAST_WORDS))
+    except OSError:
+        return ""
+    lines = [line.strip() for line in tail.decode("utf-8", errors="replace").splitlines() if line.strip()]
+    return lines[-1][:300] if lines else ""
 
 
 def load_sdk() -> None:

@@ -244,3 +244,13 @@ def test_import_of_a_pipe_or_a_huge_file_is_refused_at_once(tmp_path: Path) -> N
     assert result.returncode == 1
     assert result.stderr == f"error: {huge} is 20 MB; a server list is a small text file (at most 10 MB)\n"
     assert yaml.safe_load((tmp_path / "home" / "config.yaml").read_text())["mcp"]["servers"] == {}
+
+
+def test_a_server_that_exits_at_once_is_said_with_its_last_words(tmp_path: Path) -> None:
+    """A program that prints why to stderr and exits (a missing token, a bad argument) fails with what it said,
+    not with the SDK's bare "Connection closed"."""
+    write_config(tmp_path, mcp={"servers": {"early": {"command": "sh", "args": [
+        "-c", "echo starting >&2; echo 'error: GITHUB_TOKEN is not set' >&2; exit 3"]}}})
+    failed = run_cli(tmp_path, "mcp", "test", "early")
+    assert failed.returncode == 1
+    assert "early: failed:" in failed.stdout and "error: GITHUB_TOKEN is not set" in failed.stdout, failed.stdout
