@@ -300,9 +300,10 @@ class Checkpoints:
         for change in turn.changes:
             now = _state(self._manifest.get(change.path))
             memory = _is_memory(change.path) and "dir" not in (kind(change.before), kind(change.after))
-            if _same(now, change.after) and not memory:
+            others = self._holds_others(change, turn)
+            if _same(now, change.after) and not memory and not others:
                 todo.append(change)
-            elif not _same(now, change.before) and not kind(now) == kind(change.after) == "dir":
+            elif others or (not _same(now, change.before) and not kind(now) == kind(change.after) == "dir"):
                 conflicts.append(Conflict(change.path, change.before, now, memory))
         # A file to write back whose folder is a link (or a file) now, one this undo does not put back first: through
         # a link the path names another file (see `_behind_link`). It is left, and asked about as changed since.
@@ -312,6 +313,15 @@ class Checkpoints:
         conflicts = [replace(c, behind_link=True) if c.path in behind else c for c in conflicts]
         conflicts += [Conflict(c.path, c.before, None, False, behind_link=True) for c in todo if c.path in behind]
         return [c for c in todo if c.path not in behind], conflicts
+
+    def _holds_others(self, change: Change, turn: TurnChanges) -> bool:
+        """Whether a folder the turn made in a file's (or link's) place now holds something the turn did not put
+        there (the person's): putting the file back would need the folder gone, so it is asked about as changed
+        since, never emptied."""
+        if kind(change.after) != "dir" or kind(change.before) in (None, "dir"):
+            return False
+        inside, made = change.path + "/", {c.path for c in turn.changes}
+        return any(path.startswith(inside) and path not in made for path in self._manifest)
 
     async def _work(self) -> None:
         try:

@@ -608,3 +608,17 @@ async def test_undo_rest_with_a_file_where_a_deleted_folder_was_says_why_and_sta
     assert (ws / "notes").read_text() == "my new file\n" and (ws / "elsewhere.txt").read_text() == "before\n"
     assert "restored `elsewhere.txt`" in said and "`notes/a.txt`" in said, said
     assert (await undo(chat)).startswith("Nothing to undo")  # the undo finished: the turn is undone
+
+
+async def test_undo_of_a_file_made_a_folder_the_person_since_put_a_file_in_keeps_their_file_and_says_so(
+        core: Core, chat: Conversation, fake: FakeOpenAI) -> None:
+    ws = core.workspace
+    (ws / "plan").write_text("the old plan\n")
+    await turn(core, chat, fake, exec_call("rm plan && mkdir plan && echo part > plan/one.txt"))
+    (ws / "plan/mine.txt").write_text("my own notes\n")
+    said = await undo(chat)
+    assert "`plan` changed since that turn" in said and "Nothing was changed" in said, said
+    said = await chat_says(chat, "/undo anyway")
+    assert (ws / "plan/mine.txt").read_text() == "my own notes\n" and not (ws / "plan/one.txt").exists()
+    assert "removed `plan/one.txt`" in said and "left `plan` as it is now" in said, said
+    assert (await undo(chat)).startswith("Nothing to undo")  # the undo finished: the turn is undone
