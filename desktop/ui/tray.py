@@ -122,7 +122,8 @@ class Tray(QObject):
         self.recent_menu.clear()
         for info in chats:
             title = info.title if len(info.title) <= LONGEST_TITLE else info.title[:LONGEST_TITLE - 1] + "…"
-            action = self.recent_menu.addAction(title.replace("&", "&&"))
+            # "&" would underline the next letter; after a tab Qt shows the rest apart, as a shortcut key
+            action = self.recent_menu.addAction(title.replace("&", "&&").replace("\t", " "))
             action.triggered.connect(lambda _checked=False, key=info.key: self.open_chat.emit(key))
         if not chats:
             self.recent_menu.addAction("No chats yet").setEnabled(False)

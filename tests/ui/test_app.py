@@ -519,3 +519,14 @@ async def test_the_tray_lists_the_recent_chats_and_opens_one(shell: Shell, fake:
     recent.grab().save("/tmp/tray-recent.png")
     recent.actions()[0].trigger()
     assert chat.isVisible() and chat.current_key == "desktop:trip"  # type: ignore[attr-defined]
+
+
+async def test_a_recent_chat_whose_title_holds_a_tab_is_listed_whole(shell: Shell, fake: FakeOpenAI) -> None:
+    """A first message pasted from a spreadsheet names its chat with a tab in it; in a menu, Qt shows what follows
+    a tab as a shortcut key, apart from the rest of the title."""
+    recent = shell.tray.recent_menu
+    fake.add({"content": "Noted."})
+    shell.bridge.send("desktop:sheet", "Budget\tQ3 numbers")
+    await until(lambda: any(a.text().startswith("Budget") for a in recent.actions()), timeout=30,
+                message="the chat listed once its turn ended")
+    assert [a.text() for a in recent.actions() if a.text().startswith("Budget")] == ["Budget Q3 numbers"]
