@@ -24,6 +24,7 @@ from shiboken6 import isValid
 from desktop.config import Config
 from desktop.settings import SettingsError
 from desktop.ui.bridge import CoreBridge
+from desktop.ui.plain_text import plain_box
 
 OK_COLOUR, WARN_COLOUR, ERROR_COLOUR = "#2e7d32", "#b26a00", "#c0392b"
 T = TypeVar("T")
@@ -134,10 +135,12 @@ def wheel_needs_focus(root: QWidget) -> None:
         field.installEventFilter(_guard)  # Qt keeps one entry per filter, however often installed
 
 
-async def confirm(parent: QWidget, title: str, text: str, accept: str, detail: str = "") -> bool:
+async def confirm(parent: QWidget, title: str, text: str, accept: str, detail: str = "",
+                  icon: QMessageBox.Icon = QMessageBox.Icon.Question) -> bool:
     """Ask a yes-or-no question in a box over `parent`: True when `accept` (the yes button's words) is
-    clicked, False for Cancel or the box closed."""
-    box = QMessageBox(QMessageBox.Icon.Warning, title, text, QMessageBox.StandardButton.NoButton, parent)
+    clicked, False for Cancel or the box closed. `text` shows as words: it often names what it acts on as others
+    named it (a server, a skill's folder, a reminder, a chat)."""
+    box = plain_box(icon, title, text, QMessageBox.StandardButton.NoButton, parent)
     if detail:
         box.setDetailedText(detail)
     yes = box.addButton(accept, QMessageBox.ButtonRole.AcceptRole)
@@ -161,7 +164,8 @@ async def confirm_replace_broken(parent: QWidget, problems: list[str], unreadabl
             else "config.yaml has problems, so some of your settings could not be read")
     return await confirm(parent, "Replace config.yaml?",
                          f"{said} ({problems[0]}). Saving replaces the file with the settings shown here; the old "
-                         "file is kept as a copy next to it.", "Save and keep a copy", "\n".join(problems))
+                         "file is kept as a copy next to it.", "Save and keep a copy", "\n".join(problems),
+                         icon=QMessageBox.Icon.Warning)
 
 
 async def save_edited_config(parent: QWidget, bridge: CoreBridge,

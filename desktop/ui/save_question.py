@@ -7,8 +7,9 @@ from __future__ import annotations
 import asyncio
 from collections.abc import Callable
 
-from PySide6.QtCore import Qt
 from PySide6.QtWidgets import QMessageBox, QWidget
+
+from desktop.ui.plain_text import plain_box
 
 Choice = QMessageBox.StandardButton
 
@@ -16,10 +17,8 @@ Choice = QMessageBox.StandardButton
 def ask_to_save(parent: QWidget, text: str, answered: Callable[[Choice], None]) -> QMessageBox:
     """Ask over `parent`; `answered` gets the button chosen (Cancel when the question was dismissed). `text` is
     shown as words: it may name what is edited as others named it (a skill's folder a command made)."""
-    box = QMessageBox(QMessageBox.Icon.Question, "Save your changes?", "",
-                      Choice.Save | Choice.Discard | Choice.Cancel, parent)
-    box.setTextFormat(Qt.TextFormat.PlainText)
-    box.setText(text)
+    box = plain_box(QMessageBox.Icon.Question, "Save your changes?", text, Choice.Save | Choice.Discard | Choice.Cancel,
+                    parent)
     box.setDefaultButton(Choice.Save)
 
     def finished(_result: int) -> None:

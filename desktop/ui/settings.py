@@ -586,7 +586,7 @@ class SettingsWindow(QWidget):
         if value_at(edited, NETWORK) != HOST or value_at(self._untouched, NETWORK) == HOST or in_force == HOST:
             return True
         if await confirm(self, "Give commands this computer's network?", HOST_NETWORK_QUESTION,
-                         "Use this computer's network"):
+                         "Use this computer's network", icon=QMessageBox.Icon.Warning):
             return True
         row = self.rows[NETWORK]
         row.show(in_force)

@@ -38,7 +38,7 @@ from PySide6.QtWidgets import (
 from desktop.kernel.channels import Channel, channel_of
 from desktop.session.session import SessionInfo
 from desktop.ui.markdown import mix
-from desktop.ui.plain_text import plain_tip
+from desktop.ui.plain_text import plain_box, plain_tip
 
 KEY_ROLE = Qt.ItemDataRole.UserRole + 1
 DETAIL_ROLE = Qt.ItemDataRole.UserRole + 2
@@ -317,10 +317,9 @@ class SessionList(QWidget):
         item = self._item(key)
         if item is None:
             return
-        box = QMessageBox(QMessageBox.Icon.Question, "Delete chat", "",
-                          QMessageBox.StandardButton.Yes | QMessageBox.StandardButton.Cancel, self)
-        box.setTextFormat(Qt.TextFormat.PlainText)  # the title may be a reminder's name, as the model chose it
-        box.setText(f"Delete “{item.text()}”?\nIts messages are removed from disk; this cannot be undone.")
+        box = plain_box(QMessageBox.Icon.Question, "Delete chat",  # the title may be a reminder's, the model's words
+                        f"Delete “{item.text()}”?\nIts messages are removed from disk; this cannot be undone.",
+                        QMessageBox.StandardButton.Yes | QMessageBox.StandardButton.Cancel, self)
         box.button(QMessageBox.StandardButton.Yes).setText("Delete")
         box.setDefaultButton(QMessageBox.StandardButton.Cancel)
         box.setWindowModality(Qt.WindowModality.WindowModal)

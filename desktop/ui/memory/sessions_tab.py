@@ -28,6 +28,7 @@ from desktop.kernel.local_time import local_time
 from desktop.kernel.taskset import spawn
 from desktop.memory.export import session_markdown
 from desktop.ui.bridge import CoreBridge
+from desktop.ui.form_widgets import confirm
 from desktop.ui.skills import dialogs
 from desktop.ui.skills.details import Notice
 from desktop.ui.skills.model import GREEN, RED
@@ -55,7 +56,7 @@ class SessionsTab(QWidget):
         self.bridge = bridge
         # The questions this tab asks; tests replace them with plain coroutines.
         self.confirm: Callable[[str, str, str], Awaitable[bool]] = (
-            lambda title, text, action: dialogs.confirm(self, title, text, action))
+            lambda title, text, action: confirm(self, title, text, action))
         self.pick_export_path: Callable[[str], Awaitable[Path | None]] = (
             lambda suggested: pick_export_path(self, suggested))
         self.model = QStandardItemModel(0, 3, self)

@@ -38,6 +38,7 @@ from desktop.reminders.tool import grants_in_words
 from desktop.scheduler.schedules import describe
 from desktop.ui.bridge import CoreBridge
 from desktop.ui.chats.names import ChatNames
+from desktop.ui.form_widgets import confirm
 from desktop.ui.plain_text import plain_tip
 from desktop.ui.skills import dialogs
 from desktop.ui.skills.details import Notice
@@ -171,7 +172,7 @@ class RemindersWindow(QWidget):
         self.resize(860, 420)
         # The question Delete asks; tests replace it with a plain coroutine.
         self.confirm: Callable[[str, str, str], Awaitable[bool]] = (
-            lambda title, text, action: dialogs.confirm(self, title, text, action))
+            lambda title, text, action: confirm(self, title, text, action))
         # The tools dialog; tests replace it with a plain coroutine. None: cancelled.
         self.ask_tools: Callable[[Job], Awaitable[dict[str, Grant] | None]] = (
             lambda job: ask_tools(self, job, reminders))

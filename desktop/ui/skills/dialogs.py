@@ -10,14 +10,12 @@ import re
 from collections.abc import Collection
 from pathlib import Path
 
-from PySide6.QtCore import Qt
 from PySide6.QtWidgets import (
     QDialog,
     QDialogButtonBox,
     QFileDialog,
     QLabel,
     QLineEdit,
-    QMessageBox,
     QVBoxLayout,
     QWidget,
 )
@@ -128,16 +126,3 @@ async def pick_source(parent: QWidget, kind: str) -> Path | None:
     dialog.deleteLater()
     return Path(chosen[0]) if accepted and chosen else None
 
-
-async def confirm(parent: QWidget, title: str, text: str, action: str) -> bool:
-    """Ask before `action`; True when it is chosen. `text` names what it acts on (a skill's folder, a reminder, a
-    chat) as others named it: it is shown as words, never as markup."""
-    box = QMessageBox(QMessageBox.Icon.Question, title, "", QMessageBox.StandardButton.Cancel, parent)
-    box.setTextFormat(Qt.TextFormat.PlainText)
-    box.setText(text)
-    go = box.addButton(action, QMessageBox.ButtonRole.AcceptRole)
-    box.setDefaultButton(QMessageBox.StandardButton.Cancel)
-    await run_dialog(box)
-    chosen = box.clickedButton() is go
-    box.deleteLater()
-    return chosen

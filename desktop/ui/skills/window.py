@@ -40,6 +40,7 @@ from desktop.skills import Skills, files
 from desktop.skills.install import InstallError, SkillExistsError, install_skill
 from desktop.skills.loader import SkillsLoader, SkillStatus, set_skill_enabled
 from desktop.ui.bridge import CoreBridge
+from desktop.ui.form_widgets import confirm
 from desktop.ui.links import open_link
 from desktop.ui.save_question import Choice, asked_to_save
 from desktop.ui.skills import dialogs
@@ -103,7 +104,7 @@ class SkillsWindow(QWidget):
             self, taken, {s.name: s.source for s in self.model.statuses() if s.source != "workspace"})
         self.pick_source: Callable[[str], Awaitable[Path | None]] = lambda kind: dialogs.pick_source(self, kind)
         self.confirm: Callable[[str, str, str], Awaitable[bool]] = (
-            lambda title, text, action: dialogs.confirm(self, title, text, action))
+            lambda title, text, action: confirm(self, title, text, action))
         self.open_url: Callable[[QUrl], object] = QDesktopServices.openUrl
         self._tasks = TaskSet("the skills window", self._failed)
         self._write_lock = asyncio.Lock()  # config.yaml writes, one at a time

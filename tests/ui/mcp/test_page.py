@@ -400,3 +400,29 @@ async def test_a_servers_error_that_spells_markup_shows_as_words_and_loads_no_fi
         pipe.unlink()  # gone before it has no watcher: whatever still read it would hang the test
     assert errors == {name: f"Last error: {why}" for name, why in said.items()}
     assert reads == [], "the page read the pipe a server's error named"
+
+
+
+async def test_removing_a_server_named_as_markup_asks_in_words_and_loads_no_file(
+        qtbot: QtBot, bridge: CoreBridge, tmp_path: Path) -> None:
+    """Remove asks first, naming the server as it is named, and names come from files of other programs (an
+    import): one spelling <img src="/a/pipe"> was read as markup by the question, and Qt read the file it named."""
+    page = await opened(qtbot, bridge)
+    pipe = tmp_path / "pipe"
+    names = [f'<img src="{pipe}">', f"<IMG SRC='{pipe}'>"]
+    for name in names:
+        await bridge.core.settings.update(lambda config, n=name: config.section(McpConfig).servers.__setitem__(
+            n, McpServerConfig(command="true", enabled=False)))
+    await until(lambda: set(names) <= set(page.rows), message="the servers listed")
+    asked = []
+    with watched_pipe(pipe) as reads:
+        for name in names:
+            spawned = asyncio.ensure_future(page.remove(name))
+            await until(lambda: shown(page, QMessageBox), message="the question is shown")
+            question = shown(page, QMessageBox)
+            question.grab()  # laid out and painted, as on screen
+            asked.append(question.text())
+            await answer(page, "Cancel")
+            await spawned
+    assert [words.split("?")[0] for words in asked] == [f"Remove the MCP server “{name}”" for name in names]
+    assert reads == [], "the question read the pipe a server's name pointed at"
