@@ -191,7 +191,7 @@ ALLOWED: dict[str, str] = {
     "desktop/ui/icons.py:install_theme_icons": _SHIPPED,
     "desktop/ui/pyside_imports.py:_source_names_pyside": "the source file of a module the app imported (its own or an installed package's; nothing is imported from the workspace)",
     "desktop/ui/mcp/page.py:_tail": _OWN,
-    "desktop/ui/settings.py:SettingsWindow.form_config": _CHOSEN + " (is the workspace field a file?)",
+    "desktop/ui/settings_save.py:SettingsSave.form_config": _CHOSEN + " (is the workspace field a file?)",
     "desktop/voice/dispatcher.py:say": "runs spd-say with an answer's words on its input; no file of the workspace",
     "desktop/voice/dispatcher.py:_cancel": "runs spd-say --cancel; no file",
     "desktop/workspace/layout.py:ensure_workspace": "makes the workspace folder itself, where the person chose it",

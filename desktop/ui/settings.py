@@ -9,17 +9,15 @@ holds only simple settings gets its page without a line here:
 `host.add_settings_page(title, caption, lambda: SettingsGroup("key"))` in its `attach_ui` (desktop/ui/host.py);
 the window loads and saves that page's rows with its own.
 
-Save writes config.yaml atomically and switches the running core to it, so nothing needs a restart.
-A config.yaml that had problems is only replaced after the user agrees, and a copy of it is kept; one that
-cannot be read at all shows (and saves) the settings in force, never defaults.
+What Save does is desktop/ui/settings_save.py, the window's base class: this module builds the pages, shows
+config.yaml in them, follows it and closes the window. A config.yaml that cannot be read at all shows (and
+saves) the settings in force, never defaults.
 
 The window follows config.yaml while it is open (a hand edit, a card's "Always allow", the command line):
 with nothing changed in it, it shows the file anew; with changes of the person's own, it says the file
-changed and keeps them. Either way Save writes only the keys the person changed here, on top of the file
-as it is then, so an edit made elsewhere is never undone by values the window showed before it. Closing
-with unsaved changes asks first, also for a page that saves itself (Personalisation), which Save saves too;
-closing while a save is under way waits for it instead (closed once saved, open with the refusal if not);
-giving commands this computer's network asks what that opens."""
+changed and keeps them. Either way Save writes only the keys the person changed here. Closing with unsaved
+changes asks first, also for a page that saves itself (Personalisation), which Save saves too; closing while
+a save is under way waits for it instead (closed once saved, open with the refusal if not)."""
 
 from __future__ import annotations
 
@@ -27,9 +25,7 @@ import asyncio
 import copy
 import math
 from collections.abc import Callable, Sequence
-from dataclasses import dataclass
-from pathlib import Path
-from typing import Any, Protocol, runtime_checkable
+from typing import Any
 
 from PySide6.QtCore import Qt
 from PySide6.QtGui import QCloseEvent, QKeySequence, QShowEvent
@@ -53,33 +49,27 @@ from PySide6.QtWidgets import (
 )
 from shiboken6 import isValid
 
-from desktop.config import Config, Declared, by_key, declared, lookup, set_value_at, value_at
+from desktop.config import Config, Declared, by_key, declared, lookup, value_at
 from desktop.kernel.taskset import spawn
-from desktop.settings import carry_edits, edited_keys
+from desktop.settings import edited_keys
 from desktop.tools import Tools
 from desktop.tools.sandbox import SandboxMode
-from desktop.tools.sandbox_network import HOST
 from desktop.ui import hotkey
 from desktop.ui.approvals.policies import USUAL_NOTE, ToolPolicies
 from desktop.ui.approvals.rules import ApprovalRules
 from desktop.ui.bridge import CoreBridge
 from desktop.ui.form_widgets import (
-    ERROR_COLOUR,
-    OK_COLOUR,
     WARN_COLOUR,
-    confirm,
     heading,
     note_label,
-    save_edited_config,
     set_note,
     wheel_needs_focus,
-    while_greyed,
     with_note,
 )
-from desktop.ui.hotkey.x11 import KEY_NAMES_HINT, is_key_name
 from desktop.ui.model_form import ModelForm
 from desktop.ui.save_question import Choice, ask_to_save
 from desktop.ui.settings_pages import SettingsPages
+from desktop.ui.settings_save import SavesItself, SettingsSave
 
 STYLE = """
 #banner, #stale { background: #fff4d6; color: #5c4400; border: 1px solid #e8cf8a; border-radius: 4px; padding: 8px; }
@@ -87,41 +77,9 @@ STYLE = """
 STALE = ("config.yaml changed since you opened Settings. Save writes only what you changed here on top of it; "
          "the other values shown here may be older than the file's. Close and discard your changes to see the "
          "file's settings.")
-NETWORK = "tools.exec.network"
-LONGEST_ANSWER = "The longest answer must be shorter than the context window."
-DESKTOP_KEYS = "hotkeys."  # the desktop context's keys (and dictation's), each typed as a line of text
-HOST_NETWORK_QUESTION = (
-    "Commands the assistant runs would share this computer's network. They could then reach the services "
-    "running on this computer (databases, development servers, anything on 127.0.0.1), the devices on your "
-    "local network and its router, cloud metadata addresses, and the desktop's X server and D-Bus sockets, "
-    "through which a command can watch your screen, type into other windows or drive other apps.\n\n"
-    "“Public internet only” lets commands download what they need without any of that.")
 
 
-@dataclass(frozen=True)
-class Refusal:
-    """Why Save is refused, and the field holding the value to fix: Save turns to its page and puts the cursor
-    in it, since the message alone, under a page that does not show the field, does not say where to look."""
-
-    message: str
-    field: QWidget
-
-
-@runtime_checkable
-class SavesItself(Protocol):
-    """A feature's page that keeps what it shows outside config.yaml (Personalisation: USER.md and SOUL.md). The
-    window's Save saves it too, and Close asks first while it holds changes, as for the window's own settings."""
-
-    def unsaved(self) -> list[str]:
-        """What the person changed on the page and has not saved, by label: empty when nothing."""
-        ...
-
-    async def save(self) -> bool:
-        """Save it; False when something was not saved (the page says why, and keeps the typing)."""
-        ...
-
-
-class SettingsWindow(QWidget):
+class SettingsWindow(SettingsSave):
     def __init__(self, bridge: CoreBridge, pages: Sequence[tuple[str, str, Callable[[], QWidget]]] = (),
                  tools: Tools | None = None, parent: QWidget | None = None) -> None:
         """`pages`: the features' own pages (title, caption, build), shown between Tools and General;
@@ -134,8 +92,6 @@ class SettingsWindow(QWidget):
         self._shown: Config | None = None  # config.yaml as the form last showed it
         self._first_shown = asyncio.Event()  # until then the form's fields are empty, not the person's settings
         self._untouched = Config()  # `_shown` as the form gives it back before anyone changes a field
-        self._saving = False  # the file is being written: its change is the window's own
-        self._save_under_way: asyncio.Future[bool] | None = None  # whether the save under way saved, once it ends
         self._asking: QMessageBox | None = None  # "Save your changes?" while it is open
         self.setWindowTitle("Settings — Nanobot Tray")
         self.setStyleSheet(STYLE)
@@ -409,205 +365,6 @@ class SettingsWindow(QWidget):
         else:
             self.banner.setText(f"config.yaml has problems; defaults are used for these settings:\n{shown}")
 
-    # ----- save
-    def form_config(self, config: Config) -> Refusal | None:
-        """Put every value of the form into `config` (a wrong one too, so a change is seen as one); a refusal
-        says which value is wrong, and where (the first one found)."""
-        found = self.model_form.problem_at()
-        wrong = Refusal(*found) if found else None
-        had_model = bool(config.model)
-        self.model_form.apply_to(config)
-        if had_model and not config.model:  # cleared by mistake: no chat could be answered
-            wrong = wrong or Refusal("Choose the model that answers (pick one on the Model page, or type its name) "
-                                     "first.", self.model_form.model)
-        self.tool_policies.apply_to(config)
-        for key, row in self.rows.items():
-            set_value_at(config, key, row.value())
-        if config.max_tokens >= config.context_window_tokens:
-            wrong = wrong or Refusal(LONGEST_ANSWER, self.field("max_tokens"))
-        folder = self.workspace.text().strip()
-        config.workspace = folder or None
-        if folder and not Path(folder).expanduser().is_absolute():
-            wrong = wrong or Refusal(f"The workspace folder must be a full path, e.g. {Path.home() / 'Nanobot'}",
-                                     self.workspace)
-        if folder and Path(folder).expanduser().is_file():
-            wrong = wrong or Refusal(f"The workspace must be a folder; {folder} is a file.", self.workspace)
-        chord = self.hotkey.keySequence().toString(QKeySequence.SequenceFormat.PortableText).replace("Meta", "Super")
-        config.hotkey = chord
-        try:
-            hotkey.parse_chord(chord)
-        except ValueError as exc:
-            wrong = wrong or Refusal(f"Hotkey: {exc}", self.hotkey)
-        return wrong or self._keys_problem(chord) or self._allow_problem()
-
-    def _allow_problem(self) -> Refusal | None:
-        """A name in what the heartbeat may use without asking that no tool has, or `mcp:SERVER` naming no server
-        set up, would be saved and never grant anything. A server set up (on the MCP page, saved at once) is taken
-        connected or not: its tools are known only once it is connected."""
-        if self._tools is None:
-            return None
-        known = self._tools.grants()
-        row = self.rows["schedules.heartbeat_allow"]
-        unknown = [name for name in row.value() if name not in known and not name.startswith("mcp:")]
-        if unknown:
-            tools = ", ".join(name for name in known if not name.startswith("mcp:"))
-            return Refusal(f"{row.spec.setting.label}: there is no tool named {', '.join(unknown)}. The tools are "
-                           f"{tools}, or mcp:SERVER for an MCP server's.", row.widget)
-        servers = sorted(value_at(self.bridge.settings.config, "mcp.servers"))
-        absent = [name.removeprefix("mcp:") for name in row.value()
-                  if name.startswith("mcp:") and name.removeprefix("mcp:") not in servers]
-        if not absent:
-            return None
-        there = f"The servers are {', '.join(servers)}." if servers else "No MCP server is set up (MCP servers page)."
-        return Refusal(f"{row.spec.setting.label}: there is no MCP server named {', '.join(absent)}. {there}",
-                       row.widget)
-
-    def _keys_problem(self, quick: str) -> Refusal | None:
-        """The desktop context's keys are lines of text: each must be a chord, and no two of the app's keys the
-        same (the second grab of a key fails, and is then reported as another program's)."""
-        named: dict[str, tuple[str, QWidget]] = {row.spec.setting.label: (str(row.value()), row.widget)
-                                                 for key, row in self.rows.items() if key.startswith(DESKTOP_KEYS)}
-        named["the quick prompt's hotkey"] = quick, self.hotkey
-        seen: dict[hotkey.Chord, str] = {}
-        for name, (text, field) in named.items():
-            try:
-                chord = hotkey.parse_chord(text)
-            except ValueError as exc:
-                return Refusal(f"{name}: {exc}", field)
-            if not is_key_name(chord.key):
-                return Refusal(f"{name}: there is no key named '{text.split('+')[-1].strip()}'; {KEY_NAMES_HINT}.",
-                               field)
-            if chord in seen:
-                return Refusal(f"{seen[chord]} and {name} are both {chord}: give each its own key.", field)
-            seen[chord] = name
-        return None
-
-    def _form_values(self) -> tuple[Config, Refusal | None]:
-        """The config the form shows: what it last showed, with every field's value put in."""
-        config = copy.deepcopy(self._shown) if self._shown is not None else Config()
-        return config, self.form_config(config)
-
-    async def save(self) -> bool:
-        """Save the person's changes; False when nothing was saved (the status line says why). The pages are greyed
-        until it is done: it can wait long (the model helper starting, the keyring's password prompt open), and a
-        value typed meanwhile would be neither saved nor counted as unsaved. The cursor goes back where it was."""
-        self.save_button.setEnabled(False)
-        outcome = self._save_under_way = asyncio.get_running_loop().create_future()
-        saved = False
-        try:
-            saved = await while_greyed(self.tabs, self._save())
-            return saved
-        finally:
-            self._save_under_way = None
-            outcome.set_result(saved)
-            self.save_button.setEnabled(True)
-
-    async def _save(self) -> bool:
-        await self._first_shown.wait()  # Save (Enter, or on closing) in a window still reading config.yaml
-        edited, wrong = self._form_values()
-        wrong = wrong or await self._unnamed_provider(edited)
-        if wrong:
-            self._refuse(wrong)
-            return False
-        if not await self._host_network_agreed(edited):
-            return False
-        written: list[Config] = []
-
-        def edit(current: Config) -> str | None:
-            carry_edits(self._untouched, edited, current)
-            if current.max_tokens >= current.context_window_tokens:  # with the file's value of the other
-                return LONGEST_ANSWER
-            written.append(current)
-            return None
-
-        self._saving = True  # the writer tells the window of its own save: not a change made elsewhere
-        try:
-            saved, message = await save_edited_config(self, self.bridge, edit)
-        finally:
-            self._saving = False
-        if not saved:
-            self._say(message, ERROR_COLOUR)
-            return False
-        self._show_problems([])
-        self._show_command_mode(await self._tools.command_mode() if self._tools else None)
-        not_stored = await self.model_form.store_typed_key()
-        problem = str(not_stored) if not_stored else await self._apply_autostart()
-        self._saved(written[0])
-        held = [title for title, page in self._own_saves if page.unsaved() and not await page.save()]
-        if held:
-            problem = " ".join(filter(None, [problem, f"{' and '.join(held)}: not saved; that page says why "
-                                                          "and keeps your text."]))
-        if problem:
-            self._say(f"{message} But: {problem}", ERROR_COLOUR)
-        else:
-            self._say(message, OK_COLOUR)
-        return not held  # a page that kept its text keeps the window open (Save on closing too)
-
-    async def _unnamed_provider(self, edited: Config) -> Refusal | None:
-        """The model form's check of the name's provider, made only about a name or address changed here: one
-        saved before stays as it is (the chat says what is wrong with it)."""
-        if (edited.model, edited.api_base) == (self._untouched.model, self._untouched.api_base):
-            return None
-        problem = await self.model_form.unnamed_provider(self.status)  # the pages greyed by save()
-        return Refusal(problem, self.model_form.provider) if problem else None
-
-    def _refuse(self, refusal: Refusal) -> None:
-        """Say why nothing was saved, on the page of the value to fix, with the cursor in its field."""
-        self.tabs.setEnabled(True)  # the save ends here: a greyed field takes no cursor
-        self._say(refusal.message, ERROR_COLOUR)
-        field = refusal.field
-        page: QWidget | None = field
-        while page is not None and page.parentWidget() is not self.tabs.pages:
-            page = page.parentWidget()
-        if page is None:
-            return
-        self.tabs.setCurrentIndex(self.tabs.indexOf(page))
-        area = field.parentWidget()
-        while area is not None and not isinstance(area, QScrollArea):
-            area = area.parentWidget()
-        if area is not None:
-            area.ensureWidgetVisible(field)
-        field.setFocus(Qt.FocusReason.OtherFocusReason)
-
-    def _saved(self, config: Config) -> None:
-        """What was written is what the form starts from now; after the file changed meanwhile, it shows it
-        whole (its other values are the file's). A key that could not be stored stays typed."""
-        if not self.stale.isHidden():
-            typed = self.model_form.key.text()
-            self.load(config)
-            self.model_form.key.setText(typed)
-        else:
-            self._shown = copy.deepcopy(config)
-            self._untouched = self._form_values()[0]
-
-    async def _host_network_agreed(self, edited: Config) -> bool:
-        """Switching commands to this computer's network asks first; Cancel puts the mode in force back."""
-        in_force = value_at(self.bridge.settings.config, NETWORK)
-        if value_at(edited, NETWORK) != HOST or value_at(self._untouched, NETWORK) == HOST or in_force == HOST:
-            return True
-        if await confirm(self, "Give commands this computer's network?", HOST_NETWORK_QUESTION,
-                         "Use this computer's network", icon=QMessageBox.Icon.Warning):
-            return True
-        row = self.rows[NETWORK]
-        row.show(in_force)
-        shown = row.widget.currentText() if isinstance(row.widget, QComboBox) else in_force
-        self._say(f"Not saved. Network for commands is back to “{shown}” (Save again for your other changes).",
-                  ERROR_COLOUR)
-        return False
-
-    async def _apply_autostart(self) -> str | None:
-        wanted = self.autostart.isChecked()
-        if self._autostart_was is None or wanted == self._autostart_was:
-            return None
-        from desktop import autostart
-
-        try:
-            await asyncio.to_thread(autostart.set_enabled, wanted)
-        except OSError as exc:
-            return f"starting at login could not be changed ({exc})."
-        self._autostart_was = wanted
-        return None
-
     def _browse(self) -> None:
         dialog = QFileDialog(self, "Choose the workspace folder",
                              self.workspace.text() or self.workspace.placeholderText())
@@ -615,9 +372,6 @@ class SettingsWindow(QWidget):
         dialog.setOption(QFileDialog.Option.ShowDirsOnly, True)
         dialog.fileSelected.connect(self.workspace.setText)
         dialog.open()
-
-    def _say(self, text: str, colour: str) -> None:
-        set_note(self.status, text, colour)
 
 
 def show_settings_page(title: str) -> bool:
