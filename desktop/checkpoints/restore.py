@@ -7,7 +7,8 @@ files alone (service.py `_plan`); a link made in the instant since its look make
 from __future__ import annotations
 
 import os
-from collections.abc import Callable
+from collections.abc import Callable, Iterator
+from contextlib import contextmanager
 from pathlib import Path, PurePosixPath
 
 from desktop.checkpoints.journal import Change, State
@@ -22,28 +23,48 @@ def kind(state: State) -> str | None:
     return "dir" if state[0] == DIR else "link" if state[0].startswith(LINK) else "file"
 
 
+class NotPutBack(OSError):
+    """Putting `path` back failed (a folder the person made read-only, a full disk): the undo stops there, and the
+    person is told which file and why."""
+
+    def __init__(self, path: str, error: OSError) -> None:
+        super().__init__(error.errno, error.strerror or str(error))
+        self.path = path
+
+
 def revert(root: Path, changes: list[Change], content: Callable[[str], bytes]) -> None:
     """Make every path of `changes` as its `before` says: what the turn made is removed (folders only when
     empty: something the person put there stays), what it deleted or changed is written back (`content` gives
-    a file's kept bytes by digest). Order matters where a file became a folder or back."""
+    a file's kept bytes by digest). Order matters where a file became a folder or back. Stops at the first path
+    that cannot be put back (NotPutBack); a file is written whole or not at all, so none is left half written."""
     made = [c for c in changes if kind(c.after) not in (None, "dir") and kind(c.before) != kind(c.after)]
     for change in made:
-        access.remove(root, change.path, links=False)
+        with _putting_back(change.path):
+            access.remove(root, change.path, links=False)
     for change in sorted((c for c in changes if kind(c.after) == "dir" and kind(c.before) != "dir"),
                          key=lambda c: -len(PurePosixPath(c.path).parts)):
         access.remove_empty_dir(root, change.path, links=False)
     for change in sorted((c for c in changes if kind(c.before) == "dir" and kind(c.after) != "dir"),
                          key=lambda c: len(PurePosixPath(c.path).parts)):
-        with access.opened_dir(root, change.path, create=True, links=False) as fd:
+        with _putting_back(change.path), access.opened_dir(root, change.path, create=True, links=False) as fd:
             os.fchmod(fd, change.before[1] if change.before else 0o755)
     for change in changes:
         before = change.before
         if before is None or kind(before) == "dir":
             continue
-        if kind(before) == "link":
-            _put_link(root, change.path, before[0][len(LINK):])
-        else:
-            access.write_bytes(root, change.path, content(before[0]), mode=before[1], links=False)
+        with _putting_back(change.path):
+            if kind(before) == "link":
+                _put_link(root, change.path, before[0][len(LINK):])
+            else:
+                access.write_bytes(root, change.path, content(before[0]), mode=before[1], links=False)
+
+
+@contextmanager
+def _putting_back(path: str) -> Iterator[None]:
+    try:
+        yield
+    except OSError as exc:
+        raise NotPutBack(path, exc) from exc
 
 
 def _put_link(root: Path, relpath: str, target: str) -> None:

@@ -60,11 +60,11 @@ from desktop.checkpoints.journal import Change, Journal, State, TurnChanges
 from desktop.checkpoints.made import MadeFile, Preview, folder_of, made_files, read_preview
 from desktop.checkpoints.manifests import Manifests
 from desktop.checkpoints.notes import UndoNotes
-from desktop.checkpoints.restore import kind, revert
+from desktop.checkpoints.restore import NotPutBack, kind, revert
 from desktop.checkpoints.scan import DIR, Entry, Limits, Manifest, OverLimit, look, measure, scan
 from desktop.checkpoints.settings import CheckpointsConfig
 from desktop.checkpoints.undone import Conflict, keep_copies, overwritten_folder
-from desktop.checkpoints.wording import Outcome, conflict_message, path_list, paused_message
+from desktop.checkpoints.wording import Outcome, conflict_message, path_list, paused_message, unfinished_message
 from desktop.kernel.host import Host
 from desktop.session.session import now_iso
 from desktop.workspace import access
@@ -284,7 +284,10 @@ class Checkpoints:
                 except OSError as exc:
                     return UndoResult(f"Did not undo “{turn.label}”: what {path_list(copies)} hold now could not be "
                                       f"kept first ({exc.strerror or exc}). Nothing was changed.", turn)
-            await asyncio.to_thread(revert, root, writes, self.blobs.read)
+            try:
+                await asyncio.to_thread(revert, root, writes, self.blobs.read)
+            except OSError as exc:
+                return await self._unfinished(turn, root, writes, exc)
             await asyncio.to_thread(self._refresh, root, [c.path for c in writes])
             await self.journal.mark_undone(turn)
         self._save_when_quiet()
@@ -292,6 +295,20 @@ class Checkpoints:
         await self.notes.leave(chat, *outcome.note())
         self.host.publish(ChangesUndone(chat, turn.id))
         return UndoResult(outcome.message(), turn, kept=kept)
+
+    async def _unfinished(self, turn: TurnChanges, root: Path, writes: list[Change], exc: OSError) -> UndoResult:
+        """A path could not be put back (the lock held): the turn stays not undone, so undoing it again once the
+        cause is gone puts back the rest (what is back already needs nothing then, see `_plan`). The paths written
+        are looked at again, so neither the message nor a later turn takes them for as the turn left them."""
+        log.warning("undoing %s stopped: %s", turn.id, exc)
+        try:
+            await asyncio.to_thread(self._refresh, root, [c.path for c in writes])
+        except OSError as again:
+            log.warning("looking at what the undo put back failed too: %s", again)
+        self._save_when_quiet()
+        back = [c.path for c in writes if _same(_state(self._manifest.get(c.path)), c.before)]
+        failed = exc.path if isinstance(exc, NotPutBack) else None
+        return UndoResult(unfinished_message(turn, failed, exc.strerror or str(exc), back), turn)
 
     def _plan(self, turn: TurnChanges) -> tuple[list[Change], list[Conflict]]:
         """What to put back, and the files to ask about: changed since the turn (the person's edits, a later

@@ -62,6 +62,15 @@ def conflict_message(turn: TurnChanges, conflicts: list[Conflict]) -> str:
             "what they hold now (the chat window's changes strip offers the same).")
 
 
+def unfinished_message(turn: TurnChanges, failed: str | None, reason: str, back: list[str]) -> str:
+    """An undo that stopped part way: which file could not be put back and why, what is back already."""
+    what = f"{_named(failed)} could not be put back" if failed else "its files could not be put back"
+    done = (f" {path_list(back)} {'is' if len(back) == 1 else 'are'} as before the turn again; the rest is still as "
+            "the turn left it." if back else " Its files are still as the turn left them.")
+    return (f"Did not finish undoing “{turn.label}”: {what} ({reason}).{done} Fix that (a folder made read-only, say, "
+            "or a full disk), then undo again to put back the rest.")
+
+
 def _said_of(conflicts: list[Conflict] | tuple[Conflict, ...]) -> str:
     """"`plan.md` changed since that turn and `USER.md` is a memory file"."""
     changed = [c.path for c in conflicts if not c.memory]
