@@ -2,7 +2,8 @@
 given back when the edit ends), whether sending makes a branch, and the edits of chats left mid-edit (taken up
 again on coming back). Kept apart from the window so that no rewritten word is lost whichever way the edit ends:
 sent, cancelled, its chat left, read again, deleted or emptied by /new, the app closed (`unsent` is what the
-draft file keeps)."""
+draft file keeps). A chat left mid-edit and then deleted takes its edit with it, after the delete question quoted
+the rewritten words (`rewritten`)."""
 
 from __future__ import annotations
 
@@ -94,6 +95,12 @@ class Editing:
         self.row, self.branches = edit.row, edit.branches
         self.say()
 
+    def rewritten(self, key: str) -> str:
+        """The words rewritten for a question of the chat `key`, left mid-edit and not sent ("" if none, or if they
+        are the question's as it was): they go if that chat is deleted, so the delete question names them."""
+        edit = self._aside.get(key)
+        return edit.draft.text if edit is not None and _changed(edit.row, edit.draft.text) else ""
+
     def aside_row(self, key: str) -> ChatRow | None:
         edit = self._aside.get(key)
         return edit.row if edit is not None else None
@@ -120,8 +127,9 @@ class Editing:
                           "words as a new message")
 
     def chat_deleted(self, key: str, current: bool) -> bool:
-        """The chat `key` was deleted: an edit set aside there goes with it; in the open chat (`current`), words
-        rewritten for its question stay in the box (True: say so once the next chat is shown)."""
+        """The chat `key` was deleted: an edit set aside there goes with it (the delete question quoted its words);
+        in the open chat (`current`), words rewritten for its question stay in the box (True: say so once the next
+        chat is shown)."""
         self._aside.pop(key, None)
         if not current or self.row is None or self.composer.input.toPlainText().strip() == self.row.text.strip():
             return False
@@ -152,9 +160,13 @@ class Editing:
         edits = [(edit.row, edit.draft.text) for edit in self._aside.values()]
         if self._draft is not None:  # the box holds a question being edited, or the words of one gone
             edits.append((self.row, box))
-        rewritten = [text for row, text in edits
-                     if text.strip() and (row is None or text.strip() != row.text.strip())]
+        rewritten = [text for row, text in edits if _changed(row, text)]
         return "\n\n".join(filter(None, (self._draft.text if self._draft is not None else box, *rewritten)))
+
+
+def _changed(row: ChatRow | None, text: str) -> bool:
+    """Whether `text`, written for the question `row` (None: one gone), holds words of the person's not in it."""
+    return bool(text.strip()) and (row is None or text.strip() != row.text.strip())
 
 
 def nearest(rows: Sequence[ChatRow], row: ChatRow, place: int) -> ChatRow | None:

@@ -6,7 +6,9 @@ whenever that chat is listed too."""
 
 from __future__ import annotations
 
+from collections.abc import Callable
 from datetime import date, datetime
+from textwrap import shorten
 
 from PySide6.QtCore import (
     QModelIndex,
@@ -208,6 +210,7 @@ class SessionList(QWidget):
         super().__init__(parent)
         self.setObjectName("sidebar")
         self.delete_box: QMessageBox | None = None
+        self.unsent_edit: Callable[[str], str] = lambda key: ""  # a chat's rewritten question not sent (the window's)
         self.new_button = QPushButton("+  New chat", self)
         self.new_button.setObjectName("newChat")
         self.setStyleSheet(STYLE)
@@ -317,8 +320,12 @@ class SessionList(QWidget):
         item = self._item(key)
         if item is None:
             return
+        words = shorten(self.unsent_edit(key), 80, placeholder="…")  # not among its messages: said, or it goes unseen
+        unsent = (f"\n\nYour rewritten question in it, not sent yet, goes too: “{words}”. To keep it, cancel and send "
+                  "it from that chat.")
         box = plain_box(QMessageBox.Icon.Question, "Delete chat",  # the title may be a reminder's, the model's words
-                        f"Delete “{item.text()}”?\nIts messages are removed from disk; this cannot be undone.",
+                        f"Delete “{item.text()}”?\nIts messages are removed from disk; this cannot be undone."
+                        + (unsent if words else ""),
                         QMessageBox.StandardButton.Yes | QMessageBox.StandardButton.Cancel, self)
         box.button(QMessageBox.StandardButton.Yes).setText("Delete")
         box.setDefaultButton(QMessageBox.StandardButton.Cancel)

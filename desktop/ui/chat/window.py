@@ -151,6 +151,7 @@ class ChatWindow(QWidget):
         self.composer.submitted.connect(self.send)
         self.composer.stop_requested.connect(self.stop)
         self.editing = Editing(self.composer)  # a question of the person's, edited in the box
+        self.sidebar.unsent_edit = self.editing.rewritten
         DraftKeeper("chat", self.editing.unsent, self.composer.input.textChanged, self.editing.give_back_kept, self)
         composer_area = QWidget()
         composer_area.setObjectName("composerArea")

@@ -8,6 +8,7 @@ from pathlib import Path
 
 from PySide6.QtCore import QPointF, Qt
 from PySide6.QtGui import QGuiApplication
+from PySide6.QtWidgets import QMessageBox
 
 from desktop.conversation.drafts import draft_path
 from desktop.conversation.transcript import Kind
@@ -311,6 +312,35 @@ async def test_deleting_the_chat_being_edited_leaves_the_rewritten_words(
     await until(lambda: kept.exists() and "Second biggest city" in kept.read_text(encoding="utf-8")
                 and WRITING in kept.read_text(encoding="utf-8"),
                 message="both kept on disk")
+
+
+async def test_deleting_a_chat_left_mid_edit_asks_about_its_rewritten_question_too(
+        window: ChatWindow, bridge: CoreBridge, fake: FakeOpenAI, qtbot) -> None:  # type: ignore[no-untyped-def]
+    """Delete on a chat left while its question was being rewritten (not the open one): the rewritten words went with
+    the chat, and the question asked only about its messages. It names them now, so the person can cancel, go back
+    to the chat and send them; the edit is still there then."""
+    fake.add({"content": "Paris."})
+    await ask(qtbot, window, "Biggest city in France?")
+    rewrite(qtbot, window, "Second biggest city in France?")
+    await leave_for_another_chat(window)
+    await until(lambda: "desktop:test" in window.sidebar.session_keys(), message="the chat listed")
+
+    window.sidebar.confirm_delete("desktop:test")
+    box = window.sidebar.delete_box
+    assert box is not None and box.isVisible()
+    assert "rewritten question" in box.text() and "“Second biggest city in France?”" in box.text(), box.text()
+    box.button(QMessageBox.StandardButton.Cancel).click()
+    await until(lambda: not box.isVisible())
+    window.show_session("desktop:test")
+    assert window.composer.input.toPlainText() == "Second biggest city in France?"
+    assert "Editing your last message" in window.composer.hint.text()
+
+    qtbot.keyClick(window.composer.input, Qt.Key.Key_Escape)  # the edit ends unchanged: nothing unsent to mention
+    await leave_for_another_chat(window)
+    window.sidebar.confirm_delete("desktop:test")
+    box = window.sidebar.delete_box
+    assert box is not None and "rewritten" not in box.text(), box.text()
+    box.button(QMessageBox.StandardButton.Cancel).click()
 
 
 async def test_a_command_typed_over_an_edit_runs_and_leaves_the_question_as_it_was(
