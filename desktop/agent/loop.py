@@ -236,7 +236,7 @@ class AgentLoop:
             return [await attachments.joined(m, self.context.workspace, key) for m in taken]
 
         asked = False  # the message is saved: what follows it in the chat is this turn's
-        self.bus.publish(TurnStarted(key, msg.kind, msg.content))
+        self.bus.publish(TurnStarted(key, msg.kind, msg.content, redo=msg.redo))
         try:  # from here every way out ends the turn with an event: a started turn never stays open
             attached, replaced = await self._save_question(session, msg, text)
             asked = True

@@ -118,6 +118,7 @@ class TurnStarted(Event):
     session_key: str
     kind: MessageKind = MessageKind.USER  # what started it: a scheduled turn's feature notifies for itself
     message: str = ""  # the message it answers: for one the app sent, its first line is the chat's divider
+    redo: bool = False  # it replaces the chat's last turn (InboundMessage.redo): a window showing the chat does too
 
 
 @dataclass

@@ -20,7 +20,7 @@ from desktop.ui.context.shelf import FileChip, ImageChip
 from desktop.ui.quick_prompt import SHADOW, WIDTH, QuickPrompt
 from tests.fakeserver import FakeOpenAI, last_user_text
 from tests.pipes import watched_pipe
-from tests.ui.conftest import STALL, STOPPED_WITHIN, until
+from tests.ui.conftest import STALL, STOPPED_WITHIN, open_chat, until
 
 
 def popped_up(qtbot: QtBot, bridge: CoreBridge) -> QuickPrompt:
@@ -401,3 +401,33 @@ async def test_ctrl_v_of_a_screenshot_or_a_long_text_attaches_it_as_in_the_chat(
     assert any(part.get("type") == "image_url" for part in content)
     said = last_user_text(fake.requests[-1])
     assert "a few words" in said and "12:00:19 worker 199 ok" in said
+
+
+async def test_retry_in_the_quick_prompt_shows_in_the_open_chat_as_a_retry_there(
+        qtbot: QtBot, bridge: CoreBridge, fake: FakeOpenAI) -> None:
+    """The quick prompt opened from a chat asks in it; its answer fails and Retry asks again. The chat window, open
+    on that chat, showed the question a second time with the new answer, the failed one above it, until the chat
+    was read again. It shows what a Retry in the window shows: the question once, the new answer in the failed
+    one's place, as reading the chat again does."""
+    bridge.core.config.provider.retry_delays = []
+    window = await open_chat(bridge, qtbot, "desktop:test", [])
+    fake.add({"content": "Oslo."}, {"content": ""})
+    qtbot.keyClicks(window.composer.input, "Capital of Norway?")
+    qtbot.keyClick(window.composer.input, Qt.Key.Key_Return)
+    model = window.models["desktop:test"]
+    await until(lambda: not model.busy and model.rows[-1].text == "Oslo.", timeout=60, message="the first answer")
+    prompt = QuickPrompt(bridge)
+    qtbot.addWidget(prompt)
+    prompt.popup(session_key="desktop:test")
+    qtbot.keyClicks(prompt.input, "And its second city?")
+    qtbot.keyClick(prompt.input, Qt.Key.Key_Enter)
+    await until(lambda: prompt.retry_button.isVisible() and not model.busy, timeout=60, message="the failure")
+
+    fake.add({"content": "Bergen."})
+    qtbot.mouseClick(prompt.retry_button, Qt.MouseButton.LeftButton)
+    await until(lambda: prompt.status.text() == "Done" and not model.busy and model.rows[-1].text == "Bergen.",
+                timeout=60, message="the retried answer in both")
+    shown = [(row.kind, row.text) for row in model.rows]
+    again = await open_chat(bridge, qtbot, "desktop:test", [])  # the chat read from its file
+    assert shown == [(row.kind, row.text) for row in again.models["desktop:test"].rows]
+    assert [text for _, text in shown] == ["Capital of Norway?", "Oslo.", "And its second city?", "Bergen."]

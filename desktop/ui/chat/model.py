@@ -83,7 +83,7 @@ class TranscriptModel(QAbstractListModel):
     def apply(self, event: Event) -> None:
         if (isinstance(event, TurnStarted) and event.kind is MessageKind.USER and self.loaded
                 and not self._asked_here(event.message)):
-            self.transcript.add_user(event.message)  # asked elsewhere (the quick prompt): shown before its answer
+            self._asked_elsewhere(event)
         self.transcript.apply(event)
         if self.transcript.running and not self._ticker.isActive():
             self._ticker.start()
@@ -101,6 +101,17 @@ class TranscriptModel(QAbstractListModel):
     def asked_again(self, text: str) -> None:
         """The question shown last is asked again in its place (Retry, Regenerate): no second row for it."""
         self._asked.append(text)
+
+    def _asked_elsewhere(self, event: TurnStarted) -> None:
+        """A question asked elsewhere (the quick prompt opened from this chat) shows before its answer. Asked again
+        there (its Retry), it takes the chat's last turn's place as a Retry here does: the question stays, what
+        its turn showed goes; rewritten, it replaces that question too (the chat's file drops the same)."""
+        last = self.transcript.last_user()
+        if event.redo and last is not None:
+            self.transcript.drop_after(last, inclusive=last.text != event.message)
+            if last.text == event.message:
+                return
+        self.transcript.add_user(event.message)
 
     def _asked_here(self, text: str) -> bool:
         """Whether the turn beginning answers a question shown here as sent. One that began no turn of its own (a
