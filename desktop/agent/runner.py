@@ -7,7 +7,15 @@ from collections.abc import Awaitable, Callable
 from dataclasses import dataclass, replace
 from typing import Any
 
-from desktop.kernel.bus import Publish, ReasoningDelta, Retrying, TextDelta, ToolFinished, ToolStarted
+from desktop.kernel.bus import (
+    MessageTakenIn,
+    Publish,
+    ReasoningDelta,
+    Retrying,
+    TextDelta,
+    ToolFinished,
+    ToolStarted,
+)
 from desktop.providers.llm import LLMProvider, LLMResponse, ProviderError
 from desktop.tools.base import ToolContext, ToolError, ToolOutput, cap_text
 from desktop.tools.registry import ToolRegistry, parse_arguments
@@ -80,6 +88,7 @@ class Runner:
                 for kept, sent in await take_injected():
                     messages.append(sent)
                     await record(kept)
+                    self.publish(MessageTakenIn(key, kept))
             return TurnResult(await self._limit_summary(messages, record, key))
         except asyncio.CancelledError:
             if open_calls:

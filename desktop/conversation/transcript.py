@@ -18,6 +18,7 @@ from typing import Any, Protocol
 from desktop.kernel.bus import (
     Event,
     MessageKind,
+    MessageTakenIn,
     OutboundKind,
     OutboundMessage,
     ReasoningDelta,
@@ -224,6 +225,11 @@ class Transcript:
         if started_by:  # not the person: say what the answer that follows is about, as a reload will
             self.append(ChatRow(Kind.NOTICE, _headline(event.message) or started_by))
 
+    def _taken_in(self, event: MessageTakenIn) -> None:
+        """A message taken into the turn: what the turn says next is a new row, after it (the chat window adds the
+        message's row when it did not show it as sent: TranscriptModel)."""
+        self._close_streams()
+
     def _retrying(self, event: Retrying) -> None:
         self._set_progress(f"Retrying ({event.attempt} of {event.attempts})…")
 
@@ -365,6 +371,7 @@ _HANDLERS: dict[type, Any] = {
     TurnFinished: Transcript._turn_finished, TurnError: Transcript._turn_error,
     Retrying: Transcript._retrying, ToolProgress: Transcript._tool_progress,
     ToolAwaiting: Transcript._tool_awaiting, TurnProgress: Transcript._turn_progress,
+    MessageTakenIn: Transcript._taken_in,
 }
 
 
@@ -404,6 +411,16 @@ def format_arguments(arguments: dict[str, Any]) -> str:
     return json.dumps(arguments, indent=2, ensure_ascii=False)
 
 
+def question_row(message: dict[str, Any]) -> ChatRow:
+    """The row of a saved user message: the person's words and files, or the app's message as a notice."""
+    if message.get("kind", "user") != "user":  # the app's message, not the person's
+        return ChatRow(Kind.NOTICE, _headline(_text_of(message.get("content"))))
+    typed = message.get("typed")  # the person's words, where the content adds attached files' text
+    shown = typed if isinstance(typed, str) else _text_of(message.get("content"))
+    media = tuple(message.get("media") or ())
+    return ChatRow(Kind.USER, shown, media, _names(message.get("names"), media))
+
+
 def rows_from_messages(messages: list[dict[str, Any]]) -> list[ChatRow]:
     """Rows for a saved session: pure Python, so it can run in a worker thread."""
     rows: list[ChatRow] = []
@@ -411,13 +428,8 @@ def rows_from_messages(messages: list[dict[str, Any]]) -> list[ChatRow]:
     for number, message in enumerate(messages, 1):
         first = len(rows)
         role = message.get("role")
-        if role == "user" and message.get("kind", "user") != "user":  # the app's message, not the person's
-            rows.append(ChatRow(Kind.NOTICE, _headline(_text_of(message.get("content")))))
-        elif role == "user":
-            typed = message.get("typed")  # the person's words, where the content adds attached files' text
-            shown = typed if isinstance(typed, str) else _text_of(message.get("content"))
-            media = tuple(message.get("media") or ())
-            rows.append(ChatRow(Kind.USER, shown, media, _names(message.get("names"), media)))
+        if role == "user":
+            rows.append(question_row(message))
         elif role == "assistant":
             if message.get("reasoning_content"):
                 rows.append(ChatRow(Kind.REASONING, str(message["reasoning_content"])))

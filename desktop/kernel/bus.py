@@ -122,6 +122,16 @@ class TurnStarted(Event):
 
 
 @dataclass
+class MessageTakenIn(Event):
+    """A message sent into a chat while its turn ran was taken into that turn (after its step's tools), which
+    answers it too: no turn starts for it, so a window showing the chat learns of it here. `message` is the message
+    as the chat keeps it (desktop.agent.attachments.question), saved just before this."""
+
+    session_key: str
+    message: dict[str, Any]
+
+
+@dataclass
 class TurnFinished(Event):
     """The turn ended: `content` is the final answer (partial when `stopped`), or a queued command's reply."""
 

@@ -13,7 +13,7 @@ from PySide6.QtWidgets import QApplication
 from pytestqt.qtbot import QtBot
 
 from desktop.conversation.drafts import draft_path
-from desktop.conversation.transcript import CUT_OFF
+from desktop.conversation.transcript import CUT_OFF, Kind
 from desktop.kernel.bus import TextDelta
 from desktop.ui.bridge import CoreBridge
 from desktop.ui.context.shelf import FileChip, ImageChip
@@ -431,3 +431,31 @@ async def test_retry_in_the_quick_prompt_shows_in_the_open_chat_as_a_retry_there
     again = await open_chat(bridge, qtbot, "desktop:test", [])  # the chat read from its file
     assert shown == [(row.kind, row.text) for row in again.models["desktop:test"].rows]
     assert [text for _, text in shown] == ["Capital of Norway?", "Oslo.", "And its second city?", "Bergen."]
+
+
+async def test_a_question_taken_into_the_open_chats_running_turn_shows_there(
+        qtbot: QtBot, bridge: CoreBridge, fake: FakeOpenAI) -> None:
+    """The quick prompt opened from a chat asks in it while that chat's turn runs: the question is taken into the
+    running turn, which answers it too. The chat window, open on that chat, showed it only by its answer (no row for
+    the question) until the chat was read again. It shows the question where the chat's file has it."""
+    window = await open_chat(bridge, qtbot, "desktop:test", [])
+    fake.add({"tool_calls": [{"name": "exec", "arguments": {"command": "sleep 1"}}]},
+             {"content": "Oslo; the second city is Bergen."})
+    qtbot.keyClicks(window.composer.input, "Capital of Norway?")
+    qtbot.keyClick(window.composer.input, Qt.Key.Key_Return)
+    model = window.models["desktop:test"]
+    await until(lambda: any(row.tool is not None for row in model.rows), timeout=60, message="the turn's step")
+    prompt = QuickPrompt(bridge)
+    qtbot.addWidget(prompt)
+    prompt.popup(session_key="desktop:test")
+    qtbot.keyClicks(prompt.input, "And its second city?")
+    qtbot.keyClick(prompt.input, Qt.Key.Key_Enter)
+    await until(lambda: not model.busy and model.rows[-1].text == "Oslo; the second city is Bergen.", timeout=60,
+                message="the turn's answer")
+    assert len(fake.requests) == 2 and "And its second city?" in last_user_text(fake.requests[1])  # taken in
+    shown = [(row.kind, row.text) for row in model.rows]
+    again = await open_chat(bridge, qtbot, "desktop:test", [])  # the chat read from its file
+    assert shown == [(row.kind, row.text) for row in again.models["desktop:test"].rows]
+    assert [(kind, text) for kind, text in shown if kind is not Kind.TOOL] == [
+        (Kind.USER, "Capital of Norway?"), (Kind.USER, "And its second city?"),
+        (Kind.ASSISTANT, "Oslo; the second city is Bergen.")]

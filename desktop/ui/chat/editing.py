@@ -107,9 +107,9 @@ class Editing:
 
     def find_again(self, key: str, rows: Sequence[ChatRow], old: ChatRow, place: int) -> None:
         """The chat was read again, its rows made anew: the question edited there is the one with its words nearest
-        its place (the chat as read may show more: a message from elsewhere taken into a running turn shows live
-        only by its answer). One not found (the file changed) is gone: its rewritten words stay, as a message to
-        send."""
+        its place (the chat as read may order its rows otherwise: a message sent into a running turn shows where it
+        was sent, the file has it where the turn took it in). One not found (the file changed) is gone: its
+        rewritten words stay, as a message to send."""
         found = nearest(rows, old, place)
         edit = self._aside.get(key)
         if edit is not None and edit.row is old:
@@ -171,7 +171,7 @@ def _changed(row: ChatRow | None, text: str) -> bool:
 
 def nearest(rows: Sequence[ChatRow], row: ChatRow, place: int) -> ChatRow | None:
     """The row of `rows` (a chat as read from its file) showing what `row` (shown at `place`) shows, nearest that
-    place: the chat as read may show more, as a message from elsewhere taken into a running turn shows live only
-    by its answer."""
+    place: the chat as read may order its rows otherwise (a message sent into a running turn shows live where it
+    was sent, the file has it where the turn took it in)."""
     same = [i for i, other in enumerate(rows) if other.kind is row.kind and other.text == row.text]
     return rows[min(same, key=lambda i: abs(i - place))] if same else None

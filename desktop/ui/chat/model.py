@@ -18,8 +18,8 @@ from PySide6.QtCore import (
     Signal,
 )
 
-from desktop.conversation.transcript import ChatRow, Transcript, tool_summary
-from desktop.kernel.bus import Event, MessageKind, TurnStarted
+from desktop.conversation.transcript import ChatRow, Kind, Transcript, question_row, tool_summary
+from desktop.kernel.bus import Event, MessageKind, MessageTakenIn, TurnStarted
 
 FLUSH_MS = 30
 RowRole = Qt.ItemDataRole.UserRole + 1
@@ -85,6 +85,10 @@ class TranscriptModel(QAbstractListModel):
                 and not self._asked_here(event.message)):
             self._asked_elsewhere(event)
         self.transcript.apply(event)
+        if isinstance(event, MessageTakenIn) and self.loaded:
+            row = question_row(event.message)
+            if row.kind is not Kind.USER or not self._asked_here(row.text):  # sent from elsewhere: shown now
+                self.transcript.append(row)
         if self.transcript.running and not self._ticker.isActive():
             self._ticker.start()
 
@@ -114,8 +118,9 @@ class TranscriptModel(QAbstractListModel):
         self.transcript.add_user(event.message)
 
     def _asked_here(self, text: str) -> bool:
-        """Whether the turn beginning answers a question shown here as sent. One that began no turn of its own (a
-        command that answered itself, a message taken into the running turn) is passed over."""
+        """Whether the turn beginning (or the message taken into the running turn) is a question shown here as
+        sent. One that began no turn of its own and was not taken in (a command that answered itself) is passed
+        over."""
         if text not in self._asked:
             return False
         while self._asked.popleft() != text:
