@@ -50,6 +50,7 @@ from desktop.ui.form_widgets import (
 
 LIST_DELAY_MS = 500  # ask the server once the address has stopped changing for this long
 CHECKING_NAME = "Checking the model name…"
+NO_MODEL = "Choose the model that answers first: pick one from the Model list, or type its name."
 
 log = logging.getLogger(__name__)
 
@@ -173,17 +174,19 @@ class ModelForm(QWidget):
         spawn(self._load_catalog())
         spawn(self._refresh_key_state())
 
-    def problem(self) -> str | None:
-        """What must be fixed before these values can be saved."""
-        found = self.problem_at()
-        return found[0] if found else None
-
-    def problem_at(self) -> tuple[str, QWidget] | None:
-        """What must be fixed before these values can be saved, and the field to fix it in."""
+    def problem_at(self, *, model_needed: bool = True) -> tuple[str, QWidget] | None:
+        """What must be fixed before these values can be saved, and the field to fix it in. `model_needed`: an
+        empty model field is refused (saved, no chat could be answered); Settings needs one only where config.yaml
+        had one, so a window opened before setup is done can still save the rest."""
         if self.custom_server and not self.api_base.text().strip():
             return "Type the server's address first (its base URL, e.g. http://gpu-box:8000/v1).", self.api_base
         wrong_address = address_problem(self.api_base.text())
-        return (wrong_address, self.api_base) if wrong_address else self._name_problem()
+        if wrong_address:
+            return wrong_address, self.api_base
+        wrong_name = self._name_problem()
+        if wrong_name is None and model_needed and not self.model_name():
+            return NO_MODEL, self.model
+        return wrong_name
 
     def _name_problem(self) -> tuple[str, QWidget] | None:
         """A provider or model name with a space or a line break inside (often pasted with its surroundings) is
@@ -203,13 +206,13 @@ class ModelForm(QWidget):
                         f"provider spells it (e.g. {example}), or pick it from the list."), field
         return None
 
-    async def unnamed_provider(self, status: QLabel) -> str | None:
+    async def unnamed_provider(self, status: QLabel) -> tuple[str, QWidget] | None:
         """Why the model name cannot be saved when litellm cannot tell its provider (nosuch/x, a bare gpt-x) and
-        no server address is given: saved, every turn would fail, so it is refused as `/model` refuses it. The
-        model helper is asked (the app's process never loads litellm). With an address any name is the server's.
-        Started anew the helper takes seconds (litellm loads), so meanwhile `status`, the note under Save, says what
-        is awaited (cleared after, for what comes of the save); the caller greys the fields being saved
-        (`while_greyed`)."""
+        no server address is given, with the field to fix it in (the provider): saved, every turn would fail, so it
+        is refused as `/model` refuses it. The model helper is asked (the app's process never loads litellm). With
+        an address any name is the server's. Started anew the helper takes seconds (litellm loads), so meanwhile
+        `status`, the note under Save, says what is awaited (cleared after, for what comes of the save); the caller
+        greys the fields being saved (`while_greyed`)."""
         model = self.model_name()
         if not model or self.api_base.text().strip():
             return None
@@ -222,7 +225,7 @@ class ModelForm(QWidget):
             return None
         return (f"The model name '{model}' names no provider the app knows: choose the provider and give the "
                 f"model's name, such as openai/gpt-4o-mini or ollama/llama3, or give the server's address if a "
-                f"server of your own serves it.")
+                f"server of your own serves it."), self.provider
 
     def model_name(self) -> str:
         """The model as litellm wants it: `provider/name` (free text allowed)."""

@@ -247,17 +247,12 @@ class OnboardingPanel(QWidget):
         provider = form.key_provider()
         problem_box, _ = self._problems[form]
         problem_box.hide()
-        if form.problem():
-            set_note(status, form.problem() or "", ERROR_COLOUR)
-            return
-        if not form.model.currentText().strip():
-            set_note(status, "Choose or type a model first.", ERROR_COLOUR)
-            return
-        # before the key: "paste your nosuch API key" would mislead
-        unnamed = await while_greyed(self._cards[form], form.unnamed_provider(status))
-        if unnamed:
-            set_note(status, unnamed, ERROR_COLOUR)
-            form.provider.setFocus(Qt.FocusReason.OtherFocusReason)
+        # the name's provider before the key: "paste your nosuch API key" would mislead
+        refused = form.problem_at() or await while_greyed(self._cards[form], form.unnamed_provider(status))
+        if refused:
+            text, field = refused
+            set_note(status, text, ERROR_COLOUR)
+            field.setFocus(Qt.FocusReason.OtherFocusReason)
             return
         if (catalog.needs_key(provider) and not form.api_base.text().strip() and not form.key.text().strip()
                 and not form.has_stored_key):

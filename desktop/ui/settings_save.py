@@ -108,13 +108,9 @@ class SettingsSave(QWidget):
     def form_config(self, config: Config) -> Refusal | None:
         """Put every value of the form into `config` (a wrong one too, so a change is seen as one); a refusal
         says which value is wrong, and where (the first one found)."""
-        found = self.model_form.problem_at()
+        found = self.model_form.problem_at(model_needed=bool(config.model))  # not cleared by mistake
         wrong = Refusal(*found) if found else None
-        had_model = bool(config.model)
         self.model_form.apply_to(config)
-        if had_model and not config.model:  # cleared by mistake: no chat could be answered
-            wrong = wrong or Refusal("Choose the model that answers (pick one on the Model page, or type its name) "
-                                     "first.", self.model_form.model)
         self.tool_policies.apply_to(config)
         for key, row in self.rows.items():
             set_value_at(config, key, row.value())
@@ -243,8 +239,8 @@ class SettingsSave(QWidget):
         saved before stays as it is (the chat says what is wrong with it)."""
         if (edited.model, edited.api_base) == (self._untouched.model, self._untouched.api_base):
             return None
-        problem = await self.model_form.unnamed_provider(self.status)  # the pages greyed by save()
-        return Refusal(problem, self.model_form.provider) if problem else None
+        found = await self.model_form.unnamed_provider(self.status)  # the pages greyed by save()
+        return Refusal(*found) if found else None
 
     def _refuse(self, refusal: Refusal) -> None:
         """Say why nothing was saved, on the page of the value to fix, with the cursor in its field."""

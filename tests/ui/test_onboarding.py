@@ -157,6 +157,23 @@ async def test_a_model_name_naming_no_provider_is_refused_without_a_server_addre
     await until(lambda: bridge.core.config.model == name, message="saved with the server's address")
 
 
+async def test_an_empty_model_field_is_refused_in_the_words_settings_uses(qtbot: QtBot, bridge: CoreBridge,
+                                                                          memory_keyring: MemoryKeyring,
+                                                                          closed_port: int) -> None:
+    """Setup said "Choose or type a model first." where Settings said "Choose the model that answers (pick one on
+    the Model page, …)", a page setup does not have. Both say it in one way now, and, as Settings does, put the
+    cursor in the Model field; nothing is saved and no key stored."""
+    panel = panel_for(qtbot, bridge, KnownServer("LM Studio", closed_port, "openai"))
+    await until(lambda: panel.rescan.isVisible(), message="nothing found")
+    form = panel.model_form
+    qtbot.keyClicks(form.key, "sk-first-run-key-123456")
+    panel.save_button.click()
+    await until(lambda: panel.status.text(), message="the save refused")
+    assert panel.status.text() == "Choose the model that answers first: pick one from the Model list, or type its name."
+    assert panel.focusWidget() is form.model
+    assert bridge.core.config.model == "" and memory_keyring.store == {}
+
+
 async def test_typing_while_save_checks_the_model_name_does_not_save_an_unchecked_name(
         qtbot: QtBot, bridge: CoreBridge, memory_keyring: MemoryKeyring, closed_port: int) -> None:
     """While Save waited for the model helper (seconds, started anew) the form took typing, and setup then saved
