@@ -44,12 +44,12 @@ from desktop.ui.form_widgets import (
     OK_COLOUR,
     heading,
     note_label,
-    save_edited_config,
     set_note,
     wheel_needs_focus,
     while_greyed,
 )
 from desktop.ui.model_form import KeyNotStored, ModelForm
+from desktop.ui.model_save import SaveOutcome, save_with_key
 
 log = logging.getLogger(__name__)
 STYLE = """
@@ -220,7 +220,10 @@ class OnboardingPanel(QWidget):
             config.api_base = server.api_base
             self._edit_workspace(config)
 
-        await self._one_save(lambda: self._save(edit, self.local_status))
+        await self._one_save(lambda: self._save_local(edit))
+
+    async def _save_local(self, edit: Callable[[Config], None]) -> None:
+        self._show(await save_with_key(self, self.bridge, edit, None), self.local_status)
 
     async def save_form(self, form: ModelForm, status: QLabel, *, store_key: bool = True) -> None:
         """Save what `form` (the provider's or the custom server's) says, or say in `status` what is missing.
@@ -259,30 +262,29 @@ class OnboardingPanel(QWidget):
             set_note(status, f"Paste your {provider} API key first.", ERROR_COLOUR)
             return
 
-        if store_key:
-            # first, so the first message already finds the key; greyed, as the keyring's prompt may stay open long
-            not_stored = await while_greyed(self._cards[form], form.store_typed_key())
-            if not_stored:
-                status.clear()
-                may_go_on = bool(form.api_base.text().strip()) or not catalog.needs_key(provider)
-                problem_box.show_problem(not_stored, may_go_on)
-                QTimer.singleShot(0, lambda: self._scroll.ensureWidgetVisible(problem_box, 0, 24))
-                return
-
         def edit(config: Config) -> None:
             form.apply_to(config)
             self._edit_workspace(config)
 
-        await self._save(edit, status)
+        # greyed, as the keyring's prompt may stay open long
+        outcome = await while_greyed(self._cards[form], save_with_key(self, self.bridge, edit,
+                                                                      form if store_key else None))
+        if outcome.key_not_stored:
+            status.clear()
+            may_go_on = bool(form.api_base.text().strip()) or not catalog.needs_key(provider)
+            problem_box.show_problem(outcome.key_not_stored, may_go_on)
+            QTimer.singleShot(0, lambda: self._scroll.ensureWidgetVisible(problem_box, 0, 24))
+            return
+        self._show(outcome, status)
 
     def _edit_workspace(self, config: Config) -> None:
         if self.workspace_card.isVisible() and self.workspace_choice.isChecked():
             config.workspace = str(self.workspace_choice.property("path"))
 
-    async def _save(self, edit: Callable[[Config], None], status: QLabel) -> None:
-        saved, message = await save_edited_config(self, self.bridge, edit)
-        if not saved:
-            set_note(status, message, ERROR_COLOUR)
+    def _show(self, outcome: SaveOutcome, status: QLabel) -> None:
+        """Say in `status` why nothing was saved, or that setup is done, and show the conversation."""
+        if not outcome.saved:
+            set_note(status, outcome.message, ERROR_COLOUR)
             return
         set_note(status, f"Ready: {self.bridge.settings.config.model} will answer.", OK_COLOUR)
         self.configured.emit()

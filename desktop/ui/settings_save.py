@@ -1,9 +1,10 @@
 """Save in the Settings window: what happens when the person presses Save (or Enter, or Save on closing), kept
 apart from the window's pages, its loading and its closing (desktop/ui/settings.py). It gathers every page's
 values into a Config, refusing a wrong one on the page of the field to fix; checks the provider of a model name
-or address changed here; asks before commands get this computer's network; makes the one call to the settings
-writer; then stores a typed API key, sets starting at login and saves the pages that save themselves; and says
-in the status line how it went, the pages greyed until then.
+or address changed here; asks before commands get this computer's network; stores a typed API key, then makes
+the one call to the settings writer, as first-run setup does (desktop/ui/model_save.py says why in that order);
+then sets starting at login and saves the pages that save themselves; and says in the status line how it went,
+the pages greyed until then.
 
 Save writes config.yaml atomically and switches the running core to it, so nothing needs a restart. It writes
 only the keys the person changed in the window, on top of the file as it is then, so an edit made elsewhere
@@ -27,8 +28,9 @@ from desktop.config import Config, set_value_at, value_at
 from desktop.settings import carry_edits
 from desktop.tools.sandbox_network import HOST
 from desktop.ui import hotkey
-from desktop.ui.form_widgets import ERROR_COLOUR, OK_COLOUR, confirm, save_edited_config, set_note, while_greyed
+from desktop.ui.form_widgets import ERROR_COLOUR, OK_COLOUR, confirm, set_note, while_greyed
 from desktop.ui.hotkey.x11 import KEY_NAMES_HINT, is_key_name
+from desktop.ui.model_save import save_with_key
 
 if TYPE_CHECKING:  # the types of the window's fields that Save reads (the window's module imports this one)
     from PySide6.QtWidgets import QCheckBox, QKeySequenceEdit, QLabel, QLineEdit, QPushButton
@@ -205,24 +207,30 @@ class SettingsSave(QWidget):
         written: list[Config] = []
 
         def edit(current: Config) -> str | None:
+            # config.yaml is read, the key stored: from here the writer tells the window of its own save, not a
+            # change made elsewhere (one made while the keyring's prompt was open is in `current`, and was followed)
+            self._saving = True
             carry_edits(self._untouched, edited, current)
             if current.max_tokens >= current.context_window_tokens:  # with the file's value of the other
                 return LONGEST_ANSWER
             written.append(current)
             return None
 
-        self._saving = True  # the writer tells the window of its own save: not a change made elsewhere
         try:
-            saved, message = await save_edited_config(self, self.bridge, edit)
+            outcome = await save_with_key(self, self.bridge, edit, self.model_form)
         finally:
             self._saving = False
-        if not saved:
-            self._say(message, ERROR_COLOUR)
+        if outcome.key_not_stored:
+            self._refuse(Refusal(f"Nothing was saved. {outcome.message} To save your other changes without the key, "
+                                 "clear the API key field.", self.model_form.key))
             return False
+        if not outcome.saved:
+            self._say(outcome.message, ERROR_COLOUR)
+            return False
+        message = outcome.message
         self._show_problems([])
         self._show_command_mode(await self._tools.command_mode() if self._tools else None)
-        not_stored = await self.model_form.store_typed_key()
-        problem = str(not_stored) if not_stored else await self._apply_autostart()
+        problem = await self._apply_autostart()
         self._saved(written[0])
         held = [title for title, page in self._own_saves if page.unsaved() and not await page.save()]
         if held:
@@ -262,11 +270,9 @@ class SettingsSave(QWidget):
 
     def _saved(self, config: Config) -> None:
         """What was written is what the form starts from now; after the file changed meanwhile, it shows it
-        whole (its other values are the file's). A key that could not be stored stays typed."""
+        whole (its other values are the file's)."""
         if not self.stale.isHidden():
-            typed = self.model_form.key.text()
             self.load(config)
-            self.model_form.key.setText(typed)
         else:
             self._shown = copy.deepcopy(config)
             self._untouched = self._form_values()[0]

@@ -13,7 +13,7 @@ import keyring.errors
 import pytest
 import yaml
 from PySide6.QtCore import QPoint, QRect
-from PySide6.QtWidgets import QLabel, QPushButton, QScrollArea, QWidget
+from PySide6.QtWidgets import QLabel, QMessageBox, QPushButton, QScrollArea, QWidget
 from pytestqt.qtbot import QtBot
 
 from desktop.kernel import taskset
@@ -309,6 +309,31 @@ async def test_try_again_asks_the_keyring_again_and_stores_the_key(qtbot: QtBot,
     await until(lambda: bridge.core.config.model == "openai/test")
     assert memory_keyring.store[("nanobot-tray", "openai")] == "sk-proxy-key-7890"
     assert not panel.server_key_problem.isVisible()
+
+
+async def test_a_settings_file_kept_as_it_is_says_the_key_is_stored(qtbot: QtBot, bridge: CoreBridge,
+                                                                    fake: FakeOpenAI, memory_keyring: MemoryKeyring,
+                                                                    closed_port: int) -> None:
+    """Setup stores a typed key before it writes config.yaml, so a key the keyring refuses saves nothing. When the
+    file is then not written (here the person keeps an unreadable one as it is), setup said only that nothing was
+    saved, though the key was stored; it says so now."""
+    path = bridge.core.settings.path
+    path.write_text("model: [openai/gpt-4o\n", encoding="utf-8")  # a hand edit gone wrong
+    panel = panel_for(qtbot, bridge, KnownServer("LM Studio", closed_port, "openai"))
+    form = panel.server_form
+    qtbot.keyClicks(form.api_base, fake.base_url)
+    await until(lambda: form.model.currentText() == "test", message="the server's model")
+    qtbot.keyClicks(form.key, "sk-proxy-key-7890")
+    panel.server_save_button.click()
+    await until(lambda: any(box.isVisible() for box in panel.findChildren(QMessageBox)), message="asked first")
+    box = next(box for box in panel.findChildren(QMessageBox) if box.isVisible())
+    assert box.text().startswith("config.yaml could not be read at all")
+    box.button(QMessageBox.StandardButton.Cancel).click()
+    await until(lambda: panel.server_status.text(), message="the outcome")
+    assert panel.server_status.text() == ("Not saved: config.yaml was left as it is. Your API key is stored in the "
+                                          "keyring all the same.")
+    assert memory_keyring.store[("nanobot-tray", "openai")] == "sk-proxy-key-7890"
+    assert path.read_text(encoding="utf-8") == "model: [openai/gpt-4o\n" and bridge.core.config.model == ""
 
 
 async def test_forget_stored_key_shows_only_beside_a_stored_key(qtbot: QtBot, bridge: CoreBridge, fake: FakeOpenAI,

@@ -292,7 +292,12 @@ async def test_an_unreadable_config_shows_the_settings_in_force_names_the_line_a
     assert saved["approvals"]["rules"][0]["what"] == "make test"
 
 
-async def test_unusable_keyring_explains_the_fix_and_keeps_the_typed_key(qtbot: QtBot, bridge: CoreBridge) -> None:
+async def test_a_key_no_keyring_takes_saves_nothing_and_the_model_in_force_stays(qtbot: QtBot,
+                                                                                  bridge: CoreBridge) -> None:
+    """Save wrote config.yaml before storing the key: with no keyring, the app switched to the new provider's model
+    with its key missing, and every chat failed until the keyring was fixed. The key now goes first, as on the first
+    run: nothing is saved, the model in force keeps answering, the cursor is in the key field, and the status says
+    how to save the rest without the key."""
     keyring.set_keyring(keyring.backends.fail.Keyring())  # the memory_keyring fixture restores the previous one
     window = SettingsWindow(bridge)
     added(qtbot, window)
@@ -300,12 +305,20 @@ async def test_unusable_keyring_explains_the_fix_and_keeps_the_typed_key(qtbot: 
     form = window.model_form
     await until(lambda: "not usable" in form.keyring_note.text())
     assert "GNOME Keyring" in form.keyring_note.text()
+    before = bridge.core.settings.path.read_text(encoding="utf-8")
     form.provider.setCurrentText("anthropic")
     form.model.setCurrentText("claude-3-5-haiku-latest")  # another provider: a model of its own
     qtbot.keyClicks(form.key, SECRET)
+    window.tabs.setCurrentIndex(1)
     status = await save(window)
-    assert "The key was not stored: no keyring is installed." in status and "GNOME Keyring" in status
+    assert status.startswith("Nothing was saved. The key was not stored: no keyring is installed.")
+    assert "GNOME Keyring" in status and status.endswith("clear the API key field.")
     assert form.key.text() == SECRET  # not lost: the user can fix the keyring and save again
+    assert bridge.core.config.model == "openai/test" and bridge.core.settings.path.read_text(encoding="utf-8") == before
+    assert window.focusWidget() is form.key
+    form.key.clear()
+    assert "Saved" in await save(window)
+    assert bridge.core.config.model == "anthropic/claude-3-5-haiku-latest"
 
 
 async def test_plaintext_keyring_is_flagged(qtbot: QtBot, bridge: CoreBridge) -> None:
@@ -1007,7 +1020,7 @@ async def test_closing_while_a_save_is_under_way_waits_for_it_and_never_asks(
 
 async def test_typing_while_save_waits_for_the_keyring_is_never_silently_dropped(
         qtbot: QtBot, bridge: CoreBridge, memory_keyring: MemoryKeyring) -> None:
-    """Save stores a typed key after writing config.yaml, and waits for the keyring (its password prompt open as
+    """Save stores a typed key before writing config.yaml, and waits for the keyring (its password prompt open as
     long as the person takes). A value typed meanwhile was neither saved nor counted as unsaved: the window showed a
     temperature config.yaml did not have, and closing did not ask. The pages now wait, greyed, until Save is done."""
     window = await opened(qtbot, bridge)
