@@ -2,10 +2,10 @@
 workspace, hotkey, schedules, autostart, notifications.
 
 A simple setting (true or false, a number, one of a few choices, text) gets its row from its declaration
-(desktop/config.py): label, help, bounds, unit and choices come from there, so the window and config.yaml
-never disagree; this module only says which keys go on which page. The model form, the approval rules, the
-per-tool approvals, the workspace folder and the hotkey are widgets of their own. A feature whose section
-holds only simple settings gets its page without a line here:
+(desktop/config.py; the rows are desktop/ui/setting_rows.py): label, help, bounds, unit and choices come from
+there, so the window and config.yaml never disagree; this module only says which keys go on which page. The
+model form, the approval rules, the per-tool approvals, the workspace folder and the hotkey are widgets of their
+own. A feature whose section holds only simple settings gets its page without a line here:
 `host.add_settings_page(title, caption, lambda: SettingsGroup("key"))` in its `attach_ui` (desktop/ui/host.py);
 the window loads and saves that page's rows with its own.
 
@@ -23,17 +23,13 @@ from __future__ import annotations
 
 import asyncio
 import copy
-import math
 from collections.abc import Callable, Sequence
-from typing import Any
 
 from PySide6.QtCore import Qt
 from PySide6.QtGui import QCloseEvent, QKeySequence, QShowEvent
 from PySide6.QtWidgets import (
     QApplication,
     QCheckBox,
-    QComboBox,
-    QDoubleSpinBox,
     QFileDialog,
     QFormLayout,
     QHBoxLayout,
@@ -43,13 +39,12 @@ from PySide6.QtWidgets import (
     QMessageBox,
     QPushButton,
     QScrollArea,
-    QSpinBox,
     QVBoxLayout,
     QWidget,
 )
 from shiboken6 import isValid
 
-from desktop.config import Config, Declared, by_key, declared, lookup, value_at
+from desktop.config import Config, by_key, lookup, value_at
 from desktop.kernel.taskset import spawn
 from desktop.settings import edited_keys
 from desktop.tools import Tools
@@ -68,6 +63,7 @@ from desktop.ui.form_widgets import (
 )
 from desktop.ui.model_form import ModelForm
 from desktop.ui.save_question import Choice, ask_to_save
+from desktop.ui.setting_rows import SettingRow, SettingsGroup, add_row, form_layout
 from desktop.ui.settings_pages import SettingsPages
 from desktop.ui.settings_save import SavesItself, SettingsSave
 
@@ -151,7 +147,7 @@ class SettingsWindow(SettingsSave):
         return index >= 0
 
     def _answers_page(self) -> QWidget:
-        form = _form()
+        form = form_layout()
         self._row(form, "temperature", note=True)
         self._row(form, "max_tokens")
         self._row(form, "context_window_tokens", note=True)
@@ -160,7 +156,7 @@ class SettingsWindow(SettingsSave):
     def _tools_page(self) -> QWidget:
         self.command_mode = note_label()
         self.network_mode = note_label()
-        form = _form()
+        form = form_layout()
         form.addRow(heading("Files and commands"))
         self._row(form, "tools.restrict_to_workspace", note=True)
         self._row(form, "tools.exec.timeout")
@@ -201,7 +197,7 @@ class SettingsWindow(SettingsSave):
         self.hotkey_note = note_label()
         self.autostart = QCheckBox("Start Nanobot Tray when I log in")
 
-        form = _form()
+        form = form_layout()
         form.addRow(heading("Workspace"))
         form.addRow("Folder", with_note(row, note_label(
             "Memory, skills and the assistant's files live here. Another folder takes effect at once; "
@@ -220,7 +216,7 @@ class SettingsWindow(SettingsSave):
 
     def _row(self, form: QFormLayout, key: str, note: QLabel | bool = False) -> None:
         """Add the generated row of a simple setting; `note`: its help under it (True) or this label."""
-        self.rows[key] = _add_row(form, key, note)
+        self.rows[key] = add_row(form, key, note)
 
     def field(self, key: str) -> QWidget:
         """The widget of a simple setting shown here, by its dotted key."""
@@ -381,32 +377,6 @@ def show_settings_page(title: str) -> bool:
                if isinstance(widget, SettingsWindow) and widget.isVisible())
 
 
-class SettingsGroup(QWidget):
-    """A feature's section as a page of generated rows: each simple setting in it, in declared order, with
-    its help under it. What is not simple (a list, a mapping) stays for config.yaml or a widget of its own."""
-
-    def __init__(self, section: str) -> None:
-        super().__init__()
-        form = _form()
-        self.setLayout(form)
-        cls = lookup(section).section
-        if cls is None:
-            raise TypeError(f"'{section}' is not a section of settings")
-        self.rows = {f"{section}.{spec.name}": _add_row(form, f"{section}.{spec.name}", note=True)
-                     for spec in declared(cls) if SettingRow.simple(spec)}
-
-
-def _add_row(form: QFormLayout, key: str, note: QLabel | bool = False) -> SettingRow:
-    row = SettingRow(lookup(key))
-    shown = note_label(row.spec.setting.help) if note is True else note if isinstance(note, QLabel) else None
-    field = with_note(row.widget, shown) if shown is not None else row.widget
-    if isinstance(row.widget, QCheckBox):
-        form.addRow(field)
-    else:
-        form.addRow(row.spec.setting.label, field)
-    return row
-
-
 def _page(content: QWidget, caption: str, stretch: bool = True) -> QWidget:
     """`stretch`: the content stays its natural height (else it takes the page's height, e.g. to scroll)."""
     page = QWidget()
@@ -432,99 +402,7 @@ def _scrolled(content: QWidget) -> QScrollArea:
     return area
 
 
-def _form() -> QFormLayout:
-    form = QFormLayout()
-    form.setContentsMargins(0, 0, 0, 0)
-    form.setVerticalSpacing(8)
-    form.setFieldGrowthPolicy(QFormLayout.FieldGrowthPolicy.AllNonFixedFieldsGrow)
-    return form
-
-
 def _holder(form: QFormLayout) -> QWidget:
     holder = QWidget()
     holder.setLayout(form)
     return holder
-
-
-class SettingRow:
-    """The widget of one simple setting, made from its declaration: a checkbox for true or false, a list of
-    the labelled choices, a spin box held within the bounds, with the unit after the number (and the
-    unit's scale: seconds shown as minutes) and the meaning of 0 in its place ("Off"), or a line of text (a
-    list of names as one line, separated by commas)."""
-
-    @staticmethod
-    def simple(spec: Declared) -> bool:
-        """Whether a setting gets a generated row."""
-        return spec.hint in (bool, int, float, str, list[str])
-
-    def __init__(self, spec: Declared) -> None:
-        self.spec = spec
-        meta = spec.setting
-        self.per = meta.unit.per if meta.unit else 1
-        self.widget: QCheckBox | QComboBox | QSpinBox | QDoubleSpinBox | QLineEdit
-        if spec.hint is bool:
-            self.widget = QCheckBox(meta.label)
-        elif meta.choices:
-            self.widget = QComboBox()
-            for value, label in meta.choices:
-                self.widget.addItem(label, value)
-        elif spec.hint is int:
-            self.widget = QSpinBox()
-            self.widget.setGroupSeparatorShown(True)
-        elif spec.hint is float:
-            self.widget = QDoubleSpinBox()
-            self.widget.setDecimals(2)
-            self.widget.setSingleStep(meta.step or 1.0)
-        elif spec.hint is str or spec.hint == list[str]:
-            self.widget = QLineEdit()  # a list as its items separated by commas
-        else:
-            raise TypeError(f"'{spec.name}' is not a simple setting; it needs a widget of its own")
-        self.widget.setToolTip(meta.help)
-        if isinstance(self.widget, (QSpinBox, QDoubleSpinBox)):
-            self._bound(self.widget)
-
-    def _bound(self, box: QSpinBox | QDoubleSpinBox) -> None:
-        meta = self.spec.setting
-        bounds = meta.bounds
-        smallest = 1 if isinstance(box, QSpinBox) else 10 ** -box.decimals()
-        low = (bounds.low + (smallest if bounds.above else 0)) if bounds and bounds.low is not None else 0
-        high = bounds.high if bounds and bounds.high is not None else _LARGEST
-        if isinstance(box, QSpinBox):
-            box.setRange(math.ceil(low / self.per), int(high // self.per))
-        else:
-            box.setRange(low, high)
-        if meta.unit:
-            box.setSuffix(f" {meta.unit.suffix}")
-        if meta.zero:
-            box.setSpecialValueText(meta.zero)
-        box.setMaximumWidth(180)
-
-    def show(self, value: Any) -> None:
-        widget = self.widget
-        if isinstance(widget, QCheckBox):
-            widget.setChecked(bool(value))
-        elif isinstance(widget, QComboBox):
-            widget.setCurrentIndex(max(widget.findData(value), 0))
-        elif isinstance(widget, QSpinBox):
-            widget.setValue(int(value) // self.per)
-        elif isinstance(widget, QLineEdit):
-            widget.setText(", ".join(value) if isinstance(value, list) else str(value))
-        else:
-            widget.setValue(float(value))
-
-    def value(self) -> Any:
-        widget = self.widget
-        if isinstance(widget, QCheckBox):
-            return widget.isChecked()
-        if isinstance(widget, QComboBox):
-            return str(widget.currentData())
-        if isinstance(widget, QSpinBox):
-            return widget.value() * self.per
-        if isinstance(widget, QLineEdit) and self.spec.hint == list[str]:
-            return [item.strip() for item in widget.text().split(",") if item.strip()]
-        if isinstance(widget, QLineEdit):
-            return widget.text().strip()
-        return round(widget.value(), widget.decimals())
-
-
-_LARGEST = 2**31 - 1  # a spin box's own limit, for a number with no upper bound

@@ -40,7 +40,7 @@ if TYPE_CHECKING:  # the types of the window's fields that Save reads (the windo
     from desktop.ui.approvals.policies import ToolPolicies
     from desktop.ui.bridge import CoreBridge
     from desktop.ui.model_form import ModelForm
-    from desktop.ui.settings import SettingRow
+    from desktop.ui.setting_rows import SettingRow
     from desktop.ui.settings_pages import SettingsPages
 
 NETWORK = "tools.exec.network"

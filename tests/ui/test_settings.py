@@ -43,7 +43,8 @@ from desktop.tools import Tools
 from desktop.tools.limits import Limits
 from desktop.ui.bridge import CoreBridge
 from desktop.ui.model_form import CHECKING_NAME
-from desktop.ui.settings import SettingsGroup, SettingsWindow
+from desktop.ui.setting_rows import SettingsGroup
+from desktop.ui.settings import SettingsWindow
 from tests.fakeserver import FakeOpenAI
 from tests.memkeyring import MemoryKeyring
 from tests.pipes import watched_pipe

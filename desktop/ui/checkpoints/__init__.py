@@ -37,7 +37,7 @@ def attach_ui(host: UiHost) -> None:
 
 
 def _settings_group() -> QWidget:
-    from desktop.ui.settings import SettingsGroup
+    from desktop.ui.setting_rows import SettingsGroup
 
     return SettingsGroup("checkpoints")
 

@@ -31,7 +31,7 @@ CAPTION = ("Keys that open the quick prompt with what is on screen attached, and
 
 def attach_ui(host: UiHost) -> None:
     def settings_page() -> QWidget:
-        from desktop.ui.settings import SettingsGroup
+        from desktop.ui.setting_rows import SettingsGroup
 
         return SettingsGroup("hotkeys")
 

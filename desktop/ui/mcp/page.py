@@ -62,7 +62,7 @@ from desktop.mcp.settings import McpConfig, McpServerConfig, how_it_runs, set_tr
 from desktop.settings import SettingsError
 from desktop.ui.bridge import CoreBridge
 from desktop.ui.form_widgets import ERROR_COLOUR, OK_COLOUR, confirm, note_label, set_note, with_note
-from desktop.ui.settings import SettingRow
+from desktop.ui.setting_rows import SettingRow
 from desktop.ui.skills.dialogs import run_dialog
 
 DOT_COLOURS = {"connected": "#2f9e55", "connecting": "#d19a00", "failed": "#d9463e",

@@ -25,7 +25,7 @@ def attach_ui(host: UiHost) -> None:
         return UsageWindow(host.get(Usage), host.bridge)
 
     def budgets_page() -> QWidget:
-        from desktop.ui.settings import SettingsGroup
+        from desktop.ui.setting_rows import SettingsGroup
 
         return SettingsGroup("budgets")
 

@@ -27,7 +27,7 @@ CAPTION = ("What you say into the microphone becomes the message's text; answers
 
 def attach_ui(host: UiHost) -> None:
     def settings_page() -> QWidget:
-        from desktop.ui.settings import SettingsGroup
+        from desktop.ui.setting_rows import SettingsGroup
 
         return SettingsGroup("voice")
 
