@@ -44,8 +44,15 @@ class LocalServer:
         return f"{self.kind.prefix}/{model_id}"
 
 
+# Seconds a local server has to list its models. A port with nothing on it is refused at once, so this is only
+# waited for by a server that is there and slow: LM Studio or Ollama busy loading a model, or any of them on a
+# machine busy starting everything else at login. At 0.8 s first start said no server was found for one that
+# answered a moment later.
+PROBE_WITHIN = 3.0
+
+
 async def probe_local_servers(servers: tuple[KnownServer, ...] = KNOWN_SERVERS, host: str = "127.0.0.1",
-                              timeout: float = 0.8) -> list[LocalServer]:
+                              timeout: float = PROBE_WITHIN) -> list[LocalServer]:
     """Ask each known port for `GET /v1/models` at once; servers that do not answer are left out."""
     import httpx  # here: see desktop/tools/web.py
 

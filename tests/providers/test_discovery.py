@@ -3,6 +3,10 @@
 from __future__ import annotations
 
 import asyncio
+import json
+import time
+from collections.abc import Iterator
+from contextlib import contextmanager
 from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
 from pathlib import Path
 from threading import Thread
@@ -24,25 +28,44 @@ async def test_ollama_gets_its_native_prefix_and_server_root(fake: FakeOpenAI) -
     assert found.api_base == f"http://127.0.0.1:{fake.port}"
 
 
-async def test_something_else_on_the_port_is_not_taken_for_a_model_server() -> None:
-    class Page(BaseHTTPRequestHandler):
+@contextmanager
+def serving(answer: bytes, after: float = 0.0) -> Iterator[int]:
+    """A server on its own port answering every GET with `answer` (JSON when it starts with "{"), `after` seconds
+    late; yields its port."""
+
+    class Handler(BaseHTTPRequestHandler):
         def do_GET(self) -> None:
-            body = b"<html>a web app</html>"
+            time.sleep(after)
             self.send_response(200)
-            self.send_header("content-length", str(len(body)))
+            self.send_header("content-type", "application/json" if answer.startswith(b"{") else "text/html")
+            self.send_header("content-length", str(len(answer)))
             self.end_headers()
-            self.wfile.write(body)
+            self.wfile.write(answer)
 
         def log_message(self, *args: object) -> None:
             pass
 
-    server = ThreadingHTTPServer(("127.0.0.1", 0), Page)
+    server = ThreadingHTTPServer(("127.0.0.1", 0), Handler)
     Thread(target=server.serve_forever, kwargs={"poll_interval": 0.02}, daemon=True).start()
     try:
-        assert await probe_local_servers((KnownServer("llama.cpp", server.server_address[1], "openai"),)) == []
+        yield server.server_address[1]
     finally:
         server.shutdown()
         server.server_close()
+
+
+async def test_something_else_on_the_port_is_not_taken_for_a_model_server() -> None:
+    with serving(b"<html>a web app</html>") as port:
+        assert await probe_local_servers((KnownServer("llama.cpp", port, "openai"),)) == []
+
+
+async def test_a_server_slow_to_answer_is_still_found() -> None:
+    """LM Studio busy loading a model, or first start on a machine busy starting everything else, answers its model
+    list a second or more late: first start lists it all the same, instead of saying no model server was found."""
+    models = json.dumps({"object": "list", "data": [{"id": "qwen3-8b"}]}).encode()
+    with serving(models, after=1.5) as port:
+        found = await asyncio.wait_for(probe_local_servers((KnownServer("LM Studio", port, "openai"),)), 30)
+    assert [(s.kind.name, s.models) for s in found] == [("LM Studio", ("qwen3-8b",))]
 
 
 def test_existing_nanobot_workspace_is_detected(tmp_path: Path) -> None:
