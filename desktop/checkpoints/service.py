@@ -64,7 +64,16 @@ from desktop.checkpoints.restore import NotPutBack, kind, revert
 from desktop.checkpoints.scan import DIR, Entry, Limits, Manifest, OverLimit, look, measure, scan
 from desktop.checkpoints.settings import CheckpointsConfig
 from desktop.checkpoints.undone import Conflict, keep_copies, overwritten_folder
-from desktop.checkpoints.wording import Outcome, conflict_message, path_list, paused_message, unfinished_message
+from desktop.checkpoints.wording import (
+    Outcome,
+    conflict_message,
+    looked_message,
+    path_list,
+    paused_message,
+    unfinished_message,
+    unnoted_message,
+    unwritten_message,
+)
 from desktop.kernel.host import Host
 from desktop.session.session import now_iso
 from desktop.workspace import access
@@ -250,10 +259,15 @@ class Checkpoints:
 
     async def undo(self, chat: str, turn_id: str | None = None, choice: Choice = ASK) -> UndoResult:
         """Revert the chat's newest turn not yet undone that changed files (or the turn `turn_id`); files
-        changed since it, and its memory files, as `choice` says."""
+        changed since it, and its memory files, as `choice` says. Whatever fails on the way (an OSError), the result
+        says what, and what state the files are in: the Changes strip waits for it."""
         async with self._lock:
             if not self.paused:
-                await self._look()
+                try:
+                    await self._look()
+                except OSError as exc:  # the workspace moved away, say: what changed since the turn is not known
+                    log.warning("the look before an undo failed: %s", exc)
+                    return UndoResult(looked_message(_reason(exc)))
             if self.paused:
                 return UndoResult(self.paused)
             left = [t for t in self.turns_of(chat) if not t.undone and (turn_id is None or t.id == turn_id)]
@@ -288,23 +302,41 @@ class Checkpoints:
                 await asyncio.to_thread(revert, root, writes, self.blobs.read)
             except OSError as exc:
                 return await self._unfinished(turn, root, writes, exc)
-            await asyncio.to_thread(self._refresh, root, [c.path for c in writes])
-            await self.journal.mark_undone(turn)
+            await self._refreshed(root, writes)
+            also = await self._mark_undone(turn)
         self._save_when_quiet()
         outcome = Outcome(turn, todo, overwrite, kept_back, kept)
-        await self.notes.leave(chat, *outcome.note())
+        try:
+            await self.notes.leave(chat, *outcome.note())
+        except OSError as exc:  # the chat's file cannot be written: the files are back all the same
+            log.warning("could not leave the undo's note in %s: %s", chat, exc)
+            also += unnoted_message(str(exc))
         self.host.publish(ChangesUndone(chat, turn.id))
-        return UndoResult(outcome.message(), turn, kept=kept)
+        return UndoResult(outcome.message() + also, turn, kept=kept)
+
+    async def _mark_undone(self, turn: TurnChanges) -> str:
+        """Write down that the turn is undone; what to add to the message if that failed (the files are back
+        already: the turn stays undone in this run, and only after a restart may it be offered again)."""
+        try:
+            await self.journal.mark_undone(turn)
+        except OSError as exc:
+            log.warning("could not write down that %s was undone: %s", turn.id, exc)
+            return unwritten_message(self.journal.path, exc.strerror or str(exc))
+        return ""
+
+    async def _refreshed(self, root: Path, writes: list[Change]) -> None:
+        """The paths written looked at again (see `_refresh`); failing that, the next look sees them."""
+        try:
+            await asyncio.to_thread(self._refresh, root, [c.path for c in writes])
+        except OSError as exc:
+            log.warning("looking at what the undo put back failed: %s", exc)
 
     async def _unfinished(self, turn: TurnChanges, root: Path, writes: list[Change], exc: OSError) -> UndoResult:
         """A path could not be put back (the lock held): the turn stays not undone, so undoing it again once the
         cause is gone puts back the rest (what is back already needs nothing then, see `_plan`). The paths written
         are looked at again, so neither the message nor a later turn takes them for as the turn left them."""
         log.warning("undoing %s stopped: %s", turn.id, exc)
-        try:
-            await asyncio.to_thread(self._refresh, root, [c.path for c in writes])
-        except OSError as again:
-            log.warning("looking at what the undo put back failed too: %s", again)
+        await self._refreshed(root, writes)
         self._save_when_quiet()
         back = [c.path for c in writes if _same(_state(self._manifest.get(c.path)), c.before)]
         failed = exc.path if isinstance(exc, NotPutBack) else None
@@ -478,6 +510,11 @@ _FOLDER = Entry(DIR, 0, 0, 0, 0, 0)  # a name the manifest lacks: nothing to fol
 
 class Off(Exception):
     """checkpoints.enabled is off."""
+
+
+def _reason(exc: OSError) -> str:
+    """"No such file or directory: /home/me/workspace": the file named, so the person can tell which failed."""
+    return f"{exc.strerror}: {exc.filename}" if exc.strerror and exc.filename else str(exc)
 
 
 def _state(entry: Entry | None) -> State:

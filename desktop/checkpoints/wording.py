@@ -71,6 +71,23 @@ def unfinished_message(turn: TurnChanges, failed: str | None, reason: str, back:
             "or a full disk), then undo again to put back the rest.")
 
 
+def looked_message(reason: str) -> str:
+    """The look before an undo failed: without it, which files changed since the turn is not known."""
+    return (f"Did not undo: looking at the workspace failed ({reason}), so which files changed since the turn is not "
+            "known. Nothing was changed. Check that the workspace folder is there and readable, then undo again.")
+
+
+def unwritten_message(journal: Path, reason: str) -> str:
+    """Added to an undo's message when its files are back but the record of it could not be written."""
+    return (f"\n\nThat it was undone could not be written down in {journal} ({reason}): after the app restarts, "
+            "it may be offered for undo again.")
+
+
+def unnoted_message(reason: str) -> str:
+    """Added to an undo's message when the note it leaves in the chat could not be saved."""
+    return f"\n\nThe note saying so could not be saved in the chat, so the model does not know of it: {reason}."
+
+
 def _said_of(conflicts: list[Conflict] | tuple[Conflict, ...]) -> str:
     """"`plan.md` changed since that turn and `USER.md` is a memory file"."""
     changed = [c.path for c in conflicts if not c.memory]

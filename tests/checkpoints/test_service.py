@@ -12,9 +12,11 @@ import hashlib
 import os
 import subprocess
 import tracemalloc
-from collections.abc import AsyncIterator
+from collections.abc import AsyncIterator, Iterator
 from pathlib import Path
 from typing import Any
+
+import pytest
 
 from desktop.checkpoints import Checkpoints
 from desktop.core import Core, build_core
@@ -528,7 +530,8 @@ async def test_the_last_look_is_kept_for_the_next_run_when_the_app_closes(
 async def test_a_folder_where_the_journal_should_be_neither_stops_the_app_nor_leaves_undo_unanswered(
         model_config: dict[str, Any], memory_keyring: Any, fake: FakeOpenAI) -> None:
     """A folder in turns.jsonl's place (a backup restored wrong) stopped the app from starting; past that, /undo
-    failed writing it down and the chat waited for an answer that never came. Now it says it could not finish."""
+    failed writing it down and the chat waited for an answer that never came. Now it says what it put back, and
+    that it could not write that down, naming the file."""
     journal = home().data_dir / "checkpoints" / "turns.jsonl"
     (journal / "kept by hand").mkdir(parents=True)
     async with started() as core:
@@ -538,7 +541,9 @@ async def test_a_folder_where_the_journal_should_be_neither_stops_the_app_nor_le
         assert isinstance(await chat.ask("write it", timeout=20), TurnFinished)
         end = await chat.ask("/undo", timeout=20)
         assert isinstance(end, TurnFinished)
-        assert end.content.startswith("/undo could not finish") and "turns.jsonl" in end.content, end.content
+        assert end.content.startswith("Undid the file changes of “write it”"), end.content
+        assert f"could not be written down in {journal}" in end.content, end.content
+        assert not (core.workspace / "a.txt").exists()
     assert (journal / "kept by hand").is_dir()
 
 
@@ -622,3 +627,77 @@ async def test_undo_of_a_file_made_a_folder_the_person_since_put_a_file_in_keeps
     assert (ws / "plan/mine.txt").read_text() == "my own notes\n" and not (ws / "plan/one.txt").exists()
     assert "removed `plan/one.txt`" in said and "left `plan` as it is now" in said, said
     assert (await undo(chat)).startswith("Nothing to undo")  # the undo finished: the turn is undone
+
+
+@contextlib.contextmanager
+def unwritable(file: Path) -> Iterator[None]:
+    """The file cannot be written (a backup tool's lock, a read-only copy): as root, whom the mode bits do not stop,
+    it is made immutable too (chattr +i, which stops root as well)."""
+    file.chmod(0o444)
+    immutable = os.geteuid() == 0
+    try:
+        if immutable and subprocess.run(["chattr", "+i", str(file)], capture_output=True).returncode != 0:
+            pytest.skip("running as root where chattr +i is not allowed: no file can be made unwritable")
+        yield
+    finally:
+        if immutable:
+            subprocess.run(["chattr", "-i", str(file)], capture_output=True)
+        file.chmod(0o644)
+
+
+async def test_an_undo_while_the_workspace_folder_is_gone_says_so_and_changes_nothing(
+        core: Core, chat: Conversation, fake: FakeOpenAI, tmp_path: Path) -> None:
+    """The workspace folder was moved away (a drive unplugged, a folder renamed) after the turn: the look before
+    the undo fails. The undo raised, and the Changes strip stayed on "Undoing…"; now it says why, that nothing was
+    changed, and once the folder is back the undo does its job."""
+    ws = core.workspace
+    (ws / "notes.md").write_text("before\n")
+    await turn(core, chat, fake, exec_call("echo after > notes.md"))
+    moved = tmp_path / "moved away"
+    ws.rename(moved)
+    try:
+        result = await core.get(Checkpoints).undo(chat.key)
+    finally:
+        moved.rename(ws)
+    assert not result.undone
+    assert "looking at the workspace failed" in result.message and "No such file" in result.message, result.message
+    assert "Nothing was changed" in result.message, result.message
+    assert (ws / "notes.md").read_text() == "after\n"
+    result = await core.get(Checkpoints).undo(chat.key)
+    assert result.undone and "restored `notes.md`" in result.message, result.message
+    assert (ws / "notes.md").read_text() == "before\n"
+
+
+async def test_an_undo_whose_journal_cannot_be_written_says_the_files_are_back_but_not_written_down(
+        core: Core, chat: Conversation, fake: FakeOpenAI) -> None:
+    """The files are put back, then writing down that the turn was undone fails (turns.jsonl made unwritable). The
+    undo raised after the files were back, and the Changes strip stayed on "Undoing…"; now it says what was put
+    back, and that it was not written down, naming the file."""
+    ws = core.workspace
+    (ws / "notes.md").write_text("before\n")
+    await turn(core, chat, fake, exec_call("echo after > notes.md"))
+    journal = core.home.data_dir / "checkpoints" / "turns.jsonl"
+    with unwritable(journal):
+        result = await core.get(Checkpoints).undo(chat.key)
+        written = journal.read_text()
+    assert (ws / "notes.md").read_text() == "before\n"
+    assert result.undone and "restored `notes.md`" in result.message, result.message
+    assert "could not be written down" in result.message and str(journal) in result.message, result.message
+    assert "undone" not in written  # it says no more than is true
+    assert (await undo(chat)).startswith("Nothing to undo")  # in this run, it is undone
+
+
+async def test_an_undo_whose_note_cannot_be_saved_in_the_chat_still_says_what_it_put_back(
+        core: Core, chat: Conversation, fake: FakeOpenAI) -> None:
+    """The files are put back and written down, then the note the undo leaves in the chat cannot be saved (the
+    chat's file made unwritable). The undo raised, and the Changes strip stayed on "Undoing…"; now it says what it
+    put back, and that the chat could not be told."""
+    ws = core.workspace
+    (ws / "notes.md").write_text("before\n")
+    await turn(core, chat, fake, exec_call("echo after > notes.md"))
+    with unwritable(core.sessions.path_for(chat.key)):
+        result = await core.get(Checkpoints).undo(chat.key)
+    assert (ws / "notes.md").read_text() == "before\n"
+    assert result.undone and "restored `notes.md`" in result.message, result.message
+    assert "could not be saved in the chat" in result.message, result.message
+    assert (await undo(chat)).startswith("Nothing to undo")  # written down: undone
