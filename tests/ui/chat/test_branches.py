@@ -11,6 +11,7 @@ from pathlib import Path
 
 from PySide6.QtCore import Qt
 
+from desktop.conversation.transcript import Kind
 from desktop.session.session import SessionInfo, SessionStore
 from desktop.ui.bridge import CoreBridge
 from desktop.ui.chat.sidebar import DEPTH_ROLE, SessionList
@@ -18,7 +19,7 @@ from desktop.ui.chat.window import ChatWindow
 from tests.fakeserver import FakeOpenAI, last_user_text
 from tests.pdfs import pdf
 from tests.ui.chat.test_composer import chip_names
-from tests.ui.chat.test_row_actions import ask, hover, offered, reopened
+from tests.ui.chat.test_row_actions import ask, asked_again_while_it_runs, hover, offered, reopened
 from tests.ui.chat.test_window import TURN, model_of, saved_messages, type_and_send
 from tests.ui.conftest import until
 
@@ -152,19 +153,15 @@ def depth_of_item(sidebar: SessionList, key: str) -> int:
     return int(item.data(DEPTH_ROLE) or 0)
 
 
-async def test_branch_after_a_message_from_elsewhere_finds_its_place(window: ChatWindow, bridge: CoreBridge,
-                                                                     fake: FakeOpenAI, qtbot) -> None:  # type: ignore[no-untyped-def]
-    """A message that reached the chat from elsewhere (the quick prompt) shows live only by its answer, so a row
-    after it was at another place than in the saved chat, and Branch there said the message was not saved as
-    shown. It is found by its words nearest its place."""
-    fake.add({"content": "Alpaca answer."}, {"content": "Bison answer."}, {"content": "Camel answer."})
-    await ask(qtbot, window, "alpaca?")
-    bridge.send(PARENT, "bison?")
-    await until(lambda: not model_of(window).busy and texts(window)[-1] == "Bison answer.", timeout=TURN)
-    await ask(qtbot, window, "camel?")
-    hover(window, len(texts(window)) - 1)
-    hover(window, len(texts(window)) - 2)  # camel?
+async def test_branch_at_a_question_sent_while_the_turn_ran_finds_its_place(
+        window: ChatWindow, bridge: CoreBridge, fake: FakeOpenAI, qtbot) -> None:  # type: ignore[no-untyped-def]
+    """A question sent while the turn ran shows where it was sent, but the saved chat has it where the turn took it
+    in, a row further on: Branch there found another row at its place and said the message was not saved as shown.
+    It is found by its words nearest its place."""
+    await asked_again_while_it_runs(qtbot, window, fake, "alpaca?", "and bison?", "Alpaca and bison answer.")
+    hover(window, 3)
+    hover(window, 1)  # and bison?, shown before the turn's step
     qtbot.mouseClick(window.view.row_actions.branch_button, Qt.MouseButton.LeftButton)
     await until(lambda: window.current_key != PARENT and model_of(window).loaded, timeout=10,
                 message="the branch opened")
-    assert texts(window) == ["alpaca?", "Alpaca answer.", "bison?", "Bison answer.", "camel?"]
+    assert [r.text for r in model_of(window).rows if r.kind is not Kind.TOOL] == ["alpaca?", "and bison?"]

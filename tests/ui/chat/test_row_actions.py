@@ -61,6 +61,22 @@ async def leave_for_another_chat(window: ChatWindow) -> None:
     await until(lambda: model_of(window).loaded, message="the other chat read")
 
 
+async def asked_again_while_it_runs(qtbot, window: ChatWindow, fake: FakeOpenAI,  # type: ignore[no-untyped-def]
+                                    first: str, second: str, answer: str) -> None:
+    """`first` asked, and `second` sent while the turn's first model call is still out: the turn takes it in. The
+    window shows `second` where it was sent, before the turn's step; the chat's file has it where the turn took it
+    in, after the step. So the window's rows and the file's are in another order."""
+    fake.add({"tool_calls": [{"name": "exec", "arguments": {"command": "true"}}], "delay": 2}, {"content": answer})
+    type_and_send(qtbot, window, first)
+    await until(lambda: model_of(window).busy, message="the turn began")
+    type_and_send(qtbot, window, second)
+    await answered(window, answer)
+    assert second in last_user_text(fake.requests[-1])  # taken into the turn
+    assert kinds(window) == [Kind.USER, Kind.USER, Kind.TOOL, Kind.ASSISTANT]
+    assert [m["role"] for m in saved_messages(window.bridge, "desktop:test")] == [
+        "user", "assistant", "tool", "user", "assistant"]
+
+
 def saved_texts(bridge: CoreBridge) -> list[str]:
     """What the test chat's saved session holds, message by message."""
     return [m["content"] for m in saved_messages(bridge, "desktop:test")]
@@ -202,24 +218,25 @@ async def test_a_notification_about_a_chat_left_mid_edit_keeps_the_edit(
     assert saved_texts(bridge) == ["Second biggest city in France?", "Lyon is second."]
 
 
-async def test_an_edit_is_found_again_in_a_chat_read_again_that_shows_more(
+async def test_an_edit_is_found_again_in_a_chat_read_again_that_has_it_further_on(
         window: ChatWindow, bridge: CoreBridge, fake: FakeOpenAI, qtbot) -> None:  # type: ignore[no-untyped-def]
-    """A message from elsewhere shows only by its answer until the chat is read again, so the question edited is at
-    another place in the chat as read: it is found there by its words, not taken for gone."""
-    fake.add({"content": "Paris."}, {"content": "Berlin."}, {"content": "Rome."}, {"content": "Madrid."})
-    await ask(qtbot, window, "Biggest city in France?")
-    bridge.send("desktop:test", "Biggest city in Germany?")
-    await answered(window, "Berlin.")
-    await ask(qtbot, window, "Biggest city in Italy?")
-    rewrite(qtbot, window, "Biggest city in Spain?", len(model_of(window).rows) - 2)
+    """A question sent while the turn ran shows where it was sent, but the chat as read again has it where the turn
+    took it in, a row further on: the question edited is at another place in the chat as read. It is found there by
+    its words, not taken for gone."""
+    await asked_again_while_it_runs(qtbot, window, fake, "Biggest city in France?", "And in Italy?",
+                                    "Paris; in Italy, Rome.")
+    rewrite(qtbot, window, "And in Spain?", 1)
 
     window.show_message("desktop:test", 1)
     await until(lambda: model_of(window).loaded, message="the chat read again")
+    assert kinds(window)[1:3] == [Kind.TOOL, Kind.USER]  # the question a row further on
     assert "Editing your last message" in window.composer.hint.text()
+    fake.add({"content": "Madrid."})
     qtbot.keyClick(window.composer.input, Qt.Key.Key_Return)
     await answered(window, "Madrid.")
-    assert saved_texts(bridge) == [
-        "Biggest city in France?", "Paris.", "Biggest city in Germany?", "Berlin.", "Biggest city in Spain?", "Madrid."]
+    saved = saved_messages(bridge, "desktop:test")
+    assert [m["content"] for m in saved if m["role"] == "user"] == ["Biggest city in France?", "And in Spain?"]
+    assert saved[-1]["content"] == "Madrid."
 
 
 async def test_enter_on_an_edit_while_its_chat_is_read_again_waits_for_it(
