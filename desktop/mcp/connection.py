@@ -52,6 +52,12 @@ MAX_TOOL_PAGES = 100  # a server whose tool (prompt, resource) list never ends i
 STOP_WITHIN = 2.0
 KILL_GRACE = 1.0
 LAST_WORDS = 4096  # bytes of a failed server's log looked at for the last thing it said
+# Lines on stdout that are not MCP before the first message, past which the program is taken for no MCP server (a
+# wrong command: `yes`, a shell, a tool printing its log). A server may print a few before it speaks MCP (a banner,
+# a library's notice such as dotenv's), which the SDK passes over, so the bound leaves room for a chatty start;
+# a program that is not a server passes it in an instant, where it would otherwise wait out the start timeout.
+NOT_MCP_LINES = 50
+QUOTED = 80  # characters of its first line quoted in the message
 
 
 class ConnectionLost(Exception):
@@ -322,16 +328,30 @@ class ServerConnection:
     async def _pump(self, read: Any, inner: Any) -> None:
         """Pass messages to the session and notice when the server's side ends. An error the transport
         passes along (a line that is not JSON) is not the end: the stream closing is (a stdio child exited, an
-        SSE stream broke). Streamable HTTP keeps its stream open while retrying, so there `_ping` finds out."""
+        SSE stream broke). Streamable HTTP keeps its stream open while retrying, so there `_ping` finds out.
+        Over NOT_MCP_LINES such lines from a stdio program before its first message end the attempt: it is no MCP
+        server."""
         import anyio
 
+        first = ""  # the first line that was not a message, until a message comes
+        strays = 0
+        spoke = False
         async with inner:
             try:
                 async for item in read:
                     if isinstance(item, Exception):
                         item = mended(item) or item
-                    if isinstance(item, Exception):
+                    if not isinstance(item, Exception):
+                        spoke = True
+                    else:
                         log.debug("MCP server %s: transport error %r", self.name, item)
+                        if not spoke and self.config.command:  # a stdio program's lines (a remote's errors are not)
+                            strays += 1
+                            first = first or _first_line(item)
+                            if strays > NOT_MCP_LINES:
+                                raise ConnectionLost(f"it does not look like an MCP server: it printed over "
+                                                     f"{NOT_MCP_LINES} lines that are not MCP, the first “{first}”; "
+                                                     "check its command and arguments")
                     await inner.send(item)
             except (anyio.ClosedResourceError, anyio.BrokenResourceError, anyio.EndOfStream):
                 pass
@@ -442,6 +462,16 @@ def _last_words(errlog: TextIO, start: int) -> str:
         return ""
     lines = [line.strip() for line in tail.decode("utf-8", errors="replace").splitlines() if line.strip()]
     return lines[-1][:300] if lines else ""
+
+
+def _first_line(error: Exception) -> str:
+    """The line the SDK could not read as a message, as plain text cut to QUOTED characters (the parser's error
+    holds it as its input)."""
+    errors = getattr(error, "errors", None)
+    found = next((e.get("input") for e in errors()), None) if callable(errors) else None
+    text = found if isinstance(found, str) else str(error).splitlines()[0] if str(error) else type(error).__name__
+    text = "".join(c if c.isprintable() else " " for c in text).strip()
+    return text[:QUOTED] + ("…" if len(text) > QUOTED else "")
 
 
 def load_sdk() -> None:
