@@ -82,6 +82,14 @@ class Editing:
         self.stop()
         self.give_back_draft()
 
+    def keep_aside(self, key: str, row: ChatRow, draft: Draft) -> None:
+        """An edited question sent from the chat `key` came back (its branch could not be written) after the person
+        went to another chat: it waits in its own chat, taken up again when that is opened, never put into the
+        chat on screen; what was being written before Edit comes back to the box, unless an edit holds it now."""
+        self._aside[key] = _Aside(row, True, draft)
+        if self.row is None:
+            self.give_back_draft()
+
     def take_up(self, key: str) -> None:
         """Back in a chat left mid-edit: the edit goes on as it was left, what is in the box set aside again."""
         edit = self._aside.pop(key, None)

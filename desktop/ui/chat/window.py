@@ -364,6 +364,12 @@ class ChatWindow(QWidget):
         """An earlier question, edited: asked in a new chat that shares the history before it."""
         message = await self._message_of(model, edited)
         key = await self._branch(model, message) if message is not None else None
+        if key is None and self.current_key != model.session_key:  # the person went to another chat meanwhile
+            said = self.composer.hint.text()  # why (the box given back its message shows the keys again)
+            self.editing.keep_aside(model.session_key, edited, Draft(text, media, dict(names or {}), {}))
+            self.composer.say(f"{said}. Your edited question waits in the chat you edited it in: Enter there tries "
+                              "again", error=True)
+            return
         if key is None:  # nothing was sent: the edited words are not lost, and Enter tries again
             self.edit(edited)
             self.composer.input.setPlainText(text)

@@ -19,8 +19,9 @@ from desktop.ui.chat.window import ChatWindow
 from tests.fakeserver import FakeOpenAI, last_user_text
 from tests.pdfs import pdf
 from tests.ui.chat.test_composer import chip_names
-from tests.ui.chat.test_row_actions import ask, asked_again_while_it_runs, hover, offered, reopened
+from tests.ui.chat.test_row_actions import WRITING, ask, asked_again_while_it_runs, click_edit, hover, offered, reopened
 from tests.ui.chat.test_window import TURN, model_of, saved_messages, type_and_send
+from tests.ui.checkpoints.test_panel import read_only
 from tests.ui.conftest import until
 
 PARENT = "desktop:test"
@@ -165,3 +166,33 @@ async def test_branch_at_a_question_sent_while_the_turn_ran_finds_its_place(
     await until(lambda: window.current_key != PARENT and model_of(window).loaded, timeout=10,
                 message="the branch opened")
     assert [r.text for r in model_of(window).rows if r.kind is not Kind.TOOL] == ["alpaca?", "and bison?"]
+
+
+async def test_an_edit_whose_branch_cannot_be_saved_waits_in_its_own_chat_when_the_person_left_it(
+        window: ChatWindow, bridge: CoreBridge, fake: FakeOpenAI, qtbot) -> None:  # type: ignore[no-untyped-def]
+    """Enter on an edited earlier question, then straight to another chat; the branch cannot be written (the chats
+    folder made read-only). The rewritten words were put back into the chat then on screen, as an edit of a
+    question it does not have. They wait in the chat they were written in, as its edit, and Enter there branches
+    once the folder can be written again; the other chat's box gets back what was being written."""
+    await three_turns(qtbot, window, fake)
+    qtbot.keyClicks(window.composer.input, WRITING)
+    click_edit(qtbot, window, 2)  # "bison?", not the last question
+    window.composer.input.setPlainText("yak?")
+    with read_only(bridge.core.sessions.path_for(PARENT).parent):
+        qtbot.keyClick(window.composer.input, Qt.Key.Key_Return)
+        window.show_session("desktop:other")
+        await until(lambda: "could not be saved" in window.composer.hint.text() or window.editing.row is not None,
+                    timeout=10, message="the branch failing")
+    assert window.current_key == "desktop:other"
+    assert window.composer.input.toPlainText() == WRITING and window.editing.row is None
+    assert "waits in the chat" in window.composer.hint.text(), window.composer.hint.text()
+
+    window.show_session(PARENT)
+    await until(lambda: model_of(window).loaded, message="the chat shown again")
+    assert window.composer.input.toPlainText() == "yak?" and "new branch" in window.composer.hint.text()
+    fake.add({"content": "Yak answer."})
+    qtbot.keyClick(window.composer.input, Qt.Key.Key_Return)
+    await until(lambda: window.current_key not in (PARENT, "desktop:other") and texts(window)[-1:] == ["Yak answer."],
+                timeout=TURN, message="the branch answered")
+    assert texts(window) == ["alpaca?", "Alpaca answer.", "yak?", "Yak answer."]
+    assert window.composer.input.toPlainText() == WRITING
