@@ -58,6 +58,7 @@ LAST_WORDS = 4096  # bytes of a failed server's log looked at for the last thing
 # a program that is not a server passes it in an instant, where it would otherwise wait out the start timeout.
 NOT_MCP_LINES = 50
 QUOTED = 80  # characters of its first line quoted in the message
+STDOUT_UNREAD = "Failed to parse JSONRPC message from server"  # what the SDK logs for each such line
 
 
 class ConnectionLost(Exception):
@@ -486,7 +487,15 @@ def load_sdk() -> None:
     import mcp.client.stdio
     import mcp.client.streamable_http  # noqa: F401
 
+    logging.getLogger(mcp.client.stdio.__name__).addFilter(_unread_lines_unlogged)
     gc.freeze()
+
+
+def _unread_lines_unlogged(record: logging.LogRecord) -> bool:
+    """The SDK logs a traceback for every stdout line of a server it cannot read as a message: a program that is no
+    server put hundreds of lines of them on the terminal (`mcp test`) and in the app's log at every try, before the
+    one line that says what is wrong. `_pump` counts those lines and says so itself, quoting the first."""
+    return record.msg != STDOUT_UNREAD
 
 
 def _stdio_process(transport: Any) -> Any:

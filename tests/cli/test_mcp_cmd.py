@@ -254,3 +254,14 @@ def test_a_server_that_exits_at_once_is_said_with_its_last_words(tmp_path: Path)
     failed = run_cli(tmp_path, "mcp", "test", "early")
     assert failed.returncode == 1
     assert "early: failed:" in failed.stdout and "error: GITHUB_TOKEN is not set" in failed.stdout, failed.stdout
+
+
+def test_testing_a_program_that_is_no_mcp_server_says_so_without_a_wall_of_tracebacks(tmp_path: Path) -> None:
+    """`yes garbage` set up as a server: `mcp test` says it does not look like an MCP server. Before that line the
+    terminal got the SDK's traceback for every line it could not read (574 lines for 51 of them), and the app's
+    log the same at every try; the app counts those lines and says what they were itself."""
+    write_config(tmp_path, mcp={"servers": {"wrong": {"command": "yes", "args": ["garbage"], "timeout": 30}}})
+    tested = run_cli(tmp_path, "mcp", "test", "wrong")
+    assert tested.returncode == 1
+    assert "wrong: failed: it does not look like an MCP server" in tested.stdout, tested.stdout
+    assert "Traceback" not in tested.stderr and "JSONRPC" not in tested.stderr, tested.stderr[:2000]
