@@ -519,7 +519,8 @@ def _build(cls: type, data: dict[str, Any], prefix: str, lines: dict[str, int], 
         ok, converted = _coerce(spec.hint, value)
         wanted = _describe(spec.hint) if not ok else spec.setting.wrong(converted)
         if wanted:
-            problems.append(f"{where}: key '{dotted}' should be {wanted}, got {value!r}; using the default")
+            note = _truth_for_text(spec.hint, value)
+            problems.append(f"{where}: key '{dotted}' should be {wanted}, got {value!r}{note}; using the default")
         else:
             values[key] = converted
     if cls is not Config:
@@ -578,6 +579,18 @@ def _coerce(hint: Any, value: Any) -> tuple[bool, Any]:
     if hint is str:
         return isinstance(value, str), value
     return False, None
+
+
+def _truth_for_text(hint: Any, value: Any) -> str:
+    """A note for a value YAML read as true or false where text belongs (`command: yes`, an argument `off`): the
+    message would otherwise say "got True" of a file that says yes."""
+    def worded(item: Any) -> Any:
+        return str(item).lower() if isinstance(item, bool) else [worded(i) for i in item] if isinstance(item, list) \
+            else item
+
+    if worded(value) == value or not _coerce(hint, worded(value))[0]:
+        return ""
+    return ' (YAML reads a bare yes, no, on or off as true or false: put text in quotes, as "yes")'
 
 
 def _describe(hint: Any) -> str:
