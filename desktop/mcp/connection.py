@@ -8,6 +8,7 @@ from __future__ import annotations
 import asyncio
 import contextlib
 import gc
+import json
 import logging
 import math
 import os
@@ -337,6 +338,7 @@ class ServerConnection:
         first = ""  # the first line that was not a message, until a message comes
         strays = 0
         spoke = False
+        said = False  # the first item of the connection that is no message is logged as a warning, the rest as debug
         async with inner:
             try:
                 async for item in read:
@@ -345,7 +347,10 @@ class ServerConnection:
                     if not isinstance(item, Exception):
                         spoke = True
                     else:
-                        log.debug("MCP server %s: transport error %r", self.name, item)
+                        log.log(logging.DEBUG if said else logging.WARNING, "MCP server %s sent what is not an MCP "
+                                "message (logged once per connection; the rest with -v): %s", self.name,
+                                _first_line(item))
+                        said = True
                         if not spoke and self.config.command:  # a stdio program's lines (a remote's errors are not)
                             strays += 1
                             first = first or _first_line(item)
@@ -467,9 +472,12 @@ def _last_words(errlog: TextIO, start: int) -> str:
 
 def _first_line(error: Exception) -> str:
     """The line the SDK could not read as a message, as plain text cut to QUOTED characters (the parser's error
-    holds it as its input)."""
+    holds it as its input: the text of a line that is not JSON, the parsed value of JSON that is no JSON-RPC
+    message, such as a program's JSON log line)."""
     errors = getattr(error, "errors", None)
     found = next((e.get("input") for e in errors()), None) if callable(errors) else None
+    if found is not None and not isinstance(found, str):
+        found = json.dumps(found, ensure_ascii=False, separators=(",", ":"), default=str)
     text = found if isinstance(found, str) else str(error).splitlines()[0] if str(error) else type(error).__name__
     text = "".join(c if c.isprintable() else " " for c in text).strip()
     return text[:QUOTED] + ("…" if len(text) > QUOTED else "")
@@ -494,7 +502,8 @@ def load_sdk() -> None:
 def _unread_lines_unlogged(record: logging.LogRecord) -> bool:
     """The SDK logs a traceback for every stdout line of a server it cannot read as a message: a program that is no
     server put hundreds of lines of them on the terminal (`mcp test`) and in the app's log at every try, before the
-    one line that says what is wrong. `_pump` counts those lines and says so itself, quoting the first."""
+    one line that says what is wrong. `_pump` logs the first of each connection and counts them, quoting the first
+    when there are so many that the program is no server."""
     return record.msg != STDOUT_UNREAD
 
 
