@@ -582,11 +582,14 @@ def _coerce(hint: Any, value: Any) -> tuple[bool, Any]:
 
 
 def _truth_for_text(hint: Any, value: Any) -> str:
-    """A note for a value YAML read as true or false where text belongs (`command: yes`, an argument `off`): the
-    message would otherwise say "got True" of a file that says yes."""
+    """A note for a value YAML read as true or false where text belongs (`command: yes`, an argument `off`, a
+    variable `DEBUG: on`): the message would otherwise say "got True" of a file that says yes."""
     def worded(item: Any) -> Any:
-        return str(item).lower() if isinstance(item, bool) else [worded(i) for i in item] if isinstance(item, list) \
-            else item
+        if isinstance(item, bool):
+            return str(item).lower()
+        if isinstance(item, list):
+            return [worded(i) for i in item]
+        return {k: worded(v) for k, v in item.items()} if isinstance(item, dict) else item
 
     if worded(value) == value or not _coerce(hint, worded(value))[0]:
         return ""

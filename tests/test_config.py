@@ -308,14 +308,17 @@ def test_the_schema_flags_what_the_loader_refuses_and_passes_what_it_writes(tmp_
 
 def test_a_bare_yes_or_no_where_text_belongs_says_to_put_it_in_quotes(tmp_path: Path) -> None:
     """YAML reads a bare yes, no, on or off as true or false: `command: yes` (the program `yes`) or an argument
-    `off` arrived as True and False, and the message said only "should be text or empty, got True", which reads
+    `off` (or `DEBUG: on` in a server's env) arrived as True and False, and the message said only "should be text or empty, got True", which reads
     as if the file said True. It now says why and how to write it."""
     path = tmp_path / "config.yaml"
     path.write_text("mcp:\n  servers:\n    echoes:\n      command: yes\n      args: [--mode, off]\n"
+                    "      env: {DEBUG: on}\n"
                     "max_iterations: yes\n")
     joined = "\n".join(load_config(path).problems)
     quote = 'YAML reads a bare yes, no, on or off as true or false: put text in quotes, as "yes"'
     assert f"line 4: key 'mcp.servers.echoes.command' should be text or empty, got True ({quote}); using" in joined
     assert f"line 5: key 'mcp.servers.echoes.args' should be a list of texts, got ['--mode', False] ({quote})" \
+        in joined
+    assert f"line 6: key 'mcp.servers.echoes.env' should be a mapping of names to text, got {{'DEBUG': True}} ({quote})" \
         in joined
     assert "key 'max_iterations' should be a whole number, got True; using the default" in joined  # a number: no note
