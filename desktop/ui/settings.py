@@ -218,10 +218,6 @@ class SettingsWindow(SettingsSave):
         """Add the generated row of a simple setting; `note`: its help under it (True) or this label."""
         self.rows[key] = add_row(form, key, note)
 
-    def field(self, key: str) -> QWidget:
-        """The widget of a simple setting shown here, by its dotted key."""
-        return self.rows[key].widget
-
     # ----- load
     def showEvent(self, event: QShowEvent) -> None:  # noqa: N802
         super().showEvent(event)

@@ -102,15 +102,15 @@ async def test_save_writes_config_and_keyring_and_applies_at_once(
     new_workspace = tmp_path / "elsewhere"
     window.workspace.setText(str(new_workspace))
     window.hotkey.setKeySequence(QKeySequence("Ctrl+Shift+K"))
-    window.field("schedules.dream_interval").setValue(45)
-    heartbeat = window.field("schedules.heartbeat_interval")
+    window.rows["schedules.dream_interval"].widget.setValue(45)
+    heartbeat = window.rows["schedules.heartbeat_interval"].widget
     assert heartbeat.value() == 30 and heartbeat.text() == "30 min"  # the file holds seconds, the row minutes
     heartbeat.setValue(0)
     assert heartbeat.text() == "Off"
-    allowed = window.field("schedules.heartbeat_allow")
+    allowed = window.rows["schedules.heartbeat_allow"].widget
     assert allowed.text() == ""
     allowed.setText(" exec,  read_file ,")  # what the heartbeat may use without asking, one line
-    window.field("notifications").setChecked(False)
+    window.rows["notifications"].widget.setChecked(False)
 
     assert "Saved" in await save(window)
     on_disk = yaml.safe_load(core.settings.path.read_text(encoding="utf-8"))
@@ -366,7 +366,7 @@ async def test_the_tools_page_chooses_the_network_for_commands_and_warns_about_s
         qtbot: QtBot, bridge: CoreBridge, tmp_path: Path) -> None:
     window = await opened(qtbot, bridge)
     await until(lambda: window.network_mode.text(), message="the network in force shown")
-    network = window.field("tools.exec.network")
+    network = window.rows["tools.exec.network"].widget
     assert network.currentData() == "internet" and network.currentText() == "Public internet only"
     assert window.network_mode.text().startswith("In force: internet (tools.exec.network: internet): public "
                                                  "internet addresses only")
@@ -438,7 +438,7 @@ async def test_the_heartbeats_allowed_tools_say_what_to_write(qtbot: QtBot, brid
     web_fetch) or mcp:SERVER, so a person could only guess. Its help shows under it."""
     window = await opened(qtbot, bridge)
     assert window.show_page("General")
-    field = window.field("schedules.heartbeat_allow")
+    field = window.rows["schedules.heartbeat_allow"].widget
     await until(field.isVisible, message="the General page shown")
     help_text = lookup("schedules.heartbeat_allow").setting.help
     shown = [label for label in window.findChildren(QLabel) if label.text() == help_text]
@@ -452,7 +452,7 @@ async def test_heartbeat_allow_naming_no_tool_is_not_saved_and_lists_the_tools(q
     config.yaml keeps what it had."""
     window = await opened(qtbot, bridge)
     before = bridge.core.settings.path.read_text(encoding="utf-8")
-    allowed = window.field("schedules.heartbeat_allow")
+    allowed = window.rows["schedules.heartbeat_allow"].widget
     allowed.setText("exce, read_file, webfetch")
     assert not await window.save()
     said = window.status.text()
@@ -477,7 +477,7 @@ async def test_heartbeat_allow_naming_no_mcp_server_is_not_saved_and_lists_the_s
     await settings.reload()
     window = await opened(qtbot, bridge)
     before = settings.path.read_text(encoding="utf-8")
-    allowed = window.field("schedules.heartbeat_allow")
+    allowed = window.rows["schedules.heartbeat_allow"].widget
     allowed.setText("exec, mcp:gihtub")
     assert not await window.save()
     said = window.status.text()
@@ -546,7 +546,9 @@ async def test_answer_and_tool_options_are_saved_and_in_effect(qtbot: QtBot, bri
                                                               tmp_path: Path) -> None:
     core = bridge.core
     window = await opened(qtbot, bridge)
-    field = window.field
+    def field(key: str) -> Any:
+        return window.rows[key].widget
+
     restrict, timeout, search = field("tools.restrict_to_workspace"), field("tools.exec.timeout"), \
         field("tools.web.search_provider")
     limits = [field(f"tools.exec.{key}") for key in ("max_processes", "max_memory_mb", "max_file_mb")]
@@ -585,7 +587,7 @@ async def test_simple_rows_show_what_config_yaml_declares(qtbot: QtBot, bridge: 
     labels = {label.text() for label in window.findChildren(QLabel)}
     for key in window.rows:
         meta = lookup(key).setting
-        widget = window.field(key)
+        widget = window.rows[key].widget
         assert widget.toolTip() == meta.help, key
         if isinstance(widget, QCheckBox):
             assert widget.text() == meta.label
@@ -593,13 +595,13 @@ async def test_simple_rows_show_what_config_yaml_declares(qtbot: QtBot, bridge: 
             assert meta.label in labels, key
         if isinstance(widget, QComboBox):
             assert [(widget.itemData(i), widget.itemText(i)) for i in range(widget.count())] == list(meta.choices)
-    timeout = window.field("tools.exec.timeout")
+    timeout = window.rows["tools.exec.timeout"].widget
     assert (timeout.minimum(), timeout.maximum(), timeout.suffix()) == (1, 600, " s")
-    temperature = window.field("temperature")
+    temperature = window.rows["temperature"].widget
     assert (temperature.minimum(), temperature.maximum(), temperature.singleStep()) == (0, 2, 0.1)
-    memory = window.field("tools.exec.max_memory_mb")
+    memory = window.rows["tools.exec.max_memory_mb"].widget
     assert (memory.minimum(), memory.suffix()) == (64, " MB")
-    dream = window.field("schedules.dream_interval")
+    dream = window.rows["schedules.dream_interval"].widget
     assert dream.minimum() == 0 and dream.specialValueText() == "Off" and dream.suffix() == " min"
     assert lookup("temperature").setting.help in labels  # shown under its row too
 
@@ -613,7 +615,7 @@ async def test_a_section_of_simple_settings_gets_its_page_of_generated_rows(
     window.show()
     await until(lambda: window.model_form.provider.count() > 20, message="model list loaded")
     await window.reload()
-    timeout = window.field("provider.timeout")
+    timeout = window.rows["provider.timeout"].widget
     assert "provider.retry_delays" not in window.rows
     assert timeout.value() == bridge.core.config.provider.timeout and timeout.suffix() == " s" and timeout.toolTip() == lookup("provider.timeout").setting.help
     timeout.setValue(45)
@@ -747,7 +749,7 @@ async def test_the_wheel_scrolls_the_page_over_a_field_until_it_is_clicked_into(
     window = await opened(qtbot, bridge)
     window.resize(660, 560)
     window.show_page("Tools")
-    network, timeout = window.field("tools.exec.network"), window.field("tools.exec.timeout")
+    network, timeout = window.rows["tools.exec.network"].widget, window.rows["tools.exec.timeout"].widget
     await until(lambda: window.tool_policies.combos, message="the tools listed")
     per_tool = next(iter(window.tool_policies.combos.values()))
     scroll = page_scroll(network)
@@ -778,7 +780,7 @@ async def test_an_open_window_with_no_changes_shows_a_hand_edit_at_once(qtbot: Q
     edited["context_window_tokens"] = 32768
     settings.path.write_text(yaml.safe_dump(edited), encoding="utf-8")
     await settings.reload()  # as the app's file watcher does
-    await until(lambda: window.field("context_window_tokens").value() == 32768, message="the form shows the file")
+    await until(lambda: window.rows["context_window_tokens"].widget.value() == 32768, message="the form shows the file")
     assert not window.stale.isVisible() and not window.unsaved()
 
 
@@ -789,7 +791,7 @@ async def test_an_open_window_saves_only_its_own_changes_over_a_hand_edit(
     settings = bridge.core.settings
     window = await opened(qtbot, bridge)
     window.tabs.setCurrentIndex(1)
-    window.field("temperature").setValue(0.3)
+    window.rows["temperature"].widget.setValue(0.3)
     edited = yaml.safe_load(settings.path.read_text(encoding="utf-8"))
     edited["context_window_tokens"] = 32768
     edited["tools"] = {"exec": {"timeout": 90}}
@@ -797,14 +799,14 @@ async def test_an_open_window_saves_only_its_own_changes_over_a_hand_edit(
     await settings.reload()
     await until(window.stale.isVisible, message="the window says the file changed")
     assert window.stale.text().startswith("config.yaml changed since you opened Settings")
-    assert window.field("temperature").value() == 0.3  # the person's change is kept
+    assert window.rows["temperature"].widget.value() == 0.3  # the person's change is kept
     window.grab().save(str(tmp_path / "settings-file-changed.png"))
 
     assert "Saved" in await save(window)
     saved = yaml.safe_load(settings.path.read_text(encoding="utf-8"))
     assert (saved["temperature"], saved["context_window_tokens"], saved["tools"]["exec"]["timeout"]) == (0.3, 32768, 90)
     assert bridge.core.config.context_window_tokens == 32768 and bridge.core.config.temperature == 0.3
-    assert not window.stale.isVisible() and window.field("context_window_tokens").value() == 32768
+    assert not window.stale.isVisible() and window.rows["context_window_tokens"].widget.value() == 32768
     assert not window.unsaved()
 
 
@@ -812,12 +814,12 @@ async def test_a_problem_that_appears_in_the_file_shows_in_the_open_window_at_on
         qtbot: QtBot, bridge: CoreBridge) -> None:
     settings = bridge.core.settings
     window = await opened(qtbot, bridge)
-    window.field("max_tokens").setValue(4096)  # a change of the person's own: the form is not shown anew
+    window.rows["max_tokens"].widget.setValue(4096)  # a change of the person's own: the form is not shown anew
     settings.path.write_text(settings.path.read_text(encoding="utf-8") + "temperature: hot\n", encoding="utf-8")
     await settings.reload()
     await until(window.banner.isVisible, message="the problem shown")
     assert "'temperature' should be a number, got 'hot'" in window.banner.text()
-    assert window.field("max_tokens").value() == 4096
+    assert window.rows["max_tokens"].widget.value() == 4096
 
 
 async def test_closing_with_unsaved_changes_asks_first(qtbot: QtBot, bridge: CoreBridge, tmp_path: Path) -> None:
@@ -829,7 +831,7 @@ async def test_closing_with_unsaved_changes_asks_first(qtbot: QtBot, bridge: Cor
     window.show()
     await until(lambda: not taskset.pending(), message="read again")
     window.tabs.setCurrentIndex(1)
-    window.field("temperature").setValue(0.5)
+    window.rows["temperature"].widget.setValue(0.5)
 
     window.close()
     await until(lambda: message_box(window), message="asked")
@@ -839,7 +841,7 @@ async def test_closing_with_unsaved_changes_asks_first(qtbot: QtBot, bridge: Cor
     box.grab().save(str(tmp_path / "settings-close-prompt.png"))
     box.button(QMessageBox.StandardButton.Cancel).click()
     await until(lambda: message_box(window) is None)
-    assert window.isVisible() and window.field("temperature").value() == 0.5
+    assert window.isVisible() and window.rows["temperature"].widget.value() == 0.5
 
     window.close()
     await until(lambda: message_box(window))
@@ -850,9 +852,9 @@ async def test_closing_with_unsaved_changes_asks_first(qtbot: QtBot, bridge: Cor
     assert path.read_text(encoding="utf-8") == before
 
     window.show()
-    await until(lambda: window.field("temperature").value() == 0.1, message="the file's value shown again")
+    await until(lambda: window.rows["temperature"].widget.value() == 0.1, message="the file's value shown again")
     await until(lambda: not taskset.pending(), message="read again")
-    window.field("temperature").setValue(0.6)
+    window.rows["temperature"].widget.setValue(0.6)
     window.close()
     await until(lambda: message_box(window))
     box = message_box(window)
@@ -865,7 +867,7 @@ async def test_closing_with_unsaved_changes_asks_first(qtbot: QtBot, bridge: Cor
 async def test_a_longest_answer_of_a_few_tokens_is_refused(qtbot: QtBot, bridge: CoreBridge) -> None:
     """The walk saved `max_tokens: 3`: the row holds such a slip at the lowest sensible value."""
     window = await opened(qtbot, bridge)
-    answer, window_tokens = window.field("max_tokens"), window.field("context_window_tokens")
+    answer, window_tokens = window.rows["max_tokens"].widget, window.rows["context_window_tokens"].widget
     answer.setValue(3)
     window_tokens.setValue(100)
     assert (answer.value(), window_tokens.value()) == (256, 4096)
@@ -886,16 +888,16 @@ def wrong_address(window: SettingsWindow) -> QWidget:
 
 
 def wrong_tool(window: SettingsWindow) -> QWidget:
-    field = window.field("schedules.heartbeat_allow")
+    field = window.rows["schedules.heartbeat_allow"].widget
     assert isinstance(field, QLineEdit)
     field.setText("exec, nosuchtool")
     return field
 
 
 def too_long_an_answer(window: SettingsWindow) -> QWidget:
-    field = window.field("max_tokens")
+    field = window.rows["max_tokens"].widget
     assert isinstance(field, QSpinBox)
-    field.setValue(window.field("context_window_tokens").value())  # type: ignore[union-attr]
+    field.setValue(window.rows["context_window_tokens"].widget.value())  # type: ignore[union-attr]
     return field
 
 
@@ -1027,7 +1029,7 @@ async def test_typing_while_save_waits_for_the_keyring_is_never_silently_dropped
     window = await opened(qtbot, bridge)
     qtbot.keyClicks(window.model_form.key, SECRET)
     window.tabs.setCurrentIndex(1)
-    temperature = window.field("temperature")
+    temperature = window.rows["temperature"].widget
     memory_keyring.gate = threading.Event()  # the keyring's prompt is open until the test answers it
     window.save_button.click()
     await until(lambda: "set openai" in memory_keyring.calls, message="the keyring asked")

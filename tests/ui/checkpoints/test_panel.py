@@ -281,7 +281,7 @@ async def test_lowering_the_cap_in_settings_says_undo_is_off_in_the_chat(bridge:
     settings = SettingsWindow(bridge, [("Checkpoints", "", _settings_group)])
     qtbot.addWidget(settings)
     await settings.reload()  # not shown: showing reads config.yaml too, and a read landing after setValue undid it
-    limit = settings.field("checkpoints.max_workspace_mb")
+    limit = settings.rows["checkpoints.max_workspace_mb"].widget
     assert limit.value() == 1024 and limit.suffix() == " MB"
     limit.setValue(2)
     settings.status.clear()
@@ -291,7 +291,7 @@ async def test_lowering_the_cap_in_settings_says_undo_is_off_in_the_chat(bridge:
     assert panel.paused.text().startswith("Undo is off: the workspace holds 3 MB, over checkpoints.max_workspace_mb")
 
     (bridge.core.workspace / "big.bin").unlink()
-    settings.field("checkpoints.max_workspace_mb").setValue(3)
+    settings.rows["checkpoints.max_workspace_mb"].widget.setValue(3)
     settings.save_button.click()
     await until(lambda: not panel.paused.isVisible(), timeout=TURN)
     assert not panel.isVisible()  # no turn of this chat changed files

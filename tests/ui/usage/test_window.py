@@ -153,7 +153,7 @@ async def test_budgets_have_their_page_in_settings_and_saving_it_holds_unattende
     # showing it reads config.yaml: a read of the test's own beside it could land after the value was set and put
     # it back (so the save changed nothing); the window's own read, ended, is the one to wait for
     await until(lambda: not taskset.pending(), message="the settings read when the window showed")
-    window.field("budgets.unattended_daily_tokens").setValue(20000)
+    window.rows["budgets.unattended_daily_tokens"].widget.setValue(20000)
     assert "Saved" in await save(window)
     assert shell.core.config.section(BudgetsConfig).unattended_daily_tokens == 20000
     assert "unattended_daily_tokens: 20000" in shell.core.settings.path.read_text(encoding="utf-8")
