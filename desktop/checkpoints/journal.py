@@ -80,6 +80,7 @@ class Journal:
         return [t for t in self.turns if t.chat == chat]
 
     async def add(self, turn: TurnChanges) -> None:
+        """Kept in this run even when writing it fails (the OSError is raised): it can still be undone until then."""
         self.turns.append(turn)
         await self._write(_record(turn))
 

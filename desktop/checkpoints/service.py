@@ -72,6 +72,7 @@ from desktop.checkpoints.wording import (
     paused_message,
     unfinished_message,
     unnoted_message,
+    unrecorded_note,
     unwritten_message,
 )
 from desktop.kernel.host import Host
@@ -480,8 +481,20 @@ class Checkpoints:
         if not changes:
             return
         turn = TurnChanges(actor.id, actor.chat, str(root), actor.message, actor.label, actor.at, changes)
-        await self.journal.add(turn)
+        try:
+            await self.journal.add(turn)
+        except OSError as exc:  # this turn's alone: the others ending in the same look are still written down
+            log.warning("could not write down the changes of %s: %s", turn.id, exc)
+            self.host.spawn(self._say_unrecorded(turn, exc.strerror or str(exc)))
         self.host.publish(FilesChanged(actor.chat, turn))
+
+    async def _say_unrecorded(self, turn: TurnChanges, reason: str) -> None:
+        """Tell the turn's chat that its changes are undoable in this run only (the journal keeps the turn in memory
+        when the write fails). Not under the look's lock: saving the note waits for the chat's file."""
+        try:
+            await self.notes.leave(turn.chat, *unrecorded_note(turn, self.journal.path, reason))
+        except OSError as exc:
+            log.warning("could not say in %s that %s was not written down: %s", turn.chat, turn.id, exc)
 
     def _scan(self, root: Path, previous: Manifest, limits: Limits, looked_ns: int) -> tuple[Manifest, list[str]]:
         with access.opened_dir(root) as fd:

@@ -83,6 +83,13 @@ def unwritten_message(journal: Path, reason: str) -> str:
             "it may be offered for undo again.")
 
 
+def unrecorded_note(turn: TurnChanges, journal: Path, reason: str) -> tuple[str, str]:
+    """A turn's changes could not be written down: the chat's line, and for the model that nothing else failed."""
+    return (f"The file changes of “{turn.label}” could not be written down in {journal} ({reason}): they can be "
+            "undone until the app closes, not after it restarts. Check that the file is writable.",
+            "Only the app's record of that turn failed; the workspace is as the turn left it.")
+
+
 def unnoted_message(reason: str) -> str:
     """Added to an undo's message when the note it leaves in the chat could not be saved."""
     return f"\n\nThe note saying so could not be saved in the chat, so the model does not know of it: {reason}."

@@ -701,3 +701,38 @@ async def test_an_undo_whose_note_cannot_be_saved_in_the_chat_still_says_what_it
     assert result.undone and "restored `notes.md`" in result.message, result.message
     assert "could not be saved in the chat" in result.message, result.message
     assert (await undo(chat)).startswith("Nothing to undo")  # written down: undone
+
+
+async def test_turns_ending_together_are_each_written_down_even_when_one_cannot_be(
+        core: Core, chat: Conversation, fake: FakeOpenAI) -> None:
+    """Two chats' turns end before the same look, and writing down the first's changes fails (turns.jsonl made
+    unwritable). The look stopped there: the second turn's changes were never recorded, so nothing could undo them,
+    and nobody was told. Now each is recorded on its own (both can be undone in this run), and each chat says its
+    turn's changes could not be written down, naming the file."""
+    ws = core.workspace
+    other = Conversation(core, chat_id="other")
+    checkpoints = core.get(Checkpoints)
+    journal = checkpoints.journal.path
+    await turn(core, chat, fake, ("write_file", {"path": "earlier.txt", "content": "e\n"}))  # past the first copy
+    first = checkpoints.begin(chat.key, 0, "write a")
+    second = checkpoints.begin(other.key, 0, "write b")
+    await asyncio.wait_for(checkpoints.settled(), 60)
+    (ws / "a.txt").write_text("a\n")
+    (ws / "b.txt").write_text("b\n")
+    with unwritable(journal):
+        checkpoints.end(first)
+        checkpoints.end(second)  # before the look the first asked for runs: one look ends both
+        await asyncio.wait_for(checkpoints.settled(), 60)
+    assert [t.label for t in checkpoints.turns_of(other.key)] == ["write b"]
+
+    def notices(key: str) -> list[str]:
+        saved = session_lines(core, key) if core.sessions.path_for(key).exists() else []
+        return [m["content"] for m in saved if m.get("kind") == "notice"]
+
+    await asyncio.wait_for(_until(lambda: notices(chat.key) and notices(other.key)), 20)
+    for key, label in ((chat.key, "write a"), (other.key, "write b")):
+        (said,) = notices(key)
+        assert f"“{label}”" in said and "could not be written down" in said and str(journal) in said, said
+    said = await undo(other)
+    assert "removed `a.txt`" in said and "removed `b.txt`" in said, said
+    assert not (ws / "a.txt").exists() and not (ws / "b.txt").exists()
