@@ -91,11 +91,14 @@ class Editing:
             self.give_back_draft()
 
     def take_up(self, key: str) -> None:
-        """Back in a chat left mid-edit: the edit goes on as it was left, what is in the box set aside again."""
+        """Back in a chat left mid-edit: the edit goes on as it was left, what is in the box set aside again. While
+        an edit sent in a branch is still being saved (or the words of one gone are in the box), what was being
+        written before it is held already: the box's words are kept after it, neither replacing the other."""
         edit = self._aside.pop(key, None)
         if edit is None:
             return
-        self._draft = self.composer.take_draft()
+        box = self.composer.take_draft()
+        self._draft = box if self._draft is None else _joined(self._draft, box)
         self.composer.put_back(edit.draft)
         if edit.row is None:
             self.say_gone()
@@ -170,6 +173,13 @@ class Editing:
             edits.append((self.row, box))
         rewritten = [text for row, text in edits if _changed(row, text)]
         return "\n\n".join(filter(None, (self._draft.text if self._draft is not None else box, *rewritten)))
+
+
+def _joined(first: Draft, then: Draft) -> Draft:
+    """Two messages being written, as one: `then`'s words after a blank line, its files after `first`'s."""
+    return Draft("\n\n".join(filter(None, (first.text, then.text))),
+                 first.files + [path for path in then.files if path not in first.files],
+                 {**then.sent_as, **first.sent_as}, {**then.pasted_texts, **first.pasted_texts})
 
 
 def _changed(row: ChatRow | None, text: str) -> bool:

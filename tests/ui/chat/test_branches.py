@@ -19,7 +19,17 @@ from desktop.ui.chat.window import ChatWindow
 from tests.fakeserver import FakeOpenAI, last_user_text
 from tests.pdfs import pdf
 from tests.ui.chat.test_composer import chip_names
-from tests.ui.chat.test_row_actions import WRITING, ask, asked_again_while_it_runs, click_edit, hover, offered, reopened
+from tests.ui.chat.test_row_actions import (
+    WRITING,
+    ask,
+    asked_again_while_it_runs,
+    click_edit,
+    hover,
+    leave_for_another_chat,
+    offered,
+    reopened,
+    rewrite,
+)
 from tests.ui.chat.test_window import TURN, model_of, saved_messages, type_and_send
 from tests.ui.checkpoints.test_panel import read_only
 from tests.ui.conftest import until
@@ -196,3 +206,29 @@ async def test_an_edit_whose_branch_cannot_be_saved_waits_in_its_own_chat_when_t
                 timeout=TURN, message="the branch answered")
     assert texts(window) == ["alpaca?", "Alpaca answer.", "yak?", "Yak answer."]
     assert window.composer.input.toPlainText() == WRITING
+
+
+async def test_going_during_a_branchs_save_to_a_chat_left_mid_edit_loses_no_words(
+        window: ChatWindow, bridge: CoreBridge, fake: FakeOpenAI, qtbot) -> None:  # type: ignore[no-untyped-def]
+    """A message being written, Edit on an earlier question, Enter, a few more words typed, and straight to a chat
+    left mid-edit, before the branch is saved (here it cannot be: the chats folder made read-only). Taking up that
+    chat's edit set aside the box in place of the message written before Edit, which was lost. Now both that
+    message and the words typed meanwhile come back when the other chat's edit ends."""
+    await leave_for_another_chat(window)
+    fake.add({"content": "Other answer."})
+    await ask(qtbot, window, "other?")
+    rewrite(qtbot, window, "other, rewritten?")
+    window.show_session(PARENT)
+    await until(lambda: model_of(window).loaded, message="the chat shown again")
+    await three_turns(qtbot, window, fake)
+    qtbot.keyClicks(window.composer.input, WRITING)
+    rewrite(qtbot, window, "yak?", 2)  # "bison?", not the last question
+    with read_only(bridge.core.sessions.path_for(PARENT).parent):
+        qtbot.keyClick(window.composer.input, Qt.Key.Key_Return)
+        qtbot.keyClicks(window.composer.input, "and more")
+        window.show_session("desktop:other")
+        assert window.composer.input.toPlainText() == "other, rewritten?"
+        await until(lambda: "could not be saved" in window.composer.hint.text(), timeout=10,
+                    message="the branch failing")
+    qtbot.keyClick(window.composer.input, Qt.Key.Key_Escape)  # the other chat's edit ends
+    assert window.composer.input.toPlainText() == f"{WRITING}\n\nand more"
