@@ -370,9 +370,11 @@ class ChatWindow(QWidget):
             self.composer.say(f"{said}. Your edited question waits in the chat you edited it in: Enter there tries "
                               "again", error=True)
             return
-        if key is None:  # nothing was sent: the edited words are not lost, and Enter tries again
+        if key is None:  # nothing was sent: the edit comes back as it was sent (words and files), Enter tries again
+            said = self.composer.hint.text().rstrip(".")  # why (editing it again, and its files, show the keys)
             self.edit(edited)
-            self.composer.input.setPlainText(text)
+            self.composer.put_back(Draft(text, media, dict(names or {}), {}))
+            self.composer.say(f"{said}. Enter tries again · Esc cancels", error=True)
             return
         session = await self.bridge.load_chat(key)
         branch = self._model_for(key, await asyncio.to_thread(rows_from_messages, list(session.messages)))

@@ -232,3 +232,29 @@ async def test_going_during_a_branchs_save_to_a_chat_left_mid_edit_loses_no_word
                     message="the branch failing")
     qtbot.keyClick(window.composer.input, Qt.Key.Key_Escape)  # the other chat's edit ends
     assert window.composer.input.toPlainText() == f"{WRITING}\n\nand more"
+
+
+async def test_an_edit_whose_branch_cannot_be_saved_keeps_the_files_attached_during_the_edit(
+        window: ChatWindow, bridge: CoreBridge, fake: FakeOpenAI, tmp_path: Path, qtbot) -> None:  # type: ignore[no-untyped-def]
+    """An earlier question edited, a file attached to it, Enter; the branch cannot be written (the chats folder made
+    read-only). The rewritten words came back to the box, but with the question's files as they were before the
+    edit: the file attached was gone; and the hint said only the keys of an edit, not why nothing was sent. Now the
+    box holds the edit as it was sent, the hint says why, and Enter sends it with the file."""
+    await three_turns(qtbot, window, fake)
+    notes = tmp_path / "yak notes.txt"
+    notes.write_text("Yaks live in the Himalaya.\n")
+    rewrite(qtbot, window, "yak?", 2)  # "bison?", not the last question
+    window.composer.add_files([str(notes)])
+    with read_only(bridge.core.sessions.path_for(PARENT).parent):
+        qtbot.keyClick(window.composer.input, Qt.Key.Key_Return)
+        await until(lambda: window.editing.row is not None, timeout=10, message="the branch failing")
+    assert window.current_key == PARENT
+    assert window.composer.input.toPlainText() == "yak?" and window.composer.attachments == [str(notes)]
+    said = window.composer.hint.text()  # why, not only the keys of an edit
+    assert said.startswith("The branch could not be saved: ") and "Enter tries again" in said, said
+
+    fake.add({"content": "Yak answer."})
+    qtbot.keyClick(window.composer.input, Qt.Key.Key_Return)
+    await until(lambda: window.current_key != PARENT and texts(window)[-1:] == ["Yak answer."], timeout=TURN,
+                message="the branch answered")
+    assert chip_names(window, 2) == ["▪ yak notes.txt"]
