@@ -61,10 +61,12 @@ class Editing:
         self.give_back_draft()
 
     def give_back_draft(self) -> None:
-        """The edit is over (sent, cancelled, or its chat left): the message that was being written comes back."""
+        """The edit is over (sent, cancelled, or its chat left): the message that was being written comes back,
+        before anything typed in the box meanwhile (an edit sent in a branch is over only once the branch is
+        written, and the person may have gone on typing, in that chat or another)."""
         draft, self._draft = self._draft, None
         if draft is not None:
-            self.composer.put_back(draft)
+            self.composer.put_back(_joined(draft, self.composer.take_draft()))
 
     def give_back_kept(self, text: str) -> None:
         """The message that was being written when the app last ended, unless something is in the box already."""

@@ -208,6 +208,24 @@ async def test_an_edit_whose_branch_cannot_be_saved_waits_in_its_own_chat_when_t
     assert window.composer.input.toPlainText() == WRITING
 
 
+async def test_words_typed_in_the_other_chat_stay_when_a_branch_left_behind_fails(
+        window: ChatWindow, bridge: CoreBridge, fake: FakeOpenAI, qtbot) -> None:  # type: ignore[no-untyped-def]
+    """Enter on an edited earlier question, straight to another chat, a few words typed there; then the branch
+    fails. What was being written before Edit came back in place of those words, which were lost: now it comes
+    back before them."""
+    await three_turns(qtbot, window, fake)
+    qtbot.keyClicks(window.composer.input, WRITING)
+    click_edit(qtbot, window, 2)
+    window.composer.input.setPlainText("yak?")
+    with read_only(bridge.core.sessions.path_for(PARENT).parent):
+        qtbot.keyClick(window.composer.input, Qt.Key.Key_Return)
+        window.show_session("desktop:other")
+        qtbot.keyClicks(window.composer.input, "typed in the other chat")
+        await until(lambda: "waits in the chat" in window.composer.hint.text(), timeout=10,
+                    message="the branch failing")
+    assert window.composer.input.toPlainText() == f"{WRITING}\n\ntyped in the other chat"
+
+
 async def test_going_during_a_branchs_save_to_a_chat_left_mid_edit_loses_no_words(
         window: ChatWindow, bridge: CoreBridge, fake: FakeOpenAI, qtbot) -> None:  # type: ignore[no-untyped-def]
     """A message being written, Edit on an earlier question, Enter, a few more words typed, and straight to a chat
