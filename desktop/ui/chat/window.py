@@ -365,10 +365,10 @@ class ChatWindow(QWidget):
         message = await self._message_of(model, edited)
         key = await self._branch(model, message) if message is not None else None
         if key is None and self.current_key != model.session_key:  # the person went to another chat meanwhile
-            said = self.composer.hint.text()  # why (the box given back its message shows the keys again)
+            said = self.composer.hint.text().rstrip(".")  # why (the box given back its message shows the keys again)
             self.editing.keep_aside(model.session_key, edited, Draft(text, media, dict(names or {}), {}))
-            self.composer.say(f"{said}. Your edited question waits in the chat you edited it in: Enter there tries "
-                              "again", error=True)
+            again = ": Enter there tries again" if message is not None else ""  # else it cannot branch there at all
+            self.composer.say(f"{said}. Your edited question waits in the chat you edited it in{again}", error=True)
             return
         if key is None:  # nothing was sent: the edit comes back as it was sent (words and files), Enter tries again
             said = self.composer.hint.text().rstrip(".")  # why (editing it again, and its files, show the keys)

@@ -195,7 +195,8 @@ async def test_an_edit_whose_branch_cannot_be_saved_waits_in_its_own_chat_when_t
                     timeout=10, message="the branch failing")
     assert window.current_key == "desktop:other"
     assert window.composer.input.toPlainText() == WRITING and window.editing.row is None
-    assert "waits in the chat" in window.composer.hint.text(), window.composer.hint.text()
+    said = window.composer.hint.text()
+    assert "waits in the chat you edited it in: Enter there tries again" in said, said
 
     window.show_session(PARENT)
     await until(lambda: model_of(window).loaded, message="the chat shown again")
