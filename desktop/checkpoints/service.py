@@ -70,6 +70,7 @@ from desktop.checkpoints.wording import (
     looked_message,
     path_list,
     paused_message,
+    reason_of,
     unfinished_message,
     unnoted_message,
     unrecorded_note,
@@ -268,7 +269,7 @@ class Checkpoints:
                     await self._look()
                 except OSError as exc:  # the workspace moved away, say: what changed since the turn is not known
                     log.warning("the look before an undo failed: %s", exc)
-                    return UndoResult(looked_message(_reason(exc)))
+                    return UndoResult(looked_message(reason_of(exc)))
             if self.paused:
                 return UndoResult(self.paused)
             left = [t for t in self.turns_of(chat) if not t.undone and (turn_id is None or t.id == turn_id)]
@@ -523,11 +524,6 @@ _FOLDER = Entry(DIR, 0, 0, 0, 0, 0)  # a name the manifest lacks: nothing to fol
 
 class Off(Exception):
     """checkpoints.enabled is off."""
-
-
-def _reason(exc: OSError) -> str:
-    """"No such file or directory: /home/me/workspace": the file named, so the person can tell which failed."""
-    return f"{exc.strerror}: {exc.filename}" if exc.strerror and exc.filename else str(exc)
 
 
 def _state(entry: Entry | None) -> State:

@@ -4,6 +4,7 @@ so the sentences can be read and changed in one place, without the looks and the
 
 from __future__ import annotations
 
+import os
 import re
 from collections import Counter
 from dataclasses import dataclass
@@ -71,6 +72,14 @@ def unfinished_message(turn: TurnChanges, failed: str | None, reason: str, back:
             "or a full disk), then undo again to put back the rest.")
 
 
+def reason_of(exc: OSError) -> str:
+    """"No such file or directory: `/home/me/workspace`": the file named, so the person can tell which failed, and
+    fenced as every name here (a folder of the workspace is a command's to name)."""
+    if exc.strerror and exc.filename:
+        return f"{exc.strerror}: {_named(os.fsdecode(exc.filename))}"
+    return exc.strerror or str(exc)
+
+
 def looked_message(reason: str) -> str:
     """The look before an undo failed: without it, which files changed since the turn is not known."""
     return (f"Did not undo: looking at the workspace failed ({reason}), so which files changed since the turn is not "
@@ -79,14 +88,14 @@ def looked_message(reason: str) -> str:
 
 def unwritten_message(journal: Path, reason: str) -> str:
     """Added to an undo's message when its files are back but the record of it could not be written."""
-    return (f"\n\nThat it was undone could not be written down in {journal} ({reason}): after the app restarts, "
-            "it may be offered for undo again.")
+    return (f"\n\nThat it was undone could not be written down in {_named(str(journal))} ({reason}): after the app "
+            "restarts, it may be offered for undo again.")
 
 
 def unrecorded_note(turn: TurnChanges, journal: Path, reason: str) -> tuple[str, str]:
     """A turn's changes could not be written down: the chat's line, and for the model that nothing else failed."""
-    return (f"The file changes of “{turn.label}” could not be written down in {journal} ({reason}): they can be "
-            "undone until the app closes, not after it restarts. Check that the file is writable.",
+    return (f"The file changes of “{turn.label}” could not be written down in {_named(str(journal))} ({reason}): "
+            "they can be undone until the app closes, not after it restarts. Check that the file is writable.",
             "Only the app's record of that turn failed; the workspace is as the turn left it.")
 
 

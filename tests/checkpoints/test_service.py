@@ -542,7 +542,7 @@ async def test_a_folder_where_the_journal_should_be_neither_stops_the_app_nor_le
         end = await chat.ask("/undo", timeout=20)
         assert isinstance(end, TurnFinished)
         assert end.content.startswith("Undid the file changes of “write it”"), end.content
-        assert f"could not be written down in {journal}" in end.content, end.content
+        assert f"could not be written down in `{journal}`" in end.content, end.content
         assert not (core.workspace / "a.txt").exists()
     assert (journal / "kept by hand").is_dir()
 

@@ -13,8 +13,11 @@ from typing import Any
 
 import pytest
 from PySide6.QtCore import Qt
+from PySide6.QtGui import QTextDocument
 
 from desktop.checkpoints import Checkpoints
+from desktop.checkpoints.service import UndoResult
+from desktop.checkpoints.wording import looked_message, reason_of
 from desktop.conversation.transcript import Kind
 from desktop.ui.bridge import CoreBridge
 from desktop.ui.chat.window import ChatWindow
@@ -268,6 +271,21 @@ async def test_names_and_link_texts_a_command_chose_are_shown_as_words_not_as_ma
         window.grab()
         await until(lambda: not (ws / md_folder / "notes.md").exists(), timeout=TURN)
     assert not opened, "a label read the pipe a name in the workspace pointed at"
+
+
+async def test_an_undo_that_failed_on_a_name_a_command_chose_shows_the_name_as_words(
+        bridge: CoreBridge, fake: FakeOpenAI, qtbot: Any) -> None:
+    """The look before an undo fails on a folder of the workspace (one the person may not read, say), and the
+    strip says which: a command chose that name, and it went into the strip's Markdown as it was, shown as bold
+    text or a link instead of the name. (As root no folder can be made unreadable, so the error is the one the
+    walk raises for it, handed to the strip's wording.)"""
+    window = await window_with_panel(bridge, qtbot)
+    row = await changing_turn(bridge, window, fake, "echo one > a.txt")
+    name = "**notes** [x](https://example.org) <b>y</b>"
+    row.show_outcome(UndoResult(looked_message(reason_of(PermissionError(13, "Permission denied", name)))))
+    shown = QTextDocument()
+    shown.setMarkdown(row.outcome.text())
+    assert f"(Permission denied: {name})" in shown.toPlainText(), shown.toPlainText()
 
 
 async def test_lowering_the_cap_in_settings_says_undo_is_off_in_the_chat(bridge: CoreBridge, fake: FakeOpenAI,
