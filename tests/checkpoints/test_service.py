@@ -12,11 +12,9 @@ import hashlib
 import os
 import subprocess
 import tracemalloc
-from collections.abc import AsyncIterator, Iterator
+from collections.abc import AsyncIterator
 from pathlib import Path
 from typing import Any
-
-import pytest
 
 from desktop.checkpoints import Checkpoints
 from desktop.core import Core, build_core
@@ -25,6 +23,7 @@ from desktop.kernel.paths import home
 from tests.conftest import Conversation, session_lines, write_config
 from tests.crowd import empty_files
 from tests.fakeserver import FakeOpenAI
+from tests.locked import locked
 
 BINARY = bytes(range(256)) * 40
 
@@ -629,22 +628,6 @@ async def test_undo_of_a_file_made_a_folder_the_person_since_put_a_file_in_keeps
     assert (await undo(chat)).startswith("Nothing to undo")  # the undo finished: the turn is undone
 
 
-@contextlib.contextmanager
-def unwritable(file: Path) -> Iterator[None]:
-    """The file cannot be written (a backup tool's lock, a read-only copy): as root, whom the mode bits do not stop,
-    it is made immutable too (chattr +i, which stops root as well)."""
-    file.chmod(0o444)
-    immutable = os.geteuid() == 0
-    try:
-        if immutable and subprocess.run(["chattr", "+i", str(file)], capture_output=True).returncode != 0:
-            pytest.skip("running as root where chattr +i is not allowed: no file can be made unwritable")
-        yield
-    finally:
-        if immutable:
-            subprocess.run(["chattr", "-i", str(file)], capture_output=True)
-        file.chmod(0o644)
-
-
 async def test_an_undo_while_the_workspace_folder_is_gone_says_so_and_changes_nothing(
         core: Core, chat: Conversation, fake: FakeOpenAI, tmp_path: Path) -> None:
     """The workspace folder was moved away (a drive unplugged, a folder renamed) after the turn: the look before
@@ -677,7 +660,7 @@ async def test_an_undo_whose_journal_cannot_be_written_says_the_files_are_back_b
     (ws / "notes.md").write_text("before\n")
     await turn(core, chat, fake, exec_call("echo after > notes.md"))
     journal = core.home.data_dir / "checkpoints" / "turns.jsonl"
-    with unwritable(journal):
+    with locked(journal):
         result = await core.get(Checkpoints).undo(chat.key)
         written = journal.read_text()
     assert (ws / "notes.md").read_text() == "before\n"
@@ -695,7 +678,7 @@ async def test_an_undo_whose_note_cannot_be_saved_in_the_chat_still_says_what_it
     ws = core.workspace
     (ws / "notes.md").write_text("before\n")
     await turn(core, chat, fake, exec_call("echo after > notes.md"))
-    with unwritable(core.sessions.path_for(chat.key)):
+    with locked(core.sessions.path_for(chat.key)):
         result = await core.get(Checkpoints).undo(chat.key)
     assert (ws / "notes.md").read_text() == "before\n"
     assert result.undone and "restored `notes.md`" in result.message, result.message
@@ -719,7 +702,7 @@ async def test_turns_ending_together_are_each_written_down_even_when_one_cannot_
     await asyncio.wait_for(checkpoints.settled(), 60)
     (ws / "a.txt").write_text("a\n")
     (ws / "b.txt").write_text("b\n")
-    with unwritable(journal):
+    with locked(journal):
         checkpoints.end(first)
         checkpoints.end(second)  # before the look the first asked for runs: one look ends both
         await asyncio.wait_for(checkpoints.settled(), 60)

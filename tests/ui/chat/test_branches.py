@@ -17,6 +17,7 @@ from desktop.ui.bridge import CoreBridge
 from desktop.ui.chat.sidebar import DEPTH_ROLE, SessionList
 from desktop.ui.chat.window import ChatWindow
 from tests.fakeserver import FakeOpenAI, last_user_text
+from tests.locked import locked
 from tests.pdfs import pdf
 from tests.ui.chat.test_composer import chip_names
 from tests.ui.chat.test_row_actions import (
@@ -31,7 +32,6 @@ from tests.ui.chat.test_row_actions import (
     rewrite,
 )
 from tests.ui.chat.test_window import TURN, model_of, saved_messages, type_and_send
-from tests.ui.checkpoints.test_panel import read_only
 from tests.ui.conftest import until
 
 PARENT = "desktop:test"
@@ -188,7 +188,7 @@ async def test_an_edit_whose_branch_cannot_be_saved_waits_in_its_own_chat_when_t
     qtbot.keyClicks(window.composer.input, WRITING)
     click_edit(qtbot, window, 2)  # "bison?", not the last question
     window.composer.input.setPlainText("yak?")
-    with read_only(bridge.core.sessions.path_for(PARENT).parent):
+    with locked(bridge.core.sessions.path_for(PARENT).parent):
         qtbot.keyClick(window.composer.input, Qt.Key.Key_Return)
         window.show_session("desktop:other")
         await until(lambda: "could not be saved" in window.composer.hint.text() or window.editing.row is not None,
@@ -218,7 +218,7 @@ async def test_words_typed_in_the_other_chat_stay_when_a_branch_left_behind_fail
     qtbot.keyClicks(window.composer.input, WRITING)
     click_edit(qtbot, window, 2)
     window.composer.input.setPlainText("yak?")
-    with read_only(bridge.core.sessions.path_for(PARENT).parent):
+    with locked(bridge.core.sessions.path_for(PARENT).parent):
         qtbot.keyClick(window.composer.input, Qt.Key.Key_Return)
         window.show_session("desktop:other")
         qtbot.keyClicks(window.composer.input, "typed in the other chat")
@@ -242,7 +242,7 @@ async def test_going_during_a_branchs_save_to_a_chat_left_mid_edit_loses_no_word
     await three_turns(qtbot, window, fake)
     qtbot.keyClicks(window.composer.input, WRITING)
     rewrite(qtbot, window, "yak?", 2)  # "bison?", not the last question
-    with read_only(bridge.core.sessions.path_for(PARENT).parent):
+    with locked(bridge.core.sessions.path_for(PARENT).parent):
         qtbot.keyClick(window.composer.input, Qt.Key.Key_Return)
         qtbot.keyClicks(window.composer.input, "and more")
         window.show_session("desktop:other")
@@ -264,7 +264,7 @@ async def test_an_edit_whose_branch_cannot_be_saved_keeps_the_files_attached_dur
     notes.write_text("Yaks live in the Himalaya.\n")
     rewrite(qtbot, window, "yak?", 2)  # "bison?", not the last question
     window.composer.add_files([str(notes)])
-    with read_only(bridge.core.sessions.path_for(PARENT).parent):
+    with locked(bridge.core.sessions.path_for(PARENT).parent):
         qtbot.keyClick(window.composer.input, Qt.Key.Key_Return)
         await until(lambda: window.editing.row is not None, timeout=10, message="the branch failing")
     assert window.current_key == PARENT

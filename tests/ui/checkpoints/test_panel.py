@@ -4,14 +4,10 @@ edited since or memory files, which stop the undo until the person chooses."""
 
 from __future__ import annotations
 
-import contextlib
 import os
-import subprocess
-from collections.abc import Iterator
 from pathlib import Path
 from typing import Any
 
-import pytest
 from PySide6.QtCore import Qt
 from PySide6.QtGui import QTextDocument
 
@@ -23,6 +19,7 @@ from desktop.ui.bridge import CoreBridge
 from desktop.ui.chat.window import ChatWindow
 from desktop.ui.checkpoints.panel import ChangesPanel, TurnRow
 from tests.fakeserver import FakeOpenAI, last_user_text
+from tests.locked import locked
 from tests.pipes import watched_pipe
 from tests.ui.conftest import until
 
@@ -315,22 +312,6 @@ async def test_lowering_the_cap_in_settings_says_undo_is_off_in_the_chat(bridge:
     assert not panel.isVisible()  # no turn of this chat changed files
 
 
-@contextlib.contextmanager
-def read_only(folder: Path) -> Iterator[None]:
-    """The person makes a folder read-only: nothing can be made in it. Root is not stopped by the mode bits, so
-    as root the folder is made immutable too (chattr +i, which stops root as well)."""
-    folder.chmod(0o555)
-    immutable = os.geteuid() == 0
-    try:
-        if immutable and subprocess.run(["chattr", "+i", str(folder)], capture_output=True).returncode != 0:
-            pytest.skip("running as root where chattr +i is not allowed: no folder can be made read-only")
-        yield
-    finally:
-        if immutable:
-            subprocess.run(["chattr", "-i", str(folder)], capture_output=True)
-        folder.chmod(0o755)
-
-
 async def test_an_undo_that_cannot_put_a_file_back_says_which_and_why_and_can_be_done_again(
         bridge: CoreBridge, fake: FakeOpenAI, qtbot: Any) -> None:
     """The turn deleted a file from a folder the person then made read-only: putting it back fails. The strip says
@@ -342,7 +323,7 @@ async def test_an_undo_that_cannot_put_a_file_back_says_which_and_why_and_can_be
     (ws / "locked/a.txt").write_text("mine\n")
     (ws / "b.txt").write_text("before\n")
     row = await changing_turn(bridge, window, fake, "rm locked/a.txt && echo after > b.txt")
-    with read_only(ws / "locked"):
+    with locked(ws / "locked"):
         qtbot.mouseClick(row.undo_button, Qt.MouseButton.LeftButton)
         await until(lambda: row.outcome.isVisible(), timeout=TURN, message="the undo's outcome")
     said = row.outcome.text()
