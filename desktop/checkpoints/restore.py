@@ -30,13 +30,20 @@ class NotPutBack(OSError):
     def __init__(self, path: str, error: OSError) -> None:
         super().__init__(error.errno, error.strerror or str(error))
         self.path = path
+        self.error = error
+
+
+class CopyLost(NotPutBack):
+    """The copy of `path` kept from before the turn is damaged or gone: unlike a folder made read-only, nothing the
+    person fixes in the workspace lets it be put back, and undoing again stops at it again."""
 
 
 def revert(root: Path, changes: list[Change], content: Callable[[str], bytes]) -> None:
     """Make every path of `changes` as its `before` says: what the turn made is removed (folders only when
     empty: something the person put there stays), what it deleted or changed is written back (`content` gives
     a file's kept bytes by digest). Order matters where a file became a folder or back. Stops at the first path
-    that cannot be put back (NotPutBack); a file is written whole or not at all, so none is left half written."""
+    that cannot be put back (NotPutBack; CopyLost when its kept bytes cannot be had); a file is written whole or not
+    at all, so none is left half written."""
     made = [c for c in changes if kind(c.after) not in (None, "dir") and kind(c.before) != kind(c.after)]
     for change in made:
         with _putting_back(change.path):
@@ -52,11 +59,16 @@ def revert(root: Path, changes: list[Change], content: Callable[[str], bytes]) -
         before = change.before
         if before is None or kind(before) == "dir":
             continue
-        with _putting_back(change.path):
-            if kind(before) == "link":
+        if kind(before) == "link":
+            with _putting_back(change.path):
                 _put_link(root, change.path, before[0][len(LINK):])
-            else:
-                access.write_bytes(root, change.path, content(before[0]), mode=before[1], links=False)
+            continue
+        try:
+            data = content(before[0])
+        except OSError as exc:
+            raise CopyLost(change.path, exc) from exc
+        with _putting_back(change.path):
+            access.write_bytes(root, change.path, data, mode=before[1], links=False)
 
 
 @contextmanager

@@ -53,14 +53,14 @@ from collections.abc import Iterable
 from dataclasses import dataclass, field, replace
 from pathlib import Path
 
-from desktop.checkpoints.blobs import Blobs
+from desktop.checkpoints.blobs import LARGE, Blobs
 from desktop.checkpoints.diffs import FileDiff, file_diff
 from desktop.checkpoints.events import ChangesUndone, FilesChanged, RecordingPaused
 from desktop.checkpoints.journal import Change, Journal, State, TurnChanges
 from desktop.checkpoints.made import MadeFile, Preview, folder_of, made_files, read_preview
 from desktop.checkpoints.manifests import Manifests
 from desktop.checkpoints.notes import UndoNotes
-from desktop.checkpoints.restore import NotPutBack, kind, revert
+from desktop.checkpoints.restore import CopyLost, NotPutBack, kind, revert
 from desktop.checkpoints.scan import DIR, Entry, Limits, Manifest, OverLimit, look, measure, scan
 from desktop.checkpoints.settings import CheckpointsConfig
 from desktop.checkpoints.undone import Conflict, keep_copies, overwritten_folder
@@ -68,10 +68,12 @@ from desktop.checkpoints.wording import (
     Outcome,
     conflict_message,
     looked_message,
+    lost_copy_message,
     path_list,
     paused_message,
     reason_of,
     unfinished_message,
+    unkept_message,
     unnoted_message,
     unrecorded_note,
     unwritten_message,
@@ -285,12 +287,12 @@ class Checkpoints:
             overwrite = [c for c in chosen if kind(c.now) != "dir" and not c.behind_link]
             kept_back = [c for c in conflicts if c not in overwrite]
             writes = todo + [Change(c.path, c.before, c.now) for c in overwrite]
-            unkept = [c.path for c in writes if c.before is not None and kind(c.before) == "file"
+            unkept = [c for c in writes if c.before is not None and kind(c.before) == "file"
                       and not self.blobs.has(c.before[0])]
             if unkept:
-                return UndoResult(f"Did not undo “{turn.label}”: the earlier content of {path_list(unkept)} was "
-                                  f"not kept (files over {KEEP_LIMIT // 2**20} MB are not), so it cannot be put "
-                                  "back. Nothing was changed.", turn)
+                large = [c.path for c in unkept if c.before is not None and c.before[0].startswith(LARGE)]
+                gone = [c.path for c in unkept if c.path not in large]
+                return UndoResult(unkept_message(turn, large, gone, KEEP_LIMIT), turn)
             root = self._root or self.host.workspace
             copies = [c.path for c in overwrite if kind(c.now) == "file"]
             kept = overwritten_folder(self.folder) if copies else None
@@ -340,7 +342,9 @@ class Checkpoints:
         log.warning("undoing %s stopped: %s", turn.id, exc)
         await self._refreshed(root, writes)
         self._save_when_quiet()
-        back = [c.path for c in writes if _same(_state(self._manifest.get(c.path)), c.before)]
+        back = [c.path for c in turn.changes if _same(_state(self._manifest.get(c.path)), c.before)]
+        if isinstance(exc, CopyLost):
+            return UndoResult(lost_copy_message(turn, exc.path, exc.error, back), turn)
         failed = exc.path if isinstance(exc, NotPutBack) else None
         return UndoResult(unfinished_message(turn, failed, exc.strerror or str(exc), back), turn)
 

@@ -10,6 +10,7 @@ from collections import Counter
 from dataclasses import dataclass
 from pathlib import Path
 
+from desktop.checkpoints.blobs import Damaged
 from desktop.checkpoints.journal import Change, TurnChanges
 from desktop.checkpoints.restore import kind
 from desktop.checkpoints.scan import MAX_DEPTH, OverLimit
@@ -66,10 +67,43 @@ def conflict_message(turn: TurnChanges, conflicts: list[Conflict]) -> str:
 def unfinished_message(turn: TurnChanges, failed: str | None, reason: str, back: list[str]) -> str:
     """An undo that stopped part way: which file could not be put back and why, what is back already."""
     what = f"{_named(failed)} could not be put back" if failed else "its files could not be put back"
-    done = (f" {path_list(back)} {'is' if len(back) == 1 else 'are'} as before the turn again; the rest is still as "
+    return (f"Did not finish undoing “{turn.label}”: {what} ({reason}).{_back(back)} Fix that (a folder made "
+            "read-only, say, or a full disk), then undo again to put back the rest.")
+
+
+def lost_copy_message(turn: TurnChanges, failed: str, error: OSError, back: list[str]) -> str:
+    """An undo that stopped at a file whose kept copy is damaged or gone: nothing the person fixes brings it back,
+    and undoing again stops there again, so the way on is to leave that file out (`/undo rest` leaves a file
+    changed since the turn as it is)."""
+    state = ("is damaged" if isinstance(error, Damaged) else "is gone" if isinstance(error, FileNotFoundError)
+             else f"could not be read ({reason_of(error)})")
+    return (f"Did not finish undoing “{turn.label}”: the copy of {_named(failed)} kept from before the turn {state}, "
+            f"so it cannot be put back.{_back(back)} `/undo` would stop at it again. {_leave_out(1)}")
+
+
+def _leave_out(count: int) -> str:
+    that, it = ("that file", "it") if count == 1 else ("those files", "them")
+    return (f"To put back the rest, change or delete {that} first (put your own copy back, if you have one): "
+            f"`/undo rest` then leaves {it} as {'it is' if count == 1 else 'they are'}.")
+
+
+def unkept_message(turn: TurnChanges, large: list[str], gone: list[str], limit: int) -> str:
+    """An undo that did not start: files whose earlier content was never kept (too large), or whose kept copy is
+    gone from the data folder (deleted by hand, a disk tidy-up); `limit` is the largest file kept."""
+    why = []
+    if large:
+        why.append(f"the earlier content of {path_list(large)} was not kept (files over {limit // 2**20} MB "
+                   "are not)")
+    if gone:
+        why.append(f"the copy of {path_list(gone)} kept from before the turn is gone from the app's data folder")
+    count = len(large) + len(gone)
+    return (f"Did not undo “{turn.label}”: {' and '.join(why)}, so {'it' if count == 1 else 'they'} cannot be put "
+            f"back. Nothing was changed. {_leave_out(count)}")
+
+
+def _back(back: list[str]) -> str:
+    return (f" {path_list(back)} {'is' if len(back) == 1 else 'are'} as before the turn again; the rest is still as "
             "the turn left it." if back else " Its files are still as the turn left them.")
-    return (f"Did not finish undoing “{turn.label}”: {what} ({reason}).{done} Fix that (a folder made read-only, say, "
-            "or a full disk), then undo again to put back the rest.")
 
 
 def reason_of(exc: OSError) -> str:

@@ -719,3 +719,43 @@ async def test_turns_ending_together_are_each_written_down_even_when_one_cannot_
     said = await undo(other)
     assert "removed `a.txt`" in said and "removed `b.txt`" in said, said
     assert not (ws / "a.txt").exists() and not (ws / "b.txt").exists()
+
+
+async def test_an_undo_whose_kept_copy_is_damaged_says_so_and_not_to_fix_a_folder(
+        core: Core, chat: Conversation, fake: FakeOpenAI) -> None:
+    """The copy of a file kept from before the turn no longer matches its content (a disk error, a crash while it
+    was written). The undo said "Fix that (a folder made read-only, say, or a full disk), then undo again": advice
+    that cannot work, since undoing again stops at the same copy. Now it says the kept copy is damaged, so that file
+    cannot be put back, what was put back, that undoing again stops there again, and a way on that works."""
+    ws = core.workspace
+    (ws / "b.txt").write_text("b before\n")
+    await turn(core, chat, fake, exec_call("echo new > a.txt && echo after > b.txt"))  # a file made goes first
+    checkpoints = core.get(Checkpoints)
+    checkpoints.blobs.path(hashlib.sha256(b"b before\n").hexdigest()).write_bytes(b"b bef0re\n")
+    for _ in range(2):  # undoing again stops at the same file, as the message says it will
+        result = await checkpoints.undo(chat.key)
+        said = result.message
+        assert not result.undone and "Fix that" not in said, said
+        assert "the copy of `b.txt` kept from before the turn is damaged" in said, said
+        assert "`a.txt` is as before the turn again" in said and "stop at it again" in said, said
+        assert not (ws / "a.txt").exists() and (ws / "b.txt").read_text() == "after\n"
+    assert "change or delete that file first" in said and "`/undo rest` then leaves it" in said, said
+    (ws / "b.txt").unlink()
+    assert "left `b.txt` as it is now" in await chat_says(chat, "/undo rest")
+    assert (await undo(chat)).startswith("Nothing to undo")
+
+
+async def test_an_undo_whose_kept_copy_is_gone_says_so_not_that_the_file_was_too_large(
+        core: Core, chat: Conversation, fake: FakeOpenAI) -> None:
+    """The copy of a file kept from before the turn was deleted from the app's data folder. The undo said it was
+    "not kept (files over 64 MB are not)" of a small file; now it says its kept copy is gone, and changes nothing."""
+    ws = core.workspace
+    (ws / "a.txt").write_text("a before\n")
+    await turn(core, chat, fake, exec_call("echo after > a.txt"))
+    checkpoints = core.get(Checkpoints)
+    checkpoints.blobs.path(hashlib.sha256(b"a before\n").hexdigest()).unlink()
+    result = await checkpoints.undo(chat.key)
+    said = result.message
+    assert not result.undone and "files over" not in said, said
+    assert "the copy of `a.txt` kept from before the turn is gone" in said and "Nothing was changed" in said, said
+    assert (ws / "a.txt").read_text() == "after\n"
