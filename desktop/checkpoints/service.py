@@ -73,6 +73,7 @@ from desktop.checkpoints.wording import (
     paused_message,
     reason_of,
     unfinished_message,
+    unfinished_note,
     unkept_message,
     unnoted_message,
     unrecorded_note,
@@ -310,11 +311,7 @@ class Checkpoints:
             also = await self._mark_undone(turn)
         self._save_when_quiet()
         outcome = Outcome(turn, todo, overwrite, kept_back, kept)
-        try:
-            await self.notes.leave(chat, *outcome.note())
-        except OSError as exc:  # the chat's file cannot be written: the files are back all the same
-            log.warning("could not leave the undo's note in %s: %s", chat, exc)
-            also += unnoted_message(str(exc))
+        also += await self._leave_note(chat, outcome.note())
         self.host.publish(ChangesUndone(chat, turn.id))
         return UndoResult(outcome.message() + also, turn, kept=kept)
 
@@ -335,18 +332,39 @@ class Checkpoints:
         except OSError as exc:
             log.warning("looking at what the undo put back failed: %s", exc)
 
+    async def _leave_note(self, chat: str, note: tuple[str, str]) -> str:
+        """Leave an undo's note in its chat; what to add to the undo's message if that failed (the files are as the
+        message says all the same)."""
+        try:
+            await self.notes.leave(chat, *note)
+        except OSError as exc:  # the chat's file cannot be written
+            log.warning("could not leave the undo's note in %s: %s", chat, exc)
+            return unnoted_message(str(exc))
+        return ""
+
     async def _unfinished(self, turn: TurnChanges, root: Path, writes: list[Change], exc: OSError) -> UndoResult:
         """A path could not be put back (the lock held): the turn stays not undone, so undoing it again once the
         cause is gone puts back the rest (what is back already needs nothing then, see `_plan`). The paths written
-        are looked at again, so neither the message nor a later turn takes them for as the turn left them."""
+        are looked at again, so neither the message nor a later turn takes them for as the turn left them. When this
+        undo put any back, the chat is told which, as after an undo that finished: the model last saw them as its
+        turn left them."""
         log.warning("undoing %s stopped: %s", turn.id, exc)
         await self._refreshed(root, writes)
         self._save_when_quiet()
-        back = [c.path for c in turn.changes if _same(_state(self._manifest.get(c.path)), c.before)]
+        back = [c.path for c in turn.changes if self._is_before(c)]
         if isinstance(exc, CopyLost):
-            return UndoResult(lost_copy_message(turn, exc.path, exc.error, back), turn)
-        failed = exc.path if isinstance(exc, NotPutBack) else None
-        return UndoResult(unfinished_message(turn, failed, exc.strerror or str(exc), back), turn)
+            message = lost_copy_message(turn, exc.path, exc.error, back)
+        else:
+            failed = exc.path if isinstance(exc, NotPutBack) else None
+            message = unfinished_message(turn, failed, exc.strerror or str(exc), back)
+        if any(self._is_before(c) for c in writes):
+            message += await self._leave_note(turn.chat, unfinished_note(
+                turn, back, [c.path for c in turn.changes if c.path not in back]))
+        return UndoResult(message, turn)
+
+    def _is_before(self, change: Change) -> bool:
+        """Whether the path is as it was before the change, as the last look saw it."""
+        return _same(_state(self._manifest.get(change.path)), change.before)
 
     def _plan(self, turn: TurnChanges) -> tuple[list[Change], list[Conflict]]:
         """What to put back, and the files to ask about: changed since the turn (the person's edits, a later

@@ -101,6 +101,20 @@ def unkept_message(turn: TurnChanges, large: list[str], gone: list[str], limit: 
             f"back. Nothing was changed. {_leave_out(count)}")
 
 
+def unfinished_note(turn: TurnChanges, back: list[str], not_back: list[str]) -> tuple[str, str]:
+    """An undo that stopped part way, for the chat: the files it reads as the turn left them are not all so."""
+    files = f"{len(back)} file{'s' if len(back) != 1 else ''}"
+    return (f"Partly undid the changes of “{turn.label}”: {files} put back, {len(not_back)} not",
+            f"The person undid that turn's changes to the workspace, but the undo stopped part way. Put back as before "
+            f"the turn: {_names(back)}. Not put back: {_names(not_back)}.")
+
+
+def _names(paths: list[str]) -> str:
+    """Paths for the model: up to NOTE_NAMES named, the rest counted."""
+    return ", ".join(_named(p) for p in paths[:NOTE_NAMES]) + (
+        f" and {len(paths) - NOTE_NAMES} more" if len(paths) > NOTE_NAMES else "")
+
+
 def _back(back: list[str]) -> str:
     return (f" {path_list(back)} {'is' if len(back) == 1 else 'are'} as before the turn again; the rest is still as "
             "the turn left it." if back else " Its files are still as the turn left them.")

@@ -759,3 +759,39 @@ async def test_an_undo_whose_kept_copy_is_gone_says_so_not_that_the_file_was_too
     assert not result.undone and "files over" not in said, said
     assert "the copy of `a.txt` kept from before the turn is gone" in said and "Nothing was changed" in said, said
     assert (ws / "a.txt").read_text() == "after\n"
+
+
+async def test_an_undo_that_stops_part_way_tells_the_model_which_files_were_put_back(
+        core: Core, chat: Conversation, fake: FakeOpenAI) -> None:
+    """The turn deleted a file from a folder the person then made read-only, and changed another: the undo puts the
+    second back and stops at the first. It left nothing in the chat, so the model went on as if both were as its
+    turn left them. Now the chat says so, and the next request tells the model which file was put back and which
+    was not; a note that cannot be saved is said in the undo's message, as for an undo that finished."""
+    ws = core.workspace
+    (ws / "locked").mkdir()
+    (ws / "locked/a.txt").write_text("mine\n")
+    (ws / "b.txt").write_text("before\n")
+    await turn(core, chat, fake, exec_call("rm locked/a.txt && echo after > b.txt"))
+    checkpoints = core.get(Checkpoints)
+    with locked(ws / "locked"):
+        result = await checkpoints.undo(chat.key)
+    assert not result.undone and (ws / "b.txt").read_text() == "before\n", result.message
+    note = session_lines(core, chat.key)[-1]
+    assert note.get("kind") == "notice", note
+    assert note["content"].startswith("[Partly undid the changes of “please change the files”: 1 file put back, "
+                                      "1 not]"), note
+
+    fake.add({"content": "Noted."})
+    end = await chat.ask("what is in the workspace now?")
+    assert isinstance(end, TurnFinished) and end.content == "Noted."
+    told = "\n".join(str(m.get("content")) for m in fake.requests[-1]["messages"])
+    assert "Put back as before the turn: `b.txt`" in told and "Not put back: `locked/a.txt`" in told, told
+
+    (ws / "held").mkdir()
+    (ws / "held/d.txt").write_text("mine\n")
+    (ws / "c.txt").write_text("before\n")
+    await turn(core, chat, fake, exec_call("rm held/d.txt && echo after > c.txt"))
+    with locked(ws / "held"), locked(core.sessions.path_for(chat.key)):
+        result = await checkpoints.undo(chat.key)
+    assert (ws / "c.txt").read_text() == "before\n", result.message
+    assert "could not be saved in the chat" in result.message, result.message
