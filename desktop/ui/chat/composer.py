@@ -155,6 +155,9 @@ class Composer(QFrame):
         self.attachments: list[str] = []
         self._sent_as: dict[str, str] = {}  # attached path -> the name it was first sent by (an edited message's)
         self._busy = False
+        # Said in place of the keys while it holds (an edit's: what Enter does with it, desktop/ui/chat/editing.py),
+        # so whatever puts the keys back (a file attached, a drag ended) keeps it.
+        self.standing = ""
         self._dialog: QFileDialog | None = None
 
         self.input = _Input(self)
@@ -265,8 +268,8 @@ class Composer(QFrame):
             self.show_keys()
 
     def show_keys(self) -> None:
-        """The hint line back to the keys to use now."""
-        self.say(BUSY_HINT if self._busy else HINT)
+        """The hint line back to the keys to use now: what stands (an edit's), else the ordinary ones."""
+        self.say(self.standing or (BUSY_HINT if self._busy else HINT))
 
     # -- attachments
 

@@ -44,14 +44,17 @@ class Editing:
         self.say()
 
     def say(self) -> None:
-        """The hint line says what Enter does with the question being edited."""
-        self.composer.say("Editing an earlier message: Enter sends it in a new branch, this chat stays as it is · "
-                          "Esc cancels" if self.branches else
-                          "Editing your last message: Enter sends it in its place · Esc cancels")
+        """The hint line says what Enter does with the question being edited, and keeps saying it until the edit
+        stops (the composer's `standing`)."""
+        self.composer.standing = ("Editing an earlier message: Enter sends it in a new branch, this chat stays as it "
+                                  "is · Esc cancels" if self.branches else
+                                  "Editing your last message: Enter sends it in its place · Esc cancels")
+        self.composer.show_keys()
 
     def stop(self) -> None:
         self.row = None
         self.branches = False
+        self.composer.standing = ""
         self.composer.show_keys()
 
     def cancel(self) -> None:

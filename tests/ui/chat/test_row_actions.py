@@ -408,6 +408,29 @@ async def test_a_command_typed_over_an_edit_leaves_the_questions_files_with_it(
     assert list(command.media) == [str(extra)] and window.composer.attachments == []
 
 
+async def test_a_file_attached_while_editing_keeps_the_hint_saying_it_is_an_edit(
+        window: ChatWindow, fake: FakeOpenAI, tmp_path: Path, qtbot) -> None:  # type: ignore[no-untyped-def]
+    """A file attached by hand (or dragged over the window and away) while a question is edited: the hint line went
+    back to "Enter to send…", so nothing said any more that Enter replaces the question. It keeps saying so; once
+    the edit is sent, the hint is the ordinary one again."""
+    extra = tmp_path / "extra.txt"
+    extra.write_text("more\n")
+    fake.add({"content": "Paris."}, {"content": "Lyon is second."})
+    await ask(qtbot, window, "Biggest city in France?")
+    rewrite(qtbot, window, "Second biggest city in France?")
+    window.composer.add_files([str(extra)])
+    assert window.composer.attachments == [str(extra)]
+    assert "Editing your last message" in window.composer.hint.text(), window.composer.hint.text()
+    window.composer.show_drop_target(True)
+    window.composer.show_drop_target(False)
+    assert "Editing your last message" in window.composer.hint.text(), window.composer.hint.text()
+    qtbot.keyClick(window.composer.input, Qt.Key.Key_Return)
+    await answered(window, "Lyon is second.")
+    assert [r.text for r in model_of(window).rows] == ["Second biggest city in France?", "Lyon is second."]
+    assert list(model_of(window).rows[0].media) == [str(extra)]
+    assert "Editing" not in window.composer.hint.text(), window.composer.hint.text()
+
+
 async def test_moving_from_message_to_message_keeps_every_line_in_view(window: ChatWindow, fake: FakeOpenAI,
                                                                        qtbot) -> None:  # type: ignore[no-untyped-def]
     fake.add({"content": "echo: Are you there? A line as wide as the column needs."})
