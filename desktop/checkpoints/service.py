@@ -333,12 +333,12 @@ class Checkpoints:
             log.warning("looking at what the undo put back failed: %s", exc)
 
     async def _leave_note(self, chat: str, note: tuple[str, str]) -> str:
-        """Leave an undo's note in its chat; what to add to the undo's message if that failed (the files are as the
-        message says all the same)."""
+        """Leave a note in the chat (an undo's, or that a turn's changes were not written down); what to add to an
+        undo's message if that failed (the files are as the message says all the same)."""
         try:
             await self.notes.leave(chat, *note)
         except OSError as exc:  # the chat's file cannot be written
-            log.warning("could not leave the undo's note in %s: %s", chat, exc)
+            log.warning("could not leave a note in %s: %s", chat, exc)
             return unnoted_message(str(exc))
         return ""
 
@@ -508,16 +508,10 @@ class Checkpoints:
             await self.journal.add(turn)
         except OSError as exc:  # this turn's alone: the others ending in the same look are still written down
             log.warning("could not write down the changes of %s: %s", turn.id, exc)
-            self.host.spawn(self._say_unrecorded(turn, exc.strerror or str(exc)))
+            # Told outside the look's lock: saving the note waits for the chat's file.
+            self.host.spawn(self._leave_note(turn.chat, unrecorded_note(turn, self.journal.path,
+                                                                        exc.strerror or str(exc))))
         self.host.publish(FilesChanged(actor.chat, turn))
-
-    async def _say_unrecorded(self, turn: TurnChanges, reason: str) -> None:
-        """Tell the turn's chat that its changes are undoable in this run only (the journal keeps the turn in memory
-        when the write fails). Not under the look's lock: saving the note waits for the chat's file."""
-        try:
-            await self.notes.leave(turn.chat, *unrecorded_note(turn, self.journal.path, reason))
-        except OSError as exc:
-            log.warning("could not say in %s that %s was not written down: %s", turn.chat, turn.id, exc)
 
     def _scan(self, root: Path, previous: Manifest, limits: Limits, looked_ns: int) -> tuple[Manifest, list[str]]:
         with access.opened_dir(root) as fd:

@@ -52,9 +52,13 @@ def _named(path: str) -> str:
     return f"{fence}{pad}{shown}{pad}{fence}"
 
 
-def path_list(paths: list[str]) -> str:
-    shown = ", ".join(_named(p) for p in paths[:8])
-    return shown + (f" and {len(paths) - 8} more" if len(paths) > 8 else "")
+def path_list(paths: list[str], most: int = 8) -> str:
+    """Workspace paths as the chat says them: up to `most` named, the rest counted."""
+    return _listed([_named(p) for p in paths], most)
+
+
+def _listed(items: list[str], most: int) -> str:
+    return ", ".join(items[:most]) + (f" and {len(items) - most} more" if len(items) > most else "")
 
 
 def conflict_message(turn: TurnChanges, conflicts: list[Conflict]) -> str:
@@ -106,13 +110,7 @@ def unfinished_note(turn: TurnChanges, back: list[str], not_back: list[str]) -> 
     files = f"{len(back)} file{'s' if len(back) != 1 else ''}"
     return (f"Partly undid the changes of “{turn.label}”: {files} put back, {len(not_back)} not",
             f"The person undid that turn's changes to the workspace, but the undo stopped part way. Put back as before "
-            f"the turn: {_names(back)}. Not put back: {_names(not_back)}.")
-
-
-def _names(paths: list[str]) -> str:
-    """Paths for the model: up to NOTE_NAMES named, the rest counted."""
-    return ", ".join(_named(p) for p in paths[:NOTE_NAMES]) + (
-        f" and {len(paths) - NOTE_NAMES} more" if len(paths) > NOTE_NAMES else "")
+            f"the turn: {path_list(back, NOTE_NAMES)}. Not put back: {path_list(not_back, NOTE_NAMES)}.")
 
 
 def _back(back: list[str]) -> str:
@@ -202,8 +200,7 @@ class Outcome:
         what = ", ".join(said) or "its files were already as before it"
         named = [f"{_SAID[c.verb]} {_named(c.path)}" for c in files] + \
             [f"put back {_named(c.path)}" for c in self.overwritten]
-        names = ", ".join(named[:NOTE_NAMES]) + (f" and {len(named) - NOTE_NAMES} more" if len(named) > NOTE_NAMES
-                                                 else "")
+        names = _listed(named, NOTE_NAMES)
         left = f" Left as they are: {path_list([c.path for c in self.left])}." if self.left else ""
         details = f"The person undid that turn's changes to the workspace{': ' + names if named else ''}.{left}"
         return f"Undid the changes of “{self.turn.label}”: {what}", details
