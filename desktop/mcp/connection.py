@@ -335,29 +335,13 @@ class ServerConnection:
         server."""
         import anyio
 
-        first = ""  # the first line that was not a message, until a message comes
-        strays = 0
-        spoke = False
-        said = False  # the first item of the connection that is no message is logged as a warning, the rest as debug
+        strays = _Strays(self.name, counted=bool(self.config.command))  # a remote's errors are not lines
         async with inner:
             try:
                 async for item in read:
                     if isinstance(item, Exception):
                         item = mended(item) or item
-                    if not isinstance(item, Exception):
-                        spoke = True
-                    else:
-                        log.log(logging.DEBUG if said else logging.WARNING, "MCP server %s sent what is not an MCP "
-                                "message (logged once per connection; the rest with -v): %s", self.name,
-                                _first_line(item))
-                        said = True
-                        if not spoke and self.config.command:  # a stdio program's lines (a remote's errors are not)
-                            strays += 1
-                            first = first or _first_line(item)
-                            if strays > NOT_MCP_LINES:
-                                raise ConnectionLost(f"it does not look like an MCP server: it printed over "
-                                                     f"{NOT_MCP_LINES} lines that are not MCP, the first “{first}”; "
-                                                     "check its command and arguments")
+                    strays.take(item)
                     await inner.send(item)
             except (anyio.ClosedResourceError, anyio.BrokenResourceError, anyio.EndOfStream):
                 pass
@@ -468,6 +452,33 @@ def _last_words(errlog: TextIO, start: int) -> str:
         return ""
     lines = [line.strip() for line in tail.decode("utf-8", errors="replace").splitlines() if line.strip()]
     return lines[-1][:300] if lines else ""
+
+
+class _Strays:
+    """What one connection's server sent that is no message: the first logged as a warning, the rest at debug; and
+    for a stdio program, over NOT_MCP_LINES of them before its first message end the attempt, quoting the first."""
+
+    def __init__(self, server: str, counted: bool) -> None:
+        self.server = server
+        self.counted = counted  # until the first message
+        self.count = 0
+        self.first = ""
+        self.said = False
+
+    def take(self, item: Any) -> None:
+        if not isinstance(item, Exception):
+            self.counted = False
+            return
+        line = _first_line(item)
+        log.log(logging.DEBUG if self.said else logging.WARNING, "MCP server %s sent what is not an MCP message "
+                "(logged once per connection; the rest with -v): %s", self.server, line)
+        self.said = True
+        self.first = self.first or line
+        if self.counted:
+            self.count += 1
+            if self.count > NOT_MCP_LINES:
+                raise ConnectionLost(f"it does not look like an MCP server: it printed over {NOT_MCP_LINES} lines "
+                                     f"that are not MCP, the first “{self.first}”; check its command and arguments")
 
 
 def _first_line(error: Exception) -> str:
